@@ -1,0 +1,1 @@
+"""Per-layer in-place theory: closed-form gaps, the corruption simulator, the sweep."""

@@ -1,0 +1,341 @@
+"""The corruption simulator of Appendix G.1: executes a traversal and finds the minimum gap.
+
+It never evaluates a closed form. Two modes answer the same question:
+
+* ``literal``: a scalar-level workspace. Every input scalar carries a count of the output
+  pixels (or, for upsampling, output scalars) that still read it, built by enumerating every
+  tap of every output; outputs are written scalar by scalar and a write onto a scalar whose
+  count is non-zero, or past the end of the workspace, is a corruption. The minimum gap is
+  found by binary search. For small layers.
+* ``fast``: the same semantics at pixel granularity with numpy. Each stored input pixel gets
+  the traversal index of its last reader; the live set only shrinks, so the lowest live
+  address at every step is a prefix-maximum search, and the minimum gap is a maximum over
+  steps. Exact, not an approximation: a write range that reaches the lowest live scalar
+  corrupts it, and one that stays below it corrupts nothing.
+
+Semantics shared by both (Sec. 4.1, Eq. 6): with ``taps="gather"`` an output pixel's
+receptive field is read before any of its channels is written (sigma = 0); with
+``taps="workspace"`` its inputs stay live until its last channel is written (sigma = C_out).
+The workspace is the gap followed by the stored input; the output is written from address 0
+and must fit inside it. Input that no output reads is dead from the start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from rip.allocator.geometry import ConvGeometry
+from rip.errors import LayerError
+
+LAYOUTS = ("padded", "dense")
+TAPS = ("gather", "workspace")
+ORDERS = ("row", "col")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """How one spatial axis of the input is stored: ``n`` stored positions, and the offset
+    that maps a padded coordinate to a stored one (the padding amount under the dense
+    layout, 0 under the padded layout, where padding cells are stored and live)."""
+
+    n: int
+    offset: int
+
+
+def _stored_axes(geom: ConvGeometry, layout: str) -> tuple[Stored, Stored]:
+    if layout == "padded":
+        return Stored(geom.h_p, 0), Stored(geom.w_p, 0)
+    if layout == "dense":
+        return Stored(geom.h_in, geom.pad_top), Stored(geom.w_in, geom.pad_left)
+    raise LayerError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+
+
+def _check(layout: str, taps: str, order: str) -> None:
+    if layout not in LAYOUTS:
+        raise LayerError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if taps not in TAPS:
+        raise LayerError(f"taps must be one of {TAPS}, got {taps!r}")
+    if order not in ORDERS:
+        raise LayerError(f"order must be one of {ORDERS}, got {order!r}")
+
+
+# --------------------------------------------------------------------------------------
+# Traversals
+# --------------------------------------------------------------------------------------
+def raster(h_out: int, w_out: int, order: str) -> list[tuple[int, int]]:
+    """Row-major (Fig. 2(b)) or column-major traversal of the output grid."""
+    if order == "row":
+        return [(r, c) for r in range(h_out) for c in range(w_out)]
+    return [(r, c) for c in range(w_out) for r in range(h_out)]
+
+
+def herringbone_order(h_out: int, w_out: int) -> list[tuple[int, int]]:
+    """The herringbone traversal of Eq. 25: legs along the longer (major) axis peel the
+    outermost remaining row or column, alternating with a shorter minor leg, and the walk
+    ends on a major leg. Major leg i runs from pixel (i, i) away from the corner; minor leg
+    i runs from (i+1, i) (or (i, i+1)) away from the corner."""
+    order: list[tuple[int, int]] = []
+    row_major = w_out >= h_out
+    n = min(h_out, w_out)
+    for i in range(n):
+        if row_major:
+            order += [(i, c) for c in range(i, w_out)]
+            if i < n - 1:
+                order += [(r, i) for r in range(i + 1, h_out)]
+        else:
+            order += [(r, i) for r in range(i, h_out)]
+            if i < n - 1:
+                order += [(i, c) for c in range(i + 1, w_out)]
+    return order
+
+
+# --------------------------------------------------------------------------------------
+# Literal mode
+# --------------------------------------------------------------------------------------
+def _taps(geom: ConvGeometry, sy: Stored, sx: Stored, r: int, c: int) -> Iterator[tuple[int, int]]:
+    """Stored (y, x) coordinates read by output pixel (r, c), enumerated tap by tap."""
+    for j in range(geom.kh):
+        y = r * geom.sh + j * geom.dh - sy.offset
+        if not 0 <= y < sy.n:
+            continue
+        for i in range(geom.kw):
+            x = c * geom.sw + i * geom.dw - sx.offset
+            if 0 <= x < sx.n:
+                yield y, x
+
+
+def _literal_refcounts(geom, sy, sx, order, pixel_addr):
+    """Per stored input scalar, how many output pixels read it (relative to the input base)."""
+    counts = np.zeros(sy.n * sx.n * geom.c_in, dtype=np.int64)
+    taps_of = []
+    for r, c in order:
+        pix = sorted({pixel_addr(y, x) for y, x in _taps(geom, sy, sx, r, c)})
+        taps_of.append(pix)
+        for p in pix:
+            counts[p * geom.c_in:(p + 1) * geom.c_in] += 1
+    return counts, taps_of
+
+
+def _literal_rip_safe(geom, counts0, taps_of, out_addr, order, gap, taps) -> bool:
+    """Run one RiP traversal with the input right-aligned at ``gap``; True if no write lands
+    on a live input scalar or past the end of the workspace."""
+    c_in, c_out = geom.c_in, geom.c_out
+    size = gap + counts0.size
+    live = np.zeros(size, dtype=np.int64)
+    live[gap:] = counts0
+    for k, (r, c) in enumerate(order):
+        if taps == "gather":  # receptive field copied out before any channel is written
+            for p in taps_of[k]:
+                live[gap + p * c_in: gap + (p + 1) * c_in] -= 1
+        start = out_addr(r, c)
+        for a in range(start, start + c_out):  # channel by channel
+            if a >= size or live[a] > 0:
+                return False
+        if taps == "workspace":  # inputs released only once the whole pixel is written
+            for p in taps_of[k]:
+                live[gap + p * c_in: gap + (p + 1) * c_in] -= 1
+    return True
+
+
+def _binary_search(safe, hi: int) -> int:
+    """Smallest gap in [0, hi] for which ``safe`` holds; feasibility is monotone in the gap
+    because the live set only shrinks over the traversal (see the module docstring)."""
+    if not safe(hi):
+        raise AssertionError(f"simulator: gap {hi} is not safe, the search bound is wrong")
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if safe(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _literal_rip(geom: ConvGeometry, layout: str, taps: str, order: str) -> int:
+    sy, sx = _stored_axes(geom, layout)
+    c_out = geom.c_out
+    if order == "row":  # input and output both stored in the traversal's raster order
+        def pixel_addr(y, x):
+            return y * sx.n + x
+
+        def out_addr(r, c):
+            return (r * geom.w_out + c) * c_out
+    else:
+        def pixel_addr(y, x):
+            return x * sy.n + y
+
+        def out_addr(r, c):
+            return (c * geom.h_out + r) * c_out
+    trav = raster(geom.h_out, geom.w_out, order)
+    counts0, taps_of = _literal_refcounts(geom, sy, sx, trav, pixel_addr)
+    hi = geom.n_out + c_out  # output entirely below the input: always safe
+
+    def safe(gap: int) -> bool:
+        return _literal_rip_safe(geom, counts0, taps_of, out_addr, trav, gap, taps)
+
+    return _binary_search(safe, hi)
+
+
+def _literal_herringbone(geom: ConvGeometry) -> int:
+    """Herringbone over the padded layout with taps read from the workspace. Output
+    scalars go to any free scalar (a free list: the lowest free address), as the debt
+    accounting of Appendix C assumes; the gap is the free space the walk starts with."""
+    sy, sx = _stored_axes(geom, "padded")
+    trav = herringbone_order(geom.h_out, geom.w_out)
+
+    def pixel_addr(y, x):
+        return y * sx.n + x
+
+    counts0, taps_of = _literal_refcounts(geom, sy, sx, trav, pixel_addr)
+    c_in, c_out = geom.c_in, geom.c_out
+
+    def safe(gap: int) -> bool:
+        live = np.concatenate([np.zeros(gap, dtype=np.int64), counts0])
+        used = np.zeros(live.size, dtype=bool)  # holds an output scalar
+        for k in range(len(trav)):
+            free = np.flatnonzero((live == 0) & ~used)
+            if free.size < c_out:
+                return False
+            used[free[:c_out]] = True
+            for p in taps_of[k]:
+                live[gap + p * c_in: gap + (p + 1) * c_in] -= 1
+        return True
+
+    return _binary_search(safe, geom.n_out + c_out)
+
+
+def _literal_upsample(h_in: int, w_in: int, c: int, scale: int, reverse: bool) -> int:
+    """Nearest upsampling by ``scale`` at scalar granularity: each output scalar copies one
+    input scalar (read, then write). Input packed at ``gap``, output written from 0."""
+    h_out, w_out = h_in * scale, w_in * scale
+    src = [((r // scale) * w_in + (cc // scale)) * c + ch
+           for r in range(h_out) for cc in range(w_out) for ch in range(c)]  # fmt: skip
+    counts0 = np.bincount(np.asarray(src), minlength=h_in * w_in * c)
+    steps = range(len(src) - 1, -1, -1) if reverse else range(len(src))
+    n_out = len(src)
+
+    def safe(gap: int) -> bool:
+        size = max(n_out, gap + counts0.size)
+        live = np.zeros(size, dtype=np.int64)
+        live[gap:gap + counts0.size] = counts0
+        for a in steps:
+            live[gap + src[a]] -= 1
+            if live[a] > 0:
+                return False
+        return True
+
+    return _binary_search(safe, n_out)
+
+
+# --------------------------------------------------------------------------------------
+# Fast exact mode
+# --------------------------------------------------------------------------------------
+def _last_reader_axis(n_out: int, k: int, s: int, d: int, st: Stored) -> np.ndarray:
+    """For each stored coordinate on one axis, the largest output index reading it, or -1."""
+    last = np.full(st.n, -1, dtype=np.int64)
+    o = np.arange(n_out)
+    for j in range(k):
+        pos = o * s + j * d - st.offset
+        ok = (pos >= 0) & (pos < st.n)
+        np.maximum.at(last, pos[ok], o[ok])
+    return last
+
+
+def _fast_rip(geom: ConvGeometry, layout: str, taps: str) -> int:
+    """Row-major RiP; column-major callers pass the transposed geometry (identical
+    arithmetic: the traversal and both tensors are stored column-major)."""
+    sy, sx = _stored_axes(geom, layout)
+    ly = _last_reader_axis(geom.h_out, geom.kh, geom.sh, geom.dh, sy)
+    lx = _last_reader_axis(geom.w_out, geom.kw, geom.sw, geom.dw, sx)
+    # Readers of stored pixel (y, x) are rows(y) x cols(x): the last in raster order is
+    # (last row, last col).
+    last = np.where((ly[:, None] >= 0) & (lx[None, :] >= 0),
+                    ly[:, None] * geom.w_out + lx[None, :], -1).ravel()  # fmt: skip
+    prefix_max = np.maximum.accumulate(last)
+    n_pix = geom.h_out * geom.w_out
+    k = np.arange(n_pix)
+    threshold = k + 1 if taps == "gather" else k  # live = last reader >= threshold
+    first_live = np.searchsorted(prefix_max, threshold, side="left")  # in pixels
+    has_live = first_live < last.size
+    debt = (k + 1) * geom.c_out - geom.c_in * first_live
+    n_in = sy.n * sx.n * geom.c_in
+    worst = int(debt[has_live].max()) if has_live.any() else 0
+    return max(0, geom.n_out - n_in, worst)
+
+
+def _herringbone_rank(h_out: int, w_out: int) -> np.ndarray:
+    rank = np.empty((h_out, w_out), dtype=np.int64)
+    for i, (r, c) in enumerate(herringbone_order(h_out, w_out)):
+        rank[r, c] = i
+    return rank
+
+
+def _reads_mask(n_out: int, k: int, s: int, d: int, st: Stored) -> np.ndarray:
+    """mask[y, o]: stored coordinate y is read by output index o on this axis."""
+    mask = np.zeros((st.n, n_out), dtype=bool)
+    o = np.arange(n_out)
+    for j in range(k):
+        pos = o * s + j * d - st.offset
+        ok = (pos >= 0) & (pos < st.n)
+        mask[pos[ok], o[ok]] = True
+    return mask
+
+
+def _fast_herringbone(geom: ConvGeometry) -> int:
+    sy, sx = _stored_axes(geom, "padded")
+    rank = _herringbone_rank(geom.h_out, geom.w_out)
+    my = _reads_mask(geom.h_out, geom.kh, geom.sh, geom.dh, sy)
+    mx = _reads_mask(geom.w_out, geom.kw, geom.sw, geom.dw, sx)
+    # last[y, x] = max rank over readers rows(y) x cols(x); -1 when nothing reads it.
+    by_row = np.where(my[:, :, None], rank[None, :, :], -1).max(axis=1)  # (Hp, Wout)
+    last = np.where(mx[None, :, :], by_row[:, None, :], -1).max(axis=2)  # (Hp, Wp)
+    released = np.sort(last.ravel())
+    n_pix = geom.h_out * geom.w_out
+    k = np.arange(n_pix)
+    # Pixel k needs C_out free scalars while its own taps are still live: free space is the
+    # gap plus every input pixel whose last reader came before k (or that nothing reads).
+    freed = np.searchsorted(released, k, side="left") * geom.c_in
+    return max(0, int(((k + 1) * geom.c_out - freed).max()))
+
+
+# --------------------------------------------------------------------------------------
+# Public entry points
+# --------------------------------------------------------------------------------------
+def simulate_rip(
+    geom: ConvGeometry,
+    layout: str = "padded",
+    taps: str = "gather",
+    order: str = "row",
+    mode: str = "fast",
+) -> int:
+    """Minimum corruption-free gap (scalars) of a RiP traversal: the input right-aligned
+    after the gap, the output written from index 0 (Eq. 4 and Eq. 39 layouts)."""
+    _check(layout, taps, order)
+    if mode == "literal":
+        return _literal_rip(geom, layout, taps, order)
+    if mode != "fast":
+        raise LayerError(f"mode must be 'fast' or 'literal', got {mode!r}")
+    return _fast_rip(geom.transposed() if order == "col" else geom, layout, taps)
+
+
+def simulate_herringbone(geom: ConvGeometry, mode: str = "fast") -> int:
+    """Minimum gap of the generalized herringbone traversal (Eq. 25) over the padded
+    layout, taps read from the workspace: the peak debt of Eq. 26 as measured."""
+    if mode == "literal":
+        return _literal_herringbone(geom)
+    if mode != "fast":
+        raise LayerError(f"mode must be 'fast' or 'literal', got {mode!r}")
+    return _fast_herringbone(geom)
+
+
+def simulate_upsample(h_in: int, w_in: int, c: int, scale: int, reverse: bool = True) -> int:
+    """Minimum gap of in-place nearest upsampling (Sec. I.1): 0 for the reverse traversal
+    of Theorem 14; the forward traversal shows why it must run backwards."""
+    for name, v in (("h_in", h_in), ("w_in", w_in), ("channels", c), ("scale", scale)):
+        if v < 1:
+            raise LayerError(f"{name} must be positive, got {v}")
+    return _literal_upsample(h_in, w_in, c, scale, reverse)

@@ -1,0 +1,1 @@
+"""Command-line entry points; each turns a RipError into one line and an exit code."""
