@@ -42,7 +42,8 @@ class ConvGeometry:
                 raise LayerError(f"{name} must be a non-negative integer, got {value!r}")
         if self.kh_eff > self.h_p:
             raise LayerError(
-                f"kernel: dilated kernel height {self.kh_eff} exceeds padded input height {self.h_p}"
+                f"kernel: dilated kernel height {self.kh_eff} exceeds padded input "
+                f"height {self.h_p}"
             )
         if self.kw_eff > self.w_p:
             raise LayerError(

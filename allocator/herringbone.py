@@ -138,4 +138,3 @@ def herringbone_bound(geom: ConvGeometry, scheme: str = "herringbone") -> Bound:
     gap = fn(geom)
     return Bound(scheme, "padded", "workspace", "herringbone", gap, gap + geom.n_in_padded,
                  (geom.h_out, geom.w_out), theorem)  # fmt: skip
-

@@ -115,7 +115,7 @@ def _literal_refcounts(geom, sy, sx, order, pixel_addr):
         pix = sorted({pixel_addr(y, x) for y, x in _taps(geom, sy, sx, r, c)})
         taps_of.append(pix)
         for p in pix:
-            counts[p * geom.c_in:(p + 1) * geom.c_in] += 1
+            counts[p * geom.c_in : (p + 1) * geom.c_in] += 1
     return counts, taps_of
 
 
@@ -129,14 +129,14 @@ def _literal_rip_safe(geom, counts0, taps_of, out_addr, order, gap, taps) -> boo
     for k, (r, c) in enumerate(order):
         if taps == "gather":  # receptive field copied out before any channel is written
             for p in taps_of[k]:
-                live[gap + p * c_in: gap + (p + 1) * c_in] -= 1
+                live[gap + p * c_in : gap + (p + 1) * c_in] -= 1
         start = out_addr(r, c)
         for a in range(start, start + c_out):  # channel by channel
             if a >= size or live[a] > 0:
                 return False
         if taps == "workspace":  # inputs released only once the whole pixel is written
             for p in taps_of[k]:
-                live[gap + p * c_in: gap + (p + 1) * c_in] -= 1
+                live[gap + p * c_in : gap + (p + 1) * c_in] -= 1
     return True
 
 
@@ -159,17 +159,20 @@ def _literal_rip(geom: ConvGeometry, layout: str, taps: str, order: str) -> int:
     sy, sx = _stored_axes(geom, layout)
     c_out = geom.c_out
     if order == "row":  # input and output both stored in the traversal's raster order
+
         def pixel_addr(y, x):
             return y * sx.n + x
 
         def out_addr(r, c):
             return (r * geom.w_out + c) * c_out
     else:
+
         def pixel_addr(y, x):
             return x * sy.n + y
 
         def out_addr(r, c):
             return (c * geom.h_out + r) * c_out
+
     trav = raster(geom.h_out, geom.w_out, order)
     counts0, taps_of = _literal_refcounts(geom, sy, sx, trav, pixel_addr)
     hi = geom.n_out + c_out  # output entirely below the input: always safe
@@ -202,7 +205,7 @@ def _literal_herringbone(geom: ConvGeometry) -> int:
                 return False
             used[free[:c_out]] = True
             for p in taps_of[k]:
-                live[gap + p * c_in: gap + (p + 1) * c_in] -= 1
+                live[gap + p * c_in : gap + (p + 1) * c_in] -= 1
         return True
 
     return _binary_search(safe, geom.n_out + c_out)
@@ -221,7 +224,7 @@ def _literal_upsample(h_in: int, w_in: int, c: int, scale: int, reverse: bool) -
     def safe(gap: int) -> bool:
         size = max(n_out, gap + counts0.size)
         live = np.zeros(size, dtype=np.int64)
-        live[gap:gap + counts0.size] = counts0
+        live[gap : gap + counts0.size] = counts0
         for a in steps:
             live[gap + src[a]] -= 1
             if live[a] > 0:
