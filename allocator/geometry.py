@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 from rip.errors import LayerError
+from rip.shapes import conv_out_size, dilated, same_padding
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,11 @@ class ConvGeometry:
     # Derived extents -------------------------------------------------------------------
     @property
     def kh_eff(self) -> int:
-        return self.dh * (self.kh - 1) + 1
+        return dilated(self.kh, self.dh)
 
     @property
     def kw_eff(self) -> int:
-        return self.dw * (self.kw - 1) + 1
+        return dilated(self.kw, self.dw)
 
     @property
     def h_p(self) -> int:
@@ -69,11 +69,11 @@ class ConvGeometry:
 
     @property
     def h_out(self) -> int:
-        return (self.h_p - self.kh_eff) // self.sh + 1
+        return conv_out_size(self.h_p, self.kh, self.sh, self.dh)
 
     @property
     def w_out(self) -> int:
-        return (self.w_p - self.kw_eff) // self.sw + 1
+        return conv_out_size(self.w_p, self.kw, self.sw, self.dw)
 
     @property
     def n_out(self) -> int:
@@ -104,15 +104,6 @@ class ConvGeometry:
 
     def with_channels(self, c_in: int, c_out: int) -> ConvGeometry:
         return replace(self, c_in=c_in, c_out=c_out)
-
-
-def same_padding(size: int, k: int, stride: int, dilation: int) -> tuple[int, int]:
-    """TensorFlow's SAME padding on one axis: output ceil(size / stride), the extra pixel
-    (when the total is odd) at the end."""
-    k_eff = dilation * (k - 1) + 1
-    out = math.ceil(size / stride)
-    total = max((out - 1) * stride + k_eff - size, 0)
-    return total // 2, total - total // 2
 
 
 def make_geometry(

@@ -1,0 +1,1 @@
+"""Model front end: TFLite flatbuffer to graph IR, and the rewrites that fold it."""

@@ -1,0 +1,219 @@
+"""The graph IR: plain frozen data, produced by the reader and rewritten by small passes.
+
+Every later stage (liveness, bounds, placement, code generation) reads these types and none
+of them knows about flatbuffers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1}
+
+
+@dataclass(frozen=True)
+class Quant:
+    """Affine quantization: real = scale * (q - zero_point), per tensor (one entry) or per
+    channel along ``axis``."""
+
+    scale: tuple[float, ...]
+    zero_point: tuple[int, ...]
+    axis: int = 0
+
+    @property
+    def per_channel(self) -> bool:
+        return len(self.scale) > 1
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A tensor of the model. ``data`` holds a constant's raw little-endian bytes, or None
+    for an activation (and for a constant of a graph-only model whose buffer was emptied:
+    then ``is_constant`` is still True and ``data`` is None)."""
+
+    id: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    quant: Quant | None = None
+    is_constant: bool = False
+    data: bytes | None = None
+
+    @property
+    def nbytes(self) -> int:
+        n = DTYPE_BYTES[self.dtype]
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def hwc(self) -> tuple[int, int, int]:
+        """(H, W, C) of an NHWC activation; lower ranks are read as 1 x ... x C."""
+        s = tuple(self.shape)
+        if len(s) == 4:
+            return s[1], s[2], s[3]
+        if len(s) == 3:
+            return 1, s[1], s[2]
+        if len(s) == 2:
+            return 1, 1, s[1]
+        return 1, 1, s[0] if s else 1
+
+
+@dataclass(frozen=True)
+class Padding:
+    """Explicit padding per side, never materialized: taps outside read the zero point."""
+
+    top: int = 0
+    bottom: int = 0
+    left: int = 0
+    right: int = 0
+
+    def as_tuple(self) -> tuple[int, int, int, int]:
+        return self.top, self.bottom, self.left, self.right
+
+    def __add__(self, other: Padding) -> Padding:
+        return Padding(self.top + other.top, self.bottom + other.bottom,
+                       self.left + other.left, self.right + other.right)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Conv2DParams:
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: Padding = field(default_factory=Padding)
+    activation: str = "NONE"  # NONE | RELU | RELU6 | RELU_N1_TO_1
+
+
+@dataclass(frozen=True)
+class DepthwiseParams(Conv2DParams):
+    depth_multiplier: int = 1
+
+
+@dataclass(frozen=True)
+class PoolParams:
+    filter: tuple[int, int] = (1, 1)
+    stride: tuple[int, int] = (1, 1)
+    padding: Padding = field(default_factory=Padding)
+    activation: str = "NONE"
+
+
+@dataclass(frozen=True)
+class FullyConnectedParams:
+    activation: str = "NONE"
+    keep_num_dims: bool = False
+
+
+@dataclass(frozen=True)
+class ElementwiseParams:
+    """ADD, SUB, MUL (with broadcasting of a 1x1xC operand over HxWxC)."""
+
+    activation: str = "NONE"
+
+
+@dataclass(frozen=True)
+class ConcatParams:
+    axis: int = -1
+    activation: str = "NONE"
+
+
+@dataclass(frozen=True)
+class SoftmaxParams:
+    beta: float = 1.0
+
+
+@dataclass(frozen=True)
+class ReduceParams:
+    """MEAN (not over H and W together, which becomes global average pooling)."""
+
+    axes: tuple[int, ...] = ()
+    keep_dims: bool = False
+
+
+@dataclass(frozen=True)
+class ResizeParams:
+    align_corners: bool = False
+    half_pixel_centers: bool = False
+
+
+@dataclass(frozen=True)
+class TransposeParams:
+    perm: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class PadParams:
+    """An explicit PAD the rewrites could not fold (its consumer cannot absorb it)."""
+
+    padding: Padding = field(default_factory=Padding)
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """Ops with no options we use: RESHAPE, LOGISTIC, HARD_SWISH, RELU, RELU6, QUANTIZE, ..."""
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One step of the schedule. ``inputs``/``outputs`` are tensor ids (-1: optional input
+    absent). ``source_index`` is the operator's index in the .tflite file, for messages."""
+
+    kind: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    params: Any
+    source_index: int
+
+    def with_(self, **changes: Any) -> Operator:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Subgraph 0 of a model; the operator order is the schedule.
+
+    ``aliases`` maps a tensor to the tensor whose storage it shares (RESHAPE, SQUEEZE).
+    ``interface`` records boundary ops stripped from the graph, e.g.
+    ``("QUANTIZE", input_float_id, int8_id)``: the compiled model runs int8 inside.
+    """
+
+    name: str
+    tensors: dict[int, Tensor]
+    operators: tuple[Operator, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    aliases: dict[int, int] = field(default_factory=dict)
+    interface: tuple[tuple[str, int, int], ...] = ()
+    has_weights: bool = True
+    notes: tuple[str, ...] = ()
+
+    def tensor(self, tid: int) -> Tensor:
+        return self.tensors[tid]
+
+    def storage(self, tid: int) -> int:
+        """The tensor whose bytes ``tid`` lives in (follows alias chains)."""
+        while tid in self.aliases:
+            tid = self.aliases[tid]
+        return tid
+
+    def activations(self) -> list[int]:
+        """Activation tensor ids in first-use order: graph inputs, then op outputs."""
+        seen: list[int] = []
+        for t in (*self.inputs, *(o for op in self.operators for o in op.outputs)):
+            if t not in seen:
+                seen.append(t)
+        return seen
+
+    def producers(self) -> dict[int, int]:
+        return {o: i for i, op in enumerate(self.operators) for o in op.outputs}
+
+    def consumers(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for i, op in enumerate(self.operators):
+            for t in op.inputs:
+                if t >= 0:
+                    out.setdefault(t, []).append(i)
+        return out
+
+    def with_(self, **changes: Any) -> Graph:
+        return replace(self, **changes)

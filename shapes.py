@@ -1,0 +1,23 @@
+"""Shape arithmetic shared by the front end and the per-layer theory (no other imports)."""
+
+from __future__ import annotations
+
+import math
+
+
+def dilated(k: int, dilation: int) -> int:
+    """Effective kernel extent d (k - 1) + 1 (Table 4: k_eff)."""
+    return dilation * (k - 1) + 1
+
+
+def same_padding(size: int, k: int, stride: int, dilation: int = 1) -> tuple[int, int]:
+    """TensorFlow's SAME padding on one axis: output ceil(size / stride), the odd extra
+    pixel at the end (bottom or right)."""
+    out = math.ceil(size / stride)
+    total = max((out - 1) * stride + dilated(k, dilation) - size, 0)
+    return total // 2, total - total // 2
+
+
+def conv_out_size(padded: int, k: int, stride: int, dilation: int = 1) -> int:
+    """Output extent of a convolution over an already padded axis."""
+    return (padded - dilated(k, dilation)) // stride + 1
