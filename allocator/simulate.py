@@ -231,7 +231,9 @@ def _literal_upsample(h_in: int, w_in: int, c: int, scale: int, reverse: bool) -
                 return False
         return True
 
-    return _binary_search(safe, n_out)
+    # Not monotone in the gap (the write frontier descends towards the input), so scan
+    # upwards for the first safe gap instead of bisecting. gap = n_out is always safe.
+    return next(gap for gap in range(n_out + 1) if safe(gap))
 
 
 # --------------------------------------------------------------------------------------
