@@ -137,13 +137,20 @@ def check_dense(geom: ConvGeometry) -> None:
         )
 
 
-def rip_dense_gap(geom: ConvGeometry, taps: str = "gather") -> int:
+def rip_dense_gap(geom: ConvGeometry, taps: str = "gather", published: bool = False) -> int:
     """Theorem 13 (minimum gap, dense layout), Appendix F, Eq. 40-41.
 
     The next live input is the first real pixel any unprocessed output still reads (Eq. 40):
     the current output row's suffix and every later row, each a minimum of O(k) tap
     positions. D is convex between crossings (Lemma 12), so its maximum is at the extended
-    breakpoints, O(k_h k_w) of them; sigma stands in for the first pixel as in Eq. 8.
+    breakpoints, O(k_h k_w) of them.
+
+    As published, sigma stands in for the first output pixel's own taps (the last-pixel
+    branch of Eq. 8). That is exact in the padded layout, whose first tap is always at
+    address 0, but not here: when the first real input read lies further in (a dead leading
+    run, Sec. F.4) the first pixel needs only C_out - C_in NLI_all. We use that exact term,
+    which makes the bound tight in every configuration of the sweep; ``published=True``
+    keeps sigma, for comparison with the paper.
     """
     check_dense(geom)
     s = sigma(geom, taps)
@@ -158,12 +165,17 @@ def rip_dense_gap(geom: ConvGeometry, taps: str = "gather") -> int:
             nli = rows.first_read(r, onwards=False) * geom.w_in + cols.first_read(c + 1, True)
         if r + 1 < h_out:  # every later output row
             nli = min(nli, rows.first_read(r + 1, onwards=True) * geom.w_in + all_cols)
-        if nli == INF:
-            return s if (r, c) == (h_out - 1, w_out - 1) else -INF
+        if nli == INF:  # nothing left to read: no write can corrupt
+            return -INF
         return (r * w_out + c + 1) * c_out - c_in * nli + s
 
     worst = max(debt(r, c) for r in rows.breakpoints() for c in cols.breakpoints())
-    return int(max(worst, s, geom.n_out - geom.n_in_dense))
+    if published:
+        first_pixel = s
+    else:  # pixel (0, 0) writes [0, C_out) while every input any output reads is live
+        nli_all = rows.first_read(0, onwards=True) * geom.w_in + all_cols
+        first_pixel = s - c_in * nli_all if s else 0
+    return int(max(worst, first_pixel, 0, geom.n_out - geom.n_in_dense))
 
 
 # --------------------------------------------------------------------------------------

@@ -45,13 +45,14 @@ def test_appendix_i_workspaces(paper_tables, name, hw, c_in, c_out):
 
 
 def test_appendix_f4_loose_example(paper_tables):
-    """Sec. F.4: the single real column is never read, so the true gap is 0; Theorem 13
-    keeps the full headroom sigma = C_out = 2."""
+    """Sec. F.4: the single real column is never read, so the true gap is 0; Theorem 13 as
+    published keeps the full headroom sigma = C_out = 2, our first-pixel term does not."""
     ex = paper_tables["appendix_f4_loose_example"]
     ph, pw = ex["padding_hw"]
     geom = make_geometry(tuple(ex["input_hw"]), ex["c_in"], ex["c_out"], tuple(ex["kernel_hw"]),
                          tuple(ex["stride"]), tuple(ex["dilation"]), (ph, ph, pw, pw))  # fmt: skip
-    assert rip_dense_gap(geom, "workspace") == ex["theorem13_gap"]
+    assert rip_dense_gap(geom, "workspace", published=True) == ex["theorem13_gap"]
+    assert rip_dense_gap(geom, "workspace") == ex["true_gap"]
     for mode in ("fast", "literal"):
         assert simulate_rip(geom, "dense", "workspace", mode=mode) == ex["true_gap"]
 
@@ -81,12 +82,21 @@ def test_dense_gather_bound_is_exact(geom, order):
 
 
 @settings(max_examples=300, deadline=None)
-@given(layers())
-def test_dense_workspace_bound_is_safe_within_sigma(geom):
-    """Theorem 13 with workspace taps is never unsafe and overshoots by at most sigma
-    (Sec. F.4: only the first pixel's headroom can be loose)."""
+@given(layers(), st.sampled_from(("row", "col")))
+def test_dense_workspace_bound_is_exact(geom, order):
+    """Theorem 13 with workspace taps and the exact first-pixel term is tight."""
     if dense_ok(geom):
-        bound = rip_dense_gap(geom, "workspace")
+        got = rip_bound(geom, "dense", "workspace", order).gap
+        assert got == simulate_rip(geom, "dense", "workspace", order)
+
+
+@settings(max_examples=300, deadline=None)
+@given(layers())
+def test_published_theorem13_is_safe_within_sigma(geom):
+    """As published (sigma for the first pixel) Theorem 13 is never unsafe and overshoots by
+    at most sigma (Sec. F.4: only the first pixel's headroom can be loose)."""
+    if dense_ok(geom):
+        bound = rip_dense_gap(geom, "workspace", published=True)
         truth = simulate_rip(geom, "dense", "workspace")
         assert truth <= bound <= truth + geom.c_out
 
