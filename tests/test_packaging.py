@@ -11,7 +11,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 DATA_DIRS = ("kernels", "templates", "boards")
