@@ -9,3 +9,8 @@ class RipError(Exception):
 
 class LayerError(RipError):
     """A layer description that no bound or simulator can accept."""
+
+
+class ModelError(RipError):
+    """A model file rip cannot read or does not support (bad file, unsupported operator or
+    data type); the message starts with the file name."""

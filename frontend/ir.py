@@ -92,10 +92,19 @@ class DepthwiseParams(Conv2DParams):
 
 @dataclass(frozen=True)
 class PoolParams:
+    """MAX_POOL_2D / AVERAGE_POOL_2D.
+
+    ``pad_counts`` False is TFLite's pooling: cells outside the input are skipped (not in
+    the max, not in the average's divisor). True is the semantics of an explicit PAD folded
+    into a VALID pool: padded cells hold the input zero point and take part like any other
+    cell (the average always divides by the full filter area).
+    """
+
     filter: tuple[int, int] = (1, 1)
     stride: tuple[int, int] = (1, 1)
     padding: Padding = field(default_factory=Padding)
     activation: str = "NONE"
+    pad_counts: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,9 +152,14 @@ class TransposeParams:
 
 @dataclass(frozen=True)
 class PadParams:
-    """An explicit PAD the rewrites could not fold (its consumer cannot absorb it)."""
+    """An explicit PAD the rewrites could not fold (its consumer cannot absorb it).
+
+    ``channels`` is (before, after) padding of the channel axis (NHWC axis 3), which some
+    residual blocks use to widen a shortcut (Arm's MicroNet); it is never folded.
+    """
 
     padding: Padding = field(default_factory=Padding)
+    channels: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)

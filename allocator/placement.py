@@ -1,0 +1,161 @@
+"""The placers' narrow interface, and the first-fit placer.
+
+A placement problem knows nothing about TFLite or kernels (STYLE.md, after TFLite Micro's
+GreedyMemoryPlanner): buffers with a size and a live interval of schedule steps, plus
+in-place pairs, each saying "op k may write buffer `output` over buffer `input` if the
+output starts at least `gap` bytes below it". A plan gives every buffer an aligned offset
+and says which pairs it used, and which of those it separated by a physical right shift.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rip.errors import RipError
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """An activation buffer live over steps [first, last] (inclusive)."""
+
+    id: int
+    size: int
+    first: int
+    last: int
+
+    def overlaps(self, other: Buffer) -> bool:
+        return self.first <= other.last and other.first <= self.last
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Op ``op`` may write ``output`` over ``input``: output offset <= input offset - gap
+    (``exact``: equal, as channel in-place and upsampling need). ``gap`` is in bytes and a
+    multiple of the alignment. A ``shiftable`` pair may instead share the input's base, the
+    input being moved ``gap`` bytes right (a memmove) just before the op (Sec. 4.3)."""
+
+    op: int
+    input: int
+    output: int
+    gap: int
+    exact: bool = False
+    shiftable: bool = False
+    kind: str = ""
+    order: str = "row"
+
+
+@dataclass(frozen=True)
+class Problem:
+    buffers: tuple[Buffer, ...]
+    pairs: tuple[Pair, ...] = ()
+    alignment: int = 4
+
+    def buffer(self, bid: int) -> Buffer:
+        return next(b for b in self.buffers if b.id == bid)
+
+    def conflicts(self) -> list[tuple[int, int]]:
+        """Buffer pairs whose lifetimes overlap and that no in-place pair relates: they may
+        never share a byte. Only these get no-overlap constraints (the paper puts them on
+        all n(n-1)/2 pairs)."""
+        related = {frozenset((p.input, p.output)) for p in self.pairs}
+        by_first = sorted(self.buffers, key=lambda b: (b.first, b.id))
+        out = []
+        for i, a in enumerate(by_first):
+            for b in by_first[i + 1 :]:
+                if b.first > a.last:
+                    break
+                if frozenset((a.id, b.id)) not in related:
+                    out.append((a.id, b.id))
+        return out
+
+    def lower_bound(self) -> int:
+        """The layer-by-layer limit: at every step, the bytes alive together, where the
+        op's best in-place pair counts once as its overlapped footprint. No plan of this
+        problem can peak below it."""
+        steps = max((b.last for b in self.buffers), default=-1) + 1
+        best = 0
+        for k in range(steps):
+            live = [b for b in self.buffers if b.first <= k <= b.last]
+            total = sum(b.size for b in live)
+            saving = 0
+            for p in self.pairs:
+                if p.op == k:
+                    si, so = self.buffer(p.input).size, self.buffer(p.output).size
+                    saving = max(saving, si + so - max(so, p.gap + si))
+            best = max(best, total - saving)
+        return max([best] + [b.size for b in self.buffers])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Offsets for every buffer, the in-place pairs used, and the shifts among them.
+
+    ``peak`` is the arena size: the highest byte any buffer (or a shifted input) touches.
+    ``optimal`` is True when the placer proved it, False when it stopped early, None for
+    a heuristic that does not know.
+    """
+
+    offsets: dict[int, int]
+    aliased: tuple[Pair, ...]
+    shifts: tuple[Pair, ...]
+    peak: int
+    placer: str
+    optimal: bool | None = None
+    solve_seconds: float = 0.0
+    lower_bound: int = 0
+    stats: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+class PlacementError(RipError):
+    """A placer could not produce a plan (e.g. the solver is unavailable); exit code 4."""
+
+    exit_code = 4
+
+
+def align_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+def measure_peak(problem: Problem, offsets: dict[int, int], shifts: tuple[Pair, ...]) -> int:
+    top = [offsets[b.id] + b.size for b in problem.buffers]
+    top += [offsets[p.input] + p.gap + problem.buffer(p.input).size for p in shifts]
+    return max(top, default=0)
+
+
+def first_fit(problem: Problem) -> Plan:
+    """TinyEngine's allocator: offsets committed in schedule order, each buffer at the
+    lowest aligned offset free for its whole lifetime. An in-place output is tried first
+    at ``gap`` below its input (when that is free); no shifts, no look-ahead, so freed
+    space can be stranded between live buffers."""
+    v = problem.alignment
+    order = sorted(problem.buffers, key=lambda b: (b.first, b.id))
+    placed: dict[int, int] = {}
+    aliased: list[Pair] = []
+    pairs_for = {}
+    for p in problem.pairs:
+        pairs_for.setdefault(p.output, []).append(p)
+    for b in order:
+        live = [(placed[o.id], placed[o.id] + o.size, o.id)
+                for o in order if o.id in placed and o.overlaps(b)]  # fmt: skip
+
+        def free(x: int, skip: int | None, b: Buffer = b, live: list = live) -> bool:
+            return x >= 0 and all(x + b.size <= lo or hi <= x for lo, hi, o in live if o != skip)
+
+        chosen = None
+        for p in pairs_for.get(b.id, ()):
+            x = placed.get(p.input, -1) - p.gap
+            if p.input in placed and x >= 0 and free(x, p.input):
+                chosen, placed[b.id] = p, x
+                break
+        if chosen is not None:
+            aliased.append(chosen)
+            continue
+        x = 0
+        for lo, hi, _ in sorted(live):
+            if x + b.size <= lo:
+                break
+            x = max(x, align_up(hi, v))
+        placed[b.id] = x
+    return Plan(placed, tuple(aliased), (), measure_peak(problem, placed, ()), "firstfit",
+                None, 0.0, problem.lower_bound())  # fmt: skip

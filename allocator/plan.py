@@ -1,0 +1,42 @@
+"""Planning a model's activation arena: strategy, placer, fallback and replay in one call."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rip.allocator.milp import MilpOptions, milp
+from rip.allocator.placement import PlacementError, Plan, first_fit
+from rip.allocator.replay import replay
+from rip.allocator.requirements import Requirements
+from rip.allocator.strategies import build_problem
+from rip.errors import RipError
+from rip.frontend.ir import Graph
+
+PLACERS = ("milp", "firstfit")
+
+
+def plan_model(
+    graph: Graph,
+    req: Requirements,
+    strategy: str = "rip",
+    placer: str = "milp",
+    alignment: int = 4,
+    time_limit: float = 60.0,
+    progress: bool = False,
+) -> Plan:
+    """Place every activation of ``graph`` under ``strategy``; the plan is replayed
+    independently before it is returned. A MILP that cannot run falls back to first fit,
+    and the plan's notes say so."""
+    problem = build_problem(req, strategy, alignment)
+    if placer == "firstfit":
+        plan = first_fit(problem)
+    elif placer == "milp":
+        try:
+            plan = milp(problem, MilpOptions(time_limit=time_limit, progress=progress))
+        except PlacementError as e:
+            plan = first_fit(problem)
+            plan = replace(plan, notes=(*plan.notes, f"{e}; fell back to the first-fit plan"))
+    else:
+        raise RipError(f"placer must be one of {', '.join(PLACERS)}, got {placer!r}")
+    replay(graph, plan, alignment)
+    return plan

@@ -1,0 +1,132 @@
+"""Independent replay of a memory plan over a byte map, before any report or code.
+
+Shares no code with the placers: it walks the graph's schedule itself, paints every
+activation's bytes into an owner map when its op writes it, frees them after their last
+reader, and checks at every op that
+
+* every input the op reads still holds its own bytes (nothing overwrote a live tensor),
+* the output lands only on free bytes, or on the input this op overwrites in place, and
+  then with a gap at least what the corruption simulator measures for that layer (the
+  literal scalar-level simulator on small layers, the exact fast mode otherwise; never a
+  closed form), or exactly at the input for channel in-place and upsampling,
+* a planned right shift moves the input onto bytes that are free,
+* every offset is a multiple of the alignment, and the peak it measures is the plan's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rip.allocator.geometry import ConvGeometry
+from rip.allocator.placement import Plan
+from rip.allocator.requirements import POOLS, conv_geometry
+from rip.allocator.simulate import simulate_rip, simulate_upsample
+from rip.errors import RipError
+from rip.frontend.ir import Graph
+
+LITERAL_LIMIT = 4096  # output scalars up to which the literal simulator is used
+
+FREE = -1
+
+
+class ReplayError(RipError):
+    """A plan that would corrupt a live tensor: an internal error, never emitted."""
+
+    exit_code = 70
+
+
+def _min_gap(graph: Graph, op_index: int, order: str) -> int:
+    """The simulator's minimum gap for this op overwriting its input."""
+    op = graph.operators[op_index]
+    if op.kind == "CONV_2D" or op.kind in POOLS:
+        geom: ConvGeometry = conv_geometry(graph, op)
+        mode = "literal" if geom.n_out <= LITERAL_LIMIT and geom.kh * geom.kw <= 25 else "fast"
+        return simulate_rip(geom, "dense", "gather", order, mode)
+    return 0  # elementwise and activations: each output reads only its own index
+
+
+def _check_upsample(graph: Graph, op_index: int) -> None:
+    op = graph.operators[op_index]
+    (h, w, c), (ho, _, _) = graph.tensors[op.inputs[0]].hwc, graph.tensors[op.outputs[0]].hwc
+    if h * w * c <= LITERAL_LIMIT and simulate_upsample(h, w, c, ho // h) != 0:
+        raise ReplayError(f"op {op_index}: reverse upsampling in place corrupts its input")
+
+
+def replay(graph: Graph, plan: Plan, alignment: int) -> int:
+    """Replay ``plan``; return the measured peak or raise ReplayError naming the op."""
+    off = plan.offsets
+    storage = {t: graph.storage(t) for t in graph.tensors}
+    size = {s: graph.tensors[s].nbytes for s in set(storage.values())}
+    for s, x in off.items():
+        if x % alignment:
+            raise ReplayError(f"tensor {s} at offset {x} is not aligned to {alignment} bytes")
+        if x < 0:
+            raise ReplayError(f"tensor {s} at negative offset {x}")
+    needed = [s for s in size if s in off]
+    peak = max((off[s] + size[s] for s in needed), default=0)
+    peak = max([peak] + [off[p.input] + p.gap + size[p.input] for p in plan.shifts])
+    owner = np.full(peak, FREE, dtype=np.int64)
+    last: dict[int, int] = {}
+    for i, op in enumerate(graph.operators):
+        for t in op.inputs:
+            if t >= 0 and not graph.tensors[t].is_constant:
+                last[storage[t]] = i
+    for t in graph.outputs:
+        last[storage[t]] = len(graph.operators)
+    home = dict(off)  # where each tensor's bytes are now (a shift moves them)
+
+    def paint(s: int, allowed: set[int], what: str) -> None:
+        lo, hi = home[s], home[s] + size[s]
+        region = owner[lo:hi]
+        bad = region[(region != FREE) & (region != s) & ~np.isin(region, list(allowed))]
+        if bad.size:
+            raise ReplayError(f"{what}: writing tensor {s} at [{lo}, {hi}) overwrites live "
+                              f"tensor {int(bad[0])}")  # fmt: skip
+        region[:] = s
+
+    def intact(s: int, what: str) -> None:
+        if not (owner[home[s] : home[s] + size[s]] == s).all():
+            raise ReplayError(f"{what}: input tensor {s} was overwritten before it was read")
+
+    for t in graph.inputs:
+        paint(storage[t], set(), "graph input")
+    aliased = {p.op: p for p in plan.aliased}
+    shifted = {p.op for p in plan.shifts}
+    for i, op in enumerate(graph.operators):
+        what = f"op {i} ({op.kind}, file index {op.source_index})"
+        reads = {storage[t] for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant}
+        for s in reads:
+            intact(s, what)
+        allowed: set[int] = set()
+        pair = aliased.get(i)
+        if pair is not None:
+            if pair.input not in reads or pair.output != storage[op.outputs[0]]:
+                raise ReplayError(f"{what}: plan aliases tensors the op does not connect")
+            if i in shifted:  # memmove the input right by its gap, onto free bytes
+                owner[owner == pair.input] = FREE
+                home[pair.input] = off[pair.input] + pair.gap
+                paint(pair.input, set(), f"{what} right shift")
+            gap = home[pair.input] - off[pair.output]
+            if pair.exact:
+                if gap != 0:
+                    raise ReplayError(f"{what}: in place needs the output at its input, "
+                                      f"gap is {gap}")  # fmt: skip
+                if op.kind == "RESIZE_NEAREST_NEIGHBOR":
+                    _check_upsample(graph, i)
+            else:
+                need = _min_gap(graph, i, pair.order)
+                if gap < need:
+                    raise ReplayError(f"{what}: gap {gap} B is below the simulated minimum "
+                                      f"{need} B")  # fmt: skip
+            allowed.add(pair.input)
+        for t in op.outputs:
+            paint(storage[t], allowed, what)
+        for s in reads:
+            if last.get(s) == i and s not in allowed:
+                owner[owner == s] = FREE
+        if pair is not None:  # the overwritten input is dead; keep the output's bytes
+            owner[owner == pair.input] = FREE
+            paint(pair.output, set(), what)
+    if peak != plan.peak:
+        raise ReplayError(f"measured peak {peak} B differs from the plan's {plan.peak} B")
+    return peak

@@ -1,0 +1,181 @@
+"""Per-op in-place requirements: which input each op may overwrite and the gap it needs.
+
+Operator classes follow Appendix I: convolution, depthwise convolution, pooling,
+elementwise add / sub / mul, activations and nearest upsampling may overwrite one input;
+concatenation, reductions, fully-connected, softmax, transpose and explicit pads need
+disjoint buffers. An input may only be overwritten by its last reader, so a tensor kept
+alive by a skip connection is never a candidate. Every relation has one form: the output
+starts ``gap`` bytes below the input (the gap is 0 for channel in-place, elementwise and
+upsampling, whose output starts where its input does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rip.allocator.bounds import (
+    Bound,
+    depthwise_bound,
+    elementwise_bound,
+    pool_bound,
+    rip_bound,
+    upsample_bound,
+)
+from rip.allocator.geometry import ConvGeometry
+from rip.errors import LayerError, RipError
+from rip.frontend.ir import Graph, Operator
+from rip.frontend.liveness import Lifetime, last_reader, lifetimes
+
+ELEMENTWISE = ("ADD", "SUB", "MUL")
+ACTIVATIONS = ("LOGISTIC", "HARD_SWISH", "RELU", "RELU6", "TANH", "QUANTIZE")
+POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """``op`` may write ``output`` over ``input`` (storage ids): output offset = input
+    offset - gap, the pair spanning ``workspace`` bytes while the op runs."""
+
+    op: int
+    input: int
+    output: int
+    gap: int
+    workspace: int
+    order: str
+    scheme: str
+    theorem: str
+
+
+@dataclass(frozen=True)
+class OpRequirement:
+    index: int
+    kind: str
+    inputs: tuple[int, ...]  # activation storage ids read
+    output: int  # activation storage id written
+    candidates: tuple[InPlace, ...]
+    reason: str  # why no candidate, when there is none
+    scratch_bytes: int
+
+
+@dataclass(frozen=True)
+class Requirements:
+    ops: tuple[OpRequirement, ...]
+    lifetimes: dict[int, Lifetime]
+
+    @property
+    def scratch_bytes(self) -> int:
+        """The largest per-kernel scratch buffer, outside the arena (Table 3's Buffer)."""
+        return max((op.scratch_bytes for op in self.ops), default=0)
+
+    def candidates(self) -> list[InPlace]:
+        return [c for op in self.ops for c in op.candidates]
+
+
+class GraphError(RipError):
+    """A graph whose shapes contradict its operator parameters."""
+
+
+def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
+    """ConvGeometry of a CONV_2D, DEPTHWISE_CONV_2D or pooling op, checked against the
+    output tensor's shape."""
+    x = graph.tensors[op.inputs[0]]
+    y = graph.tensors[op.outputs[0]]
+    h, w, c_in = x.hwc
+    h_out, w_out, c_out = y.hwc
+    p = op.params
+    if op.kind in POOLS:
+        kh, kw = p.filter
+        dh = dw = 1
+    else:
+        wshape = graph.tensors[op.inputs[1]].shape  # [O, KH, KW, I] or [1, KH, KW, C]
+        kh, kw = wshape[1], wshape[2]
+        dh, dw = p.dilation
+    pad = p.padding
+    try:
+        geom = ConvGeometry(h, w, c_in, c_out, kh, kw, *p.stride, dh, dw, *pad.as_tuple())
+    except LayerError as e:
+        raise GraphError(f"operator {op.kind} at index {op.source_index}: {e}") from None
+    if (geom.h_out, geom.w_out) != (h_out, w_out):
+        raise GraphError(
+            f"operator {op.kind} at index {op.source_index}: parameters give a "
+            f"{geom.h_out}x{geom.w_out} output, tensor {op.outputs[0]} is {h_out}x{w_out}"
+        )
+    return geom
+
+
+def scratch_bytes(graph: Graph, op: Operator) -> int:
+    """Scratch a kernel needs outside the arena, from the formulas the kernels use:
+    a convolution gathers one receptive field (sigma = 0, Eq. 6); a channel in-place
+    depthwise keeps one output channel plane; pooling and global pooling keep one pixel's
+    int32 accumulators. Everything else needs none."""
+    if op.kind == "CONV_2D":
+        geom = conv_geometry(graph, op)
+        return geom.kh * geom.kw * geom.c_in
+    if op.kind == "DEPTHWISE_CONV_2D":
+        geom = conv_geometry(graph, op)
+        return geom.h_out * geom.w_out
+    if op.kind in (*POOLS, "GLOBAL_AVERAGE_POOL"):
+        return 4 * graph.tensors[op.outputs[0]].hwc[2]
+    return 0
+
+
+def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
+    """The in-place bound for op overwriting activation input ``tid``; LayerError when the
+    op cannot run in place over it."""
+    x = graph.tensors[tid]
+    y = graph.tensors[op.outputs[0]]
+    if op.kind == "CONV_2D":
+        # The kernels gather each receptive field first and never store padding: dense
+        # layout, sigma = 0, whichever traversal order needs less workspace.
+        return rip_bound(conv_geometry(graph, op), "dense", "gather", "best")
+    if op.kind == "DEPTHWISE_CONV_2D":
+        if op.params.depth_multiplier != 1:
+            raise LayerError("depth multiplier is not 1")
+        return depthwise_bound(conv_geometry(graph, op))
+    if op.kind in POOLS:
+        return pool_bound(conv_geometry(graph, op), "dense")
+    if op.kind in ELEMENTWISE or op.kind in ACTIVATIONS:
+        if x.shape != y.shape and x.nbytes != y.nbytes:
+            raise LayerError("it is the broadcast operand")
+        return elementwise_bound(x.nbytes, y.nbytes)
+    if op.kind == "RESIZE_NEAREST_NEIGHBOR":
+        (h, w, c), (ho, wo, co) = x.hwc, y.hwc
+        if op.params.align_corners or ho % h or wo % w or ho // h != wo // w or c != co:
+            raise LayerError("only integer nearest upsampling runs in place")
+        return upsample_bound(h, w, c, ho // h)
+    raise LayerError(f"{op.kind} needs disjoint input and output (Appendix I)")
+
+
+def requirements(graph: Graph) -> Requirements:
+    """In-place candidates, their gaps, and scratch, for every op of the schedule."""
+    last = last_reader(graph)
+    outputs = {graph.storage(t) for t in graph.outputs}
+    ops = []
+    for i, op in enumerate(graph.operators):
+        acts = [t for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
+        out = graph.storage(op.outputs[0])
+        candidates: list[InPlace] = []
+        reasons: list[str] = []
+        for tid in dict.fromkeys(acts):
+            s = graph.storage(tid)
+            if last.get(s) != i:
+                reasons.append(f"input {tid} is read later (skip connection)")
+                continue
+            if s in outputs:
+                reasons.append(f"input {tid} is a graph output")
+                continue
+            if graph.tensors[tid].dtype != "int8" or graph.tensors[op.outputs[0]].dtype != "int8":
+                reasons.append(f"input {tid} is not int8")
+                continue
+            try:
+                b = _bound(graph, op, tid)
+            except LayerError as e:
+                reasons.append(str(e))
+                continue
+            candidates.append(InPlace(i, s, out, b.gap, b.workspace, b.order, b.scheme,
+                                      b.theorem))  # fmt: skip
+        ops.append(OpRequirement(
+            i, op.kind, tuple(graph.storage(t) for t in acts), out, tuple(candidates),
+            "" if candidates else "; ".join(dict.fromkeys(reasons)), scratch_bytes(graph, op),
+        ))  # fmt: skip
+    return Requirements(tuple(ops), lifetimes(graph))

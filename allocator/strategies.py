@@ -1,0 +1,41 @@
+"""Execution strategies: which in-place candidates a placement problem may use.
+
+* ``dual``: nothing aliased; every op's output is disjoint from its inputs.
+* ``tinyengine``: only depthwise convolutions in place (channel in-place), the paper's
+  baseline (TinyEngine with in-place depthwise enabled).
+* ``rip``: every in-place candidate of the front end (Appendix I's operator classes).
+"""
+
+from __future__ import annotations
+
+from rip.allocator.placement import Buffer, Pair, Problem, align_up
+from rip.allocator.requirements import InPlace, Requirements
+from rip.errors import RipError
+
+STRATEGIES = ("dual", "tinyengine", "rip")
+EXACT_SCHEMES = ("depthwise", "upsample")  # the output must start exactly at the input
+
+
+def _allowed(candidate: InPlace, strategy: str) -> bool:
+    if strategy == "dual":
+        return False
+    if strategy == "tinyengine":
+        return candidate.scheme == "depthwise"
+    if strategy == "rip":
+        return True
+    raise RipError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+
+
+def build_problem(req: Requirements, strategy: str, alignment: int) -> Problem:
+    """The placement problem of a model under a strategy: gaps rounded up to the board's
+    alignment V (Sec. 4.3), so that aligned offsets keep SIMD loads legal."""
+    buffers = tuple(Buffer(lt.tensor, lt.nbytes, lt.first, lt.last)
+                    for lt in req.lifetimes.values())  # fmt: skip
+    pairs = tuple(
+        Pair(c.op, c.input, c.output, align_up(c.gap, alignment),
+             exact=c.scheme in EXACT_SCHEMES,
+             shiftable=c.scheme not in EXACT_SCHEMES and c.gap > 0, kind=c.scheme,
+             order=c.order)
+        for c in req.candidates() if _allowed(c, strategy)
+    )  # fmt: skip
+    return Problem(buffers, pairs, alignment)

@@ -1,0 +1,70 @@
+"""Tensor lifetimes over the schedule (the operator order is the schedule).
+
+Steps are operator indices. A tensor produced by op p is live over [p, last reader]; graph
+inputs are live from step 0 and graph outputs to the last step. Aliases (RESHAPE, SQUEEZE)
+share their storage tensor's lifetime, which is extended to cover every alias's readers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rip.frontend.ir import Graph
+
+
+@dataclass(frozen=True)
+class Lifetime:
+    """One activation buffer: the storage tensor id, its size and its live interval
+    [first, last] in op indices (inclusive)."""
+
+    tensor: int
+    nbytes: int
+    first: int
+    last: int
+
+    def overlaps(self, other: Lifetime) -> bool:
+        return self.first <= other.last and other.first <= self.last
+
+
+def lifetimes(graph: Graph) -> dict[int, Lifetime]:
+    """Lifetime of every activation storage tensor, keyed by storage id."""
+    n = len(graph.operators)
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for t in graph.inputs:
+        s = graph.storage(t)
+        first[s] = 0
+        last[s] = 0
+    for i, op in enumerate(graph.operators):
+        for t in op.outputs:
+            s = graph.storage(t)
+            first.setdefault(s, i)
+            last[s] = max(last.get(s, i), i)
+        for t in op.inputs:
+            if t < 0 or graph.tensors[t].is_constant:
+                continue
+            s = graph.storage(t)
+            last[s] = max(last.get(s, i), i)
+    for t in graph.outputs:
+        last[graph.storage(t)] = max(n - 1, 0)
+    return {
+        s: Lifetime(s, graph.tensors[s].nbytes, first[s], last[s])
+        for s in sorted(first, key=lambda s: (first[s], s))
+    }
+
+
+def last_reader(graph: Graph) -> dict[int, int]:
+    """Storage id -> index of the last op that reads it (through any alias)."""
+    out: dict[int, int] = {}
+    for i, op in enumerate(graph.operators):
+        for t in op.inputs:
+            if t >= 0 and not graph.tensors[t].is_constant:
+                out[graph.storage(t)] = i
+    return out
+
+
+def live_bytes(graph: Graph) -> list[int]:
+    """Bytes alive at each step: a lower bound on any dual-buffer plan's peak when maxed."""
+    lives = lifetimes(graph).values()
+    return [sum(lt.nbytes for lt in lives if lt.first <= i <= lt.last)
+            for i in range(len(graph.operators))]  # fmt: skip

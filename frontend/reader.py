@@ -1,0 +1,583 @@
+"""TFLite flatbuffer to graph IR: subgraph 0, its operators in file order as the schedule.
+
+Everything is read through the ``tflite`` package's generated accessors; this module only
+decides what the fields mean and refuses, with one line naming the file, what rip cannot
+compile (unsupported operators, float or int16 activations, dynamic shapes, stateful
+tensors). Other subgraphs (e.g. of control-flow ops, which rip refuses anyway) are ignored.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tflite
+
+from rip.errors import ModelError
+from rip.frontend.ir import (
+    ConcatParams,
+    Conv2DParams,
+    DepthwiseParams,
+    ElementwiseParams,
+    FullyConnectedParams,
+    Graph,
+    NoParams,
+    Operator,
+    Padding,
+    PadParams,
+    PoolParams,
+    Quant,
+    ReduceParams,
+    ResizeParams,
+    SoftmaxParams,
+    Tensor,
+    TransposeParams,
+)
+from rip.shapes import conv_out_size, same_padding
+
+FILE_IDENTIFIER = b"TFL3"
+
+SUPPORTED_OPS = frozenset(
+    {
+        "CONV_2D",
+        "DEPTHWISE_CONV_2D",
+        "FULLY_CONNECTED",
+        "ADD",
+        "SUB",
+        "MUL",
+        "AVERAGE_POOL_2D",
+        "MAX_POOL_2D",
+        "MEAN",
+        "PAD",
+        "RESHAPE",
+        "SQUEEZE",
+        "SOFTMAX",
+        "LOGISTIC",
+        "HARD_SWISH",
+        "RELU",
+        "RELU6",
+        "CONCATENATION",
+        "RESIZE_NEAREST_NEIGHBOR",
+        "TRANSPOSE",
+        "QUANTIZE",
+        "DEQUANTIZE",
+    }
+)
+
+# Ops that only occur in recurrent or stateful models (cells, gates, state variables): their
+# presence turns "unsupported operator" into "recurrent models are not supported".
+RECURRENT_MARKERS = frozenset(
+    {
+        "SVDF",
+        "LSTM",
+        "RNN",
+        "UNIDIRECTIONAL_SEQUENCE_LSTM",
+        "UNIDIRECTIONAL_SEQUENCE_RNN",
+        "BIDIRECTIONAL_SEQUENCE_LSTM",
+        "BIDIRECTIONAL_SEQUENCE_RNN",
+        "TANH",
+        "PACK",
+        "UNPACK",
+        "VAR_HANDLE",
+        "READ_VARIABLE",
+        "ASSIGN_VARIABLE",
+    }
+)
+
+_TYPE_NAMES = {
+    getattr(tflite.TensorType, n): n.lower() for n in vars(tflite.TensorType) if n.isupper()
+}
+_ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
+# Fused activations that int8 kernels implement as a clamp of the output; others are refused.
+_CLAMP_ACTIVATIONS = frozenset({"NONE", "RELU", "RELU_N1_TO_1", "RELU6"})
+
+# Flatbuffers does not bound-check offsets: a truncated or corrupt file shows up as one of
+# these while reading (numpy raises ValueError for a vector past the end of the buffer,
+# flatbuffers TypeError for a garbage offset that does not fit its type).
+_CORRUPT_ERRORS = (
+    IndexError,
+    struct.error,
+    ValueError,
+    OverflowError,
+    TypeError,
+    ZeroDivisionError,
+)
+
+
+def read_model(source: str | Path | bytes, name: str | None = None) -> Graph:
+    """Read subgraph 0 of a TFLite model (a path or the file's bytes) into a ``Graph``.
+
+    ``name`` names the graph and, for bytes, the model in error messages (default: the
+    file's stem, or ``"model"``). ``Graph.tensors`` holds the tensors the graph refers to
+    (inputs, outputs, operator operands), keyed by their index in the file. Raises
+    ``ModelError`` with one line naming the file for anything rip cannot read or compile.
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        buf = bytes(source)
+        label = name or "<bytes>"
+        graph_name = name or "model"
+    else:
+        path = Path(source)
+        label = str(path)
+        graph_name = name or path.name.removesuffix(".tflite")
+        try:
+            buf = path.read_bytes()
+        except OSError as exc:
+            raise ModelError(f"{label}: cannot read the file ({exc.strerror})") from None
+    if len(buf) < 8 or buf[4:8] != FILE_IDENTIFIER:
+        raise ModelError(
+            f"{label}: not a TFLite file (no {FILE_IDENTIFIER.decode()!r} identifier at bytes 4..8)"
+        )
+    try:
+        return _Reader(buf, label, graph_name).graph()
+    except _CORRUPT_ERRORS as exc:
+        kind = type(exc).__name__ if type(exc) is not struct.error else "struct.error"
+        detail = " ".join(f"{kind}: {exc}".split())
+        raise ModelError(f"{label}: truncated or corrupt TFLite file ({detail})") from None
+
+
+def _tensor_desc(t: Tensor) -> str:
+    return f"tensor {t.id} {t.name!r}"
+
+
+class _Reader:
+    """One pass over the flatbuffer; ``graph()`` validates and builds the IR."""
+
+    def __init__(self, buf: bytes, label: str, graph_name: str) -> None:
+        self.buf = buf
+        self.label = label
+        self.graph_name = graph_name
+        self.notes: list[str] = []
+        # Graph-only models lost their constant tensors: counts of what shapes stood in for.
+        self.inferred: Counter[str] = Counter()
+
+    def fail(self, message: str) -> ModelError:
+        return ModelError(f"{self.label}: {message}")
+
+    def graph(self) -> Graph:
+        model = tflite.Model.GetRootAsModel(self.buf, 0)
+        if model.SubgraphsLength() < 1:
+            raise self.fail("the model has no subgraph")
+        self.model = model
+        sub = model.Subgraphs(0)
+        n_tensors = sub.TensorsLength()
+
+        def ids(values: Any, length: int, what: str) -> tuple[int, ...]:
+            out = tuple(int(v) for v in values) if length else ()
+            for t in out:
+                if not -1 <= t < n_tensors:
+                    raise self.fail(f"{what} refers to tensor {t}, past the {n_tensors} tensors")
+            return out
+
+        graph_inputs = ids(sub.InputsAsNumpy(), sub.InputsLength(), "the graph input list")
+        graph_outputs = ids(sub.OutputsAsNumpy(), sub.OutputsLength(), "the graph output list")
+
+        codes = [self.op_name(model.OperatorCodes(i)) for i in range(model.OperatorCodesLength())]
+        raw_ops = []
+        for i in range(sub.OperatorsLength()):
+            op = sub.Operators(i)
+            if op.OpcodeIndex() >= len(codes):
+                raise self.fail(f"operator {i} has opcode index {op.OpcodeIndex()}, past the table")
+            ins = ids(op.InputsAsNumpy(), op.InputsLength(), f"operator {i}")
+            outs = ids(op.OutputsAsNumpy(), op.OutputsLength(), f"operator {i}")
+            raw_ops.append((codes[op.OpcodeIndex()], ins, outs, op))
+
+        referenced = {t for t in (*graph_inputs, *graph_outputs) if t >= 0}
+        for _, ins, outs, _ in raw_ops:
+            referenced.update(t for t in (*ins, *outs) if t >= 0)
+        activation_ids = {*graph_inputs, *(t for _, _, outs, _ in raw_ops for t in outs)}
+        raw_tensors = {tid: sub.Tensors(tid) for tid in sorted(referenced)}
+
+        self.check_operators(raw_ops, raw_tensors)
+        tensors = {
+            tid: self.tensor(tid, raw, tid not in activation_ids)
+            for tid, raw in raw_tensors.items()
+        }
+        self.check_activations(raw_ops, tensors, graph_inputs, graph_outputs)
+
+        operators = tuple(
+            Operator(kind, ins, outs, self.params(i, kind, op, ins, outs, tensors), i)
+            for i, (kind, ins, outs, op) in enumerate(raw_ops)
+        )
+        op_inputs = {t for op in operators for t in op.inputs if t >= 0}
+        missing = [
+            t for t in sorted(op_inputs) if tensors[t].is_constant and tensors[t].data is None
+        ]
+        has_weights = not any(tensors[t].nbytes for t in missing)
+        if not has_weights:
+            self.notes.insert(
+                0, f"graph-only model: {len(missing)} constant tensors have no data (no weights)"
+            )
+        self.notes += [
+            f"graph-only model: {what} of {n} ops inferred from tensor shapes"
+            for what, n in self.inferred.items()
+        ]
+        return Graph(
+            name=self.graph_name,
+            tensors=tensors,
+            operators=operators,
+            inputs=graph_inputs,
+            outputs=graph_outputs,
+            has_weights=has_weights,
+            notes=tuple(self.notes),
+        )
+
+    @staticmethod
+    def op_name(code: Any) -> str:
+        # Codes past 127 live only in BuiltinCode; old files only fill the deprecated field.
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        if builtin == tflite.BuiltinOperator.CUSTOM:
+            custom = code.CustomCode()
+            return f"CUSTOM {custom.decode(errors='replace')!r}" if custom else "CUSTOM"
+        return tflite.BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}")
+
+    def check_operators(self, raw_ops: list, raw_tensors: dict[int, Any]) -> None:
+        kinds = {kind for kind, *_ in raw_ops}
+        stateful = any(t.IsVariable() for t in raw_tensors.values())
+        markers = sorted(kinds & RECURRENT_MARKERS)
+        for i, (kind, _, outs, _) in enumerate(raw_ops):
+            if kind in SUPPORTED_OPS:
+                continue
+            if outs and outs[0] >= 0:
+                out_name = (raw_tensors[outs[0]].Name() or b"").decode(errors="replace")
+                where = f"output tensor {outs[0]} {out_name!r}"
+            else:
+                where = "no output tensor"
+            message = f"unsupported operator {kind} at index {i} ({where})"
+            if markers or stateful:
+                uses = ", ".join(markers) or "variable tensors"
+                message += f"; recurrent models are not supported (this one uses {uses})"
+            raise self.fail(message)
+        if stateful:
+            raise self.fail("variable (state) tensors: stateful models are not supported")
+
+    def tensor(self, tid: int, raw: Any, is_constant: bool) -> Tensor:
+        name = (raw.Name() or b"").decode(errors="replace")
+        shape = tuple(int(d) for d in raw.ShapeAsNumpy()) if raw.ShapeLength() else ()
+        signature = (
+            tuple(int(d) for d in raw.ShapeSignatureAsNumpy()) if raw.ShapeSignatureLength() else ()
+        )
+        # A converter leaves -1 as the batch of a fixed batch-1 model; anything else is a
+        # shape only known at run time, which a static memory plan cannot hold.
+        dynamic = any(d < 0 for d in shape) or any(
+            d < 0 and not (j == 0 and shape[:1] == (1,)) for j, d in enumerate(signature)
+        )
+        if dynamic:
+            raise self.fail(
+                f"dynamic shape on tensor {tid} {name!r} (shape {list(shape)}, "
+                f"signature {list(signature)}): only static shapes are supported"
+            )
+        dtype = _TYPE_NAMES.get(raw.Type(), f"type{raw.Type()}")
+        data = None if not is_constant else self.buffer_bytes(raw.Buffer(), tid)
+        return Tensor(
+            id=tid,
+            name=name,
+            shape=shape,
+            dtype=dtype,
+            quant=self.quant(raw.Quantization()),
+            is_constant=is_constant,
+            data=data,
+        )
+
+    def buffer_bytes(self, index: int, tid: int) -> bytes | None:
+        if index >= self.model.BuffersLength():
+            raise self.fail(f"tensor {tid} refers to buffer {index}, past the buffer table")
+        buffer = self.model.Buffers(index)
+        if buffer.DataLength():
+            return buffer.DataAsNumpy().tobytes()
+        # Models over 2 GB keep buffers after the flatbuffer, addressed by file offset.
+        offset, size = buffer.Offset(), buffer.Size()
+        if offset > 1 and size:
+            if offset + size > len(self.buf):
+                raise IndexError(f"buffer {index} ends past the end of the file")
+            return self.buf[offset : offset + size]
+        return None
+
+    @staticmethod
+    def quant(q: Any) -> Quant | None:
+        if q is None or not q.ScaleLength():
+            return None
+        scale = tuple(float(s) for s in q.ScaleAsNumpy())
+        zps = tuple(int(z) for z in q.ZeroPointAsNumpy()) if q.ZeroPointLength() else ()
+        zero_point = zps if len(zps) == len(scale) else (zps[:1] or (0,)) * len(scale)
+        return Quant(scale=scale, zero_point=zero_point, axis=int(q.QuantizedDimension()))
+
+    def check_activations(
+        self,
+        raw_ops: list,
+        tensors: dict[int, Tensor],
+        graph_inputs: tuple[int, ...],
+        graph_outputs: tuple[int, ...],
+    ) -> None:
+        producer: dict[int, int] = {}
+        consumers: dict[int, list[int]] = {}
+        for i, (_, ins, outs, _) in enumerate(raw_ops):
+            for t in outs:
+                producer[t] = i
+            for t in ins:
+                if t >= 0:
+                    consumers.setdefault(t, []).append(i)
+        order = [*graph_inputs, *(t for _, _, outs, _ in raw_ops for t in outs)]
+        for tid in dict.fromkeys(t for t in order if t >= 0):
+            t = tensors[tid]
+            if t.dtype == "int8":
+                if t.quant is None:
+                    raise self.fail(f"int8 {_tensor_desc(t)} has no quantization parameters")
+                continue
+            made_by = (
+                f"output of {raw_ops[producer[tid]][0]} at index {producer[tid]}"
+                if tid in producer
+                else "graph input"
+            )
+            if t.dtype == "float32":
+                users = [raw_ops[c][0] for c in consumers.get(tid, [])]
+                quantized_input = tid in graph_inputs and tid not in producer
+                quantized_input = quantized_input and all(u == "QUANTIZE" for u in users)
+                dequantized_output = (
+                    tid in graph_outputs
+                    and tid in producer
+                    and raw_ops[producer[tid]][0] == "DEQUANTIZE"
+                    and not users
+                )
+                if quantized_input or dequantized_output:
+                    continue
+                raise self.fail(
+                    f"float activations inside the graph are not supported: {_tensor_desc(t)} "
+                    f"({made_by}); only a float model input consumed by QUANTIZE or a float "
+                    "output produced by DEQUANTIZE is allowed"
+                )
+            if t.dtype == "int16":
+                raise self.fail(
+                    f"int16 activations (16x8 quantization) are not supported: "
+                    f"{_tensor_desc(t)} ({made_by})"
+                )
+            raise self.fail(
+                f"{t.dtype} activations are not supported (int8 only): {_tensor_desc(t)} "
+                f"({made_by})"
+            )
+
+    # ---- operator options ------------------------------------------------------------
+
+    def options(self, op: Any, cls: type, index: int, kind: str, required: bool = True) -> Any:
+        table = op.BuiltinOptions()
+        if table is None:
+            if required:
+                raise self.fail(f"{kind} at index {index} has no options")
+            return None
+        opts = cls()
+        opts.Init(table.Bytes, table.Pos)
+        return opts
+
+    def activation(self, code: int, index: int, kind: str) -> str:
+        act = _ACTIVATIONS.get(code, f"code {code}")
+        if act not in _CLAMP_ACTIVATIONS:
+            raise self.fail(f"unsupported fused activation {act} on {kind} at index {index}")
+        return act
+
+    def constant_ints(self, tid: int, tensors: dict[int, Tensor]) -> list[int] | None:
+        t = tensors[tid]
+        if t.data is None:
+            return None
+        dtype = {"int32": "<i4", "int64": "<i8"}.get(t.dtype)
+        if dtype is None or not t.is_constant:
+            raise self.fail(f"{_tensor_desc(t)} should be a constant int32 tensor")
+        return [int(v) for v in np.frombuffer(t.data, dtype=dtype)]
+
+    def window_padding(
+        self,
+        code: int,
+        in_shape: tuple[int, ...],
+        out_shape: tuple[int, ...],
+        kernel: tuple[int, int],
+        stride: tuple[int, int],
+        dilation: tuple[int, int],
+        where: str,
+    ) -> Padding:
+        """SAME/VALID as explicit padding, checked against the output's height and width."""
+        if len(in_shape) != 4 or len(out_shape) != 4:
+            raise self.fail(f"{where}: expected 4-D NHWC tensors, got {in_shape} -> {out_shape}")
+        if min(*stride, *dilation, *kernel) < 1:
+            raise self.fail(f"{where}: stride, dilation and kernel must be at least 1")
+        if code == tflite.Padding.SAME:
+            top, bottom = same_padding(in_shape[1], kernel[0], stride[0], dilation[0])
+            left, right = same_padding(in_shape[2], kernel[1], stride[1], dilation[1])
+            padding = Padding(top, bottom, left, right)
+        elif code == tflite.Padding.VALID:
+            padding = Padding()
+        else:
+            raise self.fail(f"{where}: unknown padding code {code}")
+        expected = (
+            conv_out_size(in_shape[1] + padding.top + padding.bottom, kernel[0], stride[0],
+                          dilation[0]),
+            conv_out_size(in_shape[2] + padding.left + padding.right, kernel[1], stride[1],
+                          dilation[1]),
+        )  # fmt: skip
+        if expected != out_shape[1:3]:
+            raise self.fail(
+                f"{where}: output {out_shape} does not match input {in_shape} with kernel "
+                f"{kernel}, stride {stride}, dilation {dilation}"
+            )
+        return padding
+
+    def params(
+        self,
+        index: int,
+        kind: str,
+        op: Any,
+        ins: tuple[int, ...],
+        outs: tuple[int, ...],
+        tensors: dict[int, Tensor],
+    ) -> Any:
+        where = f"{kind} at index {index}"
+        in_shape = tensors[ins[0]].shape if ins and ins[0] >= 0 else ()
+        out_shape = tensors[outs[0]].shape if outs and outs[0] >= 0 else ()
+
+        if kind in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+            depthwise = kind == "DEPTHWISE_CONV_2D"
+            cls = tflite.DepthwiseConv2DOptions if depthwise else tflite.Conv2DOptions
+            o = self.options(op, cls, index, kind)
+            filter_shape = tensors[ins[1]].shape
+            if len(filter_shape) != 4:
+                raise self.fail(f"{where}: filter shape {filter_shape} is not 4-D")
+            stride = (o.StrideH(), o.StrideW())
+            dilation = (o.DilationHFactor(), o.DilationWFactor())
+            padding = self.window_padding(
+                o.Padding(), in_shape, out_shape, filter_shape[1:3], stride, dilation, where
+            )
+            act = self.activation(o.FusedActivationFunction(), index, kind)
+            if not depthwise:
+                return Conv2DParams(stride, dilation, padding, act)
+            # The kernels use channels_out / channels_in; old converters wrote 0 here.
+            if out_shape[3] % in_shape[3]:
+                raise self.fail(f"{where}: {out_shape[3]} output channels for {in_shape[3]} in")
+            return DepthwiseParams(stride, dilation, padding, act, out_shape[3] // in_shape[3])
+
+        if kind in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+            o = self.options(op, tflite.Pool2DOptions, index, kind)
+            size = (o.FilterHeight(), o.FilterWidth())
+            stride = (o.StrideH(), o.StrideW())
+            padding = self.window_padding(
+                o.Padding(), in_shape, out_shape, size, stride, (1, 1), where
+            )
+            act = self.activation(o.FusedActivationFunction(), index, kind)
+            return PoolParams(size, stride, padding, act)
+
+        if kind == "FULLY_CONNECTED":
+            o = self.options(op, tflite.FullyConnectedOptions, index, kind, required=False)
+            if o is None:
+                return FullyConnectedParams()
+            if o.WeightsFormat() != 0:
+                raise self.fail(f"{where}: shuffled weights format is not supported")
+            act = self.activation(o.FusedActivationFunction(), index, kind)
+            return FullyConnectedParams(act, bool(o.KeepNumDims()))
+
+        if kind in ("ADD", "SUB", "MUL"):
+            cls = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions, "MUL": tflite.MulOptions}
+            o = self.options(op, cls[kind], index, kind, required=False)
+            act = "NONE" if o is None else self.activation(o.FusedActivationFunction(), index, kind)
+            return ElementwiseParams(act)
+
+        if kind == "MEAN":
+            o = self.options(op, tflite.ReducerOptions, index, kind, required=False)
+            keep_dims = bool(o.KeepDims()) if o is not None else False
+            rank = len(in_shape)
+            axes = self.constant_ints(ins[1], tensors)
+            if axes is None:
+                axes = self.infer_mean_axes(in_shape, out_shape, tensors[ins[1]], keep_dims, where)
+            if any(not -rank <= a < rank for a in axes):
+                raise self.fail(f"{where}: axes {axes} out of range for rank {rank}")
+            return ReduceParams(tuple(sorted({a % rank for a in axes})), keep_dims)
+
+        if kind == "PAD":
+            return self.pad_params(ins, in_shape, out_shape, tensors, where)
+
+        if kind == "SOFTMAX":
+            o = self.options(op, tflite.SoftmaxOptions, index, kind, required=False)
+            return SoftmaxParams(float(o.Beta()) if o is not None else 1.0)
+
+        if kind == "CONCATENATION":
+            o = self.options(op, tflite.ConcatenationOptions, index, kind)
+            act = self.activation(o.FusedActivationFunction(), index, kind)
+            rank = len(out_shape)
+            if not -rank <= o.Axis() < rank:
+                raise self.fail(f"{where}: axis {o.Axis()} out of range for rank {rank}")
+            return ConcatParams(o.Axis() % rank, act)
+
+        if kind == "RESIZE_NEAREST_NEIGHBOR":
+            o = self.options(op, tflite.ResizeNearestNeighborOptions, index, kind, required=False)
+            if o is None:
+                return ResizeParams()
+            return ResizeParams(bool(o.AlignCorners()), bool(o.HalfPixelCenters()))
+
+        if kind == "TRANSPOSE":
+            perm = self.constant_ints(ins[1], tensors)
+            if perm is None:
+                raise self.fail(f"{where}: the permutation tensor has no data")
+            if sorted(perm) != list(range(len(in_shape))):
+                raise self.fail(f"{where}: {perm} is not a permutation of rank {len(in_shape)}")
+            return TransposeParams(tuple(perm))
+
+        # RESHAPE, SQUEEZE (the output shape says it all), LOGISTIC, HARD_SWISH, RELU, RELU6,
+        # QUANTIZE, DEQUANTIZE.
+        return NoParams()
+
+    def infer_mean_axes(
+        self,
+        in_shape: tuple[int, ...],
+        out_shape: tuple[int, ...],
+        axes_tensor: Tensor,
+        keep_dims: bool,
+        where: str,
+    ) -> list[int]:
+        """Axes of a graph-only model's MEAN (its axis tensor was emptied), from shapes."""
+        count = axes_tensor.shape[0] if axes_tensor.shape else 1
+        rank = len(in_shape)
+
+        def result(axes: tuple[int, ...]) -> tuple[int, ...]:
+            if keep_dims:
+                return tuple(1 if j in axes else d for j, d in enumerate(in_shape))
+            return tuple(d for j, d in enumerate(in_shape) if j not in axes)
+
+        fits = [c for c in combinations(range(rank), count) if result(c) == tuple(out_shape)]
+        if len(fits) > 1 and (1, 2) in fits and rank == 4:
+            fits = [(1, 2)]  # keras global average pooling: the spatial axes of NHWC
+        if len(fits) != 1:
+            raise self.fail(f"{where}: the axis tensor has no data and shapes do not fix it")
+        self.inferred["MEAN axes"] += 1
+        return list(fits[0])
+
+    def pad_params(
+        self,
+        ins: tuple[int, ...],
+        in_shape: tuple[int, ...],
+        out_shape: tuple[int, ...],
+        tensors: dict[int, Tensor],
+        where: str,
+    ) -> PadParams:
+        if len(in_shape) != 4 or len(out_shape) != 4:
+            raise self.fail(f"{where}: only 4-D NHWC PAD is supported, got {in_shape}")
+        values = self.constant_ints(ins[1], tensors)
+        if values is None:
+            # Graph-only model: the amounts are gone; split each total like SAME does. Only
+            # planning uses these files, and the planner needs the sizes, not the split.
+            totals = [o - i for i, o in zip(in_shape, out_shape, strict=True)]
+            if min(totals) < 0:
+                raise self.fail(f"{where}: output {out_shape} smaller than input {in_shape}")
+            values = [v for t in totals for v in (t // 2, t - t // 2)]
+            self.inferred["PAD paddings"] += 1
+        if len(values) != 8:
+            raise self.fail(f"{where}: paddings should be 4x2, got {len(values)} values")
+        pairs = [(values[2 * j], values[2 * j + 1]) for j in range(4)]
+        if min(values) < 0:
+            raise self.fail(f"{where}: negative paddings {pairs}")
+        if pairs[0] != (0, 0):
+            raise self.fail(f"{where}: pads the batch axis ({pairs}); not supported")
+        expected = tuple(d + sum(p) for d, p in zip(in_shape, pairs, strict=True))
+        if expected != tuple(out_shape):
+            raise self.fail(f"{where}: paddings {pairs} turn {in_shape} into {expected}, "
+                            f"not {out_shape}")  # fmt: skip
+        return PadParams(Padding(*pairs[1], *pairs[2]), pairs[3])

@@ -1,0 +1,300 @@
+"""Graph rewrites: small, exact, pure passes (``Graph -> Graph``) applied after reading.
+
+Each pass returns a new graph (the input is never mutated), leaves every operator it does not
+rewrite as it was, and appends a line to ``Graph.notes`` when it changed something. The
+docstrings say why each rewrite computes the same int8 bytes as the TFLite reference kernels.
+``rewrite`` applies them in an order where no pass hides an opportunity from another.
+
+Tensor readers are counted through aliases: an op reading a RESHAPE's output reads the
+RESHAPE's input bytes, so the passes below ask ``_readers`` / ``_reaches_output`` rather than
+``Graph.consumers``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from rip.frontend.ir import Graph, Operator, Padding, PadParams, ReduceParams
+
+CONV_KINDS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
+POOL_KINDS = frozenset({"MAX_POOL_2D", "AVERAGE_POOL_2D"})
+# Producers whose int8 kernels apply the fused activation as a clamp of the quantized output
+# (TFLite's CalculateActivationRangeQuantized). CONCATENATION has the field, but TFLite's
+# kernels require it to be NONE, so a RELU after one is never fused into it.
+RELU_FUSABLE_KINDS = frozenset(
+    {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", *POOL_KINDS}
+)
+
+
+def _readers(graph: Graph, tid: int) -> list[int]:
+    """Indices of the ops reading ``tid``'s bytes, directly or through an alias of it (an op
+    reading it twice, like ``ADD(x, x)``, is one reader)."""
+    return [
+        i
+        for i, op in enumerate(graph.operators)
+        if any(t >= 0 and _through(graph, t, tid) for t in op.inputs)
+    ]
+
+
+def _through(graph: Graph, tid: int, target: int) -> bool:
+    """True if ``tid`` is ``target`` or an alias chain from ``tid`` passes through it."""
+    while True:
+        if tid == target:
+            return True
+        if tid not in graph.aliases:
+            return False
+        tid = graph.aliases[tid]
+
+
+def _reaches_output(graph: Graph, tid: int) -> bool:
+    return any(_through(graph, t, tid) for t in graph.outputs)
+
+
+def _note(graph: Graph, message: str) -> Graph:
+    return graph.with_(notes=(*graph.notes, message))
+
+
+def _drop(operators: tuple[Operator, ...], removed: set[int]) -> tuple[Operator, ...]:
+    return tuple(op for i, op in enumerate(operators) if i not in removed)
+
+
+def strip_interface(graph: Graph) -> Graph:
+    """Remove the float boundary: QUANTIZE of a float graph input, DEQUANTIZE to a float
+    graph output.
+
+    Exact for the int8 core: the remaining graph computes the same int8 tensors; the
+    compiled model takes and returns those int8 tensors, and ``Graph.interface`` keeps
+    ``(kind, float_tensor_id, int8_tensor_id)`` so the generated API (or the caller) can
+    quantize and dequantize with the int8 tensor's scale and zero point, as the removed ops
+    did.
+    """
+    consumers = graph.consumers()
+    producers = graph.producers()
+    removed: set[int] = set()
+    interface = list(graph.interface)
+    inputs = list(graph.inputs)
+    outputs = list(graph.outputs)
+    for k, tid in enumerate(graph.inputs):
+        users = consumers.get(tid, [])
+        if graph.tensor(tid).dtype != "float32" or len(users) != 1:
+            continue
+        op = graph.operators[users[0]]
+        if op.kind == "QUANTIZE" and graph.tensor(op.outputs[0]).dtype == "int8":
+            removed.add(users[0])
+            inputs[k] = op.outputs[0]
+            interface.append(("QUANTIZE", tid, op.outputs[0]))
+    for k, tid in enumerate(graph.outputs):
+        if graph.tensor(tid).dtype != "float32" or tid not in producers or consumers.get(tid):
+            continue
+        op = graph.operators[producers[tid]]
+        if op.kind == "DEQUANTIZE" and graph.tensor(op.inputs[0]).dtype == "int8":
+            removed.add(producers[tid])
+            outputs[k] = op.inputs[0]
+            interface.append(("DEQUANTIZE", tid, op.inputs[0]))
+    if not removed:
+        return graph
+    result = graph.with_(
+        operators=_drop(graph.operators, removed),
+        inputs=tuple(inputs),
+        outputs=tuple(outputs),
+        interface=tuple(interface),
+    )
+    kinds = Counter(kind for kind, *_ in interface[len(graph.interface) :])
+    summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    return _note(result, f"strip_interface: removed {summary}; the model runs int8 end to end")
+
+
+def alias_reshapes(graph: Graph) -> Graph:
+    """Turn RESHAPE and SQUEEZE of an activation into aliases: the op is removed and
+    ``aliases[output] = input``; readers keep the output id, and ``Graph.storage`` resolves
+    it to the bytes it shares.
+
+    Exact: TFLite's int8 RESHAPE/SQUEEZE copy the bytes unchanged (the row-major order of
+    NHWC data does not depend on the shape), so the output's bytes are the input's bytes.
+    A reshape output that is a graph output stays in ``outputs``; its storage (the input)
+    must then live to the end, which liveness reads through ``storage``.
+    """
+    aliases = dict(graph.aliases)
+    removed: set[int] = set()
+    for i, op in enumerate(graph.operators):
+        if op.kind not in ("RESHAPE", "SQUEEZE") or len(op.outputs) != 1:
+            continue
+        src, dst = op.inputs[0], op.outputs[0]
+        a, b = graph.tensor(src), graph.tensor(dst)
+        if a.is_constant or a.dtype != b.dtype or a.nbytes != b.nbytes:
+            continue
+        aliases[dst] = src
+        removed.add(i)
+    if not removed:
+        return graph
+    result = graph.with_(operators=_drop(graph.operators, removed), aliases=aliases)
+    return _note(result, f"alias_reshapes: {len(removed)} RESHAPE/SQUEEZE ops became aliases")
+
+
+def _pad_fold_blocker(graph: Graph, pad_index: int) -> str | None:
+    """Why the PAD at ``pad_index`` cannot be folded into its reader, or None if it can."""
+    pad = graph.operators[pad_index]
+    params = pad.params
+    src, dst = pad.inputs[0], pad.outputs[0]
+    a, b = graph.tensor(src), graph.tensor(dst)
+    if not isinstance(params, PadParams) or params.channels != (0, 0):
+        return "pads the channel axis"
+    if b.dtype != "int8" or a.dtype != "int8":
+        return f"pads {b.dtype} data"
+    if a.quant != b.quant:
+        return "input and output quantization differ"
+    if _reaches_output(graph, dst):
+        return "its output is a graph output"
+    readers = _readers(graph, dst)
+    if len(readers) != 1:
+        return f"its output has {len(readers)} readers"
+    reader = graph.operators[readers[0]]
+    # The PAD output must be the reader's data input itself, not an alias or a weight.
+    if reader.inputs[0] != dst or dst in reader.inputs[1:]:
+        return f"its output is not the data input of {reader.kind}"
+    if reader.kind in CONV_KINDS:
+        return None
+    if reader.kind in POOL_KINDS:
+        if reader.params.padding != Padding():
+            return f"{reader.kind} has padding of its own"
+        return None
+    return f"its reader {reader.kind} has no padding to absorb it"
+
+
+def fold_pad(graph: Graph) -> Graph:
+    """Fold an explicit spatial PAD into the padding of the one op that reads it.
+
+    Into CONV_2D / DEPTHWISE_CONV_2D: exact. TFLite's quantized PAD fills with the output
+    zero point, i.e. the value 0 (PAD keeps its input's quantization, checked here); the int8
+    convolution adds the input offset (-zero point) to every tap and skips taps outside the
+    input, so a skipped tap contributes (zp - zp) * w = 0, the same as a padded cell. The
+    PAD's amounts are added to the conv's own padding and the conv reads the PAD's input.
+
+    Into MAX_POOL_2D / AVERAGE_POOL_2D with no padding of its own (VALID): TFLite pooling
+    skips cells outside the input, while after an explicit PAD they hold the zero point and
+    count (in the max, and in the average's divisor). The folded pool gets
+    ``PoolParams.pad_counts = True``, which asks the kernel for exactly the PAD semantics.
+    A pool with padding of its own would mix the two rules, so it is left alone.
+
+    A PAD with several readers, a channel pad, or one that feeds a graph output or any
+    other op stays as an operator. PADs are folded to a fixed point, so a chain of PADs
+    before one conv folds completely.
+    """
+    into: Counter[str] = Counter()
+    changed = True
+    while changed:
+        changed = False
+        # Back to front: deleting a PAD leaves earlier indices valid, and the last PAD of a
+        # chain folds first, so the one before it then sees the conv as its reader.
+        for i in reversed(range(len(graph.operators))):
+            op = graph.operators[i]
+            if op.kind != "PAD" or _pad_fold_blocker(graph, i) is not None:
+                continue
+            into[graph.operators[_readers(graph, op.outputs[0])[0]].kind] += 1
+            graph = _fold_one_pad(graph, i)
+            changed = True
+    kept = [
+        f"index {op.source_index}: {_pad_fold_blocker(graph, i)}"
+        for i, op in enumerate(graph.operators)
+        if op.kind == "PAD"
+    ]
+    if not into and not kept:
+        return graph
+    summary = ", ".join(f"{n} into {kind}" for kind, n in sorted(into.items()))
+    parts = [f"folded {sum(into.values())} PAD ops ({summary})"] if into else []
+    if kept:
+        parts.append(f"kept {len(kept)} ({'; '.join(kept)})")
+    return _note(graph, "fold_pad: " + "; ".join(parts))
+
+
+def _fold_one_pad(graph: Graph, pad_index: int) -> Graph:
+    pad = graph.operators[pad_index]
+    src, dst = pad.inputs[0], pad.outputs[0]
+    reader_index = _readers(graph, dst)[0]
+    reader = graph.operators[reader_index]
+    padding = reader.params.padding + pad.params.padding
+    if reader.kind in POOL_KINDS:
+        params: object = replace(reader.params, padding=padding, pad_counts=True)
+    else:
+        params = replace(reader.params, padding=padding)
+    new_reader = reader.with_(inputs=(src, *reader.inputs[1:]), params=params)
+    operators = list(graph.operators)
+    operators[reader_index] = new_reader
+    del operators[pad_index]
+    return graph.with_(operators=tuple(operators))
+
+
+def mean_to_global_pool(graph: Graph) -> Graph:
+    """MEAN over the spatial axes {1, 2} of a 4-D NHWC tensor becomes kind
+    ``GLOBAL_AVERAGE_POOL``.
+
+    Exact: only the kind changes; ``ReduceParams`` and both tensors (with the output's own
+    quantization, which may differ from the input's) are kept, and the kernel for this kind
+    implements TFLite's int8 MEAN arithmetic (sum, then one requantization) bit for bit.
+    The new kind tells the planner and code generator it is a spatial reduction per channel.
+    """
+    operators = list(graph.operators)
+    count = 0
+    for i, op in enumerate(operators):
+        if op.kind != "MEAN" or not isinstance(op.params, ReduceParams):
+            continue
+        if len(graph.tensor(op.inputs[0]).shape) == 4 and set(op.params.axes) == {1, 2}:
+            operators[i] = op.with_(kind="GLOBAL_AVERAGE_POOL")
+            count += 1
+    if not count:
+        return graph
+    result = graph.with_(operators=tuple(operators))
+    return _note(result, f"mean_to_global_pool: {count} MEAN ops over H, W became global pools")
+
+
+def fold_relu(graph: Graph) -> Graph:
+    """Fold a standalone RELU / RELU6 into the fused activation of the op producing its input.
+
+    Conditions: the producer is a kind whose int8 kernel clamps its output with the fused
+    activation and has activation NONE; the RELU's input and output have the same dtype and
+    quantization; the RELU is the only reader of its input (counting aliases), which is not
+    a graph output. Exact: with equal quantization, TFLite's int8 RELU is a clamp to
+    [zero_point, 127] and RELU6 to [zero_point, zero_point + round(6 / scale)] (clamped to
+    int8), which is precisely the range CalculateActivationRangeQuantized gives the fused
+    activation. The producer then writes the RELU's output tensor directly.
+    """
+    producers = graph.producers()
+    operators: list[Operator | None] = list(graph.operators)
+    count = 0
+    for i, op in enumerate(graph.operators):
+        if op.kind not in ("RELU", "RELU6") or op.inputs[0] not in producers:
+            continue
+        src, dst = op.inputs[0], op.outputs[0]
+        p = producers[src]
+        producer = operators[p]
+        if producer is None or producer.kind not in RELU_FUSABLE_KINDS:
+            continue
+        if getattr(producer.params, "activation", None) != "NONE":
+            continue
+        a, b = graph.tensor(src), graph.tensor(dst)
+        if a.dtype != b.dtype or a.quant != b.quant or a.dtype != "int8":
+            continue
+        if _readers(graph, src) != [i] or _reaches_output(graph, src) or src in graph.inputs:
+            continue
+        operators[p] = producer.with_(
+            outputs=tuple(dst if t == src else t for t in producer.outputs),
+            params=replace(producer.params, activation=op.kind),
+        )
+        operators[i] = None
+        count += 1
+    if not count:
+        return graph
+    result = graph.with_(operators=tuple(op for op in operators if op is not None))
+    return _note(result, f"fold_relu: {count} RELU/RELU6 ops fused into their producers")
+
+
+PASSES = (strip_interface, fold_pad, fold_relu, mean_to_global_pool, alias_reshapes)
+
+
+def rewrite(graph: Graph) -> Graph:
+    """Apply every pass: interface first (so PADs and RELUs see the int8 graph), the folds
+    next, and aliasing last (so the folds see RESHAPE readers as ordinary ops)."""
+    for rewrite_pass in PASSES:
+        graph = rewrite_pass(graph)
+    return graph
