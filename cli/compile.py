@@ -1,6 +1,7 @@
-"""rip-compile: an int8 TFLite model in, its memory report (and, in later stages, code) out.
+"""rip-compile: an int8 TFLite model in; its memory report (and, in later stages, code) out.
 
-rip-compile model.tflite --report [--json]
+    rip-compile model.tflite --board pico2 --strategy rip --placer milp --report [--json]
+    rip-compile model.tflite --plot plan.png
 """
 
 from __future__ import annotations
@@ -8,109 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from rip.allocator.requirements import Requirements, requirements
+from rip.allocator.plan import PLACERS
+from rip.allocator.strategies import STRATEGIES
+from rip.boards import board_names, load_board
 from rip.errors import RipError
-from rip.frontend.ir import Graph
-from rip.frontend.liveness import live_bytes
-from rip.frontend.reader import read_model
-from rip.frontend.rewrite import rewrite
-
-
-def _shape(graph: Graph, tid: int) -> str:
-    return "x".join(str(d) for d in graph.tensors[tid].shape) or "scalar"
-
-
-def op_table(graph: Graph, req: Requirements) -> list[dict[str, Any]]:
-    """One row per op: index, kind, shapes, bytes, the chosen in-place candidate."""
-    rows = []
-    for op, r in zip(graph.operators, req.ops, strict=True):
-        acts = [t for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
-        best = min(r.candidates, key=lambda c: c.workspace, default=None)
-        rows.append({
-            "index": r.index,
-            "source_index": op.source_index,
-            "op": op.kind,
-            "inputs": [_shape(graph, t) for t in acts],
-            "output": _shape(graph, op.outputs[0]),
-            "input_bytes": sum(graph.tensors[t].nbytes for t in acts),
-            "output_bytes": graph.tensors[op.outputs[0]].nbytes,
-            "inplace_input": best.input if best else None,
-            "gap": best.gap if best else None,
-            "workspace": best.workspace if best else None,
-            "order": best.order if best else None,
-            "scheme": best.scheme if best else None,
-            "not_inplace_because": r.reason or None,
-            "scratch_bytes": r.scratch_bytes,
-        })  # fmt: skip
-    return rows
-
-
-def report(path: Path) -> dict[str, Any]:
-    """Parse, rewrite and analyse one model into the report's data."""
-    t0 = time.perf_counter()
-    source = read_model(path)
-    graph = rewrite(source)
-    req = requirements(graph)
-    live = live_bytes(graph)
-    return {
-        "model": graph.name,
-        "file": str(path),
-        "has_weights": graph.has_weights,
-        "inputs": [{"tensor": t, "shape": list(graph.tensors[t].shape),
-                    "dtype": graph.tensors[t].dtype} for t in graph.inputs],
-        "outputs": [{"tensor": t, "shape": list(graph.tensors[t].shape),
-                     "dtype": graph.tensors[t].dtype} for t in graph.outputs],
-        "ops_in_file": len(source.operators),
-        "ops": len(graph.operators),
-        "stripped": [{"op": k, "float_tensor": f, "int8_tensor": q}
-                     for k, f, q in graph.interface],
-        "notes": list(graph.notes),
-        "scratch_bytes": req.scratch_bytes,
-        "liveness_bound_bytes": max(live, default=0),
-        "inplace_candidates": sum(1 for r in req.ops if r.candidates),
-        "op_table": op_table(graph, req),
-        "seconds": round(time.perf_counter() - t0, 3),
-    }  # fmt: skip
-
-
-def format_report(rep: dict[str, Any]) -> str:
-    lines = [
-        f"model {rep['model']}  ({rep['file']})",
-        "  inputs:  " + ", ".join(f"{'x'.join(map(str, i['shape']))} {i['dtype']}"
-                                  for i in rep["inputs"]),
-        "  outputs: " + ", ".join(f"{'x'.join(map(str, o['shape']))} {o['dtype']}"
-                                  for o in rep["outputs"]),
-        f"  ops: {rep['ops_in_file']} in file, {rep['ops']} after folding; weights: "
-        f"{'yes' if rep['has_weights'] else 'no (graph only)'}",
-    ]  # fmt: skip
-    for s in rep["stripped"]:
-        lines.append(f"  stripped {s['op']}: float tensor {s['float_tensor']} -> int8 tensor "
-                     f"{s['int8_tensor']} (the compiled model runs int8 inside)")  # fmt: skip
-    lines += [f"  note: {n}" for n in rep["notes"]]
-    header = (f"{'#':>4} {'op':<24} {'input':<22} {'output':<16} {'in B':>9} {'out B':>9} "
-              f"{'in-place':>8} {'gap':>7} {'order':<8} {'scratch':>7}")  # fmt: skip
-    lines += ["", header, "-" * len(header)]
-    for r in rep["op_table"]:
-        inplace = "-" if r["inplace_input"] is None else f"t{r['inplace_input']}"
-        gap = "-" if r["gap"] is None else str(r["gap"])
-        lines.append(
-            f"{r['index']:>4} {r['op']:<24} {' + '.join(r['inputs'])[:22]:<22} "
-            f"{r['output'][:16]:<16} {r['input_bytes']:>9,} {r['output_bytes']:>9,} "
-            f"{inplace:>8} {gap:>7} {(r['order'] or '-'):<8} {r['scratch_bytes']:>7,}"
-        )
-    lines += [
-        "",
-        f"in-place candidates: {rep['inplace_candidates']} of {rep['ops']} ops",
-        f"scratch (largest kernel buffer, outside the arena): {rep['scratch_bytes']:,} B",
-        f"liveness bound (max bytes alive at one op, dual buffering): "
-        f"{rep['liveness_bound_bytes']:,} B",
-    ]
-    return "\n".join(lines)
+from rip.report import analyse, build_report, format_report
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -119,9 +25,20 @@ def _parser() -> argparse.ArgumentParser:
         description="Compile an int8 TFLite model with Right In-Place memory planning.",
     )
     p.add_argument("model", help="path to an int8 .tflite model")
+    p.add_argument("--board", default="pico2", help=f"one of {', '.join(board_names())} "
+                   "(default pico2)")  # fmt: skip
+    p.add_argument("--strategy", default="rip", choices=STRATEGIES,
+                   help="dual: nothing in place; tinyengine: depthwise only (the paper's "
+                   "baseline); rip: every candidate (default)")  # fmt: skip
+    p.add_argument("--placer", default="milp", choices=PLACERS,
+                   help="milp: Pyomo + SCIP, optimal (default); firstfit: TinyEngine's")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                   help="MILP time limit per strategy; past it the best plan found is used")
     p.add_argument("--report", action="store_true",
-                   help="print the model summary and per-op in-place table")  # fmt: skip
+                   help="print the model summary, per-op table and memory plans")  # fmt: skip
     p.add_argument("--json", action="store_true", help="the report as JSON")
+    p.add_argument("--plot", metavar="PNG", help="draw the plans (time x address) to a file")
+    p.add_argument("--quiet", action="store_true", help="no solver progress on stderr")
     return p
 
 
@@ -131,8 +48,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = Path(args.model)
         if not path.is_file():
             raise RipError(f"{path}: no such file")
-        rep = report(path)
-        print(json.dumps(rep, indent=2) if args.json else format_report(rep))
+        board = load_board(args.board)
+        progress = not args.quiet and not args.json and sys.stderr.isatty()
+        compiled = analyse(path, board, args.placer, args.time_limit, progress=progress)
+        rep = build_report(compiled, path, board, args.strategy)
+        if args.plot:
+            from rip.plot import plot_plans  # matplotlib only when a figure is asked for
+
+            plot_plans(Path(args.plot), rep["model"], compiled.plans,
+                       compiled.req.lifetimes, board, compiled.req.scratch_bytes)  # fmt: skip
+        if args.json:
+            print(json.dumps(rep, indent=2))
+        else:
+            print(format_report(rep))
         return 0
     except RipError as e:
         print(f"rip-compile: error: {e}", file=sys.stderr)
