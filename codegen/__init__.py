@@ -1,0 +1,1 @@
+"""Code generation: kernel parameters from TFLite quantization, and Jinja2-emitted C."""
