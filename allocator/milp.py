@@ -29,6 +29,8 @@ from pyomo.contrib.solver.common.factory import SolverFactory
 from rip.allocator.placement import Pair, PlacementError, Plan, Problem, first_fit, measure_peak
 
 SHIFT_PENALTY = 1e-4  # C: a move of the largest tensor in the suite prices at ~30 B of peak
+# Deterministic, single-threaded SCIP (the same plan on every run and machine).
+SCIP_OPTIONS = {"randomization/randomseedshift": 0, "parallel/maxnthreads": 1}
 
 
 @dataclass(frozen=True)
@@ -54,12 +56,18 @@ class _Progress(io.TextIOBase):
 
 
 def build_model(problem: Problem, ub: int, options: MilpOptions) -> pe.ConcreteModel:
-    """The Pyomo model; ``ub`` (a known plan's peak) bounds every offset and P."""
+    """The Pyomo model; ``ub`` (a known plan's peak) bounds every offset and P.
+
+    Placement constraints are written in units of the alignment V: offsets are multiples
+    of V, so a buffer may be rounded up to whole units without changing which placements
+    are feasible, and the big-M constants shrink V-fold. The peak stays in bytes.
+    """
     v = problem.alignment
     size = {b.id: b.size for b in problem.buffers}
+    units = {t: -(-s // v) for t, s in size.items()}
     pairs = list(problem.pairs)
     shift_of = {p.input: i for i, p in enumerate(pairs) if p.shiftable}
-    big_m = ub + max((p.gap for p in pairs), default=0)
+    big_m = -(-ub // v) + max((p.gap // v for p in pairs), default=0)
 
     m = pe.ConcreteModel("rip_placement")
     m.B = pe.Set(initialize=[b.id for b in problem.buffers])
@@ -71,14 +79,14 @@ def build_model(problem: Problem, ub: int, options: MilpOptions) -> pe.ConcreteM
     m.r = pe.Var(m.P, within=pe.Binary)
     m.z = pe.Var(m.P, within=pe.Binary)  # disjoint case: input below output
 
-    def x(t):
-        return v * m.u[t]
-
-    def extent(t):  # a shifted input reaches gap bytes further
+    def shift(t):  # a shifted input reaches gap bytes further (gap is a multiple of V)
         i = shift_of.get(t)
-        return size[t] + (pairs[i].gap * m.r[i] if i is not None else 0)
+        return (pairs[i].gap // v) * m.r[i] if i is not None else 0
 
-    m.top = pe.Constraint(m.B, rule=lambda _, t: x(t) + extent(t) <= m.peak)
+    def end(t):  # first unit past buffer t
+        return m.u[t] + units[t] + shift(t)
+
+    m.top = pe.Constraint(m.B, rule=lambda _, t: v * m.u[t] + size[t] + v * shift(t) <= m.peak)
 
     # No overlap between buffers alive together, one ordering binary per conflict.
     conflicts = _all_pairs(problem) if options.all_pairs else problem.conflicts()
@@ -93,18 +101,18 @@ def build_model(problem: Problem, ub: int, options: MilpOptions) -> pe.ConcreteM
         def apart(_, c, side):
             a, b = conflicts[c]
             if side == 0:
-                return x(a) + extent(a) <= x(b) + big_m * (1 - m.o[c])
+                return end(a) <= m.u[b] + big_m * (1 - m.o[c])
             if side == 1:
-                return x(b) + extent(b) <= x(a) + big_m * (1 - m.o2[c])
+                return end(b) <= m.u[a] + big_m * (1 - m.o2[c])
             # third case: never alive together (free when lifetimes are disjoint)
             return m.o3[c] <= (0 if timeline[a].overlaps(timeline[b]) else 1)
 
         m.apart = pe.Constraint(m.C, [0, 1, 2], rule=apart)
     else:
-        m.below = pe.Constraint(m.C, rule=lambda _, c: x(conflicts[c][0]) + extent(
-            conflicts[c][0]) <= x(conflicts[c][1]) + big_m * m.o[c])  # fmt: skip
-        m.above = pe.Constraint(m.C, rule=lambda _, c: x(conflicts[c][1]) + extent(
-            conflicts[c][1]) <= x(conflicts[c][0]) + big_m * (1 - m.o[c]))  # fmt: skip
+        m.below = pe.Constraint(m.C, rule=lambda _, c: end(conflicts[c][0])
+                                <= m.u[conflicts[c][1]] + big_m * m.o[c])  # fmt: skip
+        m.above = pe.Constraint(m.C, rule=lambda _, c: end(conflicts[c][1])
+                                <= m.u[conflicts[c][0]] + big_m * (1 - m.o[c]))  # fmt: skip
         for c in _interchangeable(problem, conflicts):
             m.o[c].fix(0)
 
@@ -113,18 +121,19 @@ def build_model(problem: Problem, ub: int, options: MilpOptions) -> pe.ConcreteM
         p = pairs[k]
         i, o = p.input, p.output
         d, r, z = m.d[k], m.r[k], m.z[k]
+        gap = p.gap // v
         if rule == "disjoint_below":  # not aliased: input entirely below output, or ...
-            return x(i) + extent(i) <= x(o) + big_m * (z + d)
+            return end(i) <= m.u[o] + big_m * (z + d)
         if rule == "disjoint_above":  # ... output entirely below input
-            return x(o) + size[o] <= x(i) + big_m * (1 - z + d)
+            return end(o) <= m.u[i] + big_m * (1 - z + d)
         if rule == "gap":  # aliased without a shift: output at least gap below the input
-            return x(o) <= x(i) - p.gap + big_m * (1 - d + r)
+            return m.u[o] <= m.u[i] - gap + big_m * (1 - d + r)
         if rule == "gap_exact":
-            return (x(o) >= x(i) - p.gap - big_m * (1 - d)) if p.exact else pe.Constraint.Skip
+            return (m.u[o] >= m.u[i] - gap - big_m * (1 - d)) if p.exact else pe.Constraint.Skip
         if rule == "shift_low":  # shifted: output shares the input's original base
-            return x(o) >= x(i) - big_m * (1 - r)
+            return m.u[o] >= m.u[i] - big_m * (1 - r)
         if rule == "shift_high":
-            return x(o) <= x(i) + big_m * (1 - r)
+            return m.u[o] <= m.u[i] + big_m * (1 - r)
         return r <= (d if p.shiftable else 0)
 
     rules = ["disjoint_below", "disjoint_above", "gap", "gap_exact", "shift_low", "shift_high",
@@ -192,7 +201,7 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
             m, tee=[stream], time_limit=options.time_limit,
             warmstart_discrete_vars=not options.all_pairs, load_solutions=False,
             raise_exception_on_nonoptimal_result=False,
-            solver_options={"randomization/randomseedshift": 0, "parallel/maxnthreads": 1},
+            solver_options=SCIP_OPTIONS,
         )  # fmt: skip
     except Exception as e:  # the solver's own failure: let the caller fall back
         raise PlacementError(f"SCIP failed: {e}") from None
@@ -207,6 +216,9 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     if "optimal" not in status and "feasible" not in status:
         return _from_warm(warm, solve_seconds, stats, f"solver returned {status}")
     result.solution_loader.load_vars()
+    if not _polish(m, solver, options):
+        return _from_warm(warm, solve_seconds, stats, "rounded solution infeasible")
+    solve_seconds = time.perf_counter() - t0
     v = problem.alignment
     offsets = {t: round(m.u[t].value) * v for t in m.B}
     aliased = tuple(p for k, p in enumerate(problem.pairs) if round(m.d[k].value) == 1)
@@ -223,6 +235,25 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
                     (f"time limit {options.time_limit:g} s reached: best plan found, "
                      "not proven optimal",))  # fmt: skip
     return plan
+
+
+def _polish(m: pe.ConcreteModel, solver, options: MilpOptions) -> bool:
+    """Fix every binary to its rounded value and solve again for the offsets alone.
+
+    A binary within SCIP's integrality tolerance of 0 (1e-6) still multiplies big-M, which
+    can let two buffers overlap by a few bytes. With the binaries fixed no big-M term is
+    active, and integer offsets satisfy the remaining difference constraints exactly."""
+    for var in m.component_data_objects(pe.Var):
+        if var.is_binary() and not var.fixed:
+            var.fix(round(var.value or 0))
+    result = solver.solve(m, tee=[io.StringIO()], time_limit=options.time_limit,
+                          load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                          solver_options=SCIP_OPTIONS)  # fmt: skip
+    status = str(result.solution_status)
+    if "optimal" not in status and "feasible" not in status:
+        return False
+    result.solution_loader.load_vars()
+    return True
 
 
 def _from_warm(warm: Plan, seconds: float, stats: dict, why: str) -> Plan:
