@@ -9,16 +9,22 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # files only, no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.patches import Rectangle
 
-from rip.allocator.placement import Plan  # noqa: E402
-from rip.boards import Board  # noqa: E402
-from rip.frontend.liveness import Lifetime  # noqa: E402
+from rip.allocator.placement import Plan
+from rip.boards import Board
+from rip.frontend.liveness import Lifetime
 
 
-def plot_plans(path: Path, model: str, plans: dict[str, Plan], lifetimes: dict[int, Lifetime],
-               board: Board, scratch_bytes: int) -> None:  # fmt: skip
+def plot_plans(
+    path: Path,
+    model: str,
+    plans: dict[str, Plan],
+    lifetimes: dict[int, Lifetime],
+    board: Board,
+    scratch_bytes: int,
+) -> None:
     n = len(plans)
     fig, axes = plt.subplots(1, n, figsize=(5 * n, 4.5), sharey=True, squeeze=False)
     overhead = scratch_bytes + board.fixed_overhead_bytes
@@ -31,16 +37,34 @@ def plot_plans(path: Path, model: str, plans: dict[str, Plan], lifetimes: dict[i
         aliased = {p.output for p in plan.aliased}
         for i, (t, lt) in enumerate(lifetimes.items()):
             x = plan.offsets[t] / 1024
-            ax.add_patch(Rectangle((lt.first, x), lt.last - lt.first + 1, lt.nbytes / 1024,
-                                   facecolor=cmap(i % 20), edgecolor="black", linewidth=0.3,
-                                   hatch="//" if t in aliased else None, alpha=0.85))  # fmt: skip
+            ax.add_patch(
+                Rectangle(
+                    (lt.first, x),
+                    lt.last - lt.first + 1,
+                    lt.nbytes / 1024,
+                    facecolor=cmap(i % 20),
+                    edgecolor="black",
+                    linewidth=0.3,
+                    hatch="//" if t in aliased else None,
+                    alpha=0.85,
+                )
+            )
         peak = plan.peak / 1024
         ax.axhline(peak, color="black", linewidth=1)
-        ax.add_patch(Rectangle((0, peak), steps, overhead / 1024, facecolor="grey", alpha=0.35,
-                               label="scratch + SDK + stack"))  # fmt: skip
+        ax.add_patch(
+            Rectangle(
+                (0, peak),
+                steps,
+                overhead / 1024,
+                facecolor="grey",
+                alpha=0.35,
+                label="scratch + SDK + stack",
+            )
+        )
         if board.sram_bytes:
-            ax.axhline(board.sram_bytes / 1024, color="red", linestyle="--",
-                       label=f"{board.name} SRAM")  # fmt: skip
+            ax.axhline(
+                board.sram_bytes / 1024, color="red", linestyle="--", label=f"{board.name} SRAM"
+            )
         ax.set_title(f"{strategy}: {plan.peak:,} B ({plan.placer})")
         ax.set_xlim(0, steps)
         ax.set_ylim(0, top / 1024 * 1.05)

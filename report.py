@@ -34,14 +34,22 @@ class Compiled:
     seconds: float
 
 
-def analyse(path: Path, board: Board, placer: str = "milp", time_limit: float = 60.0,
-            strategies: tuple[str, ...] = STRATEGIES, progress: bool = False) -> Compiled:  # fmt: skip
+def analyse(
+    path: Path,
+    board: Board,
+    placer: str = "milp",
+    time_limit: float = 60.0,
+    strategies: tuple[str, ...] = STRATEGIES,
+    progress: bool = False,
+) -> Compiled:
     t0 = time.perf_counter()
     source = read_model(path)
     graph = rewrite(source)
     req = requirements(graph)
-    plans = {s: plan_model(graph, req, s, placer, board.alignment, time_limit, progress)
-             for s in strategies}  # fmt: skip
+    plans = {
+        s: plan_model(graph, req, s, placer, board.alignment, time_limit, progress)
+        for s in strategies
+    }
     return Compiled(source, graph, req, plans, time.perf_counter() - t0)
 
 
@@ -58,24 +66,26 @@ def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[
     for op, r in zip(graph.operators, req.ops, strict=True):
         acts = [t for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
         best = min(r.candidates, key=lambda c: c.workspace, default=None)
-        rows.append({
-            "index": r.index,
-            "source_index": op.source_index,
-            "op": op.kind,
-            "inputs": [_shape(graph, t) for t in acts],
-            "output": _shape(graph, op.outputs[0]),
-            "input_bytes": sum(graph.tensors[t].nbytes for t in acts),
-            "output_bytes": graph.tensors[op.outputs[0]].nbytes,
-            "inplace_input": best.input if best else None,
-            "gap": best.gap if best else None,
-            "workspace": best.workspace if best else None,
-            "order": best.order if best else None,
-            "scheme": best.scheme if best else None,
-            "not_inplace_because": r.reason or None,
-            "planned_inplace": r.index in used,
-            "planned_shift": r.index in shifted,
-            "scratch_bytes": r.scratch_bytes,
-        })  # fmt: skip
+        rows.append(
+            {
+                "index": r.index,
+                "source_index": op.source_index,
+                "op": op.kind,
+                "inputs": [_shape(graph, t) for t in acts],
+                "output": _shape(graph, op.outputs[0]),
+                "input_bytes": sum(graph.tensors[t].nbytes for t in acts),
+                "output_bytes": graph.tensors[op.outputs[0]].nbytes,
+                "inplace_input": best.input if best else None,
+                "gap": best.gap if best else None,
+                "workspace": best.workspace if best else None,
+                "order": best.order if best else None,
+                "scheme": best.scheme if best else None,
+                "not_inplace_because": r.reason or None,
+                "planned_inplace": r.index in used,
+                "planned_shift": r.index in shifted,
+                "scratch_bytes": r.scratch_bytes,
+            }
+        )
     return rows
 
 
@@ -108,8 +118,9 @@ def plan_summary(c: Compiled, strategy: str, board: Board) -> dict[str, Any]:
         "fits": available == 0 or needed <= available,
         "headroom_bytes": (available - needed) if available else None,
         "solve_seconds": round(plan.solve_seconds, 3),
-        "milp_size": {k: plan.stats[k] for k in ("variables", "constraints", "binaries")
-                      if k in plan.stats},  # fmt: skip
+        "milp_size": {
+            k: plan.stats[k] for k in ("variables", "constraints", "binaries") if k in plan.stats
+        },
         "notes": list(plan.notes),
     }
 
@@ -122,14 +133,17 @@ def build_report(c: Compiled, path: Path, board: Board, strategy: str) -> dict[s
         "file": str(path),
         "board": board.name,
         "has_weights": g.has_weights,
-        "inputs": [{"tensor": t, "shape": list(g.tensors[t].shape),
-                    "dtype": g.tensors[t].dtype} for t in g.inputs],
-        "outputs": [{"tensor": t, "shape": list(g.tensors[t].shape),
-                     "dtype": g.tensors[t].dtype} for t in g.outputs],
+        "inputs": [
+            {"tensor": t, "shape": list(g.tensors[t].shape), "dtype": g.tensors[t].dtype}
+            for t in g.inputs
+        ],
+        "outputs": [
+            {"tensor": t, "shape": list(g.tensors[t].shape), "dtype": g.tensors[t].dtype}
+            for t in g.outputs
+        ],
         "ops_in_file": len(c.source.operators),
         "ops": len(g.operators),
-        "stripped": [{"op": k, "float_tensor": f, "int8_tensor": q}
-                     for k, f, q in g.interface],
+        "stripped": [{"op": k, "float_tensor": f, "int8_tensor": q} for k, f, q in g.interface],
         "notes": list(g.notes),
         "liveness_bound_bytes": max(live_bytes(g), default=0),
         "inplace_candidates": sum(1 for r in c.req.ops if r.candidates),
@@ -137,25 +151,29 @@ def build_report(c: Compiled, path: Path, board: Board, strategy: str) -> dict[s
         "strategies": {s: plan_summary(c, s, board) for s in c.plans},
         "op_table": op_table(g, c.req, c.plans[strategy]),
         "seconds": round(c.seconds, 3),
-    }  # fmt: skip
+    }
 
 
 def format_report(rep: dict[str, Any]) -> str:
     lines = [
         f"model {rep['model']}  ({rep['file']})  board {rep['board']}",
-        "  inputs:  " + ", ".join(f"{'x'.join(map(str, i['shape']))} {i['dtype']}"
-                                  for i in rep["inputs"]),
-        "  outputs: " + ", ".join(f"{'x'.join(map(str, o['shape']))} {o['dtype']}"
-                                  for o in rep["outputs"]),
+        "  inputs:  "
+        + ", ".join(f"{'x'.join(map(str, i['shape']))} {i['dtype']}" for i in rep["inputs"]),
+        "  outputs: "
+        + ", ".join(f"{'x'.join(map(str, o['shape']))} {o['dtype']}" for o in rep["outputs"]),
         f"  ops: {rep['ops_in_file']} in file, {rep['ops']} after folding; weights: "
         f"{'yes' if rep['has_weights'] else 'no (graph only)'}",
-    ]  # fmt: skip
+    ]
     for s in rep["stripped"]:
-        lines.append(f"  stripped {s['op']}: float tensor {s['float_tensor']} -> int8 tensor "
-                     f"{s['int8_tensor']} (the compiled model runs int8 inside)")  # fmt: skip
+        lines.append(
+            f"  stripped {s['op']}: float tensor {s['float_tensor']} -> int8 tensor "
+            f"{s['int8_tensor']} (the compiled model runs int8 inside)"
+        )
     lines += [f"  note: {n}" for n in rep["notes"]]
-    header = (f"{'#':>4} {'op':<22} {'input':<22} {'output':<16} {'in B':>9} {'out B':>9} "
-              f"{'in-place':>9} {'gap':>7} {'order':<8} {'scratch':>7}")  # fmt: skip
+    header = (
+        f"{'#':>4} {'op':<22} {'input':<22} {'output':<16} {'in B':>9} {'out B':>9} "
+        f"{'in-place':>9} {'gap':>7} {'order':<8} {'scratch':>7}"
+    )
     lines += ["", header, "-" * len(header)]
     for r in rep["op_table"]:
         if r["inplace_input"] is None:
@@ -169,11 +187,19 @@ def format_report(rep: dict[str, Any]) -> str:
             f"{inplace:>9} {gap:>7} {(r['order'] or '-'):<8} {r['scratch_bytes']:>7,}"
         )
     lines.append(f"  (* = overwritten in place under {rep['strategy']})")
-    lines += ["", f"memory plans ({rep['board']}: {rep['board_sram_bytes']:,} B SRAM; ratio "
-              f"against {BASELINE})" if rep["board_sram_bytes"] else "", ""]  # fmt: skip
-    head = (f"{'strategy':<11} {'placer':<9} {'arena B':>10} {'ratio':>6} {'bound B':>10} "
-            f"{'optimal':>8} {'in-place':>9} {'shifts':>6} {'needs B':>10} {'fits':>5} "
-            f"{'solve s':>8} {'vars':>7} {'constr':>7}")  # fmt: skip
+    lines += [
+        "",
+        f"memory plans ({rep['board']}: {rep['board_sram_bytes']:,} B SRAM; ratio "
+        f"against {BASELINE})"
+        if rep["board_sram_bytes"]
+        else "",
+        "",
+    ]
+    head = (
+        f"{'strategy':<11} {'placer':<9} {'arena B':>10} {'ratio':>6} {'bound B':>10} "
+        f"{'optimal':>8} {'in-place':>9} {'shifts':>6} {'needs B':>10} {'fits':>5} "
+        f"{'solve s':>8} {'vars':>7} {'constr':>7}"
+    )
     lines += [head, "-" * len(head)]
     for s in rep["strategies"].values():
         size = s["milp_size"]
@@ -195,10 +221,13 @@ def format_report(rep: dict[str, Any]) -> str:
         verdict = "fits" if rep["fits"] else "does NOT fit"
         lines.append(f"{verdict} {rep['board']}: headroom {rep['headroom_bytes']:,} B")
     for sh in rep["shifts"]:
-        lines.append(f"right shift before op {sh['op']}: tensor t{sh['tensor']} moves "
-                     f"{sh['bytes']:,} B")  # fmt: skip
-    lines.append(f"liveness bound (dual buffering): {rep['liveness_bound_bytes']:,} B; "
-                 f"in-place candidates: {rep['inplace_candidates']} of {rep['ops']} ops")
+        lines.append(
+            f"right shift before op {sh['op']}: tensor t{sh['tensor']} moves {sh['bytes']:,} B"
+        )
+    lines.append(
+        f"liveness bound (dual buffering): {rep['liveness_bound_bytes']:,} B; "
+        f"in-place candidates: {rep['inplace_candidates']} of {rep['ops']} ops"
+    )
     return "\n".join(lines)
 
 
