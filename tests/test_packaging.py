@@ -21,8 +21,10 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         pytest.fail(f"pip wheel failed: {proc.stderr[-2000:]}")
     (path,) = out.glob("rip-*.whl")
@@ -31,8 +33,13 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_contains_packages_and_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for module in ("rip/__init__.py", "rip/allocator/bounds.py", "rip/allocator/simulate.py",
-                   "rip/cli/bounds.py", "rip/frontend/ir.py"):  # fmt: skip
+    for module in (
+        "rip/__init__.py",
+        "rip/allocator/bounds.py",
+        "rip/allocator/simulate.py",
+        "rip/cli/bounds.py",
+        "rip/frontend/ir.py",
+    ):
         assert module in names
     for folder in DATA_DIRS:
         for f in (REPO / folder).rglob("*"):
@@ -44,18 +51,37 @@ def test_wheel_contains_packages_and_data(wheel):
 def test_cli_runs_from_installed_wheel_elsewhere(wheel, tmp_path):
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
-         str(wheel)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
     env = {**os.environ, "PYTHONPATH": str(target)}
     # -I would drop PYTHONPATH; -P keeps the cwd out of sys.path so the checkout is unseen.
     proc = subprocess.run(
-        [sys.executable, "-P", "-c",
-         "import rip, sys; from rip.cli.bounds import main; print(rip.__file__, file=sys.stderr);"
-         "sys.exit(main(['--input', '8', '--cin', '3', '--cout', '6', '--kernel', '3']))"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-P",
+            "-c",
+            "import rip, sys; from rip.cli.bounds import main; "
+            "print(rip.__file__, file=sys.stderr); "
+            "sys.exit(main(['--input', '8', '--cin', '3', '--cout', '6', '--kernel', '3']))",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert str(target) in proc.stderr  # imported from the wheel, not the checkout
     assert json.loads(proc.stdout)["gap"] >= 0
