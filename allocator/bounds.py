@@ -203,8 +203,7 @@ def rip_bound(
         gap, n_in, theorem = rip_dense_gap(g, taps), g.n_in_dense, "Theorem 13 (Appendix F)"
     else:
         raise LayerError(f"layout must be 'padded' or 'dense', got {layout!r}")
-    return Bound("rip", layout, taps, order, gap, gap + n_in,
-                 (geom.h_out, geom.w_out), theorem)  # fmt: skip
+    return Bound("rip", layout, taps, order, gap, gap + n_in, (geom.h_out, geom.w_out), theorem)
 
 
 # --------------------------------------------------------------------------------------
@@ -216,8 +215,16 @@ def upsample_bound(h_in: int, w_in: int, c: int, scale: int) -> Bound:
     if min(h_in, w_in, c, scale) < 1:
         raise LayerError("upsampling needs positive input extent, channels and scale")
     n_out = h_in * scale * w_in * scale * c
-    return Bound("upsample", "dense", "gather", "reverse", 0, n_out,
-                 (h_in * scale, w_in * scale), "Theorem 14 (Sec. I.1)")  # fmt: skip
+    return Bound(
+        "upsample",
+        "dense",
+        "gather",
+        "reverse",
+        0,
+        n_out,
+        (h_in * scale, w_in * scale),
+        "Theorem 14 (Sec. I.1)",
+    )
 
 
 def pool_bound(geom: ConvGeometry, layout: str = "dense") -> Bound:
@@ -228,8 +235,16 @@ def pool_bound(geom: ConvGeometry, layout: str = "dense") -> Bound:
     if geom.c_out != geom.c_in:
         raise LayerError(f"pooling keeps channels: c_in={geom.c_in}, c_out={geom.c_out}")
     bound = rip_bound(geom, layout, "gather", "row")
-    return Bound("pool", layout, "gather", "row", bound.gap, bound.workspace,
-                 bound.output_hw, f"{bound.theorem}, alpha <= 0 and beta <= 0")  # fmt: skip
+    return Bound(
+        "pool",
+        layout,
+        "gather",
+        "row",
+        bound.gap,
+        bound.workspace,
+        bound.output_hw,
+        f"{bound.theorem}, alpha <= 0 and beta <= 0",
+    )
 
 
 def depthwise_bound(geom: ConvGeometry) -> Bound:
@@ -243,9 +258,16 @@ def depthwise_bound(geom: ConvGeometry) -> Bound:
         )
     if geom.h_out * geom.w_out > geom.h_in * geom.w_in:
         raise LayerError("channel in-place depthwise needs an output no larger than its input")
-    return Bound("depthwise", "dense", "gather", "channel", 0,
-                 max(geom.n_in_dense, geom.n_out), (geom.h_out, geom.w_out),
-                 "channel in-place (Sec. 2)")  # fmt: skip
+    return Bound(
+        "depthwise",
+        "dense",
+        "gather",
+        "channel",
+        0,
+        max(geom.n_in_dense, geom.n_out),
+        (geom.h_out, geom.w_out),
+        "channel in-place (Sec. 2)",
+    )
 
 
 def elementwise_bound(n_in: int, n_out: int) -> Bound:

@@ -96,11 +96,21 @@ class ConvGeometry:
         """The same layer with H and W exchanged: column-major traversal of this layer is
         row-major traversal of the transposed one, with the input stored transposed."""
         return ConvGeometry(
-            h_in=self.w_in, w_in=self.h_in, c_in=self.c_in, c_out=self.c_out,
-            kh=self.kw, kw=self.kh, sh=self.sw, sw=self.sh, dh=self.dw, dw=self.dh,
-            pad_top=self.pad_left, pad_bottom=self.pad_right,
-            pad_left=self.pad_top, pad_right=self.pad_bottom,
-        )  # fmt: skip
+            h_in=self.w_in,
+            w_in=self.h_in,
+            c_in=self.c_in,
+            c_out=self.c_out,
+            kh=self.kw,
+            kw=self.kh,
+            sh=self.sw,
+            sw=self.sh,
+            dh=self.dw,
+            dw=self.dh,
+            pad_top=self.pad_left,
+            pad_bottom=self.pad_right,
+            pad_left=self.pad_top,
+            pad_right=self.pad_bottom,
+        )
 
     def with_channels(self, c_in: int, c_out: int) -> ConvGeometry:
         return replace(self, c_in=c_in, c_out=c_out)
@@ -118,8 +128,12 @@ def make_geometry(
     """Build a geometry from CLI-style fields; ``padding`` is ``same``, ``valid`` or
     ``(top, bottom, left, right)``."""
     (h, w), (kh, kw), (sh, sw), (dh, dw) = input_hw, kernel, stride, dilation
-    for name, pair in (("input", input_hw), ("kernel", kernel), ("stride", stride),
-                       ("dilation", dilation)):  # fmt: skip
+    for name, pair in (
+        ("input", input_hw),
+        ("kernel", kernel),
+        ("stride", stride),
+        ("dilation", dilation),
+    ):
         if any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in pair):
             raise LayerError(f"{name} must be positive integers, got {list(pair)}")
     if isinstance(padding, str):
@@ -134,6 +148,18 @@ def make_geometry(
         if len(pads) != 4:
             raise LayerError(f"padding needs four values T,B,L,R, got {list(pads)}")
     return ConvGeometry(
-        h_in=h, w_in=w, c_in=c_in, c_out=c_out, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw,
-        pad_top=pads[0], pad_bottom=pads[1], pad_left=pads[2], pad_right=pads[3],
-    )  # fmt: skip
+        h_in=h,
+        w_in=w,
+        c_in=c_in,
+        c_out=c_out,
+        kh=kh,
+        kw=kw,
+        sh=sh,
+        sw=sw,
+        dh=dh,
+        dw=dw,
+        pad_top=pads[0],
+        pad_bottom=pads[1],
+        pad_left=pads[2],
+        pad_right=pads[3],
+    )

@@ -49,8 +49,9 @@ def gm_eq1_gap(geom: ConvGeometry) -> int:
     if alpha <= 0:
         return geom.c_out
     x = rho // alpha  # floor(x*)
-    return ((geom.h_out * geom.w_out - x * x) * geom.c_out
-            - (geom.h_in * geom.w_in - (x + k - 1) ** 2 - k) * geom.c_in)  # fmt: skip
+    return (geom.h_out * geom.w_out - x * x) * geom.c_out - (
+        geom.h_in * geom.w_in - (x + k - 1) ** 2 - k
+    ) * geom.c_in
 
 
 def corollary1_gap(geom: ConvGeometry) -> int:
@@ -62,9 +63,11 @@ def corollary1_gap(geom: ConvGeometry) -> int:
     if alpha <= 0:
         return geom.c_out
     x_hat = min(rho // alpha, geom.w_out - 1)
-    return ((geom.h_out * geom.w_out - x_hat * x_hat) * geom.c_out
-            - (geom.h_in * geom.w_in - (x_hat + k - 1) ** 2 - k) * geom.c_in
-            + (rho - alpha * x_hat))  # fmt: skip
+    return (
+        (geom.h_out * geom.w_out - x_hat * x_hat) * geom.c_out
+        - (geom.h_in * geom.w_in - (x_hat + k - 1) ** 2 - k) * geom.c_in
+        + (rho - alpha * x_hat)
+    )
 
 
 def herringbone_gap(geom: ConvGeometry) -> int:
@@ -103,8 +106,7 @@ def herringbone_gap(geom: ConvGeometry) -> int:
         return -alpha * x * x + (rho + alpha * delta) * x + base + alpha * (y - 1)
 
     def l_min(x: int, y: int) -> int:  # Eq. 35
-        return (-alpha * x * x + (rho + alpha * (delta + 1)) * x + base - rho_maj
-                + alpha * (y - 1))  # fmt: skip
+        return -alpha * x * x + (rho + alpha * (delta + 1)) * x + base - rho_maj + alpha * (y - 1)
 
     def candidates(vertex_twice: int, denom: int) -> set[int]:
         # floor and ceil of vertex_twice / denom, clipped to the leg domain [delta+2, M]
@@ -122,19 +124,32 @@ def herringbone_gap(geom: ConvGeometry) -> int:
     two_alpha = 2 * alpha if alpha > 0 else 1
     c_maj = candidates(rho + alpha * delta, two_alpha)
     c_min = candidates(rho + alpha * (delta + 1), two_alpha)
-    return max(c_out, l_last,
-               max(l_maj(x, leg_y(x, False)) for x in c_maj),
-               max(l_min(x, leg_y(x, True)) for x in c_min))  # fmt: skip
+    return max(
+        c_out,
+        l_last,
+        max(l_maj(x, leg_y(x, False)) for x in c_maj),
+        max(l_min(x, leg_y(x, True)) for x in c_min),
+    )
 
 
 def herringbone_bound(geom: ConvGeometry, scheme: str = "herringbone") -> Bound:
     """Gap and workspace (gap + H_p W_p C_in) of a herringbone closed form."""
-    forms = {"herringbone": (herringbone_gap, "Theorem 11 (Eq. 38)"),
-             "gm-eq1": (gm_eq1_gap, "Gural & Murmann Eq. 1"),
-             "corollary1": (corollary1_gap, "Corollary 1 (Eq. 3)")}  # fmt: skip
+    forms = {
+        "herringbone": (herringbone_gap, "Theorem 11 (Eq. 38)"),
+        "gm-eq1": (gm_eq1_gap, "Gural & Murmann Eq. 1"),
+        "corollary1": (corollary1_gap, "Corollary 1 (Eq. 3)"),
+    }
     if scheme not in forms:
         raise LayerError(f"scheme must be one of {sorted(forms)}, got {scheme!r}")
     fn, theorem = forms[scheme]
     gap = fn(geom)
-    return Bound(scheme, "padded", "workspace", "herringbone", gap, gap + geom.n_in_padded,
-                 (geom.h_out, geom.w_out), theorem)  # fmt: skip
+    return Bound(
+        scheme,
+        "padded",
+        "workspace",
+        "herringbone",
+        gap,
+        gap + geom.n_in_padded,
+        (geom.h_out, geom.w_out),
+        theorem,
+    )

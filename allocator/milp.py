@@ -71,8 +71,9 @@ def build_model(problem: Problem, ub: int, options: MilpOptions) -> pe.ConcreteM
 
     m = pe.ConcreteModel("rip_placement")
     m.B = pe.Set(initialize=[b.id for b in problem.buffers])
-    m.u = pe.Var(m.B, within=pe.NonNegativeIntegers,
-                 bounds=lambda _, t: (0, max(0, (ub - size[t]) // v)))  # fmt: skip
+    m.u = pe.Var(
+        m.B, within=pe.NonNegativeIntegers, bounds=lambda _, t: (0, max(0, (ub - size[t]) // v))
+    )
     m.peak = pe.Var(bounds=(problem.lower_bound(), ub))
     m.P = pe.Set(initialize=range(len(pairs)))
     m.d = pe.Var(m.P, within=pe.Binary)
@@ -109,10 +110,13 @@ def build_model(problem: Problem, ub: int, options: MilpOptions) -> pe.ConcreteM
 
         m.apart = pe.Constraint(m.C, [0, 1, 2], rule=apart)
     else:
-        m.below = pe.Constraint(m.C, rule=lambda _, c: end(conflicts[c][0])
-                                <= m.u[conflicts[c][1]] + big_m * m.o[c])  # fmt: skip
-        m.above = pe.Constraint(m.C, rule=lambda _, c: end(conflicts[c][1])
-                                <= m.u[conflicts[c][0]] + big_m * (1 - m.o[c]))  # fmt: skip
+        m.below = pe.Constraint(
+            m.C, rule=lambda _, c: end(conflicts[c][0]) <= m.u[conflicts[c][1]] + big_m * m.o[c]
+        )
+        m.above = pe.Constraint(
+            m.C,
+            rule=lambda _, c: end(conflicts[c][1]) <= m.u[conflicts[c][0]] + big_m * (1 - m.o[c]),
+        )
         for c in _interchangeable(problem, conflicts):
             m.o[c].fix(0)
 
@@ -136,23 +140,34 @@ def build_model(problem: Problem, ub: int, options: MilpOptions) -> pe.ConcreteM
             return m.u[o] <= m.u[i] + big_m * (1 - r)
         return r <= (d if p.shiftable else 0)
 
-    rules = ["disjoint_below", "disjoint_above", "gap", "gap_exact", "shift_low", "shift_high",
-             "r_le_d"]  # fmt: skip
+    rules = [
+        "disjoint_below",
+        "disjoint_above",
+        "gap",
+        "gap_exact",
+        "shift_low",
+        "shift_high",
+        "r_le_d",
+    ]
     m.pair = pe.Constraint(m.P, rules, rule=pair_rules)
     outputs = sorted({p.output for p in pairs})
-    m.one_input = pe.Constraint(outputs, rule=lambda _, o: sum(
-        m.d[k] for k in m.P if pairs[k].output == o) <= 1)  # fmt: skip
+    m.one_input = pe.Constraint(
+        outputs, rule=lambda _, o: sum(m.d[k] for k in m.P if pairs[k].output == o) <= 1
+    )
 
-    m.obj = pe.Objective(expr=m.peak + options.shift_penalty * sum(
-        size[pairs[k].input] * m.r[k] for k in m.P), sense=pe.minimize)  # fmt: skip
+    m.obj = pe.Objective(
+        expr=m.peak + options.shift_penalty * sum(size[pairs[k].input] * m.r[k] for k in m.P),
+        sense=pe.minimize,
+    )
     return m
 
 
 def _all_pairs(problem: Problem) -> list[tuple[int, int]]:
     related = {frozenset((p.input, p.output)) for p in problem.pairs}
     ids = [b.id for b in problem.buffers]
-    return [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]
-            if frozenset((a, b)) not in related]  # fmt: skip
+    return [
+        (a, b) for i, a in enumerate(ids) for b in ids[i + 1 :] if frozenset((a, b)) not in related
+    ]
 
 
 def _interchangeable(problem: Problem, conflicts: list[tuple[int, int]]) -> list[int]:
@@ -160,8 +175,11 @@ def _interchangeable(problem: Problem, conflicts: list[tuple[int, int]]) -> list
     swapping them maps a plan onto another of equal cost, so fix their order."""
     in_pairs = {t for p in problem.pairs for t in (p.input, p.output)}
     key = {b.id: (b.size, b.first, b.last) for b in problem.buffers}
-    return [c for c, (a, b) in enumerate(conflicts)
-            if a not in in_pairs and b not in in_pairs and key[a] == key[b]]  # fmt: skip
+    return [
+        c
+        for c, (a, b) in enumerate(conflicts)
+        if a not in in_pairs and b not in in_pairs and key[a] == key[b]
+    ]
 
 
 def _warm_start(m: pe.ConcreteModel, problem: Problem, plan: Plan) -> None:
@@ -198,20 +216,26 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     stream = _Progress() if options.progress else io.StringIO()
     try:
         result = solver.solve(
-            m, tee=[stream], time_limit=options.time_limit,
-            warmstart_discrete_vars=not options.all_pairs, load_solutions=False,
+            m,
+            tee=[stream],
+            time_limit=options.time_limit,
+            warmstart_discrete_vars=not options.all_pairs,
+            load_solutions=False,
             raise_exception_on_nonoptimal_result=False,
             solver_options=SCIP_OPTIONS,
-        )  # fmt: skip
+        )
     except Exception as e:  # the solver's own failure: let the caller fall back
         raise PlacementError(f"SCIP failed: {e}") from None
     finally:
         if options.progress:
             stream.close()
     solve_seconds = time.perf_counter() - t0
-    stats = {"variables": m.nvariables(), "constraints": m.nconstraints(),
-             "binaries": sum(1 for v in m.component_data_objects(pe.Var) if v.is_binary()),
-             "build_seconds": round(build_seconds, 3)}  # fmt: skip
+    stats = {
+        "variables": m.nvariables(),
+        "constraints": m.nconstraints(),
+        "binaries": sum(1 for v in m.component_data_objects(pe.Var) if v.is_binary()),
+        "build_seconds": round(build_seconds, 3),
+    }
     status = str(result.solution_status)
     if "optimal" not in status and "feasible" not in status:
         return _from_warm(warm, solve_seconds, stats, f"solver returned {status}")
@@ -225,15 +249,24 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     shifts = tuple(p for k, p in enumerate(problem.pairs) if round(m.r[k].value) == 1)
     peak = measure_peak(problem, offsets, shifts)
     optimal = "optimal" in status
-    plan = Plan(offsets, aliased, shifts, peak, "milp", optimal, solve_seconds,
-                problem.lower_bound(), stats)  # fmt: skip
+    plan = Plan(
+        offsets, aliased, shifts, peak, "milp", optimal, solve_seconds, problem.lower_bound(), stats
+    )
     if peak > warm.peak:  # numerical trouble: the first-fit plan is at hand and better
         return _from_warm(warm, solve_seconds, stats, "solver plan worse than first fit")
     if not optimal:
-        plan = Plan(plan.offsets, plan.aliased, plan.shifts, plan.peak, plan.placer, False,
-                    plan.solve_seconds, plan.lower_bound, plan.stats,
-                    (f"time limit {options.time_limit:g} s reached: best plan found, "
-                     "not proven optimal",))  # fmt: skip
+        plan = Plan(
+            plan.offsets,
+            plan.aliased,
+            plan.shifts,
+            plan.peak,
+            plan.placer,
+            False,
+            plan.solve_seconds,
+            plan.lower_bound,
+            plan.stats,
+            (f"time limit {options.time_limit:g} s reached: best plan found, not proven optimal",),
+        )
     return plan
 
 
@@ -246,9 +279,14 @@ def _polish(m: pe.ConcreteModel, solver, options: MilpOptions) -> bool:
     for var in m.component_data_objects(pe.Var):
         if var.is_binary() and not var.fixed:
             var.fix(round(var.value or 0))
-    result = solver.solve(m, tee=[io.StringIO()], time_limit=options.time_limit,
-                          load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                          solver_options=SCIP_OPTIONS)  # fmt: skip
+    result = solver.solve(
+        m,
+        tee=[io.StringIO()],
+        time_limit=options.time_limit,
+        load_solutions=False,
+        raise_exception_on_nonoptimal_result=False,
+        solver_options=SCIP_OPTIONS,
+    )
     status = str(result.solution_status)
     if "optimal" not in status and "feasible" not in status:
         return False
@@ -257,8 +295,18 @@ def _polish(m: pe.ConcreteModel, solver, options: MilpOptions) -> bool:
 
 
 def _from_warm(warm: Plan, seconds: float, stats: dict, why: str) -> Plan:
-    return Plan(warm.offsets, warm.aliased, warm.shifts, warm.peak, "firstfit", None, seconds,
-                warm.lower_bound, stats, (f"MILP: {why}; using the first-fit plan",))  # fmt: skip
+    return Plan(
+        warm.offsets,
+        warm.aliased,
+        warm.shifts,
+        warm.peak,
+        "firstfit",
+        None,
+        seconds,
+        warm.lower_bound,
+        stats,
+        (f"MILP: {why}; using the first-fit plan",),
+    )
 
 
 __all__ = ["MilpOptions", "Pair", "build_model", "milp"]

@@ -136,8 +136,11 @@ def first_fit(problem: Problem) -> Plan:
     for p in problem.pairs:
         pairs_for.setdefault(p.output, []).append(p)
     for b in order:
-        live = [(placed[o.id], placed[o.id] + o.size, o.id)
-                for o in order if o.id in placed and o.overlaps(b)]  # fmt: skip
+        live = [
+            (placed[o.id], placed[o.id] + o.size, o.id)
+            for o in order
+            if o.id in placed and o.overlaps(b)
+        ]
 
         def free(x: int, skip: int | None, b: Buffer = b, live: list = live) -> bool:
             return x >= 0 and all(x + b.size <= lo or hi <= x for lo, hi, o in live if o != skip)
@@ -157,5 +160,13 @@ def first_fit(problem: Problem) -> Plan:
                 break
             x = max(x, align_up(hi, v))
         placed[b.id] = x
-    return Plan(placed, tuple(aliased), (), measure_peak(problem, placed, ()), "firstfit",
-                None, 0.0, problem.lower_bound())  # fmt: skip
+    return Plan(
+        placed,
+        tuple(aliased),
+        (),
+        measure_peak(problem, placed, ()),
+        "firstfit",
+        None,
+        0.0,
+        problem.lower_bound(),
+    )

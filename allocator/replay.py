@@ -80,8 +80,9 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
         region = owner[lo:hi]
         bad = region[(region != FREE) & (region != s) & ~np.isin(region, list(allowed))]
         if bad.size:
-            raise ReplayError(f"{what}: writing tensor {s} at [{lo}, {hi}) overwrites live "
-                              f"tensor {int(bad[0])}")  # fmt: skip
+            raise ReplayError(
+                f"{what}: writing tensor {s} at [{lo}, {hi}) overwrites live tensor {int(bad[0])}"
+            )
         region[:] = s
 
     def intact(s: int, what: str) -> None:
@@ -109,15 +110,17 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
             gap = home[pair.input] - off[pair.output]
             if pair.exact:
                 if gap != 0:
-                    raise ReplayError(f"{what}: in place needs the output at its input, "
-                                      f"gap is {gap}")  # fmt: skip
+                    raise ReplayError(
+                        f"{what}: in place needs the output at its input, gap is {gap}"
+                    )
                 if op.kind == "RESIZE_NEAREST_NEIGHBOR":
                     _check_upsample(graph, i)
             else:
                 need = _min_gap(graph, i, pair.order)
                 if gap < need:
-                    raise ReplayError(f"{what}: gap {gap} B is below the simulated minimum "
-                                      f"{need} B")  # fmt: skip
+                    raise ReplayError(
+                        f"{what}: gap {gap} B is below the simulated minimum {need} B"
+                    )
             allowed.add(pair.input)
         for t in op.outputs:
             paint(storage[t], allowed, what)

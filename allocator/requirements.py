@@ -172,10 +172,16 @@ def requirements(graph: Graph) -> Requirements:
             except LayerError as e:
                 reasons.append(str(e))
                 continue
-            candidates.append(InPlace(i, s, out, b.gap, b.workspace, b.order, b.scheme,
-                                      b.theorem))  # fmt: skip
-        ops.append(OpRequirement(
-            i, op.kind, tuple(graph.storage(t) for t in acts), out, tuple(candidates),
-            "" if candidates else "; ".join(dict.fromkeys(reasons)), scratch_bytes(graph, op),
-        ))  # fmt: skip
+            candidates.append(InPlace(i, s, out, b.gap, b.workspace, b.order, b.scheme, b.theorem))
+        ops.append(
+            OpRequirement(
+                i,
+                op.kind,
+                tuple(graph.storage(t) for t in acts),
+                out,
+                tuple(candidates),
+                "" if candidates else "; ".join(dict.fromkeys(reasons)),
+                scratch_bytes(graph, op),
+            )
+        )
     return Requirements(tuple(ops), lifetimes(graph))

@@ -215,8 +215,12 @@ def _literal_upsample(h_in: int, w_in: int, c: int, scale: int, reverse: bool) -
     """Nearest upsampling by ``scale`` at scalar granularity: each output scalar copies one
     input scalar (read, then write). Input packed at ``gap``, output written from 0."""
     h_out, w_out = h_in * scale, w_in * scale
-    src = [((r // scale) * w_in + (cc // scale)) * c + ch
-           for r in range(h_out) for cc in range(w_out) for ch in range(c)]  # fmt: skip
+    src = [
+        ((r // scale) * w_in + (cc // scale)) * c + ch
+        for r in range(h_out)
+        for cc in range(w_out)
+        for ch in range(c)
+    ]
     counts0 = np.bincount(np.asarray(src), minlength=h_in * w_in * c)
     steps = range(len(src) - 1, -1, -1) if reverse else range(len(src))
     n_out = len(src)
@@ -258,8 +262,9 @@ def _fast_rip(geom: ConvGeometry, layout: str, taps: str) -> int:
     lx = _last_reader_axis(geom.w_out, geom.kw, geom.sw, geom.dw, sx)
     # Readers of stored pixel (y, x) are rows(y) x cols(x): the last in raster order is
     # (last row, last col).
-    last = np.where((ly[:, None] >= 0) & (lx[None, :] >= 0),
-                    ly[:, None] * geom.w_out + lx[None, :], -1).ravel()  # fmt: skip
+    last = np.where(
+        (ly[:, None] >= 0) & (lx[None, :] >= 0), ly[:, None] * geom.w_out + lx[None, :], -1
+    ).ravel()
     prefix_max = np.maximum.accumulate(last)
     n_pix = geom.h_out * geom.w_out
     k = np.arange(n_pix)

@@ -29,13 +29,21 @@ def _allowed(candidate: InPlace, strategy: str) -> bool:
 def build_problem(req: Requirements, strategy: str, alignment: int) -> Problem:
     """The placement problem of a model under a strategy: gaps rounded up to the board's
     alignment V (Sec. 4.3), so that aligned offsets keep SIMD loads legal."""
-    buffers = tuple(Buffer(lt.tensor, lt.nbytes, lt.first, lt.last)
-                    for lt in req.lifetimes.values())  # fmt: skip
+    buffers = tuple(
+        Buffer(lt.tensor, lt.nbytes, lt.first, lt.last) for lt in req.lifetimes.values()
+    )
     pairs = tuple(
-        Pair(c.op, c.input, c.output, align_up(c.gap, alignment),
-             exact=c.scheme in EXACT_SCHEMES,
-             shiftable=c.scheme not in EXACT_SCHEMES and c.gap > 0, kind=c.scheme,
-             order=c.order)
-        for c in req.candidates() if _allowed(c, strategy)
-    )  # fmt: skip
+        Pair(
+            c.op,
+            c.input,
+            c.output,
+            align_up(c.gap, alignment),
+            exact=c.scheme in EXACT_SCHEMES,
+            shiftable=c.scheme not in EXACT_SCHEMES and c.gap > 0,
+            kind=c.scheme,
+            order=c.order,
+        )
+        for c in req.candidates()
+        if _allowed(c, strategy)
+    )
     return Problem(buffers, pairs, alignment)

@@ -93,23 +93,46 @@ def _input_for_output(rng: np.random.Generator, n_out: int, k_eff: int, s: int, 
 
 
 def _tf_same(
-    rng: np.random.Generator, h: int, w: int, kh: int, kw: int, s: tuple[int, int],
+    rng: np.random.Generator,
+    h: int,
+    w: int,
+    kh: int,
+    kw: int,
+    s: tuple[int, int],
     d: tuple[int, int],
-) -> tuple[int, int, int, int]:  # fmt: skip
+) -> tuple[int, int, int, int]:
     """TensorFlow SAME padding half the time, VALID otherwise."""
     if rng.random() < 0.5:
         return (0, 0, 0, 0)
     return (*same_padding(h, kh, s[0], d[0]), *same_padding(w, kw, s[1], d[1]))
 
 
-def _geom(h: int, w: int, c_in: int, c_out: int, k: tuple[int, int], s: tuple[int, int] = (1, 1),
-          d: tuple[int, int] = (1, 1), pads: tuple[int, int, int, int] = (0, 0, 0, 0)
-          ) -> ConvGeometry:  # fmt: skip
+def _geom(
+    h: int,
+    w: int,
+    c_in: int,
+    c_out: int,
+    k: tuple[int, int],
+    s: tuple[int, int] = (1, 1),
+    d: tuple[int, int] = (1, 1),
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0),
+) -> ConvGeometry:
     return ConvGeometry(
-        h_in=h, w_in=w, c_in=c_in, c_out=c_out, kh=k[0], kw=k[1], sh=s[0], sw=s[1],
-        dh=d[0], dw=d[1], pad_top=pads[0], pad_bottom=pads[1], pad_left=pads[2],
+        h_in=h,
+        w_in=w,
+        c_in=c_in,
+        c_out=c_out,
+        kh=k[0],
+        kw=k[1],
+        sh=s[0],
+        sw=s[1],
+        dh=d[0],
+        dw=d[1],
+        pad_top=pads[0],
+        pad_bottom=pads[1],
+        pad_left=pads[2],
         pad_right=pads[3],
-    )  # fmt: skip
+    )
 
 
 def in_restricted_domain(geom: ConvGeometry) -> bool:
@@ -139,8 +162,9 @@ def _non_monotone(firsts: Sequence[int]) -> bool:
     return any(b < a for a, b in itertools.pairwise(firsts))
 
 
-def _restricted(rng: np.random.Generator, max_extent: int, c_in: int, c_out: int,
-                k: int) -> ConvGeometry:  # fmt: skip
+def _restricted(
+    rng: np.random.Generator, max_extent: int, c_in: int, c_out: int, k: int
+) -> ConvGeometry:
     n = _extent(rng, k, max_extent)
     return _geom(n, n, c_in, c_out, (k, k))
 
@@ -224,8 +248,9 @@ def collapsed_minor_axis(rng: np.random.Generator, max_extent: int) -> ConvGeome
     pt, pb, pl, pr = (_pad_below(rng, k) for _ in range(4))
     minor = _input_for_output(rng, n, k, s, pt + pb)
     major = _extent(rng, max(1, k - pl - pr), max_extent)
-    geom = _geom(minor, major, _channels(rng), _channels(rng), (k, k), (s, s),
-                 pads=(pt, pb, pl, pr))  # fmt: skip
+    geom = _geom(
+        minor, major, _channels(rng), _channels(rng), (k, k), (s, s), pads=(pt, pb, pl, pr)
+    )
     if min(geom.h_out, geom.w_out) != n:  # the major axis came out shorter still
         raise _Redraw
     return geom.transposed() if rng.random() < 0.5 else geom
@@ -247,8 +272,12 @@ def small_output_grid(rng: np.random.Generator, max_extent: int) -> ConvGeometry
     dh = _int(rng, 1, 2) if kh > 1 else 1
     dw = _int(rng, 1, 2) if kw > 1 else 1
     kh_eff, kw_eff = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    pads = (_pad_below(rng, kh_eff), _pad_below(rng, kh_eff),
-            _pad_below(rng, kw_eff), _pad_below(rng, kw_eff))  # fmt: skip
+    pads = (
+        _pad_below(rng, kh_eff),
+        _pad_below(rng, kh_eff),
+        _pad_below(rng, kw_eff),
+        _pad_below(rng, kw_eff),
+    )
     h = _input_for_output(rng, _int(rng, 1, 8), kh_eff, sh, pads[0] + pads[1])
     w = _input_for_output(rng, _int(rng, 1, 8), kw_eff, sw, pads[2] + pads[3])
     return _geom(h, w, _channels(rng), _channels(rng), (kh, kw), (sh, sw), (dh, dw), pads)
@@ -263,8 +292,12 @@ def thin_axis(rng: np.random.Generator, max_extent: int) -> ConvGeometry:
     dh = _int(rng, 1, 2) if kh > 1 else 1
     dw = _int(rng, 1, 2) if kw > 1 else 1
     kh_eff, kw_eff = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    pads = (_pad_below(rng, kh_eff), _pad_below(rng, kh_eff),
-            _pad_below(rng, kw_eff), _pad_below(rng, kw_eff))  # fmt: skip
+    pads = (
+        _pad_below(rng, kh_eff),
+        _pad_below(rng, kh_eff),
+        _pad_below(rng, kw_eff),
+        _pad_below(rng, kw_eff),
+    )
     h = _input_for_output(rng, 1, kh_eff, sh, pads[0] + pads[1])
     w = _extent(rng, max(1, kw_eff - pads[2] - pads[3]), max_extent)
     geom = _geom(h, w, _channels(rng), _channels(rng), (kh, kw), (sh, sw), (dh, dw), pads)
@@ -320,8 +353,9 @@ def non_monotone_tap_order(rng: np.random.Generator, max_extent: int) -> ConvGeo
         lo, hi = _int(rng, 1, k_eff - 1), _pad_below(rng, k_eff)
         axes.append((k, s, d, lo, hi, _extent(rng, max(1, k_eff - lo - hi), max_extent)))
     (kh, sh, dh, pt, pb, h), (kw, sw, dw, pl, pr, w) = axes
-    geom = _geom(h, w, _channels(rng), _channels(rng), (kh, kw), (sh, sw), (dh, dw),
-                 (pt, pb, pl, pr))  # fmt: skip
+    geom = _geom(
+        h, w, _channels(rng), _channels(rng), (kh, kw), (sh, sw), (dh, dw), (pt, pb, pl, pr)
+    )
     rows = first_real_taps(h, geom.h_out, kh, sh, dh, pt)
     cols = first_real_taps(w, geom.w_out, kw, sw, dw, pl)
     if not (_non_monotone(rows) or _non_monotone(cols)):
@@ -400,8 +434,9 @@ def fully_asymmetric(rng: np.random.Generator, max_extent: int) -> ConvGeometry:
     w = _extent(rng, max(1, kw_eff - pl - pr), max_extent)
     if pt == pb or pl == pr or h == w:
         raise _Redraw
-    return _geom(h, w, _channels(rng), _channels(rng), (kh, kw), (sh, sw), (dh, dw),
-                 (pt, pb, pl, pr))  # fmt: skip
+    return _geom(
+        h, w, _channels(rng), _channels(rng), (kh, kw), (sh, sw), (dh, dw), (pt, pb, pl, pr)
+    )
 
 
 @_redrawing
@@ -584,8 +619,9 @@ def evaluate_layer(layer: Layer) -> list[Record]:
     out.append(record("theorem11", HERRINGBONE, herringbone_gap(g), truth))
     restricted = in_restricted_domain(g)
     for form, fn in (("gm-eq1", gm_eq1_gap), ("corollary1", corollary1_gap)):
-        out.append(record(form, HERRINGBONE, fn(g) if restricted else None,
-                          truth if restricted else None))  # fmt: skip
+        out.append(
+            record(form, HERRINGBONE, fn(g) if restricted else None, truth if restricted else None)
+        )
     return out
 
 
@@ -692,9 +728,15 @@ def run_sweep(
 # --------------------------------------------------------------------------------------
 GEOMETRY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ConvGeometry))
 CSV_HEADER: tuple[str, ...] = (
-    "index", "generator", *GEOMETRY_FIELDS, "configuration", "closed_form", "bound", "truth",
+    "index",
+    "generator",
+    *GEOMETRY_FIELDS,
+    "configuration",
+    "closed_form",
+    "bound",
+    "truth",
     "verdict",
-)  # fmt: skip
+)
 
 
 def write_csv(records: Iterable[Record], dest: str | os.PathLike[str] | IO[str]) -> None:
@@ -707,7 +749,15 @@ def write_csv(records: Iterable[Record], dest: str | os.PathLike[str] | IO[str])
     writer = csv.writer(dest)
     writer.writerow(CSV_HEADER)
     for r in records:
-        writer.writerow((r.index, r.generator, *(getattr(r.geom, f) for f in GEOMETRY_FIELDS),
-                         r.configuration,
-                         r.closed_form, "" if r.bound is None else r.bound,
-                         "" if r.truth is None else r.truth, r.verdict))  # fmt: skip
+        writer.writerow(
+            (
+                r.index,
+                r.generator,
+                *(getattr(r.geom, f) for f in GEOMETRY_FIELDS),
+                r.configuration,
+                r.closed_form,
+                "" if r.bound is None else r.bound,
+                "" if r.truth is None else r.truth,
+                r.verdict,
+            )
+        )

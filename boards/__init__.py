@@ -43,8 +43,9 @@ class Board:
 
 
 def board_names() -> list[str]:
-    return sorted(p.name[:-5] for p in resources.files(__package__).iterdir()
-                  if p.name.endswith(".toml"))  # fmt: skip
+    return sorted(
+        p.name[:-5] for p in resources.files(__package__).iterdir() if p.name.endswith(".toml")
+    )
 
 
 def load_board(name: str) -> Board:

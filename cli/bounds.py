@@ -89,8 +89,20 @@ def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
 
 def evaluate(fields: dict[str, Any]) -> dict[str, Any]:
     """Evaluate one layer description (the batch-line schema) into the JSON result."""
-    known = {"input", "cin", "cout", "kernel", "stride", "dilation", "padding", "scheme",
-             "layout", "taps", "order", "simulate"}  # fmt: skip
+    known = {
+        "input",
+        "cin",
+        "cout",
+        "kernel",
+        "stride",
+        "dilation",
+        "padding",
+        "scheme",
+        "layout",
+        "taps",
+        "order",
+        "simulate",
+    }
     unknown = sorted(set(fields) - known)
     if unknown:
         raise LayerError(f"{unknown[0]}: unknown field")
@@ -163,14 +175,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--padding", default="valid", help="T,B,L,R | same | valid (default valid)")
     p.add_argument("--scheme", default="rip", help="rip | herringbone | gm-eq1 | corollary1")
     p.add_argument("--layout", help="padded | dense (default dense for rip, padded otherwise)")
-    p.add_argument("--taps", help="gather | workspace (default gather for rip, workspace "
-                   "otherwise)")  # fmt: skip
+    p.add_argument(
+        "--taps", help="gather | workspace (default gather for rip, workspace otherwise)"
+    )
     p.add_argument("--order", help="row | col | best (rip only; default best)")
-    p.add_argument("--simulate", action="store_true",
-                   help="also run the corruption simulator: simulated_gap and verdict")  # fmt: skip
-    p.add_argument("--batch", metavar="FILE",
-                   help="one JSON object per line with the same fields as keys ('-' for "
-                   "stdin); writes one JSON result per line")  # fmt: skip
+    p.add_argument(
+        "--simulate",
+        action="store_true",
+        help="also run the corruption simulator: simulated_gap and verdict",
+    )
+    p.add_argument(
+        "--batch",
+        metavar="FILE",
+        help="one JSON object per line with the same fields as keys ('-' for "
+        "stdin); writes one JSON result per line",
+    )
     return p
 
 
@@ -179,10 +198,16 @@ def _fields(args: argparse.Namespace) -> dict[str, Any]:
         if getattr(args, name) is None:
             raise LayerError(f"--{name} is required (or use --batch FILE)")
     fields: dict[str, Any] = {
-        "input": args.input, "cin": args.cin, "cout": args.cout, "kernel": args.kernel,
-        "stride": args.stride, "dilation": args.dilation, "padding": args.padding,
-        "scheme": args.scheme, "simulate": args.simulate,
-    }  # fmt: skip
+        "input": args.input,
+        "cin": args.cin,
+        "cout": args.cout,
+        "kernel": args.kernel,
+        "stride": args.stride,
+        "dilation": args.dilation,
+        "padding": args.padding,
+        "scheme": args.scheme,
+        "simulate": args.simulate,
+    }
     for name in ("layout", "taps", "order"):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)

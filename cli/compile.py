@@ -1,7 +1,7 @@
 """rip-compile: an int8 TFLite model in; its memory report (and, in later stages, code) out.
 
-    rip-compile model.tflite --board pico2 --strategy rip --placer milp --report [--json]
-    rip-compile model.tflite --plot plan.png
+rip-compile model.tflite --board pico2 --strategy rip --placer milp --report [--json]
+rip-compile model.tflite --plot plan.png
 """
 
 from __future__ import annotations
@@ -25,17 +25,34 @@ def _parser() -> argparse.ArgumentParser:
         description="Compile an int8 TFLite model with Right In-Place memory planning.",
     )
     p.add_argument("model", help="path to an int8 .tflite model")
-    p.add_argument("--board", default="pico2", help=f"one of {', '.join(board_names())} "
-                   "(default pico2)")  # fmt: skip
-    p.add_argument("--strategy", default="rip", choices=STRATEGIES,
-                   help="dual: nothing in place; tinyengine: depthwise only (the paper's "
-                   "baseline); rip: every candidate (default)")  # fmt: skip
-    p.add_argument("--placer", default="milp", choices=PLACERS,
-                   help="milp: Pyomo + SCIP, optimal (default); firstfit: TinyEngine's")
-    p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
-                   help="MILP time limit per strategy; past it the best plan found is used")
-    p.add_argument("--report", action="store_true",
-                   help="print the model summary, per-op table and memory plans")  # fmt: skip
+    p.add_argument(
+        "--board", default="pico2", help=f"one of {', '.join(board_names())} (default pico2)"
+    )
+    p.add_argument(
+        "--strategy",
+        default="rip",
+        choices=STRATEGIES,
+        help="dual: nothing in place; tinyengine: depthwise only (the paper's "
+        "baseline); rip: every candidate (default)",
+    )
+    p.add_argument(
+        "--placer",
+        default="milp",
+        choices=PLACERS,
+        help="milp: Pyomo + SCIP, optimal (default); firstfit: TinyEngine's",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="MILP time limit per strategy; past it the best plan found is used",
+    )
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="print the model summary, per-op table and memory plans",
+    )
     p.add_argument("--json", action="store_true", help="the report as JSON")
     p.add_argument("--plot", metavar="PNG", help="draw the plans (time x address) to a file")
     p.add_argument("--quiet", action="store_true", help="no solver progress on stderr")
@@ -55,8 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.plot:
             from rip.plot import plot_plans  # matplotlib only when a figure is asked for
 
-            plot_plans(Path(args.plot), rep["model"], compiled.plans,
-                       compiled.req.lifetimes, board, compiled.req.scratch_bytes)  # fmt: skip
+            plot_plans(
+                Path(args.plot),
+                rep["model"],
+                compiled.plans,
+                compiled.req.lifetimes,
+                board,
+                compiled.req.scratch_bytes,
+            )
         if args.json:
             print(json.dumps(rep, indent=2))
         else:

@@ -51,24 +51,43 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check the closed-form gaps against the corruption simulator on the "
         "synthetic layer set of the RiP paper (Sec. 5.2, Appendix G.2, Table 5).",
     )
-    parser.add_argument("--layers", type=_positive_int, default=10_000,
-                        help="number of layers to draw (default: 10000)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0,
-                        help="non-negative seed; layer i draws from the stream (seed, i) "
-                        "(default: 0)")  # fmt: skip
-    parser.add_argument("--max-extent", type=int, default=DEFAULT_MAX_EXTENT,
-                        help=f"largest input height/width, at least {MIN_MAX_EXTENT} "
-                        f"(default: {DEFAULT_MAX_EXTENT})")  # fmt: skip
-    parser.add_argument("--jobs", type=_positive_int, default=None,
-                        help="worker processes (default: os.cpu_count(), here "
-                        f"{os.cpu_count()}); 1 runs in-process")  # fmt: skip
-    parser.add_argument("--csv", default="sweep.csv", metavar="PATH",
-                        help="per-(layer, configuration) CSV (default: sweep.csv in the "
-                        f"current directory); '{NO_CSV}' writes no CSV")  # fmt: skip
-    parser.add_argument("--json", action="store_true",
-                        help="print the summary as JSON instead of a table")  # fmt: skip
-    parser.add_argument("--no-progress", action="store_true",
-                        help="no progress bar on stderr")  # fmt: skip
+    parser.add_argument(
+        "--layers",
+        type=_positive_int,
+        default=10_000,
+        help="number of layers to draw (default: 10000)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="non-negative seed; layer i draws from the stream (seed, i) (default: 0)",
+    )
+    parser.add_argument(
+        "--max-extent",
+        type=int,
+        default=DEFAULT_MAX_EXTENT,
+        help=f"largest input height/width, at least {MIN_MAX_EXTENT} "
+        f"(default: {DEFAULT_MAX_EXTENT})",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        help="worker processes (default: os.cpu_count(), here "
+        f"{os.cpu_count()}); 1 runs in-process",
+    )
+    parser.add_argument(
+        "--csv",
+        default="sweep.csv",
+        metavar="PATH",
+        help="per-(layer, configuration) CSV (default: sweep.csv in the "
+        f"current directory); '{NO_CSV}' writes no CSV",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the summary as JSON instead of a table"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     return parser
 
 
@@ -80,8 +99,10 @@ def format_table(result: SweepResult) -> str:
     """One line per closed form and execution configuration, as Sec. 5.2 reports them."""
     s = result.summary
     w = max(len(label) for label in CLOSED_FORM_LABELS.values()) + 2
-    head = (f"{'closed form':<{w}}{'configuration':<23}{'layers':>7}{'n/a':>6}{'unsafe':>7}"
-            f"{'tight':>7}{'loose':>7}{'tight %':>9}{'mean over':>11}{'max over':>10}")  # fmt: skip
+    head = (
+        f"{'closed form':<{w}}{'configuration':<23}{'layers':>7}{'n/a':>6}{'unsafe':>7}"
+        f"{'tight':>7}{'loose':>7}{'tight %':>9}{'mean over':>11}{'max over':>10}"
+    )
     lines = [head, "-" * len(head)]
     for form, config in ROWS:
         v = s["results"][form][config]
@@ -107,8 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help
             return int(exc.code or 0)
-        result = run_sweep(args.layers, args.seed, args.max_extent, args.jobs,
-                           progress=not args.no_progress)  # fmt: skip
+        result = run_sweep(
+            args.layers, args.seed, args.max_extent, args.jobs, progress=not args.no_progress
+        )
         if args.csv != NO_CSV:
             write_csv(result.records, args.csv)
     except RipError as exc:
@@ -118,8 +140,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        payload = {"seed": args.seed, "max_extent": args.max_extent, "jobs": result.jobs,
-                   "wall_seconds": round(result.wall_seconds, 3), **result.summary}  # fmt: skip
+        payload = {
+            "seed": args.seed,
+            "max_extent": args.max_extent,
+            "jobs": result.jobs,
+            "wall_seconds": round(result.wall_seconds, 3),
+            **result.summary,
+        }
         if args.csv != NO_CSV:
             payload["csv"] = args.csv
         print(json.dumps(payload, indent=2))

@@ -37,5 +37,8 @@ def quantize_multiplier_smaller_than_one_exp(real: float) -> tuple[int, int]:
 def effective_scale(input_scale: float, weight_scale: float, output_scale: float) -> float:
     """Requantization scale of a convolution channel, computed in double as TFLite does
     (the float32 scales are widened first)."""
-    return float(np.float64(np.float32(input_scale)) * np.float64(np.float32(weight_scale))
-                 / np.float64(np.float32(output_scale)))  # fmt: skip
+    return float(
+        np.float64(np.float32(input_scale))
+        * np.float64(np.float32(weight_scale))
+        / np.float64(np.float32(output_scale))
+    )

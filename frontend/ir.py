@@ -73,8 +73,12 @@ class Padding:
         return self.top, self.bottom, self.left, self.right
 
     def __add__(self, other: Padding) -> Padding:
-        return Padding(self.top + other.top, self.bottom + other.bottom,
-                       self.left + other.left, self.right + other.right)  # fmt: skip
+        return Padding(
+            self.top + other.top,
+            self.bottom + other.bottom,
+            self.left + other.left,
+            self.right + other.right,
+        )
 
 
 @dataclass(frozen=True)

@@ -66,5 +66,7 @@ def last_reader(graph: Graph) -> dict[int, int]:
 def live_bytes(graph: Graph) -> list[int]:
     """Bytes alive at each step: a lower bound on any dual-buffer plan's peak when maxed."""
     lives = lifetimes(graph).values()
-    return [sum(lt.nbytes for lt in lives if lt.first <= i <= lt.last)
-            for i in range(len(graph.operators))]  # fmt: skip
+    return [
+        sum(lt.nbytes for lt in lives if lt.first <= i <= lt.last)
+        for i in range(len(graph.operators))
+    ]

@@ -411,11 +411,13 @@ class _Reader:
         else:
             raise self.fail(f"{where}: unknown padding code {code}")
         expected = (
-            conv_out_size(in_shape[1] + padding.top + padding.bottom, kernel[0], stride[0],
-                          dilation[0]),
-            conv_out_size(in_shape[2] + padding.left + padding.right, kernel[1], stride[1],
-                          dilation[1]),
-        )  # fmt: skip
+            conv_out_size(
+                in_shape[1] + padding.top + padding.bottom, kernel[0], stride[0], dilation[0]
+            ),
+            conv_out_size(
+                in_shape[2] + padding.left + padding.right, kernel[1], stride[1], dilation[1]
+            ),
+        )
         if expected != out_shape[1:3]:
             raise self.fail(
                 f"{where}: output {out_shape} does not match input {in_shape} with kernel "
@@ -578,6 +580,7 @@ class _Reader:
             raise self.fail(f"{where}: pads the batch axis ({pairs}); not supported")
         expected = tuple(d + sum(p) for d, p in zip(in_shape, pairs, strict=True))
         if expected != tuple(out_shape):
-            raise self.fail(f"{where}: paddings {pairs} turn {in_shape} into {expected}, "
-                            f"not {out_shape}")  # fmt: skip
+            raise self.fail(
+                f"{where}: paddings {pairs} turn {in_shape} into {expected}, not {out_shape}"
+            )
         return PadParams(Padding(*pairs[1], *pairs[2]), pairs[3])

@@ -23,14 +23,21 @@ def layers(
     """A valid convolution geometry; thin (extent 1) and small grids are drawn often."""
     extent = st.one_of(st.integers(1, 3), st.integers(1, max_extent))
     fields = dict(
-        h_in=draw(extent), w_in=draw(extent),
-        c_in=draw(st.integers(1, max_channels)), c_out=draw(st.integers(1, max_channels)),
-        kh=draw(st.integers(1, max_kernel)), kw=draw(st.integers(1, max_kernel)),
-        sh=draw(st.integers(1, max_stride)), sw=draw(st.integers(1, max_stride)),
-        dh=draw(st.integers(1, max_dilation)), dw=draw(st.integers(1, max_dilation)),
-        pad_top=draw(st.integers(0, max_pad)), pad_bottom=draw(st.integers(0, max_pad)),
-        pad_left=draw(st.integers(0, max_pad)), pad_right=draw(st.integers(0, max_pad)),
-    )  # fmt: skip
+        h_in=draw(extent),
+        w_in=draw(extent),
+        c_in=draw(st.integers(1, max_channels)),
+        c_out=draw(st.integers(1, max_channels)),
+        kh=draw(st.integers(1, max_kernel)),
+        kw=draw(st.integers(1, max_kernel)),
+        sh=draw(st.integers(1, max_stride)),
+        sw=draw(st.integers(1, max_stride)),
+        dh=draw(st.integers(1, max_dilation)),
+        dw=draw(st.integers(1, max_dilation)),
+        pad_top=draw(st.integers(0, max_pad)),
+        pad_bottom=draw(st.integers(0, max_pad)),
+        pad_left=draw(st.integers(0, max_pad)),
+        pad_right=draw(st.integers(0, max_pad)),
+    )
     try:
         return ConvGeometry(**fields)
     except LayerError:
@@ -44,5 +51,6 @@ def restricted_layers(draw, max_extent: int = 14, max_channels: int = 12) -> Con
     square input."""
     k = draw(st.sampled_from([1, 3, 5, 7]))
     hw = draw(st.integers(k, max(k, max_extent)))
-    return ConvGeometry(hw, hw, draw(st.integers(1, max_channels)),
-                        draw(st.integers(1, max_channels)), k, k)  # fmt: skip
+    return ConvGeometry(
+        hw, hw, draw(st.integers(1, max_channels)), draw(st.integers(1, max_channels)), k, k
+    )

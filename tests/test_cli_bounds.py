@@ -18,8 +18,21 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_single_layer_json(capsys):
-    code, out, _ = run(capsys, "--input", "224", "--cin", "64", "--cout", "64", "--kernel",
-                       "3", "--padding", "same", "--order", "row")  # fmt: skip
+    code, out, _ = run(
+        capsys,
+        "--input",
+        "224",
+        "--cin",
+        "64",
+        "--cout",
+        "64",
+        "--kernel",
+        "3",
+        "--padding",
+        "same",
+        "--order",
+        "row",
+    )
     assert code == 0
     result = json.loads(out)
     assert {"gap", "workspace", "output_hw", "order"} <= result.keys()
@@ -28,18 +41,32 @@ def test_single_layer_json(capsys):
 
 
 def test_simulate_adds_truth_and_verdict(capsys):
-    code, out, _ = run(capsys, "--input", "14", "--cin", "1", "--cout", "5", "--kernel", "3",
-                       "--scheme", "gm-eq1", "--simulate")  # fmt: skip
+    code, out, _ = run(
+        capsys,
+        "--input",
+        "14",
+        "--cin",
+        "1",
+        "--cout",
+        "5",
+        "--kernel",
+        "3",
+        "--scheme",
+        "gm-eq1",
+        "--simulate",
+    )
     result = json.loads(out)
     assert code == 0
     assert (result["gap"], result["simulated_gap"], result["verdict"]) == (531, 533, "unsafe")
 
 
 def test_scalar_flags_mean_square(capsys):
-    _, a, _ = run(capsys, "--input", "9", "--cin", "3", "--cout", "8", "--kernel", "3",
-                  "--stride", "2")  # fmt: skip
-    _, b, _ = run(capsys, "--input", "9,9", "--cin", "3", "--cout", "8", "--kernel", "3,3",
-                  "--stride", "2,2")  # fmt: skip
+    _, a, _ = run(
+        capsys, "--input", "9", "--cin", "3", "--cout", "8", "--kernel", "3", "--stride", "2"
+    )
+    _, b, _ = run(
+        capsys, "--input", "9,9", "--cin", "3", "--cout", "8", "--kernel", "3,3", "--stride", "2,2"
+    )
     assert json.loads(a) == json.loads(b)
 
 
@@ -49,16 +76,46 @@ def test_scalar_flags_mean_square(capsys):
         (["--input", "0", "--cin", "1", "--cout", "1"], "input"),
         (["--input", "8", "--cin", "-2", "--cout", "1"], "cin"),
         (["--input", "4", "--cin", "1", "--cout", "1", "--kernel", "7"], "kernel"),
-        (["--input", "8", "--cin", "1", "--cout", "1", "--kernel", "3", "--padding", "3"],
-         "padding"),
-        (["--input", "8", "--cin", "1", "--cout", "2", "--kernel", "3", "--stride", "2",
-          "--scheme", "gm-eq1"], "stride 1"),
-        (["--input", "8", "--cin", "1", "--cout", "2", "--scheme", "herringbone",
-          "--layout", "dense"], "layout"),
+        (
+            ["--input", "8", "--cin", "1", "--cout", "1", "--kernel", "3", "--padding", "3"],
+            "padding",
+        ),
+        (
+            [
+                "--input",
+                "8",
+                "--cin",
+                "1",
+                "--cout",
+                "2",
+                "--kernel",
+                "3",
+                "--stride",
+                "2",
+                "--scheme",
+                "gm-eq1",
+            ],
+            "stride 1",
+        ),
+        (
+            [
+                "--input",
+                "8",
+                "--cin",
+                "1",
+                "--cout",
+                "2",
+                "--scheme",
+                "herringbone",
+                "--layout",
+                "dense",
+            ],
+            "layout",
+        ),
         (["--input", "8", "--cin", "1", "--cout", "2", "--padding", "sideways"], "padding"),
         (["--cin", "1", "--cout", "2"], "--input"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_is_one_line_exit_2(capsys, argv, field):
     code, out, err = run(capsys, *argv)
     assert code == 2
@@ -73,11 +130,19 @@ def test_batch_mode_errors_per_line(tmp_path, capsys):
         {"input": [8, 8], "cin": 3, "cout": 6, "kernel": 3, "padding": "same", "simulate": True},
         {"input": [8, 8], "cin": 3},
         {"input": 8, "cin": 3, "cout": 6, "kernel": [3, 3], "stride": 2, "scheme": "gm-eq1"},
-        {"input": 12, "cin": 5, "cout": 8, "kernel": 3, "scheme": "corollary1",
-         "simulate": True},
-        {"input": 6, "cin": 2, "cout": 4, "kernel": [1, 3], "padding": [0, 0, 1, 1],
-         "layout": "padded", "taps": "workspace", "order": "col", "simulate": True},
-    ]  # fmt: skip
+        {"input": 12, "cin": 5, "cout": 8, "kernel": 3, "scheme": "corollary1", "simulate": True},
+        {
+            "input": 6,
+            "cin": 2,
+            "cout": 4,
+            "kernel": [1, 3],
+            "padding": [0, 0, 1, 1],
+            "layout": "padded",
+            "taps": "workspace",
+            "order": "col",
+            "simulate": True,
+        },
+    ]
     path = tmp_path / "layers.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
     code, out, _ = run(capsys, "--batch", str(path))
@@ -100,7 +165,9 @@ def test_missing_batch_file(capsys):
 def test_console_script_runs_as_module():
     proc = subprocess.run(
         [sys.executable, "-m", "rip.cli.bounds", "--input", "5", "--cin", "1", "--cout", "1"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["gap"] == 0

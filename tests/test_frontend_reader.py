@@ -361,8 +361,16 @@ def conv_model(h: int, w: int, k: int, stride: int, dilation: int, depthwise: bo
     if depthwise:
         weights = b.constant_int8(np.ones((1, k, k, c_out), np.int8), scales, axis=3)
         bias = b.bias(np.zeros(c_out), 0.05, scales)
-        b.depthwise_conv2d(x, weights, bias, out, depth_multiplier=2, stride=stride,
-                           dilation=dilation, padding="SAME")  # fmt: skip
+        b.depthwise_conv2d(
+            x,
+            weights,
+            bias,
+            out,
+            depth_multiplier=2,
+            stride=stride,
+            dilation=dilation,
+            padding="SAME",
+        )
     else:
         weights = b.constant_int8(np.ones((c_out, k, k, c_in), np.int8), scales, axis=0)
         bias = b.bias(np.zeros(c_out), 0.05, scales)

@@ -56,8 +56,9 @@ def model_path(relative: str) -> Path:
 # ---- building small graphs ----------------------------------------------------------------
 
 
-def act(tid: int, shape: tuple[int, ...] = (1, 8, 8, 4), quant: Quant | None = Q,
-        dtype: str = "int8") -> Tensor:  # fmt: skip
+def act(
+    tid: int, shape: tuple[int, ...] = (1, 8, 8, 4), quant: Quant | None = Q, dtype: str = "int8"
+) -> Tensor:
     return Tensor(tid, f"t{tid}", shape, dtype, quant if dtype == "int8" else None)
 
 
@@ -66,19 +67,30 @@ def const(tid: int, shape: tuple[int, ...], dtype: str = "int8") -> Tensor:
     return Tensor(tensor.id, tensor.name, shape, dtype, tensor.quant, True, bytes(tensor.nbytes))
 
 
-def op(kind: str, inputs: tuple[int, ...], outputs: tuple[int, ...], params: object = None,
-       index: int = 0) -> Operator:  # fmt: skip
+def op(
+    kind: str,
+    inputs: tuple[int, ...],
+    outputs: tuple[int, ...],
+    params: object = None,
+    index: int = 0,
+) -> Operator:
     return Operator(kind, inputs, outputs, params if params is not None else NoParams(), index)
 
 
-def make(tensors: list[Tensor], operators: list[Operator], inputs: tuple[int, ...],
-         outputs: tuple[int, ...], **extra: object) -> Graph:  # fmt: skip
+def make(
+    tensors: list[Tensor],
+    operators: list[Operator],
+    inputs: tuple[int, ...],
+    outputs: tuple[int, ...],
+    **extra: object,
+) -> Graph:
     ops = tuple(o.with_(source_index=i) for i, o in enumerate(operators))
     return Graph("test", {t.id: t for t in tensors}, ops, inputs, outputs, **extra)
 
 
-def conv(x: int, y: int, padding: Padding = NO_PAD, activation: str = "NONE",
-         weights: int = 100) -> Operator:  # fmt: skip
+def conv(
+    x: int, y: int, padding: Padding = NO_PAD, activation: str = "NONE", weights: int = 100
+) -> Operator:
     params = Conv2DParams((1, 1), (1, 1), padding, activation)
     return op("CONV_2D", (x, weights, weights + 1), (y,), params)
 
@@ -129,8 +141,11 @@ def test_strip_interface_leaves_int8_models_and_requantizes_alone() -> None:
 
 def test_strip_interface_keeps_a_float_input_with_two_quantizes() -> None:
     tensors = [act(0, dtype="float32"), act(1), act(2, quant=Q2), act(3)]
-    ops = [op("QUANTIZE", (0,), (1,)), op("QUANTIZE", (0,), (2,)),
-           op("ADD", (1, 2), (3,), ElementwiseParams())]  # fmt: skip
+    ops = [
+        op("QUANTIZE", (0,), (1,)),
+        op("QUANTIZE", (0,), (2,)),
+        op("ADD", (1, 2), (3,), ElementwiseParams()),
+    ]
     before = make(tensors, ops, (0,), (3,))
     unchanged(before, strip_interface(before))
 
@@ -139,9 +154,17 @@ def test_strip_interface_keeps_a_float_input_with_two_quantizes() -> None:
 
 
 def test_alias_chain_resolves_to_the_first_tensor() -> None:
-    tensors = [act(0), act(1), act(2, (1, 1, 1, 256)), act(3, (1, 256)), act(4, (1, 10)),
-               *conv_weights(), const(102, (10, 256)), const(103, (10,), "int32"),
-               const(104, (2,), "int32")]  # fmt: skip
+    tensors = [
+        act(0),
+        act(1),
+        act(2, (1, 1, 1, 256)),
+        act(3, (1, 256)),
+        act(4, (1, 10)),
+        *conv_weights(),
+        const(102, (10, 256)),
+        const(103, (10,), "int32"),
+        const(104, (2,), "int32"),
+    ]
     ops = [
         conv(0, 1),
         op("RESHAPE", (1, 104), (2,)),
@@ -168,8 +191,13 @@ def test_alias_of_a_graph_output_stays_an_output() -> None:
 
 
 def test_reshape_of_a_constant_is_not_aliased() -> None:
-    tensors = [act(0, (1, 4)), const(1, (2, 2)), act(2, (1, 4)), act(3, (1, 4)),
-               const(104, (2,), "int32")]  # fmt: skip
+    tensors = [
+        act(0, (1, 4)),
+        const(1, (2, 2)),
+        act(2, (1, 4)),
+        act(3, (1, 4)),
+        const(104, (2,), "int32"),
+    ]
     ops = [op("RESHAPE", (1, 104), (2,)), op("ADD", (0, 2), (3,), ElementwiseParams())]
     before = make(tensors, ops, (0,), (3,))
     unchanged(before, alias_reshapes(before))
@@ -178,12 +206,19 @@ def test_reshape_of_a_constant_is_not_aliased() -> None:
 # ---- fold_pad -------------------------------------------------------------------------------
 
 
-def pad_conv_graph(pad: PadParams, conv_padding: Padding = NO_PAD, consumers: int = 1,
-                   pad_quant: Quant = Q) -> Graph:  # fmt: skip
+def pad_conv_graph(
+    pad: PadParams, conv_padding: Padding = NO_PAD, consumers: int = 1, pad_quant: Quant = Q
+) -> Graph:
     p = pad.padding
     padded = (1, 8 + p.top + p.bottom, 8 + p.left + p.right, 4 + sum(pad.channels))
-    tensors = [act(0), act(1, padded, pad_quant), act(2, padded), act(3, padded), act(4),
-               *conv_weights(c_in=padded[3])]  # fmt: skip
+    tensors = [
+        act(0),
+        act(1, padded, pad_quant),
+        act(2, padded),
+        act(3, padded),
+        act(4),
+        *conv_weights(c_in=padded[3]),
+    ]
     ops = [op("PAD", (0, 102), (1,), pad), conv(1, 2, conv_padding)]
     outputs: tuple[int, ...] = (2,)
     if consumers == 2:
@@ -209,12 +244,19 @@ def test_fold_pad_into_conv_adds_to_its_own_padding() -> None:
 
 
 def test_fold_pad_into_depthwise() -> None:
-    tensors = [act(0), act(1, (1, 10, 11, 4)), act(2, (1, 8, 9, 4)),
-               const(100, (1, 3, 3, 4)), const(101, (4,), "int32"),
-               const(102, (4, 2), "int32")]  # fmt: skip
+    tensors = [
+        act(0),
+        act(1, (1, 10, 11, 4)),
+        act(2, (1, 8, 9, 4)),
+        const(100, (1, 3, 3, 4)),
+        const(101, (4,), "int32"),
+        const(102, (4, 2), "int32"),
+    ]
     params = DepthwiseParams((1, 1), (1, 1), Padding(), "RELU6", 1)
-    ops = [op("PAD", (0, 102), (1,), PadParams(Padding(1, 1, 1, 2))),
-           op("DEPTHWISE_CONV_2D", (1, 100, 101), (2,), params)]  # fmt: skip
+    ops = [
+        op("PAD", (0, 102), (1,), PadParams(Padding(1, 1, 1, 2))),
+        op("DEPTHWISE_CONV_2D", (1, 100, 101), (2,), params),
+    ]
     after = fold_pad(make(tensors, ops, (0,), (2,)))
     (folded,) = after.operators
     assert folded.params == DepthwiseParams((1, 1), (1, 1), Padding(1, 1, 1, 2), "RELU6", 1)
@@ -246,19 +288,33 @@ def test_fold_pad_refuses_a_pad_that_is_a_graph_output() -> None:
 
 
 def test_fold_pad_refuses_a_reader_through_an_alias() -> None:
-    tensors = [act(0), act(1, (1, 10, 10, 4)), act(5, (1, 10, 10, 4)), act(2),
-               *conv_weights(), const(102, (4, 2), "int32")]  # fmt: skip
+    tensors = [
+        act(0),
+        act(1, (1, 10, 10, 4)),
+        act(5, (1, 10, 10, 4)),
+        act(2),
+        *conv_weights(),
+        const(102, (4, 2), "int32"),
+    ]
     ops = [op("PAD", (0, 102), (1,), PadParams(Padding(1, 1, 1, 1))), conv(5, 2)]
     before = make(tensors, ops, (0,), (2,), aliases={5: 1})
     unchanged(before, fold_pad(before))
 
 
 def test_fold_pad_chain_folds_completely() -> None:
-    tensors = [act(0), act(1, (1, 10, 10, 4)), act(2, (1, 12, 13, 4)), act(3, (1, 10, 11, 4)),
-               *conv_weights(), const(102, (4, 2), "int32")]  # fmt: skip
-    ops = [op("PAD", (0, 102), (1,), PadParams(Padding(1, 1, 1, 1))),
-           op("PAD", (1, 102), (2,), PadParams(Padding(1, 1, 1, 2))),
-           conv(2, 3)]  # fmt: skip
+    tensors = [
+        act(0),
+        act(1, (1, 10, 10, 4)),
+        act(2, (1, 12, 13, 4)),
+        act(3, (1, 10, 11, 4)),
+        *conv_weights(),
+        const(102, (4, 2), "int32"),
+    ]
+    ops = [
+        op("PAD", (0, 102), (1,), PadParams(Padding(1, 1, 1, 1))),
+        op("PAD", (1, 102), (2,), PadParams(Padding(1, 1, 1, 2))),
+        conv(2, 3),
+    ]
     after = fold_pad(make(tensors, ops, (0,), (3,)))
     (folded,) = after.operators
     assert folded.inputs[0] == 0 and folded.params.padding == Padding(2, 2, 2, 3)
@@ -286,8 +342,10 @@ def test_fold_pad_refuses_a_pool_with_padding_of_its_own() -> None:
 
 def test_fold_pad_refuses_other_readers() -> None:
     tensors = [act(0), act(1, (1, 10, 10, 4)), act(2, (1, 10, 10, 4)), const(102, (4, 2), "int32")]
-    ops = [op("PAD", (0, 102), (1,), PadParams(Padding(1, 1, 1, 1))),
-           op("ADD", (1, 1), (2,), ElementwiseParams())]  # fmt: skip
+    ops = [
+        op("PAD", (0, 102), (1,), PadParams(Padding(1, 1, 1, 1))),
+        op("ADD", (1, 1), (2,), ElementwiseParams()),
+    ]
     before = make(tensors, ops, (0,), (2,))
     unchanged(before, fold_pad(before))
 
@@ -315,8 +373,13 @@ def test_mean_over_h_w_becomes_a_global_pool() -> None:
 # ---- fold_relu ------------------------------------------------------------------------------
 
 
-def relu_graph(kind: str = "RELU", relu_out_quant: Quant = Q, conv_activation: str = "NONE",
-               extra_reader: bool = False, output: bool = False) -> Graph:  # fmt: skip
+def relu_graph(
+    kind: str = "RELU",
+    relu_out_quant: Quant = Q,
+    conv_activation: str = "NONE",
+    extra_reader: bool = False,
+    output: bool = False,
+) -> Graph:
     tensors = [act(0), act(1), act(2, quant=relu_out_quant), act(3), *conv_weights()]
     ops = [conv(0, 1, activation=conv_activation), op(kind, (1,), (2,))]
     outputs: tuple[int, ...] = (2,)
@@ -366,10 +429,20 @@ def test_fold_relu_refuses_a_concatenation_producer() -> None:
 
 
 def test_rewrite_applies_every_pass() -> None:
-    tensors = [act(0, dtype="float32"), act(1), act(2, (1, 10, 10, 4)), act(3), act(4),
-               act(5, (1, 1, 1, 4), Q2), act(6, (1, 4), Q2), act(7, (1, 4), dtype="float32"),
-               *conv_weights(), const(102, (4, 2), "int32"), const(103, (2,), "int32"),
-               const(104, (2,), "int32")]  # fmt: skip
+    tensors = [
+        act(0, dtype="float32"),
+        act(1),
+        act(2, (1, 10, 10, 4)),
+        act(3),
+        act(4),
+        act(5, (1, 1, 1, 4), Q2),
+        act(6, (1, 4), Q2),
+        act(7, (1, 4), dtype="float32"),
+        *conv_weights(),
+        const(102, (4, 2), "int32"),
+        const(103, (2,), "int32"),
+        const(104, (2,), "int32"),
+    ]
     ops = [
         op("QUANTIZE", (0,), (1,)),
         op("PAD", (1, 102), (2,), PadParams(Padding(1, 1, 1, 1))),

@@ -76,8 +76,11 @@ def test_milp_is_valid_and_never_worse_than_first_fit(problem):
 
 def test_milp_reaches_the_layer_by_layer_limit_where_first_fit_strands_memory():
     # t0 -> op0 -> t1 (in place, gap 60) ; t2 lives across op0..op1 beside them
-    p = Problem((Buffer(0, 100, 0, 0), Buffer(1, 150, 0, 1), Buffer(2, 100, 1, 2),
-                 Buffer(3, 48, 2, 2)), (Pair(0, 0, 1, 60, shiftable=True), Pair(1, 1, 2, 0)), 4)  # fmt: skip
+    p = Problem(
+        (Buffer(0, 100, 0, 0), Buffer(1, 150, 0, 1), Buffer(2, 100, 1, 2), Buffer(3, 48, 2, 2)),
+        (Pair(0, 0, 1, 60, shiftable=True), Pair(1, 1, 2, 0)),
+        4,
+    )
     ff, opt = first_fit(p), milp(p, MilpOptions(time_limit=10))
     assert opt.peak == p.lower_bound() == 160
     assert opt.optimal is True
@@ -87,8 +90,11 @@ def test_milp_reaches_the_layer_by_layer_limit_where_first_fit_strands_memory():
 def test_no_shift_when_placing_below_is_as_good():
     """Sec. 4.3: the shift penalty keeps memmoves out unless they buy peak. Here the output
     can sit 32 B below its input (the chain moves up) at the same 96 B a shift would give."""
-    p = Problem((Buffer(0, 64, 0, 0), Buffer(1, 64, 0, 1), Buffer(2, 96, 1, 1)),
-                (Pair(0, 0, 1, 0, exact=True), Pair(1, 1, 2, 32, shiftable=True)), 4)  # fmt: skip
+    p = Problem(
+        (Buffer(0, 64, 0, 0), Buffer(1, 64, 0, 1), Buffer(2, 96, 1, 1)),
+        (Pair(0, 0, 1, 0, exact=True), Pair(1, 1, 2, 32, shiftable=True)),
+        4,
+    )
     plan = milp(p, MilpOptions(time_limit=10))
     check_plan(p, plan)
     assert plan.peak == p.lower_bound() == 96
@@ -135,8 +141,9 @@ def test_replay_rejects_gap_one_byte_short(planned):
 
     minimum = _min_gap(g, conv.op, conv.order)
     assert need >= minimum > 0
-    bad = replace(plan, offsets={**plan.offsets,
-                                 conv.output: plan.offsets[conv.input] - (minimum - 1)})  # fmt: skip
+    bad = replace(
+        plan, offsets={**plan.offsets, conv.output: plan.offsets[conv.input] - (minimum - 1)}
+    )
     with pytest.raises(ReplayError, match="below the simulated minimum"):
         replay(g, bad, 1)
 

@@ -49,8 +49,15 @@ def test_appendix_f4_loose_example(paper_tables):
     published keeps the full headroom sigma = C_out = 2, our first-pixel term does not."""
     ex = paper_tables["appendix_f4_loose_example"]
     ph, pw = ex["padding_hw"]
-    geom = make_geometry(tuple(ex["input_hw"]), ex["c_in"], ex["c_out"], tuple(ex["kernel_hw"]),
-                         tuple(ex["stride"]), tuple(ex["dilation"]), (ph, ph, pw, pw))  # fmt: skip
+    geom = make_geometry(
+        tuple(ex["input_hw"]),
+        ex["c_in"],
+        ex["c_out"],
+        tuple(ex["kernel_hw"]),
+        tuple(ex["stride"]),
+        tuple(ex["dilation"]),
+        (ph, ph, pw, pw),
+    )
     assert rip_dense_gap(geom, "workspace", published=True) == ex["theorem13_gap"]
     assert rip_dense_gap(geom, "workspace") == ex["true_gap"]
     for mode in ("fast", "literal"):

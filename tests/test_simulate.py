@@ -11,13 +11,16 @@ from rip.allocator.geometry import ConvGeometry
 from rip.allocator.simulate import herringbone_order, simulate_herringbone, simulate_rip
 from rip.errors import LayerError
 
-SMALL = layers(max_extent=6, max_channels=4, max_kernel=3, max_stride=3, max_dilation=2,
-               max_pad=2)  # fmt: skip
+SMALL = layers(max_extent=6, max_channels=4, max_kernel=3, max_stride=3, max_dilation=2, max_pad=2)
 
 
 @settings(max_examples=150, deadline=None)
-@given(SMALL, st.sampled_from(("padded", "dense")), st.sampled_from(("gather", "workspace")),
-       st.sampled_from(("row", "col")))  # fmt: skip
+@given(
+    SMALL,
+    st.sampled_from(("padded", "dense")),
+    st.sampled_from(("gather", "workspace")),
+    st.sampled_from(("row", "col")),
+)
 def test_literal_and_fast_modes_agree_rip(geom, layout, taps, order):
     """The literal mode enumerates every tap and writes scalar by scalar, in column order
     over a column-major layout rather than by transposing; the fast mode must agree."""

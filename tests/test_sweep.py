@@ -99,15 +99,21 @@ PROPERTIES = {
         g.kh == g.kw and 1 <= g.kh <= 7 and _unit(g) and not any(_pads(g))
     ),
     "same padding, p = floor(k/2)": lambda g: (
-        g.kh == g.kw and _unit(g) and set(_pads(g)) == {g.kh // 2} and g.kh // 2 > 0
+        g.kh == g.kw
+        and _unit(g)
+        and set(_pads(g)) == {g.kh // 2}
+        and g.kh // 2 > 0
         and (g.h_out, g.w_out) == (g.h_in, g.w_in)
     ),
     "strided downsampling": lambda g: (
         g.sh == g.sw >= 2 and (g.dh, g.dw) == (1, 1) and g.h_out < g.h_in and g.w_out < g.w_in
     ),
     "inverted-bottleneck expansion": lambda g: (
-        (g.kh, g.kw) == (1, 1) and _unit(g) and not any(_pads(g))
-        and g.c_out % g.c_in == 0 and g.c_out // g.c_in >= 2
+        (g.kh, g.kw) == (1, 1)
+        and _unit(g)
+        and not any(_pads(g))
+        and g.c_out % g.c_in == 0
+        and g.c_out // g.c_in >= 2
     ),
     "projection, c_out <= c_in": lambda g: g.c_out <= g.c_in and (g.kh, g.kw) == (1, 1),
     "collapsed minor axis, n in {1,2,3}": lambda g: min(g.h_out, g.w_out) in (1, 2, 3),
@@ -118,7 +124,10 @@ PROPERTIES = {
         _restricted(g) and g.c_out > g.c_in and _x_star(g).denominator == 1
     ),
     "random symmetric axes": lambda g: (
-        g.h_in == g.w_in and g.kh == g.kw and g.sh == g.sw and g.dh == g.dw
+        g.h_in == g.w_in
+        and g.kh == g.kw
+        and g.sh == g.sw
+        and g.dh == g.dw
         and len(set(_pads(g))) == 1
     ),
     "non-integer x*": lambda g: _restricted(g) and g.c_out > g.c_in and _x_star(g).denominator > 1,
@@ -129,11 +138,15 @@ PROPERTIES = {
     "asymmetric dilation": lambda g: g.dh != g.dw and min(g.kh, g.kw) >= 2,
     "asymmetric padding": lambda g: g.pad_top != g.pad_bottom or g.pad_left != g.pad_right,
     "fully asymmetric": lambda g: (
-        g.h_in != g.w_in and g.kh != g.kw and g.sh != g.sw and g.dh != g.dw
-        and g.pad_top != g.pad_bottom and g.pad_left != g.pad_right
+        g.h_in != g.w_in
+        and g.kh != g.kw
+        and g.sh != g.sw
+        and g.dh != g.dw
+        and g.pad_top != g.pad_bottom
+        and g.pad_left != g.pad_right
     ),
     "maximal padding": _maximal_padding,
-}  # fmt: skip
+}
 
 
 # --------------------------------------------------------------------------------------
@@ -213,8 +226,9 @@ def test_make_layers_deterministic() -> None:
     assert by_gen == generator_counts(200)
 
 
-@pytest.mark.parametrize("kwargs", [{"n_layers": 0}, {"n_layers": 5, "seed": -1},
-                                    {"n_layers": 5, "max_extent": 3}])  # fmt: skip
+@pytest.mark.parametrize(
+    "kwargs", [{"n_layers": 0}, {"n_layers": 5, "seed": -1}, {"n_layers": 5, "max_extent": 3}]
+)
 def test_make_layers_rejects_bad_arguments(kwargs: dict) -> None:
     from rip.errors import RipError
 
@@ -278,8 +292,9 @@ def test_sweep_records_match_direct_evaluation(sweep300) -> None:
         g, i = layer.geom, layer.index
         for layout, gap in (("padded", rip_padded_gap), ("dense", rip_dense_gap)):
             for taps in ("gather", "workspace"):
-                r = by_key[(i, "theorem4" if layout == "padded" else "theorem13",
-                            f"rip-{layout}-{taps}")]  # fmt: skip
+                r = by_key[
+                    (i, "theorem4" if layout == "padded" else "theorem13", f"rip-{layout}-{taps}")
+                ]
                 assert (r.bound, r.truth) == (gap(g, taps), simulate_rip(g, layout, taps))
         r = by_key[(i, "theorem11", "herringbone-workspace")]
         assert (r.bound, r.truth) == (herringbone_gap(g), simulate_herringbone(g))
@@ -289,10 +304,14 @@ def test_sweep_records_match_direct_evaluation(sweep300) -> None:
 
 def test_sweep_claims_of_sec_5_2(sweep300) -> None:
     recs, n = sweep300.records, 300
-    for form, config in (("theorem4", "rip-padded-gather"), ("theorem4", "rip-padded-workspace"),
-                         ("theorem13", "rip-dense-gather"), ("theorem13", "rip-dense-workspace"),
-                         ("theorem11", "herringbone-workspace"),
-                         ("corollary1", "herringbone-workspace")):  # fmt: skip
+    for form, config in (
+        ("theorem4", "rip-padded-gather"),
+        ("theorem4", "rip-padded-workspace"),
+        ("theorem13", "rip-dense-gather"),
+        ("theorem13", "rip-dense-workspace"),
+        ("theorem11", "herringbone-workspace"),
+        ("corollary1", "herringbone-workspace"),
+    ):
         assert _verdicts(recs, form, config)["unsafe"] == 0, (form, config)
     # Sec. 5.2: RiP padded tight on every layer, dense tight on all when gathered first
     assert _verdicts(recs, "theorem4", "rip-padded-gather")["tight"] == n
@@ -308,9 +327,8 @@ def test_herringbone_tight_in_restricted_domain(sweep300) -> None:
     # Theorem 11 is only asserted tight inside [9]'s domain: outside it the simulator finds
     # it loose when stored input is never read or the kernel is dilated (see the report).
     restricted = [
-        r for r in sweep300.records
-        if r.closed_form == "theorem11" and _restricted(r.geom)
-    ]  # fmt: skip
+        r for r in sweep300.records if r.closed_form == "theorem11" and _restricted(r.geom)
+    ]
     assert len(restricted) > 30
     assert all(r.bound == r.truth for r in restricted), [
         (r.index, r.geom) for r in restricted if r.bound != r.truth
@@ -323,10 +341,18 @@ def test_summary_agrees_with_records(sweep300) -> None:
     for form, config in ROWS:
         v, direct = s["results"][form][config], _verdicts(sweep300.records, form, config)
         assert (v["unsafe"], v["tight"], v["loose"], v["not_applicable"]) == (
-            direct["unsafe"], direct["tight"], direct["loose"], direct["n/a"])  # fmt: skip
-        over = [r.bound - r.truth for r in sweep300.records
-                if (r.closed_form, r.configuration) == (form, config)
-                and r.bound is not None and r.bound > r.truth]  # fmt: skip
+            direct["unsafe"],
+            direct["tight"],
+            direct["loose"],
+            direct["n/a"],
+        )
+        over = [
+            r.bound - r.truth
+            for r in sweep300.records
+            if (r.closed_form, r.configuration) == (form, config)
+            and r.bound is not None
+            and r.bound > r.truth
+        ]
         assert v["max_overshoot"] == max(over, default=0)
         if over:
             assert v["mean_overshoot"] == pytest.approx(sum(over) / len(over), abs=0.01)
@@ -345,9 +371,27 @@ def test_csv_rows(sweep300) -> None:
     rows = list(csv.DictReader(io.StringIO(buf.getvalue())))
     assert len(rows) == 10 * len(ROWS)
     for row in rows:
-        g = ConvGeometry(**{f: int(row[f]) for f in (
-            "h_in", "w_in", "c_in", "c_out", "kh", "kw", "sh", "sw", "dh", "dw",
-            "pad_top", "pad_bottom", "pad_left", "pad_right")})  # fmt: skip
+        g = ConvGeometry(
+            **{
+                f: int(row[f])
+                for f in (
+                    "h_in",
+                    "w_in",
+                    "c_in",
+                    "c_out",
+                    "kh",
+                    "kw",
+                    "sh",
+                    "sw",
+                    "dh",
+                    "dw",
+                    "pad_top",
+                    "pad_bottom",
+                    "pad_left",
+                    "pad_right",
+                )
+            }
+        )
         assert g == sweep300.layers[int(row["index"])].geom
         assert row["generator"] == sweep300.layers[int(row["index"])].generator
         if row["verdict"] != "n/a":
@@ -360,8 +404,20 @@ def test_csv_rows(sweep300) -> None:
 # --------------------------------------------------------------------------------------
 def test_cli_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_csv = tmp_path / "s.csv"
-    argv = ["--layers", "60", "--seed", "2", "--max-extent", "32", "--jobs", "1",
-            "--json", "--no-progress", "--csv", str(out_csv)]  # fmt: skip
+    argv = [
+        "--layers",
+        "60",
+        "--seed",
+        "2",
+        "--max-extent",
+        "32",
+        "--jobs",
+        "1",
+        "--json",
+        "--no-progress",
+        "--csv",
+        str(out_csv),
+    ]
     assert main(argv) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["layers"] == 60
@@ -374,16 +430,27 @@ def test_cli_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_table_no_csv(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["--layers", "20", "--max-extent", "16", "--jobs", "1", "--no-progress",
-                 "--csv", "-"]) == 0  # fmt: skip
+    assert (
+        main(["--layers", "20", "--max-extent", "16", "--jobs", "1", "--no-progress", "--csv", "-"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "rip-dense-workspace" in out and "wall time" in out
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("argv", [["--layers", "0"], ["--layers", "-3"], ["--layers", "x"],
-                                  ["--max-extent", "2"], ["--seed", "-1"], ["--jobs", "0"],
-                                  ["--bogus"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--layers", "0"],
+        ["--layers", "-3"],
+        ["--layers", "x"],
+        ["--max-extent", "2"],
+        ["--seed", "-1"],
+        ["--jobs", "0"],
+        ["--bogus"],
+    ],
+)
 def test_cli_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "--no-progress", "--csv", "-"]) == 2
     err = capsys.readouterr().err
@@ -391,8 +458,12 @@ def test_cli_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) 
 
 
 def test_cli_subprocess_exit_code() -> None:
-    proc = subprocess.run([sys.executable, "-m", "rip.cli.sweep", "--layers", "0"],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "rip.cli.sweep", "--layers", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert proc.stderr.startswith("rip-sweep: error:") and proc.stderr.count("\n") == 1
     assert "Traceback" not in proc.stderr

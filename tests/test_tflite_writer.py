@@ -20,10 +20,23 @@ except ImportError:  # the oracle is a test extra; everything else runs without 
 needs_tflm = pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 
 ALL_OPS = {
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "AVERAGE_POOL_2D",
-    "MAX_POOL_2D", "PAD", "RESHAPE", "SOFTMAX", "LOGISTIC", "MEAN", "CONCATENATION",
-    "RESIZE_NEAREST_NEIGHBOR", "QUANTIZE", "DEQUANTIZE",
-}  # fmt: skip
+    "CONV_2D",
+    "DEPTHWISE_CONV_2D",
+    "FULLY_CONNECTED",
+    "ADD",
+    "MUL",
+    "AVERAGE_POOL_2D",
+    "MAX_POOL_2D",
+    "PAD",
+    "RESHAPE",
+    "SOFTMAX",
+    "LOGISTIC",
+    "MEAN",
+    "CONCATENATION",
+    "RESIZE_NEAREST_NEIGHBOR",
+    "QUANTIZE",
+    "DEQUANTIZE",
+}
 
 # Single-layer generators covering stride, dilation, SAME/VALID/explicit padding, every
 # fused activation, per-channel and per-tensor weights and the depth multiplier.
@@ -146,20 +159,31 @@ def all_ops_builder(seed: int = 0) -> ModelBuilder:
     padded = mb.pad(q, ((0, 0), (1, 0), (0, 1), (0, 0)), mb.activation((1, 9, 9, 3), 1 / 64, 0))
     w, s = weights((8, 3, 3, 3), 0)
     conv = mb.conv2d(
-        padded, mb.constant_int8(w, s, 0, 0), mb.bias(rng.integers(-500, 500, 8), 1 / 64, s),
-        mb.activation((1, 4, 4, 8), 6 / 255, -128, "conv"), stride=2, padding="VALID",
+        padded,
+        mb.constant_int8(w, s, 0, 0),
+        mb.bias(rng.integers(-500, 500, 8), 1 / 64, s),
+        mb.activation((1, 4, 4, 8), 6 / 255, -128, "conv"),
+        stride=2,
+        padding="VALID",
         activation="RELU6",
-    )  # fmt: skip
+    )
     w, s = weights((1, 3, 3, 16), 3)
     dw = mb.depthwise_conv2d(
-        conv, mb.constant_int8(w, s, 0, 3), mb.bias(rng.integers(-500, 500, 16), 6 / 255, s),
-        mb.activation((1, 4, 4, 16), 0.05, 3, "depthwise"), depth_multiplier=2, dilation=2,
-    )  # fmt: skip
+        conv,
+        mb.constant_int8(w, s, 0, 3),
+        mb.bias(rng.integers(-500, 500, 16), 6 / 255, s),
+        mb.activation((1, 4, 4, 16), 0.05, 3, "depthwise"),
+        depth_multiplier=2,
+        dilation=2,
+    )
     w, s = weights((16, 1, 1, 16), 0)
     pointwise = mb.conv2d(
-        dw, mb.constant_int8(w, s, 0, 0), mb.bias(rng.integers(-500, 500, 16), 0.05, s),
-        mb.activation((1, 4, 4, 16), 0.04, -5, "pointwise"), activation="RELU",
-    )  # fmt: skip
+        dw,
+        mb.constant_int8(w, s, 0, 0),
+        mb.bias(rng.integers(-500, 500, 16), 0.05, s),
+        mb.activation((1, 4, 4, 16), 0.04, -5, "pointwise"),
+        activation="RELU",
+    )
     added = mb.add(dw, pointwise, mb.activation((1, 4, 4, 16), 0.08, 0, "add"))
     product = mb.mul(added, added, mb.activation((1, 4, 4, 16), 0.1, -100, "mul"))
     max_pooled = mb.max_pool2d(product, mb.activation((1, 2, 2, 16), 0.1, -100, "max_pool"))
@@ -176,9 +200,11 @@ def all_ops_builder(seed: int = 0) -> ModelBuilder:
     flat = mb.reshape(mean, mb.activation((1, 32), 0.05, -90, "flat"))
     w, s = weights((10, 32), 0)
     logits = mb.fully_connected(
-        flat, mb.constant_int8(w, float(s[0])), mb.bias(rng.integers(-500, 500, 10), 0.05, s[0]),
+        flat,
+        mb.constant_int8(w, float(s[0])),
+        mb.bias(rng.integers(-500, 500, 10), 0.05, s[0]),
         mb.activation((1, 10), 0.05, 0, "logits"),
-    )  # fmt: skip
+    )
     probs = mb.softmax(logits, mb.activation((1, 10), 1 / 256, -128, "probs"))
     gates = mb.logistic(logits, mb.activation((1, 10), 1 / 256, -128, "gates"))
     real = mb.dequantize(gates, mb.activation((1, 10), name="gates_float", dtype="float32"))
@@ -247,8 +273,11 @@ def reference_conv_layer(buf: bytes, x_q: np.ndarray) -> np.ndarray:
         y = np.zeros((oh, ow, b.size))
         for oy in range(oh):
             for ox in range(ow):
-                window = x[0, oy * sh : oy * sh + (kh - 1) * dh + 1 : dh,
-                           ox * sw : ox * sw + (kw - 1) * dw + 1 : dw]  # fmt: skip
+                window = x[
+                    0,
+                    oy * sh : oy * sh + (kh - 1) * dh + 1 : dh,
+                    ox * sw : ox * sw + (kw - 1) * dw + 1 : dw,
+                ]
                 if name == "CONV_2D":
                     y[oy, ox] = np.tensordot(w, window, axes=([1, 2, 3], [0, 1, 2])) + b
                 else:
@@ -372,9 +401,17 @@ def test_generated_models_run_in_tflite_micro_with_spread_outputs(name):
 @needs_tflm
 @pytest.mark.parametrize(
     "name",
-    ["conv_same_s2_relu6", "conv_dilated_relu", "conv_pad_valid", "conv_valid_rect", "conv_1x1",
-     "dw_mult2_s2", "dw_dilated_relu6", "dw_pad_valid"],
-)  # fmt: skip
+    [
+        "conv_same_s2_relu6",
+        "conv_dilated_relu",
+        "conv_pad_valid",
+        "conv_valid_rect",
+        "conv_1x1",
+        "dw_mult2_s2",
+        "dw_dilated_relu6",
+        "dw_pad_valid",
+    ],
+)
 def test_convolutions_match_a_float_reference_within_one_step(name):
     buf = GENERATED[name](5)
     (x,) = random_inputs(buf, np.random.default_rng(2))
