@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint bench-sweep clean
+.PHONY: run test lint bench-sweep bench-alloc clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,3 +34,7 @@ bench-sweep: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+
+# MILP cost per keras graph: our formulation and the paper's all-pairs one, side by side.
+bench-alloc: $(STAMP)
+	$(BIN)/python benchmarks/bench_alloc.py $(BENCH_ARGS)
