@@ -126,8 +126,9 @@ def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
     y = graph.tensors[op.outputs[0]]
     if op.kind == "CONV_2D":
         # The kernels gather each receptive field first and never store padding: dense
-        # layout, sigma = 0, whichever traversal order needs less workspace.
-        return rip_bound(conv_geometry(graph, op), "dense", "gather", "best")
+        # layout, sigma = 0. They traverse row-major over HWC tensors; column order (Sec.
+        # 5.3) would need the tensors stored transposed, which no kernel does yet.
+        return rip_bound(conv_geometry(graph, op), "dense", "gather", "row")
     if op.kind == "DEPTHWISE_CONV_2D":
         if op.params.depth_multiplier != 1:
             raise LayerError("depth multiplier is not 1")

@@ -7,6 +7,19 @@ import math
 
 import numpy as np
 
+from rip.errors import RipError
+
+INT8_MIN, INT8_MAX = -128, 127
+
+
+class ParamsError(RipError):
+    """An operator TFLite Micro's int8 kernels refuse at Prepare, or rip's kernels cannot run."""
+
+
+def round_half_away(x: float) -> int:
+    """TfLiteRound / roundf / std::round: half away from zero (Python's round is to even)."""
+    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+
 
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """QuantizeMultiplier: ``real`` = multiplier * 2^(shift - 31), multiplier in
@@ -14,16 +27,13 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     if real == 0.0:
         return 0, 0
     mantissa, shift = math.frexp(real)  # real = mantissa * 2^shift, mantissa in [0.5, 1)
-    scaled = mantissa * (1 << 31)
-    # TfLiteRound is std::round, half away from zero (Python's round is half to even)
-    q = int(math.copysign(math.floor(abs(scaled) + 0.5), scaled))
+    q = round_half_away(mantissa * (1 << 31))
     if q == 1 << 31:
         q //= 2
         shift += 1
     if shift < -31:  # underflow: the multiplier is zero
         return 0, 0
-    if shift > 30:
-        shift, q = 30, (1 << 31) - 1
+    # (only single-rounding builds cap the shift at 30; the double rounding we match does not)
     return int(q), int(shift)
 
 
@@ -42,3 +52,21 @@ def effective_scale(input_scale: float, weight_scale: float, output_scale: float
         * np.float64(np.float32(weight_scale))
         / np.float64(np.float32(output_scale))
     )
+
+
+def activation_range(activation: str, scale: float, zero_point: int) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized for an int8 output: the fused activation as a clamp,
+    each bound ``zero_point + roundf(f / scale)`` with the division in float32."""
+
+    def quantize(f: float) -> int:
+        return zero_point + round_half_away(float(np.float32(f) / np.float32(scale)))
+
+    if activation == "NONE":
+        return INT8_MIN, INT8_MAX
+    if activation == "RELU":
+        return max(INT8_MIN, quantize(0.0)), INT8_MAX
+    if activation == "RELU6":
+        return max(INT8_MIN, quantize(0.0)), min(INT8_MAX, quantize(6.0))
+    if activation == "RELU_N1_TO_1":
+        return max(INT8_MIN, quantize(-1.0)), min(INT8_MAX, quantize(1.0))
+    raise ParamsError(f"fused activation {activation} is not supported by int8 kernels")

@@ -24,6 +24,14 @@ typedef struct {
 } rip_dims;
 
 typedef struct {
+    int32_t h, w;
+} rip_hw;
+
+typedef struct {
+    int32_t min, max; /* the fused activation as a clamp of the quantized output */
+} rip_activation;
+
+typedef struct {
     int8_t *buf;  /* scratch outside the arena */
     int32_t size; /* bytes */
 } rip_context;

@@ -68,14 +68,14 @@ def test_operator_classes_of_appendix_i(example):
         assert r.candidates[0].gap == 0
 
 
-def test_conv_candidate_uses_dense_gather_best_bound(example):
+def test_conv_candidate_uses_dense_gather_row_bound(example):
     g = example
     req = requirements(g)
     for i, op in enumerate(g.operators):
         if op.kind != "CONV_2D" or not req.ops[i].candidates:
             continue
         (c,) = req.ops[i].candidates
-        bound = rip_bound(conv_geometry(g, op), "dense", "gather", "best")
+        bound = rip_bound(conv_geometry(g, op), "dense", "gather", "row")
         assert (c.gap, c.workspace, c.order) == (bound.gap, bound.workspace, bound.order)
 
 

@@ -1,0 +1,352 @@
+/* rip kernels: int8 activations (see rip_activation.h for the contract). */
+#include "rip_activation.h"
+
+/* ---- gemmlowp fixed point on int32 (fixedpoint/fixedpoint.h), in our own words ----------
+ * A value in Qm.(31-m) is a raw int32; multiplying two of them is
+ * SaturatingRoundingDoublingHighMul, whose result has the sum of their integer bits. */
+
+#define FP_ONE_Q0 INT32_MAX       /* 1.0 in Q0.31 saturates to the largest raw value */
+#define FP_ONE_Q2 (1 << 29)       /* 1.0 in Q2.29 */
+
+static inline int32_t fp_mul(int32_t a, int32_t b) {
+    return rip_sat_rounding_doubling_high_mul(a, b);
+}
+
+/* Multiply by 2^exponent: saturating left shift, or rounding right shift. */
+static inline int32_t fp_mul_pot(int32_t x, int exponent) {
+    if (exponent > 0) {
+        const int32_t threshold = (int32_t)((1u << (31 - exponent)) - 1u);
+        if (x > threshold) {
+            return INT32_MAX;
+        }
+        if (x < -threshold) {
+            return INT32_MIN;
+        }
+        return (int32_t)((uint32_t)x << exponent);
+    }
+    if (exponent < 0) {
+        return rip_rounding_divide_by_pot(x, -exponent);
+    }
+    return x;
+}
+
+/* Round-half-away (a + b) / 2 without overflow. */
+static inline int32_t fp_rounding_half_sum(int32_t a, int32_t b) {
+    const int64_t sum = (int64_t)a + (int64_t)b;
+    return (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+}
+
+/* exp(a) for a in [-1/4, 0), Q0.31 in and out: Taylor series about -1/8. */
+static int32_t fp_exp_on_interval_between_negative_one_quarter_and_0_excl(int32_t a) {
+    const int32_t constant_term = 1895147668; /* exp(-1/8) */
+    const int32_t one_third = 715827883;
+    const int32_t x = a + (1 << 28); /* a + 1/8 */
+    const int32_t x2 = fp_mul(x, x);
+    const int32_t x3 = fp_mul(x2, x);
+    const int32_t x4 = fp_mul(x2, x2);
+    const int32_t x4_over_4 = fp_mul_pot(x4, -2);
+    const int32_t poly = fp_mul_pot(fp_mul(x4_over_4 + x3, one_third) + x2, -1);
+    return constant_term + fp_mul(constant_term, x + poly);
+}
+
+/* exp(a) for a <= 0 in Q(integer_bits), result Q0.31: the fraction modulo 1/4 by the series,
+ * the rest by multiplying exp(-2^k) for each set bit of the remainder. */
+static int32_t fp_exp_on_negative_values(int32_t a, int integer_bits) {
+    static const int32_t barrel[7] = {
+        1672461947, /* exp(-1/4) */
+        1302514674, /* exp(-1/2) */
+        790015084,  /* exp(-1) */
+        290630308,  /* exp(-2) */
+        39332535,   /* exp(-4) */
+        720401,     /* exp(-8) */
+        242,        /* exp(-16) */
+    };
+    const int fractional_bits = 31 - integer_bits;
+    const int32_t one_quarter = (int32_t)1 << (fractional_bits - 2);
+    const int32_t mask = one_quarter - 1;
+    const int32_t a_mod_quarter_minus_one_quarter = (a & mask) - one_quarter;
+    int32_t result = fp_exp_on_interval_between_negative_one_quarter_and_0_excl(
+        fp_mul_pot(a_mod_quarter_minus_one_quarter, integer_bits));
+    const int32_t remainder = a_mod_quarter_minus_one_quarter - a;
+    for (int k = -2; k <= 4; ++k) {
+        if (integer_bits > k && (remainder & ((int32_t)1 << (fractional_bits + k)))) {
+            result = fp_mul(result, barrel[k + 2]);
+        }
+    }
+    if (integer_bits > 5) {
+        const int32_t clamp = -((int32_t)1 << (36 - integer_bits)); /* -32 */
+        if (a < clamp) {
+            result = 0;
+        }
+    }
+    return a == 0 ? FP_ONE_Q0 : result;
+}
+
+/* Newton-Raphson for 1 / (1 + a / 2) ... in Q2.29, from the half denominator (1 + a) / 2. */
+static int32_t fp_newton_reciprocal_q2(int32_t half_denominator) {
+    const int32_t constant_48_over_17 = 1515870810;
+    const int32_t constant_neg_32_over_17 = -1010580540;
+    int32_t x = constant_48_over_17 + fp_mul(half_denominator, constant_neg_32_over_17);
+    for (int i = 0; i < 3; ++i) {
+        const int32_t half_denominator_times_x = fp_mul(half_denominator, x);
+        const int32_t one_minus = FP_ONE_Q2 - half_denominator_times_x;
+        x = x + fp_mul_pot(fp_mul(x, one_minus), 2); /* Q4 product back to Q2 */
+    }
+    return x;
+}
+
+/* 1 / (1 + a) for a in [0, 1), Q0.31 in and out. */
+static int32_t fp_one_over_one_plus_x_for_x_in_0_1(int32_t a) {
+    const int32_t x = fp_newton_reciprocal_q2(fp_rounding_half_sum(a, FP_ONE_Q0));
+    return fp_mul_pot(x, 1); /* x / 2 in Q1 read as Q0 */
+}
+
+/* (1 - a) / (1 + a) for a in [0, 1), Q0.31 in and out. */
+static int32_t fp_one_minus_x_over_one_plus_x_for_x_in_0_1(int32_t a) {
+    const int32_t x = fp_newton_reciprocal_q2(fp_rounding_half_sum(a, FP_ONE_Q0));
+    return fp_mul_pot(x - FP_ONE_Q2, 2);
+}
+
+/* Logistic of a in Q(integer_bits), result Q0.31. */
+static int32_t fp_logistic(int32_t a, int integer_bits) {
+    const int32_t abs_a = a > 0 ? a : -a;
+    const int32_t if_positive =
+        fp_one_over_one_plus_x_for_x_in_0_1(fp_exp_on_negative_values(-abs_a, integer_bits));
+    if (a == 0) {
+        return 1 << 30; /* one half */
+    }
+    return a > 0 ? if_positive : FP_ONE_Q0 - if_positive;
+}
+
+/* tanh of a in Q(integer_bits), result Q0.31: tanh(-|a|) = -(1 - e) / (1 + e), e = exp(-2|a|);
+ * doubling |a| is reading the same raw value with one more integer bit. */
+static int32_t fp_tanh(int32_t a, int integer_bits) {
+    const int32_t negative = a < 0 ? a : -a;
+    const int32_t t = fp_one_minus_x_over_one_plus_x_for_x_in_0_1(
+        fp_exp_on_negative_values(negative, integer_bits + 1));
+    if (a == 0) {
+        return 0;
+    }
+    return a < 0 ? -t : t;
+}
+
+static inline int rip_clz32(uint32_t x) {
+#if defined(__GNUC__)
+    return x ? __builtin_clz(x) : 32;
+#else
+    int n = 0;
+    if (!x) {
+        return 32;
+    }
+    while (!(x & 0x80000000u)) {
+        x <<= 1;
+        ++n;
+    }
+    return n;
+#endif
+}
+
+/* ---- int16 fixed point of TFLite's hard swish ------------------------------------------ */
+
+static inline int16_t sat_rounding_doubling_high_mul16(int16_t a, int16_t b) {
+    if (a == b && a == INT16_MIN) {
+        return INT16_MAX;
+    }
+    const int32_t ab = (int32_t)a * (int32_t)b;
+    const int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+    return (int16_t)((ab + nudge) / (1 << 15));
+}
+
+/* Truncating (not rounding) doubling high multiply, like SQDMULH: it cancels the bias of the
+ * rounding one above, which is why TFLite uses it for the final product. */
+static inline int16_t sat_doubling_high_mul16(int16_t a, int16_t b) {
+    if (a == b && a == INT16_MIN) {
+        return INT16_MAX;
+    }
+    return (int16_t)(((int32_t)a * (int32_t)b) / (1 << 15));
+}
+
+/* gemmlowp's RoundingDivideByPOT evaluated in int16 arithmetic. */
+static inline int16_t rounding_divide_by_pot16(int16_t x, int exponent) {
+    const int16_t mask = (int16_t)(((int64_t)1 << exponent) - 1);
+    const int16_t remainder = (int16_t)(x & mask);
+    const int16_t threshold = (int16_t)((mask >> 1) + (x < 0 ? 1 : 0));
+    return (int16_t)((x >> exponent) + (remainder > threshold ? 1 : 0));
+}
+
+static inline int16_t saturating_left_shift16(int16_t value, int amount) {
+    const int64_t result = (int64_t)value * ((int64_t)1 << amount);
+    return (int16_t)(result > INT16_MAX ? INT16_MAX : (result < INT16_MIN ? INT16_MIN : result));
+}
+
+/* ---- kernels ---------------------------------------------------------------------------- */
+
+static int requantize(const rip_requantize_params *p, const int8_t *input, int8_t *output,
+                      int32_t size) {
+    if (size < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    if (p->clamp_only) {
+        const int32_t offset = p->input_offset + p->output_offset;
+        for (int32_t i = 0; i < size; ++i) {
+            output[i] = (int8_t)rip_clamp32((int32_t)input[i] + offset, p->activation_min,
+                                            p->activation_max);
+        }
+        return RIP_OK;
+    }
+    for (int32_t i = 0; i < size; ++i) {
+        const int32_t y =
+            p->output_offset + rip_multiply_by_quantized_multiplier(
+                                   (int32_t)input[i] + p->input_offset, p->quant.multiplier,
+                                   p->quant.shift);
+        output[i] = (int8_t)rip_clamp32(y, p->activation_min, p->activation_max);
+    }
+    return RIP_OK;
+}
+
+int rip_relu_s8(const rip_relu_params *params, const int8_t *input, int8_t *output,
+                int32_t size) {
+    return requantize(params, input, output, size);
+}
+
+int rip_quantize_s8(const rip_quantize_params *params, const int8_t *input, int8_t *output,
+                    int32_t size) {
+    return requantize(params, input, output, size);
+}
+
+int rip_logistic_s8(const rip_logistic_params *params, const int8_t *input, int8_t *output,
+                    int32_t size) {
+    if (size < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    for (int32_t i = 0; i < size; ++i) {
+        const int32_t x = (int32_t)input[i] - params->input_zero_point;
+        int32_t y;
+        if (x <= -params->input_range_radius) {
+            y = INT8_MIN;
+        } else if (x >= params->input_range_radius) {
+            y = INT8_MAX;
+        } else {
+            /* The radius keeps x << input_left_shift inside int32. */
+            const int32_t x_q4 = rip_multiply_by_quantized_multiplier(
+                x, params->input_multiplier, params->input_left_shift);
+            const int32_t p_q0 = fp_logistic(x_q4, 4);
+            /* Q0.31 to 1/256 steps, then the -128 zero point. */
+            y = rip_clamp32(rip_rounding_divide_by_pot(p_q0, 23) - 128, INT8_MIN, INT8_MAX);
+        }
+        output[i] = (int8_t)y;
+    }
+    return RIP_OK;
+}
+
+int rip_tanh_s8(const rip_tanh_params *params, const int8_t *input, int8_t *output,
+                int32_t size) {
+    if (size < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    for (int32_t i = 0; i < size; ++i) {
+        const int32_t x = (int32_t)input[i] - params->input_zero_point;
+        int32_t y;
+        if (x <= -params->input_range_radius) {
+            y = INT8_MIN;
+        } else if (x >= params->input_range_radius) {
+            y = INT8_MAX;
+        } else {
+            const int32_t x_q4 = rip_multiply_by_quantized_multiplier(
+                x, params->input_multiplier, params->input_left_shift);
+            /* Q0.31 to 1/128 steps, zero point 0. */
+            y = rip_clamp32(rip_rounding_divide_by_pot(fp_tanh(x_q4, 4), 24), INT8_MIN,
+                            INT8_MAX);
+        }
+        output[i] = (int8_t)y;
+    }
+    return RIP_OK;
+}
+
+int rip_hard_swish_s8(const rip_hard_swish_params *params, const int8_t *input,
+                      int8_t *output, int32_t size) {
+    if (size < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const int16_t output_multiplier = (int16_t)params->output_multiplier_fixedpoint_int16;
+    const int16_t reluish_multiplier = (int16_t)params->reluish_multiplier_fixedpoint_int16;
+    const int reluish_exponent = (int)params->reluish_multiplier_exponent;
+    for (int32_t i = 0; i < size; ++i) {
+        const int16_t x = (int16_t)((int32_t)input[i] - params->input_zero_point);
+        /* 7 bits of headroom used up front: |x| <= 255, so x * 128 fits int16. */
+        const int16_t x_hires = (int16_t)(x * (1 << 7));
+        const int16_t x_preshift_output =
+            sat_rounding_doubling_high_mul16(x_hires, output_multiplier);
+        /* "Relu-ish" factor: x on a scale where 3.0 is 32768, saturated to [-1, 1]. The
+         * left shift is split so that only its last bit can saturate. */
+        int16_t reluish = x_hires;
+        if (reluish_exponent > 0) {
+            reluish = saturating_left_shift16(reluish, reluish_exponent - 1);
+        }
+        reluish = sat_rounding_doubling_high_mul16(reluish, reluish_multiplier);
+        if (reluish_exponent > 0) {
+            reluish = saturating_left_shift16(reluish, 1);
+        }
+        if (reluish_exponent < 0) {
+            reluish = rounding_divide_by_pot16(reluish, -reluish_exponent);
+        }
+        reluish = (int16_t)(((int32_t)reluish + (1 << 15)) >> 1); /* [-1, 1] to [0, 1] */
+        const int16_t preshift = sat_doubling_high_mul16(reluish, x_preshift_output);
+        int16_t y =
+            rounding_divide_by_pot16(preshift, -(int)params->output_multiplier_exponent);
+        y = (int16_t)(y + params->output_zero_point);
+        output[i] = (int8_t)(y > INT8_MAX ? INT8_MAX : (y < INT8_MIN ? INT8_MIN : y));
+    }
+    return RIP_OK;
+}
+
+int rip_softmax_s8(const rip_softmax_params *params, const int8_t *input, int32_t num_rows,
+                   int32_t row_size, int8_t *output) {
+    if (num_rows < 0 || row_size <= 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    /* exp's argument is Q5.26; the sum of up to 2^12 terms in [0, 1] is Q12.19. */
+    enum { kScaledDiffIntegerBits = 5, kAccumulationIntegerBits = 12 };
+    for (int32_t r = 0; r < num_rows; ++r) {
+        const int8_t *x = input + (int32_t)r * row_size;
+        int8_t *y = output + (int32_t)r * row_size;
+        int32_t max_in_row = INT8_MIN;
+        for (int32_t c = 0; c < row_size; ++c) {
+            max_in_row = rip_max32(max_in_row, x[c]);
+        }
+        int32_t sum_of_exps = 0;
+        for (int32_t c = 0; c < row_size; ++c) {
+            const int32_t diff = (int32_t)x[c] - max_in_row;
+            if (diff >= params->diff_min) {
+                const int32_t scaled = rip_multiply_by_quantized_multiplier_greater_than_one(
+                    diff, params->input_multiplier, params->input_left_shift);
+                sum_of_exps += fp_mul_pot(fp_exp_on_negative_values(scaled, kScaledDiffIntegerBits),
+                                          -kAccumulationIntegerBits);
+            }
+        }
+        /* 1 / sum: normalise the sum to [1, 2), take 1 / (1 + f) and remember the shift.
+         * The row maximum contributes exp(0), so the sum is never zero. */
+        const int headroom_plus_one = rip_clz32((uint32_t)sum_of_exps);
+        const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
+        const int32_t shifted_sum_minus_one =
+            (int32_t)(((uint32_t)sum_of_exps << headroom_plus_one) - (1u << 31));
+        const int32_t shifted_scale = fp_one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one);
+        const int exponent = num_bits_over_unit + 31 - 8;
+        if (exponent < 0 || exponent > 31) {
+            return RIP_ERROR_ARGUMENT; /* TFLite aborts here (TFLITE_CHECK) */
+        }
+        for (int32_t c = 0; c < row_size; ++c) {
+            const int32_t diff = (int32_t)x[c] - max_in_row;
+            int32_t out = INT8_MIN;
+            if (diff >= params->diff_min) {
+                const int32_t scaled = rip_multiply_by_quantized_multiplier_greater_than_one(
+                    diff, params->input_multiplier, params->input_left_shift);
+                const int32_t e = fp_exp_on_negative_values(scaled, kScaledDiffIntegerBits);
+                out = rip_rounding_divide_by_pot(fp_mul(shifted_scale, e), exponent) + INT8_MIN;
+                out = rip_clamp32(out, INT8_MIN, INT8_MAX);
+            }
+            y[c] = (int8_t)out;
+        }
+    }
+    return RIP_OK;
+}

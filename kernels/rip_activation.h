@@ -1,0 +1,93 @@
+/*
+ * rip kernels: int8 activations (RELU, RELU6, QUANTIZE, LOGISTIC, TANH, HARD_SWISH, SOFTMAX).
+ *
+ * Arithmetic is TFLite Micro's reference integer kernels bit for bit (micro/kernels/
+ * activations.h, reference/requantize.h, reference/integer_ops/logistic.h and tanh.h,
+ * reference/hard_swish.h, reference/softmax.h with gemmlowp's fixed-point exp, logistic,
+ * tanh and 1 / (1 + x)). Parameters come from rip.codegen.elementwise_params, which
+ * reproduces TFLite Micro's Prepare.
+ *
+ * Sizes are flat element counts. All kernels but softmax are elementwise and in-place safe:
+ * `output` may alias `input` starting at the same or a lower address (output <= input);
+ * element i is read before element i is stored, first to last. Softmax needs `output`
+ * disjoint from `input`. No kernel uses scratch.
+ */
+#ifndef RIP_ACTIVATION_H
+#define RIP_ACTIVATION_H
+
+#include "rip_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* y = clamp(output_offset + MultiplyByQuantizedMultiplier(x + input_offset, quant), min, max).
+ * clamp_only: quant is the identity (2^30, 1), so y = clamp(x + input_offset + output_offset)
+ * without the multiply; TFLite Micro's RELU6 is this with offsets cancelling. */
+typedef struct {
+    int32_t input_offset;  /* -input zero point */
+    int32_t output_offset; /* output zero point */
+    rip_quant quant;       /* input_scale / output_scale */
+    int32_t activation_min;
+    int32_t activation_max;
+    int32_t clamp_only;
+} rip_requantize_params;
+
+typedef rip_requantize_params rip_relu_params;
+typedef rip_requantize_params rip_quantize_params;
+
+/* LOGISTIC and TANH: input rescaled to Q4.27, |x - zero point| >= radius saturates. The
+ * output quantization is implied (LOGISTIC: 1/256, -128; TANH: 1/128, 0); TFLite Micro does
+ * not read the output tensor's. */
+typedef struct {
+    int32_t input_zero_point;
+    int32_t input_range_radius;
+    int32_t input_multiplier;
+    int32_t input_left_shift;
+} rip_sigmoid_params;
+
+typedef rip_sigmoid_params rip_logistic_params;
+typedef rip_sigmoid_params rip_tanh_params;
+
+typedef struct {
+    int32_t input_zero_point;
+    int32_t output_zero_point;
+    int32_t output_multiplier_fixedpoint_int16;
+    int32_t output_multiplier_exponent; /* <= 0 */
+    int32_t reluish_multiplier_fixedpoint_int16;
+    int32_t reluish_multiplier_exponent;
+} rip_hard_swish_params;
+
+/* Output quantization is fixed: scale 1/256, zero point -128. */
+typedef struct {
+    int32_t input_multiplier; /* beta * input_scale in Q5.26, as a multiplier > 1 */
+    int32_t input_left_shift; /* >= 0 */
+    int32_t diff_min;         /* x - row max below this contributes nothing */
+} rip_softmax_params;
+
+/* RELU (requantizing) and RELU6 (TFLite Micro clamps in the input's quantization). */
+int rip_relu_s8(const rip_relu_params *params, const int8_t *input, int8_t *output,
+                int32_t size);
+
+/* QUANTIZE int8 -> int8 (a requantization). */
+int rip_quantize_s8(const rip_quantize_params *params, const int8_t *input, int8_t *output,
+                    int32_t size);
+
+int rip_logistic_s8(const rip_logistic_params *params, const int8_t *input, int8_t *output,
+                    int32_t size);
+
+int rip_tanh_s8(const rip_tanh_params *params, const int8_t *input, int8_t *output,
+                int32_t size);
+
+int rip_hard_swish_s8(const rip_hard_swish_params *params, const int8_t *input,
+                      int8_t *output, int32_t size);
+
+/* SOFTMAX over rows of row_size contiguous elements (the last axis). */
+int rip_softmax_s8(const rip_softmax_params *params, const int8_t *input, int32_t num_rows,
+                   int32_t row_size, int8_t *output);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RIP_ACTIVATION_H */

@@ -1,0 +1,109 @@
+/*
+ * rip kernels: int8 convolution, depthwise convolution and fully connected layers.
+ *
+ * Arithmetic is TFLite's reference integer kernels bit for bit
+ * (reference/integer_ops/conv.h, depthwise_conv.h, fully_connected.h):
+ *   acc = bias[oc] + sum (x + input_offset) * w
+ *   y   = clamp(MultiplyByQuantizedMultiplier(acc, multiplier[oc], shift[oc]) + output_offset,
+ *               activation.min, activation.max)
+ * Padding is never stored: taps outside the input contribute nothing, as in TFLite.
+ *
+ * Dims (rip_dims is n, h, w, c):
+ *   conv       input [N, H, W, C_in], filter [C_out, KH, KW, C_in], output [N, H_out, W_out, C_out]
+ *   depthwise  input [N, H, W, C],    filter [1, KH, KW, C * M],     output [N, H_out, W_out, C * M]
+ *   fully conn input [N, 1, 1, I],    filter [O, 1, 1, I],           output [N, 1, 1, O]
+ * bias_dims is accepted for the CMSIS-NN shape of the API and not read; bias may be NULL.
+ */
+#ifndef RIP_CONV_H
+#define RIP_CONV_H
+
+#include "rip_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int32_t input_offset;  /* -input zero point */
+    int32_t output_offset; /* output zero point */
+    rip_hw stride;
+    rip_hw padding;        /* top and left; bottom and right follow from the output dims */
+    rip_hw dilation;
+    rip_activation activation;
+} rip_conv_params;
+
+typedef struct {
+    int32_t input_offset;
+    int32_t output_offset;
+    rip_hw stride;
+    rip_hw padding;
+    rip_hw dilation;
+    int32_t depth_multiplier; /* output channel c * M + m reads input channel c */
+    rip_activation activation;
+} rip_dw_conv_params;
+
+typedef struct {
+    int32_t input_offset;
+    int32_t output_offset;
+    rip_activation activation;
+} rip_fc_params;
+
+/* Scratch of rip_conv2d_s8: one gathered receptive field, KH * KW * C_in bytes
+ * (rip.allocator.requirements.scratch_bytes for CONV_2D). */
+int32_t rip_conv2d_s8_get_buffer_size(const rip_dims *input_dims, const rip_dims *filter_dims);
+
+/* CONV_2D. In place (Sec. 4, sigma = 0): `output` may start `gap` bytes below `input` in the
+ * same buffer, gap >= rip_bound(geom, "dense", "gather", "row").gap, overlapping the input
+ * arbitrarily. Output pixels are produced in row-major order and each pixel's receptive field
+ * is gathered into ctx->buf before any of its channels is written, so no input byte is read
+ * after a later output byte has been stored. */
+int rip_conv2d_s8(const rip_context *ctx, const rip_conv_params *params,
+                  const rip_per_channel_quant *quant, const rip_dims *input_dims,
+                  const int8_t *input, const rip_dims *filter_dims, const int8_t *filter,
+                  const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
+                  int8_t *output);
+
+/* Scratch of the channel in-place depthwise convolution: one output channel plane,
+ * H_out * W_out bytes (rip.allocator.requirements.scratch_bytes for DEPTHWISE_CONV_2D). */
+int32_t rip_depthwise_conv2d_s8_get_buffer_size(const rip_dims *output_dims);
+
+/* DEPTHWISE_CONV_2D out of place: `output` must not overlap `input`. No scratch is used
+ * (ctx may be NULL). */
+int rip_depthwise_conv2d_s8(const rip_context *ctx, const rip_dw_conv_params *params,
+                            const rip_per_channel_quant *quant, const rip_dims *input_dims,
+                            const int8_t *input, const rip_dims *filter_dims,
+                            const int8_t *filter, const rip_dims *bias_dims, const int32_t *bias,
+                            const rip_dims *output_dims, int8_t *output);
+
+/* DEPTHWISE_CONV_2D channel in place (TinyEngine's scheme): `data` holds the input and
+ * receives the output at the same base. Needs depth multiplier 1 and
+ * H_out * W_out <= H * W. Each channel's whole output plane is computed into ctx->buf from
+ * that channel alone, then scattered over the same channel, which no later channel reads. */
+int rip_depthwise_conv2d_s8_inplace(const rip_context *ctx, const rip_dw_conv_params *params,
+                                    const rip_per_channel_quant *quant,
+                                    const rip_dims *input_dims, int8_t *data,
+                                    const rip_dims *filter_dims, const int8_t *filter,
+                                    const rip_dims *bias_dims, const int32_t *bias,
+                                    const rip_dims *output_dims);
+
+/* FULLY_CONNECTED, per-tensor weights (weights zero point 0, as TFLite requires).
+ * Output must not overlap input; no scratch (ctx may be NULL). */
+int rip_fully_connected_s8(const rip_context *ctx, const rip_fc_params *params,
+                           const rip_quant *quant, const rip_dims *input_dims,
+                           const int8_t *input, const rip_dims *filter_dims, const int8_t *filter,
+                           const rip_dims *bias_dims, const int32_t *bias,
+                           const rip_dims *output_dims, int8_t *output);
+
+/* FULLY_CONNECTED with per-channel weights (one multiplier and shift per output unit). */
+int rip_fully_connected_per_channel_s8(const rip_context *ctx, const rip_fc_params *params,
+                                       const rip_per_channel_quant *quant,
+                                       const rip_dims *input_dims, const int8_t *input,
+                                       const rip_dims *filter_dims, const int8_t *filter,
+                                       const rip_dims *bias_dims, const int32_t *bias,
+                                       const rip_dims *output_dims, int8_t *output);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RIP_CONV_H */

@@ -1,0 +1,177 @@
+/* rip kernels: int8 data movement (see rip_shape.h for the contract). */
+#include "rip_shape.h"
+
+/* ---- RESIZE_NEAREST_NEIGHBOR ----------------------------------------------------------- */
+
+/* TfLiteRound (half away from zero) and floor for the non-negative floats the index map
+ * produces, without libm: t + frac is exact below 2^24, and larger floats are integers. */
+static int32_t round_nonnegative(float v) {
+    const int32_t t = (int32_t)v;
+    return t + ((v - (float)t) >= 0.5f ? 1 : 0);
+}
+
+/* TFLite's GetNearestNeighbor, in float32 exactly as the reference evaluates it, unless the
+ * code generator proved the integer map o / scale identical. */
+static int32_t nearest_index(int32_t o, int32_t in_size, int32_t out_size, int32_t scale,
+                             const rip_resize_nearest_params *p) {
+    int32_t index;
+    if (scale > 0) {
+        index = o / scale;
+    } else {
+        const float ratio = (p->align_corners && out_size > 1)
+                                ? (float)(in_size - 1) / (float)(out_size - 1)
+                                : (float)in_size / (float)out_size;
+        const float v = ((float)o + (p->half_pixel_centers ? 0.5f : 0.0f)) * ratio;
+        index = p->align_corners ? round_nonnegative(v) : (int32_t)v; /* v >= 0: floor */
+    }
+    index = rip_min32(index, in_size - 1);
+    return p->half_pixel_centers ? rip_max32(index, 0) : index;
+}
+
+int rip_resize_nearest_s8(const rip_resize_nearest_params *params, const rip_dims *input_dims,
+                          const int8_t *input, const rip_dims *output_dims, int8_t *output) {
+    const int32_t n = input_dims->n;
+    const int32_t c = input_dims->c;
+    const int32_t h_in = input_dims->h;
+    const int32_t w_in = input_dims->w;
+    const int32_t h_out = output_dims->h;
+    const int32_t w_out = output_dims->w;
+    if (output_dims->n != n || output_dims->c != c || h_in <= 0 || w_in <= 0 || h_out <= 0 ||
+        w_out <= 0 || c <= 0 || n <= 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const int32_t in_row = w_in * c;
+    const int32_t in_batch = h_in * in_row;
+    const int32_t out_batch = h_out * w_out * c;
+    if (!params->reverse) {
+        int8_t *dst = output;
+        for (int32_t b = 0; b < n; ++b) {
+            const int8_t *src_batch = input + b * in_batch;
+            for (int32_t y = 0; y < h_out; ++y) {
+                const int8_t *src_row =
+                    src_batch + nearest_index(y, h_in, h_out, params->scale_h, params) * in_row;
+                for (int32_t x = 0; x < w_out; ++x) {
+                    const int32_t in_x = nearest_index(x, w_in, w_out, params->scale_w, params);
+                    memcpy(dst, src_row + in_x * c, (size_t)c);
+                    dst += c;
+                }
+            }
+        }
+        return RIP_OK;
+    }
+    /* Reverse: the write frontier descends from the top of the output while the read
+     * frontier descends S^2 times more slowly below it (Theorem 14). Pixel (0, 0) of batch 0
+     * may copy onto itself, hence memmove. */
+    for (int32_t b = n - 1; b >= 0; --b) {
+        const int8_t *src_batch = input + b * in_batch;
+        for (int32_t y = h_out - 1; y >= 0; --y) {
+            const int8_t *src_row =
+                src_batch + nearest_index(y, h_in, h_out, params->scale_h, params) * in_row;
+            int8_t *dst = output + b * out_batch + (y * w_out + (w_out - 1)) * c;
+            for (int32_t x = w_out - 1; x >= 0; --x) {
+                const int32_t in_x = nearest_index(x, w_in, w_out, params->scale_w, params);
+                memmove(dst, src_row + in_x * c, (size_t)c);
+                dst -= c;
+            }
+        }
+    }
+    return RIP_OK;
+}
+
+/* ---- CONCATENATION --------------------------------------------------------------------- */
+
+int rip_concatenation_s8(const rip_concat_params *params, const int8_t *const *inputs,
+                         int8_t *output) {
+    if (params->num_inputs < 1 || params->outer_size < 0 || params->inner_size < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    int8_t *dst = output;
+    for (int32_t o = 0; o < params->outer_size; ++o) {
+        for (int32_t k = 0; k < params->num_inputs; ++k) {
+            const int32_t chunk = params->axis_sizes[k] * params->inner_size;
+            const int8_t *src = inputs[k] + o * chunk;
+            const rip_requantize_params *rq =
+                params->requantize != NULL ? params->requantize[k] : NULL;
+            if (rq != NULL) {
+                rip_quantize_s8(rq, src, dst, chunk);
+            } else {
+                memcpy(dst, src, (size_t)chunk);
+            }
+            dst += chunk;
+        }
+    }
+    return RIP_OK;
+}
+
+/* ---- TRANSPOSE ------------------------------------------------------------------------- */
+
+int rip_transpose_s8(const rip_transpose_params *params, const rip_dims *input_dims,
+                     const int8_t *input, int8_t *output) {
+    const int32_t in_dims[4] = {input_dims->n, input_dims->h, input_dims->w, input_dims->c};
+    const int32_t in_strides[4] = {input_dims->h * input_dims->w * input_dims->c,
+                                   input_dims->w * input_dims->c, input_dims->c, 1};
+    int32_t seen = 0;
+    int32_t out_dims[4];
+    int32_t stride[4]; /* input stride of each output axis */
+    for (int k = 0; k < 4; ++k) {
+        const int32_t axis = params->perm[k];
+        if (axis < 0 || axis > 3 || (seen & (1 << axis))) {
+            return RIP_ERROR_ARGUMENT;
+        }
+        seen |= 1 << axis;
+        out_dims[k] = in_dims[axis];
+        stride[k] = in_strides[axis];
+    }
+    int8_t *dst = output;
+    for (int32_t i0 = 0; i0 < out_dims[0]; ++i0) {
+        for (int32_t i1 = 0; i1 < out_dims[1]; ++i1) {
+            const int8_t *src01 = input + i0 * stride[0] + i1 * stride[1];
+            for (int32_t i2 = 0; i2 < out_dims[2]; ++i2) {
+                const int8_t *src = src01 + i2 * stride[2];
+                for (int32_t i3 = 0; i3 < out_dims[3]; ++i3) {
+                    *dst++ = src[i3 * stride[3]];
+                }
+            }
+        }
+    }
+    return RIP_OK;
+}
+
+/* ---- PAD ------------------------------------------------------------------------------- */
+
+int rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, const int8_t *input,
+               int8_t *output) {
+    const rip_dims *lo = &params->before;
+    const rip_dims *hi = &params->after;
+    if (lo->n < 0 || lo->h < 0 || lo->w < 0 || lo->c < 0 || hi->n < 0 || hi->h < 0 ||
+        hi->w < 0 || hi->c < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const int32_t n_out = input_dims->n + lo->n + hi->n;
+    const int32_t h_out = input_dims->h + lo->h + hi->h;
+    const int32_t w_out = input_dims->w + lo->w + hi->w;
+    const int32_t c_in = input_dims->c;
+    const int32_t c_out = c_in + lo->c + hi->c;
+    const int value = (int)(int8_t)params->pad_value;
+    const int8_t *src = input;
+    int8_t *dst = output;
+    for (int32_t b = 0; b < n_out; ++b) {
+        const int pad_b = b < lo->n || b >= lo->n + input_dims->n;
+        for (int32_t y = 0; y < h_out; ++y) {
+            const int pad_y = pad_b || y < lo->h || y >= lo->h + input_dims->h;
+            for (int32_t x = 0; x < w_out; ++x) {
+                if (pad_y || x < lo->w || x >= lo->w + input_dims->w) {
+                    memset(dst, value, (size_t)c_out);
+                } else {
+                    /* Input pixels are visited in their own row-major order. */
+                    memset(dst, value, (size_t)lo->c);
+                    memcpy(dst + lo->c, src, (size_t)c_in);
+                    memset(dst + lo->c + c_in, value, (size_t)hi->c);
+                    src += c_in;
+                }
+                dst += c_out;
+            }
+        }
+    }
+    return RIP_OK;
+}

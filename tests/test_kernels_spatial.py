@@ -1,0 +1,1157 @@
+"""The spatial int8 kernels (kernels/rip_conv.c, kernels/rip_pool.c) against TensorFlow Lite
+Micro, byte for byte, out of place and in place.
+
+The C sources are compiled once per session into a shared library and called through
+ctypes; the kernel parameters come from codegen.conv_params on the graph the front end reads
+from random single-layer models (explicit PADs folded by frontend.rewrite). In-place runs put
+the input ``gap`` bytes above the output inside one buffer, at the planner's bound, and show
+that a smaller gap corrupts the output, so the overlap is real. The same kernels, cross
+compiled, run under QEMU on a Cortex-M33 (the SMLAD path) and a Cortex-M0 when installed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from strategies import layers
+
+from rip.allocator.bounds import depthwise_bound, pool_bound, rip_bound
+from rip.allocator.geometry import ConvGeometry
+from rip.allocator.requirements import conv_geometry, requirements, scratch_bytes
+from rip.codegen import conv_params as cp
+from rip.errors import LayerError
+from rip.frontend import tflite_writer as tw
+from rip.frontend.ir import Graph, Operator, Quant
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
+from rip.frontend.tflite_writer import ModelBuilder, conv_output_size
+
+try:
+    from tflite_micro import runtime
+except ImportError:  # the oracle is a test extra
+    runtime = None
+
+pytestmark = pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+SOURCES = ("rip_conv.c", "rip_pool.c")
+CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-O2")
+SEEDS = (0, 1)
+
+# ---- the C structs and the library ---------------------------------------------------------
+
+I32 = ctypes.c_int32
+
+
+def struct(name: str, *fields: tuple[str, Any]) -> type[ctypes.Structure]:
+    """A ctypes mirror of one of the kernels' structs (field order is the C order)."""
+    return type(name, (ctypes.Structure,), {"_fields_": list(fields)})
+
+
+Dims = struct("Dims", ("n", I32), ("h", I32), ("w", I32), ("c", I32))
+Context = struct("Context", ("buf", ctypes.c_void_p), ("size", I32))
+PerChannelQuant = struct(
+    "PerChannelQuant", ("multiplier", ctypes.c_void_p), ("shift", ctypes.c_void_p)
+)
+TensorQuant = struct("TensorQuant", ("multiplier", I32), ("shift", I32))
+HW = struct("HW", ("h", I32), ("w", I32))
+Act = struct("Act", ("min", I32), ("max", I32))
+ConvParams = struct(
+    "ConvParams",
+    ("input_offset", I32),
+    ("output_offset", I32),
+    ("stride", HW),
+    ("padding", HW),
+    ("dilation", HW),
+    ("activation", Act),
+)
+DwConvParams = struct(
+    "DwConvParams",
+    ("input_offset", I32),
+    ("output_offset", I32),
+    ("stride", HW),
+    ("padding", HW),
+    ("dilation", HW),
+    ("depth_multiplier", I32),
+    ("activation", Act),
+)
+FcParams = struct("FcParams", ("input_offset", I32), ("output_offset", I32), ("activation", Act))
+PoolParams = struct(
+    "PoolParams",
+    ("stride", HW),
+    ("padding", HW),
+    ("activation", Act),
+    ("pad_counts", I32),
+    ("pad_value", I32),
+)
+MeanParams = struct(
+    "MeanParams", ("input_offset", I32), ("output_offset", I32), ("multiplier", I32), ("shift", I32)
+)
+
+D, P, CTX = ctypes.POINTER(Dims), ctypes.c_void_p, ctypes.POINTER(Context)
+WEIGHTED = [D, P, D, P, D, P, D]  # input, filter, bias and output dims with their data
+POOLED = [D, P, D, D, P]  # input dims and data, filter dims, output dims and data
+SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "rip_conv2d_s8_get_buffer_size": (I32, [D, D]),
+    "rip_conv2d_s8": (
+        ctypes.c_int,
+        [CTX, ctypes.POINTER(ConvParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED, P],
+    ),
+    "rip_depthwise_conv2d_s8_get_buffer_size": (I32, [D]),
+    "rip_depthwise_conv2d_s8": (
+        ctypes.c_int,
+        [CTX, ctypes.POINTER(DwConvParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED, P],
+    ),
+    "rip_depthwise_conv2d_s8_inplace": (
+        ctypes.c_int,
+        [CTX, ctypes.POINTER(DwConvParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED],
+    ),
+    "rip_fully_connected_s8": (
+        ctypes.c_int,
+        [CTX, ctypes.POINTER(FcParams), ctypes.POINTER(TensorQuant), *WEIGHTED, P],
+    ),
+    "rip_fully_connected_per_channel_s8": (
+        ctypes.c_int,
+        [CTX, ctypes.POINTER(FcParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED, P],
+    ),
+    "rip_avg_pool_s8_get_buffer_size": (I32, [D]),
+    "rip_max_pool_s8_get_buffer_size": (I32, [D]),
+    "rip_global_avg_pool_s8_get_buffer_size": (I32, [D]),
+    "rip_avg_pool_s8": (ctypes.c_int, [CTX, ctypes.POINTER(PoolParams), *POOLED]),
+    "rip_max_pool_s8": (ctypes.c_int, [CTX, ctypes.POINTER(PoolParams), *POOLED]),
+    "rip_global_avg_pool_s8": (ctypes.c_int, [CTX, ctypes.POINTER(MeanParams), D, P, D, P]),
+}
+
+
+def compile_c(command: list[str]) -> None:
+    """Run a compiler; on failure, fail with its diagnostics."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="session")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
+    """The kernels as a host shared library, built with the flags the firmware uses."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("no host gcc to build the kernels")
+    out = tmp_path_factory.mktemp("kernels") / "librip_spatial.so"
+    compile_c(
+        [gcc, "-shared", "-fPIC", *CFLAGS, *(str(KERNELS / s) for s in SOURCES), "-o", str(out)]
+    )
+    so = ctypes.CDLL(str(out))
+    for name, (restype, argtypes) in SIGNATURES.items():
+        fn = getattr(so, name)
+        fn.restype, fn.argtypes = restype, argtypes
+    return so
+
+
+# ---- models, the oracle and the IR -----------------------------------------------------------
+
+
+def tflm(model: bytes, x: np.ndarray) -> bytes:
+    it = runtime.Interpreter.from_bytes(model, arena_size=1 << 20)
+    it.set_input(x, 0)
+    it.invoke()
+    return np.asarray(it.get_output(0)).tobytes()
+
+
+def single_op(model: bytes) -> tuple[Graph, Operator]:
+    """The model's graph after the front-end rewrites, which leave one operator."""
+    graph = rewrite(read_model(model))
+    assert len(graph.operators) == 1, [op.kind for op in graph.operators]
+    return graph, graph.operators[0]
+
+
+def random_input(graph: Graph, seed: int) -> np.ndarray:
+    shape = graph.tensors[graph.inputs[0]].shape
+    return np.random.default_rng(1000 + seed).integers(-128, 128, size=shape, dtype=np.int8)
+
+
+def const(graph: Graph, op: Operator, k: int, dtype: str) -> np.ndarray | None:
+    """Constant input ``k`` of ``op`` (weights, bias), None when absent."""
+    if len(op.inputs) <= k or op.inputs[k] < 0:
+        return None
+    return np.frombuffer(graph.tensors[op.inputs[k]].data, dtype=dtype).copy()
+
+
+def pool_model(
+    seed: int,
+    kind: str,
+    h: int,
+    w: int,
+    c: int,
+    size: tw.Pair,
+    stride: tw.Pair,
+    padding: tw.PaddingSpec,
+    activation: tw.Activation = "NONE",
+) -> bytes:
+    """AVERAGE_POOL_2D / MAX_POOL_2D with a fused activation; explicit padding is a PAD
+    before a VALID pool (which the front end folds, with pad_counts)."""
+    rng = np.random.default_rng(seed)
+    scale, zp = float(rng.uniform(0.01, 0.05)), int(rng.integers(-40, 41))
+    mb = ModelBuilder()
+    x = src = mb.activation((1, h, w, c), scale, zp)
+    if not isinstance(padding, str):
+        top, bottom, left, right = padding
+        src = mb.activation((1, h + top + bottom, w + left + right, c), scale, zp)
+        mb.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), src)
+        padding = "VALID"
+    (fh, fw), (sh, sw) = tw._pair(size), tw._pair(stride)
+    _, hp, wp, _ = mb.shape(src)
+    out_hw = (conv_output_size(hp, fh, sh, 1, padding), conv_output_size(wp, fw, sw, 1, padding))
+    y = mb.activation((1, *out_hw, c), scale, zp)
+    method = mb.average_pool2d if kind == "avg" else mb.max_pool2d
+    method(src, y, filter_size=(fh, fw), stride=(sh, sw), padding=padding, activation=activation)
+    mb.inputs([x])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+def mean_model(seed: int, h: int, w: int, c: int, keep_dims: bool, same_quant: bool) -> bytes:
+    """MEAN over H and W, requantized to its own scale and zero point unless ``same_quant``."""
+    rng = np.random.default_rng(seed)
+    scale, zp = float(rng.uniform(0.01, 0.05)), int(rng.integers(-40, 41))
+    if same_quant:
+        out_scale, out_zp = scale, zp
+    else:
+        out_scale, out_zp = scale * float(rng.uniform(0.05, 1.5)), int(rng.integers(-40, 41))
+    mb = ModelBuilder()
+    x = mb.activation((1, h, w, c), scale, zp)
+    y = mb.activation((1, 1, 1, c) if keep_dims else (1, c), out_scale, out_zp)
+    mb.mean(x, (1, 2), y, keep_dims=keep_dims)
+    mb.inputs([x])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+def fc_per_channel_model(
+    seed: int, features: int, units: int, batch: int, activation: tw.Activation
+) -> bytes:
+    """FULLY_CONNECTED with per-channel weights (TFLite Micro accepts them), output range
+    calibrated on random inputs."""
+    rng = np.random.default_rng(seed)
+    in_scale, in_zp = float(rng.uniform(0.01, 0.03)), int(rng.integers(-30, 31))
+    w = rng.normal(0, 1.0 / np.sqrt(features), size=(units, features))
+    w *= rng.uniform(0.2, 3.0, size=(units, 1))
+    scales = (np.abs(w).max(axis=1) / 127.0).astype(np.float32)
+    q = np.clip(np.round(w / scales[:, None]), -127, 127).astype(np.int8)
+    x_real = (rng.integers(-128, 128, size=(64, features)) - in_zp) * in_scale
+    y_real = x_real @ (q * scales[:, None]).T
+    lo, hi = min(float(y_real.min()), 0.0), max(float(y_real.max()), 0.0)
+    out_scale = (hi - lo) / 255.0
+    mb = ModelBuilder()
+    x = mb.activation((batch, features), in_scale, in_zp)
+    weights = mb.constant_int8(q, scales.tolist(), 0, 0)
+    bias = mb.bias(rng.integers(-2000, 2000, size=units), in_scale, scales.tolist())
+    zp = int(np.clip(round(-128 - lo / out_scale), -128, 127))
+    y = mb.activation((batch, units), out_scale, zp)
+    mb.fully_connected(x, weights, bias, y, activation=activation)
+    mb.inputs([x])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+# ---- calling the kernels ---------------------------------------------------------------------
+
+
+@dataclass
+class Arena:
+    """One buffer filled with random bytes, holding the input at ``input_at`` and the output
+    at ``output_at``: disjoint, or an in-place layout. Bytes past both must stay untouched."""
+
+    buf: np.ndarray
+    input_at: int
+    output_at: int
+    n_out: int
+    end: int
+    tail: bytes
+
+    @classmethod
+    def build(cls, x: np.ndarray, n_out: int, gap: int | None, seed: int) -> Arena:
+        """``gap`` None: disjoint input and output; otherwise output = input - gap (a
+        negative gap puts the output above the input)."""
+        x = np.ascontiguousarray(x).view(np.int8).reshape(-1)
+        if gap is None:
+            input_at, output_at = 0, x.size + 8
+        else:
+            input_at, output_at = max(gap, 0), max(-gap, 0)
+        end = max(input_at + x.size, output_at + n_out)
+        words = np.empty((end + 19) // 4, dtype=np.int32)  # 4-byte aligned base, 16-byte tail
+        buf = words.view(np.int8)[: end + 16]
+        buf[:] = np.random.default_rng(seed).integers(-128, 128, size=buf.size, dtype=np.int8)
+        buf[input_at : input_at + x.size] = x
+        return cls(buf, input_at, output_at, n_out, end, buf[end:].tobytes())
+
+    @property
+    def input(self) -> int:
+        return self.buf.ctypes.data + self.input_at
+
+    @property
+    def output(self) -> int:
+        return self.buf.ctypes.data + self.output_at
+
+    def result(self, status: int) -> bytes:
+        """The output bytes, after checking the call succeeded and wrote nothing beyond."""
+        assert status == 0
+        assert self.buf[self.end :].tobytes() == self.tail
+        return self.buf[self.output_at : self.output_at + self.n_out].tobytes()
+
+
+def dims(d: tuple[int, ...]) -> Any:
+    return Dims(*d)
+
+
+def scratch(size: int, seed: int) -> tuple[Any, np.ndarray]:
+    """A context over ``size`` bytes of 4-byte aligned garbage (return the array too: it must
+    outlive the call)."""
+    words = np.random.default_rng(seed).integers(
+        -(2**31), 2**31, size=size // 4 + 1, dtype=np.int32
+    )
+    return Context(words.ctypes.data, size), words
+
+
+def per_channel(p: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+    m, s = np.asarray(p.multipliers, np.int32), np.asarray(p.shifts, np.int32)
+    return PerChannelQuant(m.ctypes.data, s.ctypes.data), m, s
+
+
+def address(a: np.ndarray | None) -> int | None:
+    return None if a is None else a.ctypes.data
+
+
+def weighted_args(graph: Graph, op: Operator, p: Any, arena: Arena) -> tuple[list[Any], list]:
+    """Input, filter, bias and output dims and data as the kernels take them, and the arrays
+    to keep alive."""
+    w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
+    args = [
+        dims(p.input_dims),
+        arena.input,
+        dims(p.filter_dims),
+        address(w),
+        dims((p.output_dims[3], 1, 1, 1)),
+        address(bias),
+        dims(p.output_dims),
+    ]
+    return args, [w, bias]
+
+
+def run_conv(
+    lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray, gap: int | None, seed: int = 0
+) -> bytes:
+    """CONV_2D through rip_conv2d_s8; ``gap``: the output starts gap bytes below the input
+    in one buffer (None: separate buffers)."""
+    p = cp.conv_params(graph, op)
+    arena = Arena.build(x, int(np.prod(p.output_dims)), gap, seed)
+    ctx, _scratch = scratch(p.scratch_bytes, seed)
+    quant, *_quant = per_channel(p)
+    args, _data = weighted_args(graph, op, p, arena)
+    params = ConvParams(
+        p.input_offset,
+        p.output_offset,
+        HW(*p.stride),
+        HW(*p.padding),
+        HW(*p.dilation),
+        Act(*p.activation),
+    )
+    return arena.result(lib.rip_conv2d_s8(ctx, params, quant, *args, arena.output))
+
+
+def run_depthwise(
+    lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray, mode: str, seed: int = 0
+) -> bytes:
+    """DEPTHWISE_CONV_2D: ``mode`` "out" (disjoint buffers), "channel" (channel in place,
+    output base == input base) or "naive" (the out-of-place kernel with output == input)."""
+    p = cp.conv_params(graph, op)
+    arena = Arena.build(x, int(np.prod(p.output_dims)), None if mode == "out" else 0, seed)
+    ctx, _scratch = scratch(p.scratch_bytes, seed)
+    quant, *_quant = per_channel(p)
+    args, _data = weighted_args(graph, op, p, arena)
+    params = DwConvParams(
+        p.input_offset,
+        p.output_offset,
+        HW(*p.stride),
+        HW(*p.padding),
+        HW(*p.dilation),
+        p.depth_multiplier,
+        Act(*p.activation),
+    )
+    if mode == "channel":
+        return arena.result(lib.rip_depthwise_conv2d_s8_inplace(ctx, params, quant, *args))
+    return arena.result(lib.rip_depthwise_conv2d_s8(ctx, params, quant, *args, arena.output))
+
+
+def run_fc(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes:
+    p = cp.fully_connected_params(graph, op)
+    arena = Arena.build(x, int(np.prod(p.output_dims)), None, 0)
+    args, _data = weighted_args(graph, op, p, arena)
+    params = FcParams(p.input_offset, p.output_offset, Act(*p.activation))
+    if p.per_channel:
+        quant, *_quant = per_channel(p)
+        status = lib.rip_fully_connected_per_channel_s8(None, params, quant, *args, arena.output)
+    else:
+        quant = TensorQuant(p.multipliers[0], p.shifts[0])
+        status = lib.rip_fully_connected_s8(None, params, quant, *args, arena.output)
+    return arena.result(status)
+
+
+def run_pool(
+    lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray, gap: int | None, seed: int = 0
+) -> bytes:
+    """AVERAGE_POOL_2D / MAX_POOL_2D; ``gap`` as for run_conv."""
+    p = cp.pool_params(graph, op)
+    arena = Arena.build(x, int(np.prod(p.output_dims)), gap, seed)
+    ctx, _scratch = scratch(p.scratch_bytes, seed)
+    params = PoolParams(
+        HW(*p.stride), HW(*p.padding), Act(*p.activation), int(p.pad_counts), p.pad_value
+    )
+    fn = lib.rip_avg_pool_s8 if p.kind == "AVERAGE_POOL_2D" else lib.rip_max_pool_s8
+    return arena.result(
+        fn(
+            ctx,
+            params,
+            dims(p.input_dims),
+            arena.input,
+            dims(p.filter_dims),
+            dims(p.output_dims),
+            arena.output,
+        )
+    )
+
+
+def run_mean(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes:
+    p = cp.mean_params(graph, op)
+    arena = Arena.build(x, int(np.prod(p.output_dims)), None, 0)
+    ctx, _scratch = scratch(p.scratch_bytes, 0)
+    params = MeanParams(p.input_offset, p.output_offset, p.multiplier, p.shift)
+    return arena.result(
+        lib.rip_global_avg_pool_s8(
+            ctx, params, dims(p.input_dims), arena.input, dims(p.output_dims), arena.output
+        )
+    )
+
+
+def round_up4(n: int) -> int:
+    return -(-n // 4) * 4
+
+
+# ---- cases -------------------------------------------------------------------------------------
+
+conv, dw = tw.random_conv_model, tw.random_depthwise_model
+# random_conv_model(seed, h, w, c_in, c_out, kernel, stride, dilation, padding, activation,
+# per_channel); an explicit (top, bottom, left, right) padding is PAD + VALID, folded.
+CONV: dict[str, Callable[[int], bytes]] = {
+    "same_3x3_expand": lambda s: conv(s, 8, 8, 4, 8, 3),
+    "same_s2_relu6_odd_cin": lambda s: conv(s, 9, 7, 3, 8, 3, 2, 1, "SAME", "RELU6"),
+    "same_s2_even_relu": lambda s: conv(s, 8, 10, 7, 9, 3, 2, 1, "SAME", "RELU"),
+    "dilated_relu": lambda s: conv(s, 10, 10, 5, 6, 3, 1, 2, "SAME", "RELU"),
+    "dilated_rect": lambda s: conv(s, 11, 9, 3, 5, (3, 2), 1, (1, 3)),
+    "explicit_pad": lambda s: conv(s, 8, 8, 4, 5, 3, 1, 1, (1, 2, 0, 1)),
+    "explicit_pad_s2_relu6": lambda s: conv(s, 9, 9, 3, 6, 3, 2, 1, (0, 1, 1, 0), "RELU6"),
+    "valid_rect_per_tensor": lambda s: conv(
+        s, 9, 8, 3, 4, (5, 3), (2, 1), 1, "VALID", per_channel=False
+    ),
+    "same_1x7": lambda s: conv(s, 7, 9, 4, 4, (1, 7)),
+    "same_7x1_s2_dilated": lambda s: conv(s, 12, 5, 2, 3, (7, 1), 2, (2, 1)),
+    "pointwise_expand": lambda s: conv(s, 6, 6, 8, 16, 1),
+    "pointwise_s2_project": lambda s: conv(s, 8, 8, 16, 7, 1, 2),
+    "valid_wide_odd_cin": lambda s: conv(s, 5, 5, 33, 4, 3, 1, 1, "VALID"),
+}
+
+# random_depthwise_model(seed, h, w, channels, kernel, stride, dilation, padding, activation,
+# depth_multiplier, per_channel)
+DEPTHWISE: dict[str, Callable[[int], bytes]] = {
+    "same_3x3": lambda s: dw(s, 8, 8, 8, 3),
+    "same_s2_odd_c": lambda s: dw(s, 8, 9, 7, 3, 2),
+    "dilated_relu6": lambda s: dw(s, 10, 10, 6, 3, 1, (2, 1), activation="RELU6"),
+    "explicit_pad": lambda s: dw(s, 8, 8, 4, 3, 1, 1, (0, 1, 1, 0)),
+    "valid_rect_per_tensor": lambda s: dw(
+        s, 9, 8, 5, (5, 3), (2, 1), 1, "VALID", per_channel=False
+    ),
+    "same_5x5_s2_relu6": lambda s: dw(s, 11, 11, 6, 5, 2, activation="RELU6"),
+    "mult2_s2": lambda s: dw(s, 9, 9, 4, 3, 2, depth_multiplier=2),
+    "mult2_relu_odd": lambda s: dw(s, 7, 6, 3, 3, 1, 1, "SAME", "RELU", depth_multiplier=2),
+}
+DEPTHWISE_M1 = [name for name in DEPTHWISE if not name.startswith("mult")]
+
+# pool_model(seed, kind, h, w, c, size, stride, padding, activation)
+POOL: dict[str, Callable[[int], bytes]] = {
+    "avg_same_3x3_s2": lambda s: pool_model(s, "avg", 7, 7, 4, 3, 2, "SAME"),
+    "avg_same_3x3_s1_odd_c": lambda s: pool_model(s, "avg", 6, 5, 5, 3, 1, "SAME"),
+    "avg_valid_2x2": lambda s: pool_model(s, "avg", 8, 8, 4, 2, 2, "VALID"),
+    "avg_same_rect_relu6": lambda s: pool_model(s, "avg", 9, 7, 3, (3, 2), (2, 1), "SAME", "RELU6"),
+    "avg_same_5x5_relu": lambda s: pool_model(s, "avg", 6, 6, 3, 5, 1, "SAME", "RELU"),
+    "avg_pad_counts": lambda s: pool_model(s, "avg", 7, 7, 4, 3, 2, (1, 1, 2, 0)),
+    "avg_pad_counts_s1": lambda s: pool_model(s, "avg", 5, 6, 3, 3, 1, (1, 1, 1, 1)),
+    "max_same_3x3_s2_odd_c": lambda s: pool_model(s, "max", 7, 8, 5, 3, 2, "SAME"),
+    "max_valid_rect_relu": lambda s: pool_model(s, "max", 8, 7, 4, (3, 2), (2, 1), "VALID", "RELU"),
+    "max_same_3x3_s1": lambda s: pool_model(s, "max", 6, 6, 4, 3, 1, "SAME"),
+    "max_pad_counts": lambda s: pool_model(s, "max", 6, 6, 3, 3, 2, (1, 0, 0, 1)),
+}
+
+# mean_model(seed, h, w, c, keep_dims, same_quant)
+MEAN: dict[str, Callable[[int], bytes]] = {
+    "7x7_requant_keep": lambda s: mean_model(s, 7, 7, 8, True, False),
+    "4x4_requant_flat": lambda s: mean_model(s, 4, 4, 3, False, False),
+    "5x3_same_quant": lambda s: mean_model(s, 5, 3, 16, True, True),
+    "13x13_requant_flat": lambda s: mean_model(s, 13, 13, 5, False, False),
+    "16x16_same_quant_flat": lambda s: mean_model(s, 16, 16, 3, False, True),
+    "1x1_requant": lambda s: mean_model(s, 1, 1, 4, True, False),
+    "3x10_requant": lambda s: mean_model(s, 3, 10, 7, True, False),
+}
+
+FC: dict[str, Callable[[int], bytes]] = {
+    "per_tensor_relu": lambda s: tw.random_fully_connected_model(s, 24, 10, "RELU"),
+    "per_tensor_odd": lambda s: tw.random_fully_connected_model(s, 17, 5),
+    "per_tensor_relu6_wide": lambda s: tw.random_fully_connected_model(s, 67, 3, "RELU6"),
+    "per_channel": lambda s: fc_per_channel_model(s, 19, 6, 1, "NONE"),
+    "per_channel_batch2_relu": lambda s: fc_per_channel_model(s, 32, 9, 2, "RELU"),
+}
+
+# Layers whose gap is set by a live input rather than by the output's size (gap > N_out - N_in):
+# there the row-order debt of Theorem 13 is met with equality, so any smaller gap overwrites an
+# input byte a later pixel still gathers. (Where N_out - N_in sets it, a smaller gap instead
+# runs the output past the end of the workspace.) The seed is fixed: an unlucky one could hide
+# a one-byte collision whose clobbered value happens to requantize to the same output.
+CONV_TIGHT = [
+    "same_3x3_expand",
+    "same_s2_relu6_odd_cin",
+    "dilated_relu",
+    "dilated_rect",
+    "explicit_pad",
+    "explicit_pad_s2_relu6",
+    "valid_rect_per_tensor",
+    "same_1x7",
+    "same_7x1_s2_dilated",
+]
+POOL_TIGHT = [
+    "avg_same_3x3_s1_odd_c",
+    "avg_same_5x5_relu",
+    "avg_pad_counts",
+    "avg_pad_counts_s1",
+    "max_same_3x3_s1",
+]
+
+
+def cases(names: Any) -> list[Any]:
+    return [pytest.param(name, seed, id=f"{name}-{seed}") for name in names for seed in SEEDS]
+
+
+def load(
+    table: dict[str, Callable[[int], bytes]], name: str, seed: int
+) -> tuple[Graph, Operator, np.ndarray, bytes]:
+    """The single rewritten op of a case, a random input, and TFLite Micro's output bytes."""
+    model = table[name](seed)
+    graph, op = single_op(model)
+    x = random_input(graph, seed)
+    return graph, op, x, tflm(model, x)
+
+
+def assert_live_input_sets_the_gap(graph: Graph, op: Operator, gap: int) -> None:
+    geom = conv_geometry(graph, op)
+    assert gap > max(0, geom.n_out - geom.n_in_dense)
+
+
+# ---- convolution -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "seed"), cases(CONV))
+def test_conv_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    graph, op, x, expected = load(CONV, name, seed)
+    assert op.kind == "CONV_2D"
+    assert run_conv(lib, graph, op, x, None, seed) == expected
+
+
+@pytest.mark.parametrize(("name", "seed"), cases(CONV))
+def test_conv_in_place_at_the_rip_bound(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    """Output = input - gap in one buffer, at Theorem 13's row-order gather gap and at that
+    gap rounded up to the 4-byte placement grid."""
+    graph, op, x, expected = load(CONV, name, seed)
+    gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
+    assert gap < len(expected), "the output must overlap the input for the test to mean much"
+    assert run_conv(lib, graph, op, x, gap, seed) == expected
+    assert run_conv(lib, graph, op, x, round_up4(gap), seed) == expected
+
+
+@pytest.mark.parametrize("name", CONV_TIGHT)
+def test_conv_below_the_rip_bound_corrupts(lib: ctypes.CDLL, name: str) -> None:
+    """The bound is tight: one byte (or four) less gap and the output differs, so the kernel
+    really runs over its own input."""
+    graph, op, x, expected = load(CONV, name, 0)
+    gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
+    assert_live_input_sets_the_gap(graph, op, gap)
+    assert run_conv(lib, graph, op, x, gap) == expected
+    assert run_conv(lib, graph, op, x, gap - 1) != expected
+    assert run_conv(lib, graph, op, x, gap - 4) != expected
+
+
+@pytest.mark.parametrize("name", list(CONV))
+def test_conv_in_place_at_the_planners_gap(lib: ctypes.CDLL, name: str) -> None:
+    """The gap the planner hands the placement (requirements' in-place candidate) is one the
+    kernel runs at."""
+    graph, op, x, expected = load(CONV, name, 0)
+    (candidate,) = requirements(graph).ops[0].candidates
+    assert run_conv(lib, graph, op, x, candidate.gap) == expected
+
+
+# ---- depthwise ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "seed"), cases(DEPTHWISE))
+def test_depthwise_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    graph, op, x, expected = load(DEPTHWISE, name, seed)
+    assert op.kind == "DEPTHWISE_CONV_2D"
+    assert run_depthwise(lib, graph, op, x, "out", seed) == expected
+
+
+@pytest.mark.parametrize(("name", "seed"), cases(DEPTHWISE_M1))
+def test_depthwise_channel_in_place(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    """Output base == input base (depthwise_bound: gap 0)."""
+    graph, op, x, expected = load(DEPTHWISE, name, seed)
+    assert depthwise_bound(conv_geometry(graph, op)).gap == 0
+    assert run_depthwise(lib, graph, op, x, "channel", seed) == expected
+
+
+@pytest.mark.parametrize("name", DEPTHWISE_M1)
+def test_depthwise_channel_in_place_is_the_planners(name: str) -> None:
+    """The planner's depthwise candidate is the channel scheme: output base == input base."""
+    graph, _, _, _ = load(DEPTHWISE, name, 0)
+    (candidate,) = requirements(graph).ops[0].candidates
+    assert (candidate.gap, candidate.order) == (0, "channel")
+
+
+@pytest.mark.parametrize("name", ["same_3x3", "dilated_relu6", "explicit_pad"])
+def test_depthwise_pixel_order_in_place_corrupts(lib: ctypes.CDLL, name: str) -> None:
+    """At unit stride the out-of-place (pixel-major) kernel over its own input corrupts it;
+    the channel scheme on the same buffer does not."""
+    graph, op, x, expected = load(DEPTHWISE, name, 0)
+    assert run_depthwise(lib, graph, op, x, "naive") != expected
+    assert run_depthwise(lib, graph, op, x, "channel") == expected
+
+
+# ---- fully connected ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "seed"), cases(FC))
+def test_fully_connected_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    graph, op, x, expected = load(FC, name, seed)
+    assert cp.fully_connected_params(graph, op).per_channel == name.startswith("per_channel")
+    assert run_fc(lib, graph, op, x) == expected
+
+
+# ---- pooling -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "seed"), cases(POOL))
+def test_pool_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    graph, op, x, expected = load(POOL, name, seed)
+    assert op.params.pad_counts == ("pad_counts" in name)
+    assert run_pool(lib, graph, op, x, None, seed) == expected
+
+
+@pytest.mark.parametrize(("name", "seed"), cases(POOL))
+def test_pool_in_place_at_the_bound(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    graph, op, x, expected = load(POOL, name, seed)
+    gap = pool_bound(conv_geometry(graph, op), "dense").gap
+    assert run_pool(lib, graph, op, x, gap, seed) == expected
+    assert run_pool(lib, graph, op, x, round_up4(gap), seed) == expected
+
+
+@pytest.mark.parametrize("name", POOL_TIGHT)
+def test_pool_below_the_bound_corrupts(lib: ctypes.CDLL, name: str) -> None:
+    graph, op, x, expected = load(POOL, name, 0)
+    gap = pool_bound(conv_geometry(graph, op), "dense").gap
+    assert_live_input_sets_the_gap(graph, op, gap)
+    assert run_pool(lib, graph, op, x, gap) == expected
+    assert run_pool(lib, graph, op, x, gap - 1) != expected
+    assert run_pool(lib, graph, op, x, gap - 4) != expected
+
+
+@pytest.mark.parametrize("name", list(POOL))
+def test_pool_in_place_at_the_planners_gap(lib: ctypes.CDLL, name: str) -> None:
+    graph, op, x, expected = load(POOL, name, 0)
+    (candidate,) = requirements(graph).ops[0].candidates
+    assert run_pool(lib, graph, op, x, candidate.gap) == expected
+
+
+def test_strided_pool_runs_in_place_with_no_gap(lib: ctypes.CDLL) -> None:
+    """A 2x2 / 2 pool frees more than it writes (alpha, beta <= 0): output base == input base."""
+    graph, op, x, expected = load(POOL, "avg_valid_2x2", 0)
+    assert pool_bound(conv_geometry(graph, op), "dense").gap == 0
+    assert run_pool(lib, graph, op, x, 0) == expected
+
+
+# ---- global average pooling (MEAN) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "seed"), cases(MEAN))
+def test_global_avg_pool_matches_tflm_mean(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    graph, op, x, expected = load(MEAN, name, seed)
+    assert op.kind == "GLOBAL_AVERAGE_POOL"
+    assert run_mean(lib, graph, op, x) == expected
+
+
+# ---- random layers (Hypothesis) ----------------------------------------------------------------
+
+ACTIVATIONS = st.sampled_from(["NONE", "RELU", "RELU6"])
+
+
+def explicit(geom: ConvGeometry) -> tw.PaddingSpec:
+    pads = (geom.pad_top, geom.pad_bottom, geom.pad_left, geom.pad_right)
+    return "VALID" if pads == (0, 0, 0, 0) else pads
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    geom=layers(max_extent=9, max_channels=9),
+    activation=ACTIVATIONS,
+    per_channel=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_random_conv_matches_tflm_in_and_out_of_place(
+    lib: ctypes.CDLL, geom: ConvGeometry, activation: tw.Activation, per_channel: bool, seed: int
+) -> None:
+    """Any stride, dilation, asymmetric padding (PAD + VALID, folded) and kernel shape; in
+    place at the row-order gather gap whenever the dense layout admits the layer."""
+    model = conv(
+        seed,
+        geom.h_in,
+        geom.w_in,
+        geom.c_in,
+        geom.c_out,
+        (geom.kh, geom.kw),
+        (geom.sh, geom.sw),
+        (geom.dh, geom.dw),
+        explicit(geom),
+        activation,
+        per_channel,
+    )
+    graph, op = single_op(model)
+    x = random_input(graph, seed)
+    expected = tflm(model, x)
+    assert run_conv(lib, graph, op, x, None, seed) == expected
+    try:
+        gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
+    except LayerError:  # padding as wide as the dilated kernel: no dense bound
+        return
+    assert run_conv(lib, graph, op, x, gap, seed) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    geom=layers(max_extent=9, max_channels=6),
+    multiplier=st.integers(1, 2),
+    activation=ACTIVATIONS,
+    per_channel=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_random_depthwise_matches_tflm(
+    lib: ctypes.CDLL,
+    geom: ConvGeometry,
+    multiplier: int,
+    activation: tw.Activation,
+    per_channel: bool,
+    seed: int,
+) -> None:
+    model = dw(
+        seed,
+        geom.h_in,
+        geom.w_in,
+        geom.c_in,
+        (geom.kh, geom.kw),
+        (geom.sh, geom.sw),
+        (geom.dh, geom.dw),
+        explicit(geom),
+        activation,
+        multiplier,
+        per_channel,
+    )
+    graph, op = single_op(model)
+    x = random_input(graph, seed)
+    expected = tflm(model, x)
+    assert run_depthwise(lib, graph, op, x, "out", seed) == expected
+    if multiplier == 1 and geom.h_out * geom.w_out <= geom.h_in * geom.w_in:
+        assert run_depthwise(lib, graph, op, x, "channel", seed) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    geom=layers(max_extent=9, max_channels=6, max_dilation=1),
+    kind=st.sampled_from(["avg", "max"]),
+    mode=st.sampled_from(["SAME", "VALID", "explicit"]),
+    activation=ACTIVATIONS,
+    seed=st.integers(0, 2**16),
+)
+def test_random_pool_matches_tflm_in_and_out_of_place(
+    lib: ctypes.CDLL, geom: ConvGeometry, kind: str, mode: str, activation: tw.Activation, seed: int
+) -> None:
+    """SAME skips padded cells; PAD + VALID (pad_counts) counts them; in place at the bound."""
+    if mode == "explicit":
+        padding: tw.PaddingSpec = explicit(geom)
+        assume(max(geom.pad_top, geom.pad_bottom) < geom.kh)
+        assume(max(geom.pad_left, geom.pad_right) < geom.kw)
+    else:
+        padding = mode
+        assume(mode == "SAME" or (geom.kh <= geom.h_in and geom.kw <= geom.w_in))
+    model = pool_model(
+        seed,
+        kind,
+        geom.h_in,
+        geom.w_in,
+        geom.c_in,
+        (geom.kh, geom.kw),
+        (geom.sh, geom.sw),
+        padding,
+        activation,
+    )
+    graph, op = single_op(model)
+    x = random_input(graph, seed)
+    expected = tflm(model, x)
+    assert run_pool(lib, graph, op, x, None, seed) == expected
+    gap = pool_bound(conv_geometry(graph, op), "dense").gap
+    assert run_pool(lib, graph, op, x, gap, seed) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    h=st.integers(1, 16),
+    w=st.integers(1, 16),
+    c=st.integers(1, 9),
+    keep_dims=st.booleans(),
+    same_quant=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_random_global_avg_pool_matches_tflm_mean(
+    lib: ctypes.CDLL, h: int, w: int, c: int, keep_dims: bool, same_quant: bool, seed: int
+) -> None:
+    model = mean_model(seed, h, w, c, keep_dims, same_quant)
+    graph, op = single_op(model)
+    x = random_input(graph, seed)
+    assert run_mean(lib, graph, op, x) == tflm(model, x)
+
+
+# ---- parameters and scratch --------------------------------------------------------------------
+
+
+def c_buffer_size(lib: ctypes.CDLL, kind: str, p: Any) -> int:
+    """The C kernel's own ..._get_buffer_size() for an op of ``kind``."""
+    out = dims(p.output_dims)
+    if kind == "CONV_2D":
+        return lib.rip_conv2d_s8_get_buffer_size(dims(p.input_dims), dims(p.filter_dims))
+    if kind == "DEPTHWISE_CONV_2D":
+        return lib.rip_depthwise_conv2d_s8_get_buffer_size(out)
+    if kind == "AVERAGE_POOL_2D":
+        return lib.rip_avg_pool_s8_get_buffer_size(out)
+    if kind == "MAX_POOL_2D":
+        return lib.rip_max_pool_s8_get_buffer_size(out)
+    return lib.rip_global_avg_pool_s8_get_buffer_size(out)
+
+
+def test_scratch_sizes_are_the_planners(lib: ctypes.CDLL) -> None:
+    """Every kernel's get_buffer_size is requirements.scratch_bytes for its op."""
+    for table in (CONV, DEPTHWISE, POOL, MEAN):
+        for model in table.values():
+            graph, op = single_op(model(0))
+            p = cp.kernel_params(graph, op)
+            assert c_buffer_size(lib, op.kind, p) == p.scratch_bytes == scratch_bytes(graph, op)
+
+
+def test_activation_range_is_tflites() -> None:
+    """CalculateActivationRangeQuantized: round(value / scale) in float32, plus zero point,
+    clamped to int8."""
+    q = Quant(scale=(0.1,), zero_point=(10,))
+    assert cp.activation_range("NONE", q) == (-128, 127)
+    assert cp.activation_range("RELU", q) == (10, 127)
+    assert cp.activation_range("RELU6", q) == (10, 70)
+    assert cp.activation_range("RELU_N1_TO_1", q) == (0, 20)
+    q = Quant(scale=(0.02,), zero_point=(-128,))
+    assert cp.activation_range("RELU", q) == (-128, 127)
+    assert cp.activation_range("RELU6", q) == (-128, 127)  # 6 / 0.02 - 128 = 172 clamps
+    with pytest.raises(cp.KernelParamsError):
+        cp.activation_range("TANH", q)
+
+
+def test_mean_fold_follows_tflm() -> None:
+    """1 / count goes into the multiplier with floor(log2 count) bits of headroom, capped at
+    32 and at 31 + shift."""
+    assert cp.fold_mean_count(1 << 30, 1, 1) == (1 << 30, 1)
+    assert cp.fold_mean_count(1 << 30, 1, 49) == (((1 << 30) << 5) // 49, -4)
+    assert cp.fold_mean_count(1 << 30, -30, 1 << 10) == ((1 << 30) << 1 >> 10, -31)
+    assert cp.fold_mean_count(1 << 30, 1, 1 << 40)[1] == 1 - 32
+
+
+def test_pool_rejects_requantization() -> None:
+    mb = ModelBuilder()
+    x = mb.activation((1, 4, 4, 2), 0.02, 0)
+    y = mb.activation((1, 2, 2, 2), 0.02, 0)
+    mb.average_pool2d(x, y)
+    mb.inputs([x])
+    mb.outputs([y])
+    graph, op = single_op(mb.to_bytes())
+    cp.pool_params(graph, op)
+    requantized = replace(graph.tensors[y], quant=Quant((0.03,), (0,)))
+    with pytest.raises(cp.KernelParamsError, match="quantization differ"):
+        cp.pool_params(graph.with_(tensors={**graph.tensors, y: requantized}), op)
+
+
+# ---- cross compilation and the cores themselves (QEMU) -----------------------------------------
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m0plus", "cortex-m33"])
+def test_cross_compiles_for_the_picos(tmp_path: Path, cpu: str) -> None:
+    """Both Pico cores build with -Werror; the M33 (DSP) build uses SMLAD, the M0+ one does
+    not."""
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        pytest.skip("arm-none-eabi-gcc is not installed (apt: gcc-arm-none-eabi)")
+    for source in SOURCES:
+        obj = tmp_path / f"{source}.o"
+        compile_c(
+            [gcc, *CFLAGS, f"-mcpu={cpu}", "-mthumb", "-c", str(KERNELS / source), "-o", str(obj)]
+        )
+        objdump = shutil.which("arm-none-eabi-objdump")
+        if source == "rip_conv.c" and objdump is not None:
+            listing = subprocess.run([objdump, "-d", str(obj)], capture_output=True, text=True)
+            assert ("smlad" in listing.stdout) == (cpu == "cortex-m33")
+
+
+# A bare-metal harness: a two-word vector table, .bss zeroing, and semihosting (BKPT 0xAB) to
+# print the verdict and exit (SYS_EXIT with ApplicationExit makes QEMU return 0).
+HARNESS = r"""
+#include <stdint.h>
+#include <string.h>
+#include "rip_conv.h"
+#include "rip_pool.h"
+extern uint32_t __bss_start, __bss_end, __stack_top;
+int main(void);
+static int sh_call(int op, const void *arg) {
+    register int r0 __asm__("r0") = op;
+    register const void *r1 __asm__("r1") = arg;
+    __asm__ volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
+    return r0;
+}
+void rip_reset(void) {
+    for (uint32_t *p = &__bss_start; p < &__bss_end; ++p) *p = 0;
+    const int fails = main();
+    sh_call(0x04, fails ? "FAIL\n" : "PASS\n");
+    sh_call(0x18, (const void *)(uintptr_t)(fails ? 0x20023 : 0x20026));
+    for (;;) {
+    }
+}
+__attribute__((section(".vectors"), used)) static const void *const vectors[2] = {
+    &__stack_top, (const void *)rip_reset};
+static int check(const char *name, int status, const int8_t *got, const int8_t *want, size_t n) {
+    if (status == RIP_OK && memcmp(got, want, n) == 0) return 0;
+    sh_call(0x04, name);
+    sh_call(0x04, " differs\n");
+    return 1;
+}
+"""
+
+LINKER_SCRIPT = """
+MEMORY {{ CODE (rx) : ORIGIN = {code:#x}, LENGTH = {code_len}
+         RAM (rwx) : ORIGIN = {ram:#x}, LENGTH = {ram_len} }}
+ENTRY(rip_reset)
+SECTIONS {{
+  .text : {{ KEEP(*(.vectors)) *(.text*) *(.rodata*) }} > CODE
+  .data : {{ *(.data*) }} > RAM
+  .bss (NOLOAD) : {{ . = ALIGN(4); __bss_start = .; *(.bss*) *(COMMON) . = ALIGN(4);
+                    __bss_end = .; }} > RAM
+  __stack_top = ORIGIN(RAM) + LENGTH(RAM);
+}}
+"""
+
+# QEMU machine, code origin and length, RAM origin and length. The MPS2 AN505 is a Cortex-M33
+# like the RP2350's cores; the micro:bit a Cortex-M0, the RP2040's instruction set (ARMv6-M).
+MACHINES = {
+    "cortex-m33": ("mps2-an505", 0x10000000, "1M", 0x38000000, "1M"),
+    "cortex-m0plus": ("microbit", 0x0, "256K", 0x20000000, "16K"),
+}
+
+
+@dataclass
+class Harness:
+    """A C program checking kernel calls against TFLite Micro's bytes, built case by case."""
+
+    decls: list[str]
+    calls: list[str]
+    arena: int = 0
+    scratch: int = 0
+
+    def array(self, ctype: str, name: str, values: Any) -> None:
+        body = ",".join(str(int(v)) for v in np.asarray(values).reshape(-1))
+        self.decls.append(f"static const {ctype} {name}[] = {{{body}}};")
+
+    def weighted(
+        self, prefix: str, graph: Graph, op: Operator, p: Any, x: np.ndarray, expected: bytes
+    ) -> None:
+        """Arrays and dims of a weighted op; the call's text uses id, fd, bd, od and q."""
+        self.array("int8_t", f"{prefix}_in", x)
+        self.array("int8_t", f"{prefix}_exp", np.frombuffer(expected, np.int8))
+        self.array("int8_t", f"{prefix}_w", const(graph, op, 1, "<i1"))
+        self.array("int32_t", f"{prefix}_b", const(graph, op, 2, "<i4"))
+        if len(p.multipliers) > 1 or not isinstance(p, cp.FullyConnectedKernelParams):
+            self.array("int32_t", f"{prefix}_m", p.multipliers)
+            self.array("int32_t", f"{prefix}_s", p.shifts)
+
+    def source(self) -> str:
+        body = "\n".join(f"    {{\n{call}\n    }}" for call in self.calls)
+        return "\n".join(
+            [
+                HARNESS,
+                *self.decls,
+                f"static int8_t arena[{self.arena}] __attribute__((aligned(4)));",
+                f"static int8_t scratch[{self.scratch}] __attribute__((aligned(4)));",
+                "int main(void) {",
+                "    const rip_context ctx = {scratch, sizeof scratch};",
+                "    int fails = 0;",
+                body,
+                "    return fails;",
+                "}\n",
+            ]
+        )
+
+
+def c_dims(d: tuple[int, ...]) -> str:
+    return "{" + ", ".join(str(v) for v in d) + "}"
+
+
+def weighted_dims(p: Any) -> str:
+    return (
+        f"const rip_dims id = {c_dims(p.input_dims)}, fd = {c_dims(p.filter_dims)}, "
+        f"bd = {{{p.output_dims[3]}, 1, 1, 1}}, od = {c_dims(p.output_dims)};"
+    )
+
+
+# Conv layers for the harness: expanding, C_in 33 (odd, many SMLAD words plus a tail), dilated
+# rectangular, strided with C_in 3 (a tail only), strided pointwise.
+HARNESS_CONV = ["same_3x3_expand", "valid_wide_odd_cin", "dilated_rect", "same_s2_relu6_odd_cin",
+                "pointwise_s2_project"]  # fmt: skip
+
+
+def harness_source() -> str:
+    """Conv in place at the bound (its taps go through the dot product SMLAD runs on the M33),
+    fully connected, channel in-place depthwise and in-place pooling, each with TFLite
+    Micro's bytes for its input."""
+    h = Harness([], [])
+    for k, name in enumerate(HARNESS_CONV):
+        graph, op, x, expected = load(CONV, name, k)
+        p, v = cp.conv_params(graph, op), f"conv{k}"
+        gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
+        h.arena = max(h.arena, gap + x.size, len(expected))
+        h.scratch = max(h.scratch, p.scratch_bytes)
+        h.weighted(v, graph, op, p, x, expected)
+        h.calls.append(f"""        {weighted_dims(p)}
+        const rip_conv_params cp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.stride)},
+            {c_dims(p.padding)}, {c_dims(p.dilation)}, {c_dims(p.activation)}}};
+        const rip_per_channel_quant q = {{{v}_m, {v}_s}};
+        memset(arena, 0x5a, sizeof arena);
+        memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
+        fails += check("conv {name}", rip_conv2d_s8(&ctx, &cp, &q, &id, arena + {gap}, &fd,
+                       {v}_w, &bd, {v}_b, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
+    for k, name in enumerate(["per_tensor_relu6_wide", "per_channel_batch2_relu"]):
+        graph, op, x, expected = load(FC, name, k)
+        p, v = cp.fully_connected_params(graph, op), f"fc{k}"
+        h.arena = max(h.arena, len(expected))
+        h.weighted(v, graph, op, p, x, expected)
+        fn = "rip_fully_connected_per_channel_s8" if p.per_channel else "rip_fully_connected_s8"
+        quant = f"rip_quant q = {{{p.multipliers[0]}, {p.shifts[0]}}}"
+        if p.per_channel:
+            quant = f"rip_per_channel_quant q = {{{v}_m, {v}_s}}"
+        h.calls.append(f"""        {weighted_dims(p)}
+        const rip_fc_params fp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.activation)}}};
+        const {quant};
+        fails += check("fc {name}", {fn}(0, &fp, &q, &id, {v}_in, &fd, {v}_w, &bd, {v}_b, &od,
+                       arena), arena, {v}_exp, sizeof {v}_exp);""")
+    graph, op, x, expected = load(DEPTHWISE, "same_3x3", 0)
+    p = cp.conv_params(graph, op)
+    h.arena = max(h.arena, x.size)
+    h.scratch = max(h.scratch, p.scratch_bytes)
+    h.weighted("dw", graph, op, p, x, expected)
+    h.calls.append(f"""        {weighted_dims(p)}
+        const rip_dw_conv_params dp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.stride)},
+            {c_dims(p.padding)}, {c_dims(p.dilation)}, 1, {c_dims(p.activation)}}};
+        const rip_per_channel_quant q = {{dw_m, dw_s}};
+        memcpy(arena, dw_in, sizeof dw_in);
+        fails += check("depthwise", rip_depthwise_conv2d_s8_inplace(&ctx, &dp, &q, &id, arena,
+                       &fd, dw_w, &bd, dw_b, &od), arena, dw_exp, sizeof dw_exp);""")
+    graph, op, x, expected = load(POOL, "avg_same_3x3_s1_odd_c", 0)
+    p = cp.pool_params(graph, op)
+    gap = pool_bound(conv_geometry(graph, op), "dense").gap
+    h.arena = max(h.arena, gap + x.size)
+    h.scratch = max(h.scratch, p.scratch_bytes)
+    h.array("int8_t", "pool_in", x)
+    h.array("int8_t", "pool_exp", np.frombuffer(expected, np.int8))
+    h.calls.append(f"""        const rip_dims id = {c_dims(p.input_dims)},
+                       fd = {c_dims(p.filter_dims)}, od = {c_dims(p.output_dims)};
+        const rip_pool_params pp = {{{c_dims(p.stride)}, {c_dims(p.padding)},
+            {c_dims(p.activation)}, {int(p.pad_counts)}, {p.pad_value}}};
+        memcpy(arena + {gap}, pool_in, sizeof pool_in);
+        fails += check("avg pool", rip_avg_pool_s8(&ctx, &pp, &id, arena + {gap}, &fd, &od,
+                       arena), arena, pool_exp, sizeof pool_exp);""")
+    return h.source()
+
+
+@pytest.mark.parametrize("cpu", list(MACHINES))
+def test_kernels_on_the_cores_under_qemu(tmp_path: Path, cpu: str) -> None:
+    """The cross-compiled kernels (on the M33 with the SMLAD dot product, which the host
+    cannot run) reproduce TFLite Micro's bytes on an emulated Cortex-M33 and Cortex-M0."""
+    gcc, qemu = shutil.which("arm-none-eabi-gcc"), shutil.which("qemu-system-arm")
+    if gcc is None or qemu is None:
+        pytest.skip(
+            "needs arm-none-eabi-gcc and qemu-system-arm (apt: gcc-arm-none-eabi "
+            "libnewlib-arm-none-eabi qemu-system-arm)"
+        )
+    machine, code, code_len, ram, ram_len = MACHINES[cpu]
+    (tmp_path / "harness.c").write_text(harness_source())
+    (tmp_path / "link.ld").write_text(
+        LINKER_SCRIPT.format(code=code, code_len=code_len, ram=ram, ram_len=ram_len)
+    )
+    elf = tmp_path / "harness.elf"
+    compile_c(
+        [
+            gcc,
+            *CFLAGS,
+            f"-mcpu={cpu}",
+            "-mthumb",
+            "-nostartfiles",
+            "-T",
+            str(tmp_path / "link.ld"),
+            f"-I{KERNELS}",
+            str(tmp_path / "harness.c"),
+            *(str(KERNELS / s) for s in SOURCES),
+            "-o",
+            str(elf),
+        ]
+    )
+    run = subprocess.run(
+        [
+            qemu,
+            "-M",
+            machine,
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            "none",
+            "-semihosting",
+            "-kernel",
+            str(elf),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    output = run.stdout + run.stderr
+    assert run.returncode == 0 and "PASS" in output, output
