@@ -1,0 +1,33 @@
+"""C literals for emitted code, used as Jinja2 filters by every template."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+def c_array(values: Iterable[int] | np.ndarray, per_line: int = 16) -> str:
+    """The body of a C array initializer: integers, ``per_line`` to a line."""
+    flat = [
+        int(v)
+        for v in np.asarray(list(values) if not isinstance(values, np.ndarray) else values).ravel()
+    ]
+    lines = [
+        ", ".join(str(v) for v in flat[i : i + per_line]) for i in range(0, len(flat), per_line)
+    ]
+    return ",\n    ".join(lines) if lines else "0"
+
+
+def c_int8_array(data: bytes, per_line: int = 24) -> str:
+    """Raw bytes as int8 literals."""
+    return c_array(np.frombuffer(data, dtype=np.int8), per_line)
+
+
+def c_ident(name: str) -> str:
+    """A C identifier from any model or tensor name."""
+    out = "".join(ch if ch.isalnum() else "_" for ch in name)
+    return out if out and not out[0].isdigit() else f"m_{out}"
+
+
+FILTERS = {"c_array": c_array, "c_int8_array": c_int8_array, "c_ident": c_ident}

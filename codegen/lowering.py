@@ -1,0 +1,85 @@
+"""The contract between the code generator and the per-kernel lowerings.
+
+The generator decides where every tensor lives (arena offsets from the replay-checked plan)
+and how each op runs in place; a lowering turns one op into C: file-scope declarations
+(its constant data and params) and the statement(s) that call its kernel. Every C text is
+rendered from a Jinja2 template under ``templates/ops/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rip.errors import RipError
+from rip.frontend.ir import Graph, Operator
+
+# How the plan runs an op over its input (None: output disjoint from every input).
+INPLACE_MODES = (
+    "rip",  # output starts gap bytes below its input (conv, pooling: gather-first kernels)
+    "channel",  # depthwise: output base == input base, one channel plane at a time
+    "reverse",  # nearest upsampling: output base == input base, traversed backwards
+    "elementwise",  # output at or below a full-size input, forward traversal
+)
+
+
+class LoweringError(RipError):
+    """An op the code generator cannot emit (it names the op, its index and output)."""
+
+
+@dataclass(frozen=True)
+class OpBuffers:
+    """Where one op's activations are, as C pointer expressions into the arena.
+
+    ``inputs`` has one entry per op input, in the op's input order: a pointer expression
+    for an activation (e.g. ``"(rip_arena + 1024)"``), None for a constant or an absent
+    optional input (constants are the lowering's own data). ``inplace`` is one of
+    INPLACE_MODES or None; ``inplace_input`` is the position in ``inputs`` it overwrites.
+    """
+
+    inputs: tuple[str | None, ...]
+    output: str
+    inplace: str | None = None
+    inplace_input: int | None = None
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """C text for one op. ``decls`` is file scope (static const data, params structs) and
+    must prefix every symbol with ``prefix``; ``call`` is the body inside
+    ``rip_model_invoke`` and must ``return`` a non-zero status if the kernel fails.
+    ``scratch_bytes`` is what the kernel needs of the shared scratch buffer ``rip_scratch``
+    (the context ``rip_ctx`` points at it); the generator checks it against the planner's
+    formula. ``headers`` are the kernel headers the call needs."""
+
+    decls: str
+    call: str
+    scratch_bytes: int
+    headers: tuple[str, ...]
+
+
+# A lowering: (graph, op, op_index, buffers, prefix) -> Lowered
+Lowering = Callable[[Graph, Operator, int, OpBuffers, str], Lowered]
+
+_REGISTRY: dict[str, Lowering] = {}
+
+
+def register(*kinds: str) -> Callable[[Lowering], Lowering]:
+    """Decorator: the lowering for these op kinds (IR kinds, e.g. "CONV_2D")."""
+
+    def wrap(fn: Lowering) -> Lowering:
+        for kind in kinds:
+            _REGISTRY[kind] = fn
+        return fn
+
+    return wrap
+
+
+def lowering_for(graph: Graph, op: Operator) -> Lowering:
+    if op.kind not in _REGISTRY:
+        out = op.outputs[0]
+        raise LoweringError(
+            f"no kernel for operator {op.kind} at index {op.source_index} "
+            f"(output tensor {out} {graph.tensors[out].name!r})"
+        )
+    return _REGISTRY[op.kind]
