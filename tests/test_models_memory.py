@@ -108,9 +108,12 @@ def test_first_fit_strands_what_the_milp_recovers(paper_tables, name):
 def test_table7_keras(paper_tables, name):
     row = paper_tables["table7_keras_graph_level"][name]
     dual_kb, rip_kb = row[6], row[7]
+    if dual_kb is None or rip_kb is None:
+        pytest.skip(f"paper-tables.json has no peak figures for {name}")
     graph, req = load(shared_path("models", "keras", f"{KERAS_FILES[name]}.graph.tflite"))
     dual = plan_model(graph, req, "dual", "milp", 4, 120)
     rip = plan_model(graph, req, "rip", "milp", 4, 120)
-    assert round(dual.peak / 1024, 1) == dual_kb
-    assert round(rip.peak / 1024, 1) <= rip_kb
+    # the table gives KB to one decimal: within half a unit of the last digit
+    assert abs(dual.peak / 1024 - dual_kb) <= 0.05 + 1e-9
+    assert rip.peak / 1024 <= rip_kb + 0.05 + 1e-9
     assert dual.optimal and rip.optimal
