@@ -170,3 +170,32 @@ def first_fit(problem: Problem) -> Plan:
         0.0,
         problem.lower_bound(),
     )
+
+
+def greedy_by_size(problem: Problem) -> Plan:
+    """TFLite Micro's GreedyMemoryPlanner: the largest buffer first, each at the lowest
+    aligned offset free over its lifetime. Uses no in-place pairs; often optimal for dual
+    buffering, and a second warm start for the MILP."""
+    v = problem.alignment
+    placed: dict[int, int] = {}
+    order = sorted(problem.buffers, key=lambda b: (-b.size, b.first, b.id))
+    for b in order:
+        live = sorted(
+            (placed[o.id], placed[o.id] + o.size) for o in order if o.id in placed and o.overlaps(b)
+        )
+        x = 0
+        for lo, hi in live:
+            if x + b.size <= lo:
+                break
+            x = max(x, align_up(hi, v))
+        placed[b.id] = x
+    return Plan(
+        placed,
+        (),
+        (),
+        measure_peak(problem, placed, ()),
+        "greedy",
+        None,
+        0.0,
+        problem.lower_bound(),
+    )

@@ -27,7 +27,7 @@ KERAS = Path(__file__).resolve().parents[2] / "shared" / "models" / "keras"
 
 def solve(problem, all_pairs: bool, time_limit: float) -> tuple[float, int, bool, int]:
     t0 = time.perf_counter()
-    plan = milp(problem, MilpOptions(time_limit=time_limit, all_pairs=all_pairs))
+    plan = milp(problem, MilpOptions(time_limit=time_limit, all_pairs=all_pairs, shortcut=False))
     return time.perf_counter() - t0, plan.peak, bool(plan.optimal), plan.stats["binaries"]
 
 

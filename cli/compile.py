@@ -55,8 +55,61 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="the report as JSON")
     p.add_argument("--plot", metavar="PNG", help="draw the plans (time x address) to a file")
+    p.add_argument("-o", "--output", metavar="DIR", help="write the generated project here")
+    p.add_argument(
+        "--run",
+        action="store_true",
+        help="(host board) build and run the project, compare with TFLite Micro",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --run: run N times, report the fastest",
+    )
     p.add_argument("--quiet", action="store_true", help="no solver progress on stderr")
     return p
+
+
+def _generate(
+    compiled, path: Path, board, strategy: str, out: Path, run: bool, repeat: int
+) -> dict:
+    """Emit the project for ``board``; with ``run``, build and run it and compare its
+    checksum with TFLite Micro's on the same input."""
+    from rip.codegen.emit import emit_model
+    from rip.codegen.project import build_host, run_host, write_host_project
+    from rip.codegen.reference import ReferenceError, checksum, reference_outputs
+
+    if board.name != "host":
+        raise RipError(
+            f"code generation for board {board.name!r} is not available yet; use --board host"
+        )
+    model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
+    try:
+        reference = checksum(reference_outputs(path, compiled.graph))
+    except ReferenceError as e:
+        reference, why = None, str(e)
+    else:
+        why = None
+    write_host_project(model, out, reference)
+    info: dict = {
+        "output_dir": str(out),
+        "reference_checksum": None if reference is None else f"0x{reference:08x}",
+    }
+    if why:
+        info["reference_unavailable"] = why
+    if run:
+        build_host(out)
+        result = run_host(out, repeat)
+        info.update(
+            result_line=result.line(),
+            checksum=f"0x{result.checksum:08x}",
+            cycles=result.cycles,
+            unit=result.unit,
+            match=None if reference is None else result.checksum == reference,
+        )
+    return info
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,6 +122,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress = not args.quiet and not args.json and sys.stderr.isatty()
         compiled = analyse(path, board, args.placer, args.time_limit, progress=progress)
         rep = build_report(compiled, path, board, args.strategy)
+        if args.output:
+            rep.update(
+                _generate(
+                    compiled, path, board, args.strategy, Path(args.output), args.run, args.repeat
+                )
+            )
+        elif args.run:
+            raise RipError("--run needs -o DIR for the generated project")
         if args.plot:
             from rip.plot import plot_plans  # matplotlib only when a figure is asked for
 
@@ -83,7 +144,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             print(json.dumps(rep, indent=2))
         else:
-            print(format_report(rep))
+            if args.report or not args.output:
+                print(format_report(rep))
+            if args.output:
+                print(
+                    f"wrote {args.output}: model.c, model.h, main.c, Makefile, kernels/ "
+                    f"(arena {rep['arena_bytes']:,} B, scratch {rep['scratch_bytes']:,} B)"
+                )
+            if "result_line" in rep:
+                print(rep["result_line"])
+                ref = rep["reference_checksum"]
+                verdict = ("match" if rep["match"] else "MISMATCH") if ref else "no reference"
+                print(f"reference (TFLite Micro) checksum={ref}: {verdict}")
+        if rep.get("match") is False:
+            return 1
         return 0
     except RipError as e:
         print(f"rip-compile: error: {e}", file=sys.stderr)

@@ -1,0 +1,147 @@
+"""rip-verify and rip-monitor: read what a board running a rip project prints.
+
+rip-verify out/ [--port P] [--timeout S]
+    waits for the result line, compares its checksum with out/expected.json;
+    exit 0 match, 1 mismatch (or the firmware reported an error), 2 timeout, no device,
+    or nothing to compare with.
+rip-monitor [--port P]
+    prints every line until Ctrl-C; exit 2 when there is no device.
+
+P is a serial device (/dev/ttyACM0, COM5) or a pyserial URL (socket://host:port, loop://);
+without it the Raspberry Pi board on USB is found by its vendor id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import serial
+
+from rip.errors import RipError
+from rip.firmware.result import Result
+from rip.firmware.serial_port import LineReader, NoDeviceError, open_port, wait_for_result
+
+EXIT_MATCH, EXIT_MISMATCH, EXIT_NO_RESULT = 0, 1, 2
+
+
+def _port_help() -> str:
+    return (
+        "serial device or pyserial URL (socket://host:port, loop://); default: the "
+        "Raspberry Pi board on USB (vendor id 0x2e8a)"
+    )
+
+
+def _expected(out: Path) -> dict:
+    path = out / "expected.json" if out.is_dir() else out
+    if not path.is_file():
+        raise RipError(f"{path}: no such file; give the folder rip-compile -o wrote")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RipError(f"{path}: not valid JSON ({e})") from None
+
+
+def _identity_mismatches(expected: dict, result: Result) -> list[str]:
+    """Fields that say the board runs another build than the one in ``out``."""
+    pairs = (
+        ("model", result.model),
+        ("board", result.board),
+        ("strategy", result.strategy),
+        ("arena_bytes", result.arena),
+    )
+    return [
+        f"{key} {got} (expected {expected[key]})"
+        for key, got in pairs
+        if key in expected and expected[key] != got
+    ]
+
+
+def _verify(out: Path, port: str | None, timeout: float) -> int:
+    expected = _expected(out)
+    want = expected.get("checksum")
+    link = open_port(port)
+    try:
+        got = wait_for_result(link, timeout)
+    except serial.SerialException as e:
+        raise NoDeviceError(f"reading {link.name}: {e}") from None
+    finally:
+        link.close()
+    if got is None:
+        print(f"rip-verify: no result line from {link.name} within {timeout:g} s", file=sys.stderr)
+        return EXIT_NO_RESULT
+    if isinstance(got, str):
+        print(f"device:   {got}")
+        print("FAILED: the firmware reported a kernel error")
+        return EXIT_MISMATCH
+    stack = f" stack={got.stack} B" if got.stack is not None else ""
+    print(f"device:   checksum=0x{got.checksum:08x} cycles={got.cycles} unit={got.unit}{stack}")
+    print(f"expected: checksum={want} ({expected.get('checksum_source') or 'no reference'})")
+    if want is None:
+        print("cannot verify: expected.json has no reference checksum", file=sys.stderr)
+        return EXIT_NO_RESULT
+    others = _identity_mismatches(expected, got)
+    if others:
+        print("MISMATCH: the board runs another build: " + "; ".join(others))
+        return EXIT_MISMATCH
+    if got.checksum != int(want, 16):
+        print("MISMATCH: the board's output differs from the host's")
+        return EXIT_MISMATCH
+    print("match")
+    return EXIT_MATCH
+
+
+def main_verify(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="rip-verify",
+        description="Wait for a board's result line and compare it with expected.json.",
+    )
+    p.add_argument("project", help="folder written by rip-compile -o (or its expected.json)")
+    p.add_argument("--port", help=_port_help())
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds to wait for a result line (default 30; the firmware prints one every second)",
+    )
+    args = p.parse_args(argv)
+    try:
+        return _verify(Path(args.project), args.port, args.timeout)
+    except RipError as e:
+        print(f"rip-verify: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return EXIT_NO_RESULT
+
+
+def main_monitor(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="rip-monitor", description="Print a board's serial output line by line."
+    )
+    p.add_argument("--port", help=_port_help())
+    args = p.parse_args(argv)
+    try:
+        link = open_port(args.port)
+    except RipError as e:
+        print(f"rip-monitor: error: {e}", file=sys.stderr)
+        return e.exit_code
+    print(f"rip-monitor: {link.name} (Ctrl-C to stop)", file=sys.stderr)
+    try:
+        for line in LineReader(link).lines():
+            print(line, flush=True)
+    except KeyboardInterrupt:
+        return 0
+    except serial.SerialException as e:
+        print(f"rip-monitor: error: {link.name}: {e}", file=sys.stderr)
+        return 2
+    finally:
+        link.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_verify())

@@ -1,0 +1,83 @@
+"""Emitted projects: the host project (a Makefile for the system compiler), written to a
+folder with the kernels it needs, and built and run on this machine."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+from rip.codegen.emit import EmittedModel
+from rip.codegen.templating import render
+from rip.errors import RipError
+from rip.firmware.result import Result, parse_result_line
+
+
+class BuildError(RipError):
+    """The emitted project did not build or run; the message carries the tool's words."""
+
+    exit_code = 5
+
+
+def copy_kernels(out: Path) -> None:
+    """The kernel sources, from the installed package, into ``out/kernels``."""
+    dest = out / "kernels"
+    dest.mkdir(parents=True, exist_ok=True)
+    for entry in resources.files("rip").joinpath("kernels").iterdir():
+        if entry.name.endswith((".c", ".h")):
+            (dest / entry.name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def write_expected(model: EmittedModel, out: Path, board: str, checksum: int | None) -> None:
+    """expected.json: what a correct run of this project prints."""
+    data = {
+        "model": model.name,
+        "board": board,
+        "strategy": model.strategy,
+        "arena_bytes": model.arena_bytes,
+        "scratch_bytes": model.scratch_bytes,
+        "checksum": None if checksum is None else f"0x{checksum:08x}",
+        "checksum_source": "TFLite Micro on the default test input" if checksum is not None
+        else None,
+        "outputs": [{"name": t.name, "shape": list(t.shape), "bytes": t.nbytes}
+                    for t in model.outputs],
+    }  # fmt: skip
+    (out / "expected.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def write_host_project(model: EmittedModel, out: Path, checksum: int | None = None) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    files = dict(model.files)
+    files["main.c"] = render("host/main.c.j2", m=model)
+    files["Makefile"] = render("host/Makefile.j2", m=model)
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+    copy_kernels(out)
+    write_expected(model, out, "host", checksum)
+
+
+def build_host(out: Path, cc: str | None = None) -> Path:
+    make = shutil.which("make")
+    compiler = cc or shutil.which("cc") or shutil.which("gcc")
+    if make is None or compiler is None:
+        raise BuildError("building on the host needs make and a C compiler (cc or gcc)")
+    proc = subprocess.run([make, "-C", str(out), f"CC={compiler}", "model"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
+        raise BuildError(f"{out}: host build failed:\n" + "\n".join(tail))
+    return out / "model"
+
+
+def run_host(out: Path, repeats: int = 1, timeout: float = 600.0) -> Result:
+    binary = out / "model"
+    proc = subprocess.run([str(binary), str(repeats)], capture_output=True, text=True,
+                          timeout=timeout, check=False)  # fmt: skip
+    for line in proc.stdout.splitlines():
+        result = parse_result_line(line)
+        if result is not None:
+            return result
+    raise BuildError(f"{binary} printed no result line (exit {proc.returncode}): "
+                     f"{proc.stdout.strip()[-300:]}")  # fmt: skip

@@ -1,0 +1,82 @@
+"""The default test input, and TFLite Micro's output bytes on it (the independent oracle).
+
+The default test input of an int8 input of N bytes is
+``numpy.random.default_rng(k).integers(-128, 128, size=N, dtype=numpy.int8)`` for the k-th
+model input (k = 0 for the usual single input), so anyone can reproduce it. For a model
+with a float interface (QUANTIZE at the input, DEQUANTIZE at the outputs) the compiled
+model's input and outputs are the int8 tensors inside those ops: the reference feeds the
+float values that quantize exactly to those bytes, and reads back the int8 values the
+float outputs dequantized from.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from rip.errors import RipError
+from rip.frontend.ir import Graph
+
+
+class ReferenceError(RipError):
+    """The reference interpreter could not run the model."""
+
+
+def default_input(nbytes: int, index: int = 0) -> np.ndarray:
+    return np.random.default_rng(index).integers(-128, 128, size=nbytes, dtype=np.int8)
+
+
+def default_inputs(graph: Graph) -> list[np.ndarray]:
+    return [default_input(graph.tensors[t].nbytes, k) for k, t in enumerate(graph.inputs)]
+
+
+def checksum(outputs: list[bytes]) -> int:
+    """zlib's CRC-32 over the output tensors' bytes, concatenated in output order."""
+    crc = 0
+    for data in outputs:
+        crc = zlib.crc32(data, crc)
+    return crc
+
+
+def _interface(graph: Graph) -> dict[int, tuple[str, int]]:
+    """int8 tensor id -> (boundary op kind, float tensor id)."""
+    return {q: (kind, f) for kind, f, q in graph.interface}
+
+
+def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
+    """TFLite Micro's int8 output bytes for the default test input, in ``graph.outputs``
+    order."""
+    try:
+        from tflite_micro import runtime
+    except ImportError as e:  # pragma: no cover - the test extra installs it
+        raise ReferenceError(f"TFLite Micro is not installed ({e})") from None
+    data = Path(model).read_bytes() if isinstance(model, Path) else model
+    try:
+        it = runtime.Interpreter.from_bytes(data, arena_size=64 << 20)
+    except Exception as e:  # the interpreter's own refusal, e.g. an unsupported op
+        raise ReferenceError(f"TFLite Micro cannot load the model: {e}") from None
+    boundary = _interface(graph)
+    for k, (t, x) in enumerate(zip(graph.inputs, default_inputs(graph), strict=True)):
+        tensor = graph.tensors[t]
+        if t in boundary:  # float input: the values that QUANTIZE maps onto our bytes
+            scale = np.float32(tensor.quant.scale[0])
+            zp = tensor.quant.zero_point[0]
+            real = (x.astype(np.float32) - np.float32(zp)) * scale
+            requant = np.round(real / scale).astype(np.int64) + zp
+            if not np.array_equal(np.clip(requant, -128, 127), x.astype(np.int64)):
+                raise ReferenceError(f"input {t}: float interface does not round-trip")
+            x = real
+        details = it.get_input_details(k)
+        it.set_input(x.reshape(details["shape"]).astype(details["dtype"]), k)
+    it.invoke()
+    outputs = []
+    for k, t in enumerate(graph.outputs):
+        y = np.asarray(it.get_output(k))
+        if t in boundary:  # float output: back to the int8 bytes it dequantized from
+            q = graph.tensors[t].quant
+            y = np.round(y / np.float32(q.scale[0])) + q.zero_point[0]
+            y = np.clip(y, -128, 127)
+        outputs.append(y.astype(np.int8).tobytes())
+    return outputs

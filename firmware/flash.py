@@ -1,0 +1,200 @@
+"""Putting a built UF2 on a board: ``picotool load`` when picotool is installed, else a
+copy onto the bootloader's USB drive (``RPI-RP2`` on the RP2040, ``RP2350`` on the RP2350)
+that the board shows while BOOTSEL is held at power-up."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rip.errors import RipError
+from rip.firmware.uf2 import RP2040_FAMILY, RP2350_ARM_S_FAMILY, Uf2Error, image_family
+
+BOOT_LABELS = ("RPI-RP2", "RP2350")
+INFO_FILE = "INFO_UF2.TXT"  # every UF2 bootloader drive has it; a plain folder does not
+# Where desktop Linux (udisks: /media/$USER, /run/media/$USER), plain mounts and macOS put
+# a removable drive with a volume label.
+DRIVE_PATTERNS = tuple(
+    pattern.format(label=label)
+    for label in BOOT_LABELS
+    for pattern in (
+        "/media/*/{label}",
+        "/media/{label}",
+        "/run/media/*/{label}",
+        "/mnt/{label}",
+        "/mnt/*/{label}",
+        "/Volumes/{label}",
+    )
+)
+FAMILY_CHIPS = {RP2040_FAMILY: "RP2040", RP2350_ARM_S_FAMILY: "RP2350"}
+
+
+class FlashError(RipError):
+    """The UF2 could not be put on a board; the message says what to do."""
+
+    exit_code = 2
+
+
+def _mounted_drives() -> list[Path]:
+    """Mount points listed in /proc/mounts whose last component is a bootloader label
+    (any mount location, not just the usual ones)."""
+    try:
+        text = Path("/proc/mounts").read_text(encoding="utf-8")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) > 1:
+            mount = Path(fields[1].replace("\\040", " "))  # /proc/mounts escapes spaces
+            if mount.name in BOOT_LABELS:
+                found.append(mount)
+    return found
+
+
+def _windows_drives() -> list[Path]:
+    if sys.platform != "win32":
+        return []
+    return [Path(f"{letter}:\\") for letter in "DEFGHIJKLMNOPQRSTUVWXYZ"]
+
+
+def is_boot_drive(path: Path) -> bool:
+    return (path / INFO_FILE).is_file()
+
+
+def find_boot_drives(patterns: Sequence[str] = DRIVE_PATTERNS) -> list[Path]:
+    """Every mounted RP2040/RP2350 bootloader drive: the usual mount locations, the
+    system's mount table, and (on Windows) drive letters, each confirmed by its
+    INFO_UF2.TXT."""
+    candidates = [Path(p) for pattern in patterns for p in sorted(glob.glob(pattern))]
+    if patterns is DRIVE_PATTERNS:
+        candidates += _mounted_drives() + _windows_drives()
+    unique = dict.fromkeys(c for c in candidates if is_boot_drive(c))
+    return list(unique)
+
+
+def drive_chip(drive: Path) -> str | None:
+    """RP2040 or RP2350, from the drive's INFO_UF2.TXT (``Board-ID: RPI-RP2`` or
+    ``RP2350``), else from its name; None when neither says."""
+    try:
+        info = (drive / INFO_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        info = ""
+    for line in info.splitlines():
+        if line.lower().startswith("board-id:"):
+            board_id = line.split(":", 1)[1].strip()
+            if board_id.startswith("RPI-RP2"):
+                return "RP2040"
+            if board_id.startswith("RP2350"):
+                return "RP2350"
+    return {"RPI-RP2": "RP2040", "RP2350": "RP2350"}.get(drive.name)
+
+
+def find_uf2(target: Path) -> Path:
+    """The UF2 to flash: ``target`` itself, or the one in ``target/build`` (or ``target``)
+    of a generated project, preferring the file named after its model."""
+    if target.is_file():
+        if target.suffix.lower() != ".uf2":
+            raise FlashError(f"{target} is not a .uf2 file")
+        return target
+    if not target.is_dir():
+        raise FlashError(f"{target}: no such file or folder")
+    found = sorted((target / "build").glob("*.uf2")) or sorted(target.glob("*.uf2"))
+    if not found:
+        raise FlashError(
+            f"{target}: no .uf2 in {target / 'build'}; build it first (rip-compile ... --build)"
+        )
+    if len(found) > 1:
+        expected = target / "expected.json"
+        if expected.is_file():
+            from rip.firmware.pico_project import app_name
+
+            stem = app_name(json.loads(expected.read_text(encoding="utf-8"))["model"])
+            named = [f for f in found if f.stem == stem]
+            if named:
+                return named[0]
+        raise FlashError(f"{target}: several .uf2 files ({', '.join(f.name for f in found)})")
+    return found[0]
+
+
+def uf2_chip(uf2: Path) -> str | None:
+    """The chip a UF2 is for, by its family id (None when unknown)."""
+    try:
+        family = image_family(uf2.read_bytes())
+    except Uf2Error as e:
+        raise FlashError(f"{uf2}: {e}") from None
+    return FAMILY_CHIPS.get(family) if family is not None else None
+
+
+def copy_to_drive(uf2: Path, drive: Path) -> Path:
+    """Copy ``uf2`` onto a bootloader drive (checking the chip matches); the board
+    reboots into the new firmware once the last block is written."""
+    if not drive.is_dir():
+        raise FlashError(f"{drive}: no such drive (is the board in BOOTSEL mode?)")
+    want, have = uf2_chip(uf2), drive_chip(drive)
+    if want and have and want != have:
+        raise FlashError(
+            f"{uf2.name} is for the {want} but {drive} is an {have} bootloader: compile for "
+            f"--board {'pico2' if have == 'RP2350' else 'pico'}"
+        )
+    dest = drive / uf2.name
+    try:
+        with uf2.open("rb") as src, dest.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+            dst.flush()
+            os.fsync(dst.fileno())  # the bootloader acts on blocks, not on file close
+    except OSError as e:
+        raise FlashError(f"copying {uf2.name} to {drive} failed: {e}") from None
+    return dest
+
+
+def picotool_load(uf2: Path, picotool: str) -> None:
+    """``picotool load -x UF2 -f``: write, then run. ``-f`` lets picotool reboot a board
+    running firmware with the SDK's USB reset interface (as rip's does) into BOOTSEL, so
+    re-flashing needs no button."""
+    proc = subprocess.run(
+        [picotool, "load", "-x", str(uf2), "-f"], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        words = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()
+        raise FlashError(f"picotool load failed: {words[-1]}")
+
+
+def flash(target: Path, drive: Path | None = None, use_picotool: bool | None = None) -> str:
+    """Put the UF2 of ``target`` (a project folder or a .uf2) on a board; returns one
+    line saying how. ``drive`` names the bootloader drive and skips picotool;
+    ``use_picotool`` None means: when it is on PATH. When picotool fails (no board in
+    BOOTSEL, no USB permission) and a bootloader drive is mounted, the drive is used."""
+    uf2 = find_uf2(target)
+    if drive is not None:
+        return f"copied {uf2.name} to {copy_to_drive(uf2, drive)}"
+    picotool = shutil.which("picotool") if use_picotool in (None, True) else None
+    if use_picotool and picotool is None:
+        raise FlashError("picotool is not on PATH")
+    picotool_error = None
+    if picotool is not None:
+        try:
+            picotool_load(uf2, picotool)
+            return f"loaded {uf2.name} with picotool and started it"
+        except FlashError as e:
+            picotool_error = e
+    drives = find_boot_drives()
+    if not drives:
+        if picotool_error is not None:
+            raise picotool_error
+        raise FlashError(
+            "no RPI-RP2 or RP2350 drive is mounted and picotool is not installed: hold "
+            "BOOTSEL while plugging the board in, or name the drive with --drive PATH"
+        )
+    if len(drives) > 1:
+        raise FlashError(
+            f"several bootloader drives are mounted ({', '.join(map(str, drives))}): "
+            "choose one with --drive PATH"
+        )
+    return f"copied {uf2.name} to {copy_to_drive(uf2, drives[0])}"

@@ -1,0 +1,270 @@
+"""rip-verify and rip-monitor against a fake board: a pseudo-terminal whose master side a
+thread writes to (as a Pico's USB serial port would), a TCP socket, or ``loop://``."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from rip.cli.verify import main_monitor, main_verify
+from rip.firmware import serial_port
+from rip.firmware.result import Result
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs pseudo-terminals")
+
+CHECKSUM = 0x1A2B3C4D
+EXPECTED = {
+    "model": "example",
+    "board": "pico2",
+    "strategy": "rip",
+    "arena_bytes": 16384,
+    "scratch_bytes": 256,
+    "checksum": f"0x{CHECKSUM:08x}",
+    "checksum_source": "TFLite Micro on the default test input",
+}
+
+
+def result_line(checksum: int = CHECKSUM, **changes) -> bytes:
+    fields = dict(
+        model="example",
+        board="pico2",
+        strategy="rip",
+        arena=16384,
+        checksum=checksum,
+        cycles=123456,
+        unit="cycles",
+        stack=612,
+    )
+    fields.update(changes)
+    return (Result(**fields).line() + "\r\n").encode()
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    (tmp_path / "expected.json").write_text(json.dumps(EXPECTED))
+    return tmp_path
+
+
+@contextmanager
+def fake_board(pieces: Sequence[bytes], delay: float = 0.05, repeat: bool = True) -> Iterator[str]:
+    """A pseudo-terminal; a thread writes ``pieces`` to it one by one, ``delay`` apart,
+    and (with ``repeat``) again after a pause, as the firmware prints every second: what
+    arrives before the verifier has opened the port is flushed by pyserial's open, as on a
+    real port. Yields the device path the verifier opens."""
+    import tty
+
+    master, slave = os.openpty()
+    tty.setraw(slave)  # no echo, no CR/LF translation: bytes as a USB CDC port gives them
+    stop = threading.Event()
+
+    def write() -> None:
+        time.sleep(0.2)  # let the verifier open the port first, as a late monitor would
+        while not stop.is_set():
+            for piece in pieces:
+                if stop.is_set():
+                    return
+                os.write(master, piece)
+                time.sleep(delay)
+            if not repeat:
+                return
+            time.sleep(0.3)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    try:
+        yield os.ttyname(slave)
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        os.close(master)
+        os.close(slave)
+
+
+def verify(capsys, project: Path, *argv: str) -> tuple[int, str, str]:
+    code = main_verify([str(project), *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_match(capsys, project):
+    with fake_board([result_line()]) as port:
+        code, out, _ = verify(capsys, project, "--port", port, "--timeout", "10")
+    assert code == 0
+    assert f"checksum=0x{CHECKSUM:08x}" in out and "cycles=123456" in out
+    assert out.strip().endswith("match")
+
+
+def test_mismatch(capsys, project):
+    with fake_board([result_line(0xDEADBEEF)]) as port:
+        code, out, _ = verify(capsys, project, "--port", port, "--timeout", "10")
+    assert code == 1
+    assert "checksum=0xdeadbeef" in out and f"checksum=0x{CHECKSUM:08x}" in out
+    assert "MISMATCH" in out
+
+
+def test_another_build_on_the_board_is_a_mismatch(capsys, project):
+    with fake_board([result_line(arena=20000)]) as port:
+        code, out, _ = verify(capsys, project, "--port", port, "--timeout", "10")
+    assert code == 1 and "arena_bytes 20000 (expected 16384)" in out
+
+
+def test_noise_before_the_line(capsys, project):
+    noise = [
+        b"\xff\xfe\x00garbage\x80 without an end",  # mid-line when the port opened
+        b"\r\nboot: rip firmware\r\n",
+        b"RIP-RESULT model=example board=pico2\r\n",  # a result line cut short: ignored
+        b"\x1b[2J",  # terminal escape
+    ]
+    with fake_board([*noise, result_line()]) as port:
+        code, out, _ = verify(capsys, project, "--port", port, "--timeout", "10")
+    assert code == 0, out
+
+
+def test_line_split_across_reads(capsys, project):
+    line = result_line()
+    pieces = [line[i : i + 7] for i in range(0, len(line), 7)]
+    with fake_board(pieces, delay=0.12) as port:
+        code, out, _ = verify(capsys, project, "--port", port, "--timeout", "20")
+    assert code == 0, out
+
+
+def test_repeated_lines_from_a_running_board(capsys, project):
+    """The firmware prints every second; joining mid-stream still finds a whole line."""
+    line = result_line()
+    with fake_board([line[20:], line, line], delay=0.1, repeat=True) as port:
+        code, _, _ = verify(capsys, project, "--port", port, "--timeout", "10")
+    assert code == 0
+
+
+def test_kernel_error_line_fails(capsys, project):
+    with fake_board([b"RIP-ERROR op=3 status=4\r\n"]) as port:
+        code, out, _ = verify(capsys, project, "--port", port, "--timeout", "10")
+    assert code == 1 and "RIP-ERROR op=3" in out
+
+
+def test_timeout_exits_2(capsys, project):
+    start = time.monotonic()
+    code, _, err = verify(capsys, project, "--port", "loop://", "--timeout", "0.5")
+    assert code == 2 and "no result line" in err
+    assert time.monotonic() - start < 5
+
+
+def test_timeout_with_only_noise(capsys, project):
+    with fake_board([b"hello\r\n", b"RIP-RESULT partial"], repeat=True) as port:
+        code, _, _ = verify(capsys, project, "--port", port, "--timeout", "1")
+    assert code == 2
+
+
+def test_no_such_port_exits_2(capsys, project, tmp_path):
+    code, _, err = verify(capsys, project, "--port", str(tmp_path / "ttyACM9"), "--timeout", "1")
+    assert code == 2 and "cannot open" in err and "\n" not in err.strip()
+
+
+def test_no_board_found_exits_2(capsys, project, monkeypatch):
+    monkeypatch.setattr(serial_port.list_ports, "comports", lambda: [])
+    code, _, err = verify(capsys, project, "--timeout", "1")
+    assert code == 2 and "no Raspberry Pi board found" in err
+
+
+def test_board_found_by_vendor_id(capsys, project, monkeypatch):
+    with fake_board([result_line()]) as port:
+        ports = [
+            SimpleNamespace(device="/dev/ttyS0", vid=0x0403),
+            SimpleNamespace(device=port, vid=0x2E8A),
+        ]
+        monkeypatch.setattr(serial_port.list_ports, "comports", lambda: ports)
+        code, _, _ = verify(capsys, project, "--timeout", "10")
+    assert code == 0
+
+
+def test_socket_url(capsys, project):
+    """An emulator's TCP serial port (QEMU -serial tcp:...) through a pyserial URL."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            time.sleep(0.2)  # pyserial drops what arrived before its open() returned
+            conn.sendall(b"noise\n" + result_line()[:30])
+            time.sleep(0.2)
+            conn.sendall(result_line()[30:])
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        code, _, _ = verify(
+            capsys, project, "--port", f"socket://127.0.0.1:{port}", "--timeout", "10"
+        )
+    finally:
+        thread.join(timeout=5)
+        server.close()
+    assert code == 0
+
+
+def test_no_reference_checksum_cannot_verify(capsys, tmp_path):
+    (tmp_path / "expected.json").write_text(json.dumps(dict(EXPECTED, checksum=None)))
+    with fake_board([result_line()]) as port:
+        code, out, err = verify(capsys, tmp_path, "--port", port, "--timeout", "10")
+    assert code == 2 and "no reference checksum" in err
+    assert f"checksum=0x{CHECKSUM:08x}" in out  # the board's figures are still shown
+
+
+def test_missing_expected_json(capsys, tmp_path):
+    code, _, err = verify(capsys, tmp_path, "--port", "loop://")
+    assert code == 2 and "expected.json" in err
+
+
+def test_monitor_prints_lines_until_the_board_goes(capsys):
+    master, slave = os.openpty()
+    import tty
+
+    tty.setraw(slave)
+    path = os.ttyname(slave)
+
+    def board() -> None:
+        time.sleep(0.3)
+        os.write(master, b"first\r\n" + result_line())
+        time.sleep(0.5)
+        os.close(master)  # unplugged: reads on the port now fail
+
+    thread = threading.Thread(target=board, daemon=True)
+    thread.start()
+    try:
+        os.close(slave)  # the monitor holds the only slave handle, as with a real device
+        code = main_monitor(["--port", path])
+    finally:
+        thread.join(timeout=5)
+    out, _ = capsys.readouterr()
+    assert out.splitlines()[:2] == ["first", result_line().decode().strip()]
+    assert code == 2
+
+
+def test_monitor_without_a_board_exits_2(capsys, monkeypatch):
+    monkeypatch.setattr(serial_port.list_ports, "comports", lambda: [])
+    assert main_monitor([]) == 2
+    assert "no Raspberry Pi board found" in capsys.readouterr().err
+
+
+def test_line_reader_joins_pieces():
+    """LineReader on loop://: written pieces come back as whole lines, decoded leniently."""
+    import serial
+
+    link = serial.serial_for_url("loop://", timeout=0.05)
+    reader = serial_port.LineReader(link)
+    link.write(b"ab")
+    link.write(b"c\r\nd\xffe\n")
+    link.write(b"unfinished")
+    lines = list(reader.lines(time.monotonic() + 0.5))
+    assert lines == ["abc", "d\ufffde"]
