@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint bench-sweep bench-alloc clean
+.PHONY: run test lint bench-sweep bench-alloc bench-host clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,3 +37,7 @@ clean:
 # MILP cost per keras graph: our formulation and the paper's all-pairs one, side by side.
 bench-alloc: $(STAMP)
 	$(BIN)/python benchmarks/bench_alloc.py $(BENCH_ARGS)
+
+# Inference time of the generated host C against the TFLite Micro interpreter, as a ratio.
+bench-host: $(STAMP)
+	$(BIN)/python benchmarks/bench_host.py $(BENCH_ARGS)

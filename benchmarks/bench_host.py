@@ -1,0 +1,84 @@
+"""bench-host: inference time of rip's generated C against TFLite Micro's interpreter on
+this machine, same model, same default input, measured side by side in one run.
+
+    python benchmarks/bench_host.py [--models mcunet-in3 person-det] [--repeat 20]
+
+Both sides report the fastest of ``--repeat`` runs (the generated binary times its own
+invoke; the interpreter is timed around ``invoke()`` from Python, whose call overhead is
+microseconds against milliseconds of inference). Both use the reference kernels' integer
+arithmetic, so the outputs are also compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from rip.allocator.plan import plan_model
+from rip.allocator.requirements import requirements
+from rip.codegen.emit import emit_model
+from rip.codegen.project import build_host, run_host, write_host_project
+from rip.codegen.reference import checksum, default_inputs, reference_outputs
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
+
+MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+
+
+def tflm_seconds(path: Path, graph, repeat: int) -> float:
+    from tflite_micro import runtime
+
+    it = runtime.Interpreter.from_file(str(path), arena_size=64 << 20)
+    for k, x in enumerate(default_inputs(graph)):
+        d = it.get_input_details(k)
+        if d["dtype"] != np.int8:
+            q = graph.tensors[graph.inputs[k]].quant
+            x = (x.astype(np.float32) - q.zero_point[0]) * np.float32(q.scale[0])
+        it.set_input(x.reshape(d["shape"]).astype(d["dtype"]), k)
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        it.invoke()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", nargs="*", default=["mcunet-in3", "person-det"])
+    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--strategy", default="rip")
+    args = p.parse_args(argv)
+    print(f"{'model':<16} {'rip C (ms)':>11} {'TFLM (ms)':>10} {'TFLM / rip':>11} {'arena B':>9}")
+    print("-" * 61)
+    for name in args.models:
+        path = MODELS / "mcunet" / f"{name}.tflite"
+        if not path.is_file():
+            print(f"bench-host: {path} is absent", file=sys.stderr)
+            return 2
+        graph = rewrite(read_model(path))
+        req = requirements(graph)
+        plan = plan_model(graph, req, args.strategy, "milp", 4, 60)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            write_host_project(emit_model(graph, req, plan, args.strategy), out)
+            build_host(out)
+            result = run_host(out, args.repeat)
+        match = result.checksum == checksum(reference_outputs(path, graph))
+        ours = result.cycles / 1e6
+        theirs = tflm_seconds(path, graph, args.repeat) * 1e3
+        print(
+            f"{name:<16} {ours:>11.2f} {theirs:>10.2f} {theirs / ours:>10.2f}x "
+            f"{plan.peak:>9,}  outputs {'equal' if match else 'DIFFER'}",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
