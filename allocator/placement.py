@@ -123,6 +123,16 @@ def measure_peak(problem: Problem, offsets: dict[int, int], shifts: tuple[Pair, 
     return max(top, default=0)
 
 
+def lowest_free(occupied: list[tuple[int, int]], size: int, alignment: int) -> int:
+    """The lowest aligned offset where ``size`` bytes miss every [lo, hi) in ``occupied``."""
+    x = 0
+    for lo, hi in sorted(occupied):
+        if x + size <= lo:
+            break
+        x = max(x, align_up(hi, alignment))
+    return x
+
+
 def first_fit(problem: Problem) -> Plan:
     """TinyEngine's allocator: offsets committed in schedule order, each buffer at the
     lowest aligned offset free for its whole lifetime. An in-place output is tried first
@@ -154,12 +164,7 @@ def first_fit(problem: Problem) -> Plan:
         if chosen is not None:
             aliased.append(chosen)
             continue
-        x = 0
-        for lo, hi, _ in sorted(live):
-            if x + b.size <= lo:
-                break
-            x = max(x, align_up(hi, v))
-        placed[b.id] = x
+        placed[b.id] = lowest_free([(lo, hi) for lo, hi, _ in live], b.size, v)
     return Plan(
         placed,
         tuple(aliased),
@@ -180,15 +185,10 @@ def greedy_by_size(problem: Problem) -> Plan:
     placed: dict[int, int] = {}
     order = sorted(problem.buffers, key=lambda b: (-b.size, b.first, b.id))
     for b in order:
-        live = sorted(
+        live = [
             (placed[o.id], placed[o.id] + o.size) for o in order if o.id in placed and o.overlaps(b)
-        )
-        x = 0
-        for lo, hi in live:
-            if x + b.size <= lo:
-                break
-            x = max(x, align_up(hi, v))
-        placed[b.id] = x
+        ]
+        placed[b.id] = lowest_free(live, b.size, v)
     return Plan(
         placed,
         (),
