@@ -68,23 +68,36 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --run: run N times, report the fastest",
     )
+    p.add_argument(
+        "--build",
+        action="store_true",
+        help="(pico boards) build the firmware with the Pico SDK at $PICO_SDK_PATH",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="generate code even when the plan does not fit the board's SRAM",
+    )
     p.add_argument("--quiet", action="store_true", help="no solver progress on stderr")
     return p
 
 
-def _generate(
-    compiled, path: Path, board, strategy: str, out: Path, run: bool, repeat: int
-) -> dict:
-    """Emit the project for ``board``; with ``run``, build and run it and compare its
-    checksum with TFLite Micro's on the same input."""
+def _generate(compiled, path: Path, board, strategy: str, args) -> dict:
+    """Emit the project for ``board`` into ``args.output``. Host: ``--run`` builds and runs
+    it and compares its checksum with TFLite Micro's. Pico boards: ``--build`` builds the
+    firmware with the Pico SDK and checks the arena's placement in the ELF."""
     from rip.codegen.emit import emit_model
     from rip.codegen.project import build_host, run_host, write_host_project
     from rip.codegen.reference import ReferenceError, checksum, reference_outputs
 
-    if board.name != "host":
+    out = Path(args.output)
+    if args.run and board.pico_board:
         raise RipError(
-            f"code generation for board {board.name!r} is not available yet; use --board host"
+            f"--run builds and runs on the host; for {board.name} use --build, "
+            "then rip-flash and rip-verify"
         )
+    if args.build and not board.pico_board:
+        raise RipError(f"--build is for Pico boards; for {board.name} use --run")
     model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
     try:
         reference = checksum(reference_outputs(path, compiled.graph))
@@ -92,16 +105,23 @@ def _generate(
         reference, why = None, str(e)
     else:
         why = None
-    write_host_project(model, out, reference)
+    if board.pico_board:
+        from rip.firmware.pico_project import build_pico_project, write_pico_project
+
+        write_pico_project(model, out, board, reference)
+    else:
+        write_host_project(model, out, reference)
     info: dict = {
         "output_dir": str(out),
         "reference_checksum": None if reference is None else f"0x{reference:08x}",
     }
     if why:
         info["reference_unavailable"] = why
-    if run:
+    if args.build:
+        info["build"] = _check_placement(build_pico_project(out, board), model.arena_bytes)
+    if args.run:
         build_host(out)
-        result = run_host(out, repeat)
+        result = run_host(out, args.repeat)
         info.update(
             result_line=result.line(),
             checksum=f"0x{result.checksum:08x}",
@@ -110,6 +130,52 @@ def _generate(
             match=None if reference is None else result.checksum == reference,
         )
     return info
+
+
+class FitError(RipError):
+    """The plan needs more SRAM than the board has (exit code 3)."""
+
+    exit_code = 3
+
+
+def _check_placement(build: dict, arena_bytes: int) -> dict:
+    """After a firmware build: the arena must be a .bss symbol of the planned size."""
+    arena = build.get("symbols", {}).get("rip_arena")
+    if arena is None or arena.get("type", "") not in ("b", "B") or arena["bytes"] < arena_bytes:
+        raise RipError(
+            f"{build.get('elf')}: rip_arena is not a {arena_bytes} B .bss symbol ({arena})"
+        )
+    build["arena_in_bss"] = True
+    return build
+
+
+def _print_text(rep: dict, args, board) -> None:
+    if args.report or not args.output:
+        print(format_report(rep))
+    if args.output:
+        files = (
+            (
+                "CMakeLists.txt, pico_sdk_import.cmake, main.c, model.c, model.h, kernels/, "
+                "README.md, expected.json"
+            )
+            if board.pico_board
+            else ("model.c, model.h, main.c, Makefile, kernels/, expected.json")
+        )
+        print(
+            f"wrote {args.output}: {files} (arena {rep['arena_bytes']:,} B, scratch "
+            f"{rep['scratch_bytes']:,} B)"
+        )
+    if "build" in rep:
+        b = rep["build"]
+        print(
+            f"built {b['uf2']} ({b['uf2_writer']} UF2 writer); .bss {b['bss_bytes']:,} B, "
+            f".data {b['data_bytes']:,} B; rip_arena in .bss"
+        )
+    if "result_line" in rep:
+        print(rep["result_line"])
+        ref = rep["reference_checksum"]
+        verdict = ("match" if rep["match"] else "MISMATCH") if ref else "no reference"
+        print(f"reference (TFLite Micro) checksum={ref}: {verdict}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,13 +189,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         compiled = analyse(path, board, args.placer, args.time_limit, progress=progress)
         rep = build_report(compiled, path, board, args.strategy)
         if args.output:
-            rep.update(
-                _generate(
-                    compiled, path, board, args.strategy, Path(args.output), args.run, args.repeat
+            if not rep["fits"] and not args.force:
+                raise FitError(
+                    f"does not fit {board.name}: needs {rep['needed_sram_bytes']} B, "
+                    f"has {rep['board_sram_bytes']} B (--force to generate anyway)"
                 )
-            )
-        elif args.run:
-            raise RipError("--run needs -o DIR for the generated project")
+            rep.update(_generate(compiled, path, board, args.strategy, args))
+        elif args.run or args.build:
+            raise RipError("--run and --build need -o DIR for the generated project")
         if args.plot:
             from rip.plot import plot_plans  # matplotlib only when a figure is asked for
 
@@ -144,21 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             print(json.dumps(rep, indent=2))
         else:
-            if args.report or not args.output:
-                print(format_report(rep))
-            if args.output:
-                print(
-                    f"wrote {args.output}: model.c, model.h, main.c, Makefile, kernels/ "
-                    f"(arena {rep['arena_bytes']:,} B, scratch {rep['scratch_bytes']:,} B)"
-                )
-            if "result_line" in rep:
-                print(rep["result_line"])
-                ref = rep["reference_checksum"]
-                verdict = ("match" if rep["match"] else "MISMATCH") if ref else "no reference"
-                print(f"reference (TFLite Micro) checksum={ref}: {verdict}")
-        if rep.get("match") is False:
-            return 1
-        return 0
+            _print_text(rep, args, board)
+        return 1 if rep.get("match") is False else 0
     except RipError as e:
         print(f"rip-compile: error: {e}", file=sys.stderr)
         return e.exit_code

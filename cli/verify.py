@@ -66,7 +66,7 @@ def _verify(out: Path, port: str | None, timeout: float) -> int:
     link = open_port(port)
     try:
         got = wait_for_result(link, timeout)
-    except serial.SerialException as e:
+    except (serial.SerialException, OSError) as e:  # unplugged or reset mid-read
         raise NoDeviceError(f"reading {link.name}: {e}") from None
     finally:
         link.close()
@@ -135,7 +135,7 @@ def main_monitor(argv: Sequence[str] | None = None) -> int:
             print(line, flush=True)
     except KeyboardInterrupt:
         return 0
-    except serial.SerialException as e:
+    except (serial.SerialException, OSError) as e:  # unplugged or reset
         print(f"rip-monitor: error: {link.name}: {e}", file=sys.stderr)
         return 2
     finally:

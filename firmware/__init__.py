@@ -1,1 +1,2 @@
-"""Firmware side: the result line every board prints, and (later) Pico projects and UF2."""
+"""Firmware side: the result line every board prints, Pico SDK projects, UF2, flashing
+and serial verification."""

@@ -68,15 +68,16 @@ def is_boot_drive(path: Path) -> bool:
     return (path / INFO_FILE).is_file()
 
 
-def find_boot_drives(patterns: Sequence[str] = DRIVE_PATTERNS) -> list[Path]:
-    """Every mounted RP2040/RP2350 bootloader drive: the usual mount locations, the
-    system's mount table, and (on Windows) drive letters, each confirmed by its
-    INFO_UF2.TXT."""
-    candidates = [Path(p) for pattern in patterns for p in sorted(glob.glob(pattern))]
-    if patterns is DRIVE_PATTERNS:
+def find_boot_drives(patterns: Sequence[str] | None = None) -> list[Path]:
+    """Every mounted RP2040/RP2350 bootloader drive, each confirmed by its INFO_UF2.TXT.
+    By default: the usual mount locations, the system's mount table and (on Windows) the
+    drive letters; ``patterns`` (globs) replaces all three."""
+    if patterns is None:
+        candidates = [Path(p) for pattern in DRIVE_PATTERNS for p in sorted(glob.glob(pattern))]
         candidates += _mounted_drives() + _windows_drives()
-    unique = dict.fromkeys(c for c in candidates if is_boot_drive(c))
-    return list(unique)
+    else:
+        candidates = [Path(p) for pattern in patterns for p in sorted(glob.glob(pattern))]
+    return list(dict.fromkeys(c for c in candidates if is_boot_drive(c)))
 
 
 def drive_chip(drive: Path) -> str | None:

@@ -59,7 +59,8 @@ def kernel_sources() -> list[str]:
     )
 
 
-def _require_pico(board: Board) -> None:
+def _require_pico(board: Board) -> int:
+    """The board's UF2 family id, after checking the board file describes a Pico."""
     if board.pico_board is None or board.pico_platform is None or board.uf2_family is None:
         raise RipError(f"board {board.name!r} is not a Pico board (no pico_board in its file)")
     if board.cycle_counter not in CYCLE_UNITS:
@@ -67,6 +68,7 @@ def _require_pico(board: Board) -> None:
             f"board {board.name!r}: cycle_counter {board.cycle_counter!r} is not one of "
             f"{', '.join(CYCLE_UNITS)}"
         )
+    return board.uf2_family
 
 
 def write_pico_project(model: EmittedModel, out: Path, board: Board, checksum: int | None) -> None:
@@ -190,7 +192,7 @@ def build_pico_project(
     wrote the UF2, and the ELF's section sizes and arena/scratch placement for the
     linker-placement check.
     """
-    _require_pico(board)
+    family = _require_pico(board)
     sdk = _sdk_path()
     expected = out / "expected.json"
     if not expected.is_file():
@@ -234,7 +236,7 @@ def build_pico_project(
     if use_picotool and fresh:
         writer = "picotool"
     else:
-        write_uf2(bin_path, uf2, board.uf2_family or 0, board.uf2_errata_family)
+        write_uf2(bin_path, uf2, family, board.uf2_errata_family)
         writer = "rip"
     sections = section_sizes(elf, size_tool)
     nm = shutil.which("arm-none-eabi-nm") or "arm-none-eabi-nm"

@@ -13,7 +13,10 @@ payload 256 bytes of 0xef, flagged with the ``RP2_IGNORE_BLOCK`` extension and n
 block 0 of a 2-block "file" that never completes. It is the workaround for erratum
 RP2350-E10 (a UF2 whose first family is not ABSOLUTE can be mis-targeted); the bootrom
 ignores the block itself. We emit it exactly as picotool does (picotool
-``elf2uf2/elf2uf2.cpp: gen_abs_block``) so our UF2 and picotool's are interchangeable.
+``elf2uf2/elf2uf2.cpp: gen_abs_block``) so our UF2 and picotool's are interchangeable:
+for the SDK's BIN of a Pico 2 build, which carries the IMAGE_DEF that tells picotool the
+chip, the two files are byte for byte the same (tests/test_uf2.py checks this whenever
+picotool is installed).
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@ chip family, with picotool's RP2350-E10 errata block on the RP2350 only."""
 
 from __future__ import annotations
 
+import random
+import shutil
 import struct
+import subprocess
 
 import pytest
 from hypothesis import given, settings
@@ -144,3 +147,40 @@ def test_writer_rejects_empty_image_and_wrong_errata_family():
         bin_to_uf2(b"", RP2040_FAMILY)
     with pytest.raises(Uf2Error, match="ABSOLUTE"):
         bin_to_uf2(b"\0", RP2350_ARM_S_FAMILY, errata_family=RP2040_FAMILY)
+
+
+@pytest.mark.skipif(shutil.which("picotool") is None, reason="picotool is not installed")
+@pytest.mark.parametrize(
+    "family, name, platform, extra",
+    [
+        (RP2040_FAMILY, "rp2040", "rp2040", []),
+        (RP2350_ARM_S_FAMILY, "rp2350-arm-s", "rp2350", ["--abs-block"]),
+    ],
+)
+def test_byte_for_byte_what_picotool_writes(tmp_path, family, name, platform, extra):
+    """`picotool uf2 convert` of the same BIN gives the same file. On the RP2350 the SDK
+    passes --abs-block, and picotool knows the chip from the image's IMAGE_DEF block, which
+    random bytes lack: --platform says it instead."""
+    rng = random.Random(7)
+    image = bytes(rng.getrandbits(8) for _ in range(5000))
+    bin_path = tmp_path / "app.bin"
+    bin_path.write_bytes(image)
+    theirs = tmp_path / "picotool.uf2"
+    subprocess.run(
+        [
+            "picotool",
+            "uf2",
+            "convert",
+            str(bin_path),
+            str(theirs),
+            "--family",
+            name,
+            "--platform",
+            platform,
+            *extra,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    errata = ABSOLUTE_FAMILY if extra else None
+    assert bin_to_uf2(image, family, FLASH_BASE, errata) == theirs.read_bytes()

@@ -1,0 +1,679 @@
+"""Pico SDK projects: the files and their shape, main.c's result line, a compile of the
+whole project with arm-none-eabi-gcc for both cores against stub SDK headers, the
+PICO_SDK_PATH handling (our pico_sdk_import.cmake and --build), and rip-flash."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rip.allocator.plan import plan_model
+from rip.allocator.requirements import requirements
+from rip.boards import load_board
+from rip.cli.flash import main as flash_main
+from rip.codegen.emit import EmittedModel, emit_model
+from rip.errors import RipError
+from rip.firmware import flash as flash_mod
+from rip.firmware.flash import FlashError, copy_to_drive, find_boot_drives, find_uf2
+from rip.firmware.pico_project import (
+    PicoSdkMissing,
+    app_name,
+    build_pico_project,
+    kernel_sources,
+    write_pico_project,
+)
+from rip.firmware.result import parse_result_line
+from rip.firmware.uf2 import FLASH_BASE, bin_to_uf2, parse_uf2
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
+from rip.frontend.tflite_writer import example_model
+
+CHECKSUM = 0x0BADCAFE
+ARM_GCC = shutil.which("arm-none-eabi-gcc")
+CMAKE = shutil.which("cmake")
+BOARDS = {"pico": "cortex-m0plus", "pico2": "cortex-m33"}
+
+
+@pytest.fixture(scope="module")
+def emitted() -> EmittedModel:
+    graph = rewrite(read_model(example_model(0), name="example"))
+    req = requirements(graph)
+    plan = plan_model(graph, req, "rip", "milp", 4, 60)
+    return emit_model(graph, req, plan, "rip")
+
+
+@pytest.fixture(scope="module")
+def projects(emitted, tmp_path_factory) -> dict[str, Path]:
+    out = {}
+    for board in BOARDS:
+        out[board] = tmp_path_factory.mktemp(board)
+        write_pico_project(emitted, out[board], load_board(board), CHECKSUM)
+    return out
+
+
+def position(text: str, needle: str) -> int:
+    index = text.find(needle)
+    assert index >= 0, f"{needle!r} missing"
+    return index
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_project_files(projects, board):
+    out = projects[board]
+    for name in (
+        "CMakeLists.txt",
+        "pico_sdk_import.cmake",
+        "main.c",
+        "model.c",
+        "model.h",
+        "README.md",
+        "expected.json",
+    ):
+        assert (out / name).is_file(), name
+    kernels = {p.name for p in (out / "kernels").iterdir()}
+    assert set(kernel_sources()) <= kernels and "rip_crc32.h" in kernels
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_cmakelists_has_the_shape_pico_users_know(projects, board, emitted):
+    text = (projects[board] / "CMakeLists.txt").read_text()
+    app = app_name(emitted.name)
+    b = load_board(board)
+    order = [
+        "cmake_minimum_required(VERSION 3.13)",
+        f"set(PICO_BOARD {b.pico_board} ",
+        f"set(PICO_PLATFORM {b.pico_platform} ",
+        "include(pico_sdk_import.cmake)",
+        f"project({app} C CXX ASM)",
+        "pico_sdk_init()",
+        "add_library(rip_model STATIC",
+        f"add_executable({app}",
+        f"target_link_libraries({app}",
+        f"pico_enable_stdio_usb({app} 1)",
+        f"pico_enable_stdio_uart({app} 1)",
+        f"pico_add_extra_outputs({app})",
+    ]
+    places = [position(text, needle) for needle in order]
+    assert places == sorted(places)
+    link = text[position(text, f"target_link_libraries({app}") :]
+    link = link[: link.index(")")]
+    assert "pico_stdlib" in link and "rip_model" in link
+    library = text[position(text, "add_library(rip_model") :]
+    library = library[: library.index(")")]
+    for source in ["model.c", *(f"kernels/{k}" for k in kernel_sources())]:
+        assert source in library
+
+
+def test_app_name_is_a_c_identifier():
+    assert app_name("mcunet-in3") == "mcunet_in3"
+    assert app_name("3net") == "m_3net"
+    assert app_name("rip_model") == "rip_model_app"  # never the library's own name
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_expected_json(projects, board, emitted):
+    data = json.loads((projects[board] / "expected.json").read_text())
+    assert data["board"] == board and data["model"] == emitted.name
+    assert data["strategy"] == "rip" and data["arena_bytes"] == emitted.arena_bytes
+    assert data["checksum"] == f"0x{CHECKSUM:08x}"
+
+
+def result_format(main_c: str) -> str:
+    """The printf format of main.c's result line."""
+    m = re.search(r'printf\("(RIP-RESULT [^"]*)\\n"', main_c)
+    assert m, "no RIP-RESULT printf"
+    return m[1]
+
+
+@pytest.mark.parametrize("board, unit", [("pico", "us"), ("pico2", "cycles")])
+def test_main_prints_the_shared_result_line(projects, board, unit):
+    """main.c's printf, filled in the way printf would, parses as rip.firmware.result's line."""
+    fmt = result_format((projects[board] / "main.c").read_text())
+    py = fmt.replace("%llu", "%d").replace("%lu", "%d").replace("%08lx", "%08x")
+    line = py.replace("%u", "%d") % ("example", "rip", 16384, CHECKSUM, 99, 640)
+    result = parse_result_line(line)
+    assert result is not None, line
+    assert (result.board, result.unit, result.checksum, result.cycles, result.stack) == (
+        board,
+        unit,
+        CHECKSUM,
+        99,
+        640,
+    )
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_main_runs_from_a_fresh_input_every_second(projects, board):
+    text = (projects[board] / "main.c").read_text()
+    loop = text[position(text, "for (;;)") :]
+    # input restored, stack painted, then the timed run, then the line, then a second's wait
+    steps = [
+        "rip_model_load_default_input();",
+        "stack_paint();",
+        "rip_model_invoke();",
+        "stack_high_water_bytes();",
+        "RIP-RESULT",
+        "sleep_ms(1000);",
+    ]
+    places = [position(loop, step) for step in steps]
+    assert places == sorted(places)
+    assert "__StackBottom" in text and "__StackTop" in text and "0xA5A5A5A5u" in text
+    if board == "pico2":
+        assert "dwt_cyccnt" in text and "time_us_64" not in text
+    else:
+        assert "time_us_64()" in text and "m33" not in text
+
+
+def test_readme_says_how_to_build_flash_and_verify(projects, emitted):
+    text = (projects["pico2"] / "README.md").read_text()
+    for needle in (
+        "PICO_SDK_PATH",
+        "cmake -S . -B build",
+        "rip-flash",
+        "rip-verify",
+        f"0x{CHECKSUM:08x}",
+        "RP2350",
+        f"{app_name(emitted.name)}.uf2",
+    ):
+        assert needle in text
+
+
+def test_no_reference_checksum(emitted, tmp_path):
+    write_pico_project(emitted, tmp_path, load_board("pico"), None)
+    assert json.loads((tmp_path / "expected.json").read_text())["checksum"] is None
+    assert "No reference value" in (tmp_path / "README.md").read_text()
+
+
+def test_host_board_is_refused(emitted, tmp_path):
+    with pytest.raises(RipError, match="not a Pico board"):
+        write_pico_project(emitted, tmp_path, load_board("host"), None)
+
+
+# --- compiling the generated C without the SDK -------------------------------------------
+
+STUB_STDLIB = """\
+/* The few Pico SDK functions main.c uses, with the SDK's signatures. */
+#include <stdbool.h>
+#include <stdint.h>
+bool stdio_init_all(void);
+void sleep_ms(uint32_t ms);
+uint64_t time_us_64(void);
+"""
+STUB_M33 = """\
+/* hardware/structs/m33.h, reduced to the DWT and DCB registers main.c touches. */
+#include <stdint.h>
+typedef struct {
+    volatile uint32_t dwt_ctrl;
+    volatile uint32_t dwt_cyccnt;
+    volatile uint32_t demcr;
+} m33_hw_t;
+#define m33_hw ((m33_hw_t *)0xe0000000u)
+#define M33_DEMCR_TRCENA_BITS 0x01000000u
+#define M33_DWT_CTRL_CYCCNTENA_BITS 0x00000001u
+"""
+STUB_IMPL = """\
+#include <stdbool.h>
+#include <stdint.h>
+bool stdio_init_all(void) { return true; }
+void sleep_ms(uint32_t ms) { (void)ms; }
+uint64_t time_us_64(void) { return 0; }
+"""
+
+
+def stub_sdk(root: Path) -> Path:
+    (root / "pico").mkdir(parents=True, exist_ok=True)
+    (root / "hardware" / "structs").mkdir(parents=True, exist_ok=True)
+    (root / "pico" / "stdlib.h").write_text(STUB_STDLIB)
+    (root / "hardware" / "structs" / "m33.h").write_text(STUB_M33)
+    (root / "stub_sdk.c").write_text(STUB_IMPL)
+    return root
+
+
+def arm_gcc(cpu: str, *args: str) -> subprocess.CompletedProcess:
+    assert ARM_GCC is not None
+    cmd = [
+        ARM_GCC,
+        f"-mcpu={cpu}",
+        "-mthumb",
+        "-O2",
+        "-std=c11",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        *args,
+    ]
+    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.skipif(ARM_GCC is None, reason="arm-none-eabi-gcc is not installed")
+@pytest.mark.parametrize("board", BOARDS)
+def test_project_compiles_and_links_for_the_core(projects, board, tmp_path):
+    """main.c, model.c and every kernel compile warning-free for the board's core; linked
+    (newlib, stub SDK functions, the SDK's stack symbols) nothing is left undefined."""
+    cpu = BOARDS[board]
+    out = projects[board]
+    stubs = stub_sdk(tmp_path / "stubs")
+    sources = [out / "main.c", out / "model.c", *sorted((out / "kernels").glob("*.c"))]
+    objects = []
+    for source in sources:
+        obj = tmp_path / f"{source.stem}.o"
+        proc = arm_gcc(
+            cpu, f"-I{stubs}", f"-I{out}", f"-I{out / 'kernels'}", "-c", str(source), "-o", str(obj)
+        )
+        assert proc.returncode == 0, f"{source.name} for {cpu}:\n{proc.stderr}"
+        objects.append(str(obj))
+    elf = tmp_path / "app.elf"
+    proc = arm_gcc(
+        cpu,
+        "--specs=nosys.specs",
+        "-Wl,--defsym=__StackTop=0x20042000",
+        "-Wl,--defsym=__StackBottom=0x20041800",
+        *objects,
+        str(stubs / "stub_sdk.c"),
+        "-o",
+        str(elf),
+    )
+    assert proc.returncode == 0, proc.stderr
+    if board == "pico2":  # the kernels chose their DSP path (__ARM_FEATURE_DSP) by themselves
+        dis = subprocess.run(
+            ["arm-none-eabi-objdump", "-d", str(tmp_path / "rip_conv.o")],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        assert "smlad" in dis
+
+
+# --- PICO_SDK_PATH --------------------------------------------------------------------------
+
+
+def configure(out: Path, build: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    assert CMAKE is not None
+    return subprocess.run(
+        [CMAKE, "-S", str(out), "-B", str(build)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(CMAKE is None, reason="cmake is not installed")
+def test_sdk_import_without_pico_sdk_path(projects, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PICO_SDK_PATH"}
+    proc = configure(projects["pico2"], tmp_path / "b1", env)
+    assert proc.returncode != 0
+    assert "Raspberry Pi Pico SDK was not found: set PICO_SDK_PATH" in proc.stderr
+    proc = configure(projects["pico2"], tmp_path / "b2", dict(env, PICO_SDK_PATH=str(tmp_path)))
+    assert proc.returncode != 0 and "no pico_sdk_init.cmake" in proc.stderr
+
+
+FAKE_SDK = """\
+# A stand-in Pico SDK that records the calls the project makes.
+if (DEFINED PROJECT_NAME)
+    message(FATAL_ERROR "pico_sdk_init.cmake included after project()")
+endif ()
+function(pico_sdk_init)
+    message(STATUS "FAKE pico_sdk_init board=${PICO_BOARD} platform=${PICO_PLATFORM}")
+    add_library(pico_stdlib INTERFACE)
+endfunction()
+foreach (f pico_enable_stdio_usb pico_enable_stdio_uart pico_add_extra_outputs
+         pico_set_program_name pico_set_program_description)
+    cmake_language(EVAL CODE "
+        function(${f} target)
+            if (NOT TARGET \\${target})
+                message(FATAL_ERROR \\"${f}: no target \\${target}\\")
+            endif ()
+            message(STATUS \\"FAKE ${f} \\${target} \\${ARGN}\\")
+        endfunction()")
+endforeach ()
+"""
+
+
+@pytest.mark.skipif(CMAKE is None or shutil.which("cc") is None, reason="needs cmake and cc")
+def test_cmakelists_configures_against_a_stand_in_sdk(projects, emitted, tmp_path):
+    """Our pico_sdk_import.cmake finds the SDK from the environment and includes it before
+    project(); every SDK function is called on a target that exists."""
+    sdk = tmp_path / "sdk"
+    sdk.mkdir()
+    (sdk / "pico_sdk_init.cmake").write_text(FAKE_SDK)
+    proc = configure(projects["pico"], tmp_path / "build", dict(os.environ, PICO_SDK_PATH=str(sdk)))
+    assert proc.returncode == 0, proc.stderr
+    fake = [line.split("FAKE ", 1)[1] for line in proc.stdout.splitlines() if "FAKE " in line]
+    assert fake == [
+        "pico_sdk_init board=pico platform=rp2040",
+        "pico_set_program_name example example",
+        f"pico_set_program_description example rip: example (rip, arena {emitted.arena_bytes} B)",
+        "pico_enable_stdio_usb example 1",
+        "pico_enable_stdio_uart example 1",
+        "pico_add_extra_outputs example ",
+    ]
+
+
+def test_build_without_pico_sdk_path_is_one_line(projects, monkeypatch):
+    monkeypatch.delenv("PICO_SDK_PATH", raising=False)
+    with pytest.raises(PicoSdkMissing) as info:
+        build_pico_project(projects["pico2"], load_board("pico2"))
+    message = str(info.value)
+    assert "PICO_SDK_PATH is not set" in message and "\n" not in message
+    assert "export PICO_SDK_PATH=" in message
+    assert info.value.exit_code != 0
+
+
+def test_build_with_a_wrong_pico_sdk_path(projects, monkeypatch, tmp_path):
+    monkeypatch.setenv("PICO_SDK_PATH", str(tmp_path))
+    with pytest.raises(PicoSdkMissing, match=r"no pico_sdk_init\.cmake"):
+        build_pico_project(projects["pico2"], load_board("pico2"))
+
+
+def real_sdk() -> bool:
+    path = os.environ.get("PICO_SDK_PATH")
+    return bool(path) and (Path(path) / "pico_sdk_init.cmake").is_file() and ARM_GCC is not None
+
+
+@pytest.mark.skipif(not real_sdk(), reason="PICO_SDK_PATH does not name a Pico SDK")
+@pytest.mark.parametrize("board", BOARDS)
+def test_build_with_the_pico_sdk(emitted, tmp_path, board):
+    """With a real SDK: ELF, BIN and UF2 (ours when picotool is absent); the arena and the
+    scratch are .bss symbols in SRAM."""
+    b = load_board(board)
+    write_pico_project(emitted, tmp_path, b, CHECKSUM)
+    info = build_pico_project(tmp_path, b)
+    for key in ("elf", "bin", "uf2"):
+        assert Path(info[key]).is_file()
+    blocks = parse_uf2(Path(info["uf2"]).read_bytes())
+    assert blocks[-1].family == b.uf2_family
+    image = Path(info["bin"]).read_bytes()
+    if info["uf2_writer"] == "rip":
+        assert Path(info["uf2"]).read_bytes() == bin_to_uf2(
+            image, b.uf2_family, FLASH_BASE, b.uf2_errata_family
+        )
+    arena = info["symbols"]["rip_arena"]
+    assert arena["type"] in "bB" and arena["bytes"] >= emitted.arena_bytes
+    assert 0x20000000 <= arena["address"] < 0x20000000 + b.sram_bytes
+    assert info["bss_bytes"] >= emitted.arena_bytes + emitted.scratch_bytes
+
+
+# --- rip-flash -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def built(tmp_path) -> Path:
+    """A project folder with a UF2 for the RP2350 in build/."""
+    out = tmp_path / "out"
+    (out / "build").mkdir(parents=True)
+    (out / "expected.json").write_text(json.dumps({"model": "example"}))
+    uf2 = bin_to_uf2(b"\x01" * 700, 0xE48BFF59, FLASH_BASE, 0xE48BFF57)
+    (out / "build" / "example.uf2").write_bytes(uf2)
+    return out
+
+
+def boot_drive(root: Path, label: str) -> Path:
+    drive = root / label
+    drive.mkdir(parents=True)
+    board_id = "RPI-RP2" if label == "RPI-RP2" else "RP2350"
+    (drive / "INFO_UF2.TXT").write_text(f"UF2 Bootloader v1.0\nModel: x\nBoard-ID: {board_id}\n")
+    return drive
+
+
+def no_picotool(monkeypatch) -> None:
+    real = shutil.which
+    monkeypatch.setattr(flash_mod.shutil, "which", lambda n: None if n == "picotool" else real(n))
+
+
+def test_find_uf2(built):
+    assert find_uf2(built).name == "example.uf2"
+    assert find_uf2(built / "build" / "example.uf2").name == "example.uf2"
+    (built / "build" / "other.uf2").write_bytes(b"")
+    assert find_uf2(built).name == "example.uf2"  # named after expected.json's model
+    empty = built / "empty"
+    empty.mkdir()
+    with pytest.raises(FlashError, match=r"no \.uf2"):
+        find_uf2(empty)
+    with pytest.raises(FlashError, match="no such file"):
+        find_uf2(built / "missing")
+
+
+def test_copy_to_a_drive_given_on_the_command_line(built, tmp_path, capsys):
+    drive = boot_drive(tmp_path / "media" / "user", "RP2350")
+    assert flash_main([str(built), "--drive", str(drive)]) == 0
+    assert (drive / "example.uf2").read_bytes() == (built / "build" / "example.uf2").read_bytes()
+    assert "copied example.uf2" in capsys.readouterr().out
+
+
+def test_drive_for_the_other_chip_is_refused(built, tmp_path):
+    drive = boot_drive(tmp_path, "RPI-RP2")
+    with pytest.raises(FlashError, match=r"is for the RP2350 but .* RP2040"):
+        copy_to_drive(find_uf2(built), drive)
+
+
+def test_drives_are_found_by_label_and_info_file(tmp_path):
+    boot_drive(tmp_path / "media" / "ann", "RP2350")
+    (tmp_path / "media" / "bob" / "RPI-RP2").mkdir(parents=True)  # no INFO_UF2.TXT: not one
+    found = find_boot_drives(
+        [str(tmp_path / "media" / "*" / label) for label in ("RPI-RP2", "RP2350")]
+    )
+    assert found == [tmp_path / "media" / "ann" / "RP2350"]
+
+
+def test_found_drive_is_used_without_picotool(built, tmp_path, monkeypatch, capsys):
+    drive = boot_drive(tmp_path, "RP2350")
+    no_picotool(monkeypatch)
+    monkeypatch.setattr(flash_mod, "find_boot_drives", lambda: [drive])
+    assert flash_main([str(built)]) == 0
+    assert (drive / "example.uf2").is_file()
+
+
+def test_no_drive_no_picotool_is_one_line_exit_2(built, monkeypatch, capsys):
+    no_picotool(monkeypatch)
+    monkeypatch.setattr(flash_mod, "find_boot_drives", lambda: [])
+    assert flash_main([str(built)]) == 2
+    err = capsys.readouterr().err
+    assert "BOOTSEL" in err and "--drive" in err and err.count("\n") == 1
+
+
+def fake_picotool(bin_dir: Path, log: Path, status: int) -> None:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "picotool"
+    script.write_text(
+        f'#!/bin/sh\necho "$@" >> {log}\n'
+        f'[ {status} -eq 0 ] || echo "No accessible RP2040/RP2350 devices in BOOTSEL mode were '
+        f'found." >&2\nexit {status}\n'
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a shell script stands in for picotool")
+def test_picotool_load_when_installed(built, tmp_path, monkeypatch, capsys):
+    log = tmp_path / "picotool.log"
+    fake_picotool(tmp_path / "bin", log, 0)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert flash_main([str(built)]) == 0
+    uf2 = built / "build" / "example.uf2"
+    assert log.read_text().split() == ["load", "-x", str(uf2), "-f"]
+    assert "picotool" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a shell script stands in for picotool")
+def test_picotool_failure_falls_back_to_a_drive_or_says_why(built, tmp_path, monkeypatch, capsys):
+    fake_picotool(tmp_path / "bin", tmp_path / "log", 1)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(flash_mod, "find_boot_drives", lambda: [])
+    assert flash_main([str(built)]) == 2
+    assert "No accessible RP2040/RP2350 devices" in capsys.readouterr().err
+    drive = boot_drive(tmp_path, "RP2350")
+    monkeypatch.setattr(flash_mod, "find_boot_drives", lambda: [drive])
+    assert flash_main([str(built)]) == 0
+    assert (drive / "example.uf2").is_file()
+
+
+# --- main.c running on an emulated Cortex-M33 ----------------------------------------------
+
+QEMU = shutil.which("qemu-system-arm")
+# A bare-metal stand-in for the SDK on QEMU's mps2-an505 (a Cortex-M33): vector table and
+# C start-up, CMSDK UART0 as stdout, the DWT/DCB registers at their architectural addresses,
+# and a sleep_ms that ends the run through semihosting after the third result line.
+HARNESS_C = """\
+#include <stdbool.h>
+#include <stdint.h>
+extern int main(void);
+extern uint32_t __data_load, __data_start, __data_end, __bss_start, __bss_end, __StackTop;
+#define UART0 ((volatile uint32_t *)0x50200000u)
+static void semihost_exit(void) {
+    register uint32_t r0 __asm("r0") = 0x18;    /* SYS_EXIT */
+    register uint32_t r1 __asm("r1") = 0x20026; /* ADP_Stopped_ApplicationExit */
+    __asm volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
+    for (;;) {
+    }
+}
+void reset_handler(void) {
+    uint32_t *src = &__data_load, *dst = &__data_start;
+    while (dst < &__data_end) {
+        *dst++ = *src++;
+    }
+    for (dst = &__bss_start; dst < &__bss_end;) {
+        *dst++ = 0;
+    }
+    main();
+    semihost_exit();
+}
+static void fault_handler(void) { semihost_exit(); }
+__attribute__((section(".vectors"), used)) static const void *const vectors[16] = {
+    &__StackTop, reset_handler, fault_handler, fault_handler, fault_handler, fault_handler,
+    fault_handler, 0, 0, 0, 0, fault_handler, fault_handler, 0, fault_handler, fault_handler};
+bool stdio_init_all(void) {
+    UART0[4] = 16; /* BAUDDIV */
+    UART0[2] = 1;  /* CTRL: TX enable */
+    return true;
+}
+static unsigned sleeps;
+void sleep_ms(uint32_t ms) {
+    (void)ms;
+    if (++sleeps == 3) {
+        semihost_exit();
+    }
+}
+uint64_t time_us_64(void) { return 0; }
+int _write(int fd, const char *buf, int n) {
+    (void)fd;
+    for (int i = 0; i < n; i++) {
+        while (UART0[1] & 1u) { /* STATE.TXFULL */
+        }
+        UART0[0] = (uint8_t)buf[i];
+    }
+    return n;
+}
+"""
+HARNESS_M33 = """\
+#include <stdint.h>
+typedef struct {
+    uint8_t pad0[0x1000];
+    volatile uint32_t dwt_ctrl;   /* 0xe0001000 */
+    volatile uint32_t dwt_cyccnt; /* 0xe0001004 */
+    uint8_t pad1[0xedfc - 0x1008];
+    volatile uint32_t demcr;      /* 0xe000edfc */
+} m33_hw_t;
+#define m33_hw ((m33_hw_t *)0xe0000000u)
+#define M33_DEMCR_TRCENA_BITS 0x01000000u
+#define M33_DWT_CTRL_CYCCNTENA_BITS 0x00000001u
+"""
+# Code in the an505's flash alias, data in its SRAM; the stack symbols as the SDK's linker
+# script defines them (2 KB, PICO_STACK_SIZE) at the top of RAM.
+HARNESS_LD = """\
+MEMORY { FLASH (rx) : ORIGIN = 0x10000000, LENGTH = 4M
+         RAM (rwx) : ORIGIN = 0x38000000, LENGTH = 1M }
+SECTIONS {
+  .text : { KEEP(*(.vectors)) *(.text*) *(.rodata*) . = ALIGN(4); } > FLASH
+  .ARM.exidx : { *(.ARM.exidx*) } > FLASH
+  .data : { __data_start = .; *(.data*) . = ALIGN(4); __data_end = .; } > RAM AT > FLASH
+  __data_load = LOADADDR(.data);
+  .bss (NOLOAD) : { __bss_start = .; *(.bss*) *(COMMON) . = ALIGN(4); __bss_end = .; } > RAM
+  end = .;
+  __StackTop = ORIGIN(RAM) + LENGTH(RAM);
+  __StackBottom = __StackTop - 2048;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def host_checksum(emitted, tmp_path_factory) -> int:
+    from rip.codegen.project import BuildError, build_host, run_host, write_host_project
+
+    out = tmp_path_factory.mktemp("host")
+    write_host_project(emitted, out)
+    try:
+        build_host(out)
+    except BuildError as e:
+        pytest.skip(str(e))
+    return run_host(out).checksum
+
+
+@pytest.mark.skipif(ARM_GCC is None or QEMU is None, reason="needs arm-none-eabi-gcc and QEMU")
+@pytest.mark.parametrize("board", BOARDS)
+def test_main_on_qemu_prints_the_host_checksum_every_time(emitted, host_checksum, tmp_path, board):
+    """The generated main.c on an emulated Cortex-M33 (the RP2040's ARMv6-M build runs there
+    too, through its non-DSP kernels): every repetition restores the input and prints the
+    host's checksum; the painted stack gives one plausible figure."""
+    out = tmp_path / "project"
+    write_pico_project(emitted, out, load_board(board), host_checksum)
+    harness = tmp_path / "harness"
+    (harness / "hardware" / "structs").mkdir(parents=True)
+    (harness / "pico").mkdir()
+    (harness / "pico" / "stdlib.h").write_text(STUB_STDLIB)
+    (harness / "hardware" / "structs" / "m33.h").write_text(HARNESS_M33)
+    (harness / "harness.c").write_text(HARNESS_C)
+    (harness / "link.ld").write_text(HARNESS_LD)
+    elf = tmp_path / "app.elf"
+    proc = arm_gcc(
+        BOARDS[board],
+        f"-I{harness}",
+        f"-I{out}",
+        f"-I{out / 'kernels'}",
+        "--specs=nosys.specs",
+        "-nostartfiles",
+        "-T",
+        str(harness / "link.ld"),
+        str(harness / "harness.c"),
+        str(out / "main.c"),
+        str(out / "model.c"),
+        *map(str, sorted((out / "kernels").glob("*.c"))),
+        "-o",
+        str(elf),
+    )
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run(
+        [
+            QEMU,
+            "-M",
+            "mps2-an505",
+            "-display",
+            "none",
+            "-semihosting",
+            "-icount",
+            "shift=0",
+            "-serial",
+            "stdio",
+            "-kernel",
+            str(elf),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    results = [r for r in map(parse_result_line, run.stdout.splitlines()) if r is not None]
+    assert len(results) == 3, run.stdout + run.stderr
+    expected = json.loads((out / "expected.json").read_text())
+    assert {f"0x{r.checksum:08x}" for r in results} == {expected["checksum"]}
+    assert {(r.model, r.board, r.arena) for r in results} == {
+        (emitted.name, board, emitted.arena_bytes)
+    }
+    stacks = {r.stack for r in results}
+    assert len(stacks) == 1 and 0 < stacks.pop() < 2048
