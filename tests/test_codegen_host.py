@@ -21,6 +21,7 @@ from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 from rip.frontend.tflite_writer import (
     example_model,
+    random_add_model,
     random_conv_model,
     random_depthwise_model,
     random_pool_model,
@@ -75,9 +76,9 @@ def test_no_models_means_skip():
         pytest.skip(f"{SHARED / 'models'} is absent (CI keeps ../shared beside the checkout)")
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(
-    kind=st.sampled_from(["conv", "depthwise", "pool", "upsample"]),
+    kind=st.sampled_from(["conv", "depthwise", "pool", "add", "upsample"]),
     seed=st.integers(0, 10_000),
     hw=st.tuples(st.integers(3, 12), st.integers(3, 12)),
     kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)),
@@ -126,6 +127,10 @@ def test_random_single_layers_in_place(tmp_path_factory, kind, seed, hw, kernel,
                 size=min(kernel[0] + 1, h, w),
                 stride=stride,
                 padding="SAME" if padding == "SAME" else "VALID",
+            )
+        elif kind == "add":
+            model = random_add_model(
+                seed, h=h, w=w, channels=c_out, activation="RELU6" if seed % 2 else "NONE"
             )
         else:
             model = random_upsample_model(seed, h=h, w=w, channels=c_in, factor=stride + 1)

@@ -677,3 +677,33 @@ def test_main_on_qemu_prints_the_host_checksum_every_time(emitted, host_checksum
     }
     stacks = {r.stack for r in results}
     assert len(stacks) == 1 and 0 < stacks.pop() < 2048
+
+
+SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models" / "mcunet"
+
+
+@pytest.mark.skipif(ARM_GCC is None, reason="arm-none-eabi-gcc is not installed")
+@pytest.mark.parametrize("name", ["mcunet-in0", "person-det"])
+def test_shared_model_firmware_compiles_for_both_cores(name, tmp_path):
+    """Issue 6: for MCUNet-in0 and Person-Det, the generated project's model and kernels
+    compile with arm-none-eabi-gcc for cortex-m0plus and cortex-m33 with -Werror."""
+    path = SHARED_MODELS / f"{name}.tflite"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (CI keeps ../shared beside the checkout)")
+    graph = rewrite(read_model(path))
+    req = requirements(graph)
+    model = emit_model(graph, req, plan_model(graph, req, "rip", "milp", 4, 60), "rip")
+    for board, cpu in BOARDS.items():
+        out = tmp_path / board
+        write_pico_project(model, out, load_board(board), CHECKSUM)
+        for source in [out / "model.c", *sorted((out / "kernels").glob("*.c"))]:
+            proc = arm_gcc(
+                cpu,
+                f"-I{out}",
+                f"-I{out / 'kernels'}",
+                "-c",
+                str(source),
+                "-o",
+                str(tmp_path / f"{board}-{source.stem}.o"),
+            )
+            assert proc.returncode == 0, f"{name} {source.name} for {cpu}:\n{proc.stderr}"
