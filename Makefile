@@ -19,10 +19,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/rip-compile examples/example-cnn.tflite --board host --report -o out/example --run
 
-# pytest exits 5 when it collects nothing; that is a failure of the suite here too.
+# pytest exits 5 when it collects nothing: say so, and fail (a suite that runs no test
+# has verified nothing).
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(JOBS)
+	$(BIN)/python -m pytest -n $(JOBS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
+	exit $$rc
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
