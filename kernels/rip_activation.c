@@ -214,8 +214,11 @@ int rip_quantize_s8(const rip_quantize_params *params, const int8_t *input, int8
     return requantize(params, input, output, size);
 }
 
-int rip_logistic_s8(const rip_logistic_params *params, const int8_t *input, int8_t *output,
-                    int32_t size) {
+/* LOGISTIC and TANH have TFLite's one shape: saturate outside the input radius, else the
+ * fixed-point function of x in Q4.27, rescaled from Q0.31 to the output's steps: 1/256
+ * with zero point -128 (logistic), 1/128 with zero point 0 (tanh). */
+static int sigmoid_like(const rip_sigmoid_params *params, const int8_t *input, int8_t *output,
+                        int32_t size, int is_tanh) {
     if (size < 0) {
         return RIP_ERROR_ARGUMENT;
     }
@@ -230,37 +233,23 @@ int rip_logistic_s8(const rip_logistic_params *params, const int8_t *input, int8
             /* The radius keeps x << input_left_shift inside int32. */
             const int32_t x_q4 = rip_multiply_by_quantized_multiplier(
                 x, params->input_multiplier, params->input_left_shift);
-            const int32_t p_q0 = fp_logistic(x_q4, 4);
-            /* Q0.31 to 1/256 steps, then the -128 zero point. */
-            y = rip_clamp32(rip_rounding_divide_by_pot(p_q0, 23) - 128, INT8_MIN, INT8_MAX);
+            y = is_tanh ? rip_rounding_divide_by_pot(fp_tanh(x_q4, 4), 24)
+                        : rip_rounding_divide_by_pot(fp_logistic(x_q4, 4), 23) - 128;
+            y = rip_clamp32(y, INT8_MIN, INT8_MAX);
         }
         output[i] = (int8_t)y;
     }
     return RIP_OK;
 }
 
+int rip_logistic_s8(const rip_logistic_params *params, const int8_t *input, int8_t *output,
+                    int32_t size) {
+    return sigmoid_like(params, input, output, size, 0);
+}
+
 int rip_tanh_s8(const rip_tanh_params *params, const int8_t *input, int8_t *output,
                 int32_t size) {
-    if (size < 0) {
-        return RIP_ERROR_ARGUMENT;
-    }
-    for (int32_t i = 0; i < size; ++i) {
-        const int32_t x = (int32_t)input[i] - params->input_zero_point;
-        int32_t y;
-        if (x <= -params->input_range_radius) {
-            y = INT8_MIN;
-        } else if (x >= params->input_range_radius) {
-            y = INT8_MAX;
-        } else {
-            const int32_t x_q4 = rip_multiply_by_quantized_multiplier(
-                x, params->input_multiplier, params->input_left_shift);
-            /* Q0.31 to 1/128 steps, zero point 0. */
-            y = rip_clamp32(rip_rounding_divide_by_pot(fp_tanh(x_q4, 4), 24), INT8_MIN,
-                            INT8_MAX);
-        }
-        output[i] = (int8_t)y;
-    }
-    return RIP_OK;
+    return sigmoid_like(params, input, output, size, 1);
 }
 
 int rip_hard_swish_s8(const rip_hard_swish_params *params, const int8_t *input,
