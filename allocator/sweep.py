@@ -264,10 +264,11 @@ def small_herringbone_grid(rng: np.random.Generator, max_extent: int) -> ConvGeo
     return _geom(n + k - 1, n + k - 1, _channels(rng), _channels(rng), (k, k))
 
 
-@_redrawing
-def small_output_grid(rng: np.random.Generator, max_extent: int) -> ConvGeometry:
-    """H_out, W_out <= 8 under arbitrary kernel, stride, dilation and padding."""
-    kh, kw = _int(rng, 1, 5), _int(rng, 1, 5)
+def _window(
+    rng: np.random.Generator, kh: int, kw: int
+) -> tuple[int, int, int, int, int, int, tuple[int, int, int, int]]:
+    """Stride 1-3, dilation 1-2 on a non-trivial kernel axis, and padding below the dilated
+    kernel on every side: (sh, sw, dh, dw, kh_eff, kw_eff, pads)."""
     sh, sw = _int(rng, 1, 3), _int(rng, 1, 3)
     dh = _int(rng, 1, 2) if kh > 1 else 1
     dw = _int(rng, 1, 2) if kw > 1 else 1
@@ -278,6 +279,14 @@ def small_output_grid(rng: np.random.Generator, max_extent: int) -> ConvGeometry
         _pad_below(rng, kw_eff),
         _pad_below(rng, kw_eff),
     )
+    return sh, sw, dh, dw, kh_eff, kw_eff, pads
+
+
+@_redrawing
+def small_output_grid(rng: np.random.Generator, max_extent: int) -> ConvGeometry:
+    """H_out, W_out <= 8 under arbitrary kernel, stride, dilation and padding."""
+    kh, kw = _int(rng, 1, 5), _int(rng, 1, 5)
+    sh, sw, dh, dw, kh_eff, kw_eff, pads = _window(rng, kh, kw)
     h = _input_for_output(rng, _int(rng, 1, 8), kh_eff, sh, pads[0] + pads[1])
     w = _input_for_output(rng, _int(rng, 1, 8), kw_eff, sw, pads[2] + pads[3])
     return _geom(h, w, _channels(rng), _channels(rng), (kh, kw), (sh, sw), (dh, dw), pads)
@@ -288,16 +297,7 @@ def thin_axis(rng: np.random.Generator, max_extent: int) -> ConvGeometry:
     """Exactly one output axis of 1 (the other at least 2), arbitrary other parameters:
     the single-row case of Sec. E.3."""
     kh, kw = _int(rng, 1, 7), _int(rng, 1, 7)
-    sh, sw = _int(rng, 1, 3), _int(rng, 1, 3)
-    dh = _int(rng, 1, 2) if kh > 1 else 1
-    dw = _int(rng, 1, 2) if kw > 1 else 1
-    kh_eff, kw_eff = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    pads = (
-        _pad_below(rng, kh_eff),
-        _pad_below(rng, kh_eff),
-        _pad_below(rng, kw_eff),
-        _pad_below(rng, kw_eff),
-    )
+    sh, sw, dh, dw, kh_eff, kw_eff, pads = _window(rng, kh, kw)
     h = _input_for_output(rng, 1, kh_eff, sh, pads[0] + pads[1])
     w = _extent(rng, max(1, kw_eff - pads[2] - pads[3]), max_extent)
     geom = _geom(h, w, _channels(rng), _channels(rng), (kh, kw), (sh, sw), (dh, dw), pads)
