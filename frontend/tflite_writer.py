@@ -836,13 +836,16 @@ class _Calibrated:
         activation: Activation,
         kind: str,
         quant: Quantization | None = None,
+        leading: int = 1,
     ) -> int:
+        """An output tensor for calibrated ``values`` (rows are calibration samples); its
+        shape is the model's: ``leading`` (the model's batch) then the value shape."""
         values = _apply_activation(values, activation)
         if quant is None:
             scale, zero_point = _quant_from_range(float(values.min()), float(values.max()))
         else:
             scale, zero_point = quant.scales[0], quant.zero_points[0]
-        out = self.mb.activation((1, *values.shape[1:]), scale, zero_point, self._name(kind))
+        out = self.mb.activation((leading, *values.shape[1:]), scale, zero_point, self._name(kind))
         self.values[out] = _fake_quant(values, self.mb.quantization(out))
         return out
 
@@ -993,21 +996,33 @@ class _Calibrated:
         )
 
     def fully_connected(
-        self, x: int, units: int, activation: Activation = "NONE", logit_std: float | None = None
+        self,
+        x: int,
+        units: int,
+        activation: Activation = "NONE",
+        logit_std: float | None = None,
+        per_channel: bool = False,
     ) -> int:
-        """FULLY_CONNECTED with per-tensor weights; ``logit_std`` rescales them to that spread."""
+        """FULLY_CONNECTED, per-tensor weights (or one scale per output unit, which TFLite
+        Micro also runs); ``logit_std`` rescales them to that spread."""
         features = self.values[x].reshape(self.batch, -1)
         w = self.rng.normal(
             0.0, math.sqrt(2.0 / features.shape[1]), size=(units, features.shape[1])
         )
         if logit_std is not None:
             w *= logit_std / max(float((features @ w.T).std()), 1e-6)
-        scale = np.array([max(np.abs(w).max(), 1e-8) / 127.0], dtype=np.float32)
-        q = np.clip(np.round(w / scale[0]), -127, 127).astype(np.int8)
-        acc = features @ (q * scale[0]).T
+        if per_channel:
+            w *= self.rng.uniform(0.2, 3.0, size=(units, 1))
+            scale = (np.maximum(np.abs(w).max(axis=1), 1e-8) / 127.0).astype(np.float32)
+        else:
+            scale = np.array([max(np.abs(w).max(), 1e-8) / 127.0], dtype=np.float32)
+        q = np.clip(np.round(w / scale[:, None]), -127, 127).astype(np.int8)
+        acc = features @ (q * scale[:, None]).T
         bias, bias_real = self._bias(x, acc, scale)
         weights = self.mb.constant_int8(q, scale.tolist(), 0, 0, self._name("fc_weights"))
-        out = self._output(acc + bias_real, activation, "fully_connected")
+        out = self._output(
+            acc + bias_real, activation, "fully_connected", leading=self.mb.shape(x)[0]
+        )
         return self.mb.fully_connected(x, weights, bias, out, activation=activation)
 
     def add(self, a: int, b: int, activation: Activation = "NONE") -> int:
@@ -1117,12 +1132,17 @@ def random_depthwise_model(
 
 
 def random_fully_connected_model(
-    seed: int, features: int = 16, units: int = 8, activation: Activation = "NONE"
+    seed: int,
+    features: int = 16,
+    units: int = 8,
+    activation: Activation = "NONE",
+    per_channel: bool = False,
+    batch: int = 1,
 ) -> bytes:
-    """A single FULLY_CONNECTED model on a ``[1, features]`` input."""
+    """A single FULLY_CONNECTED model on a ``[batch, features]`` input."""
     net = _Calibrated(seed)
-    x = net.input((1, features))
-    y = net.fully_connected(x, units, activation)
+    x = net.input((batch, features))
+    y = net.fully_connected(x, units, activation, per_channel=per_channel)
     return net.finish([x], [y])
 
 

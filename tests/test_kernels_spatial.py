@@ -235,33 +235,6 @@ def mean_model(seed: int, h: int, w: int, c: int, keep_dims: bool, same_quant: b
     return mb.to_bytes()
 
 
-def fc_per_channel_model(
-    seed: int, features: int, units: int, batch: int, activation: tw.Activation
-) -> bytes:
-    """FULLY_CONNECTED with per-channel weights (TFLite Micro accepts them), output range
-    calibrated on random inputs."""
-    rng = np.random.default_rng(seed)
-    in_scale, in_zp = float(rng.uniform(0.01, 0.03)), int(rng.integers(-30, 31))
-    w = rng.normal(0, 1.0 / np.sqrt(features), size=(units, features))
-    w *= rng.uniform(0.2, 3.0, size=(units, 1))
-    scales = (np.abs(w).max(axis=1) / 127.0).astype(np.float32)
-    q = np.clip(np.round(w / scales[:, None]), -127, 127).astype(np.int8)
-    x_real = (rng.integers(-128, 128, size=(64, features)) - in_zp) * in_scale
-    y_real = x_real @ (q * scales[:, None]).T
-    lo, hi = min(float(y_real.min()), 0.0), max(float(y_real.max()), 0.0)
-    out_scale = (hi - lo) / 255.0
-    mb = ModelBuilder()
-    x = mb.activation((batch, features), in_scale, in_zp)
-    weights = mb.constant_int8(q, scales.tolist(), 0, 0)
-    bias = mb.bias(rng.integers(-2000, 2000, size=units), in_scale, scales.tolist())
-    zp = int(np.clip(round(-128 - lo / out_scale), -128, 127))
-    y = mb.activation((batch, units), out_scale, zp)
-    mb.fully_connected(x, weights, bias, y, activation=activation)
-    mb.inputs([x])
-    mb.outputs([y])
-    return mb.to_bytes()
-
-
 # ---- calling the kernels ---------------------------------------------------------------------
 
 
@@ -514,8 +487,10 @@ FC: dict[str, Callable[[int], bytes]] = {
     "per_tensor_relu": lambda s: tw.random_fully_connected_model(s, 24, 10, "RELU"),
     "per_tensor_odd": lambda s: tw.random_fully_connected_model(s, 17, 5),
     "per_tensor_relu6_wide": lambda s: tw.random_fully_connected_model(s, 67, 3, "RELU6"),
-    "per_channel": lambda s: fc_per_channel_model(s, 19, 6, 1, "NONE"),
-    "per_channel_batch2_relu": lambda s: fc_per_channel_model(s, 32, 9, 2, "RELU"),
+    "per_channel": lambda s: tw.random_fully_connected_model(s, 19, 6, "NONE", per_channel=True),
+    "per_channel_batch2_relu": lambda s: tw.random_fully_connected_model(
+        s, 32, 9, "RELU", per_channel=True, batch=2
+    ),
 }
 
 # Layers whose gap is set by a live input rather than by the output's size (gap > N_out - N_in):

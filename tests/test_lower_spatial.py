@@ -84,33 +84,6 @@ def mean_model(seed: int, h: int, w: int, c: int, axes: tuple[int, ...], keep_di
     return mb.to_bytes()
 
 
-def fc_per_channel_model(seed: int, features: int, units: int, batch: int) -> bytes:
-    """FULLY_CONNECTED with per-channel weights (one scale per output unit), output range
-    calibrated on random inputs so the bytes do not all saturate."""
-    rng = np.random.default_rng(seed)
-    in_scale, in_zp = float(rng.uniform(0.01, 0.03)), int(rng.integers(-30, 31))
-    w = rng.normal(0, 1.0 / np.sqrt(features), size=(units, features))
-    w *= rng.uniform(0.2, 3.0, size=(units, 1))
-    scales = (np.abs(w).max(axis=1) / 127.0).astype(np.float32)
-    q = np.clip(np.round(w / scales[:, None]), -127, 127).astype(np.int8)
-    y_real = ((rng.integers(-128, 128, size=(64, features)) - in_zp) * in_scale) @ (
-        q * scales[:, None]
-    ).T
-    lo, hi = min(float(y_real.min()), 0.0), max(float(y_real.max()), 0.0)
-    out_scale = (hi - lo) / 255.0
-    mb = ModelBuilder()
-    x = mb.activation((batch, features), in_scale, in_zp)
-    weights = mb.constant_int8(q, scales.tolist(), 0, 0)
-    bias = mb.bias(rng.integers(-2000, 2000, size=units), in_scale, scales.tolist())
-    y = mb.activation(
-        (batch, units), out_scale, int(np.clip(round(-128 - lo / out_scale), -128, 127))
-    )
-    mb.fully_connected(x, weights, bias, y, activation="RELU")
-    mb.inputs([x])
-    mb.outputs([y])
-    return mb.to_bytes()
-
-
 conv, dw, pool = tw.random_conv_model, tw.random_depthwise_model, tw.random_pool_model
 
 # name -> (model from a seed, layouts to run it in). "out": disjoint buffers; "rip": output at
@@ -161,7 +134,10 @@ CASES: dict[str, tuple[Callable[[int], bytes], tuple[str, ...]]] = {
         lambda s: tw.random_fully_connected_model(s, 67, 3, "RELU6"),
         ("out",),
     ),
-    "fc_per_channel_batch2": (lambda s: fc_per_channel_model(s, 32, 9, 2), ("out",)),
+    "fc_per_channel_batch2": (
+        lambda s: tw.random_fully_connected_model(s, 32, 9, "RELU", per_channel=True, batch=2),
+        ("out",),
+    ),
     "mean_hw_keep": (lambda s: mean_model(s, 7, 7, 8, (1, 2), True), ("out",)),
     "mean_hw_flat": (lambda s: mean_model(s, 5, 3, 6, (1, 2), False), ("out",)),
 }
