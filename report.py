@@ -187,14 +187,8 @@ def format_report(rep: dict[str, Any]) -> str:
             f"{inplace:>9} {gap:>7} {(r['order'] or '-'):<8} {r['scratch_bytes']:>7,}"
         )
     lines.append(f"  (* = overwritten in place under {rep['strategy']})")
-    lines += [
-        "",
-        f"memory plans ({rep['board']}: {rep['board_sram_bytes']:,} B SRAM; ratio "
-        f"against {BASELINE})"
-        if rep["board_sram_bytes"]
-        else "",
-        "",
-    ]
+    sram = f"{rep['board_sram_bytes']:,} B SRAM" if rep["board_sram_bytes"] else "no SRAM limit"
+    lines += ["", f"memory plans ({rep['board']}: {sram}; ratio against {BASELINE})", ""]
     head = (
         f"{'strategy':<11} {'placer':<9} {'arena B':>10} {'ratio':>6} {'bound B':>10} "
         f"{'optimal':>8} {'in-place':>9} {'shifts':>6} {'needs B':>10} {'fits':>5} "
