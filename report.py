@@ -223,6 +223,3 @@ def format_report(rep: dict[str, Any]) -> str:
         f"in-place candidates: {rep['inplace_candidates']} of {rep['ops']} ops"
     )
     return "\n".join(lines)
-
-
-__all__ = ["Compiled", "analyse", "build_report", "format_report", "op_table", "requirements"]

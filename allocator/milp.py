@@ -27,7 +27,6 @@ import pyomo.environ as pe
 from pyomo.contrib.solver.common.factory import SolverFactory
 
 from rip.allocator.placement import (
-    Pair,
     PlacementError,
     Plan,
     Problem,
@@ -331,6 +330,3 @@ def _from_warm(warm: Plan, seconds: float, stats: dict, why: str) -> Plan:
         stats,
         (f"MILP: {why}; using the first-fit plan",),
     )
-
-
-__all__ = ["MilpOptions", "Pair", "build_model", "milp"]

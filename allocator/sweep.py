@@ -32,10 +32,11 @@ import numpy as np
 from tqdm import tqdm
 
 from rip.allocator.bounds import check_dense, rip_dense_gap, rip_padded_gap
-from rip.allocator.geometry import ConvGeometry, same_padding
+from rip.allocator.geometry import ConvGeometry, make_geometry
 from rip.allocator.herringbone import corollary1_gap, gm_eq1_gap, herringbone_gap
 from rip.allocator.simulate import simulate_herringbone, simulate_rip
 from rip.errors import LayerError, RipError
+from rip.shapes import same_padding
 
 DEFAULT_MAX_EXTENT = 128
 # The largest kernel any generator draws is 7, and the restricted generators need a square
@@ -117,22 +118,7 @@ def _geom(
     d: tuple[int, int] = (1, 1),
     pads: tuple[int, int, int, int] = (0, 0, 0, 0),
 ) -> ConvGeometry:
-    return ConvGeometry(
-        h_in=h,
-        w_in=w,
-        c_in=c_in,
-        c_out=c_out,
-        kh=k[0],
-        kw=k[1],
-        sh=s[0],
-        sw=s[1],
-        dh=d[0],
-        dw=d[1],
-        pad_top=pads[0],
-        pad_bottom=pads[1],
-        pad_left=pads[2],
-        pad_right=pads[3],
-    )
+    return make_geometry((h, w), c_in, c_out, k, s, d, pads)
 
 
 def in_restricted_domain(geom: ConvGeometry) -> bool:
