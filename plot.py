@@ -12,7 +12,7 @@ matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
-from rip.allocator.placement import Plan
+from rip.allocator.planning.placement import Plan
 from rip.boards import Board
 from rip.frontend.liveness import Lifetime
 

@@ -9,10 +9,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from rip.allocator.placement import Plan
-from rip.allocator.plan import plan_model
-from rip.allocator.requirements import Requirements, requirements
-from rip.allocator.strategies import STRATEGIES
+from rip.allocator.planning.placement import Plan
+from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.requirements import Requirements, requirements
+from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import Board
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes

@@ -1,1 +1,2 @@
-"""Per-layer in-place theory: closed-form gaps, the corruption simulator, the sweep."""
+"""Activation memory: per-layer in-place theory (`theory`) and whole-model planning
+(`planning`). Theory knows single layers only; planning uses it, never the other way."""

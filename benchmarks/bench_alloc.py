@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from rip.allocator.milp import MilpOptions, milp
-from rip.allocator.requirements import requirements
-from rip.allocator.strategies import build_problem
+from rip.allocator.planning.milp import MilpOptions, milp
+from rip.allocator.planning.requirements import requirements
+from rip.allocator.planning.strategies import build_problem
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 

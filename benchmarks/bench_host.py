@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rip.allocator.plan import plan_model
-from rip.allocator.requirements import requirements
+from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.requirements import requirements
 from rip.codegen.emit import emit_model
-from rip.codegen.project import build_host, run_host, write_host_project
 from rip.codegen.reference import checksum, default_inputs, reference_outputs
+from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 

@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from rip.allocator.bounds import Bound, rip_bound
-from rip.allocator.geometry import ConvGeometry, make_geometry
-from rip.allocator.herringbone import herringbone_bound
-from rip.allocator.simulate import simulate_herringbone, simulate_rip
+from rip.allocator.theory.bounds import Bound, rip_bound
+from rip.allocator.theory.geometry import ConvGeometry, make_geometry
+from rip.allocator.theory.herringbone import herringbone_bound
+from rip.allocator.theory.simulate import simulate_herringbone, simulate_rip
 from rip.errors import LayerError, RipError
 
 SCHEMES = ("rip", "herringbone", "gm-eq1", "corollary1")

@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rip.allocator.plan import PLACERS
-from rip.allocator.strategies import STRATEGIES
+from rip.allocator.planning.plan import PLACERS
+from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.errors import RipError
 from rip.report import analyse, build_report, format_report
@@ -87,8 +87,8 @@ def _generate(compiled, path: Path, board, strategy: str, args) -> dict:
     it and compares its checksum with TFLite Micro's. Pico boards: ``--build`` builds the
     firmware with the Pico SDK and checks the arena's placement in the ELF."""
     from rip.codegen.emit import emit_model
-    from rip.codegen.project import build_host, run_host, write_host_project
     from rip.codegen.reference import ReferenceError, checksum, reference_outputs
+    from rip.firmware.host_project import build_host, run_host, write_host_project
 
     out = Path(args.output)
     if args.run and board.pico_board:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from rip.allocator.sweep import (
+from rip.allocator.theory.sweep import (
     CLOSED_FORM_LABELS,
     DEFAULT_MAX_EXTENT,
     MIN_MAX_EXTENT,

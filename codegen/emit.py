@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rip.allocator.placement import Plan
-from rip.allocator.requirements import Requirements
+from rip.allocator.planning.placement import Plan
+from rip.allocator.planning.requirements import Requirements
 from rip.codegen import lower_elementwise, lower_spatial  # noqa: F401  (register lowerings)
 from rip.codegen.lowering import LoweringError, OpBuffers, lowering_for
 from rip.codegen.reference import default_inputs

@@ -21,9 +21,9 @@ from pathlib import Path
 from rip.boards import Board
 from rip.codegen.cformat import c_ident
 from rip.codegen.emit import EmittedModel
-from rip.codegen.project import BuildError, copy_kernels, write_expected
 from rip.codegen.templating import render
 from rip.errors import RipError
+from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.uf2 import write_uf2
 
 # What the firmware prints as the unit of ``cycles``, by the board file's cycle_counter.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from rip.allocator.geometry import ConvGeometry
+from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import LayerError
 
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 from conftest import shared_path
+from tflite_writer import example_model
 
 from rip.cli.compile import main
-from rip.frontend.tflite_writer import example_model
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -67,7 +67,7 @@ def test_in3_fits_pico_only_under_rip(capsys):
 def test_mcunet_per_op_table_under_a_second():
     """Issue 3: the per-op table (parse, fold, in-place requirements) of an MCUNet model in
     under a second; measured on the analysis alone, the MILP is timed by bench-alloc."""
-    from rip.allocator.requirements import requirements
+    from rip.allocator.planning.requirements import requirements
     from rip.frontend.reader import read_model
     from rip.frontend.rewrite import rewrite
     from rip.report import op_table

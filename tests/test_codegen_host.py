@@ -11,15 +11,7 @@ import pytest
 from conftest import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from rip.allocator.plan import plan_model
-from rip.allocator.requirements import requirements
-from rip.codegen.emit import CodegenError, emit_model
-from rip.codegen.project import build_host, run_host, write_host_project
-from rip.codegen.reference import checksum, reference_outputs
-from rip.frontend.reader import read_model
-from rip.frontend.rewrite import rewrite
-from rip.frontend.tflite_writer import (
+from tflite_writer import (
     example_model,
     random_add_model,
     random_conv_model,
@@ -27,6 +19,14 @@ from rip.frontend.tflite_writer import (
     random_pool_model,
     random_upsample_model,
 )
+
+from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.requirements import requirements
+from rip.codegen.emit import CodegenError, emit_model
+from rip.codegen.reference import checksum, reference_outputs
+from rip.firmware.host_project import build_host, run_host, write_host_project
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
 
 STRATEGIES = ("dual", "tinyengine", "rip")
 UNSUPPORTED = {"armzoo-rnnoise_int8", "tflm-keyword_scrambled_8bit"}
@@ -205,7 +205,7 @@ def test_planned_right_shift_is_a_real_memmove(tmp_path):
     """Sec. 4.3: a shifted pair shares the input's base; the generated code moves the input
     up by the gap before the op. Forced here on one conv (real models rarely need it): the
     replay accepts the plan and the output still equals TFLite Micro's."""
-    from rip.allocator.replay import replay
+    from rip.allocator.planning.replay import replay
 
     model = _tight_conv()
 

@@ -1,8 +1,7 @@
 """The bundled example model is exactly what our writer produces for seed 0."""
 
 from conftest import REPO
-
-from rip.frontend.tflite_writer import example_model
+from tflite_writer import example_model
 
 
 def test_example_model_is_reproducible():

@@ -13,9 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tflite_writer import example_model
 
-from rip.allocator.plan import plan_model
-from rip.allocator.requirements import requirements
+from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.requirements import requirements
 from rip.boards import load_board
 from rip.cli.flash import main as flash_main
 from rip.codegen.emit import EmittedModel, emit_model
@@ -33,7 +34,6 @@ from rip.firmware.result import parse_result_line
 from rip.firmware.uf2 import FLASH_BASE, bin_to_uf2, parse_uf2
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.frontend.tflite_writer import example_model
 
 CHECKSUM = 0x0BADCAFE
 ARM_GCC = shutil.which("arm-none-eabi-gcc")
@@ -604,7 +604,7 @@ SECTIONS {
 
 @pytest.fixture(scope="module")
 def host_checksum(emitted, tmp_path_factory) -> int:
-    from rip.codegen.project import BuildError, build_host, run_host, write_host_project
+    from rip.firmware.host_project import BuildError, build_host, run_host, write_host_project
 
     out = tmp_path_factory.mktemp("host")
     write_host_project(emitted, out)

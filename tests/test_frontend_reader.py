@@ -13,17 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tflite
+import tflite_writer as tw
 
 from rip.errors import ModelError, RipError
 from rip.frontend.ir import Padding, PadParams, Quant
 from rip.frontend.reader import read_model
-
-try:  # written by a sibling module; these tests only need it to build small files
-    from rip.frontend import tflite_writer as tw
-except ImportError:
-    tw = None
-
-needs_writer = pytest.mark.skipif(tw is None, reason="rip.frontend.tflite_writer is absent")
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 MODEL_FILES = sorted(MODELS.rglob("*.tflite")) if MODELS.is_dir() else []
@@ -391,7 +385,6 @@ def conv_model(h: int, w: int, k: int, stride: int, dilation: int, depthwise: bo
     ],
 )
 @pytest.mark.parametrize("depthwise", [False, True])
-@needs_writer
 def test_same_padding_becomes_explicit(
     h: int, w: int, k: int, stride: int, dilation: int, expected: Padding, depthwise: bool
 ) -> None:
@@ -403,7 +396,6 @@ def test_same_padding_becomes_explicit(
         assert op.params.depth_multiplier == 2
 
 
-@needs_writer
 def test_float_interface_and_unsupported_op_in_a_written_model() -> None:
     b = tw.ModelBuilder()
     x = b.activation((1, 4, 4, 2), dtype="float32", name="x")
@@ -419,7 +411,6 @@ def test_float_interface_and_unsupported_op_in_a_written_model() -> None:
         read_model(b.to_bytes(), name="m")
 
 
-@needs_writer
 def test_float_between_dequantize_and_quantize_is_refused() -> None:
     b = tw.ModelBuilder()
     x = b.activation((1, 4, 4, 2), 0.1, 0, "x")

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from strategies import layers, restricted_layers
 
-from rip.allocator.geometry import ConvGeometry, make_geometry
-from rip.allocator.herringbone import corollary1_gap, gm_eq1_gap, herringbone_gap
-from rip.allocator.simulate import simulate_herringbone
+from rip.allocator.theory.geometry import ConvGeometry, make_geometry
+from rip.allocator.theory.herringbone import corollary1_gap, gm_eq1_gap, herringbone_gap
+from rip.allocator.theory.simulate import simulate_herringbone
 from rip.errors import LayerError
 
 

@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tflite_writer import ModelBuilder
 
 from rip.codegen import elementwise_params as ep
 from rip.codegen.quant import quantize_multiplier
 from rip.frontend.ir import Quant, Tensor
 from rip.frontend.reader import read_model
-from rip.frontend.tflite_writer import ModelBuilder
 
 try:
     from tflite_micro import runtime

@@ -21,20 +21,20 @@ from typing import Any
 
 import numpy as np
 import pytest
+import tflite_writer as tw
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import layers
+from tflite_writer import ModelBuilder, conv_output_size
 
-from rip.allocator.bounds import depthwise_bound, pool_bound, rip_bound
-from rip.allocator.geometry import ConvGeometry
-from rip.allocator.requirements import conv_geometry, requirements, scratch_bytes
+from rip.allocator.planning.requirements import conv_geometry, requirements, scratch_bytes
+from rip.allocator.theory.bounds import depthwise_bound, pool_bound, rip_bound
+from rip.allocator.theory.geometry import ConvGeometry
 from rip.codegen import conv_params as cp
 from rip.errors import LayerError
-from rip.frontend import tflite_writer as tw
 from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.frontend.tflite_writer import ModelBuilder, conv_output_size
 
 try:
     from tflite_micro import runtime

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from tflite_writer import example_model, random_conv_model
 
-from rip.allocator.bounds import depthwise_bound, rip_bound
-from rip.allocator.requirements import conv_geometry, requirements, scratch_bytes
+from rip.allocator.planning.requirements import conv_geometry, requirements, scratch_bytes
+from rip.allocator.theory.bounds import depthwise_bound, rip_bound
 from rip.frontend.liveness import last_reader, lifetimes, live_bytes
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.frontend.tflite_writer import example_model, random_conv_model
 
 
 @pytest.fixture(scope="module")

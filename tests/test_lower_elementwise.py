@@ -22,13 +22,13 @@ from typing import Literal
 import numpy as np
 import pytest
 import tflite
+from tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 
 import rip.codegen.lower_elementwise as le
 from rip.codegen.lowering import Lowered, LoweringError, OpBuffers, lowering_for
 from rip.frontend.ir import Graph, NoParams, Operator, Quant, Tensor
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.frontend.tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 
 try:
     from tflite_micro import runtime

@@ -1,6 +1,6 @@
 """The spatial lowerings (codegen/lower_spatial.py) against TensorFlow Lite Micro, byte for byte.
 
-Each case is a single-op model from frontend/tflite_writer.py, read and rewritten by the front
+Each case is a single-op model from tests/tflite_writer.py, read and rewritten by the front
 end. Its op is lowered with buffers pointing into a test arena laid out as the generator
 would: disjoint input and output, the planner's in-place gap (conv, pooling: output at the
 base, input ``align_up(gap, 4)`` above), or one shared base (channel in-place depthwise).
@@ -20,15 +20,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tflite_writer as tw
+from tflite_writer import ModelBuilder, conv_output_size
 
-from rip.allocator.requirements import requirements, scratch_bytes
+from rip.allocator.planning.requirements import requirements, scratch_bytes
 from rip.codegen import lower_spatial
 from rip.codegen.lowering import Lowered, LoweringError, OpBuffers, lowering_for
-from rip.frontend import tflite_writer as tw
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.frontend.tflite_writer import ModelBuilder, conv_output_size
 
 try:
     from tflite_micro import runtime

@@ -17,8 +17,8 @@ import os
 import pytest
 from conftest import shared_path
 
-from rip.allocator.plan import plan_model
-from rip.allocator.requirements import requirements
+from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.requirements import requirements
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 

@@ -35,8 +35,8 @@ def test_wheel_contains_packages_and_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for module in (
         "rip/__init__.py",
-        "rip/allocator/bounds.py",
-        "rip/allocator/simulate.py",
+        "rip/allocator/theory/bounds.py",
+        "rip/allocator/theory/simulate.py",
         "rip/cli/bounds.py",
         "rip/frontend/ir.py",
     ):

@@ -7,15 +7,15 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tflite_writer import example_model
 
-from rip.allocator.milp import MilpOptions, milp
-from rip.allocator.placement import Buffer, Pair, Problem, first_fit, measure_peak
-from rip.allocator.plan import plan_model
-from rip.allocator.replay import ReplayError, replay
-from rip.allocator.requirements import requirements
+from rip.allocator.planning.milp import MilpOptions, milp
+from rip.allocator.planning.placement import Buffer, Pair, Problem, first_fit, measure_peak
+from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.replay import ReplayError, replay
+from rip.allocator.planning.requirements import requirements
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.frontend.tflite_writer import example_model
 
 
 def check_plan(problem: Problem, plan) -> None:
@@ -137,7 +137,7 @@ def test_replay_rejects_gap_one_byte_short(planned):
     need = plan.offsets[conv.input] - plan.offsets[conv.output]
     # measured at byte granularity (alignment 1): one byte less than the planned gap that
     # the simulator says is needed
-    from rip.allocator.replay import _min_gap
+    from rip.allocator.planning.replay import _min_gap
 
     minimum = _min_gap(g, conv.op, conv.order)
     assert need >= minimum > 0

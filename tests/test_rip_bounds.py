@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import layers
 
-from rip.allocator.bounds import (
+from rip.allocator.theory.bounds import (
     check_dense,
     pool_bound,
     rip_bound,
@@ -15,8 +15,8 @@ from rip.allocator.bounds import (
     rip_padded_gap,
     upsample_bound,
 )
-from rip.allocator.geometry import ConvGeometry, make_geometry
-from rip.allocator.simulate import simulate_rip, simulate_upsample
+from rip.allocator.theory.geometry import ConvGeometry, make_geometry
+from rip.allocator.theory.simulate import simulate_rip, simulate_upsample
 from rip.errors import LayerError
 
 TAPS = ("gather", "workspace")

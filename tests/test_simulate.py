@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import layers
 
-from rip.allocator.bounds import check_dense
-from rip.allocator.geometry import ConvGeometry
-from rip.allocator.simulate import herringbone_order, simulate_herringbone, simulate_rip
+from rip.allocator.theory.bounds import check_dense
+from rip.allocator.theory.geometry import ConvGeometry
+from rip.allocator.theory.simulate import herringbone_order, simulate_herringbone, simulate_rip
 from rip.errors import LayerError
 
 SMALL = layers(max_extent=6, max_channels=4, max_kernel=3, max_stride=3, max_dilation=2, max_pad=2)
@@ -63,7 +63,7 @@ def test_one_gap_less_corrupts():
     geom = ConvGeometry(6, 6, 3, 8, 3, 3, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1)
     gap = simulate_rip(geom, "padded", "gather", mode="literal")
     assert gap > 0
-    from rip.allocator import simulate
+    from rip.allocator.theory import simulate
 
     sy, sx = simulate._stored_axes(geom, "padded")
     trav = simulate.raster(geom.h_out, geom.w_out, "row")

@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rip.allocator.bounds import rip_dense_gap, rip_padded_gap
-from rip.allocator.geometry import ConvGeometry
-from rip.allocator.herringbone import corollary1_gap, herringbone_gap
-from rip.allocator.simulate import simulate_herringbone, simulate_rip
-from rip.allocator.sweep import (
+from rip.allocator.theory.bounds import rip_dense_gap, rip_padded_gap
+from rip.allocator.theory.geometry import ConvGeometry
+from rip.allocator.theory.herringbone import corollary1_gap, herringbone_gap
+from rip.allocator.theory.simulate import simulate_herringbone, simulate_rip
+from rip.allocator.theory.sweep import (
     GENERATORS,
     ROWS,
     SHARES,

@@ -8,9 +8,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import tflite
-
-from rip.frontend import tflite_writer as tw
-from rip.frontend.tflite_writer import ModelBuilder
+import tflite_writer as tw
+from tflite_writer import ModelBuilder
 
 try:
     from tflite_micro import runtime

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pyomo.environ as pe
 from pyomo.contrib.solver.common.factory import SolverFactory
 
-from rip.allocator.placement import (
+from rip.allocator.planning.placement import (
     PlacementError,
     Plan,
     Problem,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rip.allocator.milp import MilpOptions, milp
-from rip.allocator.placement import PlacementError, Plan, first_fit
-from rip.allocator.replay import replay
-from rip.allocator.requirements import Requirements
-from rip.allocator.strategies import build_problem
+from rip.allocator.planning.milp import MilpOptions, milp
+from rip.allocator.planning.placement import PlacementError, Plan, first_fit
+from rip.allocator.planning.replay import replay
+from rip.allocator.planning.requirements import Requirements
+from rip.allocator.planning.strategies import build_problem
 from rip.errors import RipError
 from rip.frontend.ir import Graph
 

@@ -151,7 +151,7 @@ class ModelBuilder:
     them by index; every operator method returns its output tensor index so calls chain.
     """
 
-    def __init__(self, description: str = "rip.frontend.tflite_writer") -> None:
+    def __init__(self, description: str = "rip tests/tflite_writer.py") -> None:
         self._description = description
         self._tensors: list[TensorDef] = []
         self._operators: list[OperatorDef] = []

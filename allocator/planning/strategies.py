@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
-from rip.allocator.placement import Buffer, Pair, Problem, align_up
-from rip.allocator.requirements import InPlace, Requirements
+from rip.allocator.planning.placement import Buffer, Pair, Problem, align_up
+from rip.allocator.planning.requirements import InPlace, Requirements
 from rip.errors import RipError
 
 STRATEGIES = ("dual", "tinyengine", "rip")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rip.allocator.geometry import ConvGeometry
+from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import LayerError
 
 LAYOUTS = ("padded", "dense")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rip.allocator.bounds import (
+from rip.allocator.theory.bounds import (
     Bound,
     depthwise_bound,
     elementwise_bound,
@@ -21,7 +21,7 @@ from rip.allocator.bounds import (
     rip_bound,
     upsample_bound,
 )
-from rip.allocator.geometry import ConvGeometry
+from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import LayerError, RipError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Lifetime, last_reader, lifetimes

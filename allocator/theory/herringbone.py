@@ -11,8 +11,8 @@ the padded layout:
 
 from __future__ import annotations
 
-from rip.allocator.bounds import Bound
-from rip.allocator.geometry import ConvGeometry
+from rip.allocator.theory.bounds import Bound
+from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import LayerError
 
 

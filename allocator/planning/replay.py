@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from rip.allocator.geometry import ConvGeometry
-from rip.allocator.placement import Plan
-from rip.allocator.requirements import POOLS, conv_geometry
-from rip.allocator.simulate import simulate_rip, simulate_upsample
+from rip.allocator.planning.placement import Plan
+from rip.allocator.planning.requirements import POOLS, conv_geometry
+from rip.allocator.theory.geometry import ConvGeometry
+from rip.allocator.theory.simulate import simulate_rip, simulate_upsample
 from rip.errors import RipError
 from rip.frontend.ir import Graph
 

@@ -31,10 +31,10 @@ from typing import IO, Any
 import numpy as np
 from tqdm import tqdm
 
-from rip.allocator.bounds import check_dense, rip_dense_gap, rip_padded_gap
-from rip.allocator.geometry import ConvGeometry, make_geometry
-from rip.allocator.herringbone import corollary1_gap, gm_eq1_gap, herringbone_gap
-from rip.allocator.simulate import simulate_herringbone, simulate_rip
+from rip.allocator.theory.bounds import check_dense, rip_dense_gap, rip_padded_gap
+from rip.allocator.theory.geometry import ConvGeometry, make_geometry
+from rip.allocator.theory.herringbone import corollary1_gap, gm_eq1_gap, herringbone_gap
+from rip.allocator.theory.simulate import simulate_herringbone, simulate_rip
 from rip.errors import LayerError, RipError
 from rip.shapes import same_padding
 

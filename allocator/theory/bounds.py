@@ -2,14 +2,14 @@
 
 Every function returns a :class:`Bound`: the gap (scalars of slack below the input), the
 workspace it implies, and the traversal it assumes. None of them runs a traversal; the
-simulator in :mod:`rip.allocator.simulate` is what checks them.
+simulator in :mod:`rip.allocator.theory.simulate` is what checks them.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from rip.allocator.geometry import ConvGeometry
+from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import LayerError
 
 INF = float("inf")
