@@ -79,7 +79,7 @@ def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[
                 "gap": best.gap if best else None,
                 "workspace": best.workspace if best else None,
                 "order": best.order if best else None,
-                "scheme": best.scheme if best else None,
+                "scheme": best.kind if best else None,
                 "not_inplace_because": r.reason or None,
                 "planned_inplace": r.index in used,
                 "planned_shift": r.index in shifted,

@@ -18,15 +18,6 @@ from rip.codegen.templating import render
 from rip.errors import RipError
 from rip.frontend.ir import Graph
 
-# the plan's pair kinds (candidate schemes) -> how the kernel runs in place
-INPLACE_BY_SCHEME = {
-    "rip": "rip",
-    "pool": "rip",
-    "depthwise": "channel",
-    "upsample": "reverse",
-    "elementwise": "elementwise",
-}
-
 
 @dataclass(frozen=True)
 class TensorSlot:
@@ -108,7 +99,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         inplace = inplace_input = None
         if i in aliased:
             p = aliased[i]
-            inplace = INPLACE_BY_SCHEME[p.kind]
+            inplace = p.kind
             inplace_input = next(k for k, t in enumerate(op.inputs)
                                  if t >= 0 and graph.storage(t) == p.input)  # fmt: skip
         buffers = OpBuffers(inputs, ptr(op.outputs[0]), inplace, inplace_input)

@@ -7,7 +7,7 @@ only decides which pointers the kernel gets, which constant data the op owns, an
 in-place mode the plan asks for is one the kernel supports. Every C text comes from
 ``templates/ops/elementwise_decls.c.j2`` (file scope) and ``elementwise_call.c.j2`` (the call).
 
-In-place modes (`rip.codegen.lowering.INPLACE_MODES`):
+In-place kinds (`rip.terms.InPlaceKind`):
 
 * ``"elementwise"`` for ADD/SUB/MUL and the unary activations: the same call, with the
   output at or below a full-size input; the kernels read element i before storing it, first
@@ -30,6 +30,7 @@ from rip.codegen.lowering import Lowered, LoweringError, OpBuffers, register
 from rip.codegen.quant import ParamsError
 from rip.codegen.templating import render
 from rip.frontend.ir import Graph, Operator
+from rip.terms import InPlaceKind
 
 BINARY = ("ADD", "SUB", "MUL")
 UNARY = ("RELU", "RELU6", "QUANTIZE", "LOGISTIC", "TANH", "HARD_SWISH")
@@ -222,7 +223,7 @@ def lower_binary(
     """ADD, SUB, MUL with suffix broadcasting; a constant operand (e.g. a per-channel scale of
     shape 1x1x1xC) is emitted as the op's own data. In place over a full-size operand."""
     _check_buffers(graph, op, buffers)
-    in_place = _check_in_place(graph, op, buffers, "elementwise", (0, 1))
+    in_place = _check_in_place(graph, op, buffers, InPlaceKind.ELEMENTWISE, (0, 1))
     params = _params(graph, op)
     assert isinstance(params, (ep.AddParams, ep.MulParams))
     if in_place:
@@ -242,7 +243,7 @@ def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
     """RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC, TANH, HARD_SWISH: one pass over the
     elements, in place at or below the input."""
     _check_buffers(graph, op, buffers)
-    _check_in_place(graph, op, buffers, "elementwise", (0,))
+    _check_in_place(graph, op, buffers, InPlaceKind.ELEMENTWISE, (0,))
     params = _params(graph, op)
     inputs, constants = _operands(graph, op, (0,), buffers, prefix)
     return _lowered(graph, op, index, buffers, prefix, params, inputs, constants)
@@ -268,7 +269,7 @@ def lower_resize_nearest(
     """RESIZE_NEAREST_NEIGHBOR; in place (``"reverse"``: output base == input base) the
     kernel runs backwards. The size tensor is implied by the output shape."""
     _check_buffers(graph, op, buffers)
-    in_place = _check_in_place(graph, op, buffers, "reverse", (0,))
+    in_place = _check_in_place(graph, op, buffers, InPlaceKind.REVERSE, (0,))
     params = _params(graph, op, in_place=in_place)
     inputs, constants = _operands(graph, op, (0,), buffers, prefix)
     return _lowered(graph, op, index, buffers, prefix, params, inputs, constants)

@@ -27,6 +27,7 @@ from rip.codegen.lowering import Lowered, LoweringError, OpBuffers, register
 from rip.codegen.quant import ParamsError
 from rip.codegen.templating import render
 from rip.frontend.ir import Graph, Operator
+from rip.terms import InPlaceKind
 
 DECLS_TEMPLATE = "ops/spatial_decls.c.j2"
 CALL_TEMPLATE = "ops/spatial_call.c.j2"
@@ -168,10 +169,12 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     the channel in-place kernel over the shared base)."""
     p = _params(cp.conv_params, graph, op, index)
     depthwise = op.kind == "DEPTHWISE_CONV_2D"
-    _check_inplace(graph, op, index, buffers, ("channel",) if depthwise else ("rip",))
+    _check_inplace(
+        graph, op, index, buffers, (InPlaceKind.CHANNEL,) if depthwise else (InPlaceKind.RIP,)
+    )
     x = _activation_input(graph, op, index, buffers)
     kernel = "rip_conv2d_s8"
-    if depthwise and buffers.inplace == "channel":
+    if depthwise and buffers.inplace == InPlaceKind.CHANNEL:
         # The in-place kernel has one pointer: it is only right if the plan really put
         # the output where the input is.
         if x != grouped(buffers.output):
@@ -228,7 +231,7 @@ def lower_pool(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     """Average and max pooling, out of place or "rip" (each output pixel's channels are
     accumulated in scratch before any is stored)."""
     p = _params(cp.pool_params, graph, op, index)
-    _check_inplace(graph, op, index, buffers, ("rip",))
+    _check_inplace(graph, op, index, buffers, (InPlaceKind.RIP,))
     emit = _Emit(
         kernel="rip_avg_pool_s8" if op.kind == "AVERAGE_POOL_2D" else "rip_max_pool_s8",
         params_type="rip_pool_params",

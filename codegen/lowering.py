@@ -13,14 +13,7 @@ from dataclasses import dataclass
 
 from rip.errors import RipError
 from rip.frontend.ir import Graph, Operator
-
-# How the plan runs an op over its input (None: output disjoint from every input).
-INPLACE_MODES = (
-    "rip",  # output starts gap bytes below its input (conv, pooling: gather-first kernels)
-    "channel",  # depthwise: output base == input base, one channel plane at a time
-    "reverse",  # nearest upsampling: output base == input base, traversed backwards
-    "elementwise",  # output at or below a full-size input, forward traversal
-)
+from rip.terms import InPlaceKind
 
 
 class LoweringError(RipError):
@@ -33,13 +26,14 @@ class OpBuffers:
 
     ``inputs`` has one entry per op input, in the op's input order: a pointer expression
     for an activation (e.g. ``"(rip_arena + 1024)"``), None for a constant or an absent
-    optional input (constants are the lowering's own data). ``inplace`` is one of
-    INPLACE_MODES or None; ``inplace_input`` is the position in ``inputs`` it overwrites.
+    optional input (constants are the lowering's own data). ``inplace`` says how
+    the output overlays the input it overwrites (an InPlaceKind) or is None;
+    ``inplace_input`` is that input's position in ``inputs``.
     """
 
     inputs: tuple[str | None, ...]
     output: str
-    inplace: str | None = None
+    inplace: InPlaceKind | None = None
     inplace_input: int | None = None
 
 

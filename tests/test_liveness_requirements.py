@@ -10,6 +10,7 @@ from rip.allocator.theory.bounds import depthwise_bound, rip_bound
 from rip.frontend.liveness import last_reader, lifetimes, live_bytes
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+from rip.terms import InPlaceKind
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,7 @@ def test_operator_classes_of_appendix_i(example):
     for kind in ("FULLY_CONNECTED", "SOFTMAX", "GLOBAL_AVERAGE_POOL"):
         assert all(r.candidates == () for r in by_kind[kind]), kind
     for r in by_kind["DEPTHWISE_CONV_2D"]:
-        assert [c.scheme for c in r.candidates] == ["depthwise"]
+        assert [c.kind for c in r.candidates] == [InPlaceKind.CHANNEL]
         assert r.candidates[0].gap == 0
 
 

@@ -11,8 +11,9 @@ from rip.allocator.planning.requirements import Requirements
 from rip.allocator.planning.strategies import build_problem
 from rip.errors import RipError
 from rip.frontend.ir import Graph
+from rip.terms import Placer
 
-PLACERS = ("milp", "firstfit")
+PLACERS = tuple(Placer)
 
 
 def plan_model(
@@ -37,6 +38,6 @@ def plan_model(
             plan = first_fit(problem)
             plan = replace(plan, notes=(*plan.notes, f"{e}; fell back to the first-fit plan"))
     else:
-        raise RipError(f"placer must be one of {', '.join(PLACERS)}, got {placer!r}")
+        raise RipError(f"placer must be one of {', '.join(Placer.values())}, got {placer!r}")
     replay(graph, plan, alignment)
     return plan

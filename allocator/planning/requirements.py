@@ -25,10 +25,20 @@ from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import LayerError, RipError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Lifetime, last_reader, lifetimes
+from rip.terms import InPlaceKind
 
 ELEMENTWISE = ("ADD", "SUB", "MUL")
 ACTIVATIONS = ("LOGISTIC", "HARD_SWISH", "RELU", "RELU6", "TANH", "QUANTIZE")
 POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+
+# the per-layer bound that gave a candidate -> how its output overlays its input
+KIND_OF_SCHEME = {
+    "rip": InPlaceKind.RIP,
+    "pool": InPlaceKind.RIP,
+    "depthwise": InPlaceKind.CHANNEL,
+    "upsample": InPlaceKind.REVERSE,
+    "elementwise": InPlaceKind.ELEMENTWISE,
+}
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,7 @@ class InPlace:
     gap: int
     workspace: int
     order: str
-    scheme: str
+    kind: InPlaceKind
     theorem: str
 
 
@@ -173,7 +183,8 @@ def requirements(graph: Graph) -> Requirements:
             except LayerError as e:
                 reasons.append(str(e))
                 continue
-            candidates.append(InPlace(i, s, out, b.gap, b.workspace, b.order, b.scheme, b.theorem))
+            kind = KIND_OF_SCHEME[b.scheme]
+            candidates.append(InPlace(i, s, out, b.gap, b.workspace, b.order, kind, b.theorem))
         ops.append(
             OpRequirement(
                 i,

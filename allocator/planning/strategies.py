@@ -11,19 +11,19 @@ from __future__ import annotations
 from rip.allocator.planning.placement import Buffer, Pair, Problem, align_up
 from rip.allocator.planning.requirements import InPlace, Requirements
 from rip.errors import RipError
+from rip.terms import InPlaceKind, Strategy
 
-STRATEGIES = ("dual", "tinyengine", "rip")
-EXACT_SCHEMES = ("depthwise", "upsample")  # the output must start exactly at the input
+STRATEGIES = tuple(Strategy)
 
 
 def _allowed(candidate: InPlace, strategy: str) -> bool:
-    if strategy == "dual":
+    if strategy == Strategy.DUAL:
         return False
-    if strategy == "tinyengine":
-        return candidate.scheme == "depthwise"
-    if strategy == "rip":
+    if strategy == Strategy.TINYENGINE:
+        return candidate.kind == InPlaceKind.CHANNEL
+    if strategy == Strategy.RIP:
         return True
-    raise RipError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    raise RipError(f"strategy must be one of {', '.join(Strategy.values())}, got {strategy!r}")
 
 
 def build_problem(req: Requirements, strategy: str, alignment: int) -> Problem:
@@ -38,9 +38,9 @@ def build_problem(req: Requirements, strategy: str, alignment: int) -> Problem:
             c.input,
             c.output,
             align_up(c.gap, alignment),
-            exact=c.scheme in EXACT_SCHEMES,
-            shiftable=c.scheme not in EXACT_SCHEMES and c.gap > 0,
-            kind=c.scheme,
+            exact=c.kind.exact,
+            shiftable=not c.kind.exact and c.gap > 0,
+            kind=c.kind,
             order=c.order,
         )
         for c in req.candidates()

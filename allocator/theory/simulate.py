@@ -29,10 +29,11 @@ import numpy as np
 
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import LayerError
+from rip.terms import Layout, Order, Taps
 
-LAYOUTS = ("padded", "dense")
-TAPS = ("gather", "workspace")
-ORDERS = ("row", "col")
+LAYOUTS = Layout.values()
+TAPS = Taps.values()
+ORDERS = (Order.ROW.value, Order.COL.value)
 
 
 @dataclass(frozen=True)

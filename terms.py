@@ -1,0 +1,77 @@
+"""The words every stage shares, one vocabulary each: execution strategy, placer, layer
+layout, tap order, traversal order, and how an op's output overlays the input it overwrites.
+
+Each is a ``str`` enum: members compare equal to their value, so JSON, command-line choices
+and messages keep the plain words (``"rip"``, ``"dense"``) while code gets a closed set.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Word(str, Enum):
+    """A str enum that prints as its value (``f"{Layout.DENSE}"`` is ``dense``, and
+    ``f"{Layout.DENSE!r}"`` is ``'dense'``), so messages read the same as plain words."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    @classmethod
+    def values(cls) -> tuple[str, ...]:
+        return tuple(m.value for m in cls)
+
+
+class Strategy(Word):
+    """Which in-place candidates a plan may use (allocator.planning.strategies)."""
+
+    DUAL = "dual"  # nothing in place
+    TINYENGINE = "tinyengine"  # depthwise channel in place only: the paper's baseline
+    RIP = "rip"  # every candidate of Appendix I
+
+
+class Placer(Word):
+    MILP = "milp"  # Pyomo + SCIP, optimal or best within the time limit
+    FIRSTFIT = "firstfit"  # TinyEngine's greedy placer
+
+
+class Layout(Word):
+    """How a convolution's input is stored: with its padding materialised (Theorem 4) or
+    dense, padding never stored (Theorem 13)."""
+
+    PADDED = "padded"
+    DENSE = "dense"
+
+
+class Taps(Word):
+    """Where a kernel reads its taps: the receptive field gathered first (sigma = 0) or
+    straight from the workspace (sigma = C_out), Eq. 6."""
+
+    GATHER = "gather"
+    WORKSPACE = "workspace"
+
+
+class Order(Word):
+    """Output traversal: row-major, column-major (Sec. 5.3), or the smaller of the two."""
+
+    ROW = "row"
+    COL = "col"
+    BEST = "best"
+
+
+class InPlaceKind(Word):
+    """How an op's output overlays the input it overwrites: the one relation the planner
+    places (allocator) and the kernels execute (codegen)."""
+
+    RIP = "rip"  # output starts `gap` bytes below its input; gather-first conv and pooling
+    CHANNEL = "channel"  # depthwise: same base, one channel plane at a time
+    REVERSE = "reverse"  # nearest upsampling: same base, traversed backwards (Theorem 14)
+    ELEMENTWISE = "elementwise"  # same base, each output reads only its own index
+
+    @property
+    def exact(self) -> bool:
+        """The output must start exactly at its input (no gap can be traded for a shift)."""
+        return self in (InPlaceKind.CHANNEL, InPlaceKind.REVERSE)
