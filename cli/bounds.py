@@ -19,6 +19,7 @@ from rip.allocator.theory.bounds import Bound, rip_bound
 from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.herringbone import herringbone_bound
 from rip.allocator.theory.simulate import simulate_herringbone, simulate_rip
+from rip.cli import guarded
 from rip.errors import LayerError, RipError
 
 SCHEMES = ("rip", "herringbone", "gm-eq1", "corollary1")
@@ -238,14 +239,14 @@ def _run_batch(path: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        if args.batch is not None:
-            return _run_batch(args.batch)
-        print(json.dumps(evaluate(_fields(args)), indent=2))
-        return 0
-    except RipError as e:
-        print(f"rip-bounds: error: {e}", file=sys.stderr)
-        return e.exit_code
+    return guarded("rip-bounds", lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.batch is not None:
+        return _run_batch(args.batch)
+    print(json.dumps(evaluate(_fields(args)), indent=2))
+    return 0
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import serial
 
+from rip.cli import guarded
 from rip.errors import RipError
 from rip.firmware.result import Result
 from rip.firmware.serial_port import LineReader, NoDeviceError, open_port, wait_for_result
@@ -109,13 +110,11 @@ def main_verify(argv: Sequence[str] | None = None) -> int:
         help="seconds to wait for a result line (default 30; the firmware prints one every second)",
     )
     args = p.parse_args(argv)
-    try:
-        return _verify(Path(args.project), args.port, args.timeout)
-    except RipError as e:
-        print(f"rip-verify: error: {e}", file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        return EXIT_NO_RESULT
+    return guarded(
+        "rip-verify",
+        lambda: _verify(Path(args.project), args.port, args.timeout),
+        interrupted=EXIT_NO_RESULT,
+    )
 
 
 def main_monitor(argv: Sequence[str] | None = None) -> int:
@@ -124,11 +123,10 @@ def main_monitor(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--port", help=_port_help())
     args = p.parse_args(argv)
-    try:
-        link = open_port(args.port)
-    except RipError as e:
-        print(f"rip-monitor: error: {e}", file=sys.stderr)
-        return e.exit_code
+    return guarded("rip-monitor", lambda: _monitor(open_port(args.port)))
+
+
+def _monitor(link: serial.SerialBase) -> int:
     print(f"rip-monitor: {link.name} (Ctrl-C to stop)", file=sys.stderr)
     try:
         for line in LineReader(link).lines():

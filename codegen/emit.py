@@ -15,7 +15,7 @@ from rip.codegen import lower_elementwise, lower_spatial  # noqa: F401  (registe
 from rip.codegen.lowering import LoweringError, OpBuffers, lowering_for
 from rip.codegen.reference import default_inputs
 from rip.codegen.templating import render
-from rip.errors import RipError
+from rip.errors import CodegenError
 from rip.frontend.ir import Graph
 
 
@@ -56,10 +56,6 @@ class EmittedModel:
         """model.h and model.c."""
         ctx = {"m": self}
         return {"model.h": render("model.h.j2", **ctx), "model.c": render("model.c.j2", **ctx)}
-
-
-class CodegenError(RipError):
-    """A model that cannot be turned into code (e.g. a graph-only model without weights)."""
 
 
 def _slot(graph: Graph, plan: Plan, t: int) -> TensorSlot:

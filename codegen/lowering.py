@@ -11,13 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rip.errors import RipError
+from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.terms import InPlaceKind
-
-
-class LoweringError(RipError):
-    """An op the code generator cannot emit (it names the op, its index and output)."""
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rip.errors import RipError
+from rip.errors import ReferenceError
 from rip.frontend.ir import Graph
-
-
-class ReferenceError(RipError):
-    """The reference interpreter could not run the model."""
 
 
 def default_input(nbytes: int, index: int = 0) -> np.ndarray:

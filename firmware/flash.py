@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rip.errors import RipError
+from rip.errors import FlashError
 from rip.firmware.uf2 import RP2040_FAMILY, RP2350_ARM_S_FAMILY, Uf2Error, image_family
 
 BOOT_LABELS = ("RPI-RP2", "RP2350")
@@ -33,12 +33,6 @@ DRIVE_PATTERNS = tuple(
     )
 )
 FAMILY_CHIPS = {RP2040_FAMILY: "RP2040", RP2350_ARM_S_FAMILY: "RP2350"}
-
-
-class FlashError(RipError):
-    """The UF2 could not be put on a board; the message says what to do."""
-
-    exit_code = 2
 
 
 def _mounted_drives() -> list[Path]:

@@ -22,7 +22,7 @@ from rip.boards import Board
 from rip.codegen.cformat import c_ident
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.errors import RipError
+from rip.errors import PicoSdkMissing, RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.uf2 import write_uf2
 
@@ -34,12 +34,6 @@ SDK_HINT = (
     "git clone https://github.com/raspberrypi/pico-sdk && "
     "(cd pico-sdk && git submodule update --init) && export PICO_SDK_PATH=$PWD/pico-sdk"
 )
-
-
-class PicoSdkMissing(RipError):
-    """``--build`` without a usable Pico SDK: the message says how to get one."""
-
-    exit_code = 5  # a build that could not run, as codegen.project.BuildError
 
 
 def app_name(model_name: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rip.errors import RipError
+from rip.errors import PlacementError as PlacementError  # re-exported: milp.py imports it here
 
 
 @dataclass(frozen=True)
@@ -105,12 +105,6 @@ class Plan:
     lower_bound: int = 0
     stats: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-
-
-class PlacementError(RipError):
-    """A placer could not produce a plan (e.g. the solver is unavailable); exit code 4."""
-
-    exit_code = 4
 
 
 def align_up(value: int, alignment: int) -> int:

@@ -21,18 +21,12 @@ from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import POOLS, conv_geometry
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_rip, simulate_upsample
-from rip.errors import RipError
+from rip.errors import ReplayError
 from rip.frontend.ir import Graph
 
 LITERAL_LIMIT = 4096  # output scalars up to which the literal simulator is used
 
 FREE = -1
-
-
-class ReplayError(RipError):
-    """A plan that would corrupt a live tensor: an internal error, never emitted."""
-
-    exit_code = 70
 
 
 def _min_gap(graph: Graph, op_index: int, order: str) -> int:

@@ -22,7 +22,7 @@ from rip.allocator.theory.bounds import (
     upsample_bound,
 )
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.errors import LayerError, RipError
+from rip.errors import GraphError, LayerError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Lifetime, last_reader, lifetimes
 from rip.terms import InPlaceKind
@@ -79,10 +79,6 @@ class Requirements:
 
     def candidates(self) -> list[InPlace]:
         return [c for op in self.ops for c in op.candidates]
-
-
-class GraphError(RipError):
-    """A graph whose shapes contradict its operator parameters."""
 
 
 def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
