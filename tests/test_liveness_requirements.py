@@ -29,7 +29,7 @@ def test_lifetimes_cover_producer_to_last_reader(example):
     lives = lifetimes(g)
     producers = g.producers()
     for s, lt in lives.items():
-        assert lt.nbytes == g.tensors[s].nbytes
+        assert lt.size == g.tensors[s].nbytes
         if s in producers:
             assert lt.first == producers[s]
     (x,) = g.inputs
@@ -107,4 +107,4 @@ def test_scratch_formulas():
 def test_live_bytes_is_a_lower_bound_per_step(example):
     lives = lifetimes(example).values()
     for k, total in enumerate(live_bytes(example)):
-        assert total == sum(lt.nbytes for lt in lives if lt.first <= k <= lt.last)
+        assert total == sum(b.size for b in lives if b.first <= k <= b.last)

@@ -12,19 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rip.errors import PlacementError as PlacementError  # re-exported: milp.py imports it here
-
-
-@dataclass(frozen=True)
-class Buffer:
-    """An activation buffer live over steps [first, last] (inclusive)."""
-
-    id: int
-    size: int
-    first: int
-    last: int
-
-    def overlaps(self, other: Buffer) -> bool:
-        return self.first <= other.last and other.first <= self.last
+from rip.frontend.liveness import Buffer as Buffer  # the one buffer type, defined by liveness
+from rip.terms import InPlaceKind, Order, Placer
 
 
 @dataclass(frozen=True)
@@ -40,8 +29,8 @@ class Pair:
     gap: int
     exact: bool = False
     shiftable: bool = False
-    kind: str = ""
-    order: str = "row"
+    kind: InPlaceKind | str = ""  # how the output overlays the input; "" in bare problems
+    order: Order = Order.ROW
 
 
 @dataclass(frozen=True)
@@ -99,7 +88,7 @@ class Plan:
     aliased: tuple[Pair, ...]
     shifts: tuple[Pair, ...]
     peak: int
-    placer: str
+    placer: Placer | str  # "greedy" for the warm start that no user picks
     optimal: bool | None = None
     solve_seconds: float = 0.0
     lower_bound: int = 0
@@ -160,14 +149,12 @@ def first_fit(problem: Problem) -> Plan:
             continue
         placed[b.id] = lowest_free([(lo, hi) for lo, hi, _ in live], b.size, v)
     return Plan(
-        placed,
-        tuple(aliased),
-        (),
-        measure_peak(problem, placed, ()),
-        "firstfit",
-        None,
-        0.0,
-        problem.lower_bound(),
+        offsets=placed,
+        aliased=tuple(aliased),
+        shifts=(),
+        peak=measure_peak(problem, placed, ()),
+        placer=Placer.FIRSTFIT,
+        lower_bound=problem.lower_bound(),
     )
 
 
@@ -184,12 +171,10 @@ def greedy_by_size(problem: Problem) -> Plan:
         ]
         placed[b.id] = lowest_free(live, b.size, v)
     return Plan(
-        placed,
-        (),
-        (),
-        measure_peak(problem, placed, ()),
-        "greedy",
-        None,
-        0.0,
-        problem.lower_bound(),
+        offsets=placed,
+        aliased=(),
+        shifts=(),
+        peak=measure_peak(problem, placed, ()),
+        placer="greedy",  # a warm start only, never a user's --placer
+        lower_bound=problem.lower_bound(),
     )

@@ -24,7 +24,7 @@ from rip.allocator.theory.bounds import (
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import GraphError, LayerError
 from rip.frontend.ir import Graph, Operator
-from rip.frontend.liveness import Lifetime, last_reader, lifetimes
+from rip.frontend.liveness import Buffer, last_reader, lifetimes
 from rip.terms import InPlaceKind
 
 ELEMENTWISE = ("ADD", "SUB", "MUL")
@@ -70,7 +70,7 @@ class OpRequirement:
 @dataclass(frozen=True)
 class Requirements:
     ops: tuple[OpRequirement, ...]
-    lifetimes: dict[int, Lifetime]
+    lifetimes: dict[int, Buffer]  # every activation's buffer, by storage id
 
     @property
     def scratch_bytes(self) -> int:

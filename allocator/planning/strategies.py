@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from rip.allocator.planning.placement import Buffer, Pair, Problem, align_up
+from rip.allocator.planning.placement import Pair, Problem, align_up
 from rip.allocator.planning.requirements import InPlace, Requirements
 from rip.errors import RipError
 from rip.terms import InPlaceKind, Strategy
@@ -29,9 +29,7 @@ def _allowed(candidate: InPlace, strategy: str) -> bool:
 def build_problem(req: Requirements, strategy: str, alignment: int) -> Problem:
     """The placement problem of a model under a strategy: gaps rounded up to the board's
     alignment V (Sec. 4.3), so that aligned offsets keep SIMD loads legal."""
-    buffers = tuple(
-        Buffer(lt.tensor, lt.nbytes, lt.first, lt.last) for lt in req.lifetimes.values()
-    )
+    buffers = tuple(req.lifetimes.values())
     pairs = tuple(
         Pair(
             c.op,
