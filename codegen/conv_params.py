@@ -37,6 +37,7 @@ from rip.frontend.ir import (
     ReduceParams,
     Tensor,
 )
+from rip.shapes import nhwc
 
 Dims = tuple[int, int, int, int]  # rip_dims: n, h, w, c
 
@@ -148,7 +149,7 @@ def fold_mean_count(multiplier: int, shift: int, count: int) -> tuple[int, int]:
 # Shared checks
 # --------------------------------------------------------------------------------------
 def _where(op: Operator) -> str:
-    return f"{op.kind} at index {op.source_index}"
+    return op.describe()
 
 
 def _int8_quant(t: Tensor, op: Operator, what: str) -> Quant:
@@ -163,17 +164,6 @@ def _per_tensor(q: Quant, op: Operator, what: str) -> tuple[float, int]:
     if q.per_channel:
         raise KernelParamsError(f"{_where(op)}: {what} must be quantized per tensor")
     return q.scale[0], q.zero_point[0]
-
-
-def _dims4(shape: tuple[int, ...]) -> Dims:
-    """An activation shape as rip_dims (N, H, W, C); lower ranks are N x 1 x 1 x C."""
-    if len(shape) == 4:
-        return shape[0], shape[1], shape[2], shape[3]
-    if len(shape) == 3:
-        return shape[0], 1, shape[1], shape[2]
-    if len(shape) == 2:
-        return shape[0], 1, 1, shape[1]
-    return 1, 1, 1, shape[0] if shape else 1
 
 
 def _weights(graph: Graph, op: Operator, channels: int, axis: int) -> tuple[Tensor, Quant]:
@@ -214,11 +204,11 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
     in_scale, in_zp = _per_tensor(_int8_quant(x, op, "the input"), op, "the input")
     out_q = _int8_quant(y, op, "the output")
     out_scale, out_zp = _per_tensor(out_q, op, "the output")
-    input_dims, output_dims = _dims4(x.shape), _dims4(y.shape)
+    input_dims, output_dims = nhwc(x.shape), nhwc(y.shape)
     c_out = output_dims[3]
     depthwise = isinstance(p, DepthwiseParams)
     w, wq = _weights(graph, op, c_out, 3 if depthwise else 0)
-    filter_dims = _dims4(w.shape)
+    filter_dims = nhwc(w.shape)
     multiplier = p.depth_multiplier if depthwise else 1
     if depthwise and c_out != input_dims[3] * multiplier:
         raise KernelParamsError(
@@ -300,10 +290,10 @@ def pool_params(graph: Graph, op: Operator) -> PoolKernelParams:
     # PoolingPrepare's own test: float32 scales within 1e-6 and equal zero points.
     if abs(float(np.float32(in_scale) - np.float32(out_scale))) > 1e-6 or in_zp != out_zp:
         raise KernelParamsError(f"{_where(op)}: input and output quantization differ")
-    output_dims = _dims4(y.shape)
+    output_dims = nhwc(y.shape)
     return PoolKernelParams(
         kind=op.kind,
-        input_dims=_dims4(x.shape),
+        input_dims=nhwc(x.shape),
         filter_dims=(1, p.filter[0], p.filter[1], 1),
         output_dims=output_dims,
         stride=p.stride,

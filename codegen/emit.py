@@ -102,7 +102,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         lowered = lowering_for(graph, op)(graph, op, i, buffers, f"op{i}")
         if lowered.scratch_bytes > req.ops[i].scratch_bytes:
             raise LoweringError(
-                f"op {i} ({op.kind}, file index {op.source_index}) needs "
+                f"{op.describe(graph, i)} needs "
                 f"{lowered.scratch_bytes} B of scratch, the plan reserved "
                 f"{req.ops[i].scratch_bytes} B"
             )

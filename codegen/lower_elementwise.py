@@ -91,11 +91,7 @@ class ConstantOperand:
 
 def _where(graph: Graph, op: Operator) -> str:
     """The op as messages name it (kind, file index, output tensor), as lowering_for does."""
-    out = op.outputs[0]
-    return (
-        f"operator {op.kind} at index {op.source_index} "
-        f"(output tensor {out} {graph.tensors[out].name!r})"
-    )
+    return op.describe(graph)
 
 
 def _check_buffers(graph: Graph, op: Operator, buffers: OpBuffers) -> None:

@@ -54,11 +54,7 @@ class _Emit:
 
 def where(graph: Graph, op: Operator, index: int) -> str:
     """How messages name an op: its kind, .tflite index, schedule step and output."""
-    out = op.outputs[0]
-    return (
-        f"operator {op.kind} at index {op.source_index} (step {index}, output tensor {out} "
-        f"{graph.tensors[out].name!r})"
-    )
+    return op.describe(graph, index)
 
 
 def _params(compute: Callable[[Graph, Operator], P], graph: Graph, op: Operator, index: int) -> P:

@@ -67,9 +67,5 @@ def register(*kinds: str) -> Callable[[Lowering], Lowering]:
 
 def lowering_for(graph: Graph, op: Operator) -> Lowering:
     if op.kind not in _REGISTRY:
-        out = op.outputs[0]
-        raise LoweringError(
-            f"no kernel for operator {op.kind} at index {op.source_index} "
-            f"(output tensor {out} {graph.tensors[out].name!r})"
-        )
+        raise LoweringError(f"no kernel for {op.describe(graph)}")
     return _REGISTRY[op.kind]

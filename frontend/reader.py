@@ -36,6 +36,7 @@ from rip.frontend.ir import (
     SoftmaxParams,
     Tensor,
     TransposeParams,
+    describe,
 )
 from rip.shapes import conv_out_size, same_padding
 
@@ -244,10 +245,10 @@ class _Reader:
                 continue
             if outs and outs[0] >= 0:
                 out_name = (raw_tensors[outs[0]].Name() or b"").decode(errors="replace")
-                where = f"output tensor {outs[0]} {out_name!r}"
+                where = describe(kind, i, output=outs[0], output_name=out_name)
             else:
-                where = "no output tensor"
-            message = f"unsupported operator {kind} at index {i} ({where})"
+                where = describe(kind, i, output=-1)
+            message = f"unsupported {where}"
             if markers or stateful:
                 uses = ", ".join(markers) or "variable tensors"
                 message += f"; recurrent models are not supported (this one uses {uses})"
@@ -329,7 +330,7 @@ class _Reader:
                     raise self.fail(f"int8 {_tensor_desc(t)} has no quantization parameters")
                 continue
             made_by = (
-                f"output of {raw_ops[producer[tid]][0]} at index {producer[tid]}"
+                f"output of {describe(raw_ops[producer[tid]][0], producer[tid])}"
                 if tid in producer
                 else "graph input"
             )
@@ -366,7 +367,7 @@ class _Reader:
         table = op.BuiltinOptions()
         if table is None:
             if required:
-                raise self.fail(f"{kind} at index {index} has no options")
+                raise self.fail(f"{describe(kind, index)} has no options")
             return None
         opts = cls()
         opts.Init(table.Bytes, table.Pos)
@@ -375,7 +376,7 @@ class _Reader:
     def activation(self, code: int, index: int, kind: str) -> str:
         act = _ACTIVATIONS.get(code, f"code {code}")
         if act not in _CLAMP_ACTIVATIONS:
-            raise self.fail(f"unsupported fused activation {act} on {kind} at index {index}")
+            raise self.fail(f"unsupported fused activation {act} on {describe(kind, index)}")
         return act
 
     def constant_ints(self, tid: int, tensors: dict[int, Tensor]) -> list[int] | None:
@@ -434,7 +435,7 @@ class _Reader:
         outs: tuple[int, ...],
         tensors: dict[int, Tensor],
     ) -> Any:
-        where = f"{kind} at index {index}"
+        where = describe(kind, index)
         in_shape = tensors[ins[0]].shape if ins and ins[0] >= 0 else ()
         out_shape = tensors[outs[0]].shape if outs and outs[0] >= 0 else ()
 

@@ -100,10 +100,10 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
     try:
         geom = ConvGeometry(h, w, c_in, c_out, kh, kw, *p.stride, dh, dw, *pad.as_tuple())
     except LayerError as e:
-        raise GraphError(f"operator {op.kind} at index {op.source_index}: {e}") from None
+        raise GraphError(f"{op.describe()}: {e}") from None
     if (geom.h_out, geom.w_out) != (h_out, w_out):
         raise GraphError(
-            f"operator {op.kind} at index {op.source_index}: parameters give a "
+            f"{op.describe()}: parameters give a "
             f"{geom.h_out}x{geom.w_out} output, tensor {op.outputs[0]} is {h_out}x{w_out}"
         )
     return geom
