@@ -1,4 +1,9 @@
-"""Board descriptions: one TOML file per board in this folder, read by the compiler."""
+"""Board descriptions: one TOML file per board in this folder, read by the compiler.
+
+Every chip fact lives in these files and nowhere else: SRAM, the SDK's static data and
+stack, alignment, the cycle counter, the Pico SDK board and platform, the UF2 family (and
+the RP2350's errata block family), and the BOOTSEL drive's label. ``boot_drives`` and
+``uf2_chips`` collect the last two for the flasher, which must recognise any Pico."""
 
 from __future__ import annotations
 
@@ -19,18 +24,16 @@ class Board:
     name: str
     description: str
     chip: str
-    cpu: str
     sram_bytes: int  # 0: no limit
     sdk_static_bytes: int
     stack_bytes: int
     alignment: int
-    cflags: tuple[str, ...]
-    has_dsp: bool
-    cycle_counter: str
-    pico_board: str | None = None
+    cycle_counter: str  # dwt_cyccnt | timer_us | clock_ns: what the result line counts
+    pico_board: str | None = None  # PICO_BOARD; None for a board that is not a Pico
     pico_platform: str | None = None
     uf2_family: int | None = None
     uf2_errata_family: int | None = None
+    boot_drive: str | None = None
 
     @property
     def fixed_overhead_bytes(self) -> int:
@@ -54,8 +57,21 @@ def load_board(name: str) -> Board:
     if not path.is_file():
         raise RipError(f"unknown board {name!r}; known boards: {', '.join(board_names())}")
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    data["cflags"] = tuple(data.get("cflags", ()))
     try:
         return Board(**data)
     except TypeError as e:
         raise RipError(f"board file {name}.toml: {e}") from None
+
+
+def pico_boards() -> list[Board]:
+    return [b for b in map(load_board, board_names()) if b.pico_board]
+
+
+def boot_drives() -> dict[str, Board]:
+    """BOOTSEL drive label -> the board whose bootloader shows it (``RPI-RP2`` -> pico)."""
+    return {b.boot_drive: b for b in pico_boards() if b.boot_drive}
+
+
+def uf2_chips() -> dict[int, str]:
+    """UF2 family id -> chip, from every Pico board file."""
+    return {b.uf2_family: b.chip for b in pico_boards() if b.uf2_family is not None}
