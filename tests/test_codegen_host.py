@@ -21,7 +21,9 @@ from tflite_writer import (
 )
 
 from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import requirements
+from rip.cli.compile import main
 from rip.codegen.emit import CodegenError, emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.firmware.host_project import build_host, run_host, write_host_project
@@ -191,8 +193,6 @@ def test_graph_only_models_are_refused():
 
 @pytest.mark.parametrize("stem", sorted(NO_ORACLE))
 def test_softmax_scale_refused(capsys, tmp_path, stem):
-    from rip.cli.compile import main
-
     model = SHARED / "models" / "keras" / f"{stem}.tflite"
     if not model.is_file():
         pytest.skip(f"{model} is absent")
@@ -205,8 +205,6 @@ def test_planned_right_shift_is_a_real_memmove(tmp_path):
     """Sec. 4.3: a shifted pair shares the input's base; the generated code moves the input
     up by the gap before the op. Forced here on one conv (real models rarely need it): the
     replay accepts the plan and the output still equals TFLite Micro's."""
-    from rip.allocator.planning.replay import replay
-
     model = _tight_conv()
 
     def shift(graph, plan):

@@ -13,7 +13,7 @@ from rip.allocator.planning.check import verify
 from rip.allocator.planning.milp import MilpOptions, milp
 from rip.allocator.planning.placement import Buffer, Pair, Problem, first_fit, measure_peak
 from rip.allocator.planning.plan import plan_model
-from rip.allocator.planning.replay import ReplayError, replay
+from rip.allocator.planning.replay import ReplayError, _min_gap, replay
 from rip.allocator.planning.requirements import requirements
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -119,8 +119,6 @@ def test_replay_rejects_gap_one_byte_short(planned):
     need = plan.offsets[conv.input] - plan.offsets[conv.output]
     # measured at byte granularity (alignment 1): one byte less than the planned gap that
     # the simulator says is needed
-    from rip.allocator.planning.replay import _min_gap
-
     minimum = _min_gap(g, conv.op, conv.order)
     assert need >= minimum > 0
     bad = replace(
