@@ -25,7 +25,7 @@ from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import GraphError, LayerError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
-from rip.terms import InPlaceKind
+from rip.terms import InPlaceKind, Layout, Order, Taps
 
 ELEMENTWISE = ("ADD", "SUB", "MUL")
 ACTIVATIONS = ("LOGISTIC", "HARD_SWISH", "RELU", "RELU6", "TANH", "QUANTIZE")
@@ -51,7 +51,7 @@ class InPlace:
     output: int
     gap: int
     workspace: int
-    order: str
+    order: Order
     kind: InPlaceKind
     theorem: str
 
@@ -134,13 +134,13 @@ def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
         # The kernels gather each receptive field first and never store padding: dense
         # layout, sigma = 0. They traverse row-major over HWC tensors; column order (Sec.
         # 5.3) would need the tensors stored transposed, which no kernel does yet.
-        return rip_bound(conv_geometry(graph, op), "dense", "gather", "row")
+        return rip_bound(conv_geometry(graph, op), Layout.DENSE, Taps.GATHER, Order.ROW)
     if op.kind == "DEPTHWISE_CONV_2D":
         if op.params.depth_multiplier != 1:
             raise LayerError("depth multiplier is not 1")
         return depthwise_bound(conv_geometry(graph, op))
     if op.kind in POOLS:
-        return pool_bound(conv_geometry(graph, op), "dense")
+        return pool_bound(conv_geometry(graph, op), Layout.DENSE)
     if op.kind in ELEMENTWISE or op.kind in ACTIVATIONS:
         if x.shape != y.shape and x.nbytes != y.nbytes:
             raise LayerError("it is the broadcast operand")

@@ -16,7 +16,7 @@ from rip.terms import InPlaceKind, Strategy
 STRATEGIES = tuple(Strategy)
 
 
-def _allowed(candidate: InPlace, strategy: str) -> bool:
+def _allowed(candidate: InPlace, strategy: Strategy | str) -> bool:
     if strategy == Strategy.DUAL:
         return False
     if strategy == Strategy.TINYENGINE:
@@ -26,7 +26,7 @@ def _allowed(candidate: InPlace, strategy: str) -> bool:
     raise RipError(f"strategy must be one of {', '.join(Strategy.values())}, got {strategy!r}")
 
 
-def build_problem(req: Requirements, strategy: str, alignment: int) -> Problem:
+def build_problem(req: Requirements, strategy: Strategy | str, alignment: int) -> Problem:
     """The placement problem of a model under a strategy: gaps rounded up to the board's
     alignment V (Sec. 4.3), so that aligned offsets keep SIMD loads legal."""
     buffers = tuple(req.lifetimes.values())
