@@ -9,8 +9,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from rip.allocator.planning.cache import PlanCache
+from rip.allocator.planning.parallel import plan_strategies
 from rip.allocator.planning.placement import Plan
-from rip.allocator.planning.plan import plan_model
 from rip.allocator.planning.requirements import Requirements, requirements
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import Board
@@ -41,15 +42,18 @@ def analyse(
     time_limit: float = 60.0,
     strategies: tuple[str, ...] = STRATEGIES,
     progress: bool = False,
+    cache: bool = False,
 ) -> Compiled:
+    """Read, fold and plan ``path``; ``cache``: reuse and store plans (allocator/planning/
+    cache.py), every reused plan replayed first."""
     t0 = time.perf_counter()
     source = read_model(path)
     graph = rewrite(source)
     req = requirements(graph)
-    plans = {
-        s: plan_model(graph, req, s, placer, board.alignment, time_limit, progress)
-        for s in strategies
-    }
+    store = PlanCache(path.read_bytes()) if cache else None
+    plans = plan_strategies(
+        graph, req, strategies, placer, board.alignment, time_limit, progress, store
+    )
     return Compiled(source, graph, req, plans, time.perf_counter() - t0)
 
 

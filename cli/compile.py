@@ -79,6 +79,12 @@ def _parser() -> argparse.ArgumentParser:
         help="generate code even when the plan does not fit the board's SRAM",
     )
     p.add_argument("--quiet", action="store_true", help="no solver progress on stderr")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="plan afresh: neither read nor write the plan cache ($RIP_CACHE_DIR, "
+        "default ~/.cache/rip)",
+    )
     return p
 
 
@@ -186,7 +192,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise RipError(f"{path}: no such file")
         board = load_board(args.board)
         progress = not args.quiet and not args.json and sys.stderr.isatty()
-        compiled = analyse(path, board, args.placer, args.time_limit, progress=progress)
+        # -o alone needs only the selected strategy; a report compares them all
+        only = args.output and not (args.report or args.json or args.plot)
+        strategies = (args.strategy,) if only else STRATEGIES
+        compiled = analyse(
+            path, board, args.placer, args.time_limit, strategies, progress, not args.no_cache
+        )
         rep = build_report(compiled, path, board, args.strategy)
         if args.output:
             if not rep["fits"] and not args.force:

@@ -23,16 +23,19 @@ def plan_model(
     alignment: int = 4,
     time_limit: float = 60.0,
     progress: bool = False,
+    warm_starts: tuple[Plan, ...] = (),
 ) -> Plan:
     """Place every activation of ``graph`` under ``strategy``; the plan is replayed
     independently before it is returned. A MILP that cannot run falls back to first fit,
-    and the plan's notes say so."""
+    and the plan's notes say so. ``warm_starts``: plans of the same buffers under other
+    strategies, which the MILP starts from when they are feasible for this one."""
     problem = build_problem(req, strategy, alignment)
     if placer == "firstfit":
         plan = first_fit(problem)
     elif placer == "milp":
         try:
-            plan = milp(problem, MilpOptions(time_limit=time_limit, progress=progress))
+            options = MilpOptions(time_limit=time_limit, progress=progress, warm_starts=warm_starts)
+            plan = milp(problem, options)
         except PlacementError as e:
             plan = first_fit(problem)
             plan = replace(plan, notes=(*plan.notes, f"{e}; fell back to the first-fit plan"))
