@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint bench-sweep bench-alloc bench-host clean
+.PHONY: run test lint bench-sweep bench-alloc bench-host bench-compile clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,3 +44,7 @@ bench-alloc: $(STAMP)
 # Inference time of the generated host C against the TFLite Micro interpreter, as a ratio.
 bench-host: $(STAMP)
 	$(BIN)/python benchmarks/bench_host.py $(BENCH_ARGS)
+
+# Compile time per model and stage, end to end against the previous release (issue 13).
+bench-compile: $(STAMP)
+	$(BIN)/python benchmarks/bench_compile.py $(BENCH_ARGS)

@@ -18,8 +18,9 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from rip.allocator.planning import parallel
+from rip.allocator.planning.cache import PlanCache
 from rip.allocator.planning.placement import Plan, Problem
-from rip.allocator.planning.plan import place
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import Requirements, requirements
 from rip.allocator.planning.strategies import STRATEGIES, build_problem
@@ -50,7 +51,8 @@ class Options:
     run: bool = False
     repeat: int = 1
     force: bool = False  # write code even when the plan does not fit
-    progress: bool = False  # solver progress on stderr
+    progress: bool = False  # stage and solver progress on stderr
+    cache: bool = True  # reuse replay-checked plans of an identical model and options
 
 
 @dataclass(frozen=True)
@@ -126,15 +128,23 @@ def read(path: Path) -> Graph:
 
 
 def plan_strategies(
-    req: Requirements, board: Board, options: Options
+    path: Path, graph: Graph, req: Requirements, board: Board, options: Options
 ) -> tuple[dict[Strategy, Problem], dict[Strategy, Plan]]:
-    """One placement problem per strategy, and its plan (not yet replayed)."""
+    """One placement problem per strategy, and its plan: strategies planned in parallel
+    processes, plans of an unchanged model and options taken from the plan cache
+    (allocator/planning/parallel.py, cache.py)."""
     problems = {s: build_problem(req, s, board.alignment) for s in options.strategies}
-    plans = {
-        s: place(p, options.placer, options.time_limit, options.progress)
-        for s, p in problems.items()
-    }
-    return problems, plans
+    plans = parallel.plan_strategies(
+        graph,
+        req,
+        tuple(options.strategies),
+        options.placer,
+        board.alignment,
+        options.time_limit,
+        options.progress,
+        PlanCache(path.read_bytes()) if options.cache else None,
+    )
+    return problems, {Strategy(s): plan for s, plan in plans.items()}
 
 
 def replay_plans(graph: Graph, plans: dict[Strategy, Plan], alignment: int) -> None:
@@ -149,7 +159,7 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
     source = read(path)
     graph = rewrite(source)
     req = requirements(graph)
-    problems, plans = plan_strategies(req, board, options)
+    problems, plans = plan_strategies(path, graph, req, board, options)
     replay_plans(graph, plans, board.alignment)
     return Compiled(
         path=path,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rip.allocator.planning.check import picture
+from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
 from rip.compiler import Options, compile_model
@@ -83,12 +84,22 @@ def _parser() -> argparse.ArgumentParser:
         help="generate code even when the plan does not fit the board's SRAM",
     )
     p.add_argument("--quiet", action="store_true", help="no solver progress on stderr")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="plan afresh: neither read nor write the plan cache ($RIP_CACHE_DIR, "
+        "default ~/.cache/rip)",
+    )
     return p
 
 
 def _options(args: argparse.Namespace) -> Options:
+    # -o alone needs only the selected strategy; a report, JSON or plot compares them all
+    only = args.output and not (args.report or args.json or args.plot)
     return Options(
         strategy=Strategy(args.strategy),
+        strategies=(Strategy(args.strategy),) if only else STRATEGIES,
+        cache=not args.no_cache,
         placer=Placer(args.placer),
         time_limit=args.time_limit,
         output=Path(args.output) if args.output else None,

@@ -22,3 +22,12 @@ def shared_path(*parts: str) -> Path:
 @pytest.fixture(scope="session")
 def paper_tables() -> dict:
     return json.loads(shared_path("reference", "paper-tables.json").read_text())
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _plan_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory):
+    """The CLI's plan cache goes to a temporary directory, never the user's ~/.cache."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RIP_CACHE_DIR", str(tmp_path_factory.mktemp("rip-cache")))
+    yield
+    mp.undo()

@@ -24,6 +24,7 @@ def place(
     placer: str = Placer.MILP,
     time_limit: float = 60.0,
     progress: bool = False,
+    warm_starts: tuple[Plan, ...] = (),
 ) -> Plan:
     """Every buffer of ``problem`` placed by ``placer``. A MILP that cannot run falls back
     to first fit, and the plan's notes say so. Interchangeable placers behind one
@@ -32,7 +33,8 @@ def place(
         return first_fit(problem)
     if placer == Placer.MILP:
         try:
-            return milp(problem, MilpOptions(time_limit=time_limit, progress=progress))
+            options = MilpOptions(time_limit=time_limit, progress=progress, warm_starts=warm_starts)
+            return milp(problem, options)
         except PlacementError as e:
             plan = first_fit(problem)
             return replace(plan, notes=(*plan.notes, f"{e}; fell back to the first-fit plan"))
@@ -47,9 +49,11 @@ def plan_model(
     alignment: int = 4,
     time_limit: float = 60.0,
     progress: bool = False,
+    warm_starts: tuple[Plan, ...] = (),
 ) -> Plan:
     """Place every activation of ``graph`` under ``strategy``; the plan is replayed
-    independently before it is returned."""
-    plan = place(build_problem(req, strategy, alignment), placer, time_limit, progress)
+    independently before it is returned. ``warm_starts``: plans of the same buffers under
+    other strategies, which the MILP starts from when they are feasible for this one."""
+    plan = place(build_problem(req, strategy, alignment), placer, time_limit, progress, warm_starts)
     replay(graph, plan, alignment)
     return plan
