@@ -37,6 +37,7 @@ from rip.frontend.ir import (
     ReduceParams,
     Tensor,
 )
+from rip.scratch import scratch_bytes
 from rip.shapes import nhwc
 
 Dims = tuple[int, int, int, int]  # rip_dims: n, h, w, c
@@ -47,7 +48,7 @@ KernelParamsError = ParamsError  # an operator the int8 kernels (and TFLite Micr
 
 @dataclass(frozen=True)
 class ConvKernelParams:
-    """``rip_conv2d_s8`` / ``rip_depthwise_conv2d_s8[_inplace]``: rip_conv_params (or
+    """``rip_conv2d_s8`` / ``rip_depthwise_conv2d[_inplace]_s8``: rip_conv_params (or
     rip_dw_conv_params), rip_per_channel_quant and the dims structs."""
 
     kind: str  # CONV_2D | DEPTHWISE_CONV_2D
@@ -64,7 +65,7 @@ class ConvKernelParams:
     multipliers: tuple[int, ...]  # one per output channel
     shifts: tuple[int, ...]
     has_bias: bool
-    scratch_bytes: int  # the kernel's ..._get_buffer_size()
+    scratch_bytes: int  # rip.scratch.scratch_bytes: the kernel's ..._get_buffer_size()
 
 
 @dataclass(frozen=True)
@@ -217,8 +218,6 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
         )
     scales = wq.scale if wq.per_channel else wq.scale * c_out
     pairs = [quantize_multiplier(effective_scale(in_scale, s, out_scale)) for s in scales]
-    kh, kw = filter_dims[1], filter_dims[2]
-    scratch = output_dims[1] * output_dims[2] if depthwise else kh * kw * input_dims[3]
     return ConvKernelParams(
         kind=op.kind,
         input_dims=input_dims,
@@ -234,7 +233,7 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
         multipliers=tuple(m for m, _ in pairs),
         shifts=tuple(s for _, s in pairs),
         has_bias=_has_bias(graph, op),
-        scratch_bytes=scratch,
+        scratch_bytes=scratch_bytes(op.kind, input_dims, filter_dims, output_dims),
     )
 
 
@@ -290,18 +289,19 @@ def pool_params(graph: Graph, op: Operator) -> PoolKernelParams:
     # PoolingPrepare's own test: float32 scales within 1e-6 and equal zero points.
     if abs(float(np.float32(in_scale) - np.float32(out_scale))) > 1e-6 or in_zp != out_zp:
         raise KernelParamsError(f"{_where(op)}: input and output quantization differ")
-    output_dims = nhwc(y.shape)
+    input_dims, output_dims = nhwc(x.shape), nhwc(y.shape)
+    filter_dims = (1, p.filter[0], p.filter[1], 1)
     return PoolKernelParams(
         kind=op.kind,
-        input_dims=nhwc(x.shape),
-        filter_dims=(1, p.filter[0], p.filter[1], 1),
+        input_dims=input_dims,
+        filter_dims=filter_dims,
         output_dims=output_dims,
         stride=p.stride,
         padding=(p.padding.top, p.padding.left),
         activation=activation_range(p.activation, out_q),
         pad_counts=p.pad_counts,
         pad_value=in_zp,
-        scratch_bytes=4 * output_dims[3],
+        scratch_bytes=scratch_bytes(op.kind, input_dims, filter_dims, output_dims),
     )
 
 
@@ -320,16 +320,17 @@ def mean_params(graph: Graph, op: Operator) -> MeanKernelParams:
     real = float(np.float64(np.float32(in_scale)) / np.float64(np.float32(out_scale)))
     requant_multiplier, requant_shift = quantize_multiplier(real)
     multiplier, shift = fold_mean_count(requant_multiplier, requant_shift, h * w)
+    input_dims, output_dims = (n, h, w, c), (n, 1, 1, c)
     return MeanKernelParams(
-        input_dims=(n, h, w, c),
-        output_dims=(n, 1, 1, c),
+        input_dims=input_dims,
+        output_dims=output_dims,
         input_offset=-in_zp,
         output_offset=out_zp,
         multiplier=multiplier,
         shift=shift,
         requant_multiplier=requant_multiplier,
         requant_shift=requant_shift,
-        scratch_bytes=4 * c,
+        scratch_bytes=scratch_bytes(op.kind, input_dims, (1, 1, 1, 1), output_dims),
     )
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cbuild import kernel_lib, kernel_objs  # noqa: F401  (the C build fixtures)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 REPO = Path(__file__).resolve().parents[1]

@@ -25,6 +25,7 @@ from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import GraphError, LayerError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
+from rip.scratch import scratch_bytes as kernel_scratch_bytes
 from rip.terms import InPlaceKind, Layout, Order, Taps
 
 ELEMENTWISE = ("ADD", "SUB", "MUL")
@@ -110,19 +111,12 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
 
 
 def scratch_bytes(graph: Graph, op: Operator) -> int:
-    """Scratch a kernel needs outside the arena, from the formulas the kernels use:
-    a convolution gathers one receptive field (sigma = 0, Eq. 6); a channel in-place
-    depthwise keeps one output channel plane; pooling and global pooling keep one pixel's
-    int32 accumulators. Everything else needs none."""
-    if op.kind == "CONV_2D":
-        geom = conv_geometry(graph, op)
-        return geom.kh * geom.kw * geom.c_in
-    if op.kind == "DEPTHWISE_CONV_2D":
-        geom = conv_geometry(graph, op)
-        return geom.h_out * geom.w_out
-    if op.kind in (*POOLS, "GLOBAL_AVERAGE_POOL"):
-        return 4 * graph.tensors[op.outputs[0]].hwc[2]
-    return 0
+    """Scratch a kernel needs outside the arena: `rip.scratch.scratch_bytes` (the formulas
+    of the kernels' ..._get_buffer_size) on this op's dims."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    conv = op.kind in ("CONV_2D", "DEPTHWISE_CONV_2D")
+    w = tuple(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
+    return kernel_scratch_bytes(op.kind, (1, *x.hwc), w, (1, *y.hwc))
 
 
 def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
