@@ -527,6 +527,19 @@ def _() -> bytes:
     return bytes(data)
 
 
+# Four bytes changed in the base model: TFLite Micro dies on SIGSEGV loading it (found by a
+# mutation run; tests/test_validate.py runs the isolated reference on it).
+TFLM_SEGV_PATCH = ((552, 46), (1277, 245), (2492, 120), (3252, 52))
+
+
+@raw_fault("byte_mutant_tflm_segv", "input 0 refers to tensor 46")
+def _() -> bytes:
+    data = bytearray(base().to_bytes())
+    for at, value in TFLM_SEGV_PATCH:
+        data[at] = value
+    return bytes(data)
+
+
 @raw_fault("not_tflite", "not a TFLite file")
 def _() -> bytes:
     return b"this is not a model, just text\n"
