@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint bench-sweep bench-alloc bench-host bench-compile clean
+.PHONY: run test lint fuzz bench-sweep bench-alloc bench-host bench-compile clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
+
+# Longer fuzzing of the reader, validator and planner than CI's bounded run (tests/test_fuzz.py):
+# random examples, FUZZ_EXAMPLES per target. A crash found is fixed and kept in the corpus.
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	RIP_FUZZ_PROFILE=fuzz RIP_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -p no:xdist -x tests/test_fuzz.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -26,7 +26,7 @@ from rip.allocator.planning.requirements import Requirements, requirements
 from rip.allocator.planning.strategies import STRATEGIES, build_problem
 from rip.boards import Board
 from rip.codegen.emit import EmittedModel, emit_model
-from rip.codegen.reference import ReferenceError, checksum, reference_outputs
+from rip.codegen.reference_process import run_reference
 from rip.errors import FitError, RipError
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.pico_project import build_pico_project, write_pico_project
@@ -78,6 +78,7 @@ class Reference:
 
     checksum: int | None
     unavailable: str | None = None
+    status: str = "ok"  # ok | refused | crashed | timeout (codegen.reference_process)
 
 
 @dataclass(frozen=True)
@@ -190,10 +191,11 @@ def emit(c: Compiled) -> EmittedModel:
 
 
 def reference(path: Path, graph: Graph) -> Reference:
-    try:
-        return Reference(checksum(reference_outputs(path, graph)))
-    except ReferenceError as e:
-        return Reference(None, str(e))
+    """TFLite Micro's checksum, computed in a child process with a time limit so that a
+    model it crashes on cannot take the compiler down; ``unavailable`` says why not
+    (refused, crashed, timed out)."""
+    outcome = run_reference(path, graph)
+    return Reference(outcome.checksum, outcome.reason, outcome.status)
 
 
 def write_project(board: Board, model: EmittedModel, out: Path, ref: Reference) -> None:

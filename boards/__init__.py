@@ -8,7 +8,7 @@ the RP2350's errata block family), and the BOOTSEL drive's label. ``boot_drives`
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from importlib import resources
 
 from rip.errors import RipError
@@ -56,11 +56,7 @@ def load_board(name: str) -> Board:
     path = resources.files(__package__) / f"{name}.toml"
     if not path.is_file():
         raise RipError(f"unknown board {name!r}; known boards: {', '.join(board_names())}")
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    try:
-        return Board(**data)
-    except TypeError as e:
-        raise RipError(f"board file {name}.toml: {e}") from None
+    return parse_board(path.read_bytes(), f"{name}.toml")
 
 
 def pico_boards() -> list[Board]:
@@ -75,3 +71,51 @@ def boot_drives() -> dict[str, Board]:
 def uf2_chips() -> dict[int, str]:
     """UF2 family id -> chip, from every Pico board file."""
     return {b.uf2_family: b.chip for b in pico_boards() if b.uf2_family is not None}
+
+
+def _kind(annotation: str) -> type:
+    """The TOML value type of a Board field, from its annotation (``int | None`` -> int:
+    TOML has no None, so an optional field is simply absent)."""
+    base = annotation.split("|")[0].strip()
+    return {"int": int, "str": str, "bool": bool, "float": float}.get(base, list)
+
+
+def _is(value: object, kind: type) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is list:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, kind)
+
+
+def parse_board(data: bytes, source: str) -> Board:
+    """A board from the bytes of its TOML file; one-line RipError naming ``source`` and the
+    field for anything malformed (encoding, syntax, unknown or missing field, wrong type,
+    negative size, alignment not a positive power of two)."""
+    where = f"board file {source}"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RipError(f"{where}: not UTF-8 (byte {e.start})") from None
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise RipError(f"{where}: not valid TOML ({' '.join(str(e).split())})") from None
+    known = {f.name: f for f in fields(Board)}
+    for key, value in table.items():
+        if key not in known:
+            raise RipError(f"{where}: unknown field {key!r}")
+        kind = _kind(str(known[key].type))
+        if not _is(value, kind):
+            raise RipError(f"{where}: {key} has the wrong type ({value!r})")
+        if kind in (int, float) and value < 0:
+            raise RipError(f"{where}: {key} must not be negative, got {value}")
+    missing = [k for k, f in known.items() if k not in table and f.default is MISSING]
+    if missing:
+        raise RipError(f"{where}: missing field {missing[0]!r}")
+    alignment = table["alignment"]
+    if alignment < 1 or alignment & (alignment - 1):
+        raise RipError(f"{where}: alignment must be a positive power of two, got {alignment}")
+    return Board(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})

@@ -38,6 +38,7 @@ from rip.frontend.ir import (
     TransposeParams,
     describe,
 )
+from rip.frontend.validate import validate_model
 from rip.shapes import conv_out_size, same_padding
 
 FILE_IDENTIFIER = b"TFL3"
@@ -134,6 +135,7 @@ def read_model(source: str | Path | bytes, name: str | None = None) -> Graph:
             f"{label}: not a TFLite file (no {FILE_IDENTIFIER.decode()!r} identifier at bytes 4..8)"
         )
     try:
+        validate_model(buf, label)  # rip.frontend.validate: refuses malformed models
         return _Reader(buf, label, graph_name).graph()
     except _CORRUPT_ERRORS as exc:
         kind = type(exc).__name__ if type(exc) is not struct.error else "struct.error"
