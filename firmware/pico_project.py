@@ -24,6 +24,7 @@ from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
 from rip.errors import RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
+from rip.firmware.result import Result, c_printf, c_result_fields
 from rip.firmware.uf2 import write_uf2
 
 # What the firmware prints as the unit of ``cycles``, by the board file's cycle_counter.
@@ -77,12 +78,22 @@ def write_pico_project(model: EmittedModel, out: Path, board: Board, checksum: i
     (``checksum`` is the host's CRC-32 of the outputs on the default input, or None)."""
     _require_pico(board)
     out.mkdir(parents=True, exist_ok=True)
+    unit = CYCLE_UNITS[board.cycle_counter]
+    fields = c_result_fields(
+        board.name, unit, "elapsed", clock_expr="clock_get_hz(clk_sys)", stack_expr="stack_bytes"
+    )
+    example = Result(model.name, board.name, model.strategy, model.arena_bytes, 0, 0, unit,
+                     stack=0, clock_hz=board.clock_hz or None).line()  # fmt: skip
     ctx = {
         "m": model,
         "board": board,
         "app": app_name(model.name),
         "dwt": board.cycle_counter == "dwt_cyccnt",
-        "unit": CYCLE_UNITS[board.cycle_counter],
+        "unit": unit,
+        "result_printf": c_printf(fields),
+        "result_example": example.replace("checksum=0x00000000", "checksum=0x<crc32>")
+        .replace("cycles=0", "cycles=<n>")
+        .replace("stack=0", "stack=<bytes>"),
         "kernel_sources": kernel_sources(),
         "drive": BOOT_DRIVES.get(board.chip, "RPI-RP2"),
         "checksum": checksum,
