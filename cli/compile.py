@@ -16,6 +16,8 @@ from rip.allocator.planning.plan import PLACERS
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.errors import RipError
+from rip.firmware.qemu_project import macs
+from rip.firmware.qemu_run import generate_for_qemu
 from rip.report import analyse, build_report, format_report
 
 
@@ -59,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--run",
         action="store_true",
-        help="(host board) build and run the project, compare with TFLite Micro",
+        help="(host and qemu boards) build and run the project, compare with TFLite Micro",
     )
     p.add_argument(
         "--repeat",
@@ -105,10 +107,13 @@ def _generate(compiled, path: Path, board, strategy: str, args) -> dict:
         reference, why = None, str(e)
     else:
         why = None
+    if board.qemu_machine:  # emulated boards: rip.firmware.qemu_run does the rest
+        info = generate_for_qemu(compiled.graph, model, out, board, reference, args.run)
+        return {**info, "reference_unavailable": why} if why else info
     if board.pico_board:
         from rip.firmware.pico_project import build_pico_project, write_pico_project
 
-        write_pico_project(model, out, board, reference)
+        write_pico_project(model, out, board, reference, macs=macs(compiled.graph))
     else:
         write_host_project(model, out, reference)
     info: dict = {

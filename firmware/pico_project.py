@@ -72,10 +72,26 @@ def _require_pico(board: Board) -> int:
     return board.uf2_family
 
 
-def write_pico_project(model: EmittedModel, out: Path, board: Board, checksum: int | None) -> None:
+def expected_inference_seconds(board: Board, macs: int) -> float | None:
+    """A generous estimate of one inference's time on ``board`` (board file figures), so
+    that a verifier knows how long the first result line may take."""
+    if not board.clock_hz or not board.cycles_per_mac_estimate:
+        return None
+    return round(macs * board.cycles_per_mac_estimate / board.clock_hz, 1)
+
+
+def write_pico_project(
+    model: EmittedModel,
+    out: Path,
+    board: Board,
+    checksum: int | None,
+    macs: int | None = None,
+) -> None:
     """The Pico SDK project for ``model`` on ``board`` in ``out``: CMakeLists.txt,
     pico_sdk_import.cmake, main.c, README.md, model.c/model.h, kernels/ and expected.json
-    (``checksum`` is the host's CRC-32 of the outputs on the default input, or None)."""
+    (``checksum`` is the host's CRC-32 of the outputs on the default input, or None;
+    ``macs``, the model's multiply-accumulates, gives rip-verify the expected inference
+    time to wait for)."""
     _require_pico(board)
     out.mkdir(parents=True, exist_ok=True)
     unit = CYCLE_UNITS[board.cycle_counter]
@@ -97,6 +113,7 @@ def write_pico_project(model: EmittedModel, out: Path, board: Board, checksum: i
         "kernel_sources": kernel_sources(),
         "drive": BOOT_DRIVES.get(board.chip, "RPI-RP2"),
         "checksum": checksum,
+        "seconds": expected_inference_seconds(board, macs) if macs else None,
     }
     files = dict(model.files)
     files["main.c"] = render("pico/main.c.j2", **ctx)
@@ -107,6 +124,12 @@ def write_pico_project(model: EmittedModel, out: Path, board: Board, checksum: i
         (out / name).write_text(text, encoding="utf-8")
     copy_kernels(out)
     write_expected(model, out, board.name, checksum)
+    seconds = expected_inference_seconds(board, macs) if macs else None
+    if seconds is not None:
+        expected = out / "expected.json"
+        data = json.loads(expected.read_text(encoding="utf-8"))
+        data.update(macs=macs, expected_inference_seconds=seconds)
+        expected.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def _sdk_path() -> Path:

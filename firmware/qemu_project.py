@@ -203,8 +203,7 @@ def build_qemu_project(out: Path, board: Board) -> Path:
             size = board.code_bytes if region == "CODE" else board.sram_bytes
             by = f" by {int(m[2]):,} B" if m[2] else ""
             raise EmulatedFitError(
-                f"does not fit {board.name}: the {what} overflow its {size:,} B "
-                f"{region} memory{by}"
+                f"does not fit {board.name}: the {what} overflow its {size:,} B {region} memory{by}"
             )
         tail = text.strip().splitlines()[-12:]
         raise BuildError(f"{out}: build for {board.name} failed:\n" + "\n".join(tail))

@@ -18,10 +18,18 @@ from pathlib import Path
 import serial
 
 from rip.boards import Board, load_board
+from rip.codegen.emit import EmittedModel
 from rip.errors import RipError
-from rip.firmware.qemu_project import build_qemu_project, qemu_args, require_qemu
+from rip.firmware.qemu_project import (
+    build_qemu_project,
+    macs,
+    qemu_args,
+    require_qemu,
+    write_qemu_project,
+)
 from rip.firmware.result import Result
 from rip.firmware.serial_port import open_port, wait_for_result
+from rip.frontend.ir import Graph
 
 QEMU_HINT = "apt-get install qemu-system-arm"
 CONNECT_SECONDS = 10.0  # QEMU opens its socket within a fraction of a second
@@ -68,10 +76,7 @@ def _connect(port: int, proc: subprocess.Popen) -> serial.SerialBase:
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.kill()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:  # pragma: no cover - kill is not ignorable
-        pass
+    proc.wait()  # SIGKILL cannot be ignored
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
@@ -151,3 +156,44 @@ def _expected(project_dir: Path) -> dict:
 def is_emulated(expected: dict) -> bool:
     """True when expected.json describes a project for an emulated (QEMU) board."""
     return bool(expected.get("qemu_machine"))
+
+
+class Interrupted(RipError):
+    """Ctrl-C while the emulator ran (it has been stopped)."""
+
+    exit_code = 130
+
+
+def generate_for_qemu(
+    graph: Graph,
+    model: EmittedModel,
+    out: Path,
+    board: Board,
+    reference: int | None,
+    run: bool,
+    timeout: float | None = None,
+) -> dict:
+    """rip-compile's step for an emulated board: write the project to ``out`` and, with
+    ``run``, build it, run it under QEMU and compare its checksum with TFLite Micro's
+    (``reference``). The dict joins rip-compile's report (``checksum``,
+    ``expected_checksum``, ``match``, ``instructions`` after a run)."""
+    write_qemu_project(model, out, board, reference, model_macs=macs(graph))
+    info: dict = {
+        "output_dir": str(out),
+        "reference_checksum": None if reference is None else f"0x{reference:08x}",
+    }
+    if not run:
+        return info
+    try:
+        result = run_on_qemu(out, board, timeout)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; QEMU ({board.qemu_machine}) was stopped") from None
+    info.update(
+        result_line=result.line(),
+        checksum=f"0x{result.checksum:08x}",
+        expected_checksum=info["reference_checksum"],
+        match=None if reference is None else result.checksum == reference,
+        instructions=result.instructions,
+        unit=result.unit,
+    )
+    return info
