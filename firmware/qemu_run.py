@@ -19,6 +19,7 @@ import serial
 
 from rip.boards import Board, load_board
 from rip.codegen.emit import EmittedModel
+from rip.codegen.templating import render
 from rip.errors import RipError
 from rip.firmware.qemu_project import (
     build_qemu_project,
@@ -28,7 +29,7 @@ from rip.firmware.qemu_project import (
     write_qemu_project,
 )
 from rip.firmware.result import Result
-from rip.firmware.serial_port import open_port, wait_for_result
+from rip.firmware.serial_port import LineReader, open_port, wait_for_result
 from rip.frontend.ir import Graph
 
 QEMU_HINT = "apt-get install qemu-system-arm"
@@ -82,9 +83,10 @@ def _stop(proc: subprocess.Popen) -> None:
             stream.close()
 
 
-def run_elf(elf: Path, board: Board, timeout: float) -> QemuRun:
-    """Run ``elf`` on the board's QEMU machine until the firmware prints its result line,
-    reports an error, or ``timeout`` seconds pass; QEMU is stopped in every case."""
+def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -> QemuRun:
+    """Run ``elf`` on the board's QEMU machine until the firmware prints its result line
+    (or, with ``until``, a line starting so), reports an error, or ``timeout`` seconds
+    pass; QEMU is stopped in every case."""
     require_qemu(board)
     qemu = shutil.which("qemu-system-arm")
     if qemu is None:
@@ -98,7 +100,14 @@ def run_elf(elf: Path, board: Board, timeout: float) -> QemuRun:
         link = _connect(port, proc)
         lines: list[str] = []
         try:
-            result = wait_for_result(link, timeout, collect=lines)
+            if until is None:
+                result = wait_for_result(link, timeout, collect=lines)
+            else:
+                result = None
+                for line in LineReader(link).lines(time.monotonic() + timeout):
+                    lines.append(line)
+                    if line.startswith(until):
+                        break
         finally:
             link.close()
     finally:  # also on KeyboardInterrupt: no QEMU is left running
@@ -197,3 +206,37 @@ def generate_for_qemu(
         unit=result.unit,
     )
     return info
+
+
+def calibrate(board: Board, work: Path, iterations: int = 1_000_000) -> tuple[int, int]:
+    """(instructions, SysTick ticks) of a loop of known length on the board's machine,
+    built with the board's runtime: instructions / ticks is what the board file's
+    ``instructions_per_tick`` must be."""
+    require_qemu(board)
+    work.mkdir(parents=True, exist_ok=True)
+    ctx = {"board": board, "profile": False, "error_prefix": "RIP-ERROR", "iterations": iterations}
+    for name, template in (
+        ("calibrate.c", "calibrate.c.j2"),
+        ("startup.c", "startup.c.j2"),
+        ("rip_qemu.h", "rip_qemu.h.j2"),
+        ("link.ld", "link.ld.j2"),
+    ):
+        (work / name).write_text(render(f"qemu/{template}", **ctx), encoding="utf-8")  # fmt: skip
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        raise RipError(f"calibrating {board.name} needs arm-none-eabi-gcc")
+    elf = work / "calibrate.elf"
+    proc = subprocess.run(
+        [gcc, *board.cflags, "-std=c99", "-Wall", "-Wextra", "-Werror", "-nostartfiles",
+         "-T", str(work / "link.ld"), f"-I{work}", str(work / "calibrate.c"),
+         str(work / "startup.c"), "-o", str(elf)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise RipError(f"calibration build failed: {proc.stderr.strip()[-500:]}")
+    run = run_elf(elf, board, 60.0, until="RIP-CALIBRATE")
+    line = next((x for x in run.lines if x.startswith("RIP-CALIBRATE")), None)
+    if line is None:
+        raise NoAnswerError(f"{board.name}: the calibration printed nothing")
+    fields = dict(part.split("=") for part in line.split()[1:])
+    return int(fields["instructions"]), int(fields["ticks"])
