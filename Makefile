@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint bench-sweep bench-alloc bench-host clean
+.PHONY: run test lint bench-sweep bench-alloc bench-host bench-cost clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,3 +44,8 @@ bench-alloc: $(STAMP)
 # Inference time of the generated host C against the TFLite Micro interpreter, as a ratio.
 bench-host: $(STAMP)
 	$(BIN)/python benchmarks/bench_host.py $(BENCH_ARGS)
+
+# Executed instructions per inference on the emulated boards (QEMU), every shared model with
+# weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core.
+bench-cost: $(STAMP)
+	$(BIN)/python benchmarks/bench_cost.py --jobs $(JOBS) $(BENCH_ARGS)
