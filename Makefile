@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint fuzz bench-sweep bench-alloc bench-host bench-compile clean
+.PHONY: run test lint fuzz bench-sweep bench-alloc bench-host bench-compile bench-cost clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,3 +54,7 @@ bench-host: $(STAMP)
 # Compile time per model and stage, end to end against the previous release (issue 13).
 bench-compile: $(STAMP)
 	$(BIN)/python benchmarks/bench_compile.py $(BENCH_ARGS)
+# Executed instructions per inference on the emulated boards (QEMU), every shared model with
+# weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core.
+bench-cost: $(STAMP)
+	$(BIN)/python benchmarks/bench_cost.py --jobs $(JOBS) $(BENCH_ARGS)

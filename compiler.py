@@ -30,6 +30,8 @@ from rip.codegen.reference_process import run_reference
 from rip.errors import FitError, RipError
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.pico_project import build_pico_project, write_pico_project
+from rip.firmware.qemu_project import macs, write_qemu_project
+from rip.firmware.qemu_run import run_on_qemu
 from rip.firmware.result import Result
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
@@ -198,10 +200,16 @@ def reference(path: Path, graph: Graph) -> Reference:
     return Reference(outcome.checksum, outcome.reason, outcome.status)
 
 
-def write_project(board: Board, model: EmittedModel, out: Path, ref: Reference) -> None:
-    """The project folder of the board's kind: a Pico SDK project, or a host C project."""
-    if board.pico_board:
-        write_pico_project(model, out, board, ref.checksum)
+def write_project(
+    board: Board, graph: Graph, model: EmittedModel, out: Path, ref: Reference
+) -> None:
+    """The project folder of the board's kind: a bare-metal project for an emulated board
+    (QEMU), a Pico SDK project, or a host C project. ``macs`` lets a verifier wait as long
+    as an inference takes."""
+    if board.qemu_machine:
+        write_qemu_project(model, out, board, ref.checksum, model_macs=macs(graph))
+    elif board.pico_board:
+        write_pico_project(model, out, board, ref.checksum, macs=macs(graph))
     else:
         write_host_project(model, out, ref.checksum)
 
@@ -234,8 +242,11 @@ def check_placement(build: dict, arena_bytes: int) -> dict:
 
 
 def run(board: Board, out: Path, repeat: int) -> Result:
-    """Build and run the written project and return its result line: on the host, with
-    the system compiler (a new board kind that can run adds its branch here)."""
+    """Build and run the written project and return its result line: under QEMU for an
+    emulated board (built with arm-none-eabi-gcc; QEMU is stopped on any error or Ctrl-C),
+    on the host with the system compiler otherwise."""
+    if board.qemu_machine:
+        return run_on_qemu(out, board)
     build_host(out)
     return run_host(out, repeat)
 
@@ -251,7 +262,7 @@ def compile_model(path: Path, board: Board, options: Options = Options()) -> Com
     check_request(board, options)
     model = emit(c)
     ref = reference(path, c.graph)
-    write_project(board, model, options.output, ref)
+    write_project(board, c.graph, model, options.output, ref)
     c = replace(c, model=model, reference=ref, output_dir=options.output)
     if options.build:
         c = replace(c, build=build(board, options.output, model.arena_bytes))

@@ -34,6 +34,22 @@ class Board:
     uf2_family: int | None = None
     uf2_errata_family: int | None = None
     boot_drive: str | None = None
+    # The system clock a measured figure refers to, and a generous estimate of cycles per
+    # multiply-accumulate: how long one inference takes, so that a verifier waits long
+    # enough for the first result line (0: unknown).
+    clock_hz: int = 0
+    cycles_per_mac_estimate: float = 0.0
+    # Emulated boards (QEMU): the machine, where code and data go, the CMSDK UART, and how
+    # many executed instructions one SysTick tick is under -icount shift=0 (calibrated).
+    qemu_machine: str | None = None
+    cflags: tuple[str, ...] = ()  # compiler flags of a board rip builds itself (QEMU)
+    fpu: bool = False  # the runtime enables the FPU (CPACR) before main
+    code_origin: int | None = None
+    code_bytes: int | None = None
+    ram_origin: int | None = None
+    uart_base: int | None = None
+    instructions_per_tick: int | None = None
+    instructions_per_second_estimate: float = 0.0
 
     @property
     def fixed_overhead_bytes(self) -> int:

@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--run",
         action="store_true",
-        help="(host board) build and run the project, compare with TFLite Micro",
+        help="(host and qemu boards) build and run the project, compare with TFLite Micro",
     )
     p.add_argument(
         "--repeat",

@@ -3,7 +3,10 @@
 rip-verify out/ [--port P] [--timeout S]
     waits for the result line, compares its checksum with out/expected.json;
     exit 0 match, 1 mismatch (or the firmware reported an error), 2 timeout, no device,
-    or nothing to compare with.
+    or nothing to compare with. For a project of an emulated board (qemu-m33,
+    qemu-armv6m) without --port it builds the firmware and runs it under QEMU, the UART on
+    a local socket read by the same code. The default timeout covers the expected
+    inference time of the model on the board (expected.json), a first run included.
 rip-monitor [--port P]
     prints every line until Ctrl-C; exit 2 when there is no device.
 
@@ -21,8 +24,11 @@ from pathlib import Path
 
 import serial
 
+from rip.boards import load_board
 from rip.cli import guarded
 from rip.errors import RipError
+from rip.firmware.qemu_project import build_qemu_project
+from rip.firmware.qemu_run import default_timeout, is_emulated, run_elf
 from rip.firmware.result import Result
 from rip.firmware.serial_port import LineReader, NoDeviceError, open_port, wait_for_result
 
@@ -98,25 +104,66 @@ def _identity_mismatches(expected: dict, result: Result) -> list[str]:
     ]
 
 
-def _verify(out: Path, port: str | None, timeout: float) -> int:
-    expected = _expected(out)
-    want = expected.get("checksum")
+MIN_TIMEOUT = 30.0  # a board's USB serial port may take seconds to appear after a reset
+BOOT_SECONDS = 10.0
+
+
+def default_timeout_for(expected: dict) -> float:
+    """Seconds to wait when --timeout is not given: for an emulated board, its expected
+    emulation time; for a Pico, the first line comes after one inference (whose expected
+    time expected.json carries), and a line missed while the port opened comes one
+    inference plus one second later, so two inferences, a second and the boot."""
+    if is_emulated(expected):
+        try:
+            board = load_board(str(expected.get("board")))
+        except RipError:
+            return 600.0
+        return default_timeout(board, expected.get("macs"))
+    seconds = float(expected.get("expected_inference_seconds") or 0.0)
+    return max(MIN_TIMEOUT, 2.0 * seconds + 1.0 + BOOT_SECONDS)
+
+
+def _read_board(expected: dict, out: Path, port: str | None, timeout: float) -> tuple[object, str]:
+    """The board's answer (a Result, a RIP-ERROR line or None) and where it came from."""
+    if port is None and is_emulated(expected):
+        board = load_board(str(expected["board"]))
+        print(f"rip-verify: building {out} and running it on QEMU {board.qemu_machine}",
+              file=sys.stderr)  # fmt: skip
+        run = run_elf(build_qemu_project(out, board), board, timeout)
+        return run.result, f"QEMU {board.qemu_machine}"
     link = open_port(port)
+    seconds = expected.get("expected_inference_seconds")
+    about = f" (one inference takes about {seconds:g} s)" if seconds else ""
+    print(f"rip-verify: waiting for the first run's result line on {link.name}{about}; "
+          f"up to {timeout:g} s", file=sys.stderr)  # fmt: skip
     try:
-        got = wait_for_result(link, timeout)
+        return wait_for_result(link, timeout), link.name
     except (serial.SerialException, OSError) as e:  # unplugged or reset mid-read
         raise NoDeviceError(f"reading {link.name}: {e}") from None
     finally:
         link.close()
+
+
+def _verify(out: Path, port: str | None, timeout: float | None) -> int:
+    expected = _expected(out)
+    want = expected.get("checksum")
+    if timeout is None:
+        timeout = default_timeout_for(expected)
+    got, source = _read_board(expected, out if out.is_dir() else out.parent, port, timeout)
     if got is None:
-        print(f"rip-verify: no result line from {link.name} within {timeout:g} s", file=sys.stderr)
+        print(f"rip-verify: no result line from {source} within {timeout:g} s", file=sys.stderr)
         return EXIT_NO_RESULT
     if isinstance(got, str):
         print(f"device:   {got}")
         print("FAILED: the firmware reported a kernel error")
         return EXIT_MISMATCH
+    assert isinstance(got, Result)
     stack = f" stack={got.stack} B" if got.stack is not None else ""
-    print(f"device:   checksum=0x{got.checksum:08x} cycles={got.cycles} unit={got.unit}{stack}")
+    clock = f" at {got.clock_hz / 1e6:g} MHz" if got.clock_hz else ""
+    print(
+        f"device:   checksum=0x{got.checksum:08x} {got.count_key}={got.cycles} "
+        f"unit={got.unit}{clock}{stack}"
+    )
     print(f"expected: checksum={want} ({expected.get('checksum_source') or 'no reference'})")
     if want is None:
         print("cannot verify: expected.json has no reference checksum", file=sys.stderr)
@@ -142,9 +189,10 @@ def main_verify(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--timeout",
         type=float,
-        default=30.0,
+        default=None,
         metavar="S",
-        help="seconds to wait for a result line (default 30; the firmware prints one every second)",
+        help="seconds to wait for a result line (default: enough for the model's expected "
+        "inference time on the board, from expected.json, and at least 30)",
     )
     args = p.parse_args(argv)
     return guarded(
@@ -164,7 +212,11 @@ def main_monitor(argv: Sequence[str] | None = None) -> int:
 
 
 def _monitor(link: serial.SerialBase) -> int:
-    print(f"rip-monitor: {link.name} (Ctrl-C to stop)", file=sys.stderr)
+    print(
+        f"rip-monitor: {link.name} (Ctrl-C to stop); waiting for the first run: a board "
+        "prints its first line after one inference, which can take many seconds",
+        file=sys.stderr,
+    )
     try:
         for line in LineReader(link).lines():
             print(line, flush=True)
@@ -175,7 +227,9 @@ def _monitor(link: serial.SerialBase) -> int:
         return 2
     finally:
         link.close()
-    return 0
+    # lines() without a deadline ends only when the port goes away
+    print(f"rip-monitor: error: {link.name}: the board went away", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
 from rip.errors import BuildError
-from rip.firmware.result import Result, parse_result_line
+from rip.firmware.result import Result, c_printf, c_result_fields, parse_result_line
 
 
 def copy_kernels(out: Path) -> None:
@@ -44,7 +44,8 @@ def write_expected(model: EmittedModel, out: Path, board: str, checksum: int | N
 def write_host_project(model: EmittedModel, out: Path, checksum: int | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     files = dict(model.files)
-    files["main.c"] = render("host/main.c.j2", m=model)
+    line = c_printf(c_result_fields("host", "ns", "best"))
+    files["main.c"] = render("host/main.c.j2", m=model, result_printf=line)
     files["Makefile"] = render("host/Makefile.j2", m=model)
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")

@@ -24,6 +24,7 @@ from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
 from rip.errors import PicoSdkMissing, RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
+from rip.firmware.result import Result, c_printf, c_result_fields
 from rip.firmware.uf2 import write_uf2
 
 # What the firmware prints as the unit of ``cycles``, by the board file's cycle_counter.
@@ -64,21 +65,48 @@ def _require_pico(board: Board) -> int:
     return board.uf2_family
 
 
-def write_pico_project(model: EmittedModel, out: Path, board: Board, checksum: int | None) -> None:
+def expected_inference_seconds(board: Board, macs: int) -> float | None:
+    """A generous estimate of one inference's time on ``board`` (board file figures), so
+    that a verifier knows how long the first result line may take."""
+    if not board.clock_hz or not board.cycles_per_mac_estimate:
+        return None
+    return round(macs * board.cycles_per_mac_estimate / board.clock_hz, 1)
+
+
+def write_pico_project(
+    model: EmittedModel,
+    out: Path,
+    board: Board,
+    checksum: int | None,
+    macs: int | None = None,
+) -> None:
     """The Pico SDK project for ``model`` on ``board`` in ``out``: CMakeLists.txt,
     pico_sdk_import.cmake, main.c, README.md, model.c/model.h, kernels/ and expected.json
-    (``checksum`` is the host's CRC-32 of the outputs on the default input, or None)."""
+    (``checksum`` is the host's CRC-32 of the outputs on the default input, or None;
+    ``macs``, the model's multiply-accumulates, gives rip-verify the expected inference
+    time to wait for)."""
     _require_pico(board)
     out.mkdir(parents=True, exist_ok=True)
+    unit = CYCLE_UNITS[board.cycle_counter]
+    fields = c_result_fields(
+        board.name, unit, "elapsed", clock_expr="clock_get_hz(clk_sys)", stack_expr="stack_bytes"
+    )
+    example = Result(model.name, board.name, model.strategy, model.arena_bytes, 0, 0, unit,
+                     stack=0, clock_hz=board.clock_hz or None).line()  # fmt: skip
     ctx = {
         "m": model,
         "board": board,
         "app": app_name(model.name),
         "dwt": board.cycle_counter == "dwt_cyccnt",
-        "unit": CYCLE_UNITS[board.cycle_counter],
+        "unit": unit,
+        "result_printf": c_printf(fields),
+        "result_example": example.replace("checksum=0x00000000", "checksum=0x<crc32>")
+        .replace("cycles=0", "cycles=<n>")
+        .replace("stack=0", "stack=<bytes>"),
         "kernel_sources": kernel_sources(),
         "drive": board.boot_drive,
         "checksum": checksum,
+        "seconds": expected_inference_seconds(board, macs) if macs else None,
     }
     files = dict(model.files)
     files["main.c"] = render("pico/main.c.j2", **ctx)
@@ -89,6 +117,12 @@ def write_pico_project(model: EmittedModel, out: Path, board: Board, checksum: i
         (out / name).write_text(text, encoding="utf-8")
     copy_kernels(out)
     write_expected(model, out, board.name, checksum)
+    seconds = expected_inference_seconds(board, macs) if macs else None
+    if seconds is not None:
+        expected = out / "expected.json"
+        data = json.loads(expected.read_text(encoding="utf-8"))
+        data.update(macs=macs, expected_inference_seconds=seconds)
+        expected.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def _sdk_path() -> Path:

@@ -15,11 +15,10 @@ import serial
 from serial.tools import list_ports
 
 from rip.errors import NoDeviceError
-from rip.firmware.result import Result, parse_result_line
+from rip.firmware.result import ERROR_PREFIX, Result, parse_result_line
 
 RASPBERRY_PI_VID = 0x2E8A
 BAUD_RATE = 115200  # UART0's default in the SDK; USB CDC ignores it
-ERROR_PREFIX = "RIP-ERROR"
 
 
 def find_ports() -> list[str]:
@@ -61,7 +60,15 @@ class LineReader:
         """Lines (without the line ending) until ``deadline`` (a time.monotonic() value;
         None: for ever). A partial line still pending at the deadline is not yielded."""
         while deadline is None or time.monotonic() < deadline:
-            chunk = self.port.read(max(1, self.port.in_waiting))
+            try:
+                chunk = self.port.read(max(1, self.port.in_waiting))
+            except serial.SerialException:
+                # the other end went away (an emulator that exited after its last line,
+                # a board unplugged): what it sent is all there is
+                if self._pending:
+                    yield self._pending.rstrip(b"\r").decode("utf-8", errors="replace")
+                    self._pending = b""
+                return
             if not chunk:
                 continue  # the read timed out; look at the deadline again
             self._pending += chunk
@@ -71,13 +78,18 @@ class LineReader:
 
 
 def wait_for_result(
-    port: serial.SerialBase, timeout: float, echo: bool = False
+    port: serial.SerialBase,
+    timeout: float,
+    echo: bool = False,
+    collect: list[str] | None = None,
 ) -> Result | str | None:
     """The first complete result line within ``timeout`` seconds, as a Result; a
     ``RIP-ERROR`` line as its text; None on timeout. Other lines are ignored (or printed,
-    with ``echo``)."""
+    with ``echo``; or appended to ``collect``, e.g. a profiling build's per-op lines)."""
     deadline = time.monotonic() + timeout
     for line in LineReader(port).lines(deadline):
+        if collect is not None:
+            collect.append(line)
         result = parse_result_line(line)
         if result is not None:
             return result

@@ -162,3 +162,55 @@ def write_uf2(
     """``bin_path`` (the SDK's flat image at the flash base) as a UF2 at ``uf2_path``."""
     uf2_path.write_bytes(bin_to_uf2(bin_path.read_bytes(), family, FLASH_BASE, errata_family))
     return uf2_path
+
+
+FAMILIES = {"rp2040": (RP2040_FAMILY, None), "rp2350": (RP2350_ARM_S_FAMILY, ABSOLUTE_FAMILY)}
+_ELF_HEADER = struct.Struct("<16sHHIIIIIHHHHHH")
+_PROGRAM_HEADER = struct.Struct("<8I")
+PT_LOAD = 1
+
+
+def elf_image(data: bytes) -> tuple[int, bytes]:
+    """(load address, flat image) of a 32-bit little-endian ARM ELF: its loadable segments
+    with file contents, at their physical (load) addresses, gaps filled with zeros, as
+    ``objcopy -O binary`` lays them out."""
+    if len(data) < _ELF_HEADER.size or data[:4] != b"\x7fELF":
+        raise Uf2Error("not an ELF file")
+    if data[4] != 1 or data[5] != 1:
+        raise Uf2Error("not a 32-bit little-endian ELF (the Pico's)")
+    fields = _ELF_HEADER.unpack_from(data)
+    phoff, phentsize, phnum = fields[5], fields[9], fields[10]
+    segments = []
+    for k in range(phnum):
+        offset = phoff + k * phentsize
+        if offset + _PROGRAM_HEADER.size > len(data):
+            raise Uf2Error("truncated ELF program headers")
+        p_type, p_offset, _vaddr, paddr, filesz, *_ = _PROGRAM_HEADER.unpack_from(data, offset)
+        if p_type == PT_LOAD and filesz > 0:
+            if p_offset + filesz > len(data):
+                raise Uf2Error("truncated ELF segment")
+            segments.append((paddr, data[p_offset : p_offset + filesz]))
+    if not segments:
+        raise Uf2Error("the ELF has no loadable contents")
+    base = min(a for a, _ in segments)
+    image = bytearray(max(a + len(b) for a, b in segments) - base)
+    for address, body in segments:
+        image[address - base : address - base + len(body)] = body
+    return base, bytes(image)
+
+
+def convert(source: Path, target: Path, family: str, base_address: int = FLASH_BASE) -> int:
+    """``source`` (a .bin at ``base_address``, or an .elf) as a UF2 for ``family``
+    (rp2040 or rp2350, which adds picotool's errata block); the number of blocks."""
+    if family not in FAMILIES:
+        raise Uf2Error(f"unknown family {family!r}; one of {', '.join(FAMILIES)}")
+    try:
+        data = source.read_bytes()
+    except OSError as e:
+        raise Uf2Error(f"{source}: {e.strerror}") from None
+    if data[:4] == b"\x7fELF":
+        base_address, data = elf_image(data)
+    fam, errata = FAMILIES[family]
+    uf2 = bin_to_uf2(data, fam, base_address, errata)
+    target.write_bytes(uf2)
+    return len(uf2) // BLOCK_BYTES

@@ -141,7 +141,7 @@ def test_main_prints_the_shared_result_line(projects, board, unit):
     """main.c's printf, filled in the way printf would, parses as rip.firmware.result's line."""
     fmt = result_format((projects[board] / "main.c").read_text())
     py = fmt.replace("%llu", "%d").replace("%lu", "%d").replace("%08lx", "%08x")
-    line = py.replace("%u", "%d") % ("example", "rip", 16384, CHECKSUM, 99, 640)
+    line = py.replace("%u", "%d") % ("example", "rip", 16384, CHECKSUM, 99, 125000000, 640)
     result = parse_result_line(line)
     assert result is not None, line
     assert (result.board, result.unit, result.checksum, result.cycles, result.stack) == (
@@ -151,6 +151,7 @@ def test_main_prints_the_shared_result_line(projects, board, unit):
         99,
         640,
     )
+    assert result.clock_hz == 125000000  # the clock the figure was taken at
 
 
 @pytest.mark.parametrize("board", BOARDS)
@@ -222,9 +223,18 @@ typedef struct {
 #define M33_DEMCR_TRCENA_BITS 0x01000000u
 #define M33_DWT_CTRL_CYCCNTENA_BITS 0x00000001u
 """
+STUB_CLOCKS = """\
+/* hardware/clocks.h, reduced to clock_get_hz. */
+#include <stdint.h>
+enum clock_index { clk_gpout0 = 0, clk_ref = 4, clk_sys = 5 };
+typedef enum clock_index clock_handle_t;
+uint32_t clock_get_hz(clock_handle_t clock);
+"""
 STUB_IMPL = """\
 #include <stdbool.h>
 #include <stdint.h>
+#include "hardware/clocks.h"
+uint32_t clock_get_hz(clock_handle_t clock) { (void)clock; return 125000000u; }
 bool stdio_init_all(void) { return true; }
 void sleep_ms(uint32_t ms) { (void)ms; }
 uint64_t time_us_64(void) { return 0; }
@@ -236,6 +246,7 @@ def stub_sdk(root: Path) -> Path:
     (root / "hardware" / "structs").mkdir(parents=True, exist_ok=True)
     (root / "pico" / "stdlib.h").write_text(STUB_STDLIB)
     (root / "hardware" / "structs" / "m33.h").write_text(STUB_M33)
+    (root / "hardware" / "clocks.h").write_text(STUB_CLOCKS)
     (root / "stub_sdk.c").write_text(STUB_IMPL)
     return root
 
@@ -509,6 +520,7 @@ QEMU = cb.QEMU
 HARNESS_C = """\
 #include <stdbool.h>
 #include <stdint.h>
+#include "hardware/clocks.h"
 extern int main(void);
 extern uint32_t __data_load, __data_start, __data_end, __bss_start, __bss_end, __StackTop;
 #define UART0 ((volatile uint32_t *)0x50200000u)
@@ -547,6 +559,7 @@ void sleep_ms(uint32_t ms) {
     }
 }
 uint64_t time_us_64(void) { return 0; }
+uint32_t clock_get_hz(clock_handle_t clock) { (void)clock; return 150000000u; }
 int _write(int fd, const char *buf, int n) {
     (void)fd;
     for (int i = 0; i < n; i++) {
@@ -612,6 +625,7 @@ def test_main_on_qemu_prints_the_host_checksum_every_time(emitted, host_checksum
     (harness / "pico").mkdir()
     (harness / "pico" / "stdlib.h").write_text(STUB_STDLIB)
     (harness / "hardware" / "structs" / "m33.h").write_text(HARNESS_M33)
+    (harness / "hardware" / "clocks.h").write_text(STUB_CLOCKS)
     (harness / "harness.c").write_text(HARNESS_C)
     (harness / "link.ld").write_text(HARNESS_LD)
     elf = tmp_path / "app.elf"

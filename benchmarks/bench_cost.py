@@ -1,0 +1,210 @@
+"""make bench-cost: executed instructions of one inference on the emulated boards.
+
+For every shared model with weights that the reference file lists, under the strategies
+dual, tinyengine and rip, on qemu-m33 (Cortex-M33, the RP2350's core) and qemu-armv6m
+(Cortex-M0+ code, the RP2040's instruction set): MACs, instructions, instructions per MAC,
+the ratio rip / dual (the paper: 1.0005 mean on the Pico 2; ours must stay within 1.002),
+and the ratio to TFLite Micro with CMSIS-NN on the same emulated core, read from
+../shared/reference/cmsis-nn-m33-instructions.json (measured the same way: SysTick under
+-icount shift=0, wraps counted, only the inference, the same default input). Every run's
+checksum must equal TFLite Micro's. Then a per-op-class breakdown for one model from a
+profiling build (SysTick marks around each op), with planned right shifts in their own
+column.
+
+    python benchmarks/bench_cost.py [--models a,b] [--jobs N] [--profile MODEL] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from rip.allocator.planning.strategies import STRATEGIES
+from rip.boards import load_board
+from rip.codegen.emit import emit_model
+from rip.codegen.reference import checksum, reference_outputs
+from rip.compiler import Options, analyse
+from rip.errors import RipError
+from rip.firmware.qemu_project import build_qemu_project, macs, write_qemu_project
+from rip.firmware.qemu_run import calibrate, run_elf
+from rip.firmware.result import parse_result_line
+from rip.frontend.ir import Graph, Operator
+from rip.terms import Placer
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT / ".." / "shared"
+REFERENCE = SHARED / "reference" / "cmsis-nn-m33-instructions.json"
+BOARDS = ("qemu-m33", "qemu-armv6m")
+CLASSES = ("1x1 conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other", "other conv", "fc",
+           "elementwise", "pooling", "other")  # fmt: skip
+
+
+def op_class(graph: Graph, op: Operator) -> str:
+    """The breakdown's class of an op: 1x1 conv, depthwise by kernel size, other conv,
+    fully connected, elementwise, pooling, other."""
+    if op.kind == "CONV_2D":
+        f = graph.tensors[op.inputs[1]].shape
+        return "1x1 conv" if (f[1], f[2]) == (1, 1) else "other conv"
+    if op.kind == "DEPTHWISE_CONV_2D":
+        f = graph.tensors[op.inputs[1]].shape
+        name = f"dw {f[1]}x{f[2]}"
+        return name if name in CLASSES else "dw other"
+    if op.kind == "FULLY_CONNECTED":
+        return "fc"
+    if op.kind in ("ADD", "MUL", "SUB"):
+        return "elementwise"
+    if "POOL" in op.kind or op.kind == "MEAN":
+        return "pooling"
+    return "other"
+
+
+def measure(path: str, profile: bool = False, time_limit: float = 60.0) -> dict:
+    """Compile, build and run one model on both boards under every strategy."""
+    p = Path(path)
+    board0 = load_board(BOARDS[0])
+    t0 = time.perf_counter()
+    compiled = analyse(p, board0, Options(placer=Placer("milp"), time_limit=time_limit))
+    reference = checksum(reference_outputs(p, compiled.graph))
+    row: dict = {"model": compiled.graph.name, "macs": macs(compiled.graph),
+                 "checksum": f"0x{reference:08x}", "runs": {}, "mismatches": []}  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="bench-cost-") as tmp:
+        for board_name in BOARDS:
+            board = load_board(board_name)
+            for strategy in STRATEGIES:
+                model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
+                out = Path(tmp) / f"{board_name}-{strategy}"
+                try:
+                    write_qemu_project(model, out, board, reference)
+                    run = run_elf(build_qemu_project(out, board), board, 1800.0)
+                except RipError as e:
+                    row["runs"][f"{board_name}/{strategy}"] = {"error": str(e).splitlines()[0]}
+                    continue
+                res = run.result
+                if res is None or isinstance(res, str):
+                    row["runs"][f"{board_name}/{strategy}"] = {"error": str(res)}
+                    continue
+                if res.checksum != reference:
+                    row["mismatches"].append(f"{board_name}/{strategy}")
+                row["runs"][f"{board_name}/{strategy}"] = {
+                    "instructions": res.instructions,
+                    "arena_bytes": model.arena_bytes,
+                    "shifts": sum(1 for o in model.ops if o.shift),
+                }
+        if profile:
+            row["profile"] = profile_model(compiled, reference, Path(tmp))
+    row["seconds"] = round(time.perf_counter() - t0, 1)
+    return row
+
+
+def profile_model(compiled, reference: int, tmp: Path) -> dict:
+    """Instructions per op class on qemu-m33 under every strategy (profiling build)."""
+    board = load_board("qemu-m33")
+    table = {}
+    for strategy in STRATEGIES:
+        model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
+        out = tmp / f"profile-{strategy}"
+        marks = write_qemu_project(model, out, board, reference, profile=True)
+        run = run_elf(build_qemu_project(out, board), board, 1800.0)
+        figures = [int(x.split("instructions=")[1]) for x in run.lines if "RIP-PROFILE" in x]
+        sums = dict.fromkeys((*CLASSES, "shift"), 0)
+        for mark, n in zip(marks, figures, strict=True):
+            if mark.part == "shift":
+                sums["shift"] += n
+            else:
+                sums[op_class(compiled.graph, compiled.graph.operators[mark.op])] += n
+        result = parse_result_line(run.lines[-1])
+        sums["total"] = result.instructions if result else sum(figures)
+        table[strategy] = sums
+    return table
+
+
+def _fmt(n: float | None, digits: int = 0) -> str:
+    if n is None:
+        return "-"
+    return f"{n:,.{digits}f}"
+
+
+def print_tables(rows: list[dict], reference: dict, calibration: dict) -> None:
+    print("Calibration (2-instruction loop): " + "; ".join(
+        f"{b}: {i:,} instructions = {t:,} ticks ({i / t:g}/tick)"
+        for b, (i, t) in calibration.items()))  # fmt: skip
+    print()
+    head = ("| model | MACs | board | dual | tinyengine | rip | rip instr/MAC | rip / dual "
+            "| TFLM+CMSIS-NN | rip / TFLM+CMSIS-NN |")  # fmt: skip
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
+    ratios = []
+    for row in rows:
+        ref = reference.get(row["model"], {})
+        for board in BOARDS:
+            runs = {s: row["runs"].get(f"{board}/{s}", {}) for s in STRATEGIES}
+            n = {s: runs[s].get("instructions") for s in STRATEGIES}
+            tflm = ref.get("tflm_cmsis_nn_instructions" if board == "qemu-m33"
+                           else "tflm_cmsis_nn_instructions_armv6m")  # fmt: skip
+            rd = n["rip"] / n["dual"] if n["rip"] and n["dual"] else None
+            if rd is not None:
+                ratios.append(rd)
+            per_mac = n["rip"] / row["macs"] if n["rip"] and row["macs"] else None
+            vs = n["rip"] / tflm if n["rip"] and tflm else None
+            cells = [_fmt(n[s]) if n[s] else runs[s].get("error", "-")[:40] for s in STRATEGIES]
+            tail = f"{_fmt(per_mac, 2)} | {_fmt(rd, 5)} | {_fmt(tflm)} | {_fmt(vs, 3)}"
+            print(f"| {row['model']} | {row['macs']:,} | {board} | {' | '.join(cells)} | {tail} |")
+    if ratios:
+        print()
+        print(f"rip / dual over {len(ratios)} runs: mean {sum(ratios) / len(ratios):.5f}, "
+              f"max {max(ratios):.5f} (the paper: 1.0005 mean on the Pico 2; ours must stay "
+              "within 1.002)")  # fmt: skip
+    bad = [f"{r['model']} {m}" for r in rows for m in r["mismatches"]]
+    print("checksums: " + ("all equal TFLite Micro's" if not bad else "MISMATCH " + ", ".join(bad)))
+    for row in rows:
+        if "profile" not in row:
+            continue
+        print()
+        print(f"Per op class on qemu-m33, {row['model']} (instructions, profiling build):")
+        cols = [c for c in (*CLASSES, "shift")
+                if any(row["profile"][s][c] for s in STRATEGIES)]  # fmt: skip
+        print("| strategy | " + " | ".join(cols) + " | total |")
+        print("|---" * (len(cols) + 2) + "|")
+        for s in STRATEGIES:
+            p = row["profile"][s]
+            print(f"| {s} | " + " | ".join(_fmt(p[c]) for c in cols) + f" | {_fmt(p['total'])} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", help="comma-separated model names (default: all listed)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--profile", default="mcunet-in0", help="model of the per-op breakdown")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = ap.parse_args(argv)
+    if not REFERENCE.is_file():
+        print(f"bench-cost: {REFERENCE} is not there (../shared)", file=sys.stderr)
+        return 2
+    ref = json.loads(REFERENCE.read_text())
+    reference = {m["model"]: m for m in ref["models"]}
+    chosen = args.models.split(",") if args.models else list(reference)
+    paths = {m: SHARED / "models" / reference[m]["file"].split("models/", 1)[1] for m in chosen
+             if m in reference}  # fmt: skip
+    t0 = time.perf_counter()
+    calibration = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for b in BOARDS:
+            calibration[b] = calibrate(load_board(b), Path(tmp) / b)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = [pool.submit(measure, str(paths[m]), m == args.profile) for m in paths]
+        rows = [f.result() for f in futures]
+    print_tables(rows, reference, calibration)
+    print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rows": rows, "calibration": calibration},
+                                              indent=1))  # fmt: skip
+    return 1 if any(r["mismatches"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,242 @@
+"""Running an emulated board's firmware: qemu-system-arm with UART0 on a local TCP socket,
+read through pyserial (``socket://``) by the same code rip-verify uses for a real board.
+
+QEMU is always stopped before these functions return: after the result line, on a
+timeout, on an error and on Ctrl-C (KeyboardInterrupt), so no emulator is left running.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import serial
+
+from rip.boards import Board, load_board
+from rip.codegen.emit import EmittedModel
+from rip.codegen.templating import render
+from rip.errors import RipError
+from rip.firmware.qemu_project import (
+    build_qemu_project,
+    macs,
+    qemu_args,
+    require_qemu,
+    write_qemu_project,
+)
+from rip.firmware.result import Result
+from rip.firmware.serial_port import LineReader, open_port, wait_for_result
+from rip.frontend.ir import Graph
+
+QEMU_HINT = "apt-get install qemu-system-arm"
+CONNECT_SECONDS = 10.0  # QEMU opens its socket within a fraction of a second
+
+
+class NoAnswerError(RipError):
+    """The emulated board printed no result line in time (exit code 2, as rip-verify's
+    timeout)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class QemuRun:
+    """What the firmware said: its result (a Result, a RIP-ERROR line, or None when it
+    printed no result line) and every line it printed before."""
+
+    result: Result | str | None
+    lines: list[str]
+    seconds: float
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _connect(port: int, proc: subprocess.Popen) -> serial.SerialBase:
+    """The pyserial link to QEMU's UART socket, retried until QEMU listens."""
+    deadline = time.monotonic() + CONNECT_SECONDS
+    while True:
+        if proc.poll() is not None:
+            err = (proc.stderr.read() if proc.stderr else "").strip()
+            raise RipError(f"qemu-system-arm exited ({proc.returncode}) before it listened: {err}")
+        try:
+            return open_port(f"socket://127.0.0.1:{port}")
+        except RipError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()  # SIGKILL cannot be ignored
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -> QemuRun:
+    """Run ``elf`` on the board's QEMU machine until the firmware prints its result line
+    (or, with ``until``, a line starting so), reports an error, or ``timeout`` seconds
+    pass; QEMU is stopped in every case."""
+    require_qemu(board)
+    qemu = shutil.which("qemu-system-arm")
+    if qemu is None:
+        raise RipError(f"running on {board.name} needs qemu-system-arm ({QEMU_HINT})")
+    port = _free_port()
+    cmd = [qemu, *qemu_args(board), "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on",
+           "-kernel", str(elf)]  # fmt: skip
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        link = _connect(port, proc)
+        lines: list[str] = []
+        try:
+            if until is None:
+                result = wait_for_result(link, timeout, collect=lines)
+            else:
+                result = None
+                for line in LineReader(link).lines(time.monotonic() + timeout):
+                    lines.append(line)
+                    if line.startswith(until):
+                        break
+        finally:
+            link.close()
+    finally:  # also on KeyboardInterrupt: no QEMU is left running
+        _stop(proc)
+    return QemuRun(result, lines, time.monotonic() - t0)
+
+
+def default_timeout(board: Board, macs: int | None) -> float:
+    """Seconds to wait for a result: the expected emulation time of a model of ``macs``
+    multiply-accumulates (board file estimates), four times over, and never under a
+    minute."""
+    if not macs or not board.instructions_per_second_estimate:
+        return 600.0
+    seconds = macs * board.cycles_per_mac_estimate / board.instructions_per_second_estimate
+    return max(60.0, 4.0 * seconds)
+
+
+def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | None = None,
+                build: bool = True) -> Result:  # fmt: skip
+    """Build (``make``) and run the project rip-compile wrote for an emulated board; its
+    Result. A RIP-ERROR line is returned as a Result-less error (RipError, exit 1); no
+    result line within ``timeout`` is a NoAnswerError (exit 2)."""
+    expected = _expected(project_dir)
+    if board is None:
+        board = load_board(str(expected.get("board")))
+    elf = build_qemu_project(project_dir, board) if build else project_dir / "model.elf"
+    if timeout is None:
+        timeout = default_timeout(board, expected.get("macs"))
+    run = run_elf(elf, board, timeout)
+    if run.result is None:
+        raise NoAnswerError(
+            f"{board.name} ({board.qemu_machine}) printed no result line within {timeout:g} s"
+        )
+    if isinstance(run.result, str):
+        raise FirmwareError(f"{board.name}: the firmware reported an error: {run.result}")
+    return run.result
+
+
+class FirmwareError(RipError):
+    """The firmware ran but reported a kernel error or a fault (exit code 1)."""
+
+    exit_code = 1
+
+
+def _expected(project_dir: Path) -> dict:
+    path = project_dir / "expected.json"
+    if not path.is_file():
+        raise RipError(f"{project_dir}: no expected.json; give the folder rip-compile -o wrote")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RipError(f"{path}: not valid JSON ({e})") from None
+
+
+def is_emulated(expected: dict) -> bool:
+    """True when expected.json describes a project for an emulated (QEMU) board."""
+    return bool(expected.get("qemu_machine"))
+
+
+class Interrupted(RipError):
+    """Ctrl-C while the emulator ran (it has been stopped)."""
+
+    exit_code = 130
+
+
+def generate_for_qemu(
+    graph: Graph,
+    model: EmittedModel,
+    out: Path,
+    board: Board,
+    reference: int | None,
+    run: bool,
+    timeout: float | None = None,
+) -> dict:
+    """rip-compile's step for an emulated board: write the project to ``out`` and, with
+    ``run``, build it, run it under QEMU and compare its checksum with TFLite Micro's
+    (``reference``). The dict joins rip-compile's report (``checksum``,
+    ``expected_checksum``, ``match``, ``instructions`` after a run)."""
+    write_qemu_project(model, out, board, reference, model_macs=macs(graph))
+    info: dict = {
+        "output_dir": str(out),
+        "reference_checksum": None if reference is None else f"0x{reference:08x}",
+    }
+    if not run:
+        return info
+    try:
+        result = run_on_qemu(out, board, timeout)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; QEMU ({board.qemu_machine}) was stopped") from None
+    info.update(
+        result_line=result.line(),
+        checksum=f"0x{result.checksum:08x}",
+        expected_checksum=info["reference_checksum"],
+        match=None if reference is None else result.checksum == reference,
+        instructions=result.instructions,
+        unit=result.unit,
+    )
+    return info
+
+
+def calibrate(board: Board, work: Path, iterations: int = 1_000_000) -> tuple[int, int]:
+    """(instructions, SysTick ticks) of a loop of known length on the board's machine,
+    built with the board's runtime: instructions / ticks is what the board file's
+    ``instructions_per_tick`` must be."""
+    require_qemu(board)
+    work.mkdir(parents=True, exist_ok=True)
+    ctx = {"board": board, "profile": False, "error_prefix": "RIP-ERROR", "iterations": iterations}
+    for name, template in (
+        ("calibrate.c", "calibrate.c.j2"),
+        ("startup.c", "startup.c.j2"),
+        ("rip_qemu.h", "rip_qemu.h.j2"),
+        ("link.ld", "link.ld.j2"),
+    ):
+        (work / name).write_text(render(f"qemu/{template}", **ctx), encoding="utf-8")  # fmt: skip
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        raise RipError(f"calibrating {board.name} needs arm-none-eabi-gcc")
+    elf = work / "calibrate.elf"
+    proc = subprocess.run(
+        [gcc, *board.cflags, "-std=c99", "-Wall", "-Wextra", "-Werror", "-nostartfiles",
+         "-T", str(work / "link.ld"), f"-I{work}", str(work / "calibrate.c"),
+         str(work / "startup.c"), "-o", str(elf)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise RipError(f"calibration build failed: {proc.stderr.strip()[-500:]}")
+    run = run_elf(elf, board, 60.0, until="RIP-CALIBRATE")
+    line = next((x for x in run.lines if x.startswith("RIP-CALIBRATE")), None)
+    if line is None:
+        raise NoAnswerError(f"{board.name}: the calibration printed nothing")
+    fields = dict(part.split("=") for part in line.split()[1:])
+    return int(fields["instructions"]), int(fields["ticks"])

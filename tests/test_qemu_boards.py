@@ -1,0 +1,194 @@
+"""The emulated boards end to end: generated firmware built with arm-none-eabi-gcc, run
+under QEMU (qemu-m33: mps2-an505, qemu-armv6m: Cortex-M0+ code on mps2-an385), its result
+line read through pyserial and compared with TFLite Micro's checksum.
+
+Which shared models run here (CI) and which only in ``make bench-cost``:
+- qemu-m33 under dual, tinyengine and rip: the seven smallest shared models with weights
+  (CI_M33 below), a few seconds each;
+- qemu-armv6m: person-det and mlperf-kws_ref_model under rip;
+- every other shared model with weights (the larger MCUNet models, mbv2, proxyless, the
+  Arm model zoo ones), on both boards and under all three strategies: bench-cost only,
+  which also checks every checksum.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rip.boards import load_board
+from rip.cli.compile import main as compile_main
+from rip.cli.verify import main_verify
+from rip.codegen.emit import emit_model
+from rip.codegen.reference import checksum, reference_outputs
+from rip.compiler import Options, analyse
+from rip.firmware.qemu_project import (
+    EmulatedFitError,
+    build_qemu_project,
+    macs,
+    write_qemu_project,
+)
+from rip.firmware.qemu_run import NoAnswerError, calibrate, run_elf, run_on_qemu
+from rip.firmware.result import parse_result_line
+from rip.terms import Placer
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
+REFERENCE = SHARED / "reference" / "cmsis-nn-m33-instructions.json"
+TOOLS = shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")
+pytestmark = pytest.mark.skipif(
+    not TOOLS,
+    reason="needs arm-none-eabi-gcc and qemu-system-arm (apt: gcc-arm-none-eabi "
+    "libnewlib-arm-none-eabi qemu-system-arm)",
+)
+
+CI_M33 = [
+    "tinyml/tflm-hello_world_int8",
+    "tinyml/mlperf-ad01_int8",
+    "tinyml/mlperf-str_ww_ref_model",
+    "tinyml/tflm-micro_speech_quantized",
+    "tinyml/mlperf-kws_ref_model",
+    "mcunet/person-det",
+    "mcunet/mcunet-in0",
+]
+CI_ARMV6M = ["mcunet/person-det", "tinyml/mlperf-kws_ref_model"]
+
+
+def shared_model(name: str) -> Path:
+    path = SHARED / "models" / f"{name}.tflite"
+    if not path.is_file():
+        pytest.skip(f"{path} is not there (../shared beside the checkout)")
+    return path
+
+
+def reference_checksum(name: str) -> int | None:
+    """The checksum the reference file lists for the model (TFLite Micro on the M33)."""
+    if not REFERENCE.is_file():
+        return None
+    stem = name.split("/")[-1]
+    for m in json.loads(REFERENCE.read_text())["models"]:
+        if m["model"] == stem:
+            return int(m["checksum"], 16)
+    return None
+
+
+def compile_and_run(name: str, board_name: str, strategy: str, out: Path):
+    path = shared_model(name)
+    board = load_board(board_name)
+    compiled = analyse(
+        path, board, Options(placer=Placer("milp"), time_limit=60.0, strategies=(strategy,))
+    )
+    reference = checksum(reference_outputs(path, compiled.graph))
+    model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
+    write_qemu_project(model, out, board, reference, model_macs=macs(compiled.graph))
+    return run_on_qemu(out, board), reference
+
+
+@pytest.mark.parametrize("board", ["qemu-m33", "qemu-armv6m"])
+def test_systick_calibration(board, tmp_path):
+    """A loop of 2 x N instructions takes N x 2 / instructions_per_tick ticks, for two N:
+    the board file's instructions per tick is exact (50 on the an505, 40 on the an385)."""
+    b = load_board(board)
+    for n in (500_000, 1_500_000):
+        instructions, ticks = calibrate(b, tmp_path / str(n), n)
+        assert instructions == 2 * n
+        assert abs(ticks * b.instructions_per_tick - instructions) <= b.instructions_per_tick
+
+
+@pytest.mark.parametrize("strategy", ["dual", "tinyengine", "rip"])
+@pytest.mark.parametrize("name", CI_M33)
+def test_m33_checksum_equals_tflite_micro(name, strategy, tmp_path):
+    result, reference = compile_and_run(name, "qemu-m33", strategy, tmp_path)
+    assert result.checksum == reference, result.line()
+    listed = reference_checksum(name)
+    if listed is not None:  # the same input and the same CRC as the measured TFLM build
+        assert reference == listed
+    assert result.unit == "instructions" and result.instructions > 0
+    assert result.board == "qemu-m33" and result.strategy == strategy
+
+
+@pytest.mark.parametrize("name", CI_ARMV6M)
+def test_armv6m_checksum_equals_tflite_micro(name, tmp_path):
+    result, reference = compile_and_run(name, "qemu-armv6m", "rip", tmp_path)
+    assert result.checksum == reference, result.line()
+    elf = tmp_path / "model.elf"
+    # ARMv6-M code only: none of ARMv7-M's instructions the M3 would also run
+    dis = subprocess.run(
+        ["arm-none-eabi-objdump", "-d", str(elf)], capture_output=True, text=True, check=False
+    ).stdout
+    assert not re.search(r"\s(sdiv|udiv|cbn?z|smlad|umull|it[te]{0,3})\s", dis)
+
+
+def test_compile_run_json_and_a_broken_weight(tmp_path, capsys):
+    """rip-compile --run --json reports checksum, expected_checksum, match and
+    instructions; one byte of a weight array changed in model_data.c makes rip-verify report a
+    mismatch (exit 1). The model is the anomaly-detection autoencoder: 640 outputs and no
+    softmax, so one weight shows in the output bytes."""
+    path = shared_model("tinyml/mlperf-ad01_int8")
+    out = tmp_path / "out"
+    code = compile_main([str(path), "--board", "qemu-m33", "-o", str(out), "--run", "--json"])
+    rep = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert rep["match"] is True and rep["checksum"] == rep["expected_checksum"]
+    assert rep["instructions"] > 0
+    assert code == 0 and main_verify([str(out)]) == 0
+    text = (out / "model_data.c").read_text()
+    # the first weight of the last weighted op: its outputs are the model's
+    found = list(re.finditer(r"const int8_t rip_op\d+_filter\[\d+\] = \{\s*(-?\d+)", text))
+    assert found, "no weight array found in model_data.c"
+    m = found[-1]
+    flipped = 127 if int(m[1]) < 0 else -128
+    broken = text[: m.start(1)] + str(flipped) + text[m.end(1) :]
+    (out / "model_data.c").write_text(broken)
+    capsys.readouterr()
+    assert main_verify([str(out)]) == 1
+    assert "MISMATCH" in capsys.readouterr().out
+
+
+def test_a_board_that_never_answers(tmp_path, capsys):
+    """A firmware that never prints: exit 2 with a clear message, and QEMU stopped."""
+    path = shared_model("tinyml/tflm-hello_world_int8")
+    out = tmp_path / "out"
+    assert compile_main([str(path), "--board", "qemu-m33", "-o", str(out), "--quiet"]) == 0
+    main_c = (out / "main.c").read_text()
+    (out / "main.c").write_text(main_c.replace("    rip_uart_init();", "    for (;;) {\n    }"))
+    with pytest.raises(NoAnswerError, match="printed no result line within 2 s"):
+        run_on_qemu(out, timeout=2.0)
+    capsys.readouterr()
+    assert main_verify([str(out), "--timeout", "2"]) == 2
+    assert "no result line from QEMU mps2-an505 within 2 s" in capsys.readouterr().err
+
+
+def test_a_model_too_big_for_the_machine_is_refused(tmp_path):
+    path = shared_model("tinyml/mlperf-kws_ref_model")
+    board = replace(load_board("qemu-m33"), code_bytes=16384)
+    compiled = analyse(
+        path, board, Options(placer=Placer("firstfit"), time_limit=10.0, strategies=("rip",))
+    )
+    model = emit_model(compiled.graph, compiled.req, compiled.plans["rip"], "rip")
+    write_qemu_project(model, tmp_path, board, None)
+    with pytest.raises(EmulatedFitError, match=r"does not fit qemu-m33: the code and weights"):
+        build_qemu_project(tmp_path, board)
+
+
+def test_profiling_build_marks_every_op(tmp_path):
+    """The profiling build's per-op figures add up to the whole inference (the marks cost
+    a few instructions each) and the checksum is unchanged."""
+    path = shared_model("tinyml/mlperf-kws_ref_model")
+    board = load_board("qemu-m33")
+    compiled = analyse(
+        path, board, Options(placer=Placer("milp"), time_limit=60.0, strategies=("rip",))
+    )
+    model = emit_model(compiled.graph, compiled.req, compiled.plans["rip"], "rip")
+    marks = write_qemu_project(model, tmp_path, board, None, profile=True)
+    assert len(marks) >= len(model.ops)
+    run = run_elf(build_qemu_project(tmp_path, board), board, 60.0)
+    figures = [int(x.split("instructions=")[1]) for x in run.lines if "RIP-PROFILE" in x]
+    assert len(figures) == len(marks)
+    result = parse_result_line(run.lines[-1])
+    assert result is not None and abs(sum(figures) - result.instructions) <= 50 * len(marks)
