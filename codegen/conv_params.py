@@ -228,7 +228,8 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
     scales = wq.scale if wq.per_channel else wq.scale * c_out
     pairs = [quantize_multiplier(effective_scale(in_scale, s, out_scale)) for s in scales]
     kh, kw = filter_dims[1], filter_dims[2]
-    scratch = output_dims[1] * output_dims[2] if depthwise else kh * kw * input_dims[3]
+    # rip_conv2d_s8_fast gathers two receptive fields (rip.codegen.kernel_choice)
+    scratch = output_dims[1] * output_dims[2] if depthwise else 2 * kh * kw * input_dims[3]
     return ConvKernelParams(
         kind=op.kind,
         input_dims=input_dims,

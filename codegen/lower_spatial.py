@@ -23,6 +23,7 @@ from typing import TypeVar
 import numpy as np
 
 from rip.codegen import conv_params as cp
+from rip.codegen.kernel_choice import choose_conv_kernel, folded_bias
 from rip.codegen.lowering import Lowered, LoweringError, OpBuffers, register
 from rip.codegen.quant import ParamsError
 from rip.codegen.templating import render
@@ -32,6 +33,7 @@ from rip.terms import InPlaceKind
 DECLS_TEMPLATE = "ops/spatial_decls.c.j2"
 CALL_TEMPLATE = "ops/spatial_call.c.j2"
 CONV_HEADERS = ("rip_conv.h",)
+FAST_HEADERS = ("rip_conv.h", "rip_conv_fast.h")  # kernel_choice's _fast kernels
 POOL_HEADERS = ("rip_pool.h",)
 POOL_PARAMS = ("rip_pool_params", "rip_mean_params")  # the structs rip_pool.h declares
 
@@ -158,7 +160,9 @@ def _lowered(
         decls=render(DECLS_TEMPLATE, **context),
         call=render(CALL_TEMPLATE, **context),
         scratch_bytes=emit.p.scratch_bytes,
-        headers=POOL_HEADERS if emit.params_type in POOL_PARAMS else CONV_HEADERS,
+        headers=POOL_HEADERS
+        if emit.params_type in POOL_PARAMS
+        else (FAST_HEADERS if emit.kernel.endswith("_fast") else CONV_HEADERS),
     )
 
 
@@ -191,12 +195,17 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     elif depthwise:
         kernel = "rip_depthwise_conv2d_s8"
     n, kh, kw, c = p.filter_dims
+    weights = _constant(graph, op, index, 1, "filter", n * kh * kw * c)
+    bias = _bias(graph, op, index, p.output_dims[3])
+    choice = choose_conv_kernel(p, buffers.inplace)
+    if choice.folded_bias:
+        kernel, bias = choice.function, folded_bias(p, weights, bias)
     emit = _Emit(
         kernel=kernel,
         params_type="rip_dw_conv_params" if depthwise else "rip_conv_params",
         p=p,
-        filter=_constant(graph, op, index, 1, "filter", n * kh * kw * c),
-        bias=_bias(graph, op, index, p.output_dims[3]),
+        filter=weights,
+        bias=bias,
         quant="per_channel",
         input=x,
         output=grouped(buffers.output),

@@ -115,12 +115,13 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
 
 def scratch_bytes(graph: Graph, op: Operator) -> int:
     """Scratch a kernel needs outside the arena, from the formulas the kernels use:
-    a convolution gathers one receptive field (sigma = 0, Eq. 6); a channel in-place
-    depthwise keeps one output channel plane; pooling and global pooling keep one pixel's
-    int32 accumulators. Everything else needs none."""
+    a convolution gathers the receptive fields of one pixel pair (sigma = 0, Eq. 6;
+    rip_conv2d_s8_fast); a channel in-place depthwise keeps one output channel plane;
+    pooling and global pooling keep one pixel's int32 accumulators. Everything else needs
+    none."""
     if op.kind == "CONV_2D":
         geom = conv_geometry(graph, op)
-        return geom.kh * geom.kw * geom.c_in
+        return 2 * geom.kh * geom.kw * geom.c_in  # two pixels per tile (rip_conv2d_s8_fast)
     if op.kind == "DEPTHWISE_CONV_2D":
         geom = conv_geometry(graph, op)
         return geom.h_out * geom.w_out
