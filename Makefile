@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint bench-sweep bench-alloc bench-host clean
+.PHONY: run test lint fuzz bench-sweep bench-alloc bench-host bench-compile clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,12 @@ test: $(STAMP)
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
 
+# Longer fuzzing of the reader, validator and planner than CI's bounded run (tests/test_fuzz.py):
+# random examples, FUZZ_EXAMPLES per target. A crash found is fixed and kept in the corpus.
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	RIP_FUZZ_PROFILE=fuzz RIP_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -p no:xdist -x tests/test_fuzz.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
@@ -44,3 +50,7 @@ bench-alloc: $(STAMP)
 # Inference time of the generated host C against the TFLite Micro interpreter, as a ratio.
 bench-host: $(STAMP)
 	$(BIN)/python benchmarks/bench_host.py $(BENCH_ARGS)
+
+# Compile time per model and stage, end to end against the previous release (issue 13).
+bench-compile: $(STAMP)
+	$(BIN)/python benchmarks/bench_compile.py $(BENCH_ARGS)

@@ -1,4 +1,12 @@
-"""User-facing errors: each becomes one line and a non-zero exit code at the CLI edge."""
+"""Every user-facing error, and its exit code: each becomes one line at the CLI edge
+(``rip.cli.guarded``), as Vela's ``errors.py``.
+
+Exit codes: 1 a result that does not match (a mismatch, an output file that cannot be
+written), 2 bad input (the default), 3 a plan that does not fit the board, 4 no placer could
+run, 5 a build or run of the generated project failed, 70 an internal error (a plan the
+replay rejects is never output). The modules that raise an error import it from here; the
+old homes (``rip.codegen.emit.CodegenError``, ...) re-import it so both names work.
+"""
 
 
 class RipError(Exception):
@@ -7,6 +15,7 @@ class RipError(Exception):
     exit_code = 2
 
 
+# --- input: layers, models, graphs ----------------------------------------------------------
 class LayerError(RipError):
     """A layer description that no bound or simulator can accept."""
 
@@ -14,3 +23,81 @@ class LayerError(RipError):
 class ModelError(RipError):
     """A model file rip cannot read or does not support (bad file, unsupported operator or
     data type); the message starts with the file name."""
+
+
+class GraphError(RipError):
+    """A graph whose shapes contradict its operator parameters."""
+
+
+# --- planning -----------------------------------------------------------------------------
+class PlacementError(RipError):
+    """A placer could not produce a plan (e.g. the solver is unavailable)."""
+
+    exit_code = 4
+
+
+class ReplayError(RipError):
+    """A plan that would corrupt a live tensor: an internal error, never emitted."""
+
+    exit_code = 70
+
+
+class PlanError(RipError):
+    """A plan that breaks its own problem's rules (``allocator.planning.check``): an
+    internal error, like a replay failure."""
+
+    exit_code = 70
+
+
+class FitError(RipError):
+    """The plan needs more SRAM than the board has."""
+
+    exit_code = 3
+
+
+# --- code generation ----------------------------------------------------------------------
+class ParamsError(RipError):
+    """An operator TFLite Micro's int8 kernels refuse at Prepare, or rip's kernels cannot run."""
+
+
+class LoweringError(RipError):
+    """An op the code generator cannot emit (it names the op, its index and output)."""
+
+
+class CodegenError(RipError):
+    """A model that cannot be turned into code (e.g. a graph-only model without weights)."""
+
+
+class ReferenceError(RipError):
+    """The reference interpreter could not run the model."""
+
+
+# --- projects, builds and boards ----------------------------------------------------------
+class BuildError(RipError):
+    """The emitted project did not build or run; the message carries the tool's words."""
+
+    exit_code = 5
+
+
+class PicoSdkMissing(RipError):
+    """``--build`` without a usable Pico SDK: the message says how to get one."""
+
+    exit_code = 5  # a build that could not run, as BuildError
+
+
+class Uf2Error(RipError):
+    """A UF2 file that is not well formed, or a BIN that cannot become one."""
+
+
+class FlashError(RipError):
+    """The UF2 could not be put on a board; the message says what to do."""
+
+
+class NoDeviceError(RipError):
+    """No board to talk to: none found, or the named port would not open."""
+
+
+class OutputError(RipError):
+    """A result file (e.g. the sweep's CSV) that cannot be written."""
+
+    exit_code = 1

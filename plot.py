@@ -1,6 +1,10 @@
-"""The lifecycle figure (the paper's Fig. 1): every activation as a rectangle over time (op
-index) and address, one panel per strategy, with the board's SRAM limit and the fixed
-overhead (scratch, SDK static data, stack) drawn as a band above the arena."""
+"""The lifecycle figure (the paper's Fig. 1): every buffer as a rectangle over time (step)
+and address, one panel per plan, with an SRAM limit and a fixed overhead (scratch, SDK
+static data, stack) drawn as a band above the arena.
+
+It needs only each panel's ``Problem`` and ``Plan`` (no model, no board), so any plan can be
+drawn; the text twin is ``rip.allocator.planning.check.picture``. matplotlib is imported
+here only, and this module only when a figure is asked for."""
 
 from __future__ import annotations
 
@@ -12,40 +16,41 @@ matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
-from rip.allocator.planning.placement import Plan
-from rip.boards import Board
-from rip.frontend.liveness import Lifetime
+from rip.allocator.planning.placement import Plan, Problem
 
 
 def plot_plans(
     path: Path,
-    model: str,
+    title: str,
+    problems: dict[str, Problem],
     plans: dict[str, Plan],
-    lifetimes: dict[int, Lifetime],
-    board: Board,
-    scratch_bytes: int,
+    sram_bytes: int = 0,
+    sram_label: str = "SRAM",
+    overhead_bytes: int = 0,
 ) -> None:
+    """One panel per plan (keyed like ``problems``), saved as a PNG at ``path``.
+    ``sram_bytes`` 0 draws no limit; ``overhead_bytes`` is the band above each arena."""
     n = len(plans)
     fig, axes = plt.subplots(1, n, figsize=(5 * n, 4.5), sharey=True, squeeze=False)
-    overhead = scratch_bytes + board.fixed_overhead_bytes
+    overhead = overhead_bytes
     top = max(p.peak for p in plans.values()) + overhead
-    if board.sram_bytes:
-        top = max(top, board.sram_bytes)
-    steps = max((lt.last for lt in lifetimes.values()), default=0) + 1
+    if sram_bytes:
+        top = max(top, sram_bytes)
+    steps = max((b.last for p in problems.values() for b in p.buffers), default=0) + 1
     cmap = plt.get_cmap("tab20")
     for ax, (strategy, plan) in zip(axes[0], plans.items(), strict=True):
         aliased = {p.output for p in plan.aliased}
-        for i, (t, lt) in enumerate(lifetimes.items()):
-            x = plan.offsets[t] / 1024
+        for i, b in enumerate(problems[strategy].buffers):
+            x = plan.offsets[b.id] / 1024
             ax.add_patch(
                 Rectangle(
-                    (lt.first, x),
-                    lt.last - lt.first + 1,
-                    lt.nbytes / 1024,
+                    (b.first, x),
+                    b.last - b.first + 1,
+                    b.size / 1024,
                     facecolor=cmap(i % 20),
                     edgecolor="black",
                     linewidth=0.3,
-                    hatch="//" if t in aliased else None,
+                    hatch="//" if b.id in aliased else None,
                     alpha=0.85,
                 )
             )
@@ -61,17 +66,15 @@ def plot_plans(
                 label="scratch + SDK + stack",
             )
         )
-        if board.sram_bytes:
-            ax.axhline(
-                board.sram_bytes / 1024, color="red", linestyle="--", label=f"{board.name} SRAM"
-            )
+        if sram_bytes:
+            ax.axhline(sram_bytes / 1024, color="red", linestyle="--", label=sram_label)
         ax.set_title(f"{strategy}: {plan.peak:,} B ({plan.placer})")
         ax.set_xlim(0, steps)
         ax.set_ylim(0, top / 1024 * 1.05)
         ax.set_xlabel("op index")
     axes[0][0].set_ylabel("address (KiB)")
     axes[0][0].legend(loc="upper right", fontsize=8)
-    fig.suptitle(f"{model}: activation placement (hatched: written in place)")
+    fig.suptitle(f"{title}: activation placement (hatched: written in place)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

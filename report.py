@@ -1,56 +1,20 @@
-"""The compile report: model summary, per-op in-place table and memory plans, as data
-(JSON-ready) and as text."""
+"""The compile report: model summary, per-op in-place table, memory plans and what was
+generated, as data (JSON-ready) and as text. It only formats a ``Compiled`` (rip.compiler);
+it runs no stage."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from rip.allocator.planning.placement import Plan
-from rip.allocator.planning.plan import plan_model
-from rip.allocator.planning.requirements import Requirements, requirements
-from rip.allocator.planning.strategies import STRATEGIES
-from rip.boards import Board
+from rip.allocator.planning.requirements import Requirements
+from rip.compiler import Compiled
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
-from rip.frontend.reader import read_model
-from rip.frontend.rewrite import rewrite
+from rip.terms import Strategy
 
-BASELINE = "tinyengine"
-
-
-@dataclass(frozen=True)
-class Compiled:
-    """Everything the later stages need: the source and folded graphs, requirements, and
-    the replay-checked plan of every strategy."""
-
-    source: Graph
-    graph: Graph
-    req: Requirements
-    plans: dict[str, Plan]
-    seconds: float
-
-
-def analyse(
-    path: Path,
-    board: Board,
-    placer: str = "milp",
-    time_limit: float = 60.0,
-    strategies: tuple[str, ...] = STRATEGIES,
-    progress: bool = False,
-) -> Compiled:
-    t0 = time.perf_counter()
-    source = read_model(path)
-    graph = rewrite(source)
-    req = requirements(graph)
-    plans = {
-        s: plan_model(graph, req, s, placer, board.alignment, time_limit, progress)
-        for s in strategies
-    }
-    return Compiled(source, graph, req, plans, time.perf_counter() - t0)
+BASELINE = Strategy.TINYENGINE
 
 
 def _shape(graph: Graph, tid: int) -> str:
@@ -97,9 +61,9 @@ def ratio(value: int, base: int) -> str:
     return f"{f.numerator}/{f.denominator}" if f.denominator <= 64 else f"{value / base:.3f}"
 
 
-def plan_summary(c: Compiled, strategy: str, board: Board) -> dict[str, Any]:
+def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
     plan = c.plans[strategy]
-    needed, available = board.budget(plan.peak, c.req.scratch_bytes)
+    fit = c.fit(strategy)
     base = c.plans.get(BASELINE)
     n_tensors = len(plan.offsets)
     return {
@@ -113,10 +77,10 @@ def plan_summary(c: Compiled, strategy: str, board: Board) -> dict[str, Any]:
         "inplace_share_pct": round(100 * len(plan.aliased) / n_tensors, 1) if n_tensors else 0.0,
         "shifts": [{"op": p.op, "tensor": p.input, "bytes": p.gap} for p in plan.shifts],
         "scratch_bytes": c.req.scratch_bytes,
-        "needed_sram_bytes": needed,
-        "board_sram_bytes": available,
-        "fits": available == 0 or needed <= available,
-        "headroom_bytes": (available - needed) if available else None,
+        "needed_sram_bytes": fit.needed_bytes,
+        "board_sram_bytes": fit.available_bytes,
+        "fits": fit.fits,
+        "headroom_bytes": fit.headroom_bytes,
         "solve_seconds": round(plan.solve_seconds, 3),
         "milp_size": {
             k: plan.stats[k] for k in ("variables", "constraints", "binaries") if k in plan.stats
@@ -125,13 +89,13 @@ def plan_summary(c: Compiled, strategy: str, board: Board) -> dict[str, Any]:
     }
 
 
-def build_report(c: Compiled, path: Path, board: Board, strategy: str) -> dict[str, Any]:
+def build_report(c: Compiled) -> dict[str, Any]:
+    """The report as JSON-ready data: the analysis, then what was generated, built and run."""
     g = c.graph
-    chosen = plan_summary(c, strategy, board)
     return {
         "model": g.name,
-        "file": str(path),
-        "board": board.name,
+        "file": str(c.path),
+        "board": c.board.name,
         "has_weights": g.has_weights,
         "inputs": [
             {"tensor": t, "shape": list(g.tensors[t].shape), "dtype": g.tensors[t].dtype}
@@ -147,11 +111,36 @@ def build_report(c: Compiled, path: Path, board: Board, strategy: str) -> dict[s
         "notes": list(g.notes),
         "liveness_bound_bytes": max(live_bytes(g), default=0),
         "inplace_candidates": sum(1 for r in c.req.ops if r.candidates),
-        **chosen,
-        "strategies": {s: plan_summary(c, s, board) for s in c.plans},
-        "op_table": op_table(g, c.req, c.plans[strategy]),
+        **plan_summary(c, c.strategy),
+        "strategies": {s.value: plan_summary(c, s) for s in c.plans},
+        "op_table": op_table(g, c.req, c.plan),
         "seconds": round(c.seconds, 3),
+        **generated(c),
     }
+
+
+def generated(c: Compiled) -> dict[str, Any]:
+    """The project written, the firmware built and the host run, when there were any."""
+    if c.output_dir is None or c.reference is None:
+        return {}
+    ref = c.reference.checksum
+    info: dict[str, Any] = {
+        "output_dir": str(c.output_dir),
+        "reference_checksum": None if ref is None else f"0x{ref:08x}",
+    }
+    if c.reference.unavailable:
+        info["reference_unavailable"] = c.reference.unavailable
+    if c.build:
+        info["build"] = c.build
+    if c.run is not None:
+        info.update(
+            result_line=c.run.line(),
+            checksum=f"0x{c.run.checksum:08x}",
+            cycles=c.run.cycles,
+            unit=c.run.unit,
+            match=c.match,
+        )
+    return info
 
 
 def format_report(rep: dict[str, Any]) -> str:
@@ -222,4 +211,36 @@ def format_report(rep: dict[str, Any]) -> str:
         f"liveness bound (dual buffering): {rep['liveness_bound_bytes']:,} B; "
         f"in-place candidates: {rep['inplace_candidates']} of {rep['ops']} ops"
     )
+    return "\n".join(lines)
+
+
+def format_generated(c: Compiled) -> str:
+    """What was written, built and run, in a few lines (empty when nothing was)."""
+    if c.output_dir is None:
+        return ""
+    if c.board.pico_board:
+        files = (
+            "CMakeLists.txt, pico_sdk_import.cmake, main.c, model.c, model.h, kernels/, "
+            "README.md, expected.json"
+        )
+    else:
+        files = "model.c, model.h, main.c, Makefile, kernels/, expected.json"
+    lines = [
+        f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, scratch "
+        f"{c.req.scratch_bytes:,} B)"
+    ]
+    if c.build:
+        b = c.build
+        lines.append(
+            f"built {b['uf2']} ({b['uf2_writer']} UF2 writer); .bss {b['bss_bytes']:,} B, "
+            f".data {b['data_bytes']:,} B; rip_arena in .bss"
+        )
+    if c.run is not None:
+        ref = None if c.reference is None else c.reference.checksum
+        verdict = ("match" if c.match else "MISMATCH") if ref is not None else "no reference"
+        lines.append(c.run.line())
+        lines.append(
+            f"reference (TFLite Micro) checksum={None if ref is None else f'0x{ref:08x}'}: "
+            f"{verdict}"
+        )
     return "\n".join(lines)

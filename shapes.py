@@ -21,3 +21,14 @@ def same_padding(size: int, k: int, stride: int, dilation: int = 1) -> tuple[int
 def conv_out_size(padded: int, k: int, stride: int, dilation: int = 1) -> int:
     """Output extent of a convolution over an already padded axis."""
     return (padded - dilated(k, dilation)) // stride + 1
+
+
+def nhwc(shape: tuple[int, ...] | list[int]) -> tuple[int, int, int, int]:
+    """A shape as (N, H, W, C), the one conversion every stage uses: TFLite's
+    ``RuntimeShape::ExtendedShape(4, shape)``, ones prepended (``[C]`` is 1x1x1xC, ``[W, C]``
+    1x1xWxC, ``[H, W, C]`` 1xHxWxC). More than four dimensions is a ValueError."""
+    dims = tuple(int(d) for d in shape)
+    if len(dims) > 4:
+        raise ValueError(f"shape {dims} has more than 4 dimensions")
+    n, h, w, c = (1,) * (4 - len(dims)) + dims
+    return n, h, w, c

@@ -186,7 +186,7 @@ def layer_source(layers) -> tuple[str, int, int]:
             {dims(p.padding)}, {dims(p.dilation)}, {p.depth_multiplier}, {dims(p.activation)}}};
         memcpy(a, {v}_x, sizeof {v}_x);
         t0 = ticks();
-        st |= rip_depthwise_conv2d_s8_inplace(&ctx, &pr, &q, &id, a, &fd, {v}_w, &bd, {v}_b, &od);
+        st |= rip_depthwise_conv2d_inplace_s8(&ctx, &pr, &q, &id, a, &fd, {v}_w, &bd, {v}_b, &od);
         t1 = ticks();
         memcpy(ref, a, {n_out});
         memcpy(a, {v}_x, sizeof {v}_x);
@@ -217,7 +217,6 @@ def layer_source(layers) -> tuple[str, int, int]:
         [
             RUNTIME,
             '#include "rip_conv.h"',
-            '#include "rip_conv_fast.h"',
             *decls,
             f"static int8_t a[{arena}] __attribute__((aligned(4)));",
             f"static int8_t ref[{arena}] __attribute__((aligned(4)));",
@@ -357,7 +356,7 @@ def generate(model_path: Path, out: Path, fast: bool) -> str:
         ch = inplace == "channel"
         if p.kind == "CONV_2D":
             return kernel_choice.KernelChoice("rip_conv2d_s8", False, "reference")
-        name = "rip_depthwise_conv2d_s8" + ("_inplace" if ch else "")
+        name = "rip_depthwise_conv2d_inplace_s8" if ch else "rip_depthwise_conv2d_s8"
         return kernel_choice.KernelChoice(name, False, "reference")
 
     graph = rewrite(read_model(model_path.read_bytes(), name=model_path.stem))
@@ -386,10 +385,11 @@ def bench_whole(models: list[str], cpus: list[str], opt: str) -> None:
                     expected = generate(path, work / "proj", fast)
                     (work / "main.c").write_text(RUNTIME + WHOLE_MAIN)
                     kern = work / "proj" / "kernels"
+                    model_c = sorted((work / "proj").glob("model*.c"))  # model.c, model_data.c
                     out = build_and_run(
                         cpu,
                         opt,
-                        [work / "main.c", work / "proj" / "model.c", *sorted(kern.glob("*.c"))],
+                        [work / "main.c", *model_c, *sorted(kern.glob("*.c"))],
                         [work / "proj", kern],
                         work,
                     )

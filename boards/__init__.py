@@ -1,9 +1,14 @@
-"""Board descriptions: one TOML file per board in this folder, read by the compiler."""
+"""Board descriptions: one TOML file per board in this folder, read by the compiler.
+
+Every chip fact lives in these files and nowhere else: SRAM, the SDK's static data and
+stack, alignment, the cycle counter, the Pico SDK board and platform, the UF2 family (and
+the RP2350's errata block family), and the BOOTSEL drive's label. ``boot_drives`` and
+``uf2_chips`` collect the last two for the flasher, which must recognise any Pico."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from importlib import resources
 
 from rip.errors import RipError
@@ -19,18 +24,16 @@ class Board:
     name: str
     description: str
     chip: str
-    cpu: str
     sram_bytes: int  # 0: no limit
     sdk_static_bytes: int
     stack_bytes: int
     alignment: int
-    cflags: tuple[str, ...]
-    has_dsp: bool
-    cycle_counter: str
-    pico_board: str | None = None
+    cycle_counter: str  # dwt_cyccnt | timer_us | clock_ns: what the result line counts
+    pico_board: str | None = None  # PICO_BOARD; None for a board that is not a Pico
     pico_platform: str | None = None
     uf2_family: int | None = None
     uf2_errata_family: int | None = None
+    boot_drive: str | None = None
 
     @property
     def fixed_overhead_bytes(self) -> int:
@@ -53,9 +56,66 @@ def load_board(name: str) -> Board:
     path = resources.files(__package__) / f"{name}.toml"
     if not path.is_file():
         raise RipError(f"unknown board {name!r}; known boards: {', '.join(board_names())}")
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    data["cflags"] = tuple(data.get("cflags", ()))
+    return parse_board(path.read_bytes(), f"{name}.toml")
+
+
+def pico_boards() -> list[Board]:
+    return [b for b in map(load_board, board_names()) if b.pico_board]
+
+
+def boot_drives() -> dict[str, Board]:
+    """BOOTSEL drive label -> the board whose bootloader shows it (``RPI-RP2`` -> pico)."""
+    return {b.boot_drive: b for b in pico_boards() if b.boot_drive}
+
+
+def uf2_chips() -> dict[int, str]:
+    """UF2 family id -> chip, from every Pico board file."""
+    return {b.uf2_family: b.chip for b in pico_boards() if b.uf2_family is not None}
+
+
+def _kind(annotation: str) -> type:
+    """The TOML value type of a Board field, from its annotation (``int | None`` -> int:
+    TOML has no None, so an optional field is simply absent)."""
+    base = annotation.split("|")[0].strip()
+    return {"int": int, "str": str, "bool": bool, "float": float}.get(base, list)
+
+
+def _is(value: object, kind: type) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is list:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, kind)
+
+
+def parse_board(data: bytes, source: str) -> Board:
+    """A board from the bytes of its TOML file; one-line RipError naming ``source`` and the
+    field for anything malformed (encoding, syntax, unknown or missing field, wrong type,
+    negative size, alignment not a positive power of two)."""
+    where = f"board file {source}"
     try:
-        return Board(**data)
-    except TypeError as e:
-        raise RipError(f"board file {name}.toml: {e}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RipError(f"{where}: not UTF-8 (byte {e.start})") from None
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise RipError(f"{where}: not valid TOML ({' '.join(str(e).split())})") from None
+    known = {f.name: f for f in fields(Board)}
+    for key, value in table.items():
+        if key not in known:
+            raise RipError(f"{where}: unknown field {key!r}")
+        kind = _kind(str(known[key].type))
+        if not _is(value, kind):
+            raise RipError(f"{where}: {key} has the wrong type ({value!r})")
+        if kind in (int, float) and value < 0:
+            raise RipError(f"{where}: {key} must not be negative, got {value}")
+    missing = [k for k, f in known.items() if k not in table and f.default is MISSING]
+    if missing:
+        raise RipError(f"{where}: missing field {missing[0]!r}")
+    alignment = table["alignment"]
+    if alignment < 1 or alignment & (alignment - 1):
+        raise RipError(f"{where}: alignment must be a positive power of two, got {alignment}")
+    return Board(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})

@@ -19,10 +19,17 @@ from rip.allocator.theory.bounds import Bound, rip_bound
 from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.herringbone import herringbone_bound
 from rip.allocator.theory.simulate import simulate_herringbone, simulate_rip
+from rip.cli import guarded
 from rip.errors import LayerError, RipError
+from rip.limits import MAX_KERNEL_WORK, kernel_work
 
 SCHEMES = ("rip", "herringbone", "gm-eq1", "corollary1")
 HERRINGBONE = ("herringbone", "gm-eq1", "corollary1")
+
+
+def _is_int(value: Any) -> bool:
+    """A JSON integer: not a bool (``true`` is not 1), not a float (``3.7`` is not 3)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _pair(name: str, value: Any) -> tuple[int, int]:
@@ -33,11 +40,9 @@ def _pair(name: str, value: Any) -> tuple[int, int]:
             nums = [int(p) for p in parts]
         except ValueError:
             raise LayerError(f"{name}: expected N or N,M, got {value!r}") from None
-    elif isinstance(value, bool):
-        raise LayerError(f"{name}: expected N or N,M, got {value!r}")
-    elif isinstance(value, int):
+    elif _is_int(value):
         nums = [value]
-    elif isinstance(value, list) and all(isinstance(v, int) for v in value):
+    elif isinstance(value, list) and all(_is_int(v) for v in value):
         nums = list(value)
     else:
         raise LayerError(f"{name}: expected N or N,M, got {value!r}")
@@ -61,9 +66,9 @@ def _padding(value: Any) -> str | tuple[int, int, int, int]:
             raise LayerError(f"padding: expected same, valid or T,B,L,R, got {value!r}") from None
         if len(value) == 1:
             value = value * 4
-    if isinstance(value, int) and not isinstance(value, bool):
+    if _is_int(value):
         value = [value] * 4
-    if not (isinstance(value, list) and len(value) == 4 and all(isinstance(v, int) for v in value)):
+    if not (isinstance(value, list) and len(value) == 4 and all(_is_int(v) for v in value)):
         raise LayerError(f"padding: expected same, valid or T,B,L,R, got {value!r}")
     if min(value) < 0:
         raise LayerError(f"padding: values must be non-negative, got {value!r}")
@@ -71,11 +76,10 @@ def _padding(value: Any) -> str | tuple[int, int, int, int]:
 
 
 def _count(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            value = int(value)
-        except (TypeError, ValueError):
-            raise LayerError(f"{name}: expected a positive integer, got {value!r}") from None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not _is_int(value):
+        raise LayerError(f"{name}: expected a positive integer, got {value!r}")
     if value < 1:
         raise LayerError(f"{name}: expected a positive integer, got {value!r}")
     return value
@@ -118,6 +122,11 @@ def evaluate(fields: dict[str, Any]) -> dict[str, Any]:
         dilation=_pair("dilation", fields.get("dilation", 1)),
         padding=_padding(fields.get("padding", "valid")),
     )
+    if kernel_work(geom.kh, geom.kw) > MAX_KERNEL_WORK:
+        raise LayerError(
+            f"kernel: {geom.kh}x{geom.kw} is beyond rip's limit (kh*kw*(kh+kw) <= "
+            f"{MAX_KERNEL_WORK:,}; see docs/RELIABILITY.md)"
+        )
     scheme = _choice("scheme", fields.get("scheme", "rip"), SCHEMES)
     if scheme in HERRINGBONE:
         # The herringbone accounting (Appendix C) is over the padded layout, taps read
@@ -214,38 +223,56 @@ def _fields(args: argparse.Namespace) -> dict[str, Any]:
     return fields
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _batch_line(lineno: int, raw: bytes) -> dict[str, Any] | None:
+    """One batch line's result, or None for a blank line; never raises for bad input."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return {"error": f"line {lineno}: not UTF-8 (byte {e.start})"}
+    if not line.strip():
+        return None
+    try:
+        fields = json.loads(line, parse_constant=_reject_constant)
+        if not isinstance(fields, dict):
+            raise LayerError("expected a JSON object")
+        return evaluate(fields)
+    except RecursionError:
+        return {"error": f"line {lineno}: not JSON (nested too deeply)"}
+    except json.JSONDecodeError as e:
+        return {"error": f"line {lineno}: not JSON ({e.msg})"}
+    except ValueError as e:  # Infinity, NaN
+        return {"error": f"line {lineno}: not JSON ({e})"}
+    except RipError as e:
+        return {"error": f"line {lineno}: {e}"}
+
+
 def _run_batch(path: str) -> int:
     try:
-        stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     except OSError as e:
         raise RipError(f"{path}: cannot read batch file ({e.strerror})") from None
     with stream:
-        for lineno, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                fields = json.loads(line)
-                if not isinstance(fields, dict):
-                    raise LayerError("expected a JSON object")
-                out = evaluate(fields)
-            except json.JSONDecodeError as e:
-                out = {"error": f"line {lineno}: not JSON ({e.msg})"}
-            except RipError as e:
-                out = {"error": f"line {lineno}: {e}"}
-            print(json.dumps(out), flush=False)
+        for lineno, raw in enumerate(stream, 1):
+            out = _batch_line(lineno, raw)
+            if out is not None:
+                print(json.dumps(out), flush=False)
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        if args.batch is not None:
-            return _run_batch(args.batch)
-        print(json.dumps(evaluate(_fields(args)), indent=2))
-        return 0
-    except RipError as e:
-        print(f"rip-bounds: error: {e}", file=sys.stderr)
-        return e.exit_code
+    return guarded("rip-bounds", lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.batch is not None:
+        return _run_batch(args.batch)
+    print(json.dumps(evaluate(_fields(args)), indent=2))
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,7 @@
-"""rip-compile: an int8 TFLite model in; its memory report (and, in later stages, code) out.
+"""rip-compile: an int8 TFLite model in; its memory report, C code and firmware out.
+
+Only the command line: arguments become ``rip.compiler.Options``, ``compile_model`` runs the
+stages, ``rip.report`` formats the result, ``rip.cli.guarded`` turns errors into exit codes.
 
 rip-compile model.tflite --board pico2 --strategy rip --placer milp --report [--json]
 rip-compile model.tflite --plot plan.png
@@ -12,11 +15,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rip.allocator.planning.plan import PLACERS
+from rip.allocator.planning.check import picture
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
-from rip.errors import RipError
-from rip.report import analyse, build_report, format_report
+from rip.cli import guarded
+from rip.compiler import Options, compile_model
+from rip.report import build_report, format_generated, format_report
+from rip.terms import Placer, Strategy
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,14 +36,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strategy",
         default="rip",
-        choices=STRATEGIES,
+        choices=Strategy.values(),
         help="dual: nothing in place; tinyengine: depthwise only (the paper's "
         "baseline); rip: every candidate (default)",
     )
     p.add_argument(
         "--placer",
         default="milp",
-        choices=PLACERS,
+        choices=Placer.values(),
         help="milp: Pyomo + SCIP, optimal (default); firstfit: TinyEngine's",
     )
     p.add_argument(
@@ -79,143 +84,65 @@ def _parser() -> argparse.ArgumentParser:
         help="generate code even when the plan does not fit the board's SRAM",
     )
     p.add_argument("--quiet", action="store_true", help="no solver progress on stderr")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="plan afresh: neither read nor write the plan cache ($RIP_CACHE_DIR, "
+        "default ~/.cache/rip)",
+    )
     return p
 
 
-def _generate(compiled, path: Path, board, strategy: str, args) -> dict:
-    """Emit the project for ``board`` into ``args.output``. Host: ``--run`` builds and runs
-    it and compares its checksum with TFLite Micro's. Pico boards: ``--build`` builds the
-    firmware with the Pico SDK and checks the arena's placement in the ELF."""
-    from rip.codegen.emit import emit_model
-    from rip.codegen.reference import ReferenceError, checksum, reference_outputs
-    from rip.firmware.host_project import build_host, run_host, write_host_project
+def _options(args: argparse.Namespace) -> Options:
+    # -o alone needs only the selected strategy; a report, JSON or plot compares them all
+    only = args.output and not (args.report or args.json or args.plot)
+    return Options(
+        strategy=Strategy(args.strategy),
+        strategies=(Strategy(args.strategy),) if only else STRATEGIES,
+        cache=not args.no_cache,
+        placer=Placer(args.placer),
+        time_limit=args.time_limit,
+        output=Path(args.output) if args.output else None,
+        build=args.build,
+        run=args.run,
+        repeat=args.repeat,
+        force=args.force,
+        progress=not args.quiet and not args.json and sys.stderr.isatty(),
+    )
 
-    out = Path(args.output)
-    if args.run and board.pico_board:
-        raise RipError(
-            f"--run builds and runs on the host; for {board.name} use --build, "
-            "then rip-flash and rip-verify"
+
+def _compile(args: argparse.Namespace) -> int:
+    board = load_board(args.board)
+    c = compile_model(Path(args.model), board, _options(args))
+    if args.plot:
+        from rip.plot import plot_plans  # matplotlib only when a figure is asked for
+
+        plot_plans(
+            Path(args.plot),
+            c.graph.name,
+            c.problems,
+            c.plans,
+            sram_bytes=board.sram_bytes,
+            sram_label=f"{board.name} SRAM",
+            overhead_bytes=c.req.scratch_bytes + board.fixed_overhead_bytes,
         )
-    if args.build and not board.pico_board:
-        raise RipError(f"--build is for Pico boards; for {board.name} use --run")
-    model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
-    try:
-        reference = checksum(reference_outputs(path, compiled.graph))
-    except ReferenceError as e:
-        reference, why = None, str(e)
+    if args.json:
+        print(json.dumps(build_report(c), indent=2))
     else:
-        why = None
-    if board.pico_board:
-        from rip.firmware.pico_project import build_pico_project, write_pico_project
-
-        write_pico_project(model, out, board, reference)
-    else:
-        write_host_project(model, out, reference)
-    info: dict = {
-        "output_dir": str(out),
-        "reference_checksum": None if reference is None else f"0x{reference:08x}",
-    }
-    if why:
-        info["reference_unavailable"] = why
-    if args.build:
-        info["build"] = _check_placement(build_pico_project(out, board), model.arena_bytes)
-    if args.run:
-        build_host(out)
-        result = run_host(out, args.repeat)
-        info.update(
-            result_line=result.line(),
-            checksum=f"0x{result.checksum:08x}",
-            cycles=result.cycles,
-            unit=result.unit,
-            match=None if reference is None else result.checksum == reference,
-        )
-    return info
-
-
-class FitError(RipError):
-    """The plan needs more SRAM than the board has (exit code 3)."""
-
-    exit_code = 3
-
-
-def _check_placement(build: dict, arena_bytes: int) -> dict:
-    """After a firmware build: the arena must be a .bss symbol of the planned size."""
-    arena = build.get("symbols", {}).get("rip_arena")
-    if arena is None or arena.get("type", "") not in ("b", "B") or arena["bytes"] < arena_bytes:
-        raise RipError(
-            f"{build.get('elf')}: rip_arena is not a {arena_bytes} B .bss symbol ({arena})"
-        )
-    build["arena_in_bss"] = True
-    return build
-
-
-def _print_text(rep: dict, args, board) -> None:
-    if args.report or not args.output:
-        print(format_report(rep))
-    if args.output:
-        files = (
-            (
-                "CMakeLists.txt, pico_sdk_import.cmake, main.c, model.c, model.h, kernels/, "
-                "README.md, expected.json"
-            )
-            if board.pico_board
-            else ("model.c, model.h, main.c, Makefile, kernels/, expected.json")
-        )
-        print(
-            f"wrote {args.output}: {files} (arena {rep['arena_bytes']:,} B, scratch "
-            f"{rep['scratch_bytes']:,} B)"
-        )
-    if "build" in rep:
-        b = rep["build"]
-        print(
-            f"built {b['uf2']} ({b['uf2_writer']} UF2 writer); .bss {b['bss_bytes']:,} B, "
-            f".data {b['data_bytes']:,} B; rip_arena in .bss"
-        )
-    if "result_line" in rep:
-        print(rep["result_line"])
-        ref = rep["reference_checksum"]
-        verdict = ("match" if rep["match"] else "MISMATCH") if ref else "no reference"
-        print(f"reference (TFLite Micro) checksum={ref}: {verdict}")
+        if args.report or not args.output:
+            print(format_report(build_report(c)))
+        if args.report:
+            print()
+            print(f"arena under {c.strategy} (time x address):")
+            print(picture(c.problem, c.plan))
+        if args.output:
+            print(format_generated(c))
+    return 1 if c.match is False else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        path = Path(args.model)
-        if not path.is_file():
-            raise RipError(f"{path}: no such file")
-        board = load_board(args.board)
-        progress = not args.quiet and not args.json and sys.stderr.isatty()
-        compiled = analyse(path, board, args.placer, args.time_limit, progress=progress)
-        rep = build_report(compiled, path, board, args.strategy)
-        if args.output:
-            if not rep["fits"] and not args.force:
-                raise FitError(
-                    f"does not fit {board.name}: needs {rep['needed_sram_bytes']} B, "
-                    f"has {rep['board_sram_bytes']} B (--force to generate anyway)"
-                )
-            rep.update(_generate(compiled, path, board, args.strategy, args))
-        elif args.run or args.build:
-            raise RipError("--run and --build need -o DIR for the generated project")
-        if args.plot:
-            from rip.plot import plot_plans  # matplotlib only when a figure is asked for
-
-            plot_plans(
-                Path(args.plot),
-                rep["model"],
-                compiled.plans,
-                compiled.req.lifetimes,
-                board,
-                compiled.req.scratch_bytes,
-            )
-        if args.json:
-            print(json.dumps(rep, indent=2))
-        else:
-            _print_text(rep, args, board)
-        return 1 if rep.get("match") is False else 0
-    except RipError as e:
-        print(f"rip-compile: error: {e}", file=sys.stderr)
-        return e.exit_code
+    return guarded("rip-compile", lambda: _compile(args))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rip.errors import RipError
+from rip.cli import guarded
 from rip.firmware.flash import flash
 
 
@@ -33,17 +33,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="copy to the bootloader drive even when picotool is installed",
     )
     args = p.parse_args(argv)
-    try:
+
+    def work() -> int:
         message = flash(
             Path(args.target),
             drive=Path(args.drive) if args.drive else None,
             use_picotool=False if args.no_picotool else None,
         )
-    except RipError as e:
-        print(f"rip-flash: error: {e}", file=sys.stderr)
-        return e.exit_code
-    print(f"rip-flash: {message}")
-    return 0
+        print(f"rip-flash: {message}")
+        return 0
+
+    return guarded("rip-flash", work)
 
 
 if __name__ == "__main__":

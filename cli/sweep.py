@@ -22,7 +22,8 @@ from rip.allocator.theory.sweep import (
     run_sweep,
     write_csv,
 )
-from rip.errors import RipError
+from rip.cli import guarded
+from rip.errors import OutputError, RipError
 
 PROG = "rip-sweep"
 NO_CSV = "-"
@@ -123,22 +124,26 @@ def format_table(result: SweepResult) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rip-sweep``; returns the exit code (usable as ``sys.exit(main())``)."""
-    try:
+
+    def work() -> int:
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser().parse_args(argv)  # a bad argument raises RipError
         except SystemExit as exc:  # --help
             return int(exc.code or 0)
-        result = run_sweep(
-            args.layers, args.seed, args.max_extent, args.jobs, progress=not args.no_progress
-        )
-        if args.csv != NO_CSV:
+        return _run(args)
+
+    return guarded(PROG, work)
+
+
+def _run(args: argparse.Namespace) -> int:
+    result = run_sweep(
+        args.layers, args.seed, args.max_extent, args.jobs, progress=not args.no_progress
+    )
+    if args.csv != NO_CSV:
+        try:
             write_csv(result.records, args.csv)
-    except RipError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except OSError as exc:  # the CSV path
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 1
+        except OSError as exc:  # the CSV path
+            raise OutputError(str(exc)) from None
     if args.json:
         payload = {
             "seed": args.seed,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import serial
 
+from rip.cli import guarded
 from rip.errors import RipError
 from rip.firmware.result import Result
 from rip.firmware.serial_port import LineReader, NoDeviceError, open_port, wait_for_result
@@ -40,9 +41,46 @@ def _expected(out: Path) -> dict:
     if not path.is_file():
         raise RipError(f"{path}: no such file; give the folder rip-compile -o wrote")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        expected = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RipError(f"{path}: not valid JSON ({e})") from None
+        raise RipError(f"{path}: not valid JSON ({' '.join(str(e).split())})") from None
+    except RecursionError:
+        raise RipError(f"{path}: not valid JSON (nested too deeply)") from None
+    except OSError as e:
+        raise RipError(f"{path}: cannot read ({e.strerror})") from None
+    return _checked_expected(expected, path)
+
+
+# expected.json fields rip-verify reads, and the JSON types each may have.
+_EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
+    "checksum": (str, type(None)),
+    "checksum_source": (str, type(None)),
+    "model": (str,),
+    "board": (str,),
+    "strategy": (str,),
+    "arena_bytes": (int,),
+}
+
+
+def _checked_expected(expected: object, path: Path) -> dict:
+    """The fields rip-verify reads have the types it expects: one line naming the field
+    otherwise."""
+    if not isinstance(expected, dict):
+        raise RipError(f"{path}: expected a JSON object, got {type(expected).__name__}")
+    for key, types in _EXPECTED_TYPES.items():
+        if key in expected and (
+            not isinstance(expected[key], types) or isinstance(expected[key], bool)
+        ):
+            raise RipError(f"{path}: {key} has the wrong type ({expected[key]!r})")
+    want = expected.get("checksum")
+    if want is not None:
+        try:
+            value = int(want, 16)
+        except ValueError:
+            value = -1
+        if not 0 <= value <= 0xFFFFFFFF:
+            raise RipError(f"{path}: checksum {want!r} is not a 32-bit hex number")
+    return expected
 
 
 def _identity_mismatches(expected: dict, result: Result) -> list[str]:
@@ -109,13 +147,11 @@ def main_verify(argv: Sequence[str] | None = None) -> int:
         help="seconds to wait for a result line (default 30; the firmware prints one every second)",
     )
     args = p.parse_args(argv)
-    try:
-        return _verify(Path(args.project), args.port, args.timeout)
-    except RipError as e:
-        print(f"rip-verify: error: {e}", file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        return EXIT_NO_RESULT
+    return guarded(
+        "rip-verify",
+        lambda: _verify(Path(args.project), args.port, args.timeout),
+        interrupted=EXIT_NO_RESULT,
+    )
 
 
 def main_monitor(argv: Sequence[str] | None = None) -> int:
@@ -124,11 +160,10 @@ def main_monitor(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--port", help=_port_help())
     args = p.parse_args(argv)
-    try:
-        link = open_port(args.port)
-    except RipError as e:
-        print(f"rip-monitor: error: {e}", file=sys.stderr)
-        return e.exit_code
+    return guarded("rip-monitor", lambda: _monitor(open_port(args.port)))
+
+
+def _monitor(link: serial.SerialBase) -> int:
     print(f"rip-monitor: {link.name} (Ctrl-C to stop)", file=sys.stderr)
     try:
         for line in LineReader(link).lines():

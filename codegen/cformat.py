@@ -30,4 +30,20 @@ def c_ident(name: str) -> str:
     return out if out and not out[0].isdigit() else f"m_{out}"
 
 
-FILTERS = {"c_array": c_array, "c_int8_array": c_int8_array, "c_ident": c_ident}
+def c_comment(text: object) -> str:
+    """Any text made safe inside a /* */ comment (a tensor name may hold ``*/``)."""
+    return str(text).replace("*/", "* /").replace("/*", "/ *")
+
+
+def shape(dims: Iterable[int]) -> str:
+    """A tensor shape as comments print it: ``1x96x96x3`` (a scalar is ``1``)."""
+    return "x".join(str(d) for d in dims) or "1"
+
+
+FILTERS = {
+    "c_array": c_array,
+    "c_int8_array": c_int8_array,
+    "c_ident": c_ident,
+    "c_comment": c_comment,
+    "shape": shape,
+}

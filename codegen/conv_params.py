@@ -37,6 +37,8 @@ from rip.frontend.ir import (
     ReduceParams,
     Tensor,
 )
+from rip.scratch import scratch_bytes
+from rip.shapes import nhwc
 
 Dims = tuple[int, int, int, int]  # rip_dims: n, h, w, c
 
@@ -46,7 +48,7 @@ KernelParamsError = ParamsError  # an operator the int8 kernels (and TFLite Micr
 
 @dataclass(frozen=True)
 class ConvKernelParams:
-    """``rip_conv2d_s8`` / ``rip_depthwise_conv2d_s8[_inplace]``: rip_conv_params (or
+    """``rip_conv2d_s8`` / ``rip_depthwise_conv2d[_inplace]_s8``: rip_conv_params (or
     rip_dw_conv_params), rip_per_channel_quant and the dims structs."""
 
     kind: str  # CONV_2D | DEPTHWISE_CONV_2D
@@ -63,7 +65,7 @@ class ConvKernelParams:
     multipliers: tuple[int, ...]  # one per output channel
     shifts: tuple[int, ...]
     has_bias: bool
-    scratch_bytes: int  # the kernel's ..._get_buffer_size()
+    scratch_bytes: int  # rip.scratch.scratch_bytes: the kernel's ..._get_buffer_size()
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def fold_mean_count(multiplier: int, shift: int, count: int) -> tuple[int, int]:
 # Shared checks
 # --------------------------------------------------------------------------------------
 def _where(op: Operator) -> str:
-    return f"{op.kind} at index {op.source_index}"
+    return op.describe()
 
 
 def _int8_quant(t: Tensor, op: Operator, what: str) -> Quant:
@@ -163,17 +165,6 @@ def _per_tensor(q: Quant, op: Operator, what: str) -> tuple[float, int]:
     if q.per_channel:
         raise KernelParamsError(f"{_where(op)}: {what} must be quantized per tensor")
     return q.scale[0], q.zero_point[0]
-
-
-def _dims4(shape: tuple[int, ...]) -> Dims:
-    """An activation shape as rip_dims (N, H, W, C); lower ranks are N x 1 x 1 x C."""
-    if len(shape) == 4:
-        return shape[0], shape[1], shape[2], shape[3]
-    if len(shape) == 3:
-        return shape[0], 1, shape[1], shape[2]
-    if len(shape) == 2:
-        return shape[0], 1, 1, shape[1]
-    return 1, 1, 1, shape[0] if shape else 1
 
 
 def _weights(graph: Graph, op: Operator, channels: int, axis: int) -> tuple[Tensor, Quant]:
@@ -214,11 +205,11 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
     in_scale, in_zp = _per_tensor(_int8_quant(x, op, "the input"), op, "the input")
     out_q = _int8_quant(y, op, "the output")
     out_scale, out_zp = _per_tensor(out_q, op, "the output")
-    input_dims, output_dims = _dims4(x.shape), _dims4(y.shape)
+    input_dims, output_dims = nhwc(x.shape), nhwc(y.shape)
     c_out = output_dims[3]
     depthwise = isinstance(p, DepthwiseParams)
     w, wq = _weights(graph, op, c_out, 3 if depthwise else 0)
-    filter_dims = _dims4(w.shape)
+    filter_dims = nhwc(w.shape)
     multiplier = p.depth_multiplier if depthwise else 1
     if depthwise and c_out != input_dims[3] * multiplier:
         raise KernelParamsError(
@@ -227,9 +218,6 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
         )
     scales = wq.scale if wq.per_channel else wq.scale * c_out
     pairs = [quantize_multiplier(effective_scale(in_scale, s, out_scale)) for s in scales]
-    kh, kw = filter_dims[1], filter_dims[2]
-    # rip_conv2d_s8_fast gathers two receptive fields (rip.codegen.kernel_choice)
-    scratch = output_dims[1] * output_dims[2] if depthwise else 2 * kh * kw * input_dims[3]
     return ConvKernelParams(
         kind=op.kind,
         input_dims=input_dims,
@@ -245,7 +233,7 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
         multipliers=tuple(m for m, _ in pairs),
         shifts=tuple(s for _, s in pairs),
         has_bias=_has_bias(graph, op),
-        scratch_bytes=scratch,
+        scratch_bytes=scratch_bytes(op.kind, input_dims, filter_dims, output_dims),
     )
 
 
@@ -301,18 +289,19 @@ def pool_params(graph: Graph, op: Operator) -> PoolKernelParams:
     # PoolingPrepare's own test: float32 scales within 1e-6 and equal zero points.
     if abs(float(np.float32(in_scale) - np.float32(out_scale))) > 1e-6 or in_zp != out_zp:
         raise KernelParamsError(f"{_where(op)}: input and output quantization differ")
-    output_dims = _dims4(y.shape)
+    input_dims, output_dims = nhwc(x.shape), nhwc(y.shape)
+    filter_dims = (1, p.filter[0], p.filter[1], 1)
     return PoolKernelParams(
         kind=op.kind,
-        input_dims=_dims4(x.shape),
-        filter_dims=(1, p.filter[0], p.filter[1], 1),
+        input_dims=input_dims,
+        filter_dims=filter_dims,
         output_dims=output_dims,
         stride=p.stride,
         padding=(p.padding.top, p.padding.left),
         activation=activation_range(p.activation, out_q),
         pad_counts=p.pad_counts,
         pad_value=in_zp,
-        scratch_bytes=4 * output_dims[3],
+        scratch_bytes=scratch_bytes(op.kind, input_dims, filter_dims, output_dims),
     )
 
 
@@ -331,16 +320,17 @@ def mean_params(graph: Graph, op: Operator) -> MeanKernelParams:
     real = float(np.float64(np.float32(in_scale)) / np.float64(np.float32(out_scale)))
     requant_multiplier, requant_shift = quantize_multiplier(real)
     multiplier, shift = fold_mean_count(requant_multiplier, requant_shift, h * w)
+    input_dims, output_dims = (n, h, w, c), (n, 1, 1, c)
     return MeanKernelParams(
-        input_dims=(n, h, w, c),
-        output_dims=(n, 1, 1, c),
+        input_dims=input_dims,
+        output_dims=output_dims,
         input_offset=-in_zp,
         output_offset=out_zp,
         multiplier=multiplier,
         shift=shift,
         requant_multiplier=requant_multiplier,
         requant_shift=requant_shift,
-        scratch_bytes=4 * c,
+        scratch_bytes=scratch_bytes(op.kind, input_dims, (1, 1, 1, 1), output_dims),
     )
 
 

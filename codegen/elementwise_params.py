@@ -31,6 +31,7 @@ from rip.codegen.quant import (
 )
 from rip.codegen.quant import activation_range as quant_activation_range
 from rip.frontend.ir import Graph, Operator, Tensor
+from rip.shapes import nhwc
 
 ADD_LEFT_SHIFT = 20  # TFLite's int8 ADD/SUB headroom: |x - zp| << 20 stays below 2^31
 SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
@@ -189,10 +190,11 @@ def _size(t: Tensor) -> int:
 
 
 def _dims4(shape: Sequence[int]) -> tuple[int, int, int, int]:
-    if len(shape) > 4:
-        raise ParamsError(f"shape {tuple(shape)} has more than 4 dimensions")
-    n, h, w, c = (1,) * (4 - len(shape)) + tuple(int(d) for d in shape)
-    return n, h, w, c
+    """``rip.shapes.nhwc``, its refusal of a fifth dimension as a ParamsError."""
+    try:
+        return nhwc(shape)
+    except ValueError as e:
+        raise ParamsError(str(e)) from None
 
 
 def activation_range(activation: str, output: Tensor) -> tuple[int, int]:
@@ -638,4 +640,4 @@ def op_params(graph: Graph, op: Operator, in_place: bool = False) -> KernelParam
         pad = p.padding
         pairs = [(0, 0), (pad.top, pad.bottom), (pad.left, pad.right), p.channels]
         return pad_params(ins[0], out, pairs[4 - len(ins[0].shape) :])
-    raise ParamsError(f"{op.kind} at index {op.source_index} is not an elementwise kernel")
+    raise ParamsError(f"{op.describe()} is not an elementwise kernel")

@@ -1,8 +1,12 @@
-"""The code generator's driver: a planned graph in, ``model.c`` / ``model.h`` out.
+"""The code generator's driver: a planned graph in, ``model.c``, ``model_data.c`` and
+``model_data.h`` and ``model.h`` out.
 
-Every tensor lives at its planned arena offset; every op is lowered by its kernel family
-(``codegen/lower_*.py``) into file-scope constant data and one call. A planned right shift
-becomes a memmove before its op. Only Jinja2 templates write C.
+Every tensor lives at its planned arena offset, named once (``RIP_OFFSET_T<id>``); every
+op is lowered through the kernel table (`rip.codegen.kernels`) into constant data
+(``model_data.c``, declared in ``model_data.h``) and one call in ``rip_model_invoke``
+(``model.c``), so that ``model.c`` reads next to the .tflite: a table of the activations,
+then one commented call per op. A planned right shift becomes a memmove before its op. Only
+Jinja2 templates write C.
 """
 
 from __future__ import annotations
@@ -11,11 +15,11 @@ from dataclasses import dataclass
 
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
-from rip.codegen import lower_elementwise, lower_spatial  # noqa: F401  (register lowerings)
-from rip.codegen.lowering import LoweringError, OpBuffers, lowering_for
+from rip.codegen.kernels import lowering_for
+from rip.codegen.lowering import OpBuffers
 from rip.codegen.reference import default_inputs
 from rip.codegen.templating import render
-from rip.errors import RipError
+from rip.errors import CodegenError, LoweringError
 from rip.frontend.ir import Graph
 
 
@@ -27,6 +31,31 @@ class TensorSlot:
     shape: tuple[int, ...]
     scale: float
     zero_point: int
+    id: int = -1  # the tensor id in the graph (tN in the comments)
+    storage: int = -1  # the tensor whose bytes it lives in (RIP_OFFSET_T<storage>)
+
+
+@dataclass(frozen=True)
+class Activation:
+    """One row of model.c's activation table: a buffer of the arena, live from op
+    ``first`` to op ``last`` (inclusive)."""
+
+    id: int
+    name: str
+    offset: int
+    nbytes: int
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """A tensor as an op comment names it: tN, its shape, and the tensor whose bytes it
+    lives in (itself, or the tensor a RESHAPE aliases)."""
+
+    id: int
+    shape: tuple[int, ...]
+    storage: int = -1
 
 
 @dataclass(frozen=True)
@@ -34,9 +63,25 @@ class EmittedOp:
     index: int
     kind: str
     source_index: int
-    decls: str
+    decls: str  # definitions of its constant data (model_data.c)
     call: str
     shift: tuple[int, int, int] | None  # (from offset, to offset, bytes): memmove first
+    declarations: str = ""  # their extern declarations (model_data.h)
+    inputs: tuple[TensorRef, ...] = ()  # activation inputs
+    output: TensorRef | None = None
+    inplace_over: int | None = None  # the input tensor the output overwrites
+    gap: int | None = None  # bytes from the output's start to that input's start
+    shift_storage: int | None = None  # the storage tensor a planned shift moves
+
+
+@dataclass(frozen=True)
+class Stripped:
+    """A float boundary op the front end removed: QUANTIZE (float input -> int8) or
+    DEQUANTIZE (int8 -> float output); the compiled model takes and returns the int8 side."""
+
+    kind: str
+    float_tensor: TensorRef
+    int8_tensor: TensorRef
 
 
 @dataclass(frozen=True)
@@ -50,24 +95,35 @@ class EmittedModel:
     headers: tuple[str, ...]
     ops: tuple[EmittedOp, ...]
     default_inputs: tuple[bytes, ...]
+    activations: tuple[Activation, ...] = ()
+    stripped: tuple[Stripped, ...] = ()
 
     @property
     def files(self) -> dict[str, str]:
-        """model.h and model.c."""
+        """model.h, model.c, model_data.h and model_data.c."""
         ctx = {"m": self}
-        return {"model.h": render("model.h.j2", **ctx), "model.c": render("model.c.j2", **ctx)}
+        return {
+            name: render(f"{name}.j2", **ctx)
+            for name in ("model.h", "model.c", "model_data.h", "model_data.c")
+        }
 
 
-class CodegenError(RipError):
-    """A model that cannot be turned into code (e.g. a graph-only model without weights)."""
+def offset_name(storage: int) -> str:
+    """The C name of an activation's arena offset (model.c defines one per activation)."""
+    return f"RIP_OFFSET_T{storage}"
 
 
 def _slot(graph: Graph, plan: Plan, t: int) -> TensorSlot:
     tensor = graph.tensors[t]
     q = tensor.quant
-    return TensorSlot(tensor.name, plan.offsets[graph.storage(t)], tensor.nbytes,
-                      tuple(tensor.shape), q.scale[0] if q else 0.0,
-                      q.zero_point[0] if q else 0)  # fmt: skip
+    s = graph.storage(t)
+    return TensorSlot(tensor.name, plan.offsets[s], tensor.nbytes, tuple(tensor.shape),
+                      q.scale[0] if q else 0.0, q.zero_point[0] if q else 0,
+                      t, s)  # fmt: skip
+
+
+def _ref(graph: Graph, t: int) -> TensorRef:
+    return TensorRef(t, tuple(graph.tensors[t].shape), graph.storage(t))
 
 
 def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> EmittedModel:
@@ -82,36 +138,64 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
     headers: dict[str, None] = {}
     ops = []
     for i, op in enumerate(graph.operators):
-        home = {}  # storage id -> offset during this op (a shift moves the input)
-        shift = None
+        moved = {}  # storage id -> bytes a planned shift moved it up by, during this op
+        shift = shift_storage = None
         if i in shifted:
             p = shifted[i]
             src = plan.offsets[p.input]
             shift = (src, src + p.gap, graph.tensors[p.input].nbytes)
-            home[p.input] = src + p.gap
+            shift_storage = p.input
+            moved[p.input] = p.gap
 
-        def ptr(t: int, home: dict = home) -> str:
+        def ptr(t: int, moved: dict = moved) -> str:
             s = graph.storage(t)
-            return f"(rip_arena + {home.get(s, plan.offsets[s])})"
+            extra = f" + {moved[s]}" if s in moved else ""
+            return f"(rip_arena + {offset_name(s)}{extra})"
 
+        def at(t: int, moved: dict = moved) -> int:
+            s = graph.storage(t)
+            return plan.offsets[s] + moved.get(s, 0)
+
+        activations = [t for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
         inputs = tuple(None if t < 0 or graph.tensors[t].is_constant else ptr(t)
                        for t in op.inputs)  # fmt: skip
-        inplace = inplace_input = None
+        inplace = inplace_input = over = gap = None
         if i in aliased:
             p = aliased[i]
             inplace = p.kind
             inplace_input = next(k for k, t in enumerate(op.inputs)
                                  if t >= 0 and graph.storage(t) == p.input)  # fmt: skip
-        buffers = OpBuffers(inputs, ptr(op.outputs[0]), inplace, inplace_input)
-        lowered = lowering_for(graph, op)(graph, op, i, buffers, f"op{i}")
+            over = op.inputs[inplace_input]
+            gap = at(over) - at(op.outputs[0])
+        output = ptr(op.outputs[0])
+        if over is not None and gap == 0:
+            output = ptr(over)  # one base, one expression (the channel kernel has one pointer)
+        buffers = OpBuffers(inputs, output, inplace, inplace_input)
+        lowered = lowering_for(graph, op)(graph, op, i, buffers, f"rip_op{i}")
         if lowered.scratch_bytes > req.ops[i].scratch_bytes:
             raise LoweringError(
-                f"op {i} ({op.kind}, file index {op.source_index}) needs "
+                f"{op.describe(graph, i)} needs "
                 f"{lowered.scratch_bytes} B of scratch, the plan reserved "
                 f"{req.ops[i].scratch_bytes} B"
             )
         headers.update(dict.fromkeys(lowered.headers))
-        ops.append(EmittedOp(i, op.kind, op.source_index, lowered.decls, lowered.call, shift))
+        ops.append(
+            EmittedOp(
+                index=i,
+                kind=op.kind,
+                source_index=op.source_index,
+                decls=lowered.decls,
+                call=lowered.call,
+                shift=shift,
+                declarations=lowered.declarations,
+                inputs=tuple(_ref(graph, t) for t in activations),
+                output=_ref(graph, op.outputs[0]),
+                inplace_over=over,
+                gap=gap,
+                shift_storage=shift_storage,
+            )
+        )
+    table = sorted(req.lifetimes.values(), key=lambda lt: (lt.first, lt.id))
     return EmittedModel(
         name=graph.name,
         strategy=strategy,
@@ -122,4 +206,18 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         headers=tuple(headers),
         ops=tuple(ops),
         default_inputs=tuple(x.tobytes() for x in default_inputs(graph)),
+        activations=tuple(
+            Activation(
+                lt.id,
+                graph.tensors[lt.id].name,
+                plan.offsets[lt.id],
+                lt.size,
+                lt.first,
+                lt.last,
+            )
+            for lt in table
+        ),
+        stripped=tuple(
+            Stripped(kind, _ref(graph, f), _ref(graph, q)) for kind, f, q in graph.interface
+        ),
     )

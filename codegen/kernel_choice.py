@@ -1,17 +1,19 @@
 """Which C kernel runs a CONV_2D or DEPTHWISE_CONV_2D, and the folded bias it takes.
 
-The fast kernels (kernels/rip_conv_fast.h) multiply raw int8 inputs: the input offset's
-share of every accumulator, ``input_offset * sum(filter[oc])``, is added to the bias here,
-once, instead of to every input byte at run time. A padded tap reads the input zero point,
-whose product cancels its share exactly, so the fold is bit-exact at the borders too.
+The fast kernels (the _fast variants in kernels/rip_conv.h) multiply raw int8 inputs: the
+input offset's share of every accumulator, ``input_offset * sum(filter[oc])``, is added to
+the bias here, once, instead of to every input byte at run time. A padded tap reads the
+input zero point, whose product cancels its share exactly, so the fold is bit-exact at the
+borders too.
 
 The choice and the memory plan agree by construction:
 
-- ``rip_conv2d_s8_fast`` gathers two output pixels' receptive fields before writing either
+- ``rip_conv2d_fast_s8`` gathers two output pixels' receptive fields before writing either
   (``CONV_TILE_PIXELS``), the simulator's ``tile=2`` traversal: its minimum gap is never
   above the per-pixel gather gap of Theorem 13 the planner uses, so it runs at any planned
-  gap. Its scratch is two receptive fields (``requirements.scratch_bytes``).
-- ``rip_depthwise_conv2d_s8[_inplace]_fast`` keeps the one-channel-plane scheme: gap 0 in
+  gap. Its scratch is two receptive fields (`rip.scratch.scratch_bytes`, C twin
+  ``rip_conv2d_fast_s8_get_buffer_size``).
+- ``rip_depthwise_conv2d[_inplace]_fast_s8`` keeps the one-channel-plane scheme: gap 0 in
   place, scratch H_out * W_out, as before. A depth multiplier other than 1 keeps the
   reference kernels.
 """
@@ -25,7 +27,7 @@ import numpy as np
 from rip.codegen.conv_params import ConvKernelParams
 from rip.terms import InPlaceKind
 
-CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_s8_fast
+CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_fast_s8
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,13 @@ def choose_conv_kernel(p: ConvKernelParams, inplace: str | None) -> KernelChoice
     """The kernel for one CONV_2D / DEPTHWISE_CONV_2D, given how the plan runs it."""
     if p.kind == "CONV_2D":
         return KernelChoice(
-            "rip_conv2d_s8_fast", True, "2x2 pixel x channel tiles, gap <= per-pixel gap"
+            "rip_conv2d_fast_s8", True, "2x2 pixel x channel tiles, gap <= per-pixel gap"
         )
     channel = inplace == InPlaceKind.CHANNEL
     if p.depth_multiplier != 1:
-        name = "rip_depthwise_conv2d_s8" + ("_inplace" if channel else "")
+        name = "rip_depthwise_conv2d_inplace_s8" if channel else "rip_depthwise_conv2d_s8"
         return KernelChoice(name, False, "depth multiplier != 1: reference kernel")
-    name = "rip_depthwise_conv2d_s8_inplace_fast" if channel else "rip_depthwise_conv2d_s8_fast"
+    name = "rip_depthwise_conv2d_inplace_fast_s8" if channel else "rip_depthwise_conv2d_fast_s8"
     return KernelChoice(name, True, "interior/border split, one channel plane")
 
 

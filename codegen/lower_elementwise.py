@@ -1,11 +1,12 @@
 """Lowerings of the elementwise, activation and data-movement ops to C.
 
 One lowering per kernel family (``kernels/rip_elementwise.h``, ``rip_activation.h``,
-``rip_shape.h``), each registered with `rip.codegen.lowering.register`. The parameters are
+``rip_shape.h``); `rip.codegen.kernels` maps each op kind to its lowering. The parameters are
 `rip.codegen.elementwise_params.op_params` (TFLite Micro's Prepare, bit for bit); this module
 only decides which pointers the kernel gets, which constant data the op owns, and whether the
 in-place mode the plan asks for is one the kernel supports. Every C text comes from
-``templates/ops/elementwise_decls.c.j2`` (file scope) and ``elementwise_call.c.j2`` (the call).
+the template pair of the kernel's header, ``templates/ops/<header>_data.c.j2`` (file scope)
+and ``<header>_call.c.j2`` (the call), through `rip.codegen.lowering.render_op`.
 
 In-place kinds (`rip.terms.InPlaceKind`):
 
@@ -26,76 +27,54 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rip.codegen import elementwise_params as ep
-from rip.codegen.lowering import Lowered, LoweringError, OpBuffers, register
+from rip.codegen.lowering import (
+    ConstantOperand,
+    Lowered,
+    OpBuffers,
+    OpContext,
+    render_op,
+    where,
+)
 from rip.codegen.quant import ParamsError
-from rip.codegen.templating import render
+from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.terms import InPlaceKind
 
 BINARY = ("ADD", "SUB", "MUL")
 UNARY = ("RELU", "RELU6", "QUANTIZE", "LOGISTIC", "TANH", "HARD_SWISH")
 
-DECLS_TEMPLATE = "ops/elementwise_decls.c.j2"
-CALL_TEMPLATE = "ops/elementwise_call.c.j2"
-
 
 @dataclass(frozen=True)
 class Kernel:
-    """The C side of one op kind: kernel function, params struct type, its header, and the
-    template branch (``family``) that renders both."""
+    """The C side of one op kind: kernel function, params struct type and its header (which
+    picks the template pair)."""
 
     function: str
     struct: str
     header: str
-    family: str
 
 
 KERNELS: dict[str, Kernel] = {
-    "ADD": Kernel("rip_add_s8", "rip_add_params", "rip_elementwise.h", "binary"),
-    "SUB": Kernel("rip_sub_s8", "rip_sub_params", "rip_elementwise.h", "binary"),
-    "MUL": Kernel("rip_mul_s8", "rip_mul_params", "rip_elementwise.h", "binary"),
-    "RELU": Kernel("rip_relu_s8", "rip_relu_params", "rip_activation.h", "requantize"),
-    "RELU6": Kernel("rip_relu_s8", "rip_relu_params", "rip_activation.h", "requantize"),
-    "QUANTIZE": Kernel("rip_quantize_s8", "rip_quantize_params", "rip_activation.h", "requantize"),
-    "LOGISTIC": Kernel("rip_logistic_s8", "rip_logistic_params", "rip_activation.h", "sigmoid"),
-    "TANH": Kernel("rip_tanh_s8", "rip_tanh_params", "rip_activation.h", "sigmoid"),
-    "HARD_SWISH": Kernel(
-        "rip_hard_swish_s8", "rip_hard_swish_params", "rip_activation.h", "hard_swish"
-    ),
-    "SOFTMAX": Kernel("rip_softmax_s8", "rip_softmax_params", "rip_activation.h", "softmax"),
+    "ADD": Kernel("rip_add_s8", "rip_add_params", "rip_elementwise.h"),
+    "SUB": Kernel("rip_sub_s8", "rip_sub_params", "rip_elementwise.h"),
+    "MUL": Kernel("rip_mul_s8", "rip_mul_params", "rip_elementwise.h"),
+    "RELU": Kernel("rip_relu_s8", "rip_relu_params", "rip_activation.h"),
+    "RELU6": Kernel("rip_relu_s8", "rip_relu_params", "rip_activation.h"),
+    "QUANTIZE": Kernel("rip_quantize_s8", "rip_quantize_params", "rip_activation.h"),
+    "LOGISTIC": Kernel("rip_logistic_s8", "rip_logistic_params", "rip_activation.h"),
+    "TANH": Kernel("rip_tanh_s8", "rip_tanh_params", "rip_activation.h"),
+    "HARD_SWISH": Kernel("rip_hard_swish_s8", "rip_hard_swish_params", "rip_activation.h"),
+    "SOFTMAX": Kernel("rip_softmax_s8", "rip_softmax_params", "rip_activation.h"),
     "RESIZE_NEAREST_NEIGHBOR": Kernel(
-        "rip_resize_nearest_s8", "rip_resize_nearest_params", "rip_shape.h", "resize"
+        "rip_resize_nearest_s8", "rip_resize_nearest_params", "rip_shape.h"
     ),
-    "CONCATENATION": Kernel(
-        "rip_concatenation_s8", "rip_concat_params", "rip_shape.h", "concatenation"
-    ),
-    "TRANSPOSE": Kernel("rip_transpose_s8", "rip_transpose_params", "rip_shape.h", "transpose"),
-    "PAD": Kernel("rip_pad_s8", "rip_pad_params", "rip_shape.h", "pad"),
+    "CONCATENATION": Kernel("rip_concatenation_s8", "rip_concat_params", "rip_shape.h"),
+    "TRANSPOSE": Kernel("rip_transpose_s8", "rip_transpose_params", "rip_shape.h"),
+    "PAD": Kernel("rip_pad_s8", "rip_pad_params", "rip_shape.h"),
 }
 
 
-@dataclass(frozen=True)
-class ConstantOperand:
-    """A constant int8 operand the op owns: emitted as ``static const int8_t name[size]``."""
-
-    name: str
-    data: bytes
-
-    @property
-    def size(self) -> int:
-        return len(self.data)
-
-
 # ---- shared checks --------------------------------------------------------------------------
-
-
-def _where(graph: Graph, op: Operator) -> str:
-    """The op as messages name it (kind, file index, output tensor), as lowering_for does."""
-    out = op.outputs[0]
-    return (
-        f"operator {op.kind} at index {op.source_index} "
-        f"(output tensor {out} {graph.tensors[out].name!r})"
-    )
 
 
 def _check_buffers(graph: Graph, op: Operator, buffers: OpBuffers) -> None:
@@ -103,12 +82,12 @@ def _check_buffers(graph: Graph, op: Operator, buffers: OpBuffers) -> None:
     activation (a None there would silently read constant data that does not exist)."""
     if len(buffers.inputs) != len(op.inputs):
         raise LoweringError(
-            f"{_where(graph, op)}: {len(buffers.inputs)} input buffers for {len(op.inputs)} inputs"
+            f"{where(graph, op)}: {len(buffers.inputs)} input buffers for {len(op.inputs)} inputs"
         )
     for k, (tid, pointer) in enumerate(zip(op.inputs, buffers.inputs, strict=True)):
         if pointer is None and tid >= 0 and not graph.tensors[tid].is_constant:
             raise LoweringError(
-                f"{_where(graph, op)}: input {k} (tensor {tid}) is an activation but has no buffer"
+                f"{where(graph, op)}: input {k} (tensor {tid}) is an activation but has no buffer"
             )
 
 
@@ -123,17 +102,17 @@ def _check_in_place(
     if mode != allowed:
         supported = f"only {allowed!r}" if allowed else "none (it needs disjoint buffers)"
         raise LoweringError(
-            f"{_where(graph, op)}: in-place mode {mode!r} is not supported by "
+            f"{where(graph, op)}: in-place mode {mode!r} is not supported by "
             f"{KERNELS[op.kind].function} (in-place modes: {supported})"
         )
     k = buffers.inplace_input
     if k not in inputs:
         raise LoweringError(
-            f"{_where(graph, op)}: in place over input {k}; {op.kind} may only overwrite "
+            f"{where(graph, op)}: in place over input {k}; {op.kind} may only overwrite "
             f"input {' or '.join(str(i) for i in inputs)}"
         )
     if buffers.inputs[k] is None:
-        raise LoweringError(f"{_where(graph, op)}: in place over constant input {k}")
+        raise LoweringError(f"{where(graph, op)}: in place over constant input {k}")
     return True
 
 
@@ -142,7 +121,7 @@ def _params(graph: Graph, op: Operator, in_place: bool = False) -> ep.KernelPara
     try:
         return ep.op_params(graph, op, in_place=in_place)
     except ParamsError as e:
-        raise LoweringError(f"{_where(graph, op)}: {e}") from None
+        raise LoweringError(f"{where(graph, op)}: {e}") from None
 
 
 def _operands(
@@ -160,12 +139,12 @@ def _operands(
         tensor = graph.tensors[op.inputs[k]]
         if tensor.data is None:
             raise LoweringError(
-                f"{_where(graph, op)}: model has no weights (constant input {k}, tensor "
+                f"{where(graph, op)}: model has no weights (constant input {k}, tensor "
                 f"{tensor.id} {tensor.name!r}, has no data); compile the model with its weights"
             )
         if tensor.dtype != "int8" or len(tensor.data) != tensor.nbytes:
             raise LoweringError(
-                f"{_where(graph, op)}: constant input {k} is {tensor.dtype} of "
+                f"{where(graph, op)}: constant input {k} is {tensor.dtype} of "
                 f"{len(tensor.data)} bytes, not int8 of shape {tensor.shape}"
             )
         constant = ConstantOperand(f"{prefix}_operand{k}", tensor.data)
@@ -184,39 +163,28 @@ def _lowered(
     inputs: Sequence[str],
     constants: Sequence[ConstantOperand],
 ) -> Lowered:
-    """Render the decls and call templates; no kernel here uses scratch."""
+    """Render the kernel header's template pair; no kernel here uses scratch."""
     kernel = KERNELS[op.kind]
-    out = graph.tensors[op.outputs[0]]
-    context = {
-        "kind": op.kind,
-        "family": kernel.family,
-        "function": kernel.function,
-        "struct": kernel.struct,
-        "prefix": prefix,
-        "index": index,
-        "source_index": op.source_index,
-        # The tensor name only appears in a comment; c_ident keeps "*/" out of it.
-        "output_name": out.name,
-        "in_place": buffers.inplace,
-        "params": params,
-        "inputs": list(inputs),
-        "output": buffers.output,
-        "constants": list(constants),
-        # rip_model_invoke reports the failing op as its schedule index + 1 (0 is success).
-        "status": index + 1,
-    }
-    return Lowered(
-        decls=render(DECLS_TEMPLATE, **context),
-        call=render(CALL_TEMPLATE, **context),
-        scratch_bytes=0,
-        headers=(kernel.header,),
+    return render_op(
+        OpContext(
+            kind=op.kind,
+            header=kernel.header,
+            function=kernel.function,
+            struct=kernel.struct,
+            params=params,
+            prefix=prefix,
+            # rip_model_invoke reports the failing op as its schedule index + 1 (0: success).
+            status=index + 1,
+            inputs=tuple(inputs),
+            output=buffers.output,
+            constants=tuple(constants),
+        )
     )
 
 
 # ---- the lowerings --------------------------------------------------------------------------
 
 
-@register(*BINARY)
 def lower_binary(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
@@ -230,7 +198,7 @@ def lower_binary(
         size = (params.input1_size, params.input2_size)[buffers.inplace_input or 0]
         if size != params.output_size:
             raise LoweringError(
-                f"{_where(graph, op)}: cannot run in place over input {buffers.inplace_input}:"
+                f"{where(graph, op)}: cannot run in place over input {buffers.inplace_input}:"
                 f" it is the broadcast operand ({size} of {params.output_size} elements, read"
                 " again for every row)"
             )
@@ -238,7 +206,6 @@ def lower_binary(
     return _lowered(graph, op, index, buffers, prefix, params, inputs, constants)
 
 
-@register(*UNARY)
 def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC, TANH, HARD_SWISH: one pass over the
     elements, in place at or below the input."""
@@ -249,7 +216,6 @@ def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
     return _lowered(graph, op, index, buffers, prefix, params, inputs, constants)
 
 
-@register("SOFTMAX", "TRANSPOSE")
 def lower_disjoint_unary(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
@@ -262,7 +228,6 @@ def lower_disjoint_unary(
     return _lowered(graph, op, index, buffers, prefix, params, inputs, constants)
 
 
-@register("RESIZE_NEAREST_NEIGHBOR")
 def lower_resize_nearest(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
@@ -275,7 +240,6 @@ def lower_resize_nearest(
     return _lowered(graph, op, index, buffers, prefix, params, inputs, constants)
 
 
-@register("CONCATENATION")
 def lower_concatenation(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
@@ -285,13 +249,12 @@ def lower_concatenation(
     _check_buffers(graph, op, buffers)
     _check_in_place(graph, op, buffers, None, ())
     if any(t < 0 for t in op.inputs):
-        raise LoweringError(f"{_where(graph, op)}: an input is absent")
+        raise LoweringError(f"{where(graph, op)}: an input is absent")
     params = _params(graph, op)
     inputs, constants = _operands(graph, op, range(len(op.inputs)), buffers, prefix)
     return _lowered(graph, op, index, buffers, prefix, params, inputs, constants)
 
 
-@register("PAD")
 def lower_pad(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """An explicit PAD the rewrites kept (channel pads, several readers, a graph output),
     filled with the zero point."""
@@ -302,7 +265,7 @@ def lower_pad(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix
     paddings = graph.tensors[op.inputs[1]] if len(op.inputs) > 1 and op.inputs[1] >= 0 else None
     if paddings is not None and paddings.is_constant and paddings.data is None:
         raise LoweringError(
-            f"{_where(graph, op)}: model has no weights (the paddings tensor {paddings.id} "
+            f"{where(graph, op)}: model has no weights (the paddings tensor {paddings.id} "
             f"{paddings.name!r} has no data); compile the model with its weights"
         )
     params = _params(graph, op)

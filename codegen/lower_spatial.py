@@ -3,64 +3,36 @@
 CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D and
 GLOBAL_AVERAGE_POOL (and a MEAN over H and W, the same kernel) each become:
 
-- file-scope declarations, all ``static const`` so that on a microcontroller they stay in
-  flash: the int8 filter and int32 bias copied from the model, the per-channel multipliers
+- file-scope constant data, all ``const`` so that on a microcontroller it stays in flash
+  (model_data.c): the int8 filter and int32 bias copied from the model, the per-channel multipliers
   and shifts, the params struct and the dims structs;
 - one guarded kernel call over the arena pointers the generator chose, returning
   ``index + 1`` when the kernel refuses its arguments so a failure names its op.
 
 The numbers come from :mod:`rip.codegen.conv_params` (TFLite Micro's Prepare arithmetic);
-the C text from ``templates/ops/spatial_decls.c.j2`` and ``templates/ops/spatial_call.c.j2``.
-Importing this module registers the lowerings.
+the C text from the template pairs ``templates/ops/conv_*.c.j2`` and ``pool_*.c.j2``
+(`rip.codegen.lowering.render_op`). `rip.codegen.kernels` maps each op kind to its lowering.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
 from rip.codegen import conv_params as cp
 from rip.codegen.kernel_choice import choose_conv_kernel, folded_bias
-from rip.codegen.lowering import Lowered, LoweringError, OpBuffers, register
+from rip.codegen.lowering import Lowered, OpBuffers, OpContext, render_op, where
 from rip.codegen.quant import ParamsError
-from rip.codegen.templating import render
+from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.terms import InPlaceKind
 
-DECLS_TEMPLATE = "ops/spatial_decls.c.j2"
-CALL_TEMPLATE = "ops/spatial_call.c.j2"
-CONV_HEADERS = ("rip_conv.h",)
-FAST_HEADERS = ("rip_conv.h", "rip_conv_fast.h")  # kernel_choice's _fast kernels
-POOL_HEADERS = ("rip_pool.h",)
-POOL_PARAMS = ("rip_pool_params", "rip_mean_params")  # the structs rip_pool.h declares
+CONV_HEADER = "rip_conv.h"
+POOL_HEADER = "rip_pool.h"
 
 P = TypeVar("P", bound=cp.KernelParams)
-
-
-@dataclass(frozen=True)
-class _Emit:
-    """Everything both templates need for one op (``kernel`` picks the branch)."""
-
-    kernel: str  # the C function called
-    params_type: str  # the C params struct
-    p: cp.KernelParams
-    filter: bytes | None = None
-    bias: tuple[int, ...] | None = None
-    quant: str | None = None  # "per_channel" | "per_tensor" | None (pools)
-    input: str = ""  # C pointer expression of the activation input
-    output: str = ""  # C pointer expression of the output (the shared base when in place)
-
-
-def where(graph: Graph, op: Operator, index: int) -> str:
-    """How messages name an op: its kind, .tflite index, schedule step and output."""
-    out = op.outputs[0]
-    return (
-        f"operator {op.kind} at index {op.source_index} (step {index}, output tensor {out} "
-        f"{graph.tensors[out].name!r})"
-    )
 
 
 def _params(compute: Callable[[Graph, Operator], P], graph: Graph, op: Operator, index: int) -> P:
@@ -140,33 +112,6 @@ def _check_inplace(
         )
 
 
-def _lowered(
-    graph: Graph, op: Operator, index: int, prefix: str, emit: _Emit, inplace: str | None = None
-) -> Lowered:
-    """Render both templates. ``inplace`` only changes the call's comment: for "rip" the
-    call is the out-of-place one, and the comment tells a reader the overlap is planned."""
-    context = {
-        "e": emit,
-        "p": emit.p,
-        "prefix": prefix,
-        "index": index,
-        "status": index + 1,
-        "kind": op.kind,
-        "source_index": op.source_index,
-        "output_name": graph.tensors[op.outputs[0]].name,
-        "inplace": inplace,
-    }
-    return Lowered(
-        decls=render(DECLS_TEMPLATE, **context),
-        call=render(CALL_TEMPLATE, **context),
-        scratch_bytes=emit.p.scratch_bytes,
-        headers=POOL_HEADERS
-        if emit.params_type in POOL_PARAMS
-        else (FAST_HEADERS if emit.kernel.endswith("_fast") else CONV_HEADERS),
-    )
-
-
-@register("CONV_2D", "DEPTHWISE_CONV_2D")
 def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """CONV_2D (out of place, or "rip": the gather-first kernel tolerates an output starting
     the planner's gap below its input) and DEPTHWISE_CONV_2D (out of place, or "channel":
@@ -191,7 +136,7 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
                 f"{where(graph, op, index)}: channel in place needs depth multiplier 1, "
                 f"not {p.depth_multiplier}"
             )
-        kernel = "rip_depthwise_conv2d_s8_inplace"
+        kernel = "rip_depthwise_conv2d_inplace_s8"
     elif depthwise:
         kernel = "rip_depthwise_conv2d_s8"
     n, kh, kw, c = p.filter_dims
@@ -200,20 +145,25 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     choice = choose_conv_kernel(p, buffers.inplace)
     if choice.folded_bias:
         kernel, bias = choice.function, folded_bias(p, weights, bias)
-    emit = _Emit(
-        kernel=kernel,
-        params_type="rip_dw_conv_params" if depthwise else "rip_conv_params",
-        p=p,
-        filter=weights,
-        bias=bias,
-        quant="per_channel",
-        input=x,
-        output=grouped(buffers.output),
+    return render_op(
+        OpContext(
+            kind=op.kind,
+            header=CONV_HEADER,
+            function=kernel,
+            struct="rip_dw_conv_params" if depthwise else "rip_conv_params",
+            params=p,
+            prefix=prefix,
+            status=index + 1,
+            inputs=(x,),
+            output=grouped(buffers.output),
+            filter=weights,
+            bias=bias,
+            quant="per_channel",
+            scratch_bytes=p.scratch_bytes,
+        )
     )
-    return _lowered(graph, op, index, prefix, emit, buffers.inplace)
 
 
-@register("FULLY_CONNECTED")
 def lower_fully_connected(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
@@ -222,36 +172,35 @@ def lower_fully_connected(
     p = _params(cp.fully_connected_params, graph, op, index)
     _check_inplace(graph, op, index, buffers, ())
     units, _, _, depth = p.filter_dims
-    emit = _Emit(
-        kernel="rip_fully_connected_per_channel_s8" if p.per_channel else "rip_fully_connected_s8",
-        params_type="rip_fc_params",
-        p=p,
-        filter=_constant(graph, op, index, 1, "weights", units * depth),
-        bias=_bias(graph, op, index, units),
-        quant="per_channel" if p.per_channel else "per_tensor",
-        input=_activation_input(graph, op, index, buffers),
-        output=grouped(buffers.output),
+    return render_op(
+        OpContext(
+            kind=op.kind,
+            header=CONV_HEADER,
+            function="rip_fully_connected_per_channel_s8"
+            if p.per_channel
+            else "rip_fully_connected_s8",
+            struct="rip_fc_params",
+            params=p,
+            prefix=prefix,
+            status=index + 1,
+            inputs=(_activation_input(graph, op, index, buffers),),
+            output=grouped(buffers.output),
+            filter=_constant(graph, op, index, 1, "weights", units * depth),
+            bias=_bias(graph, op, index, units),
+            quant="per_channel" if p.per_channel else "per_tensor",
+            scratch_bytes=p.scratch_bytes,
+        )
     )
-    return _lowered(graph, op, index, prefix, emit)
 
 
-@register("AVERAGE_POOL_2D", "MAX_POOL_2D")
 def lower_pool(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """Average and max pooling, out of place or "rip" (each output pixel's channels are
     accumulated in scratch before any is stored)."""
     p = _params(cp.pool_params, graph, op, index)
     _check_inplace(graph, op, index, buffers, (InPlaceKind.RIP,))
-    emit = _Emit(
-        kernel="rip_avg_pool_s8" if op.kind == "AVERAGE_POOL_2D" else "rip_max_pool_s8",
-        params_type="rip_pool_params",
-        p=p,
-        input=_activation_input(graph, op, index, buffers),
-        output=grouped(buffers.output),
-    )
-    return _lowered(graph, op, index, prefix, emit, buffers.inplace)
+    return _pool_op(graph, op, index, buffers, prefix, p, "rip_pool_params")
 
 
-@register("GLOBAL_AVERAGE_POOL", "MEAN")
 def lower_global_pool(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
@@ -260,11 +209,30 @@ def lower_global_pool(
     reduction is not among the planner's in-place operators (Appendix I)."""
     p = _params(cp.mean_params, graph, op, index)
     _check_inplace(graph, op, index, buffers, ())
-    emit = _Emit(
-        kernel="rip_global_avg_pool_s8",
-        params_type="rip_mean_params",
-        p=p,
-        input=_activation_input(graph, op, index, buffers),
-        output=grouped(buffers.output),
+    return _pool_op(graph, op, index, buffers, prefix, p, "rip_mean_params")
+
+
+def _pool_op(
+    graph: Graph,
+    op: Operator,
+    index: int,
+    buffers: OpBuffers,
+    prefix: str,
+    p: cp.PoolKernelParams | cp.MeanKernelParams,
+    struct: str,
+) -> Lowered:
+    functions = {"AVERAGE_POOL_2D": "rip_avg_pool_s8", "MAX_POOL_2D": "rip_max_pool_s8"}
+    return render_op(
+        OpContext(
+            kind=op.kind,
+            header=POOL_HEADER,
+            function=functions.get(op.kind, "rip_global_avg_pool_s8"),
+            struct=struct,
+            params=p,
+            prefix=prefix,
+            status=index + 1,
+            inputs=(_activation_input(graph, op, index, buffers),),
+            output=grouped(buffers.output),
+            scratch_bytes=p.scratch_bytes,
+        )
     )
-    return _lowered(graph, op, index, prefix, emit)

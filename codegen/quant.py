@@ -7,13 +7,9 @@ import math
 
 import numpy as np
 
-from rip.errors import RipError
+from rip.errors import ParamsError
 
 INT8_MIN, INT8_MAX = -128, 127
-
-
-class ParamsError(RipError):
-    """An operator TFLite Micro's int8 kernels refuse at Prepare, or rip's kernels cannot run."""
 
 
 def round_half_away(x: float) -> int:

@@ -13,10 +13,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rip.errors import RipError
-from rip.firmware.uf2 import RP2040_FAMILY, RP2350_ARM_S_FAMILY, Uf2Error, image_family
+from rip.boards import boot_drives, uf2_chips
+from rip.errors import FlashError
+from rip.firmware.uf2 import Uf2Error, image_family
 
-BOOT_LABELS = ("RPI-RP2", "RP2350")
+BOOT_LABELS = tuple(boot_drives())  # from boards/*.toml: ("RPI-RP2", "RP2350")
 INFO_FILE = "INFO_UF2.TXT"  # every UF2 bootloader drive has it; a plain folder does not
 # Where desktop Linux (udisks: /media/$USER, /run/media/$USER), plain mounts and macOS put
 # a removable drive with a volume label.
@@ -32,13 +33,7 @@ DRIVE_PATTERNS = tuple(
         "/Volumes/{label}",
     )
 )
-FAMILY_CHIPS = {RP2040_FAMILY: "RP2040", RP2350_ARM_S_FAMILY: "RP2350"}
-
-
-class FlashError(RipError):
-    """The UF2 could not be put on a board; the message says what to do."""
-
-    exit_code = 2
+FAMILY_CHIPS = uf2_chips()  # from boards/*.toml
 
 
 def _mounted_drives() -> list[Path]:
@@ -90,11 +85,11 @@ def drive_chip(drive: Path) -> str | None:
     for line in info.splitlines():
         if line.lower().startswith("board-id:"):
             board_id = line.split(":", 1)[1].strip()
-            if board_id.startswith("RPI-RP2"):
-                return "RP2040"
-            if board_id.startswith("RP2350"):
-                return "RP2350"
-    return {"RPI-RP2": "RP2040", "RP2350": "RP2350"}.get(drive.name)
+            for label, board in boot_drives().items():
+                if board_id.startswith(label):
+                    return board.chip
+    board = boot_drives().get(drive.name)
+    return board.chip if board else None
 
 
 def find_uf2(target: Path) -> Path:
@@ -142,7 +137,7 @@ def copy_to_drive(uf2: Path, drive: Path) -> Path:
     if want and have and want != have:
         raise FlashError(
             f"{uf2.name} is for the {want} but {drive} is an {have} bootloader: compile for "
-            f"--board {'pico2' if have == 'RP2350' else 'pico'}"
+            f"--board {next(b.name for b in boot_drives().values() if b.chip == have)}"
         )
     dest = drive / uf2.name
     try:

@@ -11,14 +11,8 @@ from pathlib import Path
 
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.errors import RipError
+from rip.errors import BuildError
 from rip.firmware.result import Result, parse_result_line
-
-
-class BuildError(RipError):
-    """The emitted project did not build or run; the message carries the tool's words."""
-
-    exit_code = 5
 
 
 def copy_kernels(out: Path) -> None:

@@ -22,24 +22,17 @@ from rip.boards import Board
 from rip.codegen.cformat import c_ident
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.errors import RipError
+from rip.errors import PicoSdkMissing, RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.uf2 import write_uf2
 
 # What the firmware prints as the unit of ``cycles``, by the board file's cycle_counter.
 CYCLE_UNITS = {"dwt_cyccnt": "cycles", "timer_us": "us"}
 # The volume label of the bootloader's USB drive, by chip.
-BOOT_DRIVES = {"RP2040": "RPI-RP2", "RP2350": "RP2350"}
 SDK_HINT = (
     "git clone https://github.com/raspberrypi/pico-sdk && "
     "(cd pico-sdk && git submodule update --init) && export PICO_SDK_PATH=$PWD/pico-sdk"
 )
-
-
-class PicoSdkMissing(RipError):
-    """``--build`` without a usable Pico SDK: the message says how to get one."""
-
-    exit_code = 5  # a build that could not run, as codegen.project.BuildError
 
 
 def app_name(model_name: str) -> str:
@@ -84,7 +77,7 @@ def write_pico_project(model: EmittedModel, out: Path, board: Board, checksum: i
         "dwt": board.cycle_counter == "dwt_cyccnt",
         "unit": CYCLE_UNITS[board.cycle_counter],
         "kernel_sources": kernel_sources(),
-        "drive": BOOT_DRIVES.get(board.chip, "RPI-RP2"),
+        "drive": board.boot_drive,
         "checksum": checksum,
     }
     files = dict(model.files)

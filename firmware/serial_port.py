@@ -14,18 +14,12 @@ from collections.abc import Iterator
 import serial
 from serial.tools import list_ports
 
-from rip.errors import RipError
+from rip.errors import NoDeviceError
 from rip.firmware.result import Result, parse_result_line
 
 RASPBERRY_PI_VID = 0x2E8A
 BAUD_RATE = 115200  # UART0's default in the SDK; USB CDC ignores it
 ERROR_PREFIX = "RIP-ERROR"
-
-
-class NoDeviceError(RipError):
-    """No board to talk to: none found, or the named port would not open."""
-
-    exit_code = 2
 
 
 def find_ports() -> list[str]:

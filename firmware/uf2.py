@@ -25,7 +25,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from rip.errors import RipError
+from rip.errors import Uf2Error
 
 MAGIC_START0 = 0x0A324655  # "UF2\n"
 MAGIC_START1 = 0x9E5D5157
@@ -47,10 +47,6 @@ ERRATA_FILL = 0xEF
 
 _HEADER = struct.Struct("<8I")
 _END = struct.Struct("<I")
-
-
-class Uf2Error(RipError):
-    """A UF2 file that is not well formed, or a BIN that cannot become one."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rip.shapes import nhwc
+
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1}
 
 
@@ -49,15 +51,9 @@ class Tensor:
 
     @property
     def hwc(self) -> tuple[int, int, int]:
-        """(H, W, C) of an NHWC activation; lower ranks are read as 1 x ... x C."""
-        s = tuple(self.shape)
-        if len(s) == 4:
-            return s[1], s[2], s[3]
-        if len(s) == 3:
-            return 1, s[1], s[2]
-        if len(s) == 2:
-            return 1, 1, s[1]
-        return 1, 1, s[0] if s else 1
+        """(H, W, C) of an NHWC activation, by ``rip.shapes.nhwc`` (lower ranks get ones
+        prepended, as TFLite extends a shape)."""
+        return nhwc(self.shape)[1:]
 
 
 @dataclass(frozen=True)
@@ -184,6 +180,34 @@ class Operator:
 
     def with_(self, **changes: Any) -> Operator:
         return replace(self, **changes)
+
+    def describe(self, graph: Graph | None = None, step: int | None = None) -> str:
+        """How messages name this op (``describe``); with ``graph``, also its output."""
+        if graph is None or not self.outputs:
+            return describe(self.kind, self.source_index, step)
+        out = self.outputs[0]
+        name = graph.tensors[out].name if out >= 0 else None
+        return describe(self.kind, self.source_index, step, out, name)
+
+
+def describe(
+    kind: str,
+    index: int,
+    step: int | None = None,
+    output: int | None = None,
+    output_name: str | None = None,
+) -> str:
+    """The one way a message names an operator: ``operator CONV_2D at index 3`` (its index
+    in the .tflite file), then what is known of ``(step 2, output tensor 7 'conv1')``; an
+    ``output`` of -1 reads ``no output tensor``. The reader calls it before a Graph exists;
+    everything later calls ``Operator.describe``."""
+    details = [] if step is None else [f"step {step}"]
+    if output is not None:
+        details.append(
+            f"output tensor {output} {output_name!r}" if output >= 0 else "no output tensor"
+        )
+    text = f"operator {kind} at index {index}"
+    return f"{text} ({', '.join(details)})" if details else text
 
 
 @dataclass(frozen=True)

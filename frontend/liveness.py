@@ -3,6 +3,13 @@
 Steps are operator indices. A tensor produced by op p is live over [p, last reader]; graph
 inputs are live from step 0 and graph outputs to the last step. Aliases (RESHAPE, SQUEEZE)
 share their storage tensor's lifetime, which is extended to cover every alias's readers.
+
+``Buffer`` is the one type for "a sized interval of schedule steps": liveness makes them and
+the planner (``rip.allocator.planning``) places them, as TFLite Micro's GreedyMemoryPlanner
+takes "a buffer of this size alive from step a to step b". It lives here, at the start of
+the one-way flow (frontend -> allocator), so the front end never imports the planner; the
+planner re-exports it (``rip.allocator.planning.placement.Buffer``). It knows nothing of
+tensors beyond an id.
 """
 
 from __future__ import annotations
@@ -13,21 +20,25 @@ from rip.frontend.ir import Graph
 
 
 @dataclass(frozen=True)
-class Lifetime:
-    """One activation buffer: the storage tensor id, its size and its live interval
-    [first, last] in op indices (inclusive)."""
+class Buffer:
+    """A buffer of ``size`` bytes live over steps [first, last] (inclusive); for a model,
+    ``id`` is the activation's storage tensor id and the steps are op indices."""
 
-    tensor: int
-    nbytes: int
+    id: int
+    size: int
     first: int
     last: int
 
-    def overlaps(self, other: Lifetime) -> bool:
+    def overlaps(self, other: Buffer) -> bool:
         return self.first <= other.last and other.first <= self.last
 
+    def live_at(self, step: int) -> bool:
+        return self.first <= step <= self.last
 
-def lifetimes(graph: Graph) -> dict[int, Lifetime]:
-    """Lifetime of every activation storage tensor, keyed by storage id."""
+
+def lifetimes(graph: Graph) -> dict[int, Buffer]:
+    """The buffer of every activation storage tensor, keyed by storage id, in order of
+    first step."""
     n = len(graph.operators)
     first: dict[int, int] = {}
     last: dict[int, int] = {}
@@ -48,7 +59,7 @@ def lifetimes(graph: Graph) -> dict[int, Lifetime]:
     for t in graph.outputs:
         last[graph.storage(t)] = max(n - 1, 0)
     return {
-        s: Lifetime(s, graph.tensors[s].nbytes, first[s], last[s])
+        s: Buffer(s, graph.tensors[s].nbytes, first[s], last[s])
         for s in sorted(first, key=lambda s: (first[s], s))
     }
 
@@ -66,7 +77,4 @@ def last_reader(graph: Graph) -> dict[int, int]:
 def live_bytes(graph: Graph) -> list[int]:
     """Bytes alive at each step: a lower bound on any dual-buffer plan's peak when maxed."""
     lives = lifetimes(graph).values()
-    return [
-        sum(lt.nbytes for lt in lives if lt.first <= i <= lt.last)
-        for i in range(len(graph.operators))
-    ]
+    return [sum(b.size for b in lives if b.live_at(i)) for i in range(len(graph.operators))]

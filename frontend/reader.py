@@ -36,7 +36,9 @@ from rip.frontend.ir import (
     SoftmaxParams,
     Tensor,
     TransposeParams,
+    describe,
 )
+from rip.frontend.validate import validate_model
 from rip.shapes import conv_out_size, same_padding
 
 FILE_IDENTIFIER = b"TFL3"
@@ -133,6 +135,7 @@ def read_model(source: str | Path | bytes, name: str | None = None) -> Graph:
             f"{label}: not a TFLite file (no {FILE_IDENTIFIER.decode()!r} identifier at bytes 4..8)"
         )
     try:
+        validate_model(buf, label)  # rip.frontend.validate: refuses malformed models
         return _Reader(buf, label, graph_name).graph()
     except _CORRUPT_ERRORS as exc:
         kind = type(exc).__name__ if type(exc) is not struct.error else "struct.error"
@@ -244,10 +247,10 @@ class _Reader:
                 continue
             if outs and outs[0] >= 0:
                 out_name = (raw_tensors[outs[0]].Name() or b"").decode(errors="replace")
-                where = f"output tensor {outs[0]} {out_name!r}"
+                where = describe(kind, i, output=outs[0], output_name=out_name)
             else:
-                where = "no output tensor"
-            message = f"unsupported operator {kind} at index {i} ({where})"
+                where = describe(kind, i, output=-1)
+            message = f"unsupported {where}"
             if markers or stateful:
                 uses = ", ".join(markers) or "variable tensors"
                 message += f"; recurrent models are not supported (this one uses {uses})"
@@ -329,7 +332,7 @@ class _Reader:
                     raise self.fail(f"int8 {_tensor_desc(t)} has no quantization parameters")
                 continue
             made_by = (
-                f"output of {raw_ops[producer[tid]][0]} at index {producer[tid]}"
+                f"output of {describe(raw_ops[producer[tid]][0], producer[tid])}"
                 if tid in producer
                 else "graph input"
             )
@@ -366,7 +369,7 @@ class _Reader:
         table = op.BuiltinOptions()
         if table is None:
             if required:
-                raise self.fail(f"{kind} at index {index} has no options")
+                raise self.fail(f"{describe(kind, index)} has no options")
             return None
         opts = cls()
         opts.Init(table.Bytes, table.Pos)
@@ -375,7 +378,7 @@ class _Reader:
     def activation(self, code: int, index: int, kind: str) -> str:
         act = _ACTIVATIONS.get(code, f"code {code}")
         if act not in _CLAMP_ACTIVATIONS:
-            raise self.fail(f"unsupported fused activation {act} on {kind} at index {index}")
+            raise self.fail(f"unsupported fused activation {act} on {describe(kind, index)}")
         return act
 
     def constant_ints(self, tid: int, tensors: dict[int, Tensor]) -> list[int] | None:
@@ -434,7 +437,7 @@ class _Reader:
         outs: tuple[int, ...],
         tensors: dict[int, Tensor],
     ) -> Any:
-        where = f"{kind} at index {index}"
+        where = describe(kind, index)
         in_shape = tensors[ins[0]].shape if ins and ins[0] >= 0 else ()
         out_shape = tensors[outs[0]].shape if outs and outs[0] >= 0 else ()
 

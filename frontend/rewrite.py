@@ -195,7 +195,7 @@ def fold_pad(graph: Graph) -> Graph:
             graph = _fold_one_pad(graph, i)
             changed = True
     kept = [
-        f"index {op.source_index}: {_pad_fold_blocker(graph, i)}"
+        f"{op.describe()}: {_pad_fold_blocker(graph, i)}"
         for i, op in enumerate(graph.operators)
         if op.kind == "PAD"
     ]

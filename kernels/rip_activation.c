@@ -181,7 +181,7 @@ static inline int16_t saturating_left_shift16(int16_t value, int amount) {
 
 /* ---- kernels ---------------------------------------------------------------------------- */
 
-static int requantize(const rip_requantize_params *p, const int8_t *input, int8_t *output,
+static rip_status requantize(const rip_requantize_params *p, const int8_t *input, int8_t *output,
                       int32_t size) {
     if (size < 0) {
         return RIP_ERROR_ARGUMENT;
@@ -204,20 +204,20 @@ static int requantize(const rip_requantize_params *p, const int8_t *input, int8_
     return RIP_OK;
 }
 
-int rip_relu_s8(const rip_relu_params *params, const int8_t *input, int8_t *output,
-                int32_t size) {
+rip_status rip_relu_s8(const rip_relu_params *params, int32_t size,
+                       const int8_t *input, int8_t *output) {
     return requantize(params, input, output, size);
 }
 
-int rip_quantize_s8(const rip_quantize_params *params, const int8_t *input, int8_t *output,
-                    int32_t size) {
+rip_status rip_quantize_s8(const rip_quantize_params *params, int32_t size,
+                           const int8_t *input, int8_t *output) {
     return requantize(params, input, output, size);
 }
 
 /* LOGISTIC and TANH have TFLite's one shape: saturate outside the input radius, else the
  * fixed-point function of x in Q4.27, rescaled from Q0.31 to the output's steps: 1/256
  * with zero point -128 (logistic), 1/128 with zero point 0 (tanh). */
-static int sigmoid_like(const rip_sigmoid_params *params, const int8_t *input, int8_t *output,
+static rip_status sigmoid_like(const rip_sigmoid_params *params, const int8_t *input, int8_t *output,
                         int32_t size, int is_tanh) {
     if (size < 0) {
         return RIP_ERROR_ARGUMENT;
@@ -242,18 +242,18 @@ static int sigmoid_like(const rip_sigmoid_params *params, const int8_t *input, i
     return RIP_OK;
 }
 
-int rip_logistic_s8(const rip_logistic_params *params, const int8_t *input, int8_t *output,
-                    int32_t size) {
+rip_status rip_logistic_s8(const rip_logistic_params *params, int32_t size,
+                           const int8_t *input, int8_t *output) {
     return sigmoid_like(params, input, output, size, 0);
 }
 
-int rip_tanh_s8(const rip_tanh_params *params, const int8_t *input, int8_t *output,
-                int32_t size) {
+rip_status rip_tanh_s8(const rip_tanh_params *params, int32_t size,
+                       const int8_t *input, int8_t *output) {
     return sigmoid_like(params, input, output, size, 1);
 }
 
-int rip_hard_swish_s8(const rip_hard_swish_params *params, const int8_t *input,
-                      int8_t *output, int32_t size) {
+rip_status rip_hard_swish_s8(const rip_hard_swish_params *params, int32_t size,
+                             const int8_t *input, int8_t *output) {
     if (size < 0) {
         return RIP_ERROR_ARGUMENT;
     }
@@ -289,8 +289,8 @@ int rip_hard_swish_s8(const rip_hard_swish_params *params, const int8_t *input,
     return RIP_OK;
 }
 
-int rip_softmax_s8(const rip_softmax_params *params, const int8_t *input, int32_t num_rows,
-                   int32_t row_size, int8_t *output) {
+rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, int32_t row_size,
+                          const int8_t *input, int8_t *output) {
     if (num_rows < 0 || row_size <= 0) {
         return RIP_ERROR_ARGUMENT;
     }

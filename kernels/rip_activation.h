@@ -66,25 +66,25 @@ typedef struct {
 } rip_softmax_params;
 
 /* RELU (requantizing) and RELU6 (TFLite Micro clamps in the input's quantization). */
-int rip_relu_s8(const rip_relu_params *params, const int8_t *input, int8_t *output,
-                int32_t size);
+rip_status rip_relu_s8(const rip_relu_params *params, int32_t size,
+                       const int8_t *input, int8_t *output);
 
 /* QUANTIZE int8 -> int8 (a requantization). */
-int rip_quantize_s8(const rip_quantize_params *params, const int8_t *input, int8_t *output,
-                    int32_t size);
+rip_status rip_quantize_s8(const rip_quantize_params *params, int32_t size,
+                           const int8_t *input, int8_t *output);
 
-int rip_logistic_s8(const rip_logistic_params *params, const int8_t *input, int8_t *output,
-                    int32_t size);
+rip_status rip_logistic_s8(const rip_logistic_params *params, int32_t size,
+                           const int8_t *input, int8_t *output);
 
-int rip_tanh_s8(const rip_tanh_params *params, const int8_t *input, int8_t *output,
-                int32_t size);
+rip_status rip_tanh_s8(const rip_tanh_params *params, int32_t size,
+                       const int8_t *input, int8_t *output);
 
-int rip_hard_swish_s8(const rip_hard_swish_params *params, const int8_t *input,
-                      int8_t *output, int32_t size);
+rip_status rip_hard_swish_s8(const rip_hard_swish_params *params, int32_t size,
+                             const int8_t *input, int8_t *output);
 
 /* SOFTMAX over rows of row_size contiguous elements (the last axis). */
-int rip_softmax_s8(const rip_softmax_params *params, const int8_t *input, int32_t num_rows,
-                   int32_t row_size, int8_t *output);
+rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, int32_t row_size,
+                          const int8_t *input, int8_t *output);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,12 @@
 /*
  * rip kernels: shared types and TFLite's reference fixed-point arithmetic.
  *
- * Every kernel follows one shape of signature (after CMSIS-NN): a context holding the
- * scratch buffer, a params struct, per-channel quantization where it applies, and dims
- * structs for each tensor. A kernel with a scratch need has a ..._get_buffer_size() twin
- * whose formula is the one the planner uses (rip.allocator.requirements.scratch_bytes).
+ * Every kernel follows one shape of signature (after CMSIS-NN) and returns a rip_status:
+ *   [context,] params, [quantization,] then each input and the output, each described
+ *   (dims, or an element count) just before its data pointer.
+ * The context holds the scratch buffer; kernels without scratch take none. Names read
+ * rip_<op>[_<variant>]_s8. A kernel with a scratch need has a ..._get_buffer_size() twin
+ * whose formula the code generator and the planner share (rip.scratch.scratch_bytes).
  *
  * The arithmetic below reproduces TensorFlow Lite's reference integer kernels bit for bit
  * (tensorflow/lite/kernels/internal/common.h, without TFLITE_SINGLE_ROUNDING).
@@ -46,8 +48,11 @@ typedef struct {
     int32_t shift;
 } rip_quant;
 
-#define RIP_OK 0
-#define RIP_ERROR_ARGUMENT (-1)
+/* What every kernel returns. */
+typedef enum {
+    RIP_OK = 0,              /* the output is written */
+    RIP_ERROR_ARGUMENT = -1, /* a size, shape, parameter or scratch it cannot run with */
+} rip_status;
 
 static inline int32_t rip_min32(int32_t a, int32_t b) { return a < b ? a : b; }
 static inline int32_t rip_max32(int32_t a, int32_t b) { return a > b ? a : b; }

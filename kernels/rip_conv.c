@@ -88,7 +88,7 @@ int32_t rip_conv2d_s8_get_buffer_size(const rip_dims *input_dims, const rip_dims
     return filter_dims->h * filter_dims->w * filter_dims->c;
 }
 
-int rip_conv2d_s8(const rip_context *ctx, const rip_conv_params *params,
+rip_status rip_conv2d_s8(const rip_context *ctx, const rip_conv_params *params,
                   const rip_per_channel_quant *quant, const rip_dims *input_dims,
                   const int8_t *input, const rip_dims *filter_dims, const int8_t *filter,
                   const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
@@ -172,11 +172,11 @@ int rip_conv2d_s8(const rip_context *ctx, const rip_conv_params *params,
 /* DEPTHWISE_CONV_2D                                                                        */
 /* ---------------------------------------------------------------------------------------- */
 
-int32_t rip_depthwise_conv2d_s8_get_buffer_size(const rip_dims *output_dims) {
+int32_t rip_depthwise_conv2d_inplace_s8_get_buffer_size(const rip_dims *output_dims) {
     return output_dims->h * output_dims->w;
 }
 
-static int rip_dw_check(const rip_dw_conv_params *params, const rip_dims *input_dims,
+static rip_status rip_dw_check(const rip_dw_conv_params *params, const rip_dims *input_dims,
                         const rip_dims *filter_dims, const rip_dims *output_dims) {
     const int32_t m = params->depth_multiplier;
     if (m < 1 || filter_dims->c != input_dims->c * m || output_dims->c != filter_dims->c ||
@@ -213,7 +213,7 @@ static inline int32_t rip_dw_acc(const rip_dw_conv_params *params, const rip_dim
     return acc;
 }
 
-int rip_depthwise_conv2d_s8(const rip_context *ctx, const rip_dw_conv_params *params,
+rip_status rip_depthwise_conv2d_s8(const rip_context *ctx, const rip_dw_conv_params *params,
                             const rip_per_channel_quant *quant, const rip_dims *input_dims,
                             const int8_t *input, const rip_dims *filter_dims,
                             const int8_t *filter, const rip_dims *bias_dims, const int32_t *bias,
@@ -250,7 +250,7 @@ int rip_depthwise_conv2d_s8(const rip_context *ctx, const rip_dw_conv_params *pa
     return RIP_OK;
 }
 
-int rip_depthwise_conv2d_s8_inplace(const rip_context *ctx, const rip_dw_conv_params *params,
+rip_status rip_depthwise_conv2d_inplace_s8(const rip_context *ctx, const rip_dw_conv_params *params,
                                     const rip_per_channel_quant *quant,
                                     const rip_dims *input_dims, int8_t *data,
                                     const rip_dims *filter_dims, const int8_t *filter,
@@ -297,7 +297,7 @@ int rip_depthwise_conv2d_s8_inplace(const rip_context *ctx, const rip_dw_conv_pa
 /* FULLY_CONNECTED                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-static int rip_fc(const rip_fc_params *params, const int32_t *multiplier, const int32_t *shift,
+static rip_status rip_fc(const rip_fc_params *params, const int32_t *multiplier, const int32_t *shift,
                   int32_t per_channel, const rip_dims *input_dims, const int8_t *input,
                   const rip_dims *filter_dims, const int8_t *filter, const int32_t *bias,
                   const rip_dims *output_dims, int8_t *output) {
@@ -325,7 +325,7 @@ static int rip_fc(const rip_fc_params *params, const int32_t *multiplier, const 
     return RIP_OK;
 }
 
-int rip_fully_connected_s8(const rip_context *ctx, const rip_fc_params *params,
+rip_status rip_fully_connected_s8(const rip_context *ctx, const rip_fc_params *params,
                            const rip_quant *quant, const rip_dims *input_dims,
                            const int8_t *input, const rip_dims *filter_dims, const int8_t *filter,
                            const rip_dims *bias_dims, const int32_t *bias,
@@ -336,7 +336,7 @@ int rip_fully_connected_s8(const rip_context *ctx, const rip_fc_params *params,
                   filter, bias, output_dims, output);
 }
 
-int rip_fully_connected_per_channel_s8(const rip_context *ctx, const rip_fc_params *params,
+rip_status rip_fully_connected_per_channel_s8(const rip_context *ctx, const rip_fc_params *params,
                                        const rip_per_channel_quant *quant,
                                        const rip_dims *input_dims, const int8_t *input,
                                        const rip_dims *filter_dims, const int8_t *filter,

@@ -49,7 +49,7 @@ typedef struct {
 } rip_fc_params;
 
 /* Scratch of rip_conv2d_s8: one gathered receptive field, KH * KW * C_in bytes
- * (rip.allocator.requirements.scratch_bytes for CONV_2D). */
+ * (rip.scratch.scratch_bytes for CONV_2D). */
 int32_t rip_conv2d_s8_get_buffer_size(const rip_dims *input_dims, const rip_dims *filter_dims);
 
 /* CONV_2D. In place (Sec. 4, sigma = 0): `output` may start `gap` bytes below `input` in the
@@ -57,19 +57,19 @@ int32_t rip_conv2d_s8_get_buffer_size(const rip_dims *input_dims, const rip_dims
  * arbitrarily. Output pixels are produced in row-major order and each pixel's receptive field
  * is gathered into ctx->buf before any of its channels is written, so no input byte is read
  * after a later output byte has been stored. */
-int rip_conv2d_s8(const rip_context *ctx, const rip_conv_params *params,
+rip_status rip_conv2d_s8(const rip_context *ctx, const rip_conv_params *params,
                   const rip_per_channel_quant *quant, const rip_dims *input_dims,
                   const int8_t *input, const rip_dims *filter_dims, const int8_t *filter,
                   const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
                   int8_t *output);
 
-/* Scratch of the channel in-place depthwise convolution: one output channel plane,
- * H_out * W_out bytes (rip.allocator.requirements.scratch_bytes for DEPTHWISE_CONV_2D). */
-int32_t rip_depthwise_conv2d_s8_get_buffer_size(const rip_dims *output_dims);
+/* Scratch of rip_depthwise_conv2d_inplace_s8: one output channel plane, H_out * W_out
+ * bytes (rip.scratch.scratch_bytes for DEPTHWISE_CONV_2D). */
+int32_t rip_depthwise_conv2d_inplace_s8_get_buffer_size(const rip_dims *output_dims);
 
 /* DEPTHWISE_CONV_2D out of place: `output` must not overlap `input`. No scratch is used
  * (ctx may be NULL). */
-int rip_depthwise_conv2d_s8(const rip_context *ctx, const rip_dw_conv_params *params,
+rip_status rip_depthwise_conv2d_s8(const rip_context *ctx, const rip_dw_conv_params *params,
                             const rip_per_channel_quant *quant, const rip_dims *input_dims,
                             const int8_t *input, const rip_dims *filter_dims,
                             const int8_t *filter, const rip_dims *bias_dims, const int32_t *bias,
@@ -79,7 +79,7 @@ int rip_depthwise_conv2d_s8(const rip_context *ctx, const rip_dw_conv_params *pa
  * receives the output at the same base. Needs depth multiplier 1 and
  * H_out * W_out <= H * W. Each channel's whole output plane is computed into ctx->buf from
  * that channel alone, then scattered over the same channel, which no later channel reads. */
-int rip_depthwise_conv2d_s8_inplace(const rip_context *ctx, const rip_dw_conv_params *params,
+rip_status rip_depthwise_conv2d_inplace_s8(const rip_context *ctx, const rip_dw_conv_params *params,
                                     const rip_per_channel_quant *quant,
                                     const rip_dims *input_dims, int8_t *data,
                                     const rip_dims *filter_dims, const int8_t *filter,
@@ -88,19 +88,79 @@ int rip_depthwise_conv2d_s8_inplace(const rip_context *ctx, const rip_dw_conv_pa
 
 /* FULLY_CONNECTED, per-tensor weights (weights zero point 0, as TFLite requires).
  * Output must not overlap input; no scratch (ctx may be NULL). */
-int rip_fully_connected_s8(const rip_context *ctx, const rip_fc_params *params,
+rip_status rip_fully_connected_s8(const rip_context *ctx, const rip_fc_params *params,
                            const rip_quant *quant, const rip_dims *input_dims,
                            const int8_t *input, const rip_dims *filter_dims, const int8_t *filter,
                            const rip_dims *bias_dims, const int32_t *bias,
                            const rip_dims *output_dims, int8_t *output);
 
 /* FULLY_CONNECTED with per-channel weights (one multiplier and shift per output unit). */
-int rip_fully_connected_per_channel_s8(const rip_context *ctx, const rip_fc_params *params,
+rip_status rip_fully_connected_per_channel_s8(const rip_context *ctx, const rip_fc_params *params,
                                        const rip_per_channel_quant *quant,
                                        const rip_dims *input_dims, const int8_t *input,
                                        const rip_dims *filter_dims, const int8_t *filter,
                                        const rip_dims *bias_dims, const int32_t *bias,
                                        const rip_dims *output_dims, int8_t *output);
+
+/* ---------------------------------------------------------------------------------------
+ * Fast variants (issue 11; kernels/rip_conv_fast.c). Same arithmetic, params, dims and
+ * in-place contracts as the kernels above, with three changes a CMSIS-NN reader will know:
+ *
+ * - `bias` is the folded bias the generator computes (rip.codegen.kernel_choice):
+ *       folded_bias[oc] = bias[oc] + input_offset * sum over all taps of filter[oc]
+ *   so inner loops multiply raw int8 inputs. A tap outside the input reads the input zero
+ *   point (-input_offset), whose product cancels its share of the folded bias, exactly as
+ *   TFLite's skipped tap contributes 0. `bias` must not be NULL.
+ * - CONV_2D computes two output pixels x two output channels per step (a 2x2 tile of the
+ *   GEMM output), with SMLAD and SXTB16 (with its rotate) on cores with the DSP extension
+ *   and portable C elsewhere; one pixel pair's receptive fields are gathered before any of
+ *   their channels is written.
+ * - DEPTHWISE_CONV_2D splits each channel plane into an interior (every tap inside the
+ *   input: no bounds checks, no divisions, 3x3 with a sliding window) and a border.
+ *
+ * Requantization is TFLite's MultiplyByQuantizedMultiplier in the CMSIS-NN form: one 64-bit
+ * multiply-accumulate with the 2^30 rounding constant (equal to gemmlowp's
+ * SaturatingRoundingDoublingHighMul for every multiplier but INT32_MIN, which
+ * QuantizeMultiplier never produces), then RoundingDivideByPOT.
+ * ------------------------------------------------------------------------------------- */
+
+/* Scratch of rip_conv2d_fast_s8: two gathered receptive fields, 2 * KH * KW * C_in bytes
+ * (rip.scratch.scratch_bytes for CONV_2D). */
+int32_t rip_conv2d_fast_s8_get_buffer_size(const rip_dims *input_dims,
+                                           const rip_dims *filter_dims);
+
+/* CONV_2D with a folded bias. In place as rip_conv2d_s8: `output` may start `gap` bytes
+ * below `input`, gap >= rip_bound(geom, "dense", "gather", "row").gap. Output pixels go in
+ * row-major order two at a time (pixels 2t and 2t + 1, a pair may span two rows; an odd
+ * last pixel alone): both receptive fields are gathered into ctx->buf before any channel of
+ * either pixel is written. That is the simulator's tile = 2 traversal
+ * (rip.allocator.theory.simulate.simulate_rip(..., tile=2)), whose minimum gap is never
+ * above the per-pixel one. */
+rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *params,
+                              const rip_per_channel_quant *quant, const rip_dims *input_dims,
+                              const int8_t *input, const rip_dims *filter_dims,
+                              const int8_t *filter, const rip_dims *bias_dims,
+                              const int32_t *bias, const rip_dims *output_dims, int8_t *output);
+
+/* DEPTHWISE_CONV_2D out of place with a folded bias, depth multiplier 1. No scratch. */
+rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_conv_params *params,
+                                        const rip_per_channel_quant *quant,
+                                        const rip_dims *input_dims, const int8_t *input,
+                                        const rip_dims *filter_dims, const int8_t *filter,
+                                        const rip_dims *bias_dims, const int32_t *bias,
+                                        const rip_dims *output_dims, int8_t *output);
+
+/* DEPTHWISE_CONV_2D channel in place with a folded bias: the contract and the scratch of
+ * rip_depthwise_conv2d_inplace_s8 (one output channel plane, H_out * W_out bytes,
+ * rip_depthwise_conv2d_inplace_s8_get_buffer_size), gap 0. */
+rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
+                                                const rip_dw_conv_params *params,
+                                                const rip_per_channel_quant *quant,
+                                                const rip_dims *input_dims, int8_t *data,
+                                                const rip_dims *filter_dims,
+                                                const int8_t *filter, const rip_dims *bias_dims,
+                                                const int32_t *bias,
+                                                const rip_dims *output_dims);
 
 #ifdef __cplusplus
 }

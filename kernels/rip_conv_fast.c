@@ -1,8 +1,8 @@
 /*
- * rip kernels: faster CONV_2D and DEPTHWISE_CONV_2D. See rip_conv_fast.h for the API, the
- * folded bias and the in-place contracts.
+ * rip kernels: the fast CONV_2D and DEPTHWISE_CONV_2D variants of rip_conv.h (the API, the
+ * folded bias and the in-place contracts are documented there).
  */
-#include "rip_conv_fast.h"
+#include "rip_conv.h"
 
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
@@ -188,13 +188,13 @@ static void rip_fast_gather(const int8_t *in, const rip_dims *input_dims,
     }
 }
 
-int32_t rip_conv2d_s8_fast_get_buffer_size(const rip_dims *input_dims,
+int32_t rip_conv2d_fast_s8_get_buffer_size(const rip_dims *input_dims,
                                            const rip_dims *filter_dims) {
     (void)input_dims;
     return 2 * filter_dims->h * filter_dims->w * filter_dims->c;
 }
 
-int rip_conv2d_s8_fast(const rip_context *ctx, const rip_conv_params *params,
+rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *params,
                        const rip_per_channel_quant *quant, const rip_dims *input_dims,
                        const int8_t *input, const rip_dims *filter_dims, const int8_t *filter,
                        const rip_dims *bias_dims, const int32_t *bias,
@@ -425,7 +425,7 @@ static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t
     }
 }
 
-static int rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *params,
+static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *params,
                              const rip_dims *input_dims, const rip_dims *filter_dims,
                              const int32_t *bias, const rip_dims *output_dims) {
     if (params->depth_multiplier != 1 || filter_dims->c != input_dims->c ||
@@ -456,7 +456,7 @@ static int rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *params,
     return RIP_OK;
 }
 
-int rip_depthwise_conv2d_s8_fast(const rip_context *ctx, const rip_dw_conv_params *params,
+rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_conv_params *params,
                                  const rip_per_channel_quant *quant,
                                  const rip_dims *input_dims, const int8_t *input,
                                  const rip_dims *filter_dims, const int8_t *filter,
@@ -479,7 +479,7 @@ int rip_depthwise_conv2d_s8_fast(const rip_context *ctx, const rip_dw_conv_param
     return RIP_OK;
 }
 
-int rip_depthwise_conv2d_s8_inplace_fast(const rip_context *ctx,
+rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
                                          const rip_dw_conv_params *params,
                                          const rip_per_channel_quant *quant,
                                          const rip_dims *input_dims, int8_t *data,

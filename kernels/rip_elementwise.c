@@ -7,7 +7,7 @@ static int sizes_ok(int32_t input1_size, int32_t input2_size, int32_t output_siz
 }
 
 /* ADD (sign = 1) and SUB (sign = -1) share everything but the sign of the second term. */
-static int add_sub(const rip_add_params *p, int32_t sign, const int8_t *input1,
+static rip_status add_sub(const rip_add_params *p, int32_t sign, const int8_t *input1,
                    int32_t input1_size, const int8_t *input2, int32_t input2_size,
                    int8_t *output, int32_t output_size) {
     if (!sizes_ok(input1_size, input2_size, output_size)) {
@@ -40,18 +40,18 @@ static int add_sub(const rip_add_params *p, int32_t sign, const int8_t *input1,
     return RIP_OK;
 }
 
-int rip_add_s8(const rip_add_params *params, const int8_t *input1, int32_t input1_size,
-               const int8_t *input2, int32_t input2_size, int8_t *output, int32_t output_size) {
+rip_status rip_add_s8(const rip_add_params *params, int32_t input1_size, const int8_t *input1,
+                      int32_t input2_size, const int8_t *input2, int32_t output_size, int8_t *output) {
     return add_sub(params, 1, input1, input1_size, input2, input2_size, output, output_size);
 }
 
-int rip_sub_s8(const rip_sub_params *params, const int8_t *input1, int32_t input1_size,
-               const int8_t *input2, int32_t input2_size, int8_t *output, int32_t output_size) {
+rip_status rip_sub_s8(const rip_sub_params *params, int32_t input1_size, const int8_t *input1,
+                      int32_t input2_size, const int8_t *input2, int32_t output_size, int8_t *output) {
     return add_sub(params, -1, input1, input1_size, input2, input2_size, output, output_size);
 }
 
-int rip_mul_s8(const rip_mul_params *params, const int8_t *input1, int32_t input1_size,
-               const int8_t *input2, int32_t input2_size, int8_t *output, int32_t output_size) {
+rip_status rip_mul_s8(const rip_mul_params *params, int32_t input1_size, const int8_t *input1,
+                      int32_t input2_size, const int8_t *input2, int32_t output_size, int8_t *output) {
     if (!sizes_ok(input1_size, input2_size, output_size)) {
         return RIP_ERROR_ARGUMENT;
     }

@@ -9,7 +9,7 @@
  * Parameters come from rip.codegen.elementwise_params (add_params, mul_params), which
  * reproduces TFLite Micro's Prepare.
  *
- * Shapes are flat element counts. An operand of n elements is read at index i % n for output
+ * Shapes are flat element counts, each passed just before its operand. An operand of n elements is read at index i % n for output
  * element i: n == output_size is the full tensor, n == C a 1x1x1xC operand broadcast over
  * 1xHxWxC (any operand whose shape is a suffix of the output's), n == 1 a scalar. Either
  * operand may broadcast. output_size must be a multiple of both operand sizes.
@@ -40,7 +40,8 @@ typedef struct {
     int32_t activation_max;
 } rip_add_params;
 
-/* SUB shares ADD's parameters (TFLite Micro computes them in float rather than double). */
+/* SUB shares ADD's parameters and their arithmetic: the installed TFLite Micro computes the
+ * scale ratios in double, as for ADD (rip.codegen.elementwise_params.add_params). */
 typedef rip_add_params rip_sub_params;
 
 typedef struct {
@@ -54,14 +55,14 @@ typedef struct {
 
 /* Each returns RIP_OK, or RIP_ERROR_ARGUMENT when a size is not positive or does not divide
  * output_size. */
-int rip_add_s8(const rip_add_params *params, const int8_t *input1, int32_t input1_size,
-               const int8_t *input2, int32_t input2_size, int8_t *output, int32_t output_size);
+rip_status rip_add_s8(const rip_add_params *params, int32_t input1_size, const int8_t *input1,
+                      int32_t input2_size, const int8_t *input2, int32_t output_size, int8_t *output);
 
-int rip_sub_s8(const rip_sub_params *params, const int8_t *input1, int32_t input1_size,
-               const int8_t *input2, int32_t input2_size, int8_t *output, int32_t output_size);
+rip_status rip_sub_s8(const rip_sub_params *params, int32_t input1_size, const int8_t *input1,
+                      int32_t input2_size, const int8_t *input2, int32_t output_size, int8_t *output);
 
-int rip_mul_s8(const rip_mul_params *params, const int8_t *input1, int32_t input1_size,
-               const int8_t *input2, int32_t input2_size, int8_t *output, int32_t output_size);
+rip_status rip_mul_s8(const rip_mul_params *params, int32_t input1_size, const int8_t *input1,
+                      int32_t input2_size, const int8_t *input2, int32_t output_size, int8_t *output);
 
 #ifdef __cplusplus
 }

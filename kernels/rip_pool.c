@@ -34,7 +34,7 @@ static int rip_windows_touch_input(int32_t pad, int32_t stride, int32_t k, int32
 
 enum rip_pool_kind { RIP_POOL_AVG, RIP_POOL_MAX };
 
-static int rip_pool(enum rip_pool_kind kind, const rip_context *ctx,
+static rip_status rip_pool(enum rip_pool_kind kind, const rip_context *ctx,
                     const rip_pool_params *params, const rip_dims *input_dims,
                     const int8_t *input, const rip_dims *filter_dims, const rip_dims *output_dims,
                     int8_t *output) {
@@ -110,21 +110,21 @@ static int rip_pool(enum rip_pool_kind kind, const rip_context *ctx,
     return RIP_OK;
 }
 
-int rip_avg_pool_s8(const rip_context *ctx, const rip_pool_params *params,
+rip_status rip_avg_pool_s8(const rip_context *ctx, const rip_pool_params *params,
                     const rip_dims *input_dims, const int8_t *input, const rip_dims *filter_dims,
                     const rip_dims *output_dims, int8_t *output) {
     return rip_pool(RIP_POOL_AVG, ctx, params, input_dims, input, filter_dims, output_dims,
                     output);
 }
 
-int rip_max_pool_s8(const rip_context *ctx, const rip_pool_params *params,
+rip_status rip_max_pool_s8(const rip_context *ctx, const rip_pool_params *params,
                     const rip_dims *input_dims, const int8_t *input, const rip_dims *filter_dims,
                     const rip_dims *output_dims, int8_t *output) {
     return rip_pool(RIP_POOL_MAX, ctx, params, input_dims, input, filter_dims, output_dims,
                     output);
 }
 
-int rip_global_avg_pool_s8(const rip_context *ctx, const rip_mean_params *params,
+rip_status rip_global_avg_pool_s8(const rip_context *ctx, const rip_mean_params *params,
                            const rip_dims *input_dims, const int8_t *input,
                            const rip_dims *output_dims, int8_t *output) {
     const int32_t c = input_dims->c;

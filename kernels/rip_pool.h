@@ -14,8 +14,7 @@
 #ifndef RIP_POOL_H
 #define RIP_POOL_H
 
-#include "rip_common.h"
-#include "rip_conv.h" /* rip_hw, rip_activation */
+#include "rip_common.h" /* rip_dims, rip_hw, rip_activation, rip_context, rip_status */
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,7 +36,7 @@ typedef struct {
 } rip_mean_params;
 
 /* Scratch of the pools: one output pixel's int32 accumulators, 4 * C bytes
- * (rip.allocator.requirements.scratch_bytes for pooling and GLOBAL_AVERAGE_POOL). */
+ * (rip.scratch.scratch_bytes for pooling, GLOBAL_AVERAGE_POOL and MEAN over H and W). */
 int32_t rip_avg_pool_s8_get_buffer_size(const rip_dims *output_dims);
 int32_t rip_max_pool_s8_get_buffer_size(const rip_dims *output_dims);
 int32_t rip_global_avg_pool_s8_get_buffer_size(const rip_dims *output_dims);
@@ -46,10 +45,10 @@ int32_t rip_global_avg_pool_s8_get_buffer_size(const rip_dims *output_dims);
  * same buffer, gap >= pool_bound(geom, "dense").gap. Output pixels are produced in row-major
  * order; all C channels of a pixel are accumulated in ctx->buf (4-byte aligned) before any is
  * written. */
-int rip_avg_pool_s8(const rip_context *ctx, const rip_pool_params *params,
+rip_status rip_avg_pool_s8(const rip_context *ctx, const rip_pool_params *params,
                     const rip_dims *input_dims, const int8_t *input, const rip_dims *filter_dims,
                     const rip_dims *output_dims, int8_t *output);
-int rip_max_pool_s8(const rip_context *ctx, const rip_pool_params *params,
+rip_status rip_max_pool_s8(const rip_context *ctx, const rip_pool_params *params,
                     const rip_dims *input_dims, const int8_t *input, const rip_dims *filter_dims,
                     const rip_dims *output_dims, int8_t *output);
 
@@ -57,7 +56,7 @@ int rip_max_pool_s8(const rip_context *ctx, const rip_pool_params *params,
  * Micro's int8 algorithm: per channel sum, minus input zero point times H * W, one
  * MultiplyByQuantizedMultiplier, plus the output zero point, clamped to int8. Output must
  * not overlap input; ctx->buf (4-byte aligned) holds the C sums. */
-int rip_global_avg_pool_s8(const rip_context *ctx, const rip_mean_params *params,
+rip_status rip_global_avg_pool_s8(const rip_context *ctx, const rip_mean_params *params,
                            const rip_dims *input_dims, const int8_t *input,
                            const rip_dims *output_dims, int8_t *output);
 

@@ -28,7 +28,7 @@ static int32_t nearest_index(int32_t o, int32_t in_size, int32_t out_size, int32
     return p->half_pixel_centers ? rip_max32(index, 0) : index;
 }
 
-int rip_resize_nearest_s8(const rip_resize_nearest_params *params, const rip_dims *input_dims,
+rip_status rip_resize_nearest_s8(const rip_resize_nearest_params *params, const rip_dims *input_dims,
                           const int8_t *input, const rip_dims *output_dims, int8_t *output) {
     const int32_t n = input_dims->n;
     const int32_t c = input_dims->c;
@@ -80,7 +80,7 @@ int rip_resize_nearest_s8(const rip_resize_nearest_params *params, const rip_dim
 
 /* ---- CONCATENATION --------------------------------------------------------------------- */
 
-int rip_concatenation_s8(const rip_concat_params *params, const int8_t *const *inputs,
+rip_status rip_concatenation_s8(const rip_concat_params *params, const int8_t *const *inputs,
                          int8_t *output) {
     if (params->num_inputs < 1 || params->outer_size < 0 || params->inner_size < 0) {
         return RIP_ERROR_ARGUMENT;
@@ -93,7 +93,7 @@ int rip_concatenation_s8(const rip_concat_params *params, const int8_t *const *i
             const rip_requantize_params *rq =
                 params->requantize != NULL ? params->requantize[k] : NULL;
             if (rq != NULL) {
-                rip_quantize_s8(rq, src, dst, chunk);
+                rip_quantize_s8(rq, chunk, src, dst);
             } else {
                 memcpy(dst, src, (size_t)chunk);
             }
@@ -105,7 +105,7 @@ int rip_concatenation_s8(const rip_concat_params *params, const int8_t *const *i
 
 /* ---- TRANSPOSE ------------------------------------------------------------------------- */
 
-int rip_transpose_s8(const rip_transpose_params *params, const rip_dims *input_dims,
+rip_status rip_transpose_s8(const rip_transpose_params *params, const rip_dims *input_dims,
                      const int8_t *input, int8_t *output) {
     const int32_t in_dims[4] = {input_dims->n, input_dims->h, input_dims->w, input_dims->c};
     const int32_t in_strides[4] = {input_dims->h * input_dims->w * input_dims->c,
@@ -139,7 +139,7 @@ int rip_transpose_s8(const rip_transpose_params *params, const rip_dims *input_d
 
 /* ---- PAD ------------------------------------------------------------------------------- */
 
-int rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, const int8_t *input,
+rip_status rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, const int8_t *input,
                int8_t *output) {
     const rip_dims *lo = &params->before;
     const rip_dims *hi = &params->after;

@@ -65,18 +65,18 @@ typedef struct {
     int32_t pad_value;
 } rip_pad_params;
 
-int rip_resize_nearest_s8(const rip_resize_nearest_params *params, const rip_dims *input_dims,
+rip_status rip_resize_nearest_s8(const rip_resize_nearest_params *params, const rip_dims *input_dims,
                           const int8_t *input, const rip_dims *output_dims, int8_t *output);
 
-int rip_concatenation_s8(const rip_concat_params *params, const int8_t *const *inputs,
+rip_status rip_concatenation_s8(const rip_concat_params *params, const int8_t *const *inputs,
                          int8_t *output);
 
 /* output dims are input dims permuted. */
-int rip_transpose_s8(const rip_transpose_params *params, const rip_dims *input_dims,
+rip_status rip_transpose_s8(const rip_transpose_params *params, const rip_dims *input_dims,
                      const int8_t *input, int8_t *output);
 
 /* output dims are input dims plus before and after. */
-int rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, const int8_t *input,
+rip_status rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, const int8_t *input,
                int8_t *output);
 
 #ifdef __cplusplus

@@ -15,7 +15,9 @@ import pytest
 from conftest import shared_path
 
 from rip.boards import load_board
-from rip.report import analyse, build_report
+from rip.compiler import Options, analyse
+from rip.report import build_report
+from rip.terms import Strategy
 
 ONLY_WITH_RIP = ["mcunet-in3", "proxyless-w0.3"]
 
@@ -23,8 +25,8 @@ ONLY_WITH_RIP = ["mcunet-in3", "proxyless-w0.3"]
 def fits(name: str) -> dict[str, dict]:
     path = shared_path("models", "mcunet", f"{name}.tflite")
     board = load_board("pico")
-    compiled = analyse(path, board, strategies=("tinyengine", "rip"))
-    return build_report(compiled, path, board, "rip")["strategies"]
+    options = Options(strategy=Strategy.RIP, strategies=(Strategy.TINYENGINE, Strategy.RIP))
+    return build_report(analyse(path, board, options))["strategies"]
 
 
 @pytest.mark.parametrize("name", ONLY_WITH_RIP)

@@ -9,7 +9,11 @@ import pytest
 from conftest import shared_path
 from tflite_writer import example_model
 
+from rip.allocator.planning.requirements import requirements
 from rip.cli.compile import main
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
+from rip.report import op_table
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -67,11 +71,6 @@ def test_in3_fits_pico_only_under_rip(capsys):
 def test_mcunet_per_op_table_under_a_second():
     """Issue 3: the per-op table (parse, fold, in-place requirements) of an MCUNet model in
     under a second; measured on the analysis alone, the MILP is timed by bench-alloc."""
-    from rip.allocator.planning.requirements import requirements
-    from rip.frontend.reader import read_model
-    from rip.frontend.rewrite import rewrite
-    from rip.report import op_table
-
     model = shared_path("models", "mcunet", "mcunet-in3.tflite")
     t0 = time.perf_counter()
     graph = rewrite(read_model(model))

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import SHARED
+from conftest import REPO, SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tflite_writer import (
@@ -21,8 +21,10 @@ from tflite_writer import (
 )
 
 from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import conv_geometry, requirements
 from rip.allocator.theory.simulate import simulate_rip
+from rip.cli.compile import main
 from rip.codegen.emit import CodegenError, emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.firmware.host_project import build_host, run_host, write_host_project
@@ -35,6 +37,7 @@ UNSUPPORTED = {"armzoo-rnnoise_int8", "tflm-keyword_scrambled_8bit"}
 # beta * input_scale * 2^26 < 1: TFLite Micro aborts in Prepare (no oracle to compare
 # with), and rip refuses them with a one-line error (test_softmax_scale_refused).
 NO_ORACLE = {"MobileNetV2", "MobileNetV3Small"}
+EXAMPLE = REPO / "examples" / "example-cnn.tflite"
 
 
 def weighted_models() -> list[Path]:
@@ -151,7 +154,7 @@ def _tight_conv():
 def test_in_place_is_real_one_gap_unit_less_corrupts(tmp_path):
     """Issue 5: at the planned gap the output is exact; one alignment unit below the
     generated kernel's own minimum gap and the conv overwrites input it still needs: the
-    checksum changes. The generated CONV_2D kernel (rip_conv2d_s8_fast) gathers pixel
+    checksum changes. The generated CONV_2D kernel (rip_conv2d_fast_s8) gathers pixel
     pairs, whose minimum gap is the simulator's tile = 2 gap, never above the per-pixel
     gap of Theorem 13 the planner places with (here it is 4 bytes below it)."""
     model = _tight_conv()
@@ -205,8 +208,6 @@ def test_graph_only_models_are_refused():
 
 @pytest.mark.parametrize("stem", sorted(NO_ORACLE))
 def test_softmax_scale_refused(capsys, tmp_path, stem):
-    from rip.cli.compile import main
-
     model = SHARED / "models" / "keras" / f"{stem}.tflite"
     if not model.is_file():
         pytest.skip(f"{model} is absent")
@@ -219,8 +220,6 @@ def test_planned_right_shift_is_a_real_memmove(tmp_path):
     """Sec. 4.3: a shifted pair shares the input's base; the generated code moves the input
     up by the gap before the op. Forced here on one conv (real models rarely need it): the
     replay accepts the plan and the output still equals TFLite Micro's."""
-    from rip.allocator.planning.replay import replay
-
     model = _tight_conv()
 
     def shift(graph, plan):
@@ -234,3 +233,42 @@ def test_planned_right_shift_is_a_real_memmove(tmp_path):
     got, want, plan = compile_and_run(model, tmp_path, "rip", shift)
     assert plan.shifts and got == want
     assert "memmove" in (tmp_path / "rip" / "model.c").read_text()
+
+
+# ---- model.c reads next to the .tflite ---------------------------------------------------
+
+
+def assert_readable_model_c(out: Path, ops: int) -> list[str]:
+    """rip_model_invoke within the first 300 lines of model.c, one comment per op at its
+    call (op index, TFLite operator index, kind, tensors with shapes), and the weights in
+    model_data.c."""
+    lines = (out / "model.c").read_text().splitlines()
+    start = next(k for k, line in enumerate(lines, 1) if line.startswith("int rip_model_invoke("))
+    assert start <= 300, f"rip_model_invoke starts at line {start}"
+    comments = [line.strip() for line in lines if line.strip().startswith("/* op ")]
+    assert [c.split()[2] for c in comments] == [str(i) for i in range(ops)]
+    assert all("(TFLite operator " in c and " -> t" in c for c in comments)
+    assert all("_filter[" not in line for line in lines)  # the weights live in model_data.c
+    return comments
+
+
+def test_example_model_c_is_readable(tmp_path):
+    """The bundled example: invoke near the top, one comment per op, in place noted."""
+    code = main([str(EXAMPLE), "--board", "host", "-o", str(tmp_path),
+                 "--quiet"])  # fmt: skip
+    assert code == 0
+    graph = rewrite(read_model(EXAMPLE))
+    comments = assert_readable_model_c(tmp_path, len(graph.operators))
+    assert any(", in place over t" in c and " B" in c for c in comments)
+    assert "_filter[" in (tmp_path / "model_data.c").read_text()
+
+
+def test_person_det_model_c_is_readable(tmp_path):
+    """Person-Det (MCUNet): rip_model_invoke within the first 300 lines of model.c (it
+    started at line 12,016 of 12,542 with the weights inline), one comment per op."""
+    model = SHARED / "models" / "mcunet" / "person-det.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is absent (CI keeps ../shared beside the checkout)")
+    assert main([str(model), "--board", "host", "-o", str(tmp_path), "--quiet"]) == 0
+    graph = rewrite(read_model(model))
+    assert_readable_model_c(tmp_path, len(graph.operators))

@@ -12,6 +12,7 @@ import stat
 import subprocess
 from pathlib import Path
 
+import cbuild as cb
 import pytest
 from tflite_writer import example_model
 
@@ -23,6 +24,7 @@ from rip.codegen.emit import EmittedModel, emit_model
 from rip.errors import RipError
 from rip.firmware import flash as flash_mod
 from rip.firmware.flash import FlashError, copy_to_drive, find_boot_drives, find_uf2
+from rip.firmware.host_project import BuildError, build_host, run_host, write_host_project
 from rip.firmware.pico_project import (
     PicoSdkMissing,
     app_name,
@@ -36,7 +38,7 @@ from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 
 CHECKSUM = 0x0BADCAFE
-ARM_GCC = shutil.which("arm-none-eabi-gcc")
+ARM_GCC = cb.ARM_GCC
 CMAKE = shutil.which("cmake")
 BOARDS = {"pico": "cortex-m0plus", "pico2": "cortex-m33"}
 
@@ -73,6 +75,8 @@ def test_project_files(projects, board):
         "main.c",
         "model.c",
         "model.h",
+        "model_data.c",
+        "model_data.h",
         "README.md",
         "expected.json",
     ):
@@ -236,20 +240,9 @@ def stub_sdk(root: Path) -> Path:
     return root
 
 
-def arm_gcc(cpu: str, *args: str) -> subprocess.CompletedProcess:
-    assert ARM_GCC is not None
-    cmd = [
-        ARM_GCC,
-        f"-mcpu={cpu}",
-        "-mthumb",
-        "-O2",
-        "-std=c11",
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        *args,
-    ]
-    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+def arm_gcc(cpu: str, *args: str) -> None:
+    """The SDK's C dialect (C11), warnings as errors (tests/cbuild.py)."""
+    cb.arm_gcc(cpu, *args, std="-std=c11")
 
 
 @pytest.mark.skipif(ARM_GCC is None, reason="arm-none-eabi-gcc is not installed")
@@ -260,17 +253,16 @@ def test_project_compiles_and_links_for_the_core(projects, board, tmp_path):
     cpu = BOARDS[board]
     out = projects[board]
     stubs = stub_sdk(tmp_path / "stubs")
-    sources = [out / "main.c", out / "model.c", *sorted((out / "kernels").glob("*.c"))]
+    sources = [out / "main.c", out / "model.c", out / "model_data.c",
+               *sorted((out / "kernels").glob("*.c"))]  # fmt: skip
     objects = []
     for source in sources:
         obj = tmp_path / f"{source.stem}.o"
-        proc = arm_gcc(
-            cpu, f"-I{stubs}", f"-I{out}", f"-I{out / 'kernels'}", "-c", str(source), "-o", str(obj)
-        )
-        assert proc.returncode == 0, f"{source.name} for {cpu}:\n{proc.stderr}"
+        arm_gcc(cpu, f"-I{stubs}", f"-I{out}", f"-I{out / 'kernels'}", "-c", str(source),
+                "-o", str(obj))  # fmt: skip
         objects.append(str(obj))
     elf = tmp_path / "app.elf"
-    proc = arm_gcc(
+    arm_gcc(
         cpu,
         "--specs=nosys.specs",
         "-Wl,--defsym=__StackTop=0x20042000",
@@ -280,14 +272,8 @@ def test_project_compiles_and_links_for_the_core(projects, board, tmp_path):
         "-o",
         str(elf),
     )
-    assert proc.returncode == 0, proc.stderr
-    if board == "pico2":  # the kernels chose their DSP path (__ARM_FEATURE_DSP) by themselves
-        dis = subprocess.run(
-            ["arm-none-eabi-objdump", "-d", str(tmp_path / "rip_conv.o")],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout
+    dis = cb.disassemble(tmp_path / "rip_conv.o")
+    if board == "pico2" and dis is not None:  # the kernels chose their DSP path by themselves
         assert "smlad" in dis
 
 
@@ -516,7 +502,7 @@ def test_picotool_failure_falls_back_to_a_drive_or_says_why(built, tmp_path, mon
 
 # --- main.c running on an emulated Cortex-M33 ----------------------------------------------
 
-QEMU = shutil.which("qemu-system-arm")
+QEMU = cb.QEMU
 # A bare-metal stand-in for the SDK on QEMU's mps2-an505 (a Cortex-M33): vector table and
 # C start-up, CMSDK UART0 as stdout, the DWT/DCB registers at their architectural addresses,
 # and a sleep_ms that ends the run through semihosting after the third result line.
@@ -604,8 +590,6 @@ SECTIONS {
 
 @pytest.fixture(scope="module")
 def host_checksum(emitted, tmp_path_factory) -> int:
-    from rip.firmware.host_project import BuildError, build_host, run_host, write_host_project
-
     out = tmp_path_factory.mktemp("host")
     write_host_project(emitted, out)
     try:
@@ -631,7 +615,7 @@ def test_main_on_qemu_prints_the_host_checksum_every_time(emitted, host_checksum
     (harness / "harness.c").write_text(HARNESS_C)
     (harness / "link.ld").write_text(HARNESS_LD)
     elf = tmp_path / "app.elf"
-    proc = arm_gcc(
+    arm_gcc(
         BOARDS[board],
         f"-I{harness}",
         f"-I{out}",
@@ -643,33 +627,15 @@ def test_main_on_qemu_prints_the_host_checksum_every_time(emitted, host_checksum
         str(harness / "harness.c"),
         str(out / "main.c"),
         str(out / "model.c"),
+        str(out / "model_data.c"),
         *map(str, sorted((out / "kernels").glob("*.c"))),
         "-o",
         str(elf),
     )
-    assert proc.returncode == 0, proc.stderr
-    run = subprocess.run(
-        [
-            QEMU,
-            "-M",
-            "mps2-an505",
-            "-display",
-            "none",
-            "-semihosting",
-            "-icount",
-            "shift=0",
-            "-serial",
-            "stdio",
-            "-kernel",
-            str(elf),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    results = [r for r in map(parse_result_line, run.stdout.splitlines()) if r is not None]
-    assert len(results) == 3, run.stdout + run.stderr
+    _, output = cb.run_qemu("mps2-an505", elf, "-icount", "shift=0", "-serial", "stdio",
+                            timeout=300)  # fmt: skip
+    results = [r for r in map(parse_result_line, output.splitlines()) if r is not None]
+    assert len(results) == 3, output
     expected = json.loads((out / "expected.json").read_text())
     assert {f"0x{r.checksum:08x}" for r in results} == {expected["checksum"]}
     assert {(r.model, r.board, r.arena) for r in results} == {
@@ -696,14 +662,7 @@ def test_shared_model_firmware_compiles_for_both_cores(name, tmp_path):
     for board, cpu in BOARDS.items():
         out = tmp_path / board
         write_pico_project(model, out, load_board(board), CHECKSUM)
-        for source in [out / "model.c", *sorted((out / "kernels").glob("*.c"))]:
-            proc = arm_gcc(
-                cpu,
-                f"-I{out}",
-                f"-I{out / 'kernels'}",
-                "-c",
-                str(source),
-                "-o",
-                str(tmp_path / f"{board}-{source.stem}.o"),
-            )
-            assert proc.returncode == 0, f"{name} {source.name} for {cpu}:\n{proc.stderr}"
+        for source in [out / "model.c", out / "model_data.c",
+                       *sorted((out / "kernels").glob("*.c"))]:  # fmt: skip
+            arm_gcc(cpu, f"-I{out}", f"-I{out / 'kernels'}", "-c", str(source),
+                    "-o", str(tmp_path / f"{board}-{source.stem}.o"))  # fmt: skip

@@ -14,13 +14,12 @@ from __future__ import annotations
 import ctypes
 import itertools
 import math
-import shutil
-import subprocess
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import cbuild as cb
 import numpy as np
 import pytest
 from tflite_writer import ModelBuilder
@@ -37,116 +36,21 @@ except ImportError:  # the oracle is a test extra
 
 pytestmark = pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 
-KERNELS = Path(__file__).resolve().parents[1] / "kernels"
-SOURCES = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c")
-CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-O2")
 ACTIVATION_CODE = {"NONE": 0, "RELU": 1, "RELU6": 3}
 OPTIONS = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions"}
 
-# ---- the library ---------------------------------------------------------------------------
+# ---- the library: tests/cbuild.py's, with its struct mirrors --------------------------------
 
 I32 = ctypes.c_int32
-
-
-class CQuant(ctypes.Structure):
-    _fields_ = [("multiplier", I32), ("shift", I32)]
-
-
-class CDims(ctypes.Structure):
-    _fields_ = [("n", I32), ("h", I32), ("w", I32), ("c", I32)]
-
-
-class CAdd(ctypes.Structure):
-    _fields_ = [("input1_offset", I32), ("input2_offset", I32), ("output_offset", I32),
-                ("left_shift", I32), ("input1", CQuant), ("input2", CQuant),
-                ("output", CQuant), ("activation_min", I32),
-                ("activation_max", I32)]  # fmt: skip
-
-
-class CMul(ctypes.Structure):
-    _fields_ = [("input1_offset", I32), ("input2_offset", I32), ("output_offset", I32),
-                ("output", CQuant), ("activation_min", I32),
-                ("activation_max", I32)]  # fmt: skip
-
-
-class CRequantize(ctypes.Structure):
-    _fields_ = [("input_offset", I32), ("output_offset", I32), ("quant", CQuant),
-                ("activation_min", I32), ("activation_max", I32),
-                ("clamp_only", I32)]  # fmt: skip
-
-
-class CSigmoid(ctypes.Structure):
-    _fields_ = [("input_zero_point", I32), ("input_range_radius", I32),
-                ("input_multiplier", I32), ("input_left_shift", I32)]  # fmt: skip
-
-
-class CHardSwish(ctypes.Structure):
-    _fields_ = [(name, I32) for name in (
-        "input_zero_point", "output_zero_point", "output_multiplier_fixedpoint_int16",
-        "output_multiplier_exponent", "reluish_multiplier_fixedpoint_int16",
-        "reluish_multiplier_exponent")]  # fmt: skip
-
-
-class CSoftmax(ctypes.Structure):
-    _fields_ = [("input_multiplier", I32), ("input_left_shift", I32), ("diff_min", I32)]
-
-
-class CResize(ctypes.Structure):
-    _fields_ = [(name, I32) for name in (
-        "align_corners", "half_pixel_centers", "scale_h", "scale_w", "reverse")]  # fmt: skip
-
-
-class CConcat(ctypes.Structure):
-    _fields_ = [("num_inputs", I32), ("outer_size", I32), ("inner_size", I32),
-                ("axis_sizes", ctypes.POINTER(I32)),
-                ("requantize", ctypes.POINTER(ctypes.POINTER(CRequantize)))]  # fmt: skip
-
-
-class CTranspose(ctypes.Structure):
-    _fields_ = [("perm", I32 * 4)]
-
-
-class CPad(ctypes.Structure):
-    _fields_ = [("before", CDims), ("after", CDims), ("pad_value", I32)]
-
-
-P = ctypes.c_void_p
-
-
-def _p(t: type) -> Any:
-    return ctypes.POINTER(t)
-
-
-SIGNATURES: dict[str, list[Any]] = {
-    "rip_add_s8": [_p(CAdd), P, I32, P, I32, P, I32],
-    "rip_sub_s8": [_p(CAdd), P, I32, P, I32, P, I32],
-    "rip_mul_s8": [_p(CMul), P, I32, P, I32, P, I32],
-    "rip_relu_s8": [_p(CRequantize), P, P, I32],
-    "rip_quantize_s8": [_p(CRequantize), P, P, I32],
-    "rip_logistic_s8": [_p(CSigmoid), P, P, I32],
-    "rip_tanh_s8": [_p(CSigmoid), P, P, I32],
-    "rip_hard_swish_s8": [_p(CHardSwish), P, P, I32],
-    "rip_softmax_s8": [_p(CSoftmax), P, I32, I32, P],
-    "rip_resize_nearest_s8": [_p(CResize), _p(CDims), P, _p(CDims), P],
-    "rip_concatenation_s8": [_p(CConcat), P, P],
-    "rip_transpose_s8": [_p(CTranspose), _p(CDims), P, P],
-    "rip_pad_s8": [_p(CPad), _p(CDims), P, P],
-}
+CQuant, CDims, CAdd, CMul = cb.Quant, cb.Dims, cb.AddParams, cb.MulParams
+CRequantize, CSigmoid, CHardSwish = cb.RequantizeParams, cb.SigmoidParams, cb.HardSwishParams
+CSoftmax, CResize, CConcat = cb.SoftmaxParams, cb.ResizeParams, cb.ConcatParams
+CTranspose, CPad = cb.TransposeParams, cb.PadParams
 
 
 @pytest.fixture(scope="session")
-def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
-    """The three kernel sources as one shared library, built once per session."""
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc is not installed")
-    out = tmp_path_factory.mktemp("rip_elementwise") / "librip_elementwise.so"
-    sources = [str(KERNELS / s) for s in SOURCES]
-    subprocess.run(["gcc", "-shared", "-fPIC", *CFLAGS, "-o", str(out), *sources], check=True)
-    library = ctypes.CDLL(str(out))
-    for name, argtypes in SIGNATURES.items():
-        fn = getattr(library, name)
-        fn.argtypes, fn.restype = argtypes, ctypes.c_int
-    return library
+def lib(kernel_lib: ctypes.CDLL) -> ctypes.CDLL:
+    return kernel_lib
 
 
 def addr(a: np.ndarray, offset: int = 0) -> int:
@@ -222,8 +126,8 @@ def run_binary(lib: ctypes.CDLL, kind: str, params: Any, x1: np.ndarray, x2: np.
     struct = c_mul(params) if kind == "MUL" else c_add(params)
     a1 = addr(x1) if x1_addr is None else x1_addr
     a2 = addr(x2) if x2_addr is None else x2_addr
-    return fn(ctypes.byref(struct), a1, params.input1_size, a2, params.input2_size,
-              addr(out, out_offset), params.output_size)  # fmt: skip
+    return fn(ctypes.byref(struct), params.input1_size, a1, params.input2_size, a2,
+              params.output_size, addr(out, out_offset))  # fmt: skip
 
 
 BROADCASTS = [("none", None), ("channel", 1), ("channel", 0), ("scalar", 1), ("scalar", 0)]
@@ -411,12 +315,12 @@ def test_unary_matches_tflm_out_of_place_and_in_place(lib: ctypes.CDLL, kind: st
         _, struct = unary_params(kind, ir_tensor(mb, x), ir_tensor(mb, y))
         n = data.size
         out = np.zeros(n, dtype=np.int8)
-        assert fn(ctypes.byref(struct), addr(data), addr(out), n) == 0
+        assert fn(ctypes.byref(struct), n, addr(data), addr(out)) == 0
         np.testing.assert_array_equal(out, expected, err_msg=f"{kind} seed {seed}")
         gap = int(rng.integers(0, n + 1))
         buf = np.zeros(gap + n, dtype=np.int8)
         buf[gap:] = data.reshape(-1)
-        assert fn(ctypes.byref(struct), addr(buf, gap), addr(buf), n) == 0
+        assert fn(ctypes.byref(struct), n, addr(buf, gap), addr(buf)) == 0
         np.testing.assert_array_equal(buf[:n], expected, err_msg=f"{kind} in place, gap {gap}")
 
 
@@ -437,7 +341,7 @@ def test_unary_exhaustive_over_int8(lib: ctypes.CDLL) -> None:
         expected = tflm(mb, [x], y, [data.reshape(1, 256)]).reshape(-1)
         _, struct = unary_params(kind, ir_tensor(mb, x), ir_tensor(mb, y))
         out = np.zeros(256, dtype=np.int8)
-        getattr(lib, UNARY_FN[kind])(ctypes.byref(struct), addr(data), addr(out), 256)
+        getattr(lib, UNARY_FN[kind])(ctypes.byref(struct), 256, addr(data), addr(out))
         np.testing.assert_array_equal(out, expected, err_msg=f"{kind} {si} {zi}")
 
 
@@ -458,7 +362,7 @@ def test_relu_and_hard_swish_ratios_are_computed_in_double(lib: ctypes.CDLL) -> 
         ours, struct = unary_params(kind, ir_tensor(mb, x), ir_tensor(mb, y))
         fn = getattr(lib, UNARY_FN[kind])
         out = np.zeros(256, dtype=np.int8)
-        fn(ctypes.byref(struct), addr(data), addr(out), 256)
+        fn(ctypes.byref(struct), 256, addr(data), addr(out))
         np.testing.assert_array_equal(out, expected, err_msg=kind)
         if kind == "RELU":
             m, shift = quantize_multiplier(float(f32(qi[0]) / f32(qo[0])))
@@ -471,7 +375,7 @@ def test_relu_and_hard_swish_ratios_are_computed_in_double(lib: ctypes.CDLL) -> 
                     ours, output_multiplier_fixedpoint_int16=m16, output_multiplier_exponent=shift
                 )
             )
-        fn(ctypes.byref(as_float), addr(data), addr(out), 256)
+        fn(ctypes.byref(as_float), 256, addr(data), addr(out))
         assert (out != expected).any(), f"{kind}: the float32 reading should differ here"
 
 
@@ -497,7 +401,7 @@ def test_softmax_matches_tflm(lib: ctypes.CDLL, beta: float, shape: tuple[int, .
         p = ep.softmax_params(ir_tensor(mb, x), ir_tensor(mb, y), beta)
         out = np.zeros(data.size, dtype=np.int8)
         struct = CSoftmax(p.input_multiplier, p.input_left_shift, p.diff_min)
-        assert lib.rip_softmax_s8(ctypes.byref(struct), addr(data), p.num_rows, p.row_size,
+        assert lib.rip_softmax_s8(ctypes.byref(struct), p.num_rows, p.row_size, addr(data),
                                   addr(out)) == 0  # fmt: skip
         np.testing.assert_array_equal(out, expected, err_msg=f"scale {si}, seed {seed}")
 
@@ -837,12 +741,8 @@ def test_params_refuse_what_tflite_micro_refuses() -> None:
 # ---- the Pico's compilers --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m0plus", "cortex-m33"])
+@pytest.mark.parametrize("cpu", cb.ARM_CPUS)
 def test_kernels_compile_for_the_pico(tmp_path: Path, cpu: str) -> None:
     """RP2040 (Cortex-M0+) and RP2350 (Cortex-M33) builds, warnings as errors."""
-    if shutil.which("arm-none-eabi-gcc") is None:
-        pytest.skip("arm-none-eabi-gcc is not installed (apt-get install gcc-arm-none-eabi)")
-    for source in SOURCES:
-        subprocess.run(["arm-none-eabi-gcc", *CFLAGS, "-mthumb", f"-mcpu={cpu}", "-c",
-                        str(KERNELS / source), "-o", str(tmp_path / f"{source}.o")],
-                       check=True)  # fmt: skip
+    for source in cb.ELEMENTWISE:
+        cb.cross_compile(cb.KERNELS / source, cpu, tmp_path / f"{source}.o")

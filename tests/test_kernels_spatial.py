@@ -12,13 +12,12 @@ compiled, run under QEMU on a Cortex-M33 (the SMLAD path) and a Cortex-M0 when i
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import cbuild as cb
 import numpy as np
 import pytest
 import tflite_writer as tw
@@ -37,6 +36,7 @@ from rip.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+from rip.scratch import BUFFER_SIZE_FUNCTION
 
 try:
     from tflite_micro import runtime
@@ -45,130 +45,17 @@ except ImportError:  # the oracle is a test extra
 
 pytestmark = pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 
-KERNELS = Path(__file__).resolve().parents[1] / "kernels"
-SOURCES = ("rip_conv.c", "rip_conv_fast.c", "rip_pool.c")
-CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-O2")
 SEEDS = (0, 1)
 
-# ---- the C structs and the library ---------------------------------------------------------
-
-I32 = ctypes.c_int32
-
-
-def struct(name: str, *fields: tuple[str, Any]) -> type[ctypes.Structure]:
-    """A ctypes mirror of one of the kernels' structs (field order is the C order)."""
-    return type(name, (ctypes.Structure,), {"_fields_": list(fields)})
-
-
-Dims = struct("Dims", ("n", I32), ("h", I32), ("w", I32), ("c", I32))
-Context = struct("Context", ("buf", ctypes.c_void_p), ("size", I32))
-PerChannelQuant = struct(
-    "PerChannelQuant", ("multiplier", ctypes.c_void_p), ("shift", ctypes.c_void_p)
-)
-TensorQuant = struct("TensorQuant", ("multiplier", I32), ("shift", I32))
-HW = struct("HW", ("h", I32), ("w", I32))
-Act = struct("Act", ("min", I32), ("max", I32))
-ConvParams = struct(
-    "ConvParams",
-    ("input_offset", I32),
-    ("output_offset", I32),
-    ("stride", HW),
-    ("padding", HW),
-    ("dilation", HW),
-    ("activation", Act),
-)
-DwConvParams = struct(
-    "DwConvParams",
-    ("input_offset", I32),
-    ("output_offset", I32),
-    ("stride", HW),
-    ("padding", HW),
-    ("dilation", HW),
-    ("depth_multiplier", I32),
-    ("activation", Act),
-)
-FcParams = struct("FcParams", ("input_offset", I32), ("output_offset", I32), ("activation", Act))
-PoolParams = struct(
-    "PoolParams",
-    ("stride", HW),
-    ("padding", HW),
-    ("activation", Act),
-    ("pad_counts", I32),
-    ("pad_value", I32),
-)
-MeanParams = struct(
-    "MeanParams", ("input_offset", I32), ("output_offset", I32), ("multiplier", I32), ("shift", I32)
-)
-
-D, P, CTX = ctypes.POINTER(Dims), ctypes.c_void_p, ctypes.POINTER(Context)
-WEIGHTED = [D, P, D, P, D, P, D]  # input, filter, bias and output dims with their data
-POOLED = [D, P, D, D, P]  # input dims and data, filter dims, output dims and data
-SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
-    "rip_conv2d_s8_get_buffer_size": (I32, [D, D]),
-    "rip_conv2d_s8": (
-        ctypes.c_int,
-        [CTX, ctypes.POINTER(ConvParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED, P],
-    ),
-    "rip_depthwise_conv2d_s8_get_buffer_size": (I32, [D]),
-    "rip_depthwise_conv2d_s8": (
-        ctypes.c_int,
-        [CTX, ctypes.POINTER(DwConvParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED, P],
-    ),
-    "rip_depthwise_conv2d_s8_inplace": (
-        ctypes.c_int,
-        [CTX, ctypes.POINTER(DwConvParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED],
-    ),
-    "rip_conv2d_s8_fast_get_buffer_size": (I32, [D, D]),
-    "rip_conv2d_s8_fast": (
-        ctypes.c_int,
-        [CTX, ctypes.POINTER(ConvParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED, P],
-    ),
-    "rip_depthwise_conv2d_s8_fast": (
-        ctypes.c_int,
-        [CTX, ctypes.POINTER(DwConvParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED, P],
-    ),
-    "rip_depthwise_conv2d_s8_inplace_fast": (
-        ctypes.c_int,
-        [CTX, ctypes.POINTER(DwConvParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED],
-    ),
-    "rip_fully_connected_s8": (
-        ctypes.c_int,
-        [CTX, ctypes.POINTER(FcParams), ctypes.POINTER(TensorQuant), *WEIGHTED, P],
-    ),
-    "rip_fully_connected_per_channel_s8": (
-        ctypes.c_int,
-        [CTX, ctypes.POINTER(FcParams), ctypes.POINTER(PerChannelQuant), *WEIGHTED, P],
-    ),
-    "rip_avg_pool_s8_get_buffer_size": (I32, [D]),
-    "rip_max_pool_s8_get_buffer_size": (I32, [D]),
-    "rip_global_avg_pool_s8_get_buffer_size": (I32, [D]),
-    "rip_avg_pool_s8": (ctypes.c_int, [CTX, ctypes.POINTER(PoolParams), *POOLED]),
-    "rip_max_pool_s8": (ctypes.c_int, [CTX, ctypes.POINTER(PoolParams), *POOLED]),
-    "rip_global_avg_pool_s8": (ctypes.c_int, [CTX, ctypes.POINTER(MeanParams), D, P, D, P]),
-}
-
-
-def compile_c(command: list[str]) -> None:
-    """Run a compiler; on failure, fail with its diagnostics."""
-    done = subprocess.run(command, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+# The kernels' library, structs and signatures are tests/cbuild.py's.
+Dims, Context, PerChannelQuant, TensorQuant = cb.Dims, cb.Context, cb.PerChannelQuant, cb.Quant
+HW, Act, ConvParams, DwConvParams = cb.HW, cb.Act, cb.ConvParams, cb.DwConvParams
+FcParams, PoolParams, MeanParams = cb.FcParams, cb.PoolParams, cb.MeanParams
 
 
 @pytest.fixture(scope="session")
-def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
-    """The kernels as a host shared library, built with the flags the firmware uses."""
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("no host gcc to build the kernels")
-    out = tmp_path_factory.mktemp("kernels") / "librip_spatial.so"
-    compile_c(
-        [gcc, "-shared", "-fPIC", *CFLAGS, *(str(KERNELS / s) for s in SOURCES), "-o", str(out)]
-    )
-    so = ctypes.CDLL(str(out))
-    for name, (restype, argtypes) in SIGNATURES.items():
-        fn = getattr(so, name)
-        fn.restype, fn.argtypes = restype, argtypes
-    return so
+def lib(kernel_lib: ctypes.CDLL) -> ctypes.CDLL:
+    return kernel_lib
 
 
 # ---- models, the oracle and the IR -----------------------------------------------------------
@@ -348,7 +235,7 @@ def run_conv(
     seed: int = 0,
     variant: str = "reference",
 ) -> bytes:
-    """CONV_2D through rip_conv2d_s8 (``variant`` "reference") or rip_conv2d_s8_fast
+    """CONV_2D through rip_conv2d_s8 (``variant`` "reference") or rip_conv2d_fast_s8
     ("fast"); ``gap``: the output starts gap bytes below the input in one buffer (None:
     separate buffers)."""
     p = cp.conv_params(graph, op)
@@ -357,7 +244,7 @@ def run_conv(
     ctx, _scratch = scratch(p.scratch_bytes, seed)
     quant, *_quant = per_channel(p)
     args, _data = weighted_args(graph, op, p, arena, fast)
-    fn = lib.rip_conv2d_s8_fast if fast else lib.rip_conv2d_s8
+    fn = lib.rip_conv2d_fast_s8 if fast else lib.rip_conv2d_s8
     params = ConvParams(
         p.input_offset,
         p.output_offset,
@@ -396,11 +283,11 @@ def run_depthwise(
         p.depth_multiplier,
         Act(*p.activation),
     )
-    suffix = "_fast" if fast else ""
+    variant_part = "_fast" if fast else ""  # rip_depthwise_conv2d[_inplace][_fast]_s8
     if mode == "channel":
-        fn = getattr(lib, "rip_depthwise_conv2d_s8_inplace" + suffix)
+        fn = getattr(lib, f"rip_depthwise_conv2d_inplace{variant_part}_s8")
         return arena.result(fn(ctx, params, quant, *args))
-    fn = getattr(lib, "rip_depthwise_conv2d_s8" + suffix)
+    fn = getattr(lib, f"rip_depthwise_conv2d{variant_part}_s8")
     return arena.result(fn(ctx, params, quant, *args, arena.output))
 
 
@@ -582,7 +469,7 @@ def assert_live_input_sets_the_gap(graph: Graph, op: Operator, gap: int) -> None
 # ---- convolution -------------------------------------------------------------------------------
 
 
-CONV_VARIANTS = ("reference", "fast")  # rip_conv2d_s8, rip_conv2d_s8_fast
+CONV_VARIANTS = ("reference", "fast")  # rip_conv2d_s8, rip_conv2d_fast_s8
 # Pixels a variant gathers before writing them: the simulator's tile.
 CONV_TILE = {"reference": 1, "fast": 2}
 
@@ -889,17 +776,11 @@ def test_random_global_avg_pool_matches_tflm_mean(
 
 
 def c_buffer_size(lib: ctypes.CDLL, kind: str, p: Any) -> int:
-    """The C kernel's own ..._get_buffer_size() for an op of ``kind``."""
-    out = dims(p.output_dims)
+    """The C kernel's own ..._get_buffer_size(), the twin rip.scratch names for ``kind``."""
+    fn = getattr(lib, BUFFER_SIZE_FUNCTION[kind])
     if kind == "CONV_2D":
-        return lib.rip_conv2d_s8_fast_get_buffer_size(dims(p.input_dims), dims(p.filter_dims))
-    if kind == "DEPTHWISE_CONV_2D":
-        return lib.rip_depthwise_conv2d_s8_get_buffer_size(out)
-    if kind == "AVERAGE_POOL_2D":
-        return lib.rip_avg_pool_s8_get_buffer_size(out)
-    if kind == "MAX_POOL_2D":
-        return lib.rip_max_pool_s8_get_buffer_size(out)
-    return lib.rip_global_avg_pool_s8_get_buffer_size(out)
+        return fn(dims(p.input_dims), dims(p.filter_dims))
+    return fn(dims(p.output_dims))
 
 
 def test_scratch_sizes_are_the_planners(lib: ctypes.CDLL) -> None:
@@ -952,77 +833,15 @@ def test_pool_rejects_requantization() -> None:
 # ---- cross compilation and the cores themselves (QEMU) -----------------------------------------
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m0plus", "cortex-m33"])
+@pytest.mark.parametrize("cpu", cb.ARM_CPUS)
 def test_cross_compiles_for_the_picos(tmp_path: Path, cpu: str) -> None:
     """Both Pico cores build with -Werror; the M33 (DSP) build uses SMLAD, the M0+ one does
     not."""
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc is not installed (apt: gcc-arm-none-eabi)")
-    for source in SOURCES:
-        obj = tmp_path / f"{source}.o"
-        compile_c(
-            [gcc, *CFLAGS, f"-mcpu={cpu}", "-mthumb", "-c", str(KERNELS / source), "-o", str(obj)]
-        )
-        objdump = shutil.which("arm-none-eabi-objdump")
-        if source == "rip_conv.c" and objdump is not None:
-            listing = subprocess.run([objdump, "-d", str(obj)], capture_output=True, text=True)
-            assert ("smlad" in listing.stdout) == (cpu == "cortex-m33")
-
-
-# A bare-metal harness: a two-word vector table, .bss zeroing, and semihosting (BKPT 0xAB) to
-# print the verdict and exit (SYS_EXIT with ApplicationExit makes QEMU return 0).
-HARNESS = r"""
-#include <stdint.h>
-#include <string.h>
-#include "rip_conv.h"
-#include "rip_conv_fast.h"
-#include "rip_pool.h"
-extern uint32_t __bss_start, __bss_end, __stack_top;
-int main(void);
-static int sh_call(int op, const void *arg) {
-    register int r0 __asm__("r0") = op;
-    register const void *r1 __asm__("r1") = arg;
-    __asm__ volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
-    return r0;
-}
-void rip_reset(void) {
-    for (uint32_t *p = &__bss_start; p < &__bss_end; ++p) *p = 0;
-    const int fails = main();
-    sh_call(0x04, fails ? "FAIL\n" : "PASS\n");
-    sh_call(0x18, (const void *)(uintptr_t)(fails ? 0x20023 : 0x20026));
-    for (;;) {
-    }
-}
-__attribute__((section(".vectors"), used)) static const void *const vectors[2] = {
-    &__stack_top, (const void *)rip_reset};
-static int check(const char *name, int status, const int8_t *got, const int8_t *want, size_t n) {
-    if (status == RIP_OK && memcmp(got, want, n) == 0) return 0;
-    sh_call(0x04, name);
-    sh_call(0x04, " differs\n");
-    return 1;
-}
-"""
-
-LINKER_SCRIPT = """
-MEMORY {{ CODE (rx) : ORIGIN = {code:#x}, LENGTH = {code_len}
-         RAM (rwx) : ORIGIN = {ram:#x}, LENGTH = {ram_len} }}
-ENTRY(rip_reset)
-SECTIONS {{
-  .text : {{ KEEP(*(.vectors)) *(.text*) *(.rodata*) }} > CODE
-  .data : {{ *(.data*) }} > RAM
-  .bss (NOLOAD) : {{ . = ALIGN(4); __bss_start = .; *(.bss*) *(COMMON) . = ALIGN(4);
-                    __bss_end = .; }} > RAM
-  __stack_top = ORIGIN(RAM) + LENGTH(RAM);
-}}
-"""
-
-# QEMU machine, code origin and length, RAM origin and length. The MPS2 AN505 is a Cortex-M33
-# like the RP2350's cores; the micro:bit a Cortex-M0, the RP2040's instruction set (ARMv6-M).
-MACHINES = {
-    "cortex-m33": ("mps2-an505", 0x10000000, "1M", 0x38000000, "1M"),
-    "cortex-m0plus": ("microbit", 0x0, "256K", 0x20000000, "16K"),
-}
+    for source in cb.SPATIAL:
+        obj = cb.cross_compile(cb.KERNELS / source, cpu, tmp_path / f"{source}.o")
+        listing = cb.disassemble(obj)
+        if source == "rip_conv.c" and listing is not None:
+            assert ("smlad" in listing) == (cpu == "cortex-m33")
 
 
 @dataclass
@@ -1054,7 +873,7 @@ class Harness:
         body = "\n".join(f"    {{\n{call}\n    }}" for call in self.calls)
         return "\n".join(
             [
-                HARNESS,
+                '#include "rip_conv.h"\n#include "rip_pool.h"',
                 *self.decls,
                 f"static int8_t arena[{self.arena}] __attribute__((aligned(4)));",
                 f"static int8_t scratch[{self.scratch}] __attribute__((aligned(4)));",
@@ -1114,7 +933,7 @@ def harness_source() -> str:
                        {v}_w, &bd, {v}_b, &od, arena), arena, {v}_exp, sizeof {v}_exp);
         memset(arena, 0x5a, sizeof arena);
         memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
-        fails += check("conv fast {name}", rip_conv2d_s8_fast(&ctx, &cp, &q, &id, arena + {gap},
+        fails += check("conv fast {name}", rip_conv2d_fast_s8(&ctx, &cp, &q, &id, arena + {gap},
                        &fd, {v}_w, &bd, {v}_fb, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
     for k, name in enumerate(["per_tensor_relu6_wide", "per_channel_batch2_relu"]):
@@ -1141,10 +960,10 @@ def harness_source() -> str:
             {c_dims(p.padding)}, {c_dims(p.dilation)}, 1, {c_dims(p.activation)}}};
         const rip_per_channel_quant q = {{dw_m, dw_s}};
         memcpy(arena, dw_in, sizeof dw_in);
-        fails += check("depthwise", rip_depthwise_conv2d_s8_inplace(&ctx, &dp, &q, &id, arena,
+        fails += check("depthwise", rip_depthwise_conv2d_inplace_s8(&ctx, &dp, &q, &id, arena,
                        &fd, dw_w, &bd, dw_b, &od), arena, dw_exp, sizeof dw_exp);
         memcpy(arena, dw_in, sizeof dw_in);
-        fails += check("depthwise fast", rip_depthwise_conv2d_s8_inplace_fast(&ctx, &dp, &q,
+        fails += check("depthwise fast", rip_depthwise_conv2d_inplace_fast_s8(&ctx, &dp, &q,
                        &id, arena, &fd, dw_w, &bd, dw_fb, &od), arena, dw_exp, sizeof dw_exp);""")
     h.array("int32_t", "dw_fb", fast_bias(graph, op, p))
     graph, op, x, expected = load(POOL, "avg_same_3x3_s1_odd_c", 0)
@@ -1164,56 +983,10 @@ def harness_source() -> str:
     return h.source()
 
 
-@pytest.mark.parametrize("cpu", list(MACHINES))
+@pytest.mark.parametrize("cpu", list(cb.MACHINES))
 def test_kernels_on_the_cores_under_qemu(tmp_path: Path, cpu: str) -> None:
     """The cross-compiled kernels (on the M33 with the SMLAD dot product, which the host
     cannot run) reproduce TFLite Micro's bytes on an emulated Cortex-M33 and Cortex-M0."""
-    gcc, qemu = shutil.which("arm-none-eabi-gcc"), shutil.which("qemu-system-arm")
-    if gcc is None or qemu is None:
-        pytest.skip(
-            "needs arm-none-eabi-gcc and qemu-system-arm (apt: gcc-arm-none-eabi "
-            "libnewlib-arm-none-eabi qemu-system-arm)"
-        )
-    machine, code, code_len, ram, ram_len = MACHINES[cpu]
-    (tmp_path / "harness.c").write_text(harness_source())
-    (tmp_path / "link.ld").write_text(
-        LINKER_SCRIPT.format(code=code, code_len=code_len, ram=ram, ram_len=ram_len)
-    )
-    elf = tmp_path / "harness.elf"
-    compile_c(
-        [
-            gcc,
-            *CFLAGS,
-            f"-mcpu={cpu}",
-            "-mthumb",
-            "-nostartfiles",
-            "-T",
-            str(tmp_path / "link.ld"),
-            f"-I{KERNELS}",
-            str(tmp_path / "harness.c"),
-            *(str(KERNELS / s) for s in SOURCES),
-            "-o",
-            str(elf),
-        ]
-    )
-    run = subprocess.run(
-        [
-            qemu,
-            "-M",
-            machine,
-            "-display",
-            "none",
-            "-monitor",
-            "none",
-            "-serial",
-            "none",
-            "-semihosting",
-            "-kernel",
-            str(elf),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    output = run.stdout + run.stderr
-    assert run.returncode == 0 and "PASS" in output, output
+    cb.need_qemu()
+    output = cb.qemu_program(harness_source(), cpu, tmp_path)
+    assert "PASS" in output, output

@@ -29,7 +29,7 @@ def test_lifetimes_cover_producer_to_last_reader(example):
     lives = lifetimes(g)
     producers = g.producers()
     for s, lt in lives.items():
-        assert lt.nbytes == g.tensors[s].nbytes
+        assert lt.size == g.tensors[s].nbytes
         if s in producers:
             assert lt.first == producers[s]
     (x,) = g.inputs
@@ -94,7 +94,7 @@ def test_scratch_formulas():
         s = scratch_bytes(g, op)
         if op.kind == "CONV_2D":
             geom = conv_geometry(g, op)
-            assert s == 2 * geom.kh * geom.kw * geom.c_in  # a pixel pair (rip_conv2d_s8_fast)
+            assert s == 2 * geom.kh * geom.kw * geom.c_in  # a pixel pair (rip_conv2d_fast_s8)
         elif op.kind == "DEPTHWISE_CONV_2D":
             geom = conv_geometry(g, op)
             assert s == geom.h_out * geom.w_out
@@ -107,4 +107,4 @@ def test_scratch_formulas():
 def test_live_bytes_is_a_lower_bound_per_step(example):
     lives = lifetimes(example).values()
     for k, total in enumerate(live_bytes(example)):
-        assert total == sum(lt.nbytes for lt in lives if lt.first <= k <= lt.last)
+        assert total == sum(b.size for b in lives if b.first <= k <= b.last)

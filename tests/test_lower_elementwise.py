@@ -12,20 +12,21 @@ base in reverse). Every program is also compiled for the Pico's cores with arm-n
 from __future__ import annotations
 
 import math
-import shutil
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+import cbuild as cb
 import numpy as np
 import pytest
 import tflite
 from tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 
 import rip.codegen.lower_elementwise as le
-from rip.codegen.lowering import Lowered, LoweringError, OpBuffers, lowering_for
+from rip.codegen.kernels import lowering_for
+from rip.codegen.lowering import Lowered, OpBuffers
+from rip.errors import LoweringError
 from rip.frontend.ir import Graph, NoParams, Operator, Quant, Tensor
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -37,27 +38,15 @@ except ImportError:  # the oracle is a test extra
 
 pytestmark = pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 
-KERNELS = Path(le.__file__).resolve().parents[1] / "kernels"
-SOURCES = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c")
-CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-O2")
-ARM_CPUS = ("cortex-m0plus", "cortex-m33")
 ALIGN = 16  # arena offsets as a planner would align them
 
-# ---- building and running one lowered op -------------------------------------------------
+# ---- building and running one lowered op (tests/cbuild.py) ---------------------------------
 
 
 @pytest.fixture(scope="session")
-def kernel_objects(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """The three kernel sources compiled once per session; each test program links them."""
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc is not installed")
-    out = tmp_path_factory.mktemp("rip_lower_elementwise")
-    objects = []
-    for source in SOURCES:
-        obj = out / f"{source}.o"
-        subprocess.run(["gcc", *CFLAGS, "-c", str(KERNELS / source), "-o", str(obj)], check=True)
-        objects.append(obj)
-    return objects
+def kernel_objects(kernel_objs: list[Path]) -> list[Path]:
+    """The kernel sources compiled once per session; each test program links them."""
+    return kernel_objs
 
 
 def _align(n: int) -> int:
@@ -151,31 +140,9 @@ int main(void) {{
 def build_and_run(source: str, objects: Sequence[Path], workdir: Path) -> bytes:
     """Compile with gcc -Werror and run; also compile for Cortex-M0+ and M33 when the Arm
     toolchain is present."""
-    c_file = workdir / "prog.c"
-    exe = workdir / "prog"
-    c_file.write_text(source)
-    subprocess.run(
-        ["gcc", *CFLAGS, f"-I{KERNELS}", str(c_file), *map(str, objects), "-o", str(exe)],
-        check=True,
-    )
-    if shutil.which("arm-none-eabi-gcc") is not None:
-        for cpu in ARM_CPUS:
-            subprocess.run(
-                [
-                    "arm-none-eabi-gcc",
-                    *CFLAGS,
-                    "-mthumb",
-                    f"-mcpu={cpu}",
-                    f"-I{KERNELS}",
-                    "-c",
-                    str(c_file),
-                    "-o",
-                    str(workdir / f"prog_{cpu}.o"),
-                ],
-                check=True,
-            )
-    result = subprocess.run([str(exe)], check=True, capture_output=True)
-    return result.stdout
+    status, out = cb.build_and_run(source, objects, workdir, opt="-O2", cross=True)
+    assert status == 0, f"exit {status}"
+    return out
 
 
 def tflm(model: bytes, arrays: Sequence[np.ndarray]) -> bytes:
@@ -323,7 +290,9 @@ def test_mul_broadcast_channel_operand(
             over=0,
             index=2,
         )
-        assert ("static const int8_t op2_operand1[6]" in lowered.decls) == constant
+        # the op's own const data (external: model.c sees it through model_data.h)
+        assert ("\nconst int8_t op2_operand1[6] = {" in "\n" + lowered.decls) == constant
+        assert ("extern const int8_t op2_operand1[6];" in lowered.declarations) == constant
 
 
 # ---- activations -----------------------------------------------------------------------------

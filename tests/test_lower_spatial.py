@@ -12,12 +12,11 @@ text, without ``main``, cross-compiles for both Pico cores with -Werror.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import cbuild as cb
 import numpy as np
 import pytest
 import tflite_writer as tw
@@ -25,7 +24,9 @@ from tflite_writer import ModelBuilder, conv_output_size
 
 from rip.allocator.planning.requirements import requirements, scratch_bytes
 from rip.codegen import lower_spatial
-from rip.codegen.lowering import Lowered, LoweringError, OpBuffers, lowering_for
+from rip.codegen.kernels import lowering_for
+from rip.codegen.lowering import Lowered, OpBuffers
+from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -35,9 +36,6 @@ try:
 except ImportError:  # the oracle is a test extra
     runtime = None
 
-KERNELS = Path(__file__).resolve().parents[1] / "kernels"
-SOURCES = ("rip_conv.c", "rip_conv_fast.c", "rip_pool.c")
-CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 TAIL = 16  # canary bytes past the arena's used part: a kernel must never write there
 GARBAGE = 0x5A  # what the arena and scratch hold before the input is copied in
 
@@ -265,46 +263,15 @@ int rip_test_run(void) {{
 {main}"""
 
 
-def compile_c(command: list[str], context: str = "") -> None:
-    """Run a compiler; on failure, fail with its diagnostics (and ``context``)."""
-    done = subprocess.run(command, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr + context
-
-
 @pytest.fixture(scope="session")
-def kernel_objects(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """The spatial kernels compiled once for every test program."""
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("no host gcc")
-    out = tmp_path_factory.mktemp("kernels")
-    objects = []
-    for source in SOURCES:
-        obj = out / f"{source}.o"
-        compile_c([gcc, *CFLAGS, "-O2", "-c", str(KERNELS / source), "-o", str(obj)])
-        objects.append(obj)
-    return objects
+def kernel_objects(kernel_objs: list[Path]) -> list[Path]:
+    """The kernels compiled once for every test program (tests/cbuild.py)."""
+    return kernel_objs
 
 
 def build_and_run(source: str, objects: list[Path], tmp_path: Path) -> tuple[int, bytes]:
     """Compile the program with -Werror, run it; (exit status, stdout bytes)."""
-    (tmp_path / "prog.c").write_text(source)
-    exe = tmp_path / "prog"
-    compile_c(
-        [
-            "gcc",
-            *CFLAGS,
-            "-O1",
-            f"-I{KERNELS}",
-            str(tmp_path / "prog.c"),
-            *map(str, objects),
-            "-o",
-            str(exe),
-        ],
-        source,
-    )
-    result = subprocess.run([str(exe)], capture_output=True, timeout=30)
-    return result.returncode, result.stdout
+    return cb.build_and_run(source, objects, tmp_path, opt="-O1")
 
 
 def lower(graph: Graph, op: Operator, buffers: OpBuffers, index: int = 0) -> Lowered:
@@ -370,14 +337,11 @@ def test_kernel_failure_returns_step_plus_one(kernel_objects: list[Path], tmp_pa
 # ---- what the lowering emits and refuses ---------------------------------------------------
 
 
-FAST = ("rip_conv.h", "rip_conv_fast.h")  # the kernels codegen.kernel_choice picks
-
-
 def test_registered_kinds_and_headers() -> None:
     """Every spatial kind has its lowering, and each names the header of its kernel."""
     expected = {
-        "conv_same_3x3": (lower_spatial.lower_conv, FAST, "rip_conv2d_s8_fast("),
-        "dw_same_3x3": (lower_spatial.lower_conv, FAST, "rip_depthwise_conv2d_s8_fast("),
+        "conv_same_3x3": (lower_spatial.lower_conv, ("rip_conv.h",), "rip_conv2d_fast_s8("),
+        "dw_same_3x3": (lower_spatial.lower_conv, ("rip_conv.h",), "rip_depthwise_conv2d_fast_s8("),
         "fc_per_tensor_relu": (
             lower_spatial.lower_fully_connected,
             ("rip_conv.h",),
@@ -410,10 +374,10 @@ def test_inplace_calls() -> None:
     the out-of-place conv and pool calls, over overlapping pointers."""
     graph, op = single_op(CASES["dw_same_3x3"][0](0))
     lowered = lower(graph, op, layout(graph, op, "channel").buffers)
-    assert "rip_depthwise_conv2d_s8_inplace_fast(" in lowered.call
+    assert "rip_depthwise_conv2d_inplace_fast_s8(" in lowered.call
     assert "(int8_t *)(rip_arena + 0)" in lowered.call
     for name, fn in (
-        ("conv_same_3x3", "rip_conv2d_s8_fast("),
+        ("conv_same_3x3", "rip_conv2d_fast_s8("),
         ("avg_valid_2x2", "rip_avg_pool_s8("),
     ):
         graph, op = single_op(CASES[name][0](0))
@@ -429,8 +393,8 @@ def test_decls_are_prefixed_const_data() -> None:
     weights are the model's bytes."""
     graph, op = single_op(CASES["conv_same_3x3"][0](0))
     lowered = lower(graph, op, layout(graph, op, "out").buffers, index=5)
-    statics = [line for line in lowered.decls.splitlines() if line.startswith("static")]
-    assert statics and all(line.startswith("static const ") for line in statics)
+    statics = [line for line in lowered.decls.splitlines() if line[:1].isalpha()]
+    assert statics and all(line.startswith("const ") for line in statics)
     assert all(line.split("=")[0].split()[-1].startswith("op5_") for line in statics)
     weights = np.frombuffer(graph.tensors[op.inputs[1]].data, np.int8)
     first = lowered.decls.split("op5_filter[")[1].split("{")[1].split(",")[0]
@@ -492,29 +456,12 @@ def test_mean_not_over_hw_is_refused() -> None:
 # ---- the Pico cores ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cpu", ["cortex-m0plus", "cortex-m33"])
+@pytest.mark.parametrize("cpu", cb.ARM_CPUS)
 def test_emitted_c_cross_compiles_for_the_picos(tmp_path: Path, cpu: str) -> None:
     """Every case's program, without main, builds for both Pico cores with -Werror."""
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc is not installed (apt: gcc-arm-none-eabi)")
     for k, (name, mode) in enumerate((p.values[0], p.values[1]) for p in PARAMS):
         graph, op = single_op(CASES[str(name)][0](0))
         where = layout(graph, op, str(mode))
         source = tmp_path / f"case{k}.c"
         source.write_text(program(lower(graph, op, where.buffers, index=k), where, None, 0))
-        compile_c(
-            [
-                gcc,
-                *CFLAGS,
-                "-Os",
-                f"-mcpu={cpu}",
-                "-mthumb",
-                f"-I{KERNELS}",
-                "-c",
-                str(source),
-                "-o",
-                str(tmp_path / f"case{k}.o"),
-            ],
-            f"({name}-{mode})",
-        )
+        cb.cross_compile(source, cpu, tmp_path / f"case{k}.o", opt="-Os")

@@ -9,40 +9,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tflite_writer import example_model
 
+from rip.allocator.planning.check import verify
 from rip.allocator.planning.milp import MilpOptions, milp
 from rip.allocator.planning.placement import Buffer, Pair, Problem, first_fit, measure_peak
 from rip.allocator.planning.plan import plan_model
-from rip.allocator.planning.replay import ReplayError, replay
+from rip.allocator.planning.replay import ReplayError, _min_gap, replay
 from rip.allocator.planning.requirements import requirements
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 
 
 def check_plan(problem: Problem, plan) -> None:
-    """An independent check of a plan against the problem's own rules."""
-    v = problem.alignment
-    off = plan.offsets
-    assert all(x % v == 0 and x >= 0 for x in off.values())
-    aliased = {frozenset((p.input, p.output)): p for p in plan.aliased}
-    shifted = set(plan.shifts)
-    by_id = {b.id: b for b in problem.buffers}
-    for a in problem.buffers:
-        for b in problem.buffers:
-            if a.id >= b.id or not a.overlaps(b):
-                continue
-            p = aliased.get(frozenset((a.id, b.id)))
-            if p is None:
-                ea = off[a.id] + a.size + sum(q.gap for q in shifted if q.input == a.id)
-                eb = off[b.id] + b.size + sum(q.gap for q in shifted if q.input == b.id)
-                assert ea <= off[b.id] or eb <= off[a.id], (a, b)
-            elif p in shifted:
-                assert off[p.output] == off[p.input]
-            else:
-                gap = off[p.input] - off[p.output]
-                assert gap == p.gap if p.exact else gap >= p.gap
-    assert plan.peak == measure_peak(problem, off, plan.shifts)
+    """An independent check of a plan against the problem's own rules (check.verify raises
+    PlanError on the first one broken)."""
+    verify(problem, plan)
+    assert plan.peak == measure_peak(problem, plan.offsets, plan.shifts)
     assert plan.peak >= problem.lower_bound()
-    del by_id
 
 
 @st.composite
@@ -137,8 +119,6 @@ def test_replay_rejects_gap_one_byte_short(planned):
     need = plan.offsets[conv.input] - plan.offsets[conv.output]
     # measured at byte granularity (alignment 1): one byte less than the planned gap that
     # the simulator says is needed
-    from rip.allocator.planning.replay import _min_gap
-
     minimum = _min_gap(g, conv.op, conv.order)
     assert need >= minimum > 0
     bad = replace(

@@ -80,7 +80,7 @@ def test_one_gap_less_corrupts():
 @settings(max_examples=150, deadline=None)
 @given(SMALL, st.sampled_from(["dense", "padded"]), st.sampled_from(["row", "col"]))
 def test_pixel_pair_tiles_agree_and_never_need_more_gap(geom, layout, order):
-    """rip_conv2d_s8_fast's traversal (two pixels gathered, then both written): the literal
+    """rip_conv2d_fast_s8's traversal (two pixels gathered, then both written): the literal
     and fast simulators agree on its gap, and it never exceeds the per-pixel gather gap the
     planner uses (Theorem 13), so the tiled kernel runs at every planned gap."""
     if layout == "dense":

@@ -27,6 +27,7 @@ import pyomo.environ as pe
 from pyomo.contrib.solver.common.factory import SolverFactory
 
 from rip.allocator.planning.placement import (
+    Pair,
     PlacementError,
     Plan,
     Problem,
@@ -49,6 +50,9 @@ class MilpOptions:
     # Skip the solve when a warm start already meets the lower bound (it is then optimal).
     # bench-alloc turns this off to time the formulation itself.
     shortcut: bool = True
+    # Further warm starts, e.g. another strategy's plan of the same buffers: used when every
+    # pair they alias is one of this problem's and they are feasible, checked exactly.
+    warm_starts: tuple[Plan, ...] = ()
 
 
 class _Progress(io.TextIOBase):
@@ -196,10 +200,10 @@ def _warm_start(m: pe.ConcreteModel, problem: Problem, plan: Plan) -> None:
     v = problem.alignment
     for t, off in plan.offsets.items():
         m.u[t].value = off // v
-    aliased = set(plan.aliased)
+    aliased, shifted = set(plan.aliased), set(plan.shifts)
     for k, p in enumerate(problem.pairs):
         on = p in aliased
-        m.d[k].value, m.r[k].value = int(on), 0
+        m.d[k].value, m.r[k].value = int(on), int(p in shifted)
         m.z[k].value = int(not on and plan.offsets[p.input] < plan.offsets[p.output])
     if not hasattr(m, "below"):
         return
@@ -218,7 +222,9 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     if not solver.available():
         raise PlacementError("SCIP (pyscipopt) is not available")
     t0 = time.perf_counter()
-    warm = min((first_fit(problem), greedy_by_size(problem)), key=lambda p: p.peak)
+    candidates = [first_fit(problem), greedy_by_size(problem)]
+    candidates += [p for p in (_adopt(problem, w) for w in options.warm_starts) if p is not None]
+    warm = min(candidates, key=lambda p: p.peak)
     if options.shortcut and warm.peak == warm.lower_bound:
         return Plan(
             warm.offsets,
@@ -263,13 +269,14 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     if "optimal" not in status and "feasible" not in status:
         return _from_warm(warm, solve_seconds, stats, f"solver returned {status}")
     result.solution_loader.load_vars()
-    if not _polish(m, solver, options):
-        return _from_warm(warm, solve_seconds, stats, "rounded solution infeasible")
+    offsets, aliased, shifts = _rounded(m, problem)
+    if not _feasible(problem, offsets, aliased, shifts):
+        # rounding moved a near-integral binary: re-solve the offsets with binaries fixed
+        if not _polish(m, solver, options):
+            return _from_warm(warm, solve_seconds, stats, "rounded solution infeasible")
+        offsets, aliased, shifts = _rounded(m, problem)
+        stats["polished"] = True
     solve_seconds = time.perf_counter() - t0
-    v = problem.alignment
-    offsets = {t: round(m.u[t].value) * v for t in m.B}
-    aliased = tuple(p for k, p in enumerate(problem.pairs) if round(m.d[k].value) == 1)
-    shifts = tuple(p for k, p in enumerate(problem.pairs) if round(m.r[k].value) == 1)
     peak = measure_peak(problem, offsets, shifts)
     optimal = "optimal" in status
     plan = Plan(
@@ -291,6 +298,79 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
             (f"time limit {options.time_limit:g} s reached: best plan found, not proven optimal",),
         )
     return plan
+
+
+def _rounded(
+    m: pe.ConcreteModel, problem: Problem
+) -> tuple[dict[int, int], tuple[Pair, ...], tuple[Pair, ...]]:
+    """The solver's values rounded: byte offsets, aliased pairs, shifted pairs."""
+    v = problem.alignment
+    offsets = {t: round(m.u[t].value) * v for t in m.B}
+    aliased = tuple(p for k, p in enumerate(problem.pairs) if round(m.d[k].value) == 1)
+    shifts = tuple(p for k, p in enumerate(problem.pairs) if round(m.r[k].value) == 1)
+    return offsets, aliased, shifts
+
+
+def _feasible(
+    problem: Problem,
+    offsets: dict[int, int],
+    aliased: tuple[Pair, ...],
+    shifts: tuple[Pair, ...],
+) -> bool:
+    """Whether integer offsets satisfy the model's constraints exactly (Sec. 4.3): aligned
+    and non-negative; conflicting buffers disjoint (a shifted input reaching ``gap`` bytes
+    further); an aliased pair's output ``gap`` below its input (exactly, for ``exact``) or,
+    shifted, at its input's base; an unused pair's buffers disjoint; one input per output."""
+    v = problem.alignment
+    size = {b.id: b.size for b in problem.buffers}
+    if set(offsets) != set(size) or any(x < 0 or x % v for x in offsets.values()):
+        return False
+    pairs = set(problem.pairs)
+    used = set(aliased)
+    if not used <= pairs or not set(shifts) <= used or any(not p.shiftable for p in shifts):
+        return False
+    if len({p.output for p in aliased}) != len(aliased):
+        return False
+    reach = {p.input: p.gap for p in shifts}
+    shifted = set(shifts)
+
+    def end(t: int) -> int:
+        return offsets[t] + size[t] + reach.get(t, 0)
+
+    def apart(a: int, b: int) -> bool:
+        return end(a) <= offsets[b] or end(b) <= offsets[a]
+
+    if not all(apart(a, b) for a, b in problem.conflicts()):
+        return False
+    for p in problem.pairs:
+        gap = offsets[p.input] - offsets[p.output]
+        if p not in used:
+            ok = apart(p.input, p.output)
+        elif p in shifted:  # the output takes the input's base; the input moves up
+            ok = gap == 0
+        else:
+            ok = gap == p.gap if p.exact else gap >= p.gap
+        if not ok:
+            return False
+    return True
+
+
+def _adopt(problem: Problem, plan: Plan) -> Plan | None:
+    """Another plan of the same buffers as a warm start for ``problem``, or None when it
+    aliases a pair this problem does not allow or breaks one of its constraints."""
+    if not _feasible(problem, plan.offsets, plan.aliased, plan.shifts):
+        return None
+    peak = measure_peak(problem, plan.offsets, plan.shifts)
+    return Plan(
+        dict(plan.offsets),
+        plan.aliased,
+        plan.shifts,
+        peak,
+        f"{plan.placer} plan of another strategy",
+        None,
+        0.0,
+        problem.lower_bound(),
+    )
 
 
 def _polish(m: pe.ConcreteModel, solver, options: MilpOptions) -> bool:

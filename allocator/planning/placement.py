@@ -11,20 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rip.errors import RipError
-
-
-@dataclass(frozen=True)
-class Buffer:
-    """An activation buffer live over steps [first, last] (inclusive)."""
-
-    id: int
-    size: int
-    first: int
-    last: int
-
-    def overlaps(self, other: Buffer) -> bool:
-        return self.first <= other.last and other.first <= self.last
+from rip.errors import PlacementError as PlacementError  # re-exported: milp.py imports it here
+from rip.frontend.liveness import Buffer as Buffer  # the one buffer type, defined by liveness
+from rip.terms import InPlaceKind, Order, Placer
 
 
 @dataclass(frozen=True)
@@ -40,8 +29,8 @@ class Pair:
     gap: int
     exact: bool = False
     shiftable: bool = False
-    kind: str = ""
-    order: str = "row"
+    kind: InPlaceKind | str = ""  # how the output overlays the input; "" in bare problems
+    order: Order = Order.ROW
 
 
 @dataclass(frozen=True)
@@ -71,18 +60,25 @@ class Problem:
     def lower_bound(self) -> int:
         """The layer-by-layer limit: at every step, the bytes alive together, where the
         op's best in-place pair counts once as its overlapped footprint. No plan of this
-        problem can peak below it."""
+        problem can peak below it.
+
+        One sweep over the schedule: sizes enter at ``first`` and leave after ``last``."""
         steps = max((b.last for b in self.buffers), default=-1) + 1
-        best = 0
+        delta = [0] * (steps + 1)
+        for b in self.buffers:
+            if b.first <= b.last and b.first < steps:
+                delta[max(b.first, 0)] += b.size
+                delta[b.last + 1] -= b.size
+        size = {b.id: b.size for b in self.buffers}
+        saving = [0] * steps
+        for p in self.pairs:
+            if 0 <= p.op < steps:
+                si, so = size[p.input], size[p.output]
+                saving[p.op] = max(saving[p.op], si + so - max(so, p.gap + si))
+        best, total = 0, 0
         for k in range(steps):
-            live = [b for b in self.buffers if b.first <= k <= b.last]
-            total = sum(b.size for b in live)
-            saving = 0
-            for p in self.pairs:
-                if p.op == k:
-                    si, so = self.buffer(p.input).size, self.buffer(p.output).size
-                    saving = max(saving, si + so - max(so, p.gap + si))
-            best = max(best, total - saving)
+            total += delta[k]
+            best = max(best, total - saving[k])
         return max([best] + [b.size for b in self.buffers])
 
 
@@ -99,18 +95,12 @@ class Plan:
     aliased: tuple[Pair, ...]
     shifts: tuple[Pair, ...]
     peak: int
-    placer: str
+    placer: Placer | str  # "greedy" for the warm start that no user picks
     optimal: bool | None = None
     solve_seconds: float = 0.0
     lower_bound: int = 0
     stats: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-
-
-class PlacementError(RipError):
-    """A placer could not produce a plan (e.g. the solver is unavailable); exit code 4."""
-
-    exit_code = 4
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -145,12 +135,11 @@ def first_fit(problem: Problem) -> Plan:
     pairs_for = {}
     for p in problem.pairs:
         pairs_for.setdefault(p.output, []).append(p)
+    active: list[Buffer] = []  # placed buffers still alive at the current first step
     for b in order:
-        live = [
-            (placed[o.id], placed[o.id] + o.size, o.id)
-            for o in order
-            if o.id in placed and o.overlaps(b)
-        ]
+        # placed in order of first step, so a placed buffer overlaps b iff it lasts to it
+        active = [o for o in active if o.last >= b.first]
+        live = [(placed[o.id], placed[o.id] + o.size, o.id) for o in active if o.overlaps(b)]
 
         def free(x: int, skip: int | None, b: Buffer = b, live: list = live) -> bool:
             return x >= 0 and all(x + b.size <= lo or hi <= x for lo, hi, o in live if o != skip)
@@ -161,19 +150,18 @@ def first_fit(problem: Problem) -> Plan:
             if p.input in placed and x >= 0 and free(x, p.input):
                 chosen, placed[b.id] = p, x
                 break
+        active.append(b)
         if chosen is not None:
             aliased.append(chosen)
             continue
         placed[b.id] = lowest_free([(lo, hi) for lo, hi, _ in live], b.size, v)
     return Plan(
-        placed,
-        tuple(aliased),
-        (),
-        measure_peak(problem, placed, ()),
-        "firstfit",
-        None,
-        0.0,
-        problem.lower_bound(),
+        offsets=placed,
+        aliased=tuple(aliased),
+        shifts=(),
+        peak=measure_peak(problem, placed, ()),
+        placer=Placer.FIRSTFIT,
+        lower_bound=problem.lower_bound(),
     )
 
 
@@ -190,12 +178,10 @@ def greedy_by_size(problem: Problem) -> Plan:
         ]
         placed[b.id] = lowest_free(live, b.size, v)
     return Plan(
-        placed,
-        (),
-        (),
-        measure_peak(problem, placed, ()),
-        "greedy",
-        None,
-        0.0,
-        problem.lower_bound(),
+        offsets=placed,
+        aliased=(),
+        shifts=(),
+        peak=measure_peak(problem, placed, ()),
+        placer="greedy",  # a warm start only, never a user's --placer
+        lower_bound=problem.lower_bound(),
     )

@@ -1,8 +1,8 @@
 """Independent replay of a memory plan over a byte map, before any report or code.
 
-Shares no code with the placers: it walks the graph's schedule itself, paints every
-activation's bytes into an owner map when its op writes it, frees them after their last
-reader, and checks at every op that
+Shares no code with the placers: it walks the graph's schedule itself, gives every
+activation's bytes to it when its op writes it, frees them after their last reader, and
+checks at every op that
 
 * every input the op reads still holds its own bytes (nothing overwrote a live tensor),
 * the output lands only on free bytes, or on the input this op overwrites in place, and
@@ -11,28 +11,24 @@ reader, and checks at every op that
   closed form), or exactly at the input for channel in-place and upsampling,
 * a planned right shift moves the input onto bytes that are free,
 * every offset is a multiple of the alignment, and the peak it measures is the plan's.
+
+Ownership is kept as runs of bytes per live tensor (an interval map), not as one owner per
+arena byte: a write or a free costs the live runs it touches, so a replay grows with
+tensors and overlaps, not with arena bytes times tensors (EfficientNetV2-L: 12 MB arena,
+3,433 tensors). Its verdicts equal the byte map's; tests/test_replay_fast.py keeps a byte
+map as the reference and compares the two on random and corrupted plans.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import POOLS, conv_geometry
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_rip, simulate_upsample
-from rip.errors import RipError
+from rip.errors import ReplayError
 from rip.frontend.ir import Graph
 
 LITERAL_LIMIT = 4096  # output scalars up to which the literal simulator is used
-
-FREE = -1
-
-
-class ReplayError(RipError):
-    """A plan that would corrupt a live tensor: an internal error, never emitted."""
-
-    exit_code = 70
 
 
 def _min_gap(graph: Graph, op_index: int, order: str) -> int:
@@ -52,6 +48,51 @@ def _check_upsample(graph: Graph, op_index: int) -> None:
         raise ReplayError(f"op {op_index}: reverse upsampling in place corrupts its input")
 
 
+class _Arena:
+    """Which tensor owns which bytes: per live tensor, the disjoint [lo, hi) runs it still
+    owns. A write or a free costs the runs it touches, not the arena's size."""
+
+    def __init__(self) -> None:
+        self.runs: dict[int, list[tuple[int, int]]] = {}
+
+    def owns_all(self, s: int, lo: int, hi: int) -> bool:
+        """Every byte of [lo, hi) still belongs to ``s`` (its runs are disjoint)."""
+        covered = sum(max(0, min(b, hi) - max(a, lo)) for a, b in self.runs.get(s, ()))
+        return covered == hi - lo
+
+    def free(self, s: int) -> None:
+        self.runs.pop(s, None)
+
+    def paint(self, s: int, lo: int, hi: int, allowed: set[int], what: str) -> None:
+        """Give [lo, hi) to ``s``; bytes of a tensor in ``allowed`` may be taken, bytes of
+        any other live tensor may not (the error names the owner of the lowest one)."""
+        if hi <= lo:
+            self.runs.setdefault(s, [])
+            return
+        hit: list[tuple[int, int]] = []  # (first clashing byte, owner)
+        for o, runs in self.runs.items():
+            if o == s:
+                continue
+            for a, b in runs:
+                if a < hi and lo < b:
+                    hit.append((max(a, lo), o))
+        bad = [(x, o) for x, o in hit if o not in allowed]
+        if bad:
+            raise ReplayError(
+                f"{what}: writing tensor {s} at [{lo}, {hi}) overwrites live tensor {min(bad)[1]}"
+            )
+        for o in {o for _, o in hit}:
+            kept = []
+            for a, b in self.runs[o]:
+                if a < lo:
+                    kept.append((a, min(b, lo)))
+                if b > hi:
+                    kept.append((max(a, hi), b))
+            self.runs[o] = kept
+        mine = [(a, b) for a, b in self.runs.get(s, ()) if b <= lo or hi <= a]
+        self.runs[s] = [*mine, (lo, hi)]
+
+
 def replay(graph: Graph, plan: Plan, alignment: int) -> int:
     """Replay ``plan``; return the measured peak or raise ReplayError naming the op."""
     off = plan.offsets
@@ -65,7 +106,7 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
     needed = [s for s in size if s in off]
     peak = max((off[s] + size[s] for s in needed), default=0)
     peak = max([peak] + [off[p.input] + p.gap + size[p.input] for p in plan.shifts])
-    owner = np.full(peak, FREE, dtype=np.int64)
+    arena = _Arena()
     last: dict[int, int] = {}
     for i, op in enumerate(graph.operators):
         for t in op.inputs:
@@ -75,18 +116,17 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
         last[storage[t]] = len(graph.operators)
     home = dict(off)  # where each tensor's bytes are now (a shift moves them)
 
+    def where(s: int, what: str) -> tuple[int, int]:
+        if s not in home:
+            raise ReplayError(f"{what}: tensor {s} has no offset in the plan")
+        return home[s], home[s] + size[s]
+
     def paint(s: int, allowed: set[int], what: str) -> None:
-        lo, hi = home[s], home[s] + size[s]
-        region = owner[lo:hi]
-        bad = region[(region != FREE) & (region != s) & ~np.isin(region, list(allowed))]
-        if bad.size:
-            raise ReplayError(
-                f"{what}: writing tensor {s} at [{lo}, {hi}) overwrites live tensor {int(bad[0])}"
-            )
-        region[:] = s
+        lo, hi = where(s, what)
+        arena.paint(s, lo, hi, allowed, what)
 
     def intact(s: int, what: str) -> None:
-        if not (owner[home[s] : home[s] + size[s]] == s).all():
+        if not arena.owns_all(s, *where(s, what)):
             raise ReplayError(f"{what}: input tensor {s} was overwritten before it was read")
 
     for t in graph.inputs:
@@ -104,7 +144,7 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
             if pair.input not in reads or pair.output != storage[op.outputs[0]]:
                 raise ReplayError(f"{what}: plan aliases tensors the op does not connect")
             if i in shifted:  # memmove the input right by its gap, onto free bytes
-                owner[owner == pair.input] = FREE
+                arena.free(pair.input)
                 home[pair.input] = off[pair.input] + pair.gap
                 paint(pair.input, set(), f"{what} right shift")
             gap = home[pair.input] - off[pair.output]
@@ -126,9 +166,9 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
             paint(storage[t], allowed, what)
         for s in reads:
             if last.get(s) == i and s not in allowed:
-                owner[owner == s] = FREE
+                arena.free(s)
         if pair is not None:  # the overwritten input is dead; keep the output's bytes
-            owner[owner == pair.input] = FREE
+            arena.free(pair.input)
             paint(pair.output, set(), what)
     if peak != plan.peak:
         raise ReplayError(f"measured peak {peak} B differs from the plan's {plan.peak} B")

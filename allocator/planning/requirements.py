@@ -22,10 +22,11 @@ from rip.allocator.theory.bounds import (
     upsample_bound,
 )
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.errors import LayerError, RipError
+from rip.errors import GraphError, LayerError
 from rip.frontend.ir import Graph, Operator
-from rip.frontend.liveness import Lifetime, last_reader, lifetimes
-from rip.terms import InPlaceKind
+from rip.frontend.liveness import Buffer, last_reader, lifetimes
+from rip.scratch import scratch_bytes as kernel_scratch_bytes
+from rip.terms import InPlaceKind, Layout, Order, Taps
 
 ELEMENTWISE = ("ADD", "SUB", "MUL")
 ACTIVATIONS = ("LOGISTIC", "HARD_SWISH", "RELU", "RELU6", "TANH", "QUANTIZE")
@@ -51,7 +52,7 @@ class InPlace:
     output: int
     gap: int
     workspace: int
-    order: str
+    order: Order
     kind: InPlaceKind
     theorem: str
 
@@ -70,7 +71,7 @@ class OpRequirement:
 @dataclass(frozen=True)
 class Requirements:
     ops: tuple[OpRequirement, ...]
-    lifetimes: dict[int, Lifetime]
+    lifetimes: dict[int, Buffer]  # every activation's buffer, by storage id
 
     @property
     def scratch_bytes(self) -> int:
@@ -79,10 +80,6 @@ class Requirements:
 
     def candidates(self) -> list[InPlace]:
         return [c for op in self.ops for c in op.candidates]
-
-
-class GraphError(RipError):
-    """A graph whose shapes contradict its operator parameters."""
 
 
 def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
@@ -104,30 +101,22 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
     try:
         geom = ConvGeometry(h, w, c_in, c_out, kh, kw, *p.stride, dh, dw, *pad.as_tuple())
     except LayerError as e:
-        raise GraphError(f"operator {op.kind} at index {op.source_index}: {e}") from None
+        raise GraphError(f"{op.describe()}: {e}") from None
     if (geom.h_out, geom.w_out) != (h_out, w_out):
         raise GraphError(
-            f"operator {op.kind} at index {op.source_index}: parameters give a "
+            f"{op.describe()}: parameters give a "
             f"{geom.h_out}x{geom.w_out} output, tensor {op.outputs[0]} is {h_out}x{w_out}"
         )
     return geom
 
 
 def scratch_bytes(graph: Graph, op: Operator) -> int:
-    """Scratch a kernel needs outside the arena, from the formulas the kernels use:
-    a convolution gathers the receptive fields of one pixel pair (sigma = 0, Eq. 6;
-    rip_conv2d_s8_fast); a channel in-place depthwise keeps one output channel plane;
-    pooling and global pooling keep one pixel's int32 accumulators. Everything else needs
-    none."""
-    if op.kind == "CONV_2D":
-        geom = conv_geometry(graph, op)
-        return 2 * geom.kh * geom.kw * geom.c_in  # two pixels per tile (rip_conv2d_s8_fast)
-    if op.kind == "DEPTHWISE_CONV_2D":
-        geom = conv_geometry(graph, op)
-        return geom.h_out * geom.w_out
-    if op.kind in (*POOLS, "GLOBAL_AVERAGE_POOL"):
-        return 4 * graph.tensors[op.outputs[0]].hwc[2]
-    return 0
+    """Scratch a kernel needs outside the arena: `rip.scratch.scratch_bytes` (the formulas
+    of the kernels' ..._get_buffer_size) on this op's dims."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    conv = op.kind in ("CONV_2D", "DEPTHWISE_CONV_2D")
+    w = tuple(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
+    return kernel_scratch_bytes(op.kind, (1, *x.hwc), w, (1, *y.hwc))
 
 
 def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
@@ -139,13 +128,13 @@ def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
         # The kernels gather each receptive field first and never store padding: dense
         # layout, sigma = 0. They traverse row-major over HWC tensors; column order (Sec.
         # 5.3) would need the tensors stored transposed, which no kernel does yet.
-        return rip_bound(conv_geometry(graph, op), "dense", "gather", "row")
+        return rip_bound(conv_geometry(graph, op), Layout.DENSE, Taps.GATHER, Order.ROW)
     if op.kind == "DEPTHWISE_CONV_2D":
         if op.params.depth_multiplier != 1:
             raise LayerError("depth multiplier is not 1")
         return depthwise_bound(conv_geometry(graph, op))
     if op.kind in POOLS:
-        return pool_bound(conv_geometry(graph, op), "dense")
+        return pool_bound(conv_geometry(graph, op), Layout.DENSE)
     if op.kind in ELEMENTWISE or op.kind in ACTIVATIONS:
         if x.shape != y.shape and x.nbytes != y.nbytes:
             raise LayerError("it is the broadcast operand")

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from rip.allocator.planning.placement import Buffer, Pair, Problem, align_up
+from rip.allocator.planning.placement import Pair, Problem, align_up
 from rip.allocator.planning.requirements import InPlace, Requirements
 from rip.errors import RipError
 from rip.terms import InPlaceKind, Strategy
@@ -16,7 +16,7 @@ from rip.terms import InPlaceKind, Strategy
 STRATEGIES = tuple(Strategy)
 
 
-def _allowed(candidate: InPlace, strategy: str) -> bool:
+def _allowed(candidate: InPlace, strategy: Strategy | str) -> bool:
     if strategy == Strategy.DUAL:
         return False
     if strategy == Strategy.TINYENGINE:
@@ -26,12 +26,10 @@ def _allowed(candidate: InPlace, strategy: str) -> bool:
     raise RipError(f"strategy must be one of {', '.join(Strategy.values())}, got {strategy!r}")
 
 
-def build_problem(req: Requirements, strategy: str, alignment: int) -> Problem:
+def build_problem(req: Requirements, strategy: Strategy | str, alignment: int) -> Problem:
     """The placement problem of a model under a strategy: gaps rounded up to the board's
     alignment V (Sec. 4.3), so that aligned offsets keep SIMD loads legal."""
-    buffers = tuple(
-        Buffer(lt.tensor, lt.nbytes, lt.first, lt.last) for lt in req.lifetimes.values()
-    )
+    buffers = tuple(req.lifetimes.values())
     pairs = tuple(
         Pair(
             c.op,

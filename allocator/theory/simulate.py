@@ -29,6 +29,7 @@ import numpy as np
 
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import LayerError
+from rip.limits import MAX_SIMULATION_CELLS
 from rip.terms import Layout, Order, Taps
 
 LAYOUTS = Layout.values()
@@ -324,6 +325,27 @@ def _fast_herringbone(geom: ConvGeometry) -> int:
 # --------------------------------------------------------------------------------------
 # Public entry points
 # --------------------------------------------------------------------------------------
+def _check_size(geom: ConvGeometry, mode: str, herringbone: bool) -> None:
+    """Refuse a layer whose simulation would not fit in bounded memory and time: the
+    largest array (or, in literal mode, the tap count) above MAX_SIMULATION_CELLS."""
+    n_pix = geom.h_out * geom.w_out
+    cells = max(
+        geom.h_p * geom.w_p,
+        n_pix,
+        geom.kh * geom.h_out,
+        geom.kw * geom.w_out,
+    )
+    if herringbone:  # (Hp, Hout, Wout) and (Hp, Wp, Wout) masks; a Python walk of n_pix
+        cells = max(cells, geom.h_p * n_pix, geom.h_p * geom.w_p * geom.w_out, 16 * n_pix)
+    if mode == "literal":  # every tap of every output, scalar by scalar
+        cells = max(cells, n_pix * geom.kh * geom.kw * geom.c_in, geom.n_in_padded + geom.n_out)
+    if cells > MAX_SIMULATION_CELLS:
+        raise LayerError(
+            f"simulate: this layer needs {cells:,} cells, more than the simulator's limit of "
+            f"{MAX_SIMULATION_CELLS:,} (see docs/RELIABILITY.md)"
+        )
+
+
 def simulate_rip(
     geom: ConvGeometry,
     layout: str = "padded",
@@ -335,10 +357,11 @@ def simulate_rip(
     """Minimum corruption-free gap (scalars) of a RiP traversal: the input right-aligned
     after the gap, the output written from index 0 (Eq. 4 and Eq. 39 layouts). ``tile``:
     how many consecutive output pixels of the traversal a kernel gathers before writing
-    them (rip_conv2d_s8_fast gathers 2; a tile may span two rows)."""
+    them (rip_conv2d_fast_s8 gathers 2; a tile may span two rows)."""
     _check(layout, taps, order)
     if tile < 1 or (tile > 1 and taps != "gather"):
         raise LayerError(f"tile must be 1, or >= 1 with gathered taps, got {tile}")
+    _check_size(geom, mode, herringbone=False)
     if mode == "literal":
         return _literal_rip(geom, layout, taps, order, tile)
     if mode != "fast":
@@ -349,6 +372,7 @@ def simulate_rip(
 def simulate_herringbone(geom: ConvGeometry, mode: str = "fast") -> int:
     """Minimum gap of the generalized herringbone traversal (Eq. 25) over the padded
     layout, taps read from the workspace: the peak debt of Eq. 26 as measured."""
+    _check_size(geom, mode, herringbone=True)
     if mode == "literal":
         return _literal_herringbone(geom)
     if mode != "fast":

@@ -36,7 +36,7 @@ from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.herringbone import corollary1_gap, gm_eq1_gap, herringbone_gap
 from rip.allocator.theory.simulate import simulate_herringbone, simulate_rip
 from rip.errors import LayerError, RipError
-from rip.shapes import same_padding
+from rip.shapes import dilated, same_padding
 
 DEFAULT_MAX_EXTENT = 128
 # The largest kernel any generator draws is 7, and the restricted generators need a square
@@ -258,7 +258,7 @@ def _window(
     sh, sw = _int(rng, 1, 3), _int(rng, 1, 3)
     dh = _int(rng, 1, 2) if kh > 1 else 1
     dw = _int(rng, 1, 2) if kw > 1 else 1
-    kh_eff, kw_eff = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    kh_eff, kw_eff = dilated(kh, dh), dilated(kw, dw)
     pads = (
         _pad_below(rng, kh_eff),
         _pad_below(rng, kh_eff),
@@ -308,7 +308,7 @@ def random_symmetric_axes(rng: np.random.Generator, max_extent: int) -> ConvGeom
     sides of each axis (the layer equals its transpose)."""
     k, s = _int(rng, 1, 7), _int(rng, 1, 3)
     d = _int(rng, 1, 3) if k > 1 else 1
-    k_eff = d * (k - 1) + 1
+    k_eff = dilated(k, d)
     p = _pad_below(rng, k_eff)
     n = _extent(rng, max(1, k_eff - 2 * p), max_extent)
     return _geom(n, n, _channels(rng), _channels(rng), (k, k), (s, s), (d, d), (p, p, p, p))
@@ -335,7 +335,7 @@ def non_monotone_tap_order(rng: np.random.Generator, max_extent: int) -> ConvGeo
     for _ in range(2):
         s = _int(rng, 1, 2)
         k, d = _int(rng, 2, 5), _int(rng, s + 1, 4)
-        k_eff = d * (k - 1) + 1
+        k_eff = dilated(k, d)
         lo, hi = _int(rng, 1, k_eff - 1), _pad_below(rng, k_eff)
         axes.append((k, s, d, lo, hi, _extent(rng, max(1, k_eff - lo - hi), max_extent)))
     (kh, sh, dh, pt, pb, h), (kw, sw, dw, pl, pr, w) = axes
@@ -413,7 +413,7 @@ def fully_asymmetric(rng: np.random.Generator, max_extent: int) -> ConvGeometry:
     dh, dw = _int(rng, 1, 3), _int(rng, 1, 3)
     if kh == kw or sh == sw or dh == dw:
         raise _Redraw
-    kh_eff, kw_eff = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    kh_eff, kw_eff = dilated(kh, dh), dilated(kw, dw)
     pt, pb = _int(rng, 0, kh_eff - 1), _int(rng, 0, kh_eff - 1)
     pl, pr = _int(rng, 0, kw_eff - 1), _int(rng, 0, kw_eff - 1)
     h = _extent(rng, max(1, kh_eff - pt - pb), max_extent)
@@ -432,7 +432,7 @@ def maximal_padding(rng: np.random.Generator, max_extent: int) -> ConvGeometry:
     kh, kw = _int(rng, 2, 7), _int(rng, 2, 7)
     sh, sw = _int(rng, 1, 3), _int(rng, 1, 3)
     dh, dw = _int(rng, 1, 2), _int(rng, 1, 2)
-    kh_eff, kw_eff = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    kh_eff, kw_eff = dilated(kh, dh), dilated(kw, dw)
     pads = tuple(
         k_eff - 1 if rng.random() < 0.5 else _int(rng, 0, k_eff - 1)
         for k_eff in (kh_eff, kh_eff, kw_eff, kw_eff)

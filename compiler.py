@@ -1,0 +1,260 @@
+"""The compiler driver: every stage of ``rip-compile``, in order, in one place (after Arm
+Vela's ``compiler_driver.py``).
+
+    read -> rewrite -> requirements -> plan (per strategy) -> replay -> fit
+         -> emit -> write project -> build (Pico) / run (host)
+
+Each stage is one function that takes what earlier stages made and returns its own typed
+result; ``compile_model`` runs them in order and collects every result into one frozen
+``Compiled``. Nothing here prints or parses arguments (``rip.cli.compile``), or formats
+(``rip.report``). Data flows one way: model file -> ``Graph`` (frontend) -> ``Requirements``
+and ``Problem`` (planning) -> ``Plan`` -> ``EmittedModel`` (codegen) -> project folder and
+firmware (firmware) -> the result line, checked against TFLite Micro's checksum.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rip.allocator.planning import parallel
+from rip.allocator.planning.cache import PlanCache
+from rip.allocator.planning.placement import Plan, Problem
+from rip.allocator.planning.replay import replay
+from rip.allocator.planning.requirements import Requirements, requirements
+from rip.allocator.planning.strategies import STRATEGIES, build_problem
+from rip.boards import Board
+from rip.codegen.emit import EmittedModel, emit_model
+from rip.codegen.reference_process import run_reference
+from rip.errors import FitError, RipError
+from rip.firmware.host_project import build_host, run_host, write_host_project
+from rip.firmware.pico_project import build_pico_project, write_pico_project
+from rip.firmware.result import Result
+from rip.frontend.ir import Graph
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
+from rip.terms import Placer, Strategy
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to compile for, and how far to go: an ``output`` folder means emit and write a
+    project; ``build`` builds Pico firmware; ``run`` builds and runs on the host."""
+
+    strategy: Strategy = Strategy.RIP
+    placer: Placer = Placer.MILP
+    time_limit: float = 60.0
+    strategies: tuple[Strategy, ...] = STRATEGIES  # every strategy planned, for comparison
+    output: Path | None = None
+    build: bool = False
+    run: bool = False
+    repeat: int = 1
+    force: bool = False  # write code even when the plan does not fit
+    progress: bool = False  # stage and solver progress on stderr
+    cache: bool = True  # reuse replay-checked plans of an identical model and options
+
+
+@dataclass(frozen=True)
+class Fit:
+    """SRAM a plan needs on a board (arena + scratch + SDK static data + stack) against what
+    the board has (0: no limit)."""
+
+    needed_bytes: int
+    available_bytes: int
+
+    @property
+    def fits(self) -> bool:
+        return self.available_bytes == 0 or self.needed_bytes <= self.available_bytes
+
+    @property
+    def headroom_bytes(self) -> int | None:
+        return self.available_bytes - self.needed_bytes if self.available_bytes else None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """TFLite Micro's checksum of the default input's outputs, or why there is none."""
+
+    checksum: int | None
+    unavailable: str | None = None
+    status: str = "ok"  # ok | refused | crashed | timeout (codegen.reference_process)
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """Every stage's result. The analysis (source .. plans) is always there; ``model`` and
+    the later fields only when the options asked for them."""
+
+    path: Path
+    board: Board
+    strategy: Strategy  # the selected strategy, whose plan is emitted
+    source: Graph  # as read
+    graph: Graph  # rewritten: PADs folded, aliases, interface stripped
+    req: Requirements
+    problems: dict[Strategy, Problem]
+    plans: dict[Strategy, Plan]  # every one replayed
+    seconds: float  # read to replay
+    model: EmittedModel | None = None
+    reference: Reference | None = None
+    output_dir: Path | None = None
+    build: dict = field(default_factory=dict)  # the firmware build's paths, sizes, placement
+    run: Result | None = None
+
+    @property
+    def plan(self) -> Plan:
+        return self.plans[self.strategy]
+
+    @property
+    def problem(self) -> Problem:
+        return self.problems[self.strategy]
+
+    def fit(self, strategy: Strategy | None = None) -> Fit:
+        plan = self.plans[strategy or self.strategy]
+        return Fit(*self.board.budget(plan.peak, self.req.scratch_bytes))
+
+    @property
+    def match(self) -> bool | None:
+        """The run's checksum equals TFLite Micro's; None when there is no run or reference."""
+        if self.run is None or self.reference is None or self.reference.checksum is None:
+            return None
+        return self.run.checksum == self.reference.checksum
+
+
+# --- the stages, in order ---------------------------------------------------------------
+def read(path: Path) -> Graph:
+    if not path.is_file():
+        raise RipError(f"{path}: no such file")
+    return read_model(path)
+
+
+def plan_strategies(
+    path: Path, graph: Graph, req: Requirements, board: Board, options: Options
+) -> tuple[dict[Strategy, Problem], dict[Strategy, Plan]]:
+    """One placement problem per strategy, and its plan: strategies planned in parallel
+    processes, plans of an unchanged model and options taken from the plan cache
+    (allocator/planning/parallel.py, cache.py)."""
+    problems = {s: build_problem(req, s, board.alignment) for s in options.strategies}
+    plans = parallel.plan_strategies(
+        graph,
+        req,
+        tuple(options.strategies),
+        options.placer,
+        board.alignment,
+        options.time_limit,
+        options.progress,
+        PlanCache(path.read_bytes()) if options.cache else None,
+    )
+    return problems, {Strategy(s): plan for s, plan in plans.items()}
+
+
+def replay_plans(graph: Graph, plans: dict[Strategy, Plan], alignment: int) -> None:
+    """Every plan replayed over a byte map; a ReplayError (exit 70) stops the compile."""
+    for plan in plans.values():
+        replay(graph, plan, alignment)
+
+
+def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
+    """The model's stages up to replayed plans: read, rewrite, requirements, plan, replay."""
+    t0 = time.perf_counter()
+    source = read(path)
+    graph = rewrite(source)
+    req = requirements(graph)
+    problems, plans = plan_strategies(path, graph, req, board, options)
+    replay_plans(graph, plans, board.alignment)
+    return Compiled(
+        path=path,
+        board=board,
+        strategy=Strategy(options.strategy),
+        source=source,
+        graph=graph,
+        req=req,
+        problems=problems,
+        plans=plans,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def check_fit(c: Compiled, force: bool) -> Fit:
+    """The selected plan on the board; FitError (exit 3) when it does not fit, unless forced."""
+    fit = c.fit()
+    if not fit.fits and not force:
+        raise FitError(
+            f"does not fit {c.board.name}: needs {fit.needed_bytes} B, "
+            f"has {fit.available_bytes} B (--force to generate anyway)"
+        )
+    return fit
+
+
+def emit(c: Compiled) -> EmittedModel:
+    return emit_model(c.graph, c.req, c.plan, c.strategy)
+
+
+def reference(path: Path, graph: Graph) -> Reference:
+    """TFLite Micro's checksum, computed in a child process with a time limit so that a
+    model it crashes on cannot take the compiler down; ``unavailable`` says why not
+    (refused, crashed, timed out)."""
+    outcome = run_reference(path, graph)
+    return Reference(outcome.checksum, outcome.reason, outcome.status)
+
+
+def write_project(board: Board, model: EmittedModel, out: Path, ref: Reference) -> None:
+    """The project folder of the board's kind: a Pico SDK project, or a host C project."""
+    if board.pico_board:
+        write_pico_project(model, out, board, ref.checksum)
+    else:
+        write_host_project(model, out, ref.checksum)
+
+
+def check_request(board: Board, options: Options) -> None:
+    """``--build`` and ``--run`` against the board's kind, before any file is written."""
+    if options.run and board.pico_board:
+        raise RipError(
+            f"--run builds and runs on the host; for {board.name} use --build, "
+            "then rip-flash and rip-verify"
+        )
+    if options.build and not board.pico_board:
+        raise RipError(f"--build is for Pico boards; for {board.name} use --run")
+
+
+def build(board: Board, out: Path, arena_bytes: int) -> dict:
+    """Pico boards: the firmware built with the Pico SDK, and the arena found in ``.bss``."""
+    return check_placement(build_pico_project(out, board), arena_bytes)
+
+
+def check_placement(build: dict, arena_bytes: int) -> dict:
+    """After a firmware build: the arena must be a .bss symbol of the planned size."""
+    arena = build.get("symbols", {}).get("rip_arena")
+    if arena is None or arena.get("type", "") not in ("b", "B") or arena["bytes"] < arena_bytes:
+        raise RipError(
+            f"{build.get('elf')}: rip_arena is not a {arena_bytes} B .bss symbol ({arena})"
+        )
+    build["arena_in_bss"] = True
+    return build
+
+
+def run(board: Board, out: Path, repeat: int) -> Result:
+    """Build and run the written project and return its result line: on the host, with
+    the system compiler (a new board kind that can run adds its branch here)."""
+    build_host(out)
+    return run_host(out, repeat)
+
+
+def compile_model(path: Path, board: Board, options: Options = Options()) -> Compiled:
+    """Every stage the options ask for, in order; each result lands in the ``Compiled``."""
+    c = analyse(path, board, options)
+    if options.output is None:
+        if options.run or options.build:
+            raise RipError("--run and --build need -o DIR for the generated project")
+        return c
+    check_fit(c, options.force)
+    check_request(board, options)
+    model = emit(c)
+    ref = reference(path, c.graph)
+    write_project(board, model, options.output, ref)
+    c = replace(c, model=model, reference=ref, output_dir=options.output)
+    if options.build:
+        c = replace(c, build=build(board, options.output, model.arena_bytes))
+    if options.run:
+        c = replace(c, run=run(board, options.output, options.repeat))
+    return c

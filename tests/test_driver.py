@@ -1,0 +1,168 @@
+"""The compiler driver's seams: stages into one Compiled, the plan checker and its text
+picture (no model needed), one shape conversion, one operator description, one CLI
+error wrapper."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from tflite_writer import example_model
+
+from rip.allocator.planning.check import CLASH, INPLACE, picture, verify
+from rip.allocator.planning.placement import Buffer, Pair, Problem, first_fit
+from rip.boards import boot_drives, load_board, uf2_chips
+from rip.cli import guarded
+from rip.compiler import Options, analyse, compile_model
+from rip.errors import FitError, LayerError, PlanError, ReplayError, RipError
+from rip.frontend.ir import Operator, describe
+from rip.report import build_report
+from rip.shapes import nhwc
+from rip.terms import Placer, Strategy
+
+CHAIN = Problem(
+    (Buffer(0, 100, 0, 0), Buffer(1, 150, 0, 1), Buffer(2, 100, 1, 2), Buffer(3, 48, 2, 2)),
+    (Pair(0, 0, 1, 60, shiftable=True), Pair(1, 1, 2, 0)),
+    4,
+)
+
+
+@pytest.fixture(scope="module")
+def example_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("models") / "example.tflite"
+    path.write_bytes(example_model(0))
+    return path
+
+
+# --- the plan checker and picture: a Problem and a Plan, no model ----------------------
+def test_verify_accepts_first_fit_and_names_what_breaks():
+    plan = first_fit(CHAIN)
+    verify(CHAIN, plan)
+    with pytest.raises(PlanError, match="share bytes"):
+        verify(CHAIN, replace(plan, offsets={**plan.offsets, 3: plan.offsets[2]}))
+    with pytest.raises(PlanError, match="not a non-negative multiple of 4"):
+        verify(CHAIN, replace(plan, offsets={**plan.offsets, 0: 2}))
+    with pytest.raises(PlanError, match="misses"):
+        verify(CHAIN, replace(plan, offsets={k: v for k, v in plan.offsets.items() if k}))
+    with pytest.raises(PlanError, match="says peak"):
+        verify(CHAIN, replace(plan, peak=plan.peak + 4))
+    assert PlanError.exit_code == ReplayError.exit_code == 70
+
+
+def test_verify_checks_the_in_place_gap():
+    # op 0 writes buffer 1 at most 60 B below buffer 0: 40 B is too little
+    plan = first_fit(Problem(CHAIN.buffers[:2], CHAIN.pairs[:1], 4))
+    bad = replace(plan, offsets={0: 40, 1: 0}, aliased=CHAIN.pairs[:1], peak=150)
+    with pytest.raises(PlanError, match="gap of 40 B; it needs a gap of at least 60 B"):
+        verify(Problem(CHAIN.buffers[:2], CHAIN.pairs[:1], 4), bad)
+
+
+def test_picture_is_time_by_address():
+    plan = first_fit(CHAIN)
+    text = picture(CHAIN, plan, width=25)
+    lines = text.splitlines()
+    assert lines[0].startswith("firstfit: peak 250 B (lower bound 160 B); one column = 10 B")
+    rows = [line for line in lines if "|" in line]
+    assert len(rows) == 3  # one per step
+    assert all(len(r.split("|")[1]) == 25 for r in rows)
+    assert INPLACE in rows[1] and CLASH not in text  # op 1 writes buffer 2 over buffer 1
+    assert "A=0:100B@0[0..0]" in text
+
+
+def test_picture_marks_a_clash():
+    plan = first_fit(CHAIN)
+    bad = replace(plan, offsets={**plan.offsets, 3: plan.offsets[2]})
+    assert CLASH in picture(CHAIN, bad)
+
+
+# --- one shape conversion, one operator description ------------------------------------
+@pytest.mark.parametrize(
+    ("shape", "want"),
+    [
+        ((1, 4, 5, 6), (1, 4, 5, 6)),
+        ((4, 5, 6), (1, 4, 5, 6)),
+        ((5, 6), (1, 1, 5, 6)),
+        ((6,), (1, 1, 1, 6)),
+        ((), (1, 1, 1, 1)),
+    ],
+)
+def test_nhwc_extends_with_leading_ones(shape, want):
+    assert nhwc(shape) == want
+
+
+def test_nhwc_refuses_five_dimensions():
+    with pytest.raises(ValueError, match="more than 4"):
+        nhwc((1, 2, 3, 4, 5))
+
+
+def test_describe_names_kind_index_step_and_output():
+    assert describe("CONV_2D", 3) == "operator CONV_2D at index 3"
+    assert describe("ADD", 2, step=1, output=7, output_name="y") == (
+        "operator ADD at index 2 (step 1, output tensor 7 'y')"
+    )
+    assert describe("SVDF", 0, output=-1) == "operator SVDF at index 0 (no output tensor)"
+    op = Operator("MUL", (0, 1), (2,), None, 5)
+    assert op.describe() == "operator MUL at index 5"
+
+
+# --- boards hold the chip facts ---------------------------------------------------------
+def test_chip_facts_come_from_the_board_files():
+    assert {label: b.name for label, b in boot_drives().items()} == {
+        "RPI-RP2": "pico",
+        "RP2350": "pico2",
+    }
+    assert uf2_chips() == {0xE48BFF56: "RP2040", 0xE48BFF59: "RP2350"}
+    assert load_board("host").boot_drive is None
+
+
+# --- the driver --------------------------------------------------------------------------
+def test_analyse_collects_every_stage(example_file):
+    board = load_board("host")
+    c = analyse(example_file, board, Options(placer=Placer.FIRSTFIT))
+    assert set(c.plans) == set(c.problems) == set(Strategy)
+    assert c.plan is c.plans[Strategy.RIP] and c.model is None and c.run is None
+    for s, plan in c.plans.items():
+        verify(c.problems[s], plan)  # the planner's contract, from the problem alone
+    assert c.fit().fits and c.fit().headroom_bytes is None  # the host has no SRAM limit
+    rep = build_report(c)
+    assert rep["arena_bytes"] == c.plan.peak and "output_dir" not in rep
+
+
+def test_fit_error_before_any_file_is_written(example_file, tmp_path):
+    tiny = replace(load_board("pico"), sram_bytes=1024)
+    out = tmp_path / "out"
+    with pytest.raises(FitError, match="does not fit pico") as e:
+        compile_model(example_file, tiny, Options(placer=Placer.FIRSTFIT, output=out))
+    assert e.value.exit_code == 3 and not out.exists()
+
+
+def test_run_and_build_need_an_output_and_the_right_board(example_file, tmp_path):
+    host, pico = load_board("host"), load_board("pico2")
+    with pytest.raises(RipError, match="need -o DIR"):
+        compile_model(example_file, host, Options(placer=Placer.FIRSTFIT, run=True))
+    with pytest.raises(RipError, match="--build is for Pico boards"):
+        compile_model(
+            example_file, host, Options(placer=Placer.FIRSTFIT, output=tmp_path, build=True)
+        )
+    with pytest.raises(RipError, match="--run builds and runs on the host"):
+        compile_model(
+            example_file, pico, Options(placer=Placer.FIRSTFIT, output=tmp_path, run=True)
+        )
+
+
+# --- one CLI error wrapper ----------------------------------------------------------------
+def test_guarded_turns_errors_into_one_line_and_a_code(capsys):
+    def bad() -> int:
+        raise LayerError("kernel: too large")
+
+    assert guarded("rip-x", bad) == 2
+    assert capsys.readouterr().err == "rip-x: error: kernel: too large\n"
+    assert guarded("rip-x", lambda: 0) == 0
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    assert guarded("rip-x", interrupted, interrupted=7) == 7
+    with pytest.raises(KeyboardInterrupt):
+        guarded("rip-x", interrupted)

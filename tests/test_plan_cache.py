@@ -1,0 +1,176 @@
+"""The plan cache and the strategy planner: a second run reuses plans, any change misses,
+a corrupt entry is ignored and rewritten, and nothing is used without the replay."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import shared_path
+from tflite_writer import example_model
+
+from rip.allocator.planning import parallel
+from rip.allocator.planning.cache import PlanCache, default_cache_dir
+from rip.allocator.planning.milp import MilpOptions, _feasible, milp
+from rip.allocator.planning.parallel import plan_strategies
+from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.requirements import requirements
+from rip.allocator.planning.strategies import STRATEGIES, build_problem
+from rip.cli.compile import main
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
+
+MODEL = example_model(0)
+
+
+@pytest.fixture(scope="module")
+def model():
+    g = rewrite(read_model(MODEL, name="example"))
+    return g, requirements(g)
+
+
+def test_cache_dir_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("RIP_CACHE_DIR", str(tmp_path / "a"))
+    assert default_cache_dir() == tmp_path / "a"
+    monkeypatch.delenv("RIP_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert default_cache_dir() == tmp_path / "x" / "rip"
+
+
+def test_second_run_reuses_every_plan(model, tmp_path):
+    g, req = model
+    first = plan_strategies(g, req, cache=PlanCache(MODEL, tmp_path), jobs=1)
+    cache = PlanCache(MODEL, tmp_path)
+    again = plan_strategies(g, req, cache=cache, jobs=1)
+    assert cache.hits == list(STRATEGIES) and not cache.rejected
+    for s in STRATEGIES:
+        assert again[s].offsets == first[s].offsets
+        assert (again[s].peak, again[s].optimal) == (first[s].peak, first[s].optimal)
+
+
+def test_any_change_misses(model, tmp_path):
+    g, req = model
+    plan_strategies(g, req, ("rip",), cache=PlanCache(MODEL, tmp_path), jobs=1)
+    other_model = PlanCache(MODEL + b"\0", tmp_path)
+    plan_strategies(g, req, ("rip",), cache=other_model, jobs=1)
+    other_limit = PlanCache(MODEL, tmp_path)
+    plan_strategies(g, req, ("rip",), time_limit=30.0, cache=other_limit, jobs=1)
+    other_alignment = PlanCache(MODEL, tmp_path)
+    plan_strategies(g, req, ("rip",), alignment=8, cache=other_alignment, jobs=1)
+    assert not other_model.hits and not other_limit.hits and not other_alignment.hits
+    keys = {PlanCache(MODEL, tmp_path).key("rip", "milp", 4, 60.0)}
+    keys.add(PlanCache(MODEL, tmp_path).key("rip", "firstfit", 4, 60.0))
+    keys.add(PlanCache(MODEL, tmp_path).key("dual", "milp", 4, 60.0))
+    assert len(keys) == 3
+
+
+def _entry(tmp_path, strategy="rip"):
+    key = PlanCache(MODEL, tmp_path).key(strategy, "milp", 4, 60.0)
+    return tmp_path / f"{key}.json"
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda e: "not json {",
+        lambda e: json.dumps({**e, "key": "0" * 64}),
+        lambda e: json.dumps({**e, "plan": {**e["plan"], "peak": e["plan"]["peak"] - 4}}),
+        # two live tensors at one offset: decodes, but the replay rejects it
+        lambda e: json.dumps(
+            {**e, "plan": {**e["plan"], "offsets": [[t, 0] for t, _ in e["plan"]["offsets"]]}}
+        ),
+        # a pair the problem does not have
+        lambda e: json.dumps(
+            {
+                **e,
+                "plan": {
+                    **e["plan"],
+                    "aliased": [{**p, "gap": p["gap"] + 4} for p in e["plan"]["aliased"]],
+                },
+            }
+        ),
+    ],
+)
+def test_a_corrupt_entry_is_ignored_and_rewritten(model, tmp_path, corrupt):
+    g, req = model
+    want = plan_strategies(g, req, ("rip",), cache=PlanCache(MODEL, tmp_path), jobs=1)["rip"]
+    path = _entry(tmp_path)
+    good = path.read_text()
+    path.write_text(corrupt(json.loads(good)))
+    cache = PlanCache(MODEL, tmp_path)
+    got = plan_strategies(g, req, ("rip",), cache=cache, jobs=1)["rip"]
+    assert cache.rejected == ["rip"] and not cache.hits
+    assert got.offsets == want.offsets and got.peak == want.peak
+    stored, before = json.loads(path.read_text())["plan"], json.loads(good)["plan"]
+    for field in ("offsets", "aliased", "shifts", "peak", "optimal"):  # rewritten
+        assert stored[field] == before[field]
+
+
+def test_only_what_is_asked_is_planned(model, monkeypatch):
+    g, req = model
+    calls = []
+    real = parallel.plan_model
+
+    def counting(*args, **kwargs):
+        calls.append(args[2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "plan_model", counting)
+    plans = plan_strategies(g, req, ("rip",), jobs=1)
+    assert list(plans) == ["rip"] and calls == ["rip"]
+
+
+def test_equal_problems_are_planned_once(monkeypatch):
+    """VGG-16 has no depthwise convolution: tinyengine's problem is dual's."""
+    g = rewrite(read_model(shared_path("models", "keras", "VGG16.graph.tflite")))
+    req = requirements(g)
+    assert build_problem(req, "tinyengine", 4) == build_problem(req, "dual", 4)
+    calls = []
+    real = parallel.plan_model
+
+    def counting(*args, **kwargs):
+        calls.append(args[2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "plan_model", counting)
+    plans = plan_strategies(g, req, ("dual", "tinyengine"), jobs=1)
+    assert calls == ["dual"] and plans["tinyengine"] is plans["dual"]
+
+
+def test_parallel_plans_equal_sequential(model, monkeypatch):
+    g, req = model
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BUFFERS", 0)  # fork even for a small model
+    together = plan_strategies(g, req, jobs=2)
+    alone = {s: plan_model(g, req, s, "milp", 4, 60.0) for s in ("dual", "rip")}
+    for s in ("dual", "rip"):
+        assert together[s].offsets == alone[s].offsets
+    assert together["tinyengine"].peak == plan_model(g, req, "tinyengine", "milp", 4).peak
+
+
+def test_a_warm_start_from_another_strategy_is_checked(model):
+    _, req = model
+    dual, rip = build_problem(req, "dual", 4), build_problem(req, "rip", 4)
+    rip_plan = milp(rip)
+    assert rip_plan.aliased and not _feasible(dual, rip_plan.offsets, rip_plan.aliased, ())
+    dual_plan = milp(dual)
+    assert _feasible(rip, dual_plan.offsets, (), ())  # nothing aliased: feasible for any
+    warm = milp(dual, MilpOptions(warm_starts=(rip_plan,)))  # ignored, not trusted
+    assert warm.peak == dual_plan.peak
+
+
+def test_cli_no_cache_and_cache(tmp_path, monkeypatch, capsys):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(MODEL)
+    monkeypatch.setenv("RIP_CACHE_DIR", str(tmp_path / "cache"))
+    assert main([str(model), "--board", "host", "--json", "--no-cache"]) == 0
+    assert not (tmp_path / "cache").exists()
+    fresh = json.loads(capsys.readouterr().out)
+    assert main([str(model), "--board", "host", "--json"]) == 0
+    assert len(list((tmp_path / "cache").glob("*.json"))) == len(STRATEGIES)
+    capsys.readouterr()
+    assert main([str(model), "--board", "host", "--json"]) == 0
+    cached = json.loads(capsys.readouterr().out)
+    for s in STRATEGIES:
+        a, b = fresh["strategies"][s], cached["strategies"][s]
+        assert (a["arena_bytes"], a["optimal"]) == (b["arena_bytes"], b["optimal"])
+        assert any("plan cache" in n for n in b["notes"])
