@@ -31,7 +31,9 @@ def scratch_bytes(kind: str, input_dims: Dims, filter_dims: Dims, output_dims: D
       rip_conv2d_fast_s8 gathers before writing; the reference rip_conv2d_s8 needs half);
     - DEPTHWISE_CONV_2D, ``rip_depthwise_conv2d_inplace_s8_get_buffer_size``: one output
       channel plane, H_out * W_out (the channel in-place kernel; out of place uses none, but
-      the planner reserves it whichever runs);
+      the planner reserves it whichever runs). It is the minimum: the fast in-place kernel
+      on DSP cores runs groups of 4k channels when the model's scratch buffer (the maximum
+      of this formula over its ops) holds 4k planes, without asking for more;
     - AVERAGE_POOL_2D, MAX_POOL_2D, GLOBAL_AVERAGE_POOL (and MEAN over H and W),
       ``rip_{avg,max,global_avg}_pool_s8_get_buffer_size``: one pixel's int32 accumulators,
       4 * C.

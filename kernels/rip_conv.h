@@ -115,8 +115,11 @@ rip_status rip_fully_connected_per_channel_s8(const rip_context *ctx, const rip_
  *   GEMM output), with SMLAD and SXTB16 (with its rotate) on cores with the DSP extension
  *   and portable C elsewhere; one pixel pair's receptive fields are gathered before any of
  *   their channels is written.
- * - DEPTHWISE_CONV_2D splits each channel plane into an interior (every tap inside the
- *   input: no bounds checks, no divisions, 3x3 with a sliding window) and a border.
+ * - DEPTHWISE_CONV_2D, on cores with the DSP extension (and on hosts), is channel-vectorised
+ *   as CMSIS-NN's arm_depthwise_conv_s8_opt: four channels per tap word, SXTB16 into even
+ *   and odd halfword pairs, SMLABB / SMLATT per channel, the 3x3 interior out of line.
+ *   On ARMv6-M it keeps one channel plane at a time, split into an interior (no bounds
+ *   checks, no divisions, 3x3 with a sliding window) and a border.
  *
  * Requantization is TFLite's MultiplyByQuantizedMultiplier in the CMSIS-NN form: one 64-bit
  * multiply-accumulate with the 2^30 rounding constant (equal to gemmlowp's
@@ -150,9 +153,14 @@ rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_con
                                         const rip_dims *bias_dims, const int32_t *bias,
                                         const rip_dims *output_dims, int8_t *output);
 
-/* DEPTHWISE_CONV_2D channel in place with a folded bias: the contract and the scratch of
- * rip_depthwise_conv2d_inplace_s8 (one output channel plane, H_out * W_out bytes,
- * rip_depthwise_conv2d_inplace_s8_get_buffer_size), gap 0. */
+/* DEPTHWISE_CONV_2D channel in place with a folded bias: the contract and the minimum
+ * scratch of rip_depthwise_conv2d_inplace_s8 (one output channel plane, H_out * W_out bytes,
+ * rip_depthwise_conv2d_inplace_s8_get_buffer_size), gap 0. With more scratch (ctx->size,
+ * the model's whole scratch buffer, reserved for its largest op anyway) the channel-
+ * vectorised cores take G = min(C, 4 * floor(ctx->size / (4 * H_out * W_out))) channels a
+ * pass when G >= 4: group [c0, c0 + G) reads input channels [c0, c0 + G) only, computes
+ * their planes into ctx->buf and then scatters them over the same channels, which no later
+ * group reads. The order is the channel scheme's with wider channels: gap 0 still holds. */
 rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
                                                 const rip_dw_conv_params *params,
                                                 const rip_per_channel_quant *quant,

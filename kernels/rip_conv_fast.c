@@ -2,6 +2,7 @@
  * rip kernels: the fast CONV_2D and DEPTHWISE_CONV_2D variants of rip_conv.h (the API, the
  * folded bias and the in-place contracts are documented there).
  */
+#include <stddef.h>
 #include "rip_conv.h"
 
 #if defined(__ARM_FEATURE_DSP)
@@ -39,12 +40,14 @@ static int rip_fast_valid_act(rip_activation act) {
 /* CONV_2D: gather two receptive fields, then a 2 x 2 (pixels x channels) GEMM tile         */
 /* ---------------------------------------------------------------------------------------- */
 
-#if defined(__ARM_FEATURE_DSP)
+/* Four int8 in one word, byte k = p[k] (the kernels run on little-endian cores). */
 static inline int32_t rip_fast_load_s8x4(const int8_t *p) {
     int32_t v;
     memcpy(&v, p, 4); /* one LDR: unaligned word loads are legal on v8-M Mainline */
     return v;
 }
+
+#if defined(__ARM_FEATURE_DSP)
 
 /* SXTB16 with its rotate folded in (GCC 12 does not fold a separate ROR into it). */
 static inline int32_t rip_fast_sxtb16_ror8(int32_t x) {
@@ -425,6 +428,156 @@ static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t
     }
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* DEPTHWISE_CONV_2D, channel-vectorised (DSP cores): four channels per SIMD step           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The channel-vectorised depthwise runs where it is the faster one: on cores with the DSP
+ * extension, and on hosts (where it is also what the host tests exercise). ARMv6-M keeps
+ * the per-channel planes (its eight low registers hold one channel's 3x3 weights better
+ * than four channels' accumulators and words). */
+#if defined(__ARM_FEATURE_DSP) || !defined(__arm__)
+#define RIP_DW_GROUPS 1
+#else
+#define RIP_DW_GROUPS 0
+#endif
+
+#if RIP_DW_GROUPS
+#if defined(__ARM_FEATURE_DSP)
+/* One tap of four channels: x and w hold channels c..c+3 (one byte each). SXTB16 splits
+ * them into even (0, 2) and odd (1, 3) halfword pairs; SMLABB / SMLATT accumulate each
+ * channel's product (the CMSIS-NN arm_depthwise_conv_s8_opt inner step, without im2col). */
+#define RIP_DW4_TAP(xv, wv)                                                                    \
+    do {                                                                                       \
+        const int32_t x02_ = __sxtb16(xv), x13_ = rip_fast_sxtb16_ror8(xv);                     \
+        const int32_t w02_ = __sxtb16(wv), w13_ = rip_fast_sxtb16_ror8(wv);                     \
+        a0 = __smlabb(x02_, w02_, a0);                                                         \
+        a2 = __smlatt(x02_, w02_, a2);                                                         \
+        a1 = __smlabb(x13_, w13_, a1);                                                         \
+        a3 = __smlatt(x13_, w13_, a3);                                                         \
+    } while (0)
+#else
+#define RIP_DW4_TAP(xv, wv)                                                                    \
+    do {                                                                                       \
+        a0 += (int32_t)(int8_t)(xv) * (int8_t)(wv);                                            \
+        a1 += (int32_t)(int8_t)((xv) >> 8) * (int8_t)((wv) >> 8);                              \
+        a2 += (int32_t)(int8_t)((xv) >> 16) * (int8_t)((wv) >> 16);                            \
+        a3 += (int32_t)(int8_t)((xv) >> 24) * (int8_t)((wv) >> 24);                            \
+    } while (0)
+#endif
+
+/* The requantization of four channels' accumulators into o[0..3]. */
+#define RIP_DW4_STORE(o, m, s, g)                                                              \
+    do {                                                                                       \
+        const int32_t oo_ = (g)->output_offset, lo_ = (g)->act_min, hi_ = (g)->act_max;        \
+        (o)[0] = (int8_t)rip_fast_requantize(a0, (m)[0], (s)[0], oo_, lo_, hi_);               \
+        (o)[1] = (int8_t)rip_fast_requantize(a1, (m)[1], (s)[1], oo_, lo_, hi_);               \
+        (o)[2] = (int8_t)rip_fast_requantize(a2, (m)[2], (s)[2], oo_, lo_, hi_);               \
+        (o)[3] = (int8_t)rip_fast_requantize(a3, (m)[3], (s)[3], oo_, lo_, hi_);               \
+    } while (0)
+
+/* One interior output pixel of a 3x3 kernel at unit dilation, channels [0, n4) of the
+ * group (n4 a multiple of 4): x is its top-left tap, wt the filter, bias, m and s the
+ * group's first channel's, all offset to the group's first channel. Kept out of line so
+ * that its loop has the registers to itself. */
+static __attribute__((noinline)) void rip_dw4_3x3_pixel(const rip_dw_plane *g, const int8_t *x,
+                                                        const int8_t *wt, const int32_t *bias,
+                                                        const int32_t *m, const int32_t *s,
+                                                        int32_t n4, int8_t *o) {
+    const int32_t c = g->c, row = g->w * c - 2 * c;
+    for (int32_t j = 0; j < n4; j += 4, x += 4, wt += 4, o += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        const int8_t *p = x, *w = wt;
+        /* The empty asm keeps p and w single running pointers (one add a tap) instead of
+         * nine precomputed offsets the core has no registers for. */
+        for (int32_t ky = 0; ky < 3; ++ky, p += row) {
+            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
+            p += c;
+            w += c;
+            __asm__("" : "+r"(p), "+r"(w));
+            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
+            p += c;
+            w += c;
+            __asm__("" : "+r"(p), "+r"(w));
+            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
+            w += c;
+            __asm__("" : "+r"(p), "+r"(w));
+        }
+        RIP_DW4_STORE(o, m + j, s + j, g);
+    }
+}
+
+/* Any other output pixel (a border one, or any kernel size): every tap, a padded one
+ * reading the zero point (its product cancels its share of the folded bias). */
+static __attribute__((noinline)) void rip_dw4_any_pixel(const rip_dw_plane *g, const int8_t *in,
+                                                        ptrdiff_t base, int32_t oy, int32_t ox,
+                                                        const int8_t *wt, const int32_t *bias,
+                                                        const int32_t *m, const int32_t *s,
+                                                        int32_t n_ch, int8_t *o) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw;
+    const int32_t row = g->dh * g->w * c, col = g->dw * c;
+    const int8_t zp = (int8_t)g->zero_point;
+    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
+    int32_t ky_lo, ky_hi, kx_lo, kx_hi;
+    rip_fast_tap_range(oy * g->sh - g->ph, g->dh, kh, g->h, &ky_lo, &ky_hi);
+    rip_fast_tap_range(ox * g->sw - g->pw, g->dw, kw, g->w, &kx_lo, &kx_hi);
+    const int32_t n4 = n_ch & ~3;
+    for (int32_t j = 0; j < n4; j += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int in_y = ky >= ky_lo && ky < ky_hi;
+            const int8_t *w = wt + j + (size_t)(ky * kw) * c;
+            for (int32_t kx = 0; kx < kw; ++kx, w += c) {
+                const int32_t xv = in_y && kx >= kx_lo && kx < kx_hi
+                                       ? rip_fast_load_s8x4(in + base + j + ky * row + kx * col)
+                                       : pad4;
+                RIP_DW4_TAP(xv, rip_fast_load_s8x4(w));
+            }
+        }
+        RIP_DW4_STORE(o + j, m + j, s + j, g);
+    }
+    for (int32_t j = n4; j < n_ch; ++j) { /* the last n_ch % 4 channels */
+        int32_t acc = bias[j];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int in_y = ky >= ky_lo && ky < ky_hi;
+            for (int32_t kx = 0; kx < kw; ++kx) {
+                const int32_t xv =
+                    in_y && kx >= kx_lo && kx < kx_hi ? in[base + j + ky * row + kx * col] : zp;
+                acc += xv * wt[j + (size_t)(ky * kw + kx) * c];
+            }
+        }
+        o[j] = (int8_t)rip_fast_requantize(acc, m[j], s[j], g->output_offset, g->act_min,
+                                           g->act_max);
+    }
+}
+
+/* Channels [c0, c0 + n_ch) of every output pixel into dst: channel c0 + j of pixel p at
+ * dst[p * dst_stride + j]. Reads input channels [c0, c0 + n_ch) only. */
+static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
+                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                         int32_t c0, int32_t n_ch, int8_t *dst, int32_t dst_stride) {
+    const int fast3 = g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && (n_ch & 3) == 0;
+    const int8_t *wt = filter + c0;
+    bias += c0;
+    multiplier += c0;
+    shift += c0;
+    for (int32_t oy = 0; oy < g->h_out; ++oy) {
+        const int row_in = fast3 && oy >= g->oy_lo && oy < g->oy_hi;
+        int8_t *o = dst + (size_t)oy * g->w_out * dst_stride;
+        for (int32_t ox = 0; ox < g->w_out; ++ox, o += dst_stride) {
+            /* the top-left tap of channel c0 (an offset: it may lie outside the input) */
+            const ptrdiff_t base =
+                ((ptrdiff_t)(oy * g->sh - g->ph) * g->w + (ox * g->sw - g->pw)) * g->c + c0;
+            if (row_in && ox >= g->ox_lo && ox < g->ox_hi) {
+                rip_dw4_3x3_pixel(g, in + base, wt, bias, multiplier, shift, n_ch, o);
+            } else {
+                rip_dw4_any_pixel(g, in, base, oy, ox, wt, bias, multiplier, shift, n_ch, o);
+            }
+        }
+    }
+}
+#endif
+
 static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *params,
                              const rip_dims *input_dims, const rip_dims *filter_dims,
                              const int32_t *bias, const rip_dims *output_dims) {
@@ -471,6 +624,11 @@ rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_con
     const size_t in_batch = (size_t)g.h * g.w * g.c;
     const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
     for (int32_t b = 0; b < input_dims->n; ++b) {
+#if RIP_DW_GROUPS
+        rip_dw_group(&g, input + b * in_batch, filter, bias, quant->multiplier, quant->shift, 0,
+                     g.c, output + b * out_batch, g.c);
+        continue;
+#endif
         for (int32_t ch = 0; ch < g.c; ++ch) {
             rip_dw_channel(&g, input + b * in_batch, filter, ch, bias[ch], quant->multiplier[ch],
                            quant->shift[ch], output + b * out_batch + ch, g.c);
@@ -497,6 +655,41 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
     const size_t in_batch = (size_t)g.h * g.w * g.c;
     const size_t out_batch = (size_t)plane * g.c;
     int8_t *const buf = ctx->buf;
+#if RIP_DW_GROUPS
+    /* Channel groups: as many channels per pass as the scratch holds planes of, a multiple
+     * of four (all of them for a small plane). Group [c0, c0 + n) reads input channels
+     * [c0, c0 + n) only, computes their planes into ctx->buf (pixel-major, n bytes a pixel)
+     * and then scatters them over the same channels, which no later group reads. */
+    int32_t group = rip_min32(g.c, (ctx->size / plane) & ~3);
+    if (group >= 4) {
+        for (int32_t b = 0; b < input_dims->n; ++b) {
+            const int8_t *in = data + b * in_batch;
+            int8_t *out = data + b * out_batch;
+            for (int32_t c0 = 0; c0 < g.c; c0 += group) {
+                const int32_t n = rip_min32(group, g.c - c0);
+                rip_dw_group(&g, in, filter, bias, quant->multiplier, quant->shift, c0, n, buf, n);
+                if (n == g.c) {
+                    memcpy(out, buf, (size_t)plane * (size_t)n);
+                    continue;
+                }
+                const int8_t *s = buf;
+                int8_t *o = out + c0;
+                for (int32_t p = 0; p < plane; ++p, s += n, o += g.c) {
+                    int32_t j = 0;
+                    for (; j + 4 <= n; j += 4) {
+                        int32_t v;
+                        memcpy(&v, s + j, 4);
+                        memcpy(o + j, &v, 4);
+                    }
+                    for (; j < n; ++j) {
+                        o[j] = s[j];
+                    }
+                }
+            }
+        }
+        return RIP_OK;
+    }
+#endif
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in = data + b * in_batch;
         int8_t *out = data + b * out_batch;

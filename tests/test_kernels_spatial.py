@@ -264,14 +264,16 @@ def run_depthwise(
     mode: str,
     seed: int = 0,
     variant: str = "reference",
+    scratch_bytes: int | None = None,
 ) -> bytes:
     """DEPTHWISE_CONV_2D: ``mode`` "out" (disjoint buffers), "channel" (channel in place,
     output base == input base) or "naive" (the out-of-place kernel with output == input);
-    ``variant`` "reference" or "fast" (the _fast kernels, depth multiplier 1 only)."""
+    ``variant`` "reference" or "fast" (the _fast kernels, depth multiplier 1 only);
+    ``scratch_bytes``: the context's size (default: the planner's, one plane)."""
     p = cp.conv_params(graph, op)
     fast = variant == "fast"
     arena = Arena.build(x, int(np.prod(p.output_dims)), None if mode == "out" else 0, seed)
-    ctx, _scratch = scratch(p.scratch_bytes, seed)
+    ctx, _scratch = scratch(p.scratch_bytes if scratch_bytes is None else scratch_bytes, seed)
     quant, *_quant = per_channel(p)
     args, _data = weighted_args(graph, op, p, arena, fast)
     params = DwConvParams(
@@ -547,6 +549,20 @@ def test_depthwise_channel_in_place(lib: ctypes.CDLL, name: str, seed: int, vari
     assert run_depthwise(lib, graph, op, x, "channel", seed, variant) == expected
 
 
+@pytest.mark.parametrize("planes", [4, 5, 8, 1000])
+@pytest.mark.parametrize(("name", "seed"), cases(DEPTHWISE_M1))
+def test_depthwise_fast_in_place_channel_groups(
+    lib: ctypes.CDLL, name: str, seed: int, planes: int
+) -> None:
+    """rip_depthwise_conv2d_inplace_fast_s8 with more scratch than the planner's one plane
+    runs channel groups (a multiple of 4 channels per pass, all of them when the scratch
+    holds every plane): still gap 0 and bit-exact, whatever the group and its tail."""
+    graph, op, x, expected = load(DEPTHWISE, name, seed)
+    plane = cp.conv_params(graph, op).scratch_bytes
+    got = run_depthwise(lib, graph, op, x, "channel", seed, "fast", planes * plane + 3)
+    assert got == expected
+
+
 @pytest.mark.parametrize("name", DEPTHWISE_M1)
 def test_depthwise_channel_in_place_is_the_planners(name: str) -> None:
     """The planner's depthwise candidate is the channel scheme: output base == input base."""
@@ -714,6 +730,10 @@ def test_random_depthwise_matches_tflm(
     if multiplier == 1 and geom.h_out * geom.w_out <= geom.h_in * geom.w_in:
         assert run_depthwise(lib, graph, op, x, "channel", seed) == expected
         assert run_depthwise(lib, graph, op, x, "channel", seed, "fast") == expected
+        plane = geom.h_out * geom.w_out
+        for planes in (4, 8, 1 + geom.c_in):  # channel groups of 4, 8, all channels
+            got = run_depthwise(lib, graph, op, x, "channel", seed, "fast", planes * plane)
+            assert got == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -950,22 +970,35 @@ def harness_source() -> str:
         const {quant};
         fails += check("fc {name}", {fn}(0, &fp, &q, &id, {v}_in, &fd, {v}_w, &bd, {v}_b, &od,
                        arena), arena, {v}_exp, sizeof {v}_exp);""")
-    graph, op, x, expected = load(DEPTHWISE, "same_3x3", 0)
-    p = cp.conv_params(graph, op)
-    h.arena = max(h.arena, x.size)
-    h.scratch = max(h.scratch, p.scratch_bytes)
-    h.weighted("dw", graph, op, p, x, expected)
-    h.calls.append(f"""        {weighted_dims(p)}
+    # Depthwise: the reference in-place kernel; the fast one out of place (channel-vectorised
+    # on the M33, per-channel planes on the M0+) and in place with one plane of scratch (the
+    # planner's), four planes (channel groups of 4) and every plane (one group).
+    for k, name in enumerate(["same_3x3", "same_s2_odd_c", "dilated_relu6", "same_7x7"]):
+        graph, op, x, expected = load(DEPTHWISE, name, k)
+        p, v = cp.conv_params(graph, op), f"dw{k}"
+        plane = p.scratch_bytes
+        h.arena = max(h.arena, x.size + len(expected))
+        h.scratch = max(h.scratch, plane * p.output_dims[3])
+        h.weighted(v, graph, op, p, x, expected)
+        h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
+        h.calls.append(f"""        {weighted_dims(p)}
         const rip_dw_conv_params dp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.stride)},
             {c_dims(p.padding)}, {c_dims(p.dilation)}, 1, {c_dims(p.activation)}}};
-        const rip_per_channel_quant q = {{dw_m, dw_s}};
-        memcpy(arena, dw_in, sizeof dw_in);
-        fails += check("depthwise", rip_depthwise_conv2d_inplace_s8(&ctx, &dp, &q, &id, arena,
-                       &fd, dw_w, &bd, dw_b, &od), arena, dw_exp, sizeof dw_exp);
-        memcpy(arena, dw_in, sizeof dw_in);
-        fails += check("depthwise fast", rip_depthwise_conv2d_inplace_fast_s8(&ctx, &dp, &q,
-                       &id, arena, &fd, dw_w, &bd, dw_fb, &od), arena, dw_exp, sizeof dw_exp);""")
-    h.array("int32_t", "dw_fb", fast_bias(graph, op, p))
+        const rip_per_channel_quant q = {{{v}_m, {v}_s}};
+        memcpy(arena, {v}_in, sizeof {v}_in);
+        fails += check("depthwise {name}", rip_depthwise_conv2d_inplace_s8(&ctx, &dp, &q, &id,
+                       arena, &fd, {v}_w, &bd, {v}_b, &od), arena, {v}_exp, sizeof {v}_exp);
+        fails += check("depthwise fast out {name}", rip_depthwise_conv2d_fast_s8(&ctx, &dp, &q,
+                       &id, {v}_in, &fd, {v}_w, &bd, {v}_fb, &od, arena + {x.size}),
+                       arena + {x.size}, {v}_exp, sizeof {v}_exp);
+        const int32_t planes[3] = {{1, 4, {p.output_dims[3]}}};
+        for (int i = 0; i < 3; ++i) {{
+            const rip_context c1 = {{ctx.buf, planes[i] * {plane}}};
+            memcpy(arena, {v}_in, sizeof {v}_in);
+            fails += check("depthwise fast in place {name}",
+                           rip_depthwise_conv2d_inplace_fast_s8(&c1, &dp, &q, &id, arena, &fd,
+                           {v}_w, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
+        }}""")
     graph, op, x, expected = load(POOL, "avg_same_3x3_s1_odd_c", 0)
     p = cp.pool_params(graph, op)
     gap = pool_bound(conv_geometry(graph, op), "dense").gap
