@@ -22,6 +22,7 @@ from typing import TypeVar
 import numpy as np
 
 from rip.codegen import conv_params as cp
+from rip.codegen.kernel_choice import choose_conv_kernel, folded_bias
 from rip.codegen.lowering import Lowered, OpBuffers, OpContext, render_op, where
 from rip.codegen.quant import ParamsError
 from rip.errors import LoweringError
@@ -139,6 +140,11 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     elif depthwise:
         kernel = "rip_depthwise_conv2d_s8"
     n, kh, kw, c = p.filter_dims
+    weights = _constant(graph, op, index, 1, "filter", n * kh * kw * c)
+    bias = _bias(graph, op, index, p.output_dims[3])
+    choice = choose_conv_kernel(p, buffers.inplace)
+    if choice.folded_bias:
+        kernel, bias = choice.function, folded_bias(p, weights, bias)
     return render_op(
         OpContext(
             kind=op.kind,
@@ -150,8 +156,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             status=index + 1,
             inputs=(x,),
             output=grouped(buffers.output),
-            filter=_constant(graph, op, index, 1, "filter", n * kh * kw * c),
-            bias=_bias(graph, op, index, p.output_dims[3]),
+            filter=weights,
+            bias=bias,
             quant="per_channel",
             scratch_bytes=p.scratch_bytes,
         )

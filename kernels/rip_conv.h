@@ -102,6 +102,74 @@ rip_status rip_fully_connected_per_channel_s8(const rip_context *ctx, const rip_
                                        const rip_dims *bias_dims, const int32_t *bias,
                                        const rip_dims *output_dims, int8_t *output);
 
+/* ---------------------------------------------------------------------------------------
+ * Fast variants (issue 11; kernels/rip_conv_fast.c). Same arithmetic, params, dims and
+ * in-place contracts as the kernels above, with three changes a CMSIS-NN reader will know:
+ *
+ * - `bias` is the folded bias the generator computes (rip.codegen.kernel_choice):
+ *       folded_bias[oc] = bias[oc] + input_offset * sum over all taps of filter[oc]
+ *   so inner loops multiply raw int8 inputs. A tap outside the input reads the input zero
+ *   point (-input_offset), whose product cancels its share of the folded bias, exactly as
+ *   TFLite's skipped tap contributes 0. `bias` must not be NULL.
+ * - CONV_2D computes two output pixels x two output channels per step (a 2x2 tile of the
+ *   GEMM output), with SMLAD and SXTB16 (with its rotate) on cores with the DSP extension
+ *   and portable C elsewhere; one pixel pair's receptive fields are gathered before any of
+ *   their channels is written.
+ * - DEPTHWISE_CONV_2D, on cores with the DSP extension (and on hosts), is channel-vectorised
+ *   as CMSIS-NN's arm_depthwise_conv_s8_opt: four channels per tap word, SXTB16 into even
+ *   and odd halfword pairs, SMLABB / SMLATT per channel, the 3x3 interior out of line.
+ *   On ARMv6-M it keeps one channel plane at a time, split into an interior (no bounds
+ *   checks, no divisions, 3x3 with a sliding window) and a border.
+ *
+ * Requantization is TFLite's MultiplyByQuantizedMultiplier in the CMSIS-NN form: one 64-bit
+ * multiply-accumulate with the 2^30 rounding constant (equal to gemmlowp's
+ * SaturatingRoundingDoublingHighMul for every multiplier but INT32_MIN, which
+ * QuantizeMultiplier never produces), then RoundingDivideByPOT.
+ * ------------------------------------------------------------------------------------- */
+
+/* Scratch of rip_conv2d_fast_s8: two gathered receptive fields, 2 * KH * KW * C_in bytes
+ * (rip.scratch.scratch_bytes for CONV_2D). */
+int32_t rip_conv2d_fast_s8_get_buffer_size(const rip_dims *input_dims,
+                                           const rip_dims *filter_dims);
+
+/* CONV_2D with a folded bias. In place as rip_conv2d_s8: `output` may start `gap` bytes
+ * below `input`, gap >= rip_bound(geom, "dense", "gather", "row").gap. Output pixels go in
+ * row-major order two at a time (pixels 2t and 2t + 1, a pair may span two rows; an odd
+ * last pixel alone): both receptive fields are gathered into ctx->buf before any channel of
+ * either pixel is written. That is the simulator's tile = 2 traversal
+ * (rip.allocator.theory.simulate.simulate_rip(..., tile=2)), whose minimum gap is never
+ * above the per-pixel one. */
+rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *params,
+                              const rip_per_channel_quant *quant, const rip_dims *input_dims,
+                              const int8_t *input, const rip_dims *filter_dims,
+                              const int8_t *filter, const rip_dims *bias_dims,
+                              const int32_t *bias, const rip_dims *output_dims, int8_t *output);
+
+/* DEPTHWISE_CONV_2D out of place with a folded bias, depth multiplier 1. No scratch. */
+rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_conv_params *params,
+                                        const rip_per_channel_quant *quant,
+                                        const rip_dims *input_dims, const int8_t *input,
+                                        const rip_dims *filter_dims, const int8_t *filter,
+                                        const rip_dims *bias_dims, const int32_t *bias,
+                                        const rip_dims *output_dims, int8_t *output);
+
+/* DEPTHWISE_CONV_2D channel in place with a folded bias: the contract and the minimum
+ * scratch of rip_depthwise_conv2d_inplace_s8 (one output channel plane, H_out * W_out bytes,
+ * rip_depthwise_conv2d_inplace_s8_get_buffer_size), gap 0. With more scratch (ctx->size,
+ * the model's whole scratch buffer, reserved for its largest op anyway) the channel-
+ * vectorised cores take G = min(C, 4 * floor(ctx->size / (4 * H_out * W_out))) channels a
+ * pass when G >= 4: group [c0, c0 + G) reads input channels [c0, c0 + G) only, computes
+ * their planes into ctx->buf and then scatters them over the same channels, which no later
+ * group reads. The order is the channel scheme's with wider channels: gap 0 still holds. */
+rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
+                                                const rip_dw_conv_params *params,
+                                                const rip_per_channel_quant *quant,
+                                                const rip_dims *input_dims, int8_t *data,
+                                                const rip_dims *filter_dims,
+                                                const int8_t *filter, const rip_dims *bias_dims,
+                                                const int32_t *bias,
+                                                const rip_dims *output_dims);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
-SPATIAL = ("rip_conv.c", "rip_pool.c")
+SPATIAL = ("rip_conv.c", "rip_conv_fast.c", "rip_pool.c")
 ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c")
 SOURCES = (*SPATIAL, *ELEMENTWISE)
 CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
@@ -121,6 +121,12 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "rip_depthwise_conv2d_s8": (
         STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED, P]),
     "rip_depthwise_conv2d_inplace_s8": (
+        STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED]),
+    "rip_conv2d_fast_s8_get_buffer_size": (I32, [D, D]),
+    "rip_conv2d_fast_s8": (STATUS, [CTX, ptr(ConvParams), ptr(PerChannelQuant), *WEIGHTED, P]),
+    "rip_depthwise_conv2d_fast_s8": (
+        STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED, P]),
+    "rip_depthwise_conv2d_inplace_fast_s8": (
         STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED]),
     "rip_fully_connected_s8": (STATUS, [CTX, ptr(FcParams), ptr(Quant), *WEIGHTED, P]),
     "rip_fully_connected_per_channel_s8": (

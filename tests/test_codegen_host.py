@@ -22,7 +22,8 @@ from tflite_writer import (
 
 from rip.allocator.planning.plan import plan_model
 from rip.allocator.planning.replay import replay
-from rip.allocator.planning.requirements import requirements
+from rip.allocator.planning.requirements import conv_geometry, requirements
+from rip.allocator.theory.simulate import simulate_rip
 from rip.cli.compile import main
 from rip.codegen.emit import CodegenError, emit_model
 from rip.codegen.reference import checksum, reference_outputs
@@ -151,20 +152,33 @@ def _tight_conv():
 
 
 def test_in_place_is_real_one_gap_unit_less_corrupts(tmp_path):
-    """Issue 5: at the minimum gap the output is exact; 4 bytes (one alignment unit) less
-    and the conv overwrites input it still needs: the checksum changes."""
+    """Issue 5: at the planned gap the output is exact; one alignment unit below the
+    generated kernel's own minimum gap and the conv overwrites input it still needs: the
+    checksum changes. The generated CONV_2D kernel (rip_conv2d_fast_s8) gathers pixel
+    pairs, whose minimum gap is the simulator's tile = 2 gap, never above the per-pixel
+    gap of Theorem 13 the planner places with (here it is 4 bytes below it)."""
     model = _tight_conv()
     got, want, plan = compile_and_run(model, tmp_path, "rip")
     assert got == want
     (pair,) = plan.aliased
     assert pair.gap > 0
+    graph = rewrite(read_model(model))
+    (op,) = [op for op in graph.operators if op.kind == "CONV_2D"]
+    tiled = simulate_rip(conv_geometry(graph, op), "dense", "gather", "row", tile=2)
+    tiled = -(-tiled // 4) * 4
+    assert 0 < tiled <= pair.gap
 
-    def squeeze(graph, plan):
-        offsets = dict(plan.offsets)
-        offsets[pair.output] = offsets[pair.input] - (pair.gap - 4)
-        return replace(plan, offsets=offsets)
+    def squeeze_to(gap):
+        def squeeze(graph, plan):
+            offsets = dict(plan.offsets)
+            offsets[pair.output] = offsets[pair.input] - gap
+            return replace(plan, offsets=offsets)
 
-    bad, want2, _ = compile_and_run(model, tmp_path / "squeezed", "rip", squeeze)
+        return squeeze
+
+    at, want1, _ = compile_and_run(model, tmp_path / "tiled", "rip", squeeze_to(tiled))
+    assert want1 == want and at == want
+    bad, want2, _ = compile_and_run(model, tmp_path / "squeezed", "rip", squeeze_to(tiled - 4))
     assert want2 == want and bad != want
 
 

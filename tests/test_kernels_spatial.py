@@ -29,7 +29,9 @@ from tflite_writer import ModelBuilder, conv_output_size
 from rip.allocator.planning.requirements import conv_geometry, requirements, scratch_bytes
 from rip.allocator.theory.bounds import depthwise_bound, pool_bound, rip_bound
 from rip.allocator.theory.geometry import ConvGeometry
+from rip.allocator.theory.simulate import simulate_rip
 from rip.codegen import conv_params as cp
+from rip.codegen.kernel_choice import folded_bias
 from rip.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
@@ -203,10 +205,15 @@ def address(a: np.ndarray | None) -> int | None:
     return None if a is None else a.ctypes.data
 
 
-def weighted_args(graph: Graph, op: Operator, p: Any, arena: Arena) -> tuple[list[Any], list]:
+def weighted_args(
+    graph: Graph, op: Operator, p: Any, arena: Arena, fast: bool = False
+) -> tuple[list[Any], list]:
     """Input, filter, bias and output dims and data as the kernels take them, and the arrays
-    to keep alive."""
+    to keep alive. ``fast``: the folded bias the fast kernels take (kernel_choice)."""
     w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
+    if fast:
+        model_bias = None if bias is None else tuple(int(v) for v in bias)
+        bias = np.asarray(folded_bias(p, w.tobytes(), model_bias), dtype=np.int32)
     args = [
         dims(p.input_dims),
         arena.input,
@@ -220,15 +227,24 @@ def weighted_args(graph: Graph, op: Operator, p: Any, arena: Arena) -> tuple[lis
 
 
 def run_conv(
-    lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray, gap: int | None, seed: int = 0
+    lib: ctypes.CDLL,
+    graph: Graph,
+    op: Operator,
+    x: np.ndarray,
+    gap: int | None,
+    seed: int = 0,
+    variant: str = "reference",
 ) -> bytes:
-    """CONV_2D through rip_conv2d_s8; ``gap``: the output starts gap bytes below the input
-    in one buffer (None: separate buffers)."""
+    """CONV_2D through rip_conv2d_s8 (``variant`` "reference") or rip_conv2d_fast_s8
+    ("fast"); ``gap``: the output starts gap bytes below the input in one buffer (None:
+    separate buffers)."""
     p = cp.conv_params(graph, op)
+    fast = variant == "fast"
     arena = Arena.build(x, int(np.prod(p.output_dims)), gap, seed)
     ctx, _scratch = scratch(p.scratch_bytes, seed)
     quant, *_quant = per_channel(p)
-    args, _data = weighted_args(graph, op, p, arena)
+    args, _data = weighted_args(graph, op, p, arena, fast)
+    fn = lib.rip_conv2d_fast_s8 if fast else lib.rip_conv2d_s8
     params = ConvParams(
         p.input_offset,
         p.output_offset,
@@ -237,19 +253,29 @@ def run_conv(
         HW(*p.dilation),
         Act(*p.activation),
     )
-    return arena.result(lib.rip_conv2d_s8(ctx, params, quant, *args, arena.output))
+    return arena.result(fn(ctx, params, quant, *args, arena.output))
 
 
 def run_depthwise(
-    lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray, mode: str, seed: int = 0
+    lib: ctypes.CDLL,
+    graph: Graph,
+    op: Operator,
+    x: np.ndarray,
+    mode: str,
+    seed: int = 0,
+    variant: str = "reference",
+    scratch_bytes: int | None = None,
 ) -> bytes:
     """DEPTHWISE_CONV_2D: ``mode`` "out" (disjoint buffers), "channel" (channel in place,
-    output base == input base) or "naive" (the out-of-place kernel with output == input)."""
+    output base == input base) or "naive" (the out-of-place kernel with output == input);
+    ``variant`` "reference" or "fast" (the _fast kernels, depth multiplier 1 only);
+    ``scratch_bytes``: the context's size (default: the planner's, one plane)."""
     p = cp.conv_params(graph, op)
+    fast = variant == "fast"
     arena = Arena.build(x, int(np.prod(p.output_dims)), None if mode == "out" else 0, seed)
-    ctx, _scratch = scratch(p.scratch_bytes, seed)
+    ctx, _scratch = scratch(p.scratch_bytes if scratch_bytes is None else scratch_bytes, seed)
     quant, *_quant = per_channel(p)
-    args, _data = weighted_args(graph, op, p, arena)
+    args, _data = weighted_args(graph, op, p, arena, fast)
     params = DwConvParams(
         p.input_offset,
         p.output_offset,
@@ -259,9 +285,12 @@ def run_depthwise(
         p.depth_multiplier,
         Act(*p.activation),
     )
+    variant_part = "_fast" if fast else ""  # rip_depthwise_conv2d[_inplace][_fast]_s8
     if mode == "channel":
-        return arena.result(lib.rip_depthwise_conv2d_inplace_s8(ctx, params, quant, *args))
-    return arena.result(lib.rip_depthwise_conv2d_s8(ctx, params, quant, *args, arena.output))
+        fn = getattr(lib, f"rip_depthwise_conv2d_inplace{variant_part}_s8")
+        return arena.result(fn(ctx, params, quant, *args))
+    fn = getattr(lib, f"rip_depthwise_conv2d{variant_part}_s8")
+    return arena.result(fn(ctx, params, quant, *args, arena.output))
 
 
 def run_fc(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes:
@@ -338,6 +367,7 @@ CONV: dict[str, Callable[[int], bytes]] = {
     "same_7x1_s2_dilated": lambda s: conv(s, 12, 5, 2, 3, (7, 1), 2, (2, 1)),
     "pointwise_expand": lambda s: conv(s, 6, 6, 8, 16, 1),
     "pointwise_s2_project": lambda s: conv(s, 8, 8, 16, 7, 1, 2),
+    "pointwise_odd_pixels": lambda s: conv(s, 5, 7, 12, 9, 1),  # a lone last pixel
     "valid_wide_odd_cin": lambda s: conv(s, 5, 5, 33, 4, 3, 1, 1, "VALID"),
 }
 
@@ -352,6 +382,7 @@ DEPTHWISE: dict[str, Callable[[int], bytes]] = {
         s, 9, 8, 5, (5, 3), (2, 1), 1, "VALID", per_channel=False
     ),
     "same_5x5_s2_relu6": lambda s: dw(s, 11, 11, 6, 5, 2, activation="RELU6"),
+    "same_7x7": lambda s: dw(s, 12, 12, 5, 7),
     "mult2_s2": lambda s: dw(s, 9, 9, 4, 3, 2, depth_multiplier=2),
     "mult2_relu_odd": lambda s: dw(s, 7, 6, 3, 3, 1, 1, "SAME", "RELU", depth_multiplier=2),
 }
@@ -440,43 +471,61 @@ def assert_live_input_sets_the_gap(graph: Graph, op: Operator, gap: int) -> None
 # ---- convolution -------------------------------------------------------------------------------
 
 
+CONV_VARIANTS = ("reference", "fast")  # rip_conv2d_s8, rip_conv2d_fast_s8
+# Pixels a variant gathers before writing them: the simulator's tile.
+CONV_TILE = {"reference": 1, "fast": 2}
+
+
+@pytest.mark.parametrize("variant", CONV_VARIANTS)
 @pytest.mark.parametrize(("name", "seed"), cases(CONV))
-def test_conv_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
+def test_conv_matches_tflm(lib: ctypes.CDLL, name: str, seed: int, variant: str) -> None:
     graph, op, x, expected = load(CONV, name, seed)
     assert op.kind == "CONV_2D"
-    assert run_conv(lib, graph, op, x, None, seed) == expected
+    assert run_conv(lib, graph, op, x, None, seed, variant) == expected
 
 
+@pytest.mark.parametrize("variant", CONV_VARIANTS)
 @pytest.mark.parametrize(("name", "seed"), cases(CONV))
-def test_conv_in_place_at_the_rip_bound(lib: ctypes.CDLL, name: str, seed: int) -> None:
+def test_conv_in_place_at_the_rip_bound(
+    lib: ctypes.CDLL, name: str, seed: int, variant: str
+) -> None:
     """Output = input - gap in one buffer, at Theorem 13's row-order gather gap and at that
     gap rounded up to the 4-byte placement grid."""
     graph, op, x, expected = load(CONV, name, seed)
     gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
     assert gap < len(expected), "the output must overlap the input for the test to mean much"
-    assert run_conv(lib, graph, op, x, gap, seed) == expected
-    assert run_conv(lib, graph, op, x, round_up4(gap), seed) == expected
+    assert run_conv(lib, graph, op, x, gap, seed, variant) == expected
+    assert run_conv(lib, graph, op, x, round_up4(gap), seed, variant) == expected
 
 
+@pytest.mark.parametrize("variant", CONV_VARIANTS)
 @pytest.mark.parametrize("name", CONV_TIGHT)
-def test_conv_below_the_rip_bound_corrupts(lib: ctypes.CDLL, name: str) -> None:
+def test_conv_below_the_rip_bound_corrupts(lib: ctypes.CDLL, name: str, variant: str) -> None:
     """The bound is tight: one byte (or four) less gap and the output differs, so the kernel
-    really runs over its own input."""
+    really runs over its own input. A variant's bound is the simulator's gap for the
+    traversal it really has (pixel pairs for the fast kernel): never above Theorem 13's."""
     graph, op, x, expected = load(CONV, name, 0)
-    gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
-    assert_live_input_sets_the_gap(graph, op, gap)
-    assert run_conv(lib, graph, op, x, gap) == expected
-    assert run_conv(lib, graph, op, x, gap - 1) != expected
-    assert run_conv(lib, graph, op, x, gap - 4) != expected
+    geom = conv_geometry(graph, op)
+    planned = rip_bound(geom, "dense", "gather", "row").gap
+    gap = simulate_rip(geom, "dense", "gather", "row", tile=CONV_TILE[variant])
+    assert gap <= planned
+    if variant == "reference":
+        assert gap == planned
+    if gap <= max(0, geom.n_out - geom.n_in_dense):
+        pytest.skip("the output's size, not a live input, sets this variant's gap")
+    assert run_conv(lib, graph, op, x, gap, 0, variant) == expected
+    assert run_conv(lib, graph, op, x, gap - 1, 0, variant) != expected
+    assert run_conv(lib, graph, op, x, gap - 4, 0, variant) != expected
 
 
+@pytest.mark.parametrize("variant", CONV_VARIANTS)
 @pytest.mark.parametrize("name", list(CONV))
-def test_conv_in_place_at_the_planners_gap(lib: ctypes.CDLL, name: str) -> None:
+def test_conv_in_place_at_the_planners_gap(lib: ctypes.CDLL, name: str, variant: str) -> None:
     """The gap the planner hands the placement (requirements' in-place candidate) is one the
     kernel runs at."""
     graph, op, x, expected = load(CONV, name, 0)
     (candidate,) = requirements(graph).ops[0].candidates
-    assert run_conv(lib, graph, op, x, candidate.gap) == expected
+    assert run_conv(lib, graph, op, x, candidate.gap, 0, variant) == expected
 
 
 # ---- depthwise ---------------------------------------------------------------------------------
@@ -487,14 +536,31 @@ def test_depthwise_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
     graph, op, x, expected = load(DEPTHWISE, name, seed)
     assert op.kind == "DEPTHWISE_CONV_2D"
     assert run_depthwise(lib, graph, op, x, "out", seed) == expected
+    if name in DEPTHWISE_M1:
+        assert run_depthwise(lib, graph, op, x, "out", seed, "fast") == expected
 
 
+@pytest.mark.parametrize("variant", CONV_VARIANTS)
 @pytest.mark.parametrize(("name", "seed"), cases(DEPTHWISE_M1))
-def test_depthwise_channel_in_place(lib: ctypes.CDLL, name: str, seed: int) -> None:
+def test_depthwise_channel_in_place(lib: ctypes.CDLL, name: str, seed: int, variant: str) -> None:
     """Output base == input base (depthwise_bound: gap 0)."""
     graph, op, x, expected = load(DEPTHWISE, name, seed)
     assert depthwise_bound(conv_geometry(graph, op)).gap == 0
-    assert run_depthwise(lib, graph, op, x, "channel", seed) == expected
+    assert run_depthwise(lib, graph, op, x, "channel", seed, variant) == expected
+
+
+@pytest.mark.parametrize("planes", [4, 5, 8, 1000])
+@pytest.mark.parametrize(("name", "seed"), cases(DEPTHWISE_M1))
+def test_depthwise_fast_in_place_channel_groups(
+    lib: ctypes.CDLL, name: str, seed: int, planes: int
+) -> None:
+    """rip_depthwise_conv2d_inplace_fast_s8 with more scratch than the planner's one plane
+    runs channel groups (a multiple of 4 channels per pass, all of them when the scratch
+    holds every plane): still gap 0 and bit-exact, whatever the group and its tail."""
+    graph, op, x, expected = load(DEPTHWISE, name, seed)
+    plane = cp.conv_params(graph, op).scratch_bytes
+    got = run_depthwise(lib, graph, op, x, "channel", seed, "fast", planes * plane + 3)
+    assert got == expected
 
 
 @pytest.mark.parametrize("name", DEPTHWISE_M1)
@@ -615,11 +681,15 @@ def test_random_conv_matches_tflm_in_and_out_of_place(
     x = random_input(graph, seed)
     expected = tflm(model, x)
     assert run_conv(lib, graph, op, x, None, seed) == expected
+    assert run_conv(lib, graph, op, x, None, seed, "fast") == expected
     try:
         gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
     except LayerError:  # padding as wide as the dilated kernel: no dense bound
         return
     assert run_conv(lib, graph, op, x, gap, seed) == expected
+    assert run_conv(lib, graph, op, x, gap, seed, "fast") == expected
+    tiled = simulate_rip(conv_geometry(graph, op), "dense", "gather", "row", tile=2)
+    assert run_conv(lib, graph, op, x, tiled, seed, "fast") == expected
 
 
 @settings(max_examples=100, deadline=None)
@@ -655,8 +725,15 @@ def test_random_depthwise_matches_tflm(
     x = random_input(graph, seed)
     expected = tflm(model, x)
     assert run_depthwise(lib, graph, op, x, "out", seed) == expected
+    if multiplier == 1:
+        assert run_depthwise(lib, graph, op, x, "out", seed, "fast") == expected
     if multiplier == 1 and geom.h_out * geom.w_out <= geom.h_in * geom.w_in:
         assert run_depthwise(lib, graph, op, x, "channel", seed) == expected
+        assert run_depthwise(lib, graph, op, x, "channel", seed, "fast") == expected
+        plane = geom.h_out * geom.w_out
+        for planes in (4, 8, 1 + geom.c_in):  # channel groups of 4, 8, all channels
+            got = run_depthwise(lib, graph, op, x, "channel", seed, "fast", planes * plane)
+            assert got == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -844,7 +921,14 @@ def weighted_dims(p: Any) -> str:
 # Conv layers for the harness: expanding, C_in 33 (odd, many SMLAD words plus a tail), dilated
 # rectangular, strided with C_in 3 (a tail only), strided pointwise.
 HARNESS_CONV = ["same_3x3_expand", "valid_wide_odd_cin", "dilated_rect", "same_s2_relu6_odd_cin",
-                "pointwise_s2_project"]  # fmt: skip
+                "pointwise_s2_project", "pointwise_odd_pixels"]  # fmt: skip
+
+
+def fast_bias(graph: Graph, op: Operator, p: Any) -> tuple[int, ...]:
+    """The folded bias of the _fast kernels (kernel_choice.folded_bias)."""
+    bias = const(graph, op, 2, "<i4")
+    model_bias = None if bias is None else tuple(int(v) for v in bias)
+    return folded_bias(p, const(graph, op, 1, "<i1").tobytes(), model_bias)
 
 
 def harness_source() -> str:
@@ -866,7 +950,12 @@ def harness_source() -> str:
         memset(arena, 0x5a, sizeof arena);
         memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
         fails += check("conv {name}", rip_conv2d_s8(&ctx, &cp, &q, &id, arena + {gap}, &fd,
-                       {v}_w, &bd, {v}_b, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
+                       {v}_w, &bd, {v}_b, &od, arena), arena, {v}_exp, sizeof {v}_exp);
+        memset(arena, 0x5a, sizeof arena);
+        memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
+        fails += check("conv fast {name}", rip_conv2d_fast_s8(&ctx, &cp, &q, &id, arena + {gap},
+                       &fd, {v}_w, &bd, {v}_fb, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
+        h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
     for k, name in enumerate(["per_tensor_relu6_wide", "per_channel_batch2_relu"]):
         graph, op, x, expected = load(FC, name, k)
         p, v = cp.fully_connected_params(graph, op), f"fc{k}"
@@ -881,18 +970,35 @@ def harness_source() -> str:
         const {quant};
         fails += check("fc {name}", {fn}(0, &fp, &q, &id, {v}_in, &fd, {v}_w, &bd, {v}_b, &od,
                        arena), arena, {v}_exp, sizeof {v}_exp);""")
-    graph, op, x, expected = load(DEPTHWISE, "same_3x3", 0)
-    p = cp.conv_params(graph, op)
-    h.arena = max(h.arena, x.size)
-    h.scratch = max(h.scratch, p.scratch_bytes)
-    h.weighted("dw", graph, op, p, x, expected)
-    h.calls.append(f"""        {weighted_dims(p)}
+    # Depthwise: the reference in-place kernel; the fast one out of place (channel-vectorised
+    # on the M33, per-channel planes on the M0+) and in place with one plane of scratch (the
+    # planner's), four planes (channel groups of 4) and every plane (one group).
+    for k, name in enumerate(["same_3x3", "same_s2_odd_c", "dilated_relu6", "same_7x7"]):
+        graph, op, x, expected = load(DEPTHWISE, name, k)
+        p, v = cp.conv_params(graph, op), f"dw{k}"
+        plane = p.scratch_bytes
+        h.arena = max(h.arena, x.size + len(expected))
+        h.scratch = max(h.scratch, plane * p.output_dims[3])
+        h.weighted(v, graph, op, p, x, expected)
+        h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
+        h.calls.append(f"""        {weighted_dims(p)}
         const rip_dw_conv_params dp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.stride)},
             {c_dims(p.padding)}, {c_dims(p.dilation)}, 1, {c_dims(p.activation)}}};
-        const rip_per_channel_quant q = {{dw_m, dw_s}};
-        memcpy(arena, dw_in, sizeof dw_in);
-        fails += check("depthwise", rip_depthwise_conv2d_inplace_s8(&ctx, &dp, &q, &id, arena,
-                       &fd, dw_w, &bd, dw_b, &od), arena, dw_exp, sizeof dw_exp);""")
+        const rip_per_channel_quant q = {{{v}_m, {v}_s}};
+        memcpy(arena, {v}_in, sizeof {v}_in);
+        fails += check("depthwise {name}", rip_depthwise_conv2d_inplace_s8(&ctx, &dp, &q, &id,
+                       arena, &fd, {v}_w, &bd, {v}_b, &od), arena, {v}_exp, sizeof {v}_exp);
+        fails += check("depthwise fast out {name}", rip_depthwise_conv2d_fast_s8(&ctx, &dp, &q,
+                       &id, {v}_in, &fd, {v}_w, &bd, {v}_fb, &od, arena + {x.size}),
+                       arena + {x.size}, {v}_exp, sizeof {v}_exp);
+        const int32_t planes[3] = {{1, 4, {p.output_dims[3]}}};
+        for (int i = 0; i < 3; ++i) {{
+            const rip_context c1 = {{ctx.buf, planes[i] * {plane}}};
+            memcpy(arena, {v}_in, sizeof {v}_in);
+            fails += check("depthwise fast in place {name}",
+                           rip_depthwise_conv2d_inplace_fast_s8(&c1, &dp, &q, &id, arena, &fd,
+                           {v}_w, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
+        }}""")
     graph, op, x, expected = load(POOL, "avg_same_3x3_s1_odd_c", 0)
     p = cp.pool_params(graph, op)
     gap = pool_bound(conv_geometry(graph, op), "dense").gap

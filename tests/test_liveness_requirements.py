@@ -94,7 +94,7 @@ def test_scratch_formulas():
         s = scratch_bytes(g, op)
         if op.kind == "CONV_2D":
             geom = conv_geometry(g, op)
-            assert s == geom.kh * geom.kw * geom.c_in
+            assert s == 2 * geom.kh * geom.kw * geom.c_in  # a pixel pair (rip_conv2d_fast_s8)
         elif op.kind == "DEPTHWISE_CONV_2D":
             geom = conv_geometry(g, op)
             assert s == geom.h_out * geom.w_out

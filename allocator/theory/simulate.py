@@ -121,17 +121,20 @@ def _literal_refcounts(geom, sy, sx, order, pixel_addr):
     return counts, taps_of
 
 
-def _literal_rip_safe(geom, counts0, taps_of, out_addr, order, gap, taps) -> bool:
+def _literal_rip_safe(geom, counts0, taps_of, out_addr, order, gap, taps, tile=1) -> bool:
     """Run one RiP traversal with the input right-aligned at ``gap``; True if no write lands
-    on a live input scalar or past the end of the workspace."""
+    on a live input scalar or past the end of the workspace. With ``tile`` > 1 (gather
+    only) the receptive fields of ``tile`` consecutive pixels are all read before any of
+    their channels is written."""
     c_in, c_out = geom.c_in, geom.c_out
     size = gap + counts0.size
     live = np.zeros(size, dtype=np.int64)
     live[gap:] = counts0
     for k, (r, c) in enumerate(order):
-        if taps == "gather":  # receptive field copied out before any channel is written
-            for p in taps_of[k]:
-                live[gap + p * c_in : gap + (p + 1) * c_in] -= 1
+        if taps == "gather" and k % tile == 0:  # the tile's fields copied out first
+            for j in range(k, min(k + tile, len(order))):
+                for p in taps_of[j]:
+                    live[gap + p * c_in : gap + (p + 1) * c_in] -= 1
         start = out_addr(r, c)
         for a in range(start, start + c_out):  # channel by channel
             if a >= size or live[a] > 0:
@@ -157,7 +160,7 @@ def _binary_search(safe, hi: int) -> int:
     return lo
 
 
-def _literal_rip(geom: ConvGeometry, layout: str, taps: str, order: str) -> int:
+def _literal_rip(geom: ConvGeometry, layout: str, taps: str, order: str, tile: int = 1) -> int:
     sy, sx = _stored_axes(geom, layout)
     c_out = geom.c_out
     if order == "row":  # input and output both stored in the traversal's raster order
@@ -180,7 +183,7 @@ def _literal_rip(geom: ConvGeometry, layout: str, taps: str, order: str) -> int:
     hi = geom.n_out + c_out  # output entirely below the input: always safe
 
     def safe(gap: int) -> bool:
-        return _literal_rip_safe(geom, counts0, taps_of, out_addr, trav, gap, taps)
+        return _literal_rip_safe(geom, counts0, taps_of, out_addr, trav, gap, taps, tile)
 
     return _binary_search(safe, hi)
 
@@ -256,9 +259,12 @@ def _last_reader_axis(n_out: int, k: int, s: int, d: int, st: Stored) -> np.ndar
     return last
 
 
-def _fast_rip(geom: ConvGeometry, layout: str, taps: str) -> int:
+def _fast_rip(geom: ConvGeometry, layout: str, taps: str, tile: int = 1) -> int:
     """Row-major RiP; column-major callers pass the transposed geometry (identical
-    arithmetic: the traversal and both tensors are stored column-major)."""
+    arithmetic: the traversal and both tensors are stored column-major). With ``tile``
+    pixels gathered together, the state when pixel k is written is the one after the last
+    pixel of its tile was gathered, and every write of a tile lies below the end of its
+    last pixel: only each tile's last pixel constrains the gap."""
     sy, sx = _stored_axes(geom, layout)
     ly = _last_reader_axis(geom.h_out, geom.kh, geom.sh, geom.dh, sy)
     lx = _last_reader_axis(geom.w_out, geom.kw, geom.sw, geom.dw, sx)
@@ -275,6 +281,8 @@ def _fast_rip(geom: ConvGeometry, layout: str, taps: str) -> int:
     has_live = first_live < last.size
     debt = (k + 1) * geom.c_out - geom.c_in * first_live
     n_in = sy.n * sx.n * geom.c_in
+    if tile > 1:
+        has_live &= (k % tile == tile - 1) | (k == n_pix - 1)
     worst = int(debt[has_live].max()) if has_live.any() else 0
     return max(0, geom.n_out - n_in, worst)
 
@@ -344,16 +352,21 @@ def simulate_rip(
     taps: str = "gather",
     order: str = "row",
     mode: str = "fast",
+    tile: int = 1,
 ) -> int:
     """Minimum corruption-free gap (scalars) of a RiP traversal: the input right-aligned
-    after the gap, the output written from index 0 (Eq. 4 and Eq. 39 layouts)."""
+    after the gap, the output written from index 0 (Eq. 4 and Eq. 39 layouts). ``tile``:
+    how many consecutive output pixels of the traversal a kernel gathers before writing
+    them (rip_conv2d_fast_s8 gathers 2; a tile may span two rows)."""
     _check(layout, taps, order)
+    if tile < 1 or (tile > 1 and taps != "gather"):
+        raise LayerError(f"tile must be 1, or >= 1 with gathered taps, got {tile}")
     _check_size(geom, mode, herringbone=False)
     if mode == "literal":
-        return _literal_rip(geom, layout, taps, order)
+        return _literal_rip(geom, layout, taps, order, tile)
     if mode != "fast":
         raise LayerError(f"mode must be 'fast' or 'literal', got {mode!r}")
-    return _fast_rip(geom.transposed() if order == "col" else geom, layout, taps)
+    return _fast_rip(geom.transposed() if order == "col" else geom, layout, taps, tile)
 
 
 def simulate_herringbone(geom: ConvGeometry, mode: str = "fast") -> int:

@@ -1,0 +1,707 @@
+/*
+ * rip kernels: the fast CONV_2D and DEPTHWISE_CONV_2D variants of rip_conv.h (the API, the
+ * folded bias and the in-place contracts are documented there).
+ */
+#include <stddef.h>
+#include "rip_conv.h"
+
+#if defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* Requantization                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* TFLite's MultiplyByQuantizedMultiplier + output offset + activation clamp. The high half
+ * of (x * m + 2^30) >> 31 equals SaturatingRoundingDoublingHighMul(x, m) for m != INT32_MIN:
+ * for x * m >= 0 both round half up; for x * m < 0 the reference truncates
+ * (x * m + 1 - 2^30) / 2^31 towards zero, which is floor((x * m + 2^30) / 2^31). */
+static inline int32_t rip_fast_requantize(int32_t acc, int32_t multiplier, int32_t shift,
+                                          int32_t output_offset, int32_t act_min,
+                                          int32_t act_max) {
+    const int32_t left = shift > 0 ? shift : 0;
+    const int32_t right = shift > 0 ? 0 : -shift;
+    const int32_t shifted = (int32_t)((uint32_t)acc << left);
+    const int64_t product = (int64_t)shifted * multiplier + ((int64_t)1 << 30);
+    int32_t x = (int32_t)(uint32_t)((uint64_t)product >> 31);
+    const int32_t mask = (int32_t)((1u << right) - 1u);
+    const int32_t remainder = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    x = (x >> right) + (remainder > threshold ? 1 : 0) + output_offset;
+    return x < act_min ? act_min : (x > act_max ? act_max : x);
+}
+
+static int rip_fast_valid_act(rip_activation act) {
+    return act.min <= act.max && act.min >= -128 && act.max <= 127;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* CONV_2D: gather two receptive fields, then a 2 x 2 (pixels x channels) GEMM tile         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Four int8 in one word, byte k = p[k] (the kernels run on little-endian cores). */
+static inline int32_t rip_fast_load_s8x4(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4); /* one LDR: unaligned word loads are legal on v8-M Mainline */
+    return v;
+}
+
+#if defined(__ARM_FEATURE_DSP)
+
+/* SXTB16 with its rotate folded in (GCC 12 does not fold a separate ROR into it). */
+static inline int32_t rip_fast_sxtb16_ror8(int32_t x) {
+    int32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+    return r;
+}
+#endif
+
+/* Outputs of one or two pixels over all channels: x0, x1 are `k` gathered taps each, y0,
+ * y1 the two output pixels (x1 == x0 and y1 == y0 for a lone pixel: it writes the same
+ * bytes twice). Filter rows are `k` bytes, one per output channel. */
+static void rip_fast_gemm_2px(const int8_t *x0, const int8_t *x1, int32_t k,
+                              const int8_t *filter, int32_t c_out, const int32_t *bias,
+                              const int32_t *multiplier, const int32_t *shift,
+                              int32_t output_offset, int32_t act_min, int32_t act_max,
+                              int8_t *y0, int8_t *y1) {
+    int32_t oc = 0;
+    for (; oc + 2 <= c_out; oc += 2) {
+        const int8_t *w0 = filter + (size_t)oc * k;
+        const int8_t *w1 = w0 + k;
+        int32_t a00 = bias[oc], a01 = bias[oc + 1];
+        int32_t a10 = a00, a11 = a01;
+        int32_t i = 0;
+#if defined(__ARM_FEATURE_DSP)
+        for (; i + 4 <= k; i += 4) {
+            const int32_t xa = rip_fast_load_s8x4(x0 + i);
+            const int32_t xb = rip_fast_load_s8x4(x1 + i);
+            const int32_t wa = rip_fast_load_s8x4(w0 + i);
+            const int32_t wb = rip_fast_load_s8x4(w1 + i);
+            const int32_t xa02 = __sxtb16(xa), xa13 = rip_fast_sxtb16_ror8(xa);
+            const int32_t xb02 = __sxtb16(xb), xb13 = rip_fast_sxtb16_ror8(xb);
+            const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
+            a00 = __smlad(xa02, wa02, a00);
+            a00 = __smlad(xa13, wa13, a00);
+            a10 = __smlad(xb02, wa02, a10);
+            a10 = __smlad(xb13, wa13, a10);
+            const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
+            a01 = __smlad(xa02, wb02, a01);
+            a01 = __smlad(xa13, wb13, a01);
+            a11 = __smlad(xb02, wb02, a11);
+            a11 = __smlad(xb13, wb13, a11);
+        }
+#endif
+        for (; i < k; ++i) {
+            const int32_t xa = x0[i], xb = x1[i], wa = w0[i], wb = w1[i];
+            a00 += xa * wa;
+            a01 += xa * wb;
+            a10 += xb * wa;
+            a11 += xb * wb;
+        }
+        const int32_t m0 = multiplier[oc], m1 = multiplier[oc + 1];
+        const int32_t s0 = shift[oc], s1 = shift[oc + 1];
+        y0[oc] = (int8_t)rip_fast_requantize(a00, m0, s0, output_offset, act_min, act_max);
+        y0[oc + 1] = (int8_t)rip_fast_requantize(a01, m1, s1, output_offset, act_min, act_max);
+        y1[oc] = (int8_t)rip_fast_requantize(a10, m0, s0, output_offset, act_min, act_max);
+        y1[oc + 1] = (int8_t)rip_fast_requantize(a11, m1, s1, output_offset, act_min, act_max);
+    }
+    if (oc < c_out) {
+        const int8_t *w0 = filter + (size_t)oc * k;
+        int32_t a0 = bias[oc], a1 = bias[oc];
+        int32_t i = 0;
+#if defined(__ARM_FEATURE_DSP)
+        for (; i + 4 <= k; i += 4) {
+            const int32_t xa = rip_fast_load_s8x4(x0 + i);
+            const int32_t xb = rip_fast_load_s8x4(x1 + i);
+            const int32_t wa = rip_fast_load_s8x4(w0 + i);
+            const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
+            a0 = __smlad(__sxtb16(xa), wa02, a0);
+            a0 = __smlad(rip_fast_sxtb16_ror8(xa), wa13, a0);
+            a1 = __smlad(__sxtb16(xb), wa02, a1);
+            a1 = __smlad(rip_fast_sxtb16_ror8(xb), wa13, a1);
+        }
+#endif
+        for (; i < k; ++i) {
+            a0 += x0[i] * w0[i];
+            a1 += x1[i] * w0[i];
+        }
+        y0[oc] = (int8_t)rip_fast_requantize(a0, multiplier[oc], shift[oc], output_offset,
+                                             act_min, act_max);
+        y1[oc] = (int8_t)rip_fast_requantize(a1, multiplier[oc], shift[oc], output_offset,
+                                             act_min, act_max);
+    }
+}
+
+/* Taps k in [0, k_size) with 0 <= origin + k * dilation < extent form one run [*lo, *hi):
+ * counted, not divided (k_size is a kernel dimension). */
+static void rip_fast_tap_range(int32_t origin, int32_t dilation, int32_t k_size,
+                               int32_t extent, int32_t *lo, int32_t *hi) {
+    int32_t a = 0;
+    while (a < k_size && origin + a * dilation < 0) {
+        ++a;
+    }
+    int32_t b = a;
+    while (b < k_size && origin + b * dilation < extent) {
+        ++b;
+    }
+    *lo = a;
+    *hi = b;
+}
+
+/* Copy output pixel (oy, ox)'s receptive field into dst (KH * KW * C_in bytes), padded
+ * taps filled with the input zero point. */
+static void rip_fast_gather(const int8_t *in, const rip_dims *input_dims,
+                            const rip_dims *filter_dims, const rip_conv_params *params,
+                            int32_t oy, int32_t ox, int8_t *dst) {
+    const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
+    const int32_t kh = filter_dims->h, kw = filter_dims->w;
+    const int32_t dh = params->dilation.h, dw = params->dilation.w;
+    const int pad_byte = (int)(int8_t)(-params->input_offset);
+    const int32_t iy0 = oy * params->stride.h - params->padding.h;
+    const int32_t ix0 = ox * params->stride.w - params->padding.w;
+    int32_t ky_lo, ky_hi, kx_lo, kx_hi;
+    rip_fast_tap_range(iy0, dh, kh, h, &ky_lo, &ky_hi);
+    rip_fast_tap_range(ix0, dw, kw, w, &kx_lo, &kx_hi);
+    const size_t pixel_in = (size_t)c_in;
+    const size_t row_bytes = (size_t)kw * pixel_in;
+    for (int32_t ky = 0; ky < kh; ++ky) {
+        if (ky < ky_lo || ky >= ky_hi) {
+            memset(dst, pad_byte, row_bytes);
+            dst += row_bytes;
+            continue;
+        }
+        const int8_t *row = in + ((size_t)(iy0 + ky * dh) * w) * pixel_in;
+        const size_t left = (size_t)kx_lo * pixel_in;
+        const size_t right = (size_t)(kw - kx_hi) * pixel_in;
+        memset(dst, pad_byte, left);
+        dst += left;
+        if (dw == 1) {
+            const size_t run = (size_t)(kx_hi - kx_lo) * pixel_in;
+            memcpy(dst, row + (size_t)(ix0 + kx_lo) * pixel_in, run);
+            dst += run;
+        } else {
+            for (int32_t kx = kx_lo; kx < kx_hi; ++kx) {
+                memcpy(dst, row + (size_t)(ix0 + kx * dw) * pixel_in, pixel_in);
+                dst += pixel_in;
+            }
+        }
+        memset(dst, pad_byte, right);
+        dst += right;
+    }
+}
+
+int32_t rip_conv2d_fast_s8_get_buffer_size(const rip_dims *input_dims,
+                                           const rip_dims *filter_dims) {
+    (void)input_dims;
+    return 2 * filter_dims->h * filter_dims->w * filter_dims->c;
+}
+
+rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *params,
+                       const rip_per_channel_quant *quant, const rip_dims *input_dims,
+                       const int8_t *input, const rip_dims *filter_dims, const int8_t *filter,
+                       const rip_dims *bias_dims, const int32_t *bias,
+                       const rip_dims *output_dims, int8_t *output) {
+    (void)bias_dims;
+    const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
+    const int32_t h_out = output_dims->h, w_out = output_dims->w, c_out = output_dims->c;
+    const int32_t taps = filter_dims->h * filter_dims->w * c_in;
+    if (ctx == NULL || ctx->buf == NULL || ctx->size < 2 * taps || bias == NULL ||
+        filter_dims->c != c_in || filter_dims->n != c_out || input_dims->n != output_dims->n ||
+        params->stride.h < 1 || params->stride.w < 1 || params->dilation.h < 1 ||
+        params->dilation.w < 1 || !rip_fast_valid_act(params->activation)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    /* A 1x1 unit-stride unpadded convolution reads pixel p alone: a pair is one copy. */
+    const int pointwise = filter_dims->h == 1 && filter_dims->w == 1 && params->stride.h == 1 &&
+                          params->stride.w == 1 && params->padding.h == 0 &&
+                          params->padding.w == 0 && h_out == h && w_out == w;
+    const int32_t n_pix = h_out * w_out;
+    const int32_t act_min = params->activation.min, act_max = params->activation.max;
+    int8_t *const col0 = ctx->buf;
+    int8_t *const col1 = ctx->buf + taps;
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int8_t *in = input + (size_t)b * h * w * c_in;
+        int8_t *out = output + (size_t)b * n_pix * c_out;
+        int32_t oy = 0, ox = 0; /* pixel p */
+        for (int32_t p = 0; p < n_pix; p += 2) {
+            const int pair = p + 1 < n_pix;
+            /* Gather (sigma = 0): every read for pixels p and p + 1 happens here. */
+            if (pointwise) {
+                memcpy(col0, in + (size_t)p * c_in, (size_t)(pair ? 2 : 1) * (size_t)c_in);
+            } else {
+                rip_fast_gather(in, input_dims, filter_dims, params, oy, ox, col0);
+                if (++ox == w_out) {
+                    ox = 0;
+                    ++oy;
+                }
+                if (pair) {
+                    rip_fast_gather(in, input_dims, filter_dims, params, oy, ox, col1);
+                    if (++ox == w_out) {
+                        ox = 0;
+                        ++oy;
+                    }
+                }
+            }
+            int8_t *y0 = out + (size_t)p * c_out;
+            rip_fast_gemm_2px(col0, pair ? col1 : col0, taps, filter, c_out, bias,
+                              quant->multiplier, quant->shift, params->output_offset, act_min,
+                              act_max, y0, pair ? y0 + c_out : y0);
+        }
+    }
+    return RIP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* DEPTHWISE_CONV_2D: one channel plane at a time, interior and border split                */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int32_t h, w, c; /* input; c is the distance between a channel's neighbouring pixels */
+    int32_t h_out, w_out;
+    int32_t kh, kw, sh, sw, dh, dw, ph, pw;
+    int32_t zero_point; /* what a padded tap reads: its product cancels its folded bias */
+    int32_t oy_lo, oy_hi, ox_lo, ox_hi; /* interior outputs: every tap inside the input */
+    int32_t output_offset, act_min, act_max;
+} rip_dw_plane;
+
+/* Outputs o in [lo, hi) with 0 <= o * s - pad and o * s - pad + (k - 1) * d < extent: two
+ * divisions per axis and call, none per output. */
+static void rip_fast_interior(int32_t extent, int32_t k, int32_t s, int32_t d, int32_t pad,
+                              int32_t n_out, int32_t *lo, int32_t *hi) {
+    int32_t a = (pad + s - 1) / s;
+    const int32_t last = extent - 1 - (k - 1) * d + pad;
+    int32_t b = last < 0 ? 0 : last / s + 1;
+    b = rip_min32(b, n_out);
+    a = rip_min32(a, b);
+    *lo = a;
+    *hi = b;
+}
+
+/* One border output: only the taps inside the input, found by comparison, each adding
+ * w * (x + input_offset) to the model's own bias (`bias` here is the folded bias minus
+ * input_offset * sum of the channel's weights), as TFLite's reference does. */
+static int32_t rip_dw_border_acc(const rip_dw_plane *g, const int8_t *in, const int8_t *wt,
+                                 int32_t oy, int32_t ox, int32_t acc) {
+    const int32_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+    const int32_t offset = -g->zero_point;
+    int32_t ky_lo, ky_hi, kx_lo, kx_hi;
+    rip_fast_tap_range(iy0, g->dh, g->kh, g->h, &ky_lo, &ky_hi);
+    rip_fast_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
+    for (int32_t ky = ky_lo; ky < ky_hi; ++ky) {
+        const int8_t *x = in + ((size_t)(iy0 + ky * g->dh) * g->w + (size_t)ix0) * g->c;
+        const int8_t *w = wt + (size_t)(ky * g->kw) * g->c;
+        for (int32_t kx = kx_lo; kx < kx_hi; ++kx) {
+            acc += ((int32_t)x[kx * g->dw * g->c] + offset) * w[kx * g->c];
+        }
+    }
+    return acc;
+}
+
+/* Interior outputs ox in [ox_lo, ox_hi) of one row: `src` is the top-left tap of the first.
+ * KH and KW are compile-time constants at every call but the generic one, so the taps
+ * unroll and the weights stay in registers. */
+static inline __attribute__((always_inline)) void rip_dw_interior_row(
+    const rip_dw_plane *g, const int8_t *src, const int32_t *wk, const int32_t KH,
+    const int32_t KW, int32_t bias, int32_t multiplier, int32_t shift, int8_t *dst,
+    int32_t dst_stride, int32_t count) {
+    const int32_t step = g->sw * g->c;
+    const int32_t row = g->dh * g->w * g->c;
+    const int32_t col = g->dw * g->c;
+    for (int32_t n = 0; n < count; ++n) {
+        int32_t acc = bias;
+        for (int32_t ky = 0; ky < KH; ++ky) {
+            const int8_t *r = src + ky * row;
+            for (int32_t kx = 0; kx < KW; ++kx) {
+                acc += (int32_t)r[kx * col] * wk[ky * KW + kx];
+            }
+        }
+        *dst = (int8_t)rip_fast_requantize(acc, multiplier, shift, g->output_offset, g->act_min,
+                                           g->act_max);
+        dst += dst_stride;
+        src += step;
+    }
+}
+
+/* The 3x3 interior written out: nine weights in registers, three row pointers. At unit
+ * stride the window slides: each output loads one new column of three taps and reuses the
+ * two columns its left neighbour loaded. */
+static void rip_dw_interior_3x3(const rip_dw_plane *g, const int8_t *src, const int32_t *wk,
+                                int32_t bias, int32_t multiplier, int32_t shift, int8_t *dst,
+                                int32_t dst_stride, int32_t count) {
+    const int32_t w00 = wk[0], w01 = wk[1], w02 = wk[2], w10 = wk[3], w11 = wk[4];
+    const int32_t w12 = wk[5], w20 = wk[6], w21 = wk[7], w22 = wk[8];
+    const int32_t row = g->dh * g->w * g->c;
+    const int32_t col = g->dw * g->c;
+    const int8_t *r0 = src, *r1 = src + row, *r2 = src + 2 * row;
+    if (g->sw == 1 && g->dw == 1) {
+        int32_t a0 = r0[0], b0 = r1[0], c0 = r2[0];
+        int32_t a1 = r0[col], b1 = r1[col], c1 = r2[col];
+        r0 += 2 * col;
+        r1 += 2 * col;
+        r2 += 2 * col;
+        for (int32_t n = 0; n < count; ++n) {
+            const int32_t a2 = *r0, b2 = *r1, c2 = *r2;
+            r0 += col;
+            r1 += col;
+            r2 += col;
+            int32_t acc = bias + a0 * w00 + a1 * w01 + a2 * w02;
+            acc += b0 * w10 + b1 * w11 + b2 * w12;
+            acc += c0 * w20 + c1 * w21 + c2 * w22;
+            a0 = a1;
+            a1 = a2;
+            b0 = b1;
+            b1 = b2;
+            c0 = c1;
+            c1 = c2;
+            *dst = (int8_t)rip_fast_requantize(acc, multiplier, shift, g->output_offset,
+                                               g->act_min, g->act_max);
+            dst += dst_stride;
+        }
+        return;
+    }
+    const int32_t step = g->sw * g->c;
+    for (int32_t n = 0; n < count; ++n) {
+        int32_t acc = bias + r0[0] * w00 + r0[col] * w01 + r0[2 * col] * w02;
+        acc += r1[0] * w10 + r1[col] * w11 + r1[2 * col] * w12;
+        acc += r2[0] * w20 + r2[col] * w21 + r2[2 * col] * w22;
+        r0 += step;
+        r1 += step;
+        r2 += step;
+        *dst = (int8_t)rip_fast_requantize(acc, multiplier, shift, g->output_offset, g->act_min,
+                                           g->act_max);
+        dst += dst_stride;
+    }
+}
+
+/* Channel `ch`'s whole output plane into dst (pixel p at dst[p * dst_stride]). */
+static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
+                           int32_t ch, int32_t bias, int32_t multiplier, int32_t shift,
+                           int8_t *dst, int32_t dst_stride) {
+    const int8_t *in_ch = in + ch;
+    const int8_t *wt = filter + ch;
+    int32_t wk[49];
+    const int32_t taps = g->kh * g->kw;
+    const int small = taps <= 49;
+    int32_t sum = 0;
+    for (int32_t t = 0; t < taps; ++t) {
+        const int32_t v = wt[(size_t)t * g->c];
+        sum += v;
+        if (small) {
+            wk[t] = v;
+        }
+    }
+    const int32_t model_bias = (int32_t)((uint32_t)bias + (uint32_t)g->zero_point * (uint32_t)sum);
+    for (int32_t oy = 0; oy < g->h_out; ++oy) {
+        int8_t *out_row = dst + (size_t)oy * g->w_out * dst_stride;
+        const int interior_row = oy >= g->oy_lo && oy < g->oy_hi && small;
+        const int32_t lo = interior_row ? g->ox_lo : g->w_out;
+        const int32_t hi = interior_row ? g->ox_hi : g->w_out;
+        for (int32_t ox = 0; ox < lo; ++ox) {
+            out_row[(size_t)ox * dst_stride] = (int8_t)rip_fast_requantize(
+                rip_dw_border_acc(g, in_ch, wt, oy, ox, model_bias), multiplier, shift,
+                g->output_offset, g->act_min, g->act_max);
+        }
+        if (lo < hi) {
+            const int8_t *src = in_ch + ((size_t)(oy * g->sh - g->ph) * g->w +
+                                         (size_t)(lo * g->sw - g->pw)) * g->c;
+            int8_t *d = out_row + (size_t)lo * dst_stride;
+            const int32_t count = hi - lo;
+            if (g->kh == 3 && g->kw == 3) {
+                rip_dw_interior_3x3(g, src, wk, bias, multiplier, shift, d, dst_stride, count);
+            } else if (g->kh == 5 && g->kw == 5) {
+                rip_dw_interior_row(g, src, wk, 5, 5, bias, multiplier, shift, d, dst_stride,
+                                    count);
+            } else if (g->kh == 7 && g->kw == 7) {
+                rip_dw_interior_row(g, src, wk, 7, 7, bias, multiplier, shift, d, dst_stride,
+                                    count);
+            } else {
+                rip_dw_interior_row(g, src, wk, g->kh, g->kw, bias, multiplier, shift, d,
+                                    dst_stride, count);
+            }
+        }
+        for (int32_t ox = rip_max32(hi, lo); ox < g->w_out; ++ox) {
+            out_row[(size_t)ox * dst_stride] = (int8_t)rip_fast_requantize(
+                rip_dw_border_acc(g, in_ch, wt, oy, ox, model_bias), multiplier, shift,
+                g->output_offset, g->act_min, g->act_max);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* DEPTHWISE_CONV_2D, channel-vectorised (DSP cores): four channels per SIMD step           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The channel-vectorised depthwise runs where it is the faster one: on cores with the DSP
+ * extension, and on hosts (where it is also what the host tests exercise). ARMv6-M keeps
+ * the per-channel planes (its eight low registers hold one channel's 3x3 weights better
+ * than four channels' accumulators and words). */
+#if defined(__ARM_FEATURE_DSP) || !defined(__arm__)
+#define RIP_DW_GROUPS 1
+#else
+#define RIP_DW_GROUPS 0
+#endif
+
+#if RIP_DW_GROUPS
+#if defined(__ARM_FEATURE_DSP)
+/* One tap of four channels: x and w hold channels c..c+3 (one byte each). SXTB16 splits
+ * them into even (0, 2) and odd (1, 3) halfword pairs; SMLABB / SMLATT accumulate each
+ * channel's product (the CMSIS-NN arm_depthwise_conv_s8_opt inner step, without im2col). */
+#define RIP_DW4_TAP(xv, wv)                                                                    \
+    do {                                                                                       \
+        const int32_t x02_ = __sxtb16(xv), x13_ = rip_fast_sxtb16_ror8(xv);                     \
+        const int32_t w02_ = __sxtb16(wv), w13_ = rip_fast_sxtb16_ror8(wv);                     \
+        a0 = __smlabb(x02_, w02_, a0);                                                         \
+        a2 = __smlatt(x02_, w02_, a2);                                                         \
+        a1 = __smlabb(x13_, w13_, a1);                                                         \
+        a3 = __smlatt(x13_, w13_, a3);                                                         \
+    } while (0)
+#else
+#define RIP_DW4_TAP(xv, wv)                                                                    \
+    do {                                                                                       \
+        a0 += (int32_t)(int8_t)(xv) * (int8_t)(wv);                                            \
+        a1 += (int32_t)(int8_t)((xv) >> 8) * (int8_t)((wv) >> 8);                              \
+        a2 += (int32_t)(int8_t)((xv) >> 16) * (int8_t)((wv) >> 16);                            \
+        a3 += (int32_t)(int8_t)((xv) >> 24) * (int8_t)((wv) >> 24);                            \
+    } while (0)
+#endif
+
+/* The requantization of four channels' accumulators into o[0..3]. */
+#define RIP_DW4_STORE(o, m, s, g)                                                              \
+    do {                                                                                       \
+        const int32_t oo_ = (g)->output_offset, lo_ = (g)->act_min, hi_ = (g)->act_max;        \
+        (o)[0] = (int8_t)rip_fast_requantize(a0, (m)[0], (s)[0], oo_, lo_, hi_);               \
+        (o)[1] = (int8_t)rip_fast_requantize(a1, (m)[1], (s)[1], oo_, lo_, hi_);               \
+        (o)[2] = (int8_t)rip_fast_requantize(a2, (m)[2], (s)[2], oo_, lo_, hi_);               \
+        (o)[3] = (int8_t)rip_fast_requantize(a3, (m)[3], (s)[3], oo_, lo_, hi_);               \
+    } while (0)
+
+/* One interior output pixel of a 3x3 kernel at unit dilation, channels [0, n4) of the
+ * group (n4 a multiple of 4): x is its top-left tap, wt the filter, bias, m and s the
+ * group's first channel's, all offset to the group's first channel. Kept out of line so
+ * that its loop has the registers to itself. */
+static __attribute__((noinline)) void rip_dw4_3x3_pixel(const rip_dw_plane *g, const int8_t *x,
+                                                        const int8_t *wt, const int32_t *bias,
+                                                        const int32_t *m, const int32_t *s,
+                                                        int32_t n4, int8_t *o) {
+    const int32_t c = g->c, row = g->w * c - 2 * c;
+    for (int32_t j = 0; j < n4; j += 4, x += 4, wt += 4, o += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        const int8_t *p = x, *w = wt;
+        /* The empty asm keeps p and w single running pointers (one add a tap) instead of
+         * nine precomputed offsets the core has no registers for. */
+        for (int32_t ky = 0; ky < 3; ++ky, p += row) {
+            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
+            p += c;
+            w += c;
+            __asm__("" : "+r"(p), "+r"(w));
+            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
+            p += c;
+            w += c;
+            __asm__("" : "+r"(p), "+r"(w));
+            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
+            w += c;
+            __asm__("" : "+r"(p), "+r"(w));
+        }
+        RIP_DW4_STORE(o, m + j, s + j, g);
+    }
+}
+
+/* Any other output pixel (a border one, or any kernel size): every tap, a padded one
+ * reading the zero point (its product cancels its share of the folded bias). */
+static __attribute__((noinline)) void rip_dw4_any_pixel(const rip_dw_plane *g, const int8_t *in,
+                                                        ptrdiff_t base, int32_t oy, int32_t ox,
+                                                        const int8_t *wt, const int32_t *bias,
+                                                        const int32_t *m, const int32_t *s,
+                                                        int32_t n_ch, int8_t *o) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw;
+    const int32_t row = g->dh * g->w * c, col = g->dw * c;
+    const int8_t zp = (int8_t)g->zero_point;
+    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
+    int32_t ky_lo, ky_hi, kx_lo, kx_hi;
+    rip_fast_tap_range(oy * g->sh - g->ph, g->dh, kh, g->h, &ky_lo, &ky_hi);
+    rip_fast_tap_range(ox * g->sw - g->pw, g->dw, kw, g->w, &kx_lo, &kx_hi);
+    const int32_t n4 = n_ch & ~3;
+    for (int32_t j = 0; j < n4; j += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int in_y = ky >= ky_lo && ky < ky_hi;
+            const int8_t *w = wt + j + (size_t)(ky * kw) * c;
+            for (int32_t kx = 0; kx < kw; ++kx, w += c) {
+                const int32_t xv = in_y && kx >= kx_lo && kx < kx_hi
+                                       ? rip_fast_load_s8x4(in + base + j + ky * row + kx * col)
+                                       : pad4;
+                RIP_DW4_TAP(xv, rip_fast_load_s8x4(w));
+            }
+        }
+        RIP_DW4_STORE(o + j, m + j, s + j, g);
+    }
+    for (int32_t j = n4; j < n_ch; ++j) { /* the last n_ch % 4 channels */
+        int32_t acc = bias[j];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int in_y = ky >= ky_lo && ky < ky_hi;
+            for (int32_t kx = 0; kx < kw; ++kx) {
+                const int32_t xv =
+                    in_y && kx >= kx_lo && kx < kx_hi ? in[base + j + ky * row + kx * col] : zp;
+                acc += xv * wt[j + (size_t)(ky * kw + kx) * c];
+            }
+        }
+        o[j] = (int8_t)rip_fast_requantize(acc, m[j], s[j], g->output_offset, g->act_min,
+                                           g->act_max);
+    }
+}
+
+/* Channels [c0, c0 + n_ch) of every output pixel into dst: channel c0 + j of pixel p at
+ * dst[p * dst_stride + j]. Reads input channels [c0, c0 + n_ch) only. */
+static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
+                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                         int32_t c0, int32_t n_ch, int8_t *dst, int32_t dst_stride) {
+    const int fast3 = g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && (n_ch & 3) == 0;
+    const int8_t *wt = filter + c0;
+    bias += c0;
+    multiplier += c0;
+    shift += c0;
+    for (int32_t oy = 0; oy < g->h_out; ++oy) {
+        const int row_in = fast3 && oy >= g->oy_lo && oy < g->oy_hi;
+        int8_t *o = dst + (size_t)oy * g->w_out * dst_stride;
+        for (int32_t ox = 0; ox < g->w_out; ++ox, o += dst_stride) {
+            /* the top-left tap of channel c0 (an offset: it may lie outside the input) */
+            const ptrdiff_t base =
+                ((ptrdiff_t)(oy * g->sh - g->ph) * g->w + (ox * g->sw - g->pw)) * g->c + c0;
+            if (row_in && ox >= g->ox_lo && ox < g->ox_hi) {
+                rip_dw4_3x3_pixel(g, in + base, wt, bias, multiplier, shift, n_ch, o);
+            } else {
+                rip_dw4_any_pixel(g, in, base, oy, ox, wt, bias, multiplier, shift, n_ch, o);
+            }
+        }
+    }
+}
+#endif
+
+static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *params,
+                             const rip_dims *input_dims, const rip_dims *filter_dims,
+                             const int32_t *bias, const rip_dims *output_dims) {
+    if (params->depth_multiplier != 1 || filter_dims->c != input_dims->c ||
+        output_dims->c != input_dims->c || input_dims->n != output_dims->n || bias == NULL ||
+        params->stride.h < 1 || params->stride.w < 1 || params->dilation.h < 1 ||
+        params->dilation.w < 1 || !rip_fast_valid_act(params->activation)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    g->h = input_dims->h;
+    g->w = input_dims->w;
+    g->c = input_dims->c;
+    g->h_out = output_dims->h;
+    g->w_out = output_dims->w;
+    g->kh = filter_dims->h;
+    g->kw = filter_dims->w;
+    g->sh = params->stride.h;
+    g->sw = params->stride.w;
+    g->dh = params->dilation.h;
+    g->dw = params->dilation.w;
+    g->ph = params->padding.h;
+    g->pw = params->padding.w;
+    g->zero_point = -params->input_offset;
+    g->output_offset = params->output_offset;
+    g->act_min = params->activation.min;
+    g->act_max = params->activation.max;
+    rip_fast_interior(g->h, g->kh, g->sh, g->dh, g->ph, g->h_out, &g->oy_lo, &g->oy_hi);
+    rip_fast_interior(g->w, g->kw, g->sw, g->dw, g->pw, g->w_out, &g->ox_lo, &g->ox_hi);
+    return RIP_OK;
+}
+
+rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_conv_params *params,
+                                 const rip_per_channel_quant *quant,
+                                 const rip_dims *input_dims, const int8_t *input,
+                                 const rip_dims *filter_dims, const int8_t *filter,
+                                 const rip_dims *bias_dims, const int32_t *bias,
+                                 const rip_dims *output_dims, int8_t *output) {
+    (void)ctx;
+    (void)bias_dims;
+    rip_dw_plane g;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const size_t in_batch = (size_t)g.h * g.w * g.c;
+    const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+#if RIP_DW_GROUPS
+        rip_dw_group(&g, input + b * in_batch, filter, bias, quant->multiplier, quant->shift, 0,
+                     g.c, output + b * out_batch, g.c);
+        continue;
+#endif
+        for (int32_t ch = 0; ch < g.c; ++ch) {
+            rip_dw_channel(&g, input + b * in_batch, filter, ch, bias[ch], quant->multiplier[ch],
+                           quant->shift[ch], output + b * out_batch + ch, g.c);
+        }
+    }
+    return RIP_OK;
+}
+
+rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
+                                         const rip_dw_conv_params *params,
+                                         const rip_per_channel_quant *quant,
+                                         const rip_dims *input_dims, int8_t *data,
+                                         const rip_dims *filter_dims, const int8_t *filter,
+                                         const rip_dims *bias_dims, const int32_t *bias,
+                                         const rip_dims *output_dims) {
+    (void)bias_dims;
+    rip_dw_plane g;
+    const int32_t plane = output_dims->h * output_dims->w;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
+        plane > input_dims->h * input_dims->w || ctx == NULL || ctx->buf == NULL ||
+        ctx->size < plane) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const size_t in_batch = (size_t)g.h * g.w * g.c;
+    const size_t out_batch = (size_t)plane * g.c;
+    int8_t *const buf = ctx->buf;
+#if RIP_DW_GROUPS
+    /* Channel groups: as many channels per pass as the scratch holds planes of, a multiple
+     * of four (all of them for a small plane). Group [c0, c0 + n) reads input channels
+     * [c0, c0 + n) only, computes their planes into ctx->buf (pixel-major, n bytes a pixel)
+     * and then scatters them over the same channels, which no later group reads. */
+    int32_t group = rip_min32(g.c, (ctx->size / plane) & ~3);
+    if (group >= 4) {
+        for (int32_t b = 0; b < input_dims->n; ++b) {
+            const int8_t *in = data + b * in_batch;
+            int8_t *out = data + b * out_batch;
+            for (int32_t c0 = 0; c0 < g.c; c0 += group) {
+                const int32_t n = rip_min32(group, g.c - c0);
+                rip_dw_group(&g, in, filter, bias, quant->multiplier, quant->shift, c0, n, buf, n);
+                if (n == g.c) {
+                    memcpy(out, buf, (size_t)plane * (size_t)n);
+                    continue;
+                }
+                const int8_t *s = buf;
+                int8_t *o = out + c0;
+                for (int32_t p = 0; p < plane; ++p, s += n, o += g.c) {
+                    int32_t j = 0;
+                    for (; j + 4 <= n; j += 4) {
+                        int32_t v;
+                        memcpy(&v, s + j, 4);
+                        memcpy(o + j, &v, 4);
+                    }
+                    for (; j < n; ++j) {
+                        o[j] = s[j];
+                    }
+                }
+            }
+        }
+        return RIP_OK;
+    }
+#endif
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int8_t *in = data + b * in_batch;
+        int8_t *out = data + b * out_batch;
+        for (int32_t ch = 0; ch < g.c; ++ch) {
+            /* Channel ch's plane reads channel ch only, which no scatter has touched yet. */
+            rip_dw_channel(&g, in, filter, ch, bias[ch], quant->multiplier[ch], quant->shift[ch],
+                           buf, 1);
+            int8_t *o = out + ch;
+            for (int32_t p = 0; p < plane; ++p) {
+                o[(size_t)p * g.c] = buf[p];
+            }
+        }
+    }
+    return RIP_OK;
+}
