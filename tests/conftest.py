@@ -7,17 +7,13 @@ from pathlib import Path
 
 import pytest
 from cbuild import kernel_lib, kernel_objs  # noqa: F401  (the C build fixtures)
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-REPO = Path(__file__).resolve().parents[1]
+from paths import REPO, shared_path
 
 
-def shared_path(*parts: str) -> Path:
-    """A file under ../shared, or skip the test saying what is missing."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} is absent (CI keeps ../shared beside the checkout)")
-    return path
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    """The checkout's root (the `rip` package)."""
+    return REPO
 
 
 @pytest.fixture(scope="session")

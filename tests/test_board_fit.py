@@ -12,7 +12,7 @@ after; in3 and Proxyless still fit only under RiP.
 from __future__ import annotations
 
 import pytest
-from conftest import shared_path
+from paths import shared_path
 
 from rip.boards import load_board
 from rip.compiler import Options, analyse

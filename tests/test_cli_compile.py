@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from conftest import shared_path
+from paths import shared_path
 from tflite_writer import example_model
 
 from rip.allocator.planning.requirements import requirements

@@ -8,9 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import REPO, SHARED
 from tflite_writer import (
     example_model,
     random_add_model,
@@ -73,11 +73,6 @@ def test_shared_models_match_tflite_micro(tmp_path, path):
         assert got == want, f"{path.stem} under {strategy}: 0x{got:08x} != 0x{want:08x}"
         sums[strategy] = got
     assert len(set(sums.values())) == 1
-
-
-def test_no_models_means_skip():
-    if not weighted_models():
-        pytest.skip(f"{SHARED / 'models'} is absent (CI keeps ../shared beside the checkout)")
 
 
 @settings(max_examples=15, deadline=None)

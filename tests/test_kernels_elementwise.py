@@ -22,19 +22,13 @@ from typing import Any
 import cbuild as cb
 import numpy as np
 import pytest
+from tflite_micro import runtime
 from tflite_writer import ModelBuilder
 
 from rip.codegen import elementwise_params as ep
 from rip.codegen.quant import quantize_multiplier
 from rip.frontend.ir import Quant, Tensor
 from rip.frontend.reader import read_model
-
-try:
-    from tflite_micro import runtime
-except ImportError:  # the oracle is a test extra
-    runtime = None
-
-pytestmark = pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 
 ACTIVATION_CODE = {"NONE": 0, "RELU": 1, "RELU6": 3}
 OPTIONS = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions"}

@@ -24,6 +24,7 @@ import tflite_writer as tw
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import layers
+from tflite_micro import runtime
 from tflite_writer import ModelBuilder, conv_output_size
 
 from rip.allocator.planning.requirements import conv_geometry, requirements, scratch_bytes
@@ -37,13 +38,6 @@ from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 from rip.scratch import BUFFER_SIZE_FUNCTION
-
-try:
-    from tflite_micro import runtime
-except ImportError:  # the oracle is a test extra
-    runtime = None
-
-pytestmark = pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 
 SEEDS = (0, 1)
 

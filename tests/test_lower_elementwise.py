@@ -21,6 +21,7 @@ import cbuild as cb
 import numpy as np
 import pytest
 import tflite
+from tflite_micro import runtime
 from tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 
 import rip.codegen.lower_elementwise as le
@@ -30,13 +31,6 @@ from rip.errors import LoweringError
 from rip.frontend.ir import Graph, NoParams, Operator, Quant, Tensor
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-
-try:
-    from tflite_micro import runtime
-except ImportError:  # the oracle is a test extra
-    runtime = None
-
-pytestmark = pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 
 ALIGN = 16  # arena offsets as a planner would align them
 

@@ -1,6 +1,6 @@
 """The spatial lowerings (codegen/lower_spatial.py) against TensorFlow Lite Micro, byte for byte.
 
-Each case is a single-op model from tests/tflite_writer.py, read and rewritten by the front
+Each case is a single-op model from tests/tflite_writer/, read and rewritten by the front
 end. Its op is lowered with buffers pointing into a test arena laid out as the generator
 would: disjoint input and output, the planner's in-place gap (conv, pooling: output at the
 base, input ``align_up(gap, 4)`` above), or one shared base (channel in-place depthwise).
@@ -20,6 +20,7 @@ import cbuild as cb
 import numpy as np
 import pytest
 import tflite_writer as tw
+from tflite_micro import runtime
 from tflite_writer import ModelBuilder, conv_output_size
 
 from rip.allocator.planning.requirements import requirements, scratch_bytes
@@ -30,11 +31,6 @@ from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-
-try:
-    from tflite_micro import runtime
-except ImportError:  # the oracle is a test extra
-    runtime = None
 
 TAIL = 16  # canary bytes past the arena's used part: a kernel must never write there
 GARBAGE = 0x5A  # what the arena and scratch hold before the input is copied in
@@ -281,7 +277,6 @@ def lower(graph: Graph, op: Operator, buffers: OpBuffers, index: int = 0) -> Low
 # ---- against TFLite Micro ------------------------------------------------------------------
 
 
-@pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 @pytest.mark.parametrize(("name", "mode"), PARAMS)
 def test_lowered_op_matches_tflite_micro(
     name: str, mode: str, kernel_objects: list[Path], tmp_path: Path
@@ -301,7 +296,6 @@ def test_lowered_op_matches_tflite_micro(
     assert out == tflm(model, x)
 
 
-@pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 @pytest.mark.parametrize("name", ["mean_hw_keep", "mean_hw_flat"])
 def test_mean_over_hw_unrewritten(name: str, kernel_objects: list[Path], tmp_path: Path) -> None:
     """A MEAN over H and W the rewrite did not rename lowers to the same global pool. (Its

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import shared_path
+from paths import shared_path
 
 from rip.allocator.planning.plan import plan_model
 from rip.allocator.planning.requirements import requirements

@@ -11,7 +11,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from paths import REPO
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 DATA_DIRS = ("kernels", "templates", "boards")
 
@@ -46,6 +51,24 @@ def test_wheel_contains_packages_and_data(wheel):
             if f.is_file() and "__pycache__" not in f.parts:
                 assert f"rip/{f.relative_to(REPO).as_posix()}" in names
     assert not any(n.startswith("rip/tests/") for n in names)
+    assert not any("tflite_writer" in n for n in names)  # test machinery stays out
+
+
+def test_every_package_folder_is_listed_in_pyproject():
+    """A folder of Python modules that pyproject.toml does not list would silently be left
+    out of the wheel (the repository root is the `rip` package)."""
+    listed = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    skip = {"tests", "benchmarks", "examples", "build", "docs", "dist"}
+    folders = {
+        "rip." + ".".join(init.parent.relative_to(REPO).parts)
+        for init in REPO.rglob("__init__.py")
+        if not ({".venv", ".git"} | skip) & set(init.relative_to(REPO).parts)
+        and init.parent != REPO
+    }
+    assert folders <= listed, f"not in pyproject.toml's packages: {sorted(folders - listed)}"
+    assert {p for p in listed if p != "rip"} <= folders  # and nothing listed is gone
 
 
 def test_cli_runs_from_installed_wheel_elsewhere(wheel, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import shared_path
+from paths import shared_path
 from tflite_writer import example_model
 
 from rip.allocator.planning import parallel

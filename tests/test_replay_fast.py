@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import REPO, SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paths import REPO, SHARED
 from tflite_writer import example_model
 
 from rip.allocator.planning.placement import Plan, first_fit
@@ -71,7 +71,7 @@ def byte_map_replay(graph: Graph, plan: Plan, alignment: int) -> int:
     aliased = {p.op: p for p in plan.aliased}
     shifted = {p.op for p in plan.shifts}
     for i, op in enumerate(graph.operators):
-        what = f"op {i} ({op.kind}, file index {op.source_index})"
+        what = op.describe(graph, i)
         reads = {storage[t] for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant}
         for s in reads:
             intact(s, what)

@@ -9,14 +9,8 @@ import numpy as np
 import pytest
 import tflite
 import tflite_writer as tw
+from tflite_micro import runtime
 from tflite_writer import ModelBuilder
-
-try:
-    from tflite_micro import runtime
-except ImportError:  # the oracle is a test extra; everything else runs without it
-    runtime = None
-
-needs_tflm = pytest.mark.skipif(runtime is None, reason="tflite_micro is not installed")
 
 ALL_OPS = {
     "CONV_2D",
@@ -372,7 +366,6 @@ def test_builder_rejects_inconsistent_layers():
         mb.to_bytes()
 
 
-@needs_tflm
 def test_all_ops_model_runs_in_tflite_micro():
     buf = all_ops_builder().to_bytes()
     image = np.random.default_rng(0).uniform(-1, 1, size=(1, 8, 8, 3)).astype(np.float32)
@@ -383,7 +376,6 @@ def test_all_ops_model_runs_in_tflite_micro():
     assert ((gates >= 0) & (gates <= 1)).all()
 
 
-@needs_tflm
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_generated_models_run_in_tflite_micro_with_spread_outputs(name):
     buf = GENERATED[name](0)
@@ -397,7 +389,6 @@ def test_generated_models_run_in_tflite_micro_with_spread_outputs(name):
     assert saturated < 0.05, f"{saturated:.0%} of outputs at +127"
 
 
-@needs_tflm
 @pytest.mark.parametrize(
     "name",
     [
@@ -419,7 +410,6 @@ def test_convolutions_match_a_float_reference_within_one_step(name):
     assert np.abs(out.astype(np.int64) - expected).max() <= 1
 
 
-@needs_tflm
 def test_example_model_output_is_not_degenerate():
     buf = tw.example_model()
     assert {"CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "MEAN", "SOFTMAX"} <= set(op_names(buf))

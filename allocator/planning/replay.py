@@ -134,7 +134,7 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
     aliased = {p.op: p for p in plan.aliased}
     shifted = {p.op for p in plan.shifts}
     for i, op in enumerate(graph.operators):
-        what = f"op {i} ({op.kind}, file index {op.source_index})"
+        what = op.describe(graph, i)
         reads = {storage[t] for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant}
         for s in reads:
             intact(s, what)

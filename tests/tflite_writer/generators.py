@@ -1,0 +1,488 @@
+"""Calibrated model generators, the other half of the test suite's writer: the
+``random_*_model`` generators build single-layer models whose weights are random but whose
+activation quantization is calibrated on random inputs, as post-training quantization would
+do, so outputs spread over the int8 range instead of saturating; ``example_model`` is the
+bundled example (examples/regenerate.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from rip.shapes import same_padding
+from tflite_writer.builder import (
+    SOFTMAX_OUTPUT_SCALE,
+    SOFTMAX_OUTPUT_ZERO_POINT,
+    Activation,
+    ModelBuilder,
+    Padding,
+    PaddingSpec,
+    Pair,
+    Quantization,
+    _f32,
+    _pair,
+    conv_output_size,
+)
+
+
+def _apply_activation(values: np.ndarray, activation: Activation) -> np.ndarray:
+    if activation == "RELU":
+        return np.maximum(values, 0.0)
+    if activation == "RELU6":
+        return np.clip(values, 0.0, 6.0)
+    return values
+
+
+def _quant_from_range(lo: float, hi: float) -> tuple[float, int]:
+    """Asymmetric int8 parameters covering [lo, hi] and always 0, as the converter picks."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if hi - lo < 1e-6:
+        hi = lo + 1e-3
+    scale = _f32((hi - lo) / 255.0)
+    zero_point = int(np.clip(round(-128 - lo / scale), -128, 127))
+    return scale, zero_point
+
+
+def _fake_quant(values: np.ndarray, quant: Quantization) -> np.ndarray:
+    scale, zero_point = quant.scales[0], quant.zero_points[0]
+    q = np.clip(np.round(values / scale) + zero_point, -128, 127)
+    return (q - zero_point) * scale
+
+
+def _window_slices(
+    padded: np.ndarray,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    out_hw: tuple[int, int],
+) -> list[tuple[int, int, np.ndarray]]:
+    """Every kernel tap (i, j) with the strided input plane it multiplies."""
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, out_hw
+    return [
+        (
+            i,
+            j,
+            padded[
+                :,
+                i * dh : i * dh + sh * (oh - 1) + 1 : sh,
+                j * dw : j * dw + sw * (ow - 1) + 1 : sw,
+                :,
+            ],
+        )
+        for i in range(kh)
+        for j in range(kw)
+    ]
+
+
+def _explicit_pads(
+    hw: tuple[int, int],
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    padding: Padding,
+) -> tuple[int, int, int, int]:
+    if padding == "VALID":
+        return 0, 0, 0, 0
+    top, bottom = same_padding(hw[0], kernel[0], stride[0], dilation[0])
+    left, right = same_padding(hw[1], kernel[1], stride[1], dilation[1])
+    return top, bottom, left, right
+
+
+class _Calibrated:
+    """Builds a model layer by layer, tracking float values of a random calibration batch.
+
+    Each layer's float output (computed from the previous layer's fake-quantized values and
+    the dequantized weights) sets its output range, exactly as post-training quantization
+    would; the stored values are then fake-quantized so the next layer sees int8 inputs.
+    """
+
+    def __init__(self, seed: int, batch: int = 8) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.batch = batch
+        self.mb = ModelBuilder()
+        self.values: dict[int, np.ndarray] = {}
+        self._count = 0
+
+    def _name(self, kind: str) -> str:
+        self._count += 1
+        return f"{kind}_{self._count}"
+
+    def _output(
+        self,
+        values: np.ndarray,
+        activation: Activation,
+        kind: str,
+        quant: Quantization | None = None,
+        leading: int = 1,
+    ) -> int:
+        """An output tensor for calibrated ``values`` (rows are calibration samples); its
+        shape is the model's: ``leading`` (the model's batch) then the value shape."""
+        values = _apply_activation(values, activation)
+        if quant is None:
+            scale, zero_point = _quant_from_range(float(values.min()), float(values.max()))
+        else:
+            scale, zero_point = quant.scales[0], quant.zero_points[0]
+        out = self.mb.activation((leading, *values.shape[1:]), scale, zero_point, self._name(kind))
+        self.values[out] = _fake_quant(values, self.mb.quantization(out))
+        return out
+
+    def input(self, shape: Sequence[int]) -> int:
+        """A model input with random quantization around [-1, 1] and random int8 contents."""
+        scale = _f32(2.0 / 255.0 * self.rng.uniform(0.5, 2.0))
+        zero_point = int(self.rng.integers(-32, 33))
+        x = self.mb.activation(tuple(shape), scale, zero_point, self._name("input"))
+        q = self.rng.integers(-128, 128, size=(self.batch, *tuple(shape)[1:]))
+        self.values[x] = (q - zero_point) * scale
+        return x
+
+    def _weights(
+        self, shape: tuple[int, ...], axis: int, fan_in: int, per_channel: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Symmetric int8 weights (He-scaled, random per-channel gains) and their scales."""
+        w = self.rng.normal(0.0, math.sqrt(2.0 / fan_in), size=shape)
+        gain_shape = [1] * len(shape)
+        gain_shape[axis] = shape[axis]
+        w *= self.rng.uniform(0.5, 2.0, size=shape[axis]).reshape(gain_shape)
+        reduce_axes = tuple(a for a in range(len(shape)) if a != axis)
+        amax = np.abs(w).max(axis=reduce_axes) if per_channel else np.array([np.abs(w).max()])
+        scales = np.maximum(amax, 1e-8).astype(np.float32) / np.float32(127.0)
+        scale_b = scales.reshape(gain_shape) if per_channel else scales
+        q = np.clip(np.round(w / scale_b), -127, 127).astype(np.int8)
+        return q, scales
+
+    def _bias(
+        self, x: int, pre_bias: np.ndarray, weight_scales: np.ndarray
+    ) -> tuple[int, np.ndarray]:
+        """A random int32 bias about a fifth of each channel's spread, and its real values."""
+        channels = pre_bias.shape[-1]
+        spread = pre_bias.reshape(-1, channels).std(axis=0) + 1e-6
+        input_scale = np.float32(self.mb.quantization(x).scales[0])
+        bias_scales = input_scale * np.broadcast_to(weight_scales, (channels,)).astype(np.float32)
+        real = self.rng.normal(0.0, 0.2, size=channels) * spread
+        q = np.round(real / bias_scales).astype(np.int64)
+        tensor = self.mb.bias(q, float(input_scale), weight_scales.tolist(), self._name("bias"))
+        return tensor, q * bias_scales.astype(np.float64)
+
+    def pad(self, x: int, pads: tuple[int, int, int, int]) -> int:
+        """Explicit spatial PAD with the input's quantization (real zero at the zero point)."""
+        top, bottom, left, right = pads
+        values = np.pad(self.values[x], ((0, 0), (top, bottom), (left, right), (0, 0)))
+        quant = self.mb.quantization(x)
+        out = self.mb.activation(
+            (1, *values.shape[1:]), quant.scales[0], quant.zero_points[0], self._name("pad")
+        )
+        self.values[out] = values
+        return self.mb.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), out)
+
+    def conv(
+        self,
+        x: int,
+        c_out: int,
+        kernel: Pair,
+        stride: Pair = 1,
+        dilation: Pair = 1,
+        padding: PaddingSpec = "SAME",
+        activation: Activation = "NONE",
+        per_channel: bool = True,
+    ) -> int:
+        """CONV_2D, or PAD then a VALID CONV_2D for explicit (top, bottom, left, right)."""
+        if not isinstance(padding, str):
+            x, padding = self.pad(x, padding), "VALID"
+        kh, kw = _pair(kernel)
+        c_in = self.mb.shape(x)[3]
+        q, scales = self._weights((c_out, kh, kw, c_in), 0, kh * kw * c_in, per_channel)
+        w_real = q * scales.reshape(-1, 1, 1, 1) if per_channel else q * scales[0]
+        stride_hw, dilation_hw = _pair(stride), _pair(dilation)
+        top, bottom, left, right = _explicit_pads(
+            self.mb.shape(x)[1:3], (kh, kw), stride_hw, dilation_hw, padding
+        )
+        padded = np.pad(self.values[x], ((0, 0), (top, bottom), (left, right), (0, 0)))
+        out_hw = tuple(
+            conv_output_size(n, k, s, d, padding)
+            for n, k, s, d in zip(
+                self.mb.shape(x)[1:3], (kh, kw), stride_hw, dilation_hw, strict=True
+            )
+        )
+        acc = np.zeros((self.batch, *out_hw, c_out))
+        for i, j, plane in _window_slices(padded, (kh, kw), stride_hw, dilation_hw, out_hw):
+            acc += plane @ w_real[:, i, j, :].T
+        bias, bias_real = self._bias(x, acc, scales)
+        weights = self.mb.constant_int8(q, scales.tolist(), 0, 0, self._name("conv_weights"))
+        out = self._output(acc + bias_real, activation, "conv")
+        return self.mb.conv2d(
+            x,
+            weights,
+            bias,
+            out,
+            stride=stride_hw,
+            dilation=dilation_hw,
+            padding=padding,
+            activation=activation,
+        )
+
+    def depthwise(
+        self,
+        x: int,
+        kernel: Pair,
+        stride: Pair = 1,
+        dilation: Pair = 1,
+        padding: PaddingSpec = "SAME",
+        activation: Activation = "NONE",
+        depth_multiplier: int = 1,
+        per_channel: bool = True,
+    ) -> int:
+        """DEPTHWISE_CONV_2D (explicit padding through PAD, as for ``conv``)."""
+        if not isinstance(padding, str):
+            x, padding = self.pad(x, padding), "VALID"
+        kh, kw = _pair(kernel)
+        c_out = self.mb.shape(x)[3] * depth_multiplier
+        q, scales = self._weights((1, kh, kw, c_out), 3, kh * kw, per_channel)
+        w_real = q * scales if per_channel else q * scales[0]
+        stride_hw, dilation_hw = _pair(stride), _pair(dilation)
+        top, bottom, left, right = _explicit_pads(
+            self.mb.shape(x)[1:3], (kh, kw), stride_hw, dilation_hw, padding
+        )
+        # Output channel c * M + m reads input channel c.
+        padded = np.repeat(
+            np.pad(self.values[x], ((0, 0), (top, bottom), (left, right), (0, 0))),
+            depth_multiplier,
+            axis=3,
+        )
+        out_hw = tuple(
+            conv_output_size(n, k, s, d, padding)
+            for n, k, s, d in zip(
+                self.mb.shape(x)[1:3], (kh, kw), stride_hw, dilation_hw, strict=True
+            )
+        )
+        acc = np.zeros((self.batch, *out_hw, c_out))
+        for i, j, plane in _window_slices(padded, (kh, kw), stride_hw, dilation_hw, out_hw):
+            acc += plane * w_real[0, i, j, :]
+        bias, bias_real = self._bias(x, acc, scales)
+        weights = self.mb.constant_int8(q, scales.tolist(), 0, 3, self._name("depthwise_weights"))
+        out = self._output(acc + bias_real, activation, "depthwise")
+        return self.mb.depthwise_conv2d(
+            x,
+            weights,
+            bias,
+            out,
+            depth_multiplier=depth_multiplier,
+            stride=stride_hw,
+            dilation=dilation_hw,
+            padding=padding,
+            activation=activation,
+        )
+
+    def fully_connected(
+        self,
+        x: int,
+        units: int,
+        activation: Activation = "NONE",
+        logit_std: float | None = None,
+        per_channel: bool = False,
+    ) -> int:
+        """FULLY_CONNECTED, per-tensor weights (or one scale per output unit, which TFLite
+        Micro also runs); ``logit_std`` rescales them to that spread."""
+        features = self.values[x].reshape(self.batch, -1)
+        w = self.rng.normal(
+            0.0, math.sqrt(2.0 / features.shape[1]), size=(units, features.shape[1])
+        )
+        if logit_std is not None:
+            w *= logit_std / max(float((features @ w.T).std()), 1e-6)
+        if per_channel:
+            w *= self.rng.uniform(0.2, 3.0, size=(units, 1))
+            scale = (np.maximum(np.abs(w).max(axis=1), 1e-8) / 127.0).astype(np.float32)
+        else:
+            scale = np.array([max(np.abs(w).max(), 1e-8) / 127.0], dtype=np.float32)
+        q = np.clip(np.round(w / scale[:, None]), -127, 127).astype(np.int8)
+        acc = features @ (q * scale[:, None]).T
+        bias, bias_real = self._bias(x, acc, scale)
+        weights = self.mb.constant_int8(q, scale.tolist(), 0, 0, self._name("fc_weights"))
+        out = self._output(
+            acc + bias_real, activation, "fully_connected", leading=self.mb.shape(x)[0]
+        )
+        return self.mb.fully_connected(x, weights, bias, out, activation=activation)
+
+    def add(self, a: int, b: int, activation: Activation = "NONE") -> int:
+        """ADD of two int8 tensors of one shape."""
+        out = self._output(self.values[a] + self.values[b], activation, "add")
+        return self.mb.add(a, b, out, activation=activation)
+
+    def pool(
+        self, x: int, kind: Literal["avg", "max"], size: Pair, stride: Pair, padding: Padding
+    ) -> int:
+        """AVERAGE_POOL_2D or MAX_POOL_2D, output quantized like the input."""
+        size_hw, stride_hw = _pair(size), _pair(stride)
+        top, bottom, left, right = _explicit_pads(
+            self.mb.shape(x)[1:3], size_hw, stride_hw, (1, 1), padding
+        )
+        # NaN marks padding: SAME pooling averages or maxes only the real pixels.
+        padded = np.pad(
+            self.values[x], ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=np.nan
+        )
+        out_hw = tuple(
+            conv_output_size(n, k, s, 1, padding)
+            for n, k, s in zip(self.mb.shape(x)[1:3], size_hw, stride_hw, strict=True)
+        )
+        planes = np.stack(
+            [p for _, _, p in _window_slices(padded, size_hw, stride_hw, (1, 1), out_hw)]
+        )
+        values = np.nanmean(planes, axis=0) if kind == "avg" else np.nanmax(planes, axis=0)
+        out = self._output(values, "NONE", f"{kind}_pool", self.mb.quantization(x))
+        method = self.mb.average_pool2d if kind == "avg" else self.mb.max_pool2d
+        return method(x, out, filter_size=size_hw, stride=stride_hw, padding=padding)
+
+    def mean(self, x: int, axes: Sequence[int]) -> int:
+        """MEAN over ``axes`` keeping dimensions, requantized to its own range."""
+        values = self.values[x].mean(axis=tuple(axes), keepdims=True)
+        out = self._output(values, "NONE", "mean")
+        return self.mb.mean(x, axes, out, keep_dims=True)
+
+    def reshape(self, x: int, shape: Sequence[int]) -> int:
+        """RESHAPE keeping the quantization."""
+        quant = self.mb.quantization(x)
+        values = self.values[x].reshape(self.batch, *tuple(shape)[1:])
+        out = self._output(values, "NONE", "reshape", quant)
+        return self.mb.reshape(x, out)
+
+    def softmax(self, x: int) -> int:
+        """SOFTMAX with the fixed int8 output quantization."""
+        logits = self.values[x] - self.values[x].max(axis=-1, keepdims=True)
+        probs = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+        quant = Quantization((_f32(SOFTMAX_OUTPUT_SCALE),), (SOFTMAX_OUTPUT_ZERO_POINT,), 0)
+        out = self._output(probs, "NONE", "softmax", quant)
+        return self.mb.softmax(x, out)
+
+    def upsample(self, x: int, factor: Pair) -> int:
+        """RESIZE_NEAREST_NEIGHBOR by an integer factor, quantized like the input."""
+        fh, fw = _pair(factor)
+        values = np.repeat(np.repeat(self.values[x], fh, axis=1), fw, axis=2)
+        out = self._output(values, "NONE", "upsample", self.mb.quantization(x))
+        return self.mb.resize_nearest_neighbor(x, out)
+
+    def finish(self, inputs: Sequence[int], outputs: Sequence[int]) -> bytes:
+        """Set the interface and serialise."""
+        self.mb.inputs(inputs)
+        self.mb.outputs(outputs)
+        return self.mb.to_bytes()
+
+
+def random_conv_model(
+    seed: int,
+    h: int = 8,
+    w: int = 8,
+    c_in: int = 4,
+    c_out: int = 8,
+    kernel: Pair = 3,
+    stride: Pair = 1,
+    dilation: Pair = 1,
+    padding: PaddingSpec = "SAME",
+    activation: Activation = "NONE",
+    per_channel: bool = True,
+) -> bytes:
+    """A single CONV_2D model; explicit (top, bottom, left, right) padding becomes PAD + VALID."""
+    net = _Calibrated(seed)
+    x = net.input((1, h, w, c_in))
+    y = net.conv(x, c_out, kernel, stride, dilation, padding, activation, per_channel)
+    return net.finish([x], [y])
+
+
+def random_depthwise_model(
+    seed: int,
+    h: int = 8,
+    w: int = 8,
+    channels: int = 8,
+    kernel: Pair = 3,
+    stride: Pair = 1,
+    dilation: Pair = 1,
+    padding: PaddingSpec = "SAME",
+    activation: Activation = "NONE",
+    depth_multiplier: int = 1,
+    per_channel: bool = True,
+) -> bytes:
+    """A single DEPTHWISE_CONV_2D model (explicit padding through PAD + VALID)."""
+    net = _Calibrated(seed)
+    x = net.input((1, h, w, channels))
+    y = net.depthwise(
+        x, kernel, stride, dilation, padding, activation, depth_multiplier, per_channel
+    )
+    return net.finish([x], [y])
+
+
+def random_fully_connected_model(
+    seed: int,
+    features: int = 16,
+    units: int = 8,
+    activation: Activation = "NONE",
+    per_channel: bool = False,
+    batch: int = 1,
+) -> bytes:
+    """A single FULLY_CONNECTED model on a ``[batch, features]`` input."""
+    net = _Calibrated(seed)
+    x = net.input((batch, features))
+    y = net.fully_connected(x, units, activation, per_channel=per_channel)
+    return net.finish([x], [y])
+
+
+def random_pool_model(
+    seed: int,
+    h: int = 8,
+    w: int = 8,
+    channels: int = 4,
+    kind: Literal["avg", "max"] = "avg",
+    size: Pair = 2,
+    stride: Pair = 2,
+    padding: Padding = "VALID",
+) -> bytes:
+    """A single AVERAGE_POOL_2D or MAX_POOL_2D model."""
+    net = _Calibrated(seed)
+    x = net.input((1, h, w, channels))
+    y = net.pool(x, kind, size, stride, padding)
+    return net.finish([x], [y])
+
+
+def random_add_model(
+    seed: int, h: int = 8, w: int = 8, channels: int = 4, activation: Activation = "NONE"
+) -> bytes:
+    """A single ADD of two model inputs with different quantization."""
+    net = _Calibrated(seed)
+    a = net.input((1, h, w, channels))
+    b = net.input((1, h, w, channels))
+    y = net.add(a, b, activation)
+    return net.finish([a, b], [y])
+
+
+def random_upsample_model(
+    seed: int, h: int = 4, w: int = 4, channels: int = 4, factor: Pair = 2
+) -> bytes:
+    """A single RESIZE_NEAREST_NEIGHBOR model that scales H and W by ``factor``."""
+    net = _Calibrated(seed)
+    x = net.input((1, h, w, channels))
+    y = net.upsample(x, factor)
+    return net.finish([x], [y])
+
+
+def example_model(seed: int = 0) -> bytes:
+    """A small MobileNetV2-like int8 CNN on a 32x32x3 input, ten-way softmax output.
+
+    conv 3x3/2 → depthwise 3x3 → 1x1 expand → depthwise 3x3 → 1x1 project → ADD residual →
+    average pool 2x2 → MEAN → RESHAPE → FULLY_CONNECTED → SOFTMAX, with RELU6 after every
+    layer but the projection. Weights are random; quantization is calibrated.
+    """
+    net = _Calibrated(seed)
+    x = net.input((1, 32, 32, 3))
+    stem = net.conv(x, 16, 3, stride=2, activation="RELU6")
+    block_in = net.depthwise(stem, 3, activation="RELU6")
+    expand = net.conv(block_in, 48, 1, activation="RELU6")
+    depthwise = net.depthwise(expand, 3, activation="RELU6")
+    project = net.conv(depthwise, 16, 1)
+    residual = net.add(block_in, project)
+    pooled = net.pool(residual, "avg", 2, 2, "VALID")
+    mean = net.mean(pooled, (1, 2))
+    flat = net.reshape(mean, (1, 16))
+    logits = net.fully_connected(flat, 10, logit_std=2.0)
+    probs = net.softmax(logits)
+    return net.finish([x], [probs])
