@@ -345,7 +345,7 @@ def generate(model_path: Path, out: Path, fast: bool) -> str:
     """The host project of one model (plan, C, kernels); its expected checksum."""
     from rip.allocator.planning.plan import plan_model
     from rip.allocator.planning.requirements import requirements
-    from rip.codegen import kernel_choice, lower_spatial
+    from rip.codegen import kernel_choice, lower_conv
     from rip.codegen.emit import emit_model
     from rip.codegen.reference import checksum, reference_outputs
     from rip.firmware.host_project import write_host_project
@@ -363,7 +363,7 @@ def generate(model_path: Path, out: Path, fast: bool) -> str:
     req = requirements(graph)
     plan = plan_model(graph, req, "rip", "milp", 4, 60)
     chooser = kernel_choice.choose_conv_kernel if fast else reference_choice
-    with mock.patch.object(lower_spatial, "choose_conv_kernel", chooser):
+    with mock.patch.object(lower_conv, "choose_conv_kernel", chooser):
         emitted = emit_model(graph, req, plan, "rip")
     write_host_project(emitted, out)
     return f"0x{checksum(reference_outputs(model_path, graph)):08x}"

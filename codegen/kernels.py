@@ -1,44 +1,45 @@
 """The kernel table: which lowering turns each IR op kind into a kernel call.
 
 Written out, not filled by import side effects: adding a kernel is adding its lowering here.
-Each lowering renders the template pair of its kernel header (`rip.codegen.lowering`).
+Each lowering renders the template pair of its kernel header (`rip.codegen.lowering`); there is
+one lowering module and one params module per header (``lower_conv`` and ``conv_params`` for
+kernels/rip_conv.h, and likewise pool, elementwise, activation and shape).
 """
 
 from __future__ import annotations
 
-from rip.codegen import lower_elementwise as le
-from rip.codegen import lower_spatial as ls
+from rip.codegen import lower_activation, lower_conv, lower_elementwise, lower_pool, lower_shape
 from rip.codegen.lowering import Lowering
 from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 
 LOWERINGS: dict[str, Lowering] = {
     # kernels/rip_conv.h
-    "CONV_2D": ls.lower_conv,
-    "DEPTHWISE_CONV_2D": ls.lower_conv,
-    "FULLY_CONNECTED": ls.lower_fully_connected,
+    "CONV_2D": lower_conv.lower_conv,
+    "DEPTHWISE_CONV_2D": lower_conv.lower_conv,
+    "FULLY_CONNECTED": lower_conv.lower_fully_connected,
     # kernels/rip_pool.h
-    "AVERAGE_POOL_2D": ls.lower_pool,
-    "MAX_POOL_2D": ls.lower_pool,
-    "GLOBAL_AVERAGE_POOL": ls.lower_global_pool,
-    "MEAN": ls.lower_global_pool,  # over H and W only; the lowering refuses any other
+    "AVERAGE_POOL_2D": lower_pool.lower_pool,
+    "MAX_POOL_2D": lower_pool.lower_pool,
+    "GLOBAL_AVERAGE_POOL": lower_pool.lower_global_pool,
+    "MEAN": lower_pool.lower_global_pool,  # over H and W only; the lowering refuses any other
     # kernels/rip_elementwise.h
-    "ADD": le.lower_binary,
-    "SUB": le.lower_binary,
-    "MUL": le.lower_binary,
+    "ADD": lower_elementwise.lower_binary,
+    "SUB": lower_elementwise.lower_binary,
+    "MUL": lower_elementwise.lower_binary,
     # kernels/rip_activation.h
-    "RELU": le.lower_unary,
-    "RELU6": le.lower_unary,
-    "QUANTIZE": le.lower_unary,
-    "LOGISTIC": le.lower_unary,
-    "TANH": le.lower_unary,
-    "HARD_SWISH": le.lower_unary,
-    "SOFTMAX": le.lower_disjoint_unary,
+    "RELU": lower_activation.lower_unary,
+    "RELU6": lower_activation.lower_unary,
+    "QUANTIZE": lower_activation.lower_unary,
+    "LOGISTIC": lower_activation.lower_unary,
+    "TANH": lower_activation.lower_unary,
+    "HARD_SWISH": lower_activation.lower_unary,
+    "SOFTMAX": lower_activation.lower_softmax,
     # kernels/rip_shape.h
-    "TRANSPOSE": le.lower_disjoint_unary,
-    "RESIZE_NEAREST_NEIGHBOR": le.lower_resize_nearest,
-    "CONCATENATION": le.lower_concatenation,
-    "PAD": le.lower_pad,
+    "TRANSPOSE": lower_shape.lower_transpose,
+    "RESIZE_NEAREST_NEIGHBOR": lower_shape.lower_resize_nearest,
+    "CONCATENATION": lower_shape.lower_concatenation,
+    "PAD": lower_shape.lower_pad,
 }
 
 

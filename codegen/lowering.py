@@ -4,18 +4,25 @@ The generator decides where every tensor lives (arena offsets from the replay-ch
 and how each op runs in place; a lowering turns one op into C: file-scope declarations
 (its constant data and params) and the statement(s) that call its kernel. Every C text is
 rendered from the template pair of its kernel header under ``templates/ops/``
-(`render_op`); the table of lowerings is `rip.codegen.kernels`.
+(`render_op`); the table of lowerings is `rip.codegen.kernels`. The checks and helpers the
+lowering modules (one per kernel header: ``lower_conv``, ``lower_pool``, ``lower_elementwise``,
+``lower_activation``, ``lower_shape``) share are here too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
+from rip.codegen.quant import ParamsError
 from rip.codegen.templating import render
+from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.terms import InPlaceKind
+
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
@@ -118,3 +125,189 @@ Lowering = Callable[[Graph, Operator, int, OpBuffers, str], Lowered]
 def where(graph: Graph, op: Operator, index: int | None = None) -> str:
     """How codegen messages name an op: ``Operator.describe`` with its output."""
     return op.describe(graph, index)
+
+
+# ---- shared by the lowerings ------------------------------------------------------------
+
+
+def kernel_params(
+    compute: Callable[[Graph, Operator], P], graph: Graph, op: Operator, index: int | None = None
+) -> P:
+    """The kernel parameters; TFLite Micro's Prepare refusals become LoweringErrors."""
+    try:
+        return compute(graph, op)
+    except ParamsError as e:
+        raise LoweringError(f"{where(graph, op, index)}: {e}") from None
+
+
+def grouped(expr: str) -> str:
+    """``expr`` parenthesized unless it already is as a whole, so that a cast in front of it
+    applies to the whole pointer expression (``(int8_t *)rip_arena + 8`` would not)."""
+    if expr.startswith("(") and expr.endswith(")"):
+        depth = 0
+        for k, ch in enumerate(expr):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth == 0:
+                if k == len(expr) - 1:
+                    return expr
+                break
+    return f"({expr})"
+
+
+def activation_input(graph: Graph, op: Operator, index: int, buffers: OpBuffers) -> str:
+    if not buffers.inputs or buffers.inputs[0] is None:
+        raise LoweringError(f"{where(graph, op, index)}: its input is not an arena activation")
+    return grouped(buffers.inputs[0])
+
+
+def check_inplace(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, allowed: tuple[str, ...]
+) -> None:
+    """Refuse an in-place mode this op's conv or pool kernel does not implement (they overwrite
+    input 0 only): the emitted code would silently read bytes it had already overwritten."""
+    if buffers.inplace is None:
+        return
+    if buffers.inplace not in allowed:
+        supported = " or ".join(repr(m) for m in allowed) if allowed else "no in-place mode"
+        raise LoweringError(
+            f"{where(graph, op, index)}: cannot run in place as {buffers.inplace!r} "
+            f"(its kernel supports {supported})"
+        )
+    if buffers.inplace_input not in (None, 0):
+        raise LoweringError(
+            f"{where(graph, op, index)}: only its activation input (0) can be overwritten, "
+            f"not input {buffers.inplace_input}"
+        )
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The C side of one op kind: kernel function, params struct type and its header (which
+    picks the template pair)."""
+
+    function: str
+    struct: str
+    header: str
+
+
+def check_buffers(graph: Graph, op: Operator, buffers: OpBuffers) -> None:
+    """The driver's buffers must match the op: one entry per input, a pointer for every
+    activation (a None there would silently read constant data that does not exist)."""
+    if len(buffers.inputs) != len(op.inputs):
+        raise LoweringError(
+            f"{where(graph, op)}: {len(buffers.inputs)} input buffers for {len(op.inputs)} inputs"
+        )
+    for k, (tid, pointer) in enumerate(zip(op.inputs, buffers.inputs, strict=True)):
+        if pointer is None and tid >= 0 and not graph.tensors[tid].is_constant:
+            raise LoweringError(
+                f"{where(graph, op)}: input {k} (tensor {tid}) is an activation but has no buffer"
+            )
+
+
+def check_operand_in_place(
+    graph: Graph,
+    op: Operator,
+    buffers: OpBuffers,
+    kernel: Kernel,
+    allowed: str | None,
+    inputs: Sequence[int],
+) -> bool:
+    """True when the op runs in place (elementwise, activation and shape kernels). ``allowed``
+    is the one mode the kernel supports (None: none); ``inputs`` the input positions it may
+    overwrite."""
+    mode = buffers.inplace
+    if mode is None:
+        return False
+    if mode != allowed:
+        supported = f"only {allowed!r}" if allowed else "none (it needs disjoint buffers)"
+        raise LoweringError(
+            f"{where(graph, op)}: in-place mode {mode!r} is not supported by "
+            f"{kernel.function} (in-place modes: {supported})"
+        )
+    k = buffers.inplace_input
+    if k not in inputs:
+        raise LoweringError(
+            f"{where(graph, op)}: in place over input {k}; {op.kind} may only overwrite "
+            f"input {' or '.join(str(i) for i in inputs)}"
+        )
+    if buffers.inputs[k] is None:
+        raise LoweringError(f"{where(graph, op)}: in place over constant input {k}")
+    return True
+
+
+def operands(
+    graph: Graph, op: Operator, positions: Sequence[int], buffers: OpBuffers, prefix: str
+) -> tuple[list[str], list[ConstantOperand]]:
+    """Pointer expressions of the data inputs at ``positions`` and the constant data the op
+    emits for those that are constants (the driver passes None for them)."""
+    pointers: list[str] = []
+    constants: list[ConstantOperand] = []
+    for k in positions:
+        pointer = buffers.inputs[k]
+        if pointer is not None:
+            pointers.append(pointer)
+            continue
+        tensor = graph.tensors[op.inputs[k]]
+        if tensor.data is None:
+            raise LoweringError(
+                f"{where(graph, op)}: model has no weights (constant input {k}, tensor "
+                f"{tensor.id} {tensor.name!r}, has no data); compile the model with its weights"
+            )
+        if tensor.dtype != "int8" or len(tensor.data) != tensor.nbytes:
+            raise LoweringError(
+                f"{where(graph, op)}: constant input {k} is {tensor.dtype} of "
+                f"{len(tensor.data)} bytes, not int8 of shape {tensor.shape}"
+            )
+        constant = ConstantOperand(f"{prefix}_operand{k}", tensor.data)
+        constants.append(constant)
+        pointers.append(constant.name)
+    return pointers, constants
+
+
+def render_kernel(
+    graph: Graph,
+    op: Operator,
+    index: int,
+    buffers: OpBuffers,
+    prefix: str,
+    kernel: Kernel,
+    params: object,
+    inputs: Sequence[str],
+    constants: Sequence[ConstantOperand],
+) -> Lowered:
+    """Render the template pair of ``kernel``'s header for an elementwise, activation or shape
+    kernel (none of them uses scratch)."""
+    return render_op(
+        OpContext(
+            kind=op.kind,
+            header=kernel.header,
+            function=kernel.function,
+            struct=kernel.struct,
+            params=params,
+            prefix=prefix,
+            # rip_model_invoke reports the failing op as its schedule index + 1 (0: success).
+            status=index + 1,
+            inputs=tuple(inputs),
+            output=buffers.output,
+            constants=tuple(constants),
+        )
+    )
+
+
+def lower_one_input(
+    graph: Graph,
+    op: Operator,
+    index: int,
+    buffers: OpBuffers,
+    prefix: str,
+    kernel: Kernel,
+    compute: Callable[[Graph, Operator], object],
+    mode: str | None,
+) -> Lowered:
+    """An elementwise, activation or shape kernel of one data input (any other input of the op
+    is in its params): in place over that input in ``mode`` (None: never)."""
+    check_buffers(graph, op, buffers)
+    check_operand_in_place(graph, op, buffers, kernel, mode, (0,))
+    params = kernel_params(compute, graph, op)
+    inputs, constants = operands(graph, op, (0,), buffers, prefix)
+    return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, constants)

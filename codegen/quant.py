@@ -1,15 +1,21 @@
 """TFLite's quantization arithmetic on the host, bit for bit: what the code generator
-feeds the C kernels (tensorflow/lite/kernels/internal/quantization_util.cc)."""
+feeds the C kernels (tensorflow/lite/kernels/internal/quantization_util.cc), and the checks
+and helpers every params module shares (``conv_params``, ``pool_params``,
+``elementwise_params``, ``activation_params``, ``shape_params``: one per kernel header)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from rip.errors import ParamsError
+from rip.frontend.ir import Operator, Quant, Tensor
+from rip.shapes import nhwc
 
 INT8_MIN, INT8_MAX = -128, 127
+Dims = tuple[int, int, int, int]  # rip_dims: n, h, w, c
 
 
 def round_half_away(x: float) -> int:
@@ -50,9 +56,10 @@ def effective_scale(input_scale: float, weight_scale: float, output_scale: float
     )
 
 
-def activation_range(activation: str, scale: float, zero_point: int) -> tuple[int, int]:
-    """CalculateActivationRangeQuantized for an int8 output: the fused activation as a clamp,
-    each bound ``zero_point + roundf(f / scale)`` with the division in float32."""
+def activation_range(activation: str, quant: Quant) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized for a per-tensor int8 output: the fused activation as
+    a clamp, each bound ``zero_point + roundf(f / scale)`` with the division in float32."""
+    scale, zero_point = quant.scale[0], quant.zero_point[0]
 
     def quantize(f: float) -> int:
         return zero_point + round_half_away(float(np.float32(f) / np.float32(scale)))
@@ -66,3 +73,47 @@ def activation_range(activation: str, scale: float, zero_point: int) -> tuple[in
     if activation == "RELU_N1_TO_1":
         return max(INT8_MIN, quantize(-1.0)), min(INT8_MAX, quantize(1.0))
     raise ParamsError(f"fused activation {activation} is not supported by int8 kernels")
+
+
+# ---- shared by the params modules ----------------------------------------------------------
+
+
+def f32(x: float) -> np.float32:
+    return np.float32(x)
+
+
+def where(op: Operator) -> str:
+    """How a params message names an op (the lowering adds its output and step)."""
+    return op.describe()
+
+
+def int8_quant(t: Tensor, op: Operator, what: str) -> Quant:
+    if t.dtype != "int8":
+        raise ParamsError(f"{where(op)}: {what} is {t.dtype}, the kernels are int8")
+    if t.quant is None or not t.quant.scale:
+        raise ParamsError(f"{where(op)}: {what} has no quantization")
+    return t.quant
+
+
+def per_tensor(q: Quant, op: Operator, what: str) -> tuple[float, int]:
+    if q.per_channel:
+        raise ParamsError(f"{where(op)}: {what} must be quantized per tensor")
+    return q.scale[0], q.zero_point[0]
+
+
+def scale_zp(t: Tensor) -> tuple[float, int]:
+    if t.dtype != "int8" or t.quant is None or t.quant.per_channel:
+        raise ParamsError(f"tensor {t.name!r} is not a per-tensor quantized int8 tensor")
+    return float(t.quant.scale[0]), int(t.quant.zero_point[0])
+
+
+def tensor_size(t: Tensor) -> int:
+    return math.prod(t.shape)
+
+
+def dims4(shape: Sequence[int]) -> tuple[int, int, int, int]:
+    """``rip.shapes.nhwc``, its refusal of a fifth dimension as a ParamsError."""
+    try:
+        return nhwc(shape)
+    except ValueError as e:
+        raise ParamsError(str(e)) from None

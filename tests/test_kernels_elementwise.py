@@ -2,11 +2,11 @@
 rip_activation.c, rip_shape.c) against TensorFlow Lite Micro, byte for byte.
 
 The C sources are compiled once per session into a shared library and called through ctypes;
-parameters come from codegen.elementwise_params on the IR tensors of random single-op models
-written with frontend.tflite_writer (every input and the output quantized differently).
-In-place runs put the output at the same or a lower address than the full-size input inside
-one buffer; in-place nearest upsampling runs in reverse from a shared base (Theorem 14), and
-the same call traversing forward is shown to corrupt the result.
+parameters come from codegen.{elementwise,activation,shape}_params on the IR tensors of
+random single-op models written with frontend.tflite_writer (every input and the output
+quantized differently). In-place runs put the output at the same or a lower address than the
+full-size input inside one buffer; in-place nearest upsampling runs in reverse from a shared
+base (Theorem 14), and the same call traversing forward is shown to corrupt the result.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ import pytest
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder
 
+from rip.codegen import activation_params as ap
 from rip.codegen import elementwise_params as ep
-from rip.codegen.quant import quantize_multiplier
+from rip.codegen import shape_params as sp
+from rip.codegen.quant import ParamsError, quantize_multiplier
 from rip.frontend.ir import Quant, Tensor
 from rip.frontend.reader import read_model
 
@@ -67,7 +69,7 @@ def c_mul(p: ep.MulParams) -> CMul:
                 p.activation_min, p.activation_max)  # fmt: skip
 
 
-def c_requantize(p: ep.RequantizeParams) -> CRequantize:
+def c_requantize(p: ap.RequantizeParams) -> CRequantize:
     return CRequantize(p.input_offset, p.output_offset, CQuant(p.multiplier, p.shift),
                        p.activation_min, p.activation_max, int(p.clamp_only))  # fmt: skip
 
@@ -256,20 +258,20 @@ UNARY_FN = {"RELU": "rip_relu_s8", "RELU6": "rip_relu_s8", "QUANTIZE": "rip_quan
 def unary_params(kind: str, x: Tensor, y: Tensor) -> Any:
     """(params, ctypes struct) of a unary kernel."""
     if kind in ("RELU", "RELU6"):
-        p: Any = ep.relu_params(x, y, kind)
+        p: Any = ap.relu_params(x, y, kind)
         return p, c_requantize(p)
     if kind == "QUANTIZE":
-        p = ep.quantize_params(x, y)
+        p = ap.quantize_params(x, y)
         return p, c_requantize(p)
     if kind in ("LOGISTIC", "TANH"):
-        p = ep.sigmoid_params(x, y, kind)
+        p = ap.sigmoid_params(x, y, kind)
         return p, CSigmoid(p.input_zero_point, p.input_range_radius, p.input_multiplier,
                            p.input_left_shift)  # fmt: skip
-    p = ep.hard_swish_params(x, y)
+    p = ap.hard_swish_params(x, y)
     return p, c_hard_swish(p)
 
 
-def c_hard_swish(p: ep.HardSwishParams) -> CHardSwish:
+def c_hard_swish(p: ap.HardSwishParams) -> CHardSwish:
     return CHardSwish(p.input_zero_point, p.output_zero_point,
                       p.output_multiplier_fixedpoint_int16, p.output_multiplier_exponent,
                       p.reluish_multiplier_fixedpoint_int16,
@@ -363,7 +365,7 @@ def test_relu_and_hard_swish_ratios_are_computed_in_double(lib: ctypes.CDLL) -> 
             as_float = c_requantize(replace(ours, multiplier=m, shift=shift))
         else:
             m, shift = quantize_multiplier(float(f32(1 / 128) * f32(qi[0]) / f32(qo[0])))
-            m16 = ep._downscale_int32_to_int16_multiplier(m)
+            m16 = ap._downscale_int32_to_int16_multiplier(m)
             as_float = c_hard_swish(
                 replace(
                     ours, output_multiplier_fixedpoint_int16=m16, output_multiplier_exponent=shift
@@ -392,7 +394,7 @@ def test_softmax_matches_tflm(lib: ctypes.CDLL, beta: float, shape: tuple[int, .
         mb.softmax(x, y, beta=beta)
         data = rand_int8(rng, shape)
         expected = tflm(mb, [x], y, [data]).reshape(-1)
-        p = ep.softmax_params(ir_tensor(mb, x), ir_tensor(mb, y), beta)
+        p = ap.softmax_params(ir_tensor(mb, x), ir_tensor(mb, y), beta)
         out = np.zeros(data.size, dtype=np.int8)
         struct = CSoftmax(p.input_multiplier, p.input_left_shift, p.diff_min)
         assert lib.rip_softmax_s8(ctypes.byref(struct), p.num_rows, p.row_size, addr(data),
@@ -414,7 +416,7 @@ def resize_model(rng: np.random.Generator, in_shape: tuple[int, ...], out_hw: tu
     return mb, x, y, data, tflm(mb, [x], y, [data]).reshape(-1)
 
 
-def run_resize(lib: ctypes.CDLL, p: ep.ResizeNearestParams, src: int, dst: int, **changes: int):
+def run_resize(lib: ctypes.CDLL, p: sp.ResizeNearestParams, src: int, dst: int, **changes: int):
     fields = {"align_corners": int(p.align_corners),
               "half_pixel_centers": int(p.half_pixel_centers), "scale_h": p.scale_h,
               "scale_w": p.scale_w, "reverse": int(p.reverse)}  # fmt: skip
@@ -439,7 +441,7 @@ def test_resize_nearest_integer_scales(
         scale_w = scale if seed == 0 else int(rng.integers(1, 5))
         mb, x, y, data, expected = resize_model(rng, (n, h, w, c), (h * scale, w * scale_w),
                                                 align, half_pixel)  # fmt: skip
-        p = ep.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), align, half_pixel)
+        p = sp.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), align, half_pixel)
         out = np.zeros(expected.size, dtype=np.int8)
         run_resize(lib, p, addr(data), addr(out))
         np.testing.assert_array_equal(out, expected)
@@ -447,15 +449,15 @@ def test_resize_nearest_integer_scales(
         run_resize(lib, p, addr(data), addr(out), scale_h=0, scale_w=0)  # TFLite's float map
         np.testing.assert_array_equal(out, expected)
 
-        if not ep.resize_in_place_safe(p.input_dims, p.output_dims, align, half_pixel):
+        if not sp.resize_in_place_safe(p.input_dims, p.output_dims, align, half_pixel):
             # align_corners with half_pixel_centers reads pixel o + 1 (a combination the
             # TFLite converter never emits): refused, not run.
             assert align and half_pixel
-            with pytest.raises(ep.ParamsError, match="in place"):
-                ep.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), align,
+            with pytest.raises(ParamsError, match="in place"):
+                sp.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), align,
                                          half_pixel, in_place=True)  # fmt: skip
             continue
-        p_in_place = ep.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), align,
+        p_in_place = sp.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), align,
                                               half_pixel, in_place=True)  # fmt: skip
         buf = np.zeros(expected.size, dtype=np.int8)
         buf[: data.size] = data.reshape(-1)
@@ -470,7 +472,7 @@ def test_resize_nearest_in_place_forward_corrupts(lib: ctypes.CDLL) -> None:
         rng = np.random.default_rng(scale)
         mb, x, y, data, expected = resize_model(rng, (1, 4, 5, 3), (4 * scale, 5 * scale),
                                                 False, False)  # fmt: skip
-        p = ep.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), in_place=True)
+        p = sp.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), in_place=True)
         assert p.reverse and p.scale_h == scale == p.scale_w
         buf = np.zeros(expected.size, dtype=np.int8)
         buf[: data.size] = data.reshape(-1)
@@ -488,13 +490,13 @@ def test_resize_nearest_arbitrary_sizes(lib: ctypes.CDLL) -> None:
         align, half_pixel = bool(seed % 2), bool(seed // 2 % 2)
         mb, x, y, data, expected = resize_model(rng, (1, h, w, 2), (oh, ow), align, half_pixel)
         tx, ty = ir_tensor(mb, x), ir_tensor(mb, y)
-        p = ep.resize_nearest_params(tx, ty, align, half_pixel)
+        p = sp.resize_nearest_params(tx, ty, align, half_pixel)
         out = np.zeros(expected.size, dtype=np.int8)
         run_resize(lib, p, addr(data), addr(out))
         np.testing.assert_array_equal(out, expected, err_msg=f"seed {seed}")
         if oh >= h and ow >= w and not (align and half_pixel):
-            assert ep.resize_in_place_safe(p.input_dims, p.output_dims, align, half_pixel)
-            q = ep.resize_nearest_params(tx, ty, align, half_pixel, in_place=True)
+            assert sp.resize_in_place_safe(p.input_dims, p.output_dims, align, half_pixel)
+            q = sp.resize_nearest_params(tx, ty, align, half_pixel, in_place=True)
             buf = np.zeros(expected.size, dtype=np.int8)
             buf[: data.size] = data.reshape(-1)
             run_resize(lib, q, addr(buf), addr(buf))
@@ -506,25 +508,25 @@ def test_nearest_index_map_is_float32_not_exact(lib: ctypes.CDLL) -> None:
     maps to (20.5 * 2/41 = 1 exactly, but) 0.99999994 -> input 0, and the kernel's float path
     agrees with TFLite Micro. Integer factors keep the exact o // S map (checked, not
     assumed), so the integer path is what upsampling uses."""
-    assert ep.nearest_index_map(2, 41, False, True)[20] == 0
+    assert sp.nearest_index_map(2, 41, False, True)[20] == 0
     rng = np.random.default_rng(41)
     mb, x, y, data, expected = resize_model(rng, (1, 2, 2, 3), (41, 41), False, True)
-    p = ep.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), False, True)
+    p = sp.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), False, True)
     assert p.scale_h == p.scale_w == 0
     out = np.zeros(expected.size, dtype=np.int8)
     run_resize(lib, p, addr(data), addr(out))
     np.testing.assert_array_equal(out, expected)
     for s in (1, 2, 3, 4, 8):
-        assert ep._integer_scale(7, 7 * s, False, False) == s
-        assert ep._integer_scale(7, 7 * s, False, True) == s
-    assert ep._integer_scale(3, 9, True, False) == 0  # align_corners: round(2 * 0.25) == 1
-    assert ep.nearest_index_map(2, 5, True, False) == (0, 0, 1, 1, 1)  # round(0.5) == 1
+        assert sp._integer_scale(7, 7 * s, False, False) == s
+        assert sp._integer_scale(7, 7 * s, False, True) == s
+    assert sp._integer_scale(3, 9, True, False) == 0  # align_corners: round(2 * 0.25) == 1
+    assert sp.nearest_index_map(2, 5, True, False) == (0, 0, 1, 1, 1)  # round(0.5) == 1
 
 
 # ---- CONCATENATION, TRANSPOSE, PAD -----------------------------------------------------------
 
 
-def run_concat(lib: ctypes.CDLL, p: ep.ConcatKernelParams, arrays: Sequence[np.ndarray],
+def run_concat(lib: ctypes.CDLL, p: sp.ConcatKernelParams, arrays: Sequence[np.ndarray],
                out: np.ndarray) -> None:  # fmt: skip
     k = len(arrays)
     sizes = (I32 * k)(*p.axis_sizes)
@@ -558,7 +560,7 @@ def test_concatenation_matches_tflm(lib: ctypes.CDLL, axis: int) -> None:
         mb.concatenation(xs, y, axis=axis)
         arrays = [rand_int8(rng, s) for s in shapes]
         expected = tflm(mb, xs, y, arrays).reshape(-1)
-        p = ep.concatenation_params([ir_tensor(mb, t) for t in xs], ir_tensor(mb, y), axis)
+        p = sp.concatenation_params([ir_tensor(mb, t) for t in xs], ir_tensor(mb, y), axis)
         assert all(r is None for r in p.requantize)
         out = np.zeros(expected.size, dtype=np.int8)
         run_concat(lib, p, arrays, out)
@@ -581,7 +583,7 @@ def test_concatenation_requantizes_like_quantize_then_concat(lib: ctypes.CDLL) -
         mb.concatenation([a_out, b], y, axis=3)
         arrays = [rand_int8(rng, (n, h, w, c)), rand_int8(rng, (n, h, w, c + 1))]
         expected = tflm(mb, [a, b], y, arrays).reshape(-1)
-        p = ep.concatenation_params([ir_tensor(mb, a), ir_tensor(mb, b)], ir_tensor(mb, y), 3)
+        p = sp.concatenation_params([ir_tensor(mb, a), ir_tensor(mb, b)], ir_tensor(mb, y), 3)
         assert p.requantize[0] is not None and p.requantize[1] is None
         out = np.zeros(expected.size, dtype=np.int8)
         run_concat(lib, p, arrays, out)
@@ -602,7 +604,7 @@ def test_transpose_matches_tflm(lib: ctypes.CDLL, rank: int) -> None:
         mb.operator("TRANSPOSE", [x, perm_tensor], [y], "TransposeOptions")
         data = rand_int8(rng, shape)
         expected = tflm(mb, [x], y, [data]).reshape(-1)
-        p = ep.transpose_params(ir_tensor(mb, x), perm)
+        p = sp.transpose_params(ir_tensor(mb, x), perm)
         out = np.zeros(data.size, dtype=np.int8)
         struct = CTranspose((I32 * 4)(*p.perm))
         assert lib.rip_transpose_s8(ctypes.byref(struct), ctypes.byref(CDims(*p.input_dims)),
@@ -627,7 +629,7 @@ def test_pad_matches_tflm(lib: ctypes.CDLL, rank: int) -> None:
         mb.pad(x, pads, y)
         data = rand_int8(rng, shape)
         expected = tflm(mb, [x], y, [data]).reshape(-1)
-        p = ep.pad_params(ir_tensor(mb, x), ir_tensor(mb, y), pads)
+        p = sp.pad_params(ir_tensor(mb, x), ir_tensor(mb, y), pads)
         out = np.zeros(expected.size, dtype=np.int8)
         struct = CPad(CDims(*p.before), CDims(*p.after), p.pad_value)
         assert lib.rip_pad_s8(ctypes.byref(struct), ctypes.byref(CDims(*p.input_dims)),
@@ -659,11 +661,11 @@ def test_op_params_from_the_reader_match_the_tensor_functions() -> None:
     ops = graph.operators
     assert ep.op_params(graph, ops[0]) == ep.add_params(t[a], t[b], t[s], "RELU6")
     assert ep.op_params(graph, ops[1]) == ep.mul_params(t[s], t[a], t[m])
-    assert ep.op_params(graph, ops[2], in_place=True) == ep.resize_nearest_params(
+    assert sp.op_params(graph, ops[2], in_place=True) == sp.resize_nearest_params(
         t[m], t[u], False, True, in_place=True
     )
-    expected_pad = ep.pad_params(t[u], t[pd], [(0, 0), (0, 1), (1, 1), (1, 2)])
-    assert ep.op_params(graph, ops[3]) == expected_pad
+    expected_pad = sp.pad_params(t[u], t[pd], [(0, 0), (0, 1), (1, 1), (1, 2)])
+    assert sp.op_params(graph, ops[3]) == expected_pad
     assert expected_pad.before == (0, 0, 1, 1) and expected_pad.after == (0, 1, 1, 2)
 
 
@@ -686,24 +688,24 @@ def test_params_refuse_what_tflite_micro_refuses() -> None:
     y = mb.activation((1, 10), 1.0 / 255.0, -128)
     mb.operator("SOFTMAX", [x], [y], "SoftmaxOptions", (("Beta", 1.0),))
     assert _prepare_fails(mb, x, y)
-    with pytest.raises(ep.ParamsError, match="1/256"):
-        ep.softmax_params(ir_tensor(mb, x), ir_tensor(mb, y))
+    with pytest.raises(ParamsError, match="1/256"):
+        ap.softmax_params(ir_tensor(mb, x), ir_tensor(mb, y))
 
     mb = ModelBuilder()
     x = mb.activation((1, 10), 0.1, 0)
     y = mb.activation((1, 10), 1.0 / 256.0, 0)
     mb.operator("LOGISTIC", [x], [y])
     assert _prepare_fails(mb, x, y)
-    with pytest.raises(ep.ParamsError, match="-128"):
-        ep.sigmoid_params(ir_tensor(mb, x), ir_tensor(mb, y))
+    with pytest.raises(ParamsError, match="-128"):
+        ap.sigmoid_params(ir_tensor(mb, x), ir_tensor(mb, y))
 
     mb = ModelBuilder()
     x = mb.activation((1, 10), 1.0, 0)
     y = mb.activation((1, 10), 0.001, 0)
     mb.operator("HARD_SWISH", [x], [y])
     assert _prepare_fails(mb, x, y)
-    with pytest.raises(ep.ParamsError, match="exponent"):
-        ep.hard_swish_params(ir_tensor(mb, x), ir_tensor(mb, y))
+    with pytest.raises(ParamsError, match="exponent"):
+        ap.hard_swish_params(ir_tensor(mb, x), ir_tensor(mb, y))
 
     mb = ModelBuilder()
     x = mb.activation((1, 2, 2, 3), 0.1, 0)
@@ -711,8 +713,8 @@ def test_params_refuse_what_tflite_micro_refuses() -> None:
     mb.operator("CONCATENATION", [x, x], [y], "ConcatenationOptions",
                 (("Axis", 3), ("FusedActivationFunction", 1)))  # fmt: skip
     assert _prepare_fails(mb, x, y)
-    with pytest.raises(ep.ParamsError, match="RELU"):
-        ep.concatenation_params([ir_tensor(mb, x)] * 2, ir_tensor(mb, y), 3, "RELU")
+    with pytest.raises(ParamsError, match="RELU"):
+        sp.concatenation_params([ir_tensor(mb, x)] * 2, ir_tensor(mb, y), 3, "RELU")
 
     mb = ModelBuilder()
     x = mb.activation((1, 2, 2, 3), 0.1, 0)
@@ -725,11 +727,11 @@ def test_params_refuse_what_tflite_micro_refuses() -> None:
     with pytest.raises(RuntimeError):  # differing int8 quantization; rip requantizes instead
         runtime.Interpreter.from_bytes(mb.to_bytes(), arena_size=1 << 20)
 
-    with pytest.raises(ep.ParamsError, match="in place"):
+    with pytest.raises(ParamsError, match="in place"):
         mb = ModelBuilder()
         x = mb.activation((1, 4, 4, 1), 0.1, 0)
         y = mb.activation((1, 2, 2, 1), 0.1, 0)  # downsampling reads above the output
-        ep.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), in_place=True)
+        sp.resize_nearest_params(ir_tensor(mb, x), ir_tensor(mb, y), in_place=True)
 
 
 # ---- the Pico's compilers --------------------------------------------------------------------

@@ -2,10 +2,11 @@
 Micro, byte for byte, out of place and in place.
 
 The C sources are compiled once per session into a shared library and called through
-ctypes; the kernel parameters come from codegen.conv_params on the graph the front end reads
-from random single-layer models (explicit PADs folded by frontend.rewrite). In-place runs put
-the input ``gap`` bytes above the output inside one buffer, at the planner's bound, and show
-that a smaller gap corrupts the output, so the overlap is real. The same kernels, cross
+ctypes; the kernel parameters come from codegen.conv_params and codegen.pool_params on the
+graph the front end reads from random single-layer models (explicit PADs folded by
+frontend.rewrite). In-place runs put the input ``gap`` bytes above the output inside one
+buffer, at the planner's bound, and show that a smaller gap corrupts the output, so the
+overlap is real. The same kernels, cross
 compiled, run under QEMU on a Cortex-M33 (the SMLAD path) and a Cortex-M0 when installed.
 """
 
@@ -32,7 +33,9 @@ from rip.allocator.theory.bounds import depthwise_bound, pool_bound, rip_bound
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_rip
 from rip.codegen import conv_params as cp
+from rip.codegen import pool_params as pp
 from rip.codegen.kernel_choice import folded_bias
+from rip.codegen.quant import ParamsError, activation_range
 from rip.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
@@ -305,7 +308,7 @@ def run_pool(
     lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray, gap: int | None, seed: int = 0
 ) -> bytes:
     """AVERAGE_POOL_2D / MAX_POOL_2D; ``gap`` as for run_conv."""
-    p = cp.pool_params(graph, op)
+    p = pp.pool_params(graph, op)
     arena = Arena.build(x, int(np.prod(p.output_dims)), gap, seed)
     ctx, _scratch = scratch(p.scratch_bytes, seed)
     params = PoolParams(
@@ -326,7 +329,7 @@ def run_pool(
 
 
 def run_mean(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes:
-    p = cp.mean_params(graph, op)
+    p = pp.mean_params(graph, op)
     arena = Arena.build(x, int(np.prod(p.output_dims)), None, 0)
     ctx, _scratch = scratch(p.scratch_bytes, 0)
     params = MeanParams(p.input_offset, p.output_offset, p.multiplier, p.shift)
@@ -799,10 +802,10 @@ def c_buffer_size(lib: ctypes.CDLL, kind: str, p: Any) -> int:
 
 def test_scratch_sizes_are_the_planners(lib: ctypes.CDLL) -> None:
     """Every kernel's get_buffer_size is requirements.scratch_bytes for its op."""
-    for table in (CONV, DEPTHWISE, POOL, MEAN):
+    for params, table in ((cp, CONV), (cp, DEPTHWISE), (pp, POOL), (pp, MEAN)):
         for model in table.values():
             graph, op = single_op(model(0))
-            p = cp.kernel_params(graph, op)
+            p = params.op_params(graph, op)
             assert c_buffer_size(lib, op.kind, p) == p.scratch_bytes == scratch_bytes(graph, op)
 
 
@@ -810,24 +813,24 @@ def test_activation_range_is_tflites() -> None:
     """CalculateActivationRangeQuantized: round(value / scale) in float32, plus zero point,
     clamped to int8."""
     q = Quant(scale=(0.1,), zero_point=(10,))
-    assert cp.activation_range("NONE", q) == (-128, 127)
-    assert cp.activation_range("RELU", q) == (10, 127)
-    assert cp.activation_range("RELU6", q) == (10, 70)
-    assert cp.activation_range("RELU_N1_TO_1", q) == (0, 20)
+    assert activation_range("NONE", q) == (-128, 127)
+    assert activation_range("RELU", q) == (10, 127)
+    assert activation_range("RELU6", q) == (10, 70)
+    assert activation_range("RELU_N1_TO_1", q) == (0, 20)
     q = Quant(scale=(0.02,), zero_point=(-128,))
-    assert cp.activation_range("RELU", q) == (-128, 127)
-    assert cp.activation_range("RELU6", q) == (-128, 127)  # 6 / 0.02 - 128 = 172 clamps
-    with pytest.raises(cp.KernelParamsError):
-        cp.activation_range("TANH", q)
+    assert activation_range("RELU", q) == (-128, 127)
+    assert activation_range("RELU6", q) == (-128, 127)  # 6 / 0.02 - 128 = 172 clamps
+    with pytest.raises(ParamsError):
+        activation_range("TANH", q)
 
 
 def test_mean_fold_follows_tflm() -> None:
     """1 / count goes into the multiplier with floor(log2 count) bits of headroom, capped at
     32 and at 31 + shift."""
-    assert cp.fold_mean_count(1 << 30, 1, 1) == (1 << 30, 1)
-    assert cp.fold_mean_count(1 << 30, 1, 49) == (((1 << 30) << 5) // 49, -4)
-    assert cp.fold_mean_count(1 << 30, -30, 1 << 10) == ((1 << 30) << 1 >> 10, -31)
-    assert cp.fold_mean_count(1 << 30, 1, 1 << 40)[1] == 1 - 32
+    assert pp.fold_mean_count(1 << 30, 1, 1) == (1 << 30, 1)
+    assert pp.fold_mean_count(1 << 30, 1, 49) == (((1 << 30) << 5) // 49, -4)
+    assert pp.fold_mean_count(1 << 30, -30, 1 << 10) == ((1 << 30) << 1 >> 10, -31)
+    assert pp.fold_mean_count(1 << 30, 1, 1 << 40)[1] == 1 - 32
 
 
 def test_pool_rejects_requantization() -> None:
@@ -838,10 +841,10 @@ def test_pool_rejects_requantization() -> None:
     mb.inputs([x])
     mb.outputs([y])
     graph, op = single_op(mb.to_bytes())
-    cp.pool_params(graph, op)
+    pp.pool_params(graph, op)
     requantized = replace(graph.tensors[y], quant=Quant((0.03,), (0,)))
-    with pytest.raises(cp.KernelParamsError, match="quantization differ"):
-        cp.pool_params(graph.with_(tensors={**graph.tensors, y: requantized}), op)
+    with pytest.raises(ParamsError, match="quantization differ"):
+        pp.pool_params(graph.with_(tensors={**graph.tensors, y: requantized}), op)
 
 
 # ---- cross compilation and the cores themselves (QEMU) -----------------------------------------
@@ -994,7 +997,7 @@ def harness_source() -> str:
                            {v}_w, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
         }}""")
     graph, op, x, expected = load(POOL, "avg_same_3x3_s1_odd_c", 0)
-    p = cp.pool_params(graph, op)
+    p = pp.pool_params(graph, op)
     gap = pool_bound(conv_geometry(graph, op), "dense").gap
     h.arena = max(h.arena, gap + x.size)
     h.scratch = max(h.scratch, p.scratch_bytes)

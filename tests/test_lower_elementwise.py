@@ -1,5 +1,6 @@
-"""The elementwise, activation and data-movement lowerings (codegen/lower_elementwise.py)
-against TensorFlow Lite Micro, byte for byte, through real compiled C.
+"""The elementwise, activation and data-movement lowerings (codegen/lower_elementwise.py,
+lower_activation.py, lower_shape.py) against TensorFlow Lite Micro, byte for byte, through
+real compiled C.
 
 Each case is a single-op int8 model written with frontend.tflite_writer, read and rewritten
 as the compiler does; the op is lowered with buffers pointing into a test arena, and a tiny C
@@ -24,7 +25,7 @@ import tflite
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 
-import rip.codegen.lower_elementwise as le
+from rip.codegen import lower_activation, lower_elementwise, lower_shape
 from rip.codegen.kernels import lowering_for
 from rip.codegen.lowering import Lowered, OpBuffers
 from rip.errors import LoweringError
@@ -561,6 +562,7 @@ def test_refusals() -> None:
 
 def test_every_kind_is_registered() -> None:
     graph = Graph("g", {0: Tensor(0, "t", (1,), "int8")}, (), (0,), (0,))
-    for kind in le.KERNELS:
-        op = Operator(kind, (0,), (0,), NoParams(), 0)
-        assert lowering_for(graph, op).__module__ == le.__name__
+    for le in (lower_elementwise, lower_activation, lower_shape):
+        for kind in le.KERNELS:
+            op = Operator(kind, (0,), (0,), NoParams(), 0)
+            assert lowering_for(graph, op).__module__ == le.__name__

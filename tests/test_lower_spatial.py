@@ -1,4 +1,5 @@
-"""The spatial lowerings (codegen/lower_spatial.py) against TensorFlow Lite Micro, byte for byte.
+"""The spatial lowerings (codegen/lower_conv.py, lower_pool.py) against TensorFlow Lite Micro,
+byte for byte.
 
 Each case is a single-op model from tests/tflite_writer/, read and rewritten by the front
 end. Its op is lowered with buffers pointing into a test arena laid out as the generator
@@ -24,9 +25,9 @@ from tflite_micro import runtime
 from tflite_writer import ModelBuilder, conv_output_size
 
 from rip.allocator.planning.requirements import requirements, scratch_bytes
-from rip.codegen import lower_spatial
+from rip.codegen import lower_conv, lower_pool
 from rip.codegen.kernels import lowering_for
-from rip.codegen.lowering import Lowered, OpBuffers
+from rip.codegen.lowering import Lowered, OpBuffers, grouped
 from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.reader import read_model
@@ -334,22 +335,22 @@ def test_kernel_failure_returns_step_plus_one(kernel_objects: list[Path], tmp_pa
 def test_registered_kinds_and_headers() -> None:
     """Every spatial kind has its lowering, and each names the header of its kernel."""
     expected = {
-        "conv_same_3x3": (lower_spatial.lower_conv, ("rip_conv.h",), "rip_conv2d_fast_s8("),
-        "dw_same_3x3": (lower_spatial.lower_conv, ("rip_conv.h",), "rip_depthwise_conv2d_fast_s8("),
+        "conv_same_3x3": (lower_conv.lower_conv, ("rip_conv.h",), "rip_conv2d_fast_s8("),
+        "dw_same_3x3": (lower_conv.lower_conv, ("rip_conv.h",), "rip_depthwise_conv2d_fast_s8("),
         "fc_per_tensor_relu": (
-            lower_spatial.lower_fully_connected,
+            lower_conv.lower_fully_connected,
             ("rip_conv.h",),
             "rip_fully_connected_s8(",
         ),
         "fc_per_channel_batch2": (
-            lower_spatial.lower_fully_connected,
+            lower_conv.lower_fully_connected,
             ("rip_conv.h",),
             "rip_fully_connected_per_channel_s8(",
         ),
-        "avg_valid_2x2": (lower_spatial.lower_pool, ("rip_pool.h",), "rip_avg_pool_s8("),
-        "max_valid_3x2": (lower_spatial.lower_pool, ("rip_pool.h",), "rip_max_pool_s8("),
+        "avg_valid_2x2": (lower_pool.lower_pool, ("rip_pool.h",), "rip_avg_pool_s8("),
+        "max_valid_3x2": (lower_pool.lower_pool, ("rip_pool.h",), "rip_max_pool_s8("),
         "mean_hw_keep": (
-            lower_spatial.lower_global_pool,
+            lower_pool.lower_global_pool,
             ("rip_pool.h",),
             "rip_global_avg_pool_s8(",
         ),
@@ -399,9 +400,9 @@ def test_decls_are_prefixed_const_data() -> None:
 def test_bare_pointer_expressions_are_parenthesized() -> None:
     """A cast must cover the whole expression: ``rip_arena + 8`` becomes ``(rip_arena + 8)``,
     an already grouped one is left alone."""
-    assert lower_spatial.grouped("rip_arena + 8") == "(rip_arena + 8)"
-    assert lower_spatial.grouped("(rip_arena + 8)") == "(rip_arena + 8)"
-    assert lower_spatial.grouped("(a) + (b)") == "((a) + (b))"
+    assert grouped("rip_arena + 8") == "(rip_arena + 8)"
+    assert grouped("(rip_arena + 8)") == "(rip_arena + 8)"
+    assert grouped("(a) + (b)") == "((a) + (b))"
     graph, op = single_op(CASES["avg_valid_2x2"][0](0))
     call = lower(graph, op, OpBuffers(("rip_arena + 8",), "rip_arena")).call
     assert "(const int8_t *)(rip_arena + 8)" in call and "(int8_t *)(rip_arena)" in call

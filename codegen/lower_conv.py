@@ -1,7 +1,6 @@
-"""Lowerings of the spatial int8 kernels (kernels/rip_conv.h, kernels/rip_pool.h).
+"""Lowerings of kernels/rip_conv.h: CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED.
 
-CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D and
-GLOBAL_AVERAGE_POOL (and a MEAN over H and W, the same kernel) each become:
+Each becomes:
 
 - file-scope constant data, all ``const`` so that on a microcontroller it stays in flash
   (model_data.c): the int8 filter and int32 bias copied from the model, the per-channel multipliers
@@ -10,37 +9,28 @@ GLOBAL_AVERAGE_POOL (and a MEAN over H and W, the same kernel) each become:
   ``index + 1`` when the kernel refuses its arguments so a failure names its op.
 
 The numbers come from :mod:`rip.codegen.conv_params` (TFLite Micro's Prepare arithmetic);
-the C text from the template pairs ``templates/ops/conv_*.c.j2`` and ``pool_*.c.j2``
+the C text from the template pair ``templates/ops/conv_*.c.j2``
 (`rip.codegen.lowering.render_op`). `rip.codegen.kernels` maps each op kind to its lowering.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
 import numpy as np
 
 from rip.codegen import conv_params as cp
 from rip.codegen.kernel_choice import choose_conv_kernel, folded_bias
-from rip.codegen.lowering import Lowered, OpBuffers, OpContext, render_op, where
-from rip.codegen.quant import ParamsError
+from rip.codegen.lowering import Lowered, OpBuffers, OpContext, grouped, render_op, where
+
+# The shared helpers under this module's former private names, so that the lowerings' bodies
+# read as they did when they were defined here.
+from rip.codegen.lowering import activation_input as _activation_input
+from rip.codegen.lowering import check_inplace as _check_inplace
+from rip.codegen.lowering import kernel_params as _params
 from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.terms import InPlaceKind
 
 CONV_HEADER = "rip_conv.h"
-POOL_HEADER = "rip_pool.h"
-
-P = TypeVar("P", bound=cp.KernelParams)
-
-
-def _params(compute: Callable[[Graph, Operator], P], graph: Graph, op: Operator, index: int) -> P:
-    """The kernel parameters; TFLite Micro's Prepare refusals become LoweringErrors."""
-    try:
-        return compute(graph, op)
-    except ParamsError as e:
-        raise LoweringError(f"{where(graph, op, index)}: {e}") from None
 
 
 def _constant(graph: Graph, op: Operator, index: int, k: int, what: str, nbytes: int) -> bytes:
@@ -70,46 +60,6 @@ def _bias(graph: Graph, op: Operator, index: int, channels: int) -> tuple[int, .
         return None
     data = _constant(graph, op, index, 2, "bias", 4 * channels)
     return tuple(int(v) for v in np.frombuffer(data, dtype="<i4"))
-
-
-def grouped(expr: str) -> str:
-    """``expr`` parenthesized unless it already is as a whole, so that a cast in front of it
-    applies to the whole pointer expression (``(int8_t *)rip_arena + 8`` would not)."""
-    if expr.startswith("(") and expr.endswith(")"):
-        depth = 0
-        for k, ch in enumerate(expr):
-            depth += {"(": 1, ")": -1}.get(ch, 0)
-            if depth == 0:
-                if k == len(expr) - 1:
-                    return expr
-                break
-    return f"({expr})"
-
-
-def _activation_input(graph: Graph, op: Operator, index: int, buffers: OpBuffers) -> str:
-    if not buffers.inputs or buffers.inputs[0] is None:
-        raise LoweringError(f"{where(graph, op, index)}: its input is not an arena activation")
-    return grouped(buffers.inputs[0])
-
-
-def _check_inplace(
-    graph: Graph, op: Operator, index: int, buffers: OpBuffers, allowed: tuple[str, ...]
-) -> None:
-    """Refuse an in-place mode this op's kernel does not implement: the emitted code would
-    silently read bytes it had already overwritten."""
-    if buffers.inplace is None:
-        return
-    if buffers.inplace not in allowed:
-        supported = " or ".join(repr(m) for m in allowed) if allowed else "no in-place mode"
-        raise LoweringError(
-            f"{where(graph, op, index)}: cannot run in place as {buffers.inplace!r} "
-            f"(its kernel supports {supported})"
-        )
-    if buffers.inplace_input not in (None, 0):
-        raise LoweringError(
-            f"{where(graph, op, index)}: only its activation input (0) can be overwritten, "
-            f"not input {buffers.inplace_input}"
-        )
 
 
 def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
@@ -188,51 +138,6 @@ def lower_fully_connected(
             filter=_constant(graph, op, index, 1, "weights", units * depth),
             bias=_bias(graph, op, index, units),
             quant="per_channel" if p.per_channel else "per_tensor",
-            scratch_bytes=p.scratch_bytes,
-        )
-    )
-
-
-def lower_pool(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
-    """Average and max pooling, out of place or "rip" (each output pixel's channels are
-    accumulated in scratch before any is stored)."""
-    p = _params(cp.pool_params, graph, op, index)
-    _check_inplace(graph, op, index, buffers, (InPlaceKind.RIP,))
-    return _pool_op(graph, op, index, buffers, prefix, p, "rip_pool_params")
-
-
-def lower_global_pool(
-    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
-) -> Lowered:
-    """GLOBAL_AVERAGE_POOL, and a MEAN over H and W left unrewritten (the same arithmetic);
-    any other MEAN is refused. Never in place: the kernel requires disjoint buffers, and a
-    reduction is not among the planner's in-place operators (Appendix I)."""
-    p = _params(cp.mean_params, graph, op, index)
-    _check_inplace(graph, op, index, buffers, ())
-    return _pool_op(graph, op, index, buffers, prefix, p, "rip_mean_params")
-
-
-def _pool_op(
-    graph: Graph,
-    op: Operator,
-    index: int,
-    buffers: OpBuffers,
-    prefix: str,
-    p: cp.PoolKernelParams | cp.MeanKernelParams,
-    struct: str,
-) -> Lowered:
-    functions = {"AVERAGE_POOL_2D": "rip_avg_pool_s8", "MAX_POOL_2D": "rip_max_pool_s8"}
-    return render_op(
-        OpContext(
-            kind=op.kind,
-            header=POOL_HEADER,
-            function=functions.get(op.kind, "rip_global_avg_pool_s8"),
-            struct=struct,
-            params=p,
-            prefix=prefix,
-            status=index + 1,
-            inputs=(_activation_input(graph, op, index, buffers),),
-            output=grouped(buffers.output),
             scratch_bytes=p.scratch_bytes,
         )
     )

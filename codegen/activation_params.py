@@ -1,0 +1,262 @@
+"""Kernel parameters of kernels/rip_activation.h (RELU, RELU6, QUANTIZE, LOGISTIC, TANH,
+HARD_SWISH, SOFTMAX), computed as TFLite Micro's Prepare functions compute them
+(tensorflow/lite/micro/kernels/activations_common.cc, quantize_common.cc,
+logistic_common.cc, tanh.cc, hard_swish_common.cc, softmax_common.cc; reference kernels
+reference_ops::Requantize, reference_integer_ops/logistic.h, tanh.h,
+reference_ops::HardSwish and reference_ops::Softmax), bit for bit.
+
+Every function is pure and returns a frozen dataclass whose fields are the C struct's fields
+plus the sizes the call needs, ready for a Jinja2 template. A model TFLite Micro refuses at
+Prepare raises `ParamsError`, naming the reason.
+
+The oracle is the installed TFLite Micro interpreter (wheel 0.dev20261023), checked against
+its machine code where its source history disagrees: RELU and HARD_SWISH divide scales in
+double there (the 2022 "avoid precision loss" fix, reverted in 2023 and since restored),
+while RELU6's bound stays float32, which numpy float32 reproduces here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rip.codegen.quant import (
+    INT8_MAX,
+    INT8_MIN,
+    ParamsError,
+    f32,
+    quantize_multiplier,
+    round_half_away,
+    scale_zp,
+    tensor_size,
+)
+from rip.frontend.ir import Graph, Operator, Tensor
+
+SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
+SOFTMAX_OUTPUT_ZERO_POINT = -128
+IDENTITY_QUANT = (1 << 30, 1)  # QuantizeMultiplier(1.0)
+
+
+@dataclass(frozen=True)
+class RequantizeParams:
+    """rip_requantize_params (RELU, RELU6, QUANTIZE, a requantized concatenation input)."""
+
+    input_offset: int
+    output_offset: int
+    multiplier: int
+    shift: int
+    activation_min: int
+    activation_max: int
+    clamp_only: bool
+    size: int
+
+
+@dataclass(frozen=True)
+class SigmoidParams:
+    """rip_sigmoid_params (LOGISTIC, TANH)."""
+
+    kind: str  # "LOGISTIC" | "TANH"
+    input_zero_point: int
+    input_range_radius: int
+    input_multiplier: int
+    input_left_shift: int
+    size: int
+
+
+@dataclass(frozen=True)
+class HardSwishParams:
+    """rip_hard_swish_params."""
+
+    input_zero_point: int
+    output_zero_point: int
+    output_multiplier_fixedpoint_int16: int
+    output_multiplier_exponent: int
+    reluish_multiplier_fixedpoint_int16: int
+    reluish_multiplier_exponent: int
+    size: int
+
+
+@dataclass(frozen=True)
+class SoftmaxKernelParams:
+    """rip_softmax_params and the row geometry (softmax runs over the last axis)."""
+
+    input_multiplier: int
+    input_left_shift: int
+    diff_min: int
+    num_rows: int
+    row_size: int
+
+
+def relu_params(input: Tensor, output: Tensor, kind: str = "RELU") -> RequantizeParams:
+    """Standalone RELU (CalculateReluOpData: requantize by s_in / s_out in double, clamp at
+    the output zero point) or RELU6 (Relu6Prepare: TFLite Micro clamps the input bytes to
+    [zero_point, zero_point + round(6 / s_in)] in the input's quantization and never reads the
+    output's, so neither do we)."""
+    si, zi = scale_zp(input)
+    so, zo = scale_zp(output)
+    if kind == "RELU":
+        m, shift = quantize_multiplier(si / so)
+        return RequantizeParams(
+            input_offset=-zi,
+            output_offset=zo,
+            multiplier=m,
+            shift=shift,
+            activation_min=max(INT8_MIN, zo),
+            activation_max=INT8_MAX,
+            clamp_only=(m, shift) == IDENTITY_QUANT and zi == zo,
+            size=tensor_size(input),
+        )
+    if kind == "RELU6":
+        # FloatToQuantizedType: round(6.0f / scale) + zero point, clamped to int8.
+        six = min(INT8_MAX, max(INT8_MIN, round_half_away(float(f32(6.0) / f32(si))) + zi))
+        return RequantizeParams(
+            input_offset=0,
+            output_offset=0,
+            multiplier=IDENTITY_QUANT[0],
+            shift=IDENTITY_QUANT[1],
+            activation_min=zi,
+            activation_max=six,
+            clamp_only=True,
+            size=tensor_size(input),
+        )
+    raise ParamsError(f"relu_params computes RELU or RELU6, not {kind}")
+
+
+def quantize_params(input: Tensor, output: Tensor) -> RequantizeParams:
+    """QUANTIZE int8 -> int8 (PrepareQuantizeReference + Requantize): multiplier
+    s_in / s_out in double, full int8 clamp."""
+    si, zi = scale_zp(input)
+    so, zo = scale_zp(output)
+    m, shift = quantize_multiplier(si / so)
+    return RequantizeParams(
+        input_offset=-zi,
+        output_offset=zo,
+        multiplier=m,
+        shift=shift,
+        activation_min=INT8_MIN,
+        activation_max=INT8_MAX,
+        clamp_only=(m, shift) == IDENTITY_QUANT,
+        size=tensor_size(input),
+    )
+
+
+def calculate_input_radius(input_integer_bits: int, input_left_shift: int) -> int:
+    """CalculateInputRadius (31 total signed bits): the largest |x - zp| that stays inside
+    Q(input_integer_bits) after the rescale."""
+    if input_left_shift < 0:
+        raise ParamsError(f"input left shift {input_left_shift} < 0 (input scale too small)")
+    return math.floor(
+        1.0 * ((1 << input_integer_bits) - 1) * (1 << (31 - input_integer_bits))
+        / (1 << input_left_shift)
+    )  # fmt: skip
+
+
+def sigmoid_params(input: Tensor, output: Tensor, kind: str = "LOGISTIC") -> SigmoidParams:
+    """LOGISTIC (CalculateArithmeticOpDataLogistic) or TANH (tanh.cc): the input scale times
+    2^27 split by frexp into a Q31 multiplier and a left shift. LOGISTIC requires an output
+    zero point of -128 and then assumes scale 1/256 without checking it; TANH checks nothing
+    and assumes 1/128 and 0."""
+    si, zi = scale_zp(input)
+    _, zo = scale_zp(output)
+    if kind == "LOGISTIC" and zo != SOFTMAX_OUTPUT_ZERO_POINT:
+        raise ParamsError(f"LOGISTIC output {output.name!r} needs zero point -128, has {zo}")
+    if kind not in ("LOGISTIC", "TANH"):
+        raise ParamsError(f"sigmoid_params computes LOGISTIC or TANH, not {kind}")
+    input_integer_bits = 4
+    mantissa, left_shift = math.frexp(si * (1 << (31 - input_integer_bits)))
+    # The mantissa of a float32 scale has 24 bits: mantissa * 2^31 is an exact integer.
+    multiplier = round_half_away(mantissa * (1 << 31))
+    return SigmoidParams(
+        kind=kind,
+        input_zero_point=zi,
+        input_range_radius=calculate_input_radius(input_integer_bits, left_shift),
+        input_multiplier=multiplier,
+        input_left_shift=left_shift,
+        size=tensor_size(input),
+    )
+
+
+def _downscale_int32_to_int16_multiplier(multiplier: int) -> int:
+    """DownScaleInt32ToInt16Multiplier: round a Q31 multiplier to Q15."""
+    rounding = 1 << 15
+    if multiplier >= (1 << 31) - 1 - rounding:
+        return (1 << 15) - 1
+    return (multiplier + rounding) >> 16
+
+
+def hard_swish_params(input: Tensor, output: Tensor) -> HardSwishParams:
+    """HARD_SWISH (HardSwishPrepare): the input on a 'hires' scale s_in / 128 (float32), an
+    output multiplier and a 'reluish' multiplier (3.0 at 32768), each QuantizeMultiplier'd
+    from a ratio in double and rounded to int16."""
+    si, zi = scale_zp(input)
+    so, zo = scale_zp(output)
+    hires_input_scale = float(f32(1.0 / 128.0) * f32(si))
+    out_m, out_exp = quantize_multiplier(hires_input_scale / so)
+    if out_exp > 0:
+        raise ParamsError(
+            f"HARD_SWISH {output.name!r}: output multiplier exponent {out_exp} > 0 (input scale"
+            " at least 128 times the output scale); TFLite Micro refuses it"
+        )
+    rel_m, rel_exp = quantize_multiplier(hires_input_scale / (3.0 / 32768.0))
+    return HardSwishParams(
+        input_zero_point=zi,
+        output_zero_point=zo,
+        output_multiplier_fixedpoint_int16=_downscale_int32_to_int16_multiplier(out_m),
+        output_multiplier_exponent=out_exp,
+        reluish_multiplier_fixedpoint_int16=_downscale_int32_to_int16_multiplier(rel_m),
+        reluish_multiplier_exponent=rel_exp,
+        size=tensor_size(input),
+    )
+
+
+def softmax_params(input: Tensor, output: Tensor, beta: float = 1.0) -> SoftmaxKernelParams:
+    """SOFTMAX int8 -> int8 (CalculateSoftmaxParams + PreprocessSoftmaxScaling): beta times
+    the input scale in Q5.26, capped at 2^31 - 1, as a multiplier greater than one; inputs
+    further than diff_min below the row maximum contribute exp = 0. TFLite Micro's int8 path
+    is gemmlowp fixed point (the LUTs are for int16 only) and needs an output of exactly
+    scale 1/256, zero point -128."""
+    si, _ = scale_zp(input)
+    so, zo = scale_zp(output)
+    if zo != SOFTMAX_OUTPUT_ZERO_POINT or f32(so) != f32(SOFTMAX_OUTPUT_SCALE):
+        raise ParamsError(
+            f"SOFTMAX output {output.name!r} needs scale 1/256 and zero point -128,"
+            f" has {so} and {zo}"
+        )
+    scaled_diff_integer_bits = 5
+    real = min(float(f32(beta)) * si * (1 << (31 - scaled_diff_integer_bits)), (1 << 31) - 1.0)
+    if not real > 1.0:
+        raise ParamsError(f"SOFTMAX {output.name!r}: beta * input scale too small ({real})")
+    multiplier, left_shift = quantize_multiplier(real)
+    if left_shift < 0:
+        raise ParamsError(f"SOFTMAX {output.name!r}: negative input left shift")
+    if not input.shape:
+        raise ParamsError(f"SOFTMAX input {input.name!r} has rank 0")
+    row_size = int(input.shape[-1])
+    return SoftmaxKernelParams(
+        input_multiplier=multiplier,
+        input_left_shift=left_shift,
+        diff_min=-calculate_input_radius(scaled_diff_integer_bits, left_shift),
+        num_rows=tensor_size(input) // row_size if row_size else 0,
+        row_size=row_size,
+    )
+
+
+KernelParams = RequantizeParams | SigmoidParams | HardSwishParams | SoftmaxKernelParams
+
+
+def op_params(graph: Graph, op: Operator) -> KernelParams:
+    """Kernel parameters of one rip_activation.h operator of the graph."""
+    ins = [graph.tensors[t] for t in op.inputs if t >= 0]
+    out = graph.tensors[op.outputs[0]]
+    p = op.params
+    if op.kind in ("RELU", "RELU6"):
+        return relu_params(ins[0], out, op.kind)
+    if op.kind == "QUANTIZE":
+        return quantize_params(ins[0], out)
+    if op.kind in ("LOGISTIC", "TANH"):
+        return sigmoid_params(ins[0], out, op.kind)
+    if op.kind == "HARD_SWISH":
+        return hard_swish_params(ins[0], out)
+    if op.kind == "SOFTMAX":
+        return softmax_params(ins[0], out, p.beta)
+    raise ParamsError(f"{op.describe()} is not an activation kernel")

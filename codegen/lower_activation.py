@@ -1,0 +1,48 @@
+"""Lowerings of kernels/rip_activation.h: RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC,
+TANH, HARD_SWISH and SOFTMAX.
+
+The parameters are `rip.codegen.activation_params` (TFLite Micro's Prepare, bit for bit);
+the C text comes from the template pair ``templates/ops/activation_{data,call}.c.j2``
+through `rip.codegen.lowering.render_op`; `rip.codegen.kernels` maps each op kind to its
+lowering.
+
+In place (`rip.terms.InPlaceKind` ``"elementwise"``) for all but SOFTMAX: the same call, with
+the output at or below the input; the kernels read element i before storing it, first to
+last. SOFTMAX reads each row twice (max, then sum) and needs disjoint buffers; asking for
+anything else is a `LoweringError`.
+"""
+
+from __future__ import annotations
+
+from rip.codegen import activation_params as ap
+from rip.codegen.lowering import Kernel, Lowered, OpBuffers, lower_one_input
+from rip.frontend.ir import Graph, Operator
+from rip.terms import InPlaceKind
+
+HEADER = "rip_activation.h"
+KERNELS: dict[str, Kernel] = {
+    "RELU": Kernel("rip_relu_s8", "rip_relu_params", HEADER),
+    "RELU6": Kernel("rip_relu_s8", "rip_relu_params", HEADER),
+    "QUANTIZE": Kernel("rip_quantize_s8", "rip_quantize_params", HEADER),
+    "LOGISTIC": Kernel("rip_logistic_s8", "rip_logistic_params", HEADER),
+    "TANH": Kernel("rip_tanh_s8", "rip_tanh_params", HEADER),
+    "HARD_SWISH": Kernel("rip_hard_swish_s8", "rip_hard_swish_params", HEADER),
+    "SOFTMAX": Kernel("rip_softmax_s8", "rip_softmax_params", HEADER),
+}
+
+
+def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
+    """RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC, TANH, HARD_SWISH: one pass over the
+    elements, in place at or below the input."""
+    kernel = KERNELS[op.kind]
+    return lower_one_input(
+        graph, op, index, buffers, prefix, kernel, ap.op_params, InPlaceKind.ELEMENTWISE
+    )
+
+
+def lower_softmax(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
+) -> Lowered:
+    """SOFTMAX over the last axis (each row is read twice: max, then sum): output disjoint
+    from the input."""
+    return lower_one_input(graph, op, index, buffers, prefix, KERNELS[op.kind], ap.op_params, None)

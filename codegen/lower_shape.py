@@ -1,0 +1,95 @@
+"""Lowerings of kernels/rip_shape.h: RESIZE_NEAREST_NEIGHBOR, CONCATENATION, TRANSPOSE and
+PAD.
+
+The parameters are `rip.codegen.shape_params` (TFLite Micro's Prepare, bit for bit); the C
+text comes from the template pair ``templates/ops/shape_{data,call}.c.j2`` through
+`rip.codegen.lowering.render_op`; `rip.codegen.kernels` maps each op kind to its lowering.
+
+In place (`rip.terms.InPlaceKind`): ``"reverse"`` for RESIZE_NEAREST_NEIGHBOR: output and
+input share a base address and the kernel traverses the output backwards (``reverse = 1``,
+Theorem 14), refused where some output pixel reads an input pixel above it (downsampling).
+CONCATENATION, TRANSPOSE and PAD read inputs out of order and need disjoint buffers; asking
+for anything else is a `LoweringError`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from rip.codegen import shape_params as sp
+from rip.codegen.lowering import (
+    Kernel,
+    Lowered,
+    OpBuffers,
+    check_buffers,
+    check_operand_in_place,
+    kernel_params,
+    lower_one_input,
+    operands,
+    render_kernel,
+    where,
+)
+from rip.errors import LoweringError
+from rip.frontend.ir import Graph, Operator
+from rip.terms import InPlaceKind
+
+HEADER = "rip_shape.h"
+KERNELS: dict[str, Kernel] = {
+    "RESIZE_NEAREST_NEIGHBOR": Kernel("rip_resize_nearest_s8", "rip_resize_nearest_params", HEADER),
+    "CONCATENATION": Kernel("rip_concatenation_s8", "rip_concat_params", HEADER),
+    "TRANSPOSE": Kernel("rip_transpose_s8", "rip_transpose_params", HEADER),
+    "PAD": Kernel("rip_pad_s8", "rip_pad_params", HEADER),
+}
+
+
+def lower_transpose(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
+) -> Lowered:
+    """TRANSPOSE (gathers across the tensor): output disjoint from the input. The permutation
+    is in the params."""
+    return lower_one_input(graph, op, index, buffers, prefix, KERNELS[op.kind], sp.op_params, None)
+
+
+def lower_resize_nearest(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
+) -> Lowered:
+    """RESIZE_NEAREST_NEIGHBOR; in place (``"reverse"``: output base == input base) the
+    kernel runs backwards. The size tensor is implied by the output shape."""
+    compute = partial(sp.op_params, in_place=buffers.inplace is not None)
+    kernel = KERNELS[op.kind]
+    return lower_one_input(graph, op, index, buffers, prefix, kernel, compute, InPlaceKind.REVERSE)
+
+
+def lower_concatenation(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
+) -> Lowered:
+    """CONCATENATION of any number of inputs (an input quantized unlike the output is
+    requantized as a QUANTIZE before it would); the pointer table is built in the call
+    because arena pointers need not be constant expressions at file scope."""
+    kernel = KERNELS[op.kind]
+    check_buffers(graph, op, buffers)
+    check_operand_in_place(graph, op, buffers, kernel, None, ())
+    if any(t < 0 for t in op.inputs):
+        raise LoweringError(f"{where(graph, op)}: an input is absent")
+    params = kernel_params(sp.op_params, graph, op)
+    inputs, constants = operands(graph, op, range(len(op.inputs)), buffers, prefix)
+    return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, constants)
+
+
+def lower_pad(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
+    """An explicit PAD the rewrites kept (channel pads, several readers, a graph output),
+    filled with the zero point."""
+    kernel = KERNELS[op.kind]
+    check_buffers(graph, op, buffers)
+    check_operand_in_place(graph, op, buffers, kernel, None, ())
+    # A graph-only model's paddings were guessed from the shapes by the reader (enough to
+    # plan memory, not to compute): refuse rather than emit a guessed split.
+    paddings = graph.tensors[op.inputs[1]] if len(op.inputs) > 1 and op.inputs[1] >= 0 else None
+    if paddings is not None and paddings.is_constant and paddings.data is None:
+        raise LoweringError(
+            f"{where(graph, op)}: model has no weights (the paddings tensor {paddings.id} "
+            f"{paddings.name!r} has no data); compile the model with its weights"
+        )
+    params = kernel_params(sp.op_params, graph, op)
+    inputs, constants = operands(graph, op, (0,), buffers, prefix)
+    return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, constants)

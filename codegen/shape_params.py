@@ -1,0 +1,232 @@
+"""Kernel parameters of kernels/rip_shape.h (RESIZE_NEAREST_NEIGHBOR, CONCATENATION,
+TRANSPOSE, PAD), computed as TFLite Micro's Prepare functions compute them
+(tensorflow/lite/micro/kernels/resize_nearest_neighbor.cc, concatenation.cc, transpose.cc,
+pad.cc; reference kernels reference_ops::ResizeNearestNeighbor, Concatenation, Transpose and
+PadImpl), bit for bit.
+
+Every function is pure and returns a frozen dataclass whose fields are the C struct's fields
+plus the sizes the call needs, ready for a Jinja2 template. A model TFLite Micro refuses at
+Prepare raises `ParamsError`, naming the reason. The resize index map stays float32 in TFLite
+Micro, which numpy float32 reproduces here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rip.codegen.activation_params import RequantizeParams, quantize_params
+from rip.codegen.quant import ParamsError, dims4, f32, round_half_away, scale_zp
+from rip.frontend.ir import Graph, Operator, Tensor
+
+
+@dataclass(frozen=True)
+class ResizeNearestParams:
+    """rip_resize_nearest_params; ``scale_h``/``scale_w`` are 0 where the kernel must evaluate
+    TFLite's float32 index map itself."""
+
+    align_corners: bool
+    half_pixel_centers: bool
+    scale_h: int
+    scale_w: int
+    reverse: bool
+    input_dims: tuple[int, int, int, int]
+    output_dims: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class ConcatKernelParams:
+    """rip_concat_params: ``requantize[k]`` is None where input k's bytes are copied."""
+
+    outer_size: int
+    inner_size: int
+    axis_sizes: tuple[int, ...]
+    requantize: tuple[RequantizeParams | None, ...]
+
+
+@dataclass(frozen=True)
+class TransposeKernelParams:
+    """rip_transpose_params, rank extended to 4 with leading 1s."""
+
+    perm: tuple[int, int, int, int]
+    input_dims: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class PadKernelParams:
+    """rip_pad_params: (n, h, w, c) before and after, filled with the output zero point."""
+
+    before: tuple[int, int, int, int]
+    after: tuple[int, int, int, int]
+    pad_value: int
+    input_dims: tuple[int, int, int, int]
+
+
+def nearest_index_map(
+    in_size: int, out_size: int, align_corners: bool, half_pixel_centers: bool
+) -> tuple[int, ...]:
+    """TFLite's GetNearestNeighbor for every output index, in float32 as the reference
+    evaluates it (so its rounding, not exact arithmetic, decides ties)."""
+    if align_corners and out_size > 1:
+        ratio = f32(in_size - 1) / f32(out_size - 1)
+    else:
+        ratio = f32(in_size) / f32(out_size)
+    offset = f32(0.5 if half_pixel_centers else 0.0)
+    result = []
+    for o in range(out_size):
+        v = float((f32(o) + offset) * ratio)
+        index = round_half_away(v) if align_corners else math.floor(v)
+        index = min(index, in_size - 1)
+        result.append(max(0, index) if half_pixel_centers else index)
+    return tuple(result)
+
+
+def _integer_scale(in_size: int, out_size: int, align: bool, half_pixel: bool) -> int:
+    """S when the float map is o // S at every index (the kernel then divides), else 0."""
+    if out_size % in_size:
+        return 0
+    s = out_size // in_size
+    exact = tuple(o // s for o in range(out_size))
+    return s if nearest_index_map(in_size, out_size, align, half_pixel) == exact else 0
+
+
+def resize_in_place_safe(
+    input_dims: Sequence[int],
+    output_dims: Sequence[int],
+    align_corners: bool,
+    half_pixel_centers: bool,
+) -> bool:
+    """True if the reverse traversal may write the output over the input from the same base:
+    every output pixel's source pixel is at or below its own linear index (Theorem 14)."""
+    n, h_in, w_in, _ = input_dims
+    _, h_out, w_out, _ = output_dims
+    ys = np.asarray(nearest_index_map(h_in, h_out, align_corners, half_pixel_centers))
+    xs = np.asarray(nearest_index_map(w_in, w_out, align_corners, half_pixel_centers))
+    y, x = np.arange(h_out)[:, None], np.arange(w_out)[None, :]
+    return all(
+        bool(np.all((b * h_in + ys[:, None]) * w_in + xs[None, :] <= (b * h_out + y) * w_out + x))
+        for b in range(n)
+    )
+
+
+def resize_nearest_params(
+    input: Tensor,
+    output: Tensor,
+    align_corners: bool = False,
+    half_pixel_centers: bool = False,
+    in_place: bool = False,
+) -> ResizeNearestParams:
+    """RESIZE_NEAREST_NEIGHBOR (4-D, as TFLite Micro requires). ``in_place``: the output
+    starts where the input does, so the kernel runs in reverse (Theorem 14); refused where a
+    source pixel lies above its output pixel (downsampling on some axis)."""
+    if len(input.shape) != 4 or len(output.shape) != 4:
+        raise ParamsError(f"RESIZE_NEAREST_NEIGHBOR needs 4-D tensors, got {input.shape}")
+    if input.quant != output.quant:
+        # TFLite Micro copies bytes and would silently misread them.
+        raise ParamsError(f"RESIZE_NEAREST_NEIGHBOR {output.name!r}: quantization differs")
+    in_dims, out_dims = dims4(input.shape), dims4(output.shape)
+    if in_place and not resize_in_place_safe(in_dims, out_dims, align_corners, half_pixel_centers):
+        raise ParamsError(
+            f"RESIZE_NEAREST_NEIGHBOR {output.name!r}: {in_dims} -> {out_dims} cannot run in"
+            " place (an output pixel reads an input pixel above it)"
+        )
+    return ResizeNearestParams(
+        align_corners=align_corners,
+        half_pixel_centers=half_pixel_centers,
+        scale_h=_integer_scale(in_dims[1], out_dims[1], align_corners, half_pixel_centers),
+        scale_w=_integer_scale(in_dims[2], out_dims[2], align_corners, half_pixel_centers),
+        reverse=in_place,
+        input_dims=in_dims,
+        output_dims=out_dims,
+    )
+
+
+def concatenation_params(
+    inputs: Sequence[Tensor], output: Tensor, axis: int, activation: str = "NONE"
+) -> ConcatKernelParams:
+    """CONCATENATION along ``axis``. TFLite Micro (and TFLite) require every int8 input to
+    share the output's scale and zero point and the activation to be NONE; rip also accepts a
+    differing input and requantizes it exactly as a QUANTIZE op in front of it would."""
+    if activation != "NONE":
+        raise ParamsError(f"CONCATENATION {output.name!r}: fused {activation} (TFLite refuses)")
+    rank = len(output.shape)
+    if not -rank <= axis < rank:
+        raise ParamsError(f"CONCATENATION axis {axis} out of range for rank {rank}")
+    axis %= rank
+    scale_zp(output)
+    requant: list[RequantizeParams | None] = []
+    for t in inputs:
+        if len(t.shape) != rank:
+            raise ParamsError(f"CONCATENATION input {t.name!r} has rank {len(t.shape)}")
+        scale_zp(t)
+        requant.append(None if t.quant == output.quant else quantize_params(t, output))
+    axis_sizes = tuple(int(t.shape[axis]) for t in inputs)
+    if sum(axis_sizes) != output.shape[axis]:
+        raise ParamsError(f"CONCATENATION {output.name!r}: axis sizes {axis_sizes} do not add up")
+    return ConcatKernelParams(
+        outer_size=math.prod(output.shape[:axis]),
+        inner_size=math.prod(output.shape[axis + 1 :]),
+        axis_sizes=axis_sizes,
+        requantize=tuple(requant),
+    )
+
+
+def transpose_params(input: Tensor, perm: Sequence[int]) -> TransposeKernelParams:
+    """TRANSPOSE of up to 4-D (TFLite Micro allows 5-D): output axis k is input axis
+    perm[k]; lower ranks gain leading unit axes, which stay in front."""
+    rank = len(input.shape)
+    if sorted(perm) != list(range(rank)) or rank > 4:
+        raise ParamsError(f"TRANSPOSE perm {tuple(perm)} for rank {rank} is not supported")
+    lead = 4 - rank
+    a, b, c, d = tuple(range(lead)) + tuple(int(p) + lead for p in perm)
+    return TransposeKernelParams(perm=(a, b, c, d), input_dims=dims4(input.shape))
+
+
+def pad_params(
+    input: Tensor, output: Tensor, paddings: Sequence[tuple[int, int]]
+) -> PadKernelParams:
+    """PAD (PadPrepare): any axis of up to 4-D, filled with the output zero point. TFLite
+    Micro copies input bytes unchanged, so input and output quantization must agree."""
+    rank = len(input.shape)
+    if len(paddings) != rank or rank > 4:
+        raise ParamsError(f"PAD: {len(paddings)} padding pairs for rank {rank}")
+    if input.quant != output.quant:
+        raise ParamsError(f"PAD {output.name!r}: input and output quantization differ")
+    _, zo = scale_zp(output)
+    pairs = [(0, 0)] * (4 - rank) + [(int(lo), int(hi)) for lo, hi in paddings]
+    if min(v for pair in pairs for v in pair) < 0:
+        raise ParamsError(f"PAD: negative paddings {tuple(paddings)}")
+    (n0, n1), (h0, h1), (w0, w1), (c0, c1) = pairs
+    return PadKernelParams(
+        before=(n0, h0, w0, c0),
+        after=(n1, h1, w1, c1),
+        pad_value=zo,
+        input_dims=dims4(input.shape),
+    )
+
+
+KernelParams = ResizeNearestParams | ConcatKernelParams | TransposeKernelParams | PadKernelParams
+
+
+def op_params(graph: Graph, op: Operator, in_place: bool = False) -> KernelParams:
+    """Kernel parameters of one rip_shape.h operator of the graph. ``in_place`` matters for
+    RESIZE_NEAREST_NEIGHBOR (reverse traversal)."""
+    ins = [graph.tensors[t] for t in op.inputs if t >= 0]
+    out = graph.tensors[op.outputs[0]]
+    p = op.params
+    if op.kind == "RESIZE_NEAREST_NEIGHBOR":
+        return resize_nearest_params(
+            ins[0], out, p.align_corners, p.half_pixel_centers, in_place=in_place
+        )
+    if op.kind == "CONCATENATION":
+        return concatenation_params(ins, out, p.axis, p.activation)
+    if op.kind == "TRANSPOSE":
+        return transpose_params(ins[0], p.perm)
+    if op.kind == "PAD":
+        pad = p.padding
+        pairs = [(0, 0), (pad.top, pad.bottom), (pad.left, pad.right), p.channels]
+        return pad_params(ins[0], out, pairs[4 - len(ins[0].shape) :])
+    raise ParamsError(f"{op.describe()} is not a shape kernel")
