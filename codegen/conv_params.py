@@ -28,8 +28,8 @@ from rip.codegen.quant import (
     ParamsError,
     activation_range,
     effective_scale,
+    int8_per_tensor,
     int8_quant,
-    per_tensor,
     quantize_multiplier,
     where,
 )
@@ -137,9 +137,8 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
     if not isinstance(p, Conv2DParams):
         raise ParamsError(f"{where(op)}: missing convolution parameters")
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    in_scale, in_zp = per_tensor(int8_quant(x, op, "the input"), op, "the input")
-    out_q = int8_quant(y, op, "the output")
-    out_scale, out_zp = per_tensor(out_q, op, "the output")
+    in_scale, in_zp = int8_per_tensor(x, op, "the input")
+    out_scale, out_zp = int8_per_tensor(y, op, "the output")
     input_dims, output_dims = nhwc(x.shape), nhwc(y.shape)
     c_out = output_dims[3]
     depthwise = isinstance(p, DepthwiseParams)
@@ -164,7 +163,7 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
         depth_multiplier=multiplier,
         input_offset=-in_zp,
         output_offset=out_zp,
-        activation=activation_range(p.activation, out_q),
+        activation=activation_range(p.activation, y.quant),
         multipliers=tuple(m for m, _ in pairs),
         shifts=tuple(s for _, s in pairs),
         has_bias=_has_bias(graph, op),
@@ -179,9 +178,8 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnectedKernelPa
         raise ParamsError(f"{where(op)}: not a fully connected layer")
     p = op.params if isinstance(op.params, FullyConnectedParams) else FullyConnectedParams()
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    in_scale, in_zp = per_tensor(int8_quant(x, op, "the input"), op, "the input")
-    out_q = int8_quant(y, op, "the output")
-    out_scale, out_zp = per_tensor(out_q, op, "the output")
+    in_scale, in_zp = int8_per_tensor(x, op, "the input")
+    out_scale, out_zp = int8_per_tensor(y, op, "the output")
     w = graph.tensors[op.inputs[1]]
     if len(w.shape) != 2:
         raise ParamsError(f"{where(op)}: weights {w.shape} are not [units, depth]")
@@ -203,7 +201,7 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnectedKernelPa
         output_dims=(batches, 1, 1, units),
         input_offset=-in_zp,
         output_offset=out_zp,
-        activation=activation_range(p.activation, out_q),
+        activation=activation_range(p.activation, y.quant),
         per_channel=wq.per_channel,
         multipliers=tuple(m for m, _ in pairs),
         shifts=tuple(s for _, s in pairs),

@@ -84,6 +84,15 @@ def _broadcast_size(operand: Tensor, output: Tensor) -> int:
     return math.prod(shape)
 
 
+def _operand_sizes(input1: Tensor, input2: Tensor, output: Tensor) -> dict[str, int]:
+    """The sizes the binary kernels' call passes: each input as a broadcast suffix."""
+    return {
+        "input1_size": _broadcast_size(input1, output),
+        "input2_size": _broadcast_size(input2, output),
+        "output_size": tensor_size(output),
+    }
+
+
 def add_params(
     input1: Tensor, input2: Tensor, output: Tensor, activation: str = "NONE", kind: str = "ADD"
 ) -> AddParams:
@@ -123,9 +132,7 @@ def add_params(
         output_shift=sho,
         activation_min=lo,
         activation_max=hi,
-        input1_size=_broadcast_size(input1, output),
-        input2_size=_broadcast_size(input2, output),
-        output_size=tensor_size(output),
+        **_operand_sizes(input1, input2, output),
     )
 
 
@@ -146,9 +153,7 @@ def mul_params(
         output_shift=shift,
         activation_min=lo,
         activation_max=hi,
-        input1_size=_broadcast_size(input1, output),
-        input2_size=_broadcast_size(input2, output),
-        output_size=tensor_size(output),
+        **_operand_sizes(input1, input2, output),
     )
 
 

@@ -22,8 +22,7 @@ from rip.codegen.quant import (
     Dims,
     ParamsError,
     activation_range,
-    int8_quant,
-    per_tensor,
+    int8_per_tensor,
     quantize_multiplier,
     where,
 )
@@ -84,9 +83,8 @@ def pool_params(graph: Graph, op: Operator) -> PoolKernelParams:
         raise ParamsError(f"{where(op)}: not a pooling layer")
     p = op.params
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    in_scale, in_zp = per_tensor(int8_quant(x, op, "the input"), op, "the input")
-    out_q = int8_quant(y, op, "the output")
-    out_scale, out_zp = per_tensor(out_q, op, "the output")
+    in_scale, in_zp = int8_per_tensor(x, op, "the input")
+    out_scale, out_zp = int8_per_tensor(y, op, "the output")
     # PoolingPrepare's own test: float32 scales within 1e-6 and equal zero points.
     if abs(float(np.float32(in_scale) - np.float32(out_scale))) > 1e-6 or in_zp != out_zp:
         raise ParamsError(f"{where(op)}: input and output quantization differ")
@@ -99,7 +97,7 @@ def pool_params(graph: Graph, op: Operator) -> PoolKernelParams:
         output_dims=output_dims,
         stride=p.stride,
         padding=(p.padding.top, p.padding.left),
-        activation=activation_range(p.activation, out_q),
+        activation=activation_range(p.activation, y.quant),
         pad_counts=p.pad_counts,
         pad_value=in_zp,
         scratch_bytes=scratch_bytes(op.kind, input_dims, filter_dims, output_dims),
@@ -115,8 +113,8 @@ def mean_params(graph: Graph, op: Operator) -> MeanKernelParams:
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if len(x.shape) != 4:
         raise ParamsError(f"{where(op)}: input {x.shape} is not NHWC")
-    in_scale, in_zp = per_tensor(int8_quant(x, op, "the input"), op, "the input")
-    out_scale, out_zp = per_tensor(int8_quant(y, op, "the output"), op, "the output")
+    in_scale, in_zp = int8_per_tensor(x, op, "the input")
+    out_scale, out_zp = int8_per_tensor(y, op, "the output")
     n, h, w, c = x.shape
     real = float(np.float64(np.float32(in_scale)) / np.float64(np.float32(out_scale)))
     requant_multiplier, requant_shift = quantize_multiplier(real)

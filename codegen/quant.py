@@ -101,6 +101,11 @@ def per_tensor(q: Quant, op: Operator, what: str) -> tuple[float, int]:
     return q.scale[0], q.zero_point[0]
 
 
+def int8_per_tensor(t: Tensor, op: Operator, what: str) -> tuple[float, int]:
+    """The scale and zero point of ``t``, which must be int8 and quantized per tensor."""
+    return per_tensor(int8_quant(t, op, what), op, what)
+
+
 def scale_zp(t: Tensor) -> tuple[float, int]:
     if t.dtype != "int8" or t.quant is None or t.quant.per_channel:
         raise ParamsError(f"tensor {t.name!r} is not a per-tensor quantized int8 tensor")
