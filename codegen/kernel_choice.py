@@ -50,7 +50,7 @@ class KernelChoice:
 
 def _rows_choice(p: ConvKernelParams, reserved: int | None) -> KernelChoice | None:
     """The row-streamed in-place depthwise kernel, if it applies and its scratch fits."""
-    _, h, w, c = p.input_dims
+    _, h, w, _ = p.input_dims
     _, h_out, w_out, _ = p.output_dims
     if reserved is None or p.input_dims[0] != 1 or p.filter_dims[1] > ROWS_MAX_KH:
         return None

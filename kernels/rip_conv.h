@@ -183,8 +183,12 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
  * 2 * H rounded up to 4, then the ring: ring_rows * W * C, ring_rows the widest window of
  * saved rows still read (the schedule counted, not a closed form). -1 for arguments the
  * kernel refuses. rip.allocator.theory.simulate.simulate_depthwise_rows executes this
- * schedule over a tracked workspace and finds no corruption at that ring and one row
- * fewer corrupting whenever the ring is not empty. */
+ * schedule over a tracked workspace and finds no corruption at that ring.
+ *
+ * On ARMv6-M (no DSP extension) this entry runs rip_depthwise_conv2d_inplace_fast_s8's
+ * channel planes instead (one plane of scratch, which the planner reserves for the op and
+ * so the model's buffer always holds): faster there. rip_depthwise_conv2d_inplace_rows_ring_s8
+ * runs the row schedule on every core. */
 int32_t rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size(
     const rip_dw_conv_params *params, const rip_dims *input_dims, const rip_dims *filter_dims,
     const rip_dims *output_dims);

@@ -929,6 +929,14 @@ rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
     const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
     const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
     const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims) {
+#if !RIP_DW_GROUPS
+    /* ARMv6-M: its eight low registers run one channel plane at a time faster than four
+     * channels' words, so it keeps the plane scheme (ctx holds the model's scratch buffer,
+     * at least this op's plane: the planner's reservation). */
+    return rip_depthwise_conv2d_inplace_fast_s8(ctx, params, quant, input_dims, data,
+                                                filter_dims, filter, bias_dims, bias,
+                                                output_dims);
+#else
     rip_dw_plane g;
     if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
         return RIP_ERROR_ARGUMENT;
@@ -936,4 +944,5 @@ rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
     return rip_depthwise_conv2d_inplace_rows_ring_s8(ctx, params, quant, input_dims, data,
                                                      filter_dims, filter, bias_dims, bias,
                                                      output_dims, rip_dw_rows_ring(&g));
+#endif
 }

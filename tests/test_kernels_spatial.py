@@ -321,6 +321,14 @@ def rows_scratch(p: Any) -> int:
     )
 
 
+def rows_ring(p: Any) -> int:
+    """rip.scratch's ring rows for the row-streamed in-place depthwise kernel."""
+    _, h, w, _ = p.input_dims
+    _, h_out, w_out, _ = p.output_dims
+    return depthwise_ring_rows(h, w, h_out, w_out, p.filter_dims[1], p.stride[0], p.padding[0],
+                               p.dilation[0])  # fmt: skip
+
+
 def run_fc(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes:
     p = cp.fully_connected_params(graph, op)
     arena = Arena.build(x, int(np.prod(p.output_dims)), None, 0)
@@ -1042,13 +1050,14 @@ def harness_source() -> str:
                        arena), arena, {v}_exp, sizeof {v}_exp);""")
     # Depthwise: the reference in-place kernel; the fast one out of place (channel-vectorised
     # on the M33, per-channel planes on the M0+) and in place with one plane of scratch (the
-    # planner's), four planes (channel groups of 4) and every plane (one group).
+    # planner's), four planes (channel groups of 4) and every plane (one group); the
+    # row-streamed in-place kernel with exactly its formula's scratch (ring and row table).
     for k, name in enumerate(["same_3x3", "same_s2_odd_c", "dilated_relu6", "same_7x7"]):
         graph, op, x, expected = load(DEPTHWISE, name, k)
         p, v = cp.conv_params(graph, op), f"dw{k}"
         plane = p.scratch_bytes
         h.arena = max(h.arena, x.size + len(expected))
-        h.scratch = max(h.scratch, plane * p.output_dims[3])
+        h.scratch = max(h.scratch, plane * p.output_dims[3], rows_scratch(p))
         h.weighted(v, graph, op, p, x, expected)
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
         h.calls.append(f"""        {weighted_dims(p)}
@@ -1068,7 +1077,17 @@ def harness_source() -> str:
             fails += check("depthwise fast in place {name}",
                            rip_depthwise_conv2d_inplace_fast_s8(&c1, &dp, &q, &id, arena, &fd,
                            {v}_w, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
-        }}""")
+        }}
+        const rip_context c2 = {{ctx.buf, {rows_scratch(p)}}};
+        memcpy(arena, {v}_in, sizeof {v}_in);
+        fails += check("depthwise rows in place {name}",
+                       rip_depthwise_conv2d_inplace_rows_fast_s8(&ctx, &dp, &q, &id, arena, &fd,
+                       {v}_w, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
+        memcpy(arena, {v}_in, sizeof {v}_in);
+        fails += check("depthwise row schedule in place {name}",
+                       rip_depthwise_conv2d_inplace_rows_ring_s8(&c2, &dp, &q, &id, arena, &fd,
+                       {v}_w, &bd, {v}_fb, &od, {rows_ring(p)}), arena, {v}_exp,
+                       sizeof {v}_exp);""")
     graph, op, x, expected = load(POOL, "avg_same_3x3_s1_odd_c", 0)
     p = cp.pool_params(graph, op)
     gap = pool_bound(conv_geometry(graph, op), "dense").gap
