@@ -21,6 +21,11 @@ BUFFER_SIZE_FUNCTION: dict[str, str] = {
     "MEAN": "rip_global_avg_pool_s8_get_buffer_size",  # a MEAN over H and W runs that kernel
 }
 
+# The C twin of `depthwise_rows_scratch_bytes` (the row-streamed in-place depthwise kernel,
+# which the generator picks when the model's scratch holds it; the planner's reservation is
+# `scratch_bytes`, unchanged).
+ROWS_BUFFER_SIZE_FUNCTION = "rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size"
+
 
 def scratch_bytes(kind: str, input_dims: Dims, filter_dims: Dims, output_dims: Dims) -> int:
     """Bytes of scratch the kernel running an op of ``kind`` needs (0 for a kind not in
@@ -47,3 +52,68 @@ def scratch_bytes(kind: str, input_dims: Dims, filter_dims: Dims, output_dims: D
     if kind in BUFFER_SIZE_FUNCTION:
         return 4 * output_dims[3]
     return 0
+
+
+def _clobber(i: int, w: int, w_out: int) -> int:
+    """The first output row whose bytes reach input row i: (r + 1) * W_out > i * W."""
+    return i * w // w_out
+
+
+def _last_reader(i: int, kh: int, sh: int, ph: int, dh: int, h_out: int) -> int:
+    """The last output row reading input row i, -1 if none does."""
+    for ky in range(kh):
+        t = i + ph - ky * dh
+        if t < 0:
+            break
+        if t % sh == 0 and t // sh < h_out:
+            return t // sh
+    return -1
+
+
+def depthwise_saved_rows(
+    h: int, w: int, h_out: int, w_out: int, kh: int, sh: int, ph: int, dh: int
+) -> list[tuple[int, int, int]]:
+    """The input rows the row-streamed in-place depthwise kernel copies into its ring, in
+    save order: (row, the output row before which it is saved, its last reader)."""
+    saved = []
+    for i in range(h):
+        r = _clobber(i, w, w_out)
+        last = _last_reader(i, kh, sh, ph, dh, h_out)
+        if r < h_out and last >= r:
+            saved.append((i, r, last))
+    return saved
+
+
+def depthwise_ring_rows(
+    h: int, w: int, h_out: int, w_out: int, kh: int, sh: int, ph: int, dh: int
+) -> int:
+    """Ring slots of rip_depthwise_conv2d_inplace_rows_fast_s8: the schedule counted (the
+    widest window, in save order, from the first saved row some output >= r still reads to
+    the last row saved before output row r), as the C kernel counts it."""
+    saved = depthwise_saved_rows(h, w, h_out, w_out, kh, sh, ph, dh)
+    ring = live = done = 0
+    for r in range(h_out):
+        while done < len(saved) and saved[done][1] <= r:
+            done += 1
+        while live < done and saved[live][2] < r:
+            live += 1
+        ring = max(ring, done - live)
+    return ring
+
+
+def depthwise_rows_scratch_bytes(
+    input_dims: Dims,
+    output_dims: Dims,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    padding: tuple[int, int],
+    dilation: tuple[int, int],
+) -> int:
+    """Scratch of rip_depthwise_conv2d_inplace_rows_fast_s8 (C twin
+    ``ROWS_BUFFER_SIZE_FUNCTION``): an int16 ring slot per input row, 2 * H rounded up to
+    4, then ring rows of W * C bytes each (`depthwise_ring_rows`). ``padding`` is (top,
+    left), as the kernel's params."""
+    _, h, w, c = input_dims
+    _, h_out, w_out, _ = output_dims
+    rows = depthwise_ring_rows(h, w, h_out, w_out, kernel[0], stride[0], padding[0], dilation[0])
+    return (2 * h + 3) // 4 * 4 + rows * w * c

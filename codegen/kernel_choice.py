@@ -13,9 +13,16 @@ The choice and the memory plan agree by construction:
   above the per-pixel gather gap of Theorem 13 the planner uses, so it runs at any planned
   gap. Its scratch is two receptive fields (`rip.scratch.scratch_bytes`, C twin
   ``rip_conv2d_fast_s8_get_buffer_size``).
-- ``rip_depthwise_conv2d[_inplace]_fast_s8`` keeps the one-channel-plane scheme: gap 0 in
-  place, scratch H_out * W_out, as before. A depth multiplier other than 1 keeps the
-  reference kernels.
+- A depthwise layer in place (the channel scheme: output base == input base, gap 0, the
+  planner's placement) runs ``rip_depthwise_conv2d_inplace_rows_fast_s8`` when its scratch
+  (an int16 slot per input row and a ring of saved input rows,
+  `rip.scratch.depthwise_rows_scratch_bytes`) fits the scratch buffer the model already
+  reserves (the maximum of the planner's formula over its ops): the out-of-place kernel's
+  channel-vectorised loop row by row, plus the copies of the rows the ring saves. Otherwise
+  ``rip_depthwise_conv2d_inplace_fast_s8``: channel groups as the reserved scratch holds
+  planes of, one plane at a time at the planner's minimum. Out of place,
+  ``rip_depthwise_conv2d_fast_s8``. A depth multiplier other than 1 keeps the reference
+  kernels.
 """
 
 from __future__ import annotations
@@ -25,7 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from rip.codegen.conv_params import ConvKernelParams
+from rip.scratch import depthwise_ring_rows, depthwise_rows_scratch_bytes
 from rip.terms import InPlaceKind
+
+ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_conv_fast.c
 
 CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_fast_s8
 
@@ -34,11 +44,40 @@ CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_fast_s8
 class KernelChoice:
     function: str  # the C function called
     folded_bias: bool  # it takes bias + input_offset * sum(filter), not the model's bias
-    reason: str  # one line for a report
+    reason: str  # one line for a report and the generated code's comment
+    scratch_bytes: int | None = None  # what it uses of the scratch buffer (None: the formula)
 
 
-def choose_conv_kernel(p: ConvKernelParams, inplace: str | None) -> KernelChoice:
-    """The kernel for one CONV_2D / DEPTHWISE_CONV_2D, given how the plan runs it."""
+def _rows_choice(p: ConvKernelParams, reserved: int | None) -> KernelChoice | None:
+    """The row-streamed in-place depthwise kernel, if it applies and its scratch fits."""
+    _, h, w, _ = p.input_dims
+    _, h_out, w_out, _ = p.output_dims
+    if reserved is None or p.input_dims[0] != 1 or p.filter_dims[1] > ROWS_MAX_KH:
+        return None
+    if h_out * w_out > h * w or h >= 32768:
+        return None
+    need = depthwise_rows_scratch_bytes(
+        p.input_dims, p.output_dims, p.filter_dims[1:3], p.stride, p.padding, p.dilation
+    )
+    if need > reserved:
+        return None
+    rows = depthwise_ring_rows(h, w, h_out, w_out, p.filter_dims[1], p.stride[0],
+                               p.padding[0], p.dilation[0])  # fmt: skip
+    return KernelChoice(
+        "rip_depthwise_conv2d_inplace_rows_fast_s8",
+        True,
+        f"in place row by row, channel-vectorised; ring of {rows} input row(s) "
+        f"({need} B of the {reserved} B scratch)",
+        need,
+    )
+
+
+def choose_conv_kernel(
+    p: ConvKernelParams, inplace: str | None, reserved_scratch: int | None = None
+) -> KernelChoice:
+    """The kernel for one CONV_2D / DEPTHWISE_CONV_2D, given how the plan runs it and the
+    scratch buffer the model reserves (``reserved_scratch``, the maximum of
+    `rip.scratch.scratch_bytes` over its ops; None: only this op's own formula)."""
     if p.kind == "CONV_2D":
         return KernelChoice(
             "rip_conv2d_fast_s8", True, "2x2 pixel x channel tiles, gap <= per-pixel gap"
@@ -47,8 +86,17 @@ def choose_conv_kernel(p: ConvKernelParams, inplace: str | None) -> KernelChoice
     if p.depth_multiplier != 1:
         name = "rip_depthwise_conv2d_inplace_s8" if channel else "rip_depthwise_conv2d_s8"
         return KernelChoice(name, False, "depth multiplier != 1: reference kernel")
-    name = "rip_depthwise_conv2d_inplace_fast_s8" if channel else "rip_depthwise_conv2d_fast_s8"
-    return KernelChoice(name, True, "interior/border split, one channel plane")
+    if not channel:
+        return KernelChoice("rip_depthwise_conv2d_fast_s8", True,
+                            "out of place, channel-vectorised")  # fmt: skip
+    rows = _rows_choice(p, reserved_scratch)
+    if rows is not None:
+        return rows
+    plane = p.scratch_bytes
+    group = min(p.output_dims[3], (reserved_scratch or plane) // plane // 4 * 4)
+    how = f"groups of {group} channels" if group >= 4 else "one channel plane at a time"
+    return KernelChoice("rip_depthwise_conv2d_inplace_fast_s8", True,
+                        f"in place by channel planes on DSP cores: {how}")  # fmt: skip
 
 
 def folded_bias(p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] | None):

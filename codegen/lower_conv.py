@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rip.allocator.planning.requirements import scratch_bytes as op_scratch_bytes
 from rip.codegen import conv_params as cp
 from rip.codegen.kernel_choice import choose_conv_kernel, folded_bias
 from rip.codegen.lowering import Lowered, OpBuffers, OpContext, grouped, render_op, where
@@ -92,9 +93,12 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     n, kh, kw, c = p.filter_dims
     weights = _constant(graph, op, index, 1, "filter", n * kh * kw * c)
     bias = _bias(graph, op, index, p.output_dims[3])
-    choice = choose_conv_kernel(p, buffers.inplace)
+    reserved = max(op_scratch_bytes(graph, o) for o in graph.operators)
+    choice = choose_conv_kernel(p, buffers.inplace, reserved)
+    scratch = p.scratch_bytes
     if choice.folded_bias:
         kernel, bias = choice.function, folded_bias(p, weights, bias)
+        scratch = choice.scratch_bytes if choice.scratch_bytes is not None else scratch
     return render_op(
         OpContext(
             kind=op.kind,
@@ -109,7 +113,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             filter=weights,
             bias=bias,
             quant="per_channel",
-            scratch_bytes=p.scratch_bytes,
+            scratch_bytes=scratch,
+            comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
         )
     )
 

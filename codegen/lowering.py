@@ -94,6 +94,7 @@ class OpContext:
     bias: tuple[int, ...] | None = None
     quant: str | None = None  # "per_channel" | "per_tensor" | None
     scratch_bytes: int = 0
+    comment: str | None = None  # one line above the call: which kernel variant runs and why
 
     @property
     def template_stem(self) -> str:

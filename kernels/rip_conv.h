@@ -170,6 +170,43 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
                                                 const int32_t *bias,
                                                 const rip_dims *output_dims);
 
+/* DEPTHWISE_CONV_2D in place, row-streamed: the contract of the channel in-place kernels
+ * (`data` holds the input and receives the output at the same base, gap 0, depth multiplier
+ * 1, H_out * W_out <= H * W), batch 1, KH <= 16, with the channel-vectorised inner loop of
+ * the out-of-place kernel over all channels of a pixel. Output rows are written in order;
+ * before row r is stored, each input row that row r's bytes reach first and that row r or a
+ * later row still reads is copied into a FIFO ring of whole input rows (W * C bytes each)
+ * in ctx->buf, and those taps read the ring from then on. At stride 1 with KH = 3, SAME,
+ * the ring is KH - 1 rows; at stride 2 it is at most one. ctx->buf must be 2-byte aligned.
+ *
+ * Scratch (rip.scratch.depthwise_rows_scratch_bytes): an int16 slot per input row,
+ * 2 * H rounded up to 4, then the ring: ring_rows * W * C, ring_rows the widest window of
+ * saved rows still read (the schedule counted, not a closed form). -1 for arguments the
+ * kernel refuses. rip.allocator.theory.simulate.simulate_depthwise_rows executes this
+ * schedule over a tracked workspace and finds no corruption at that ring.
+ *
+ * On ARMv6-M (no DSP extension) this entry runs rip_depthwise_conv2d_inplace_fast_s8's
+ * channel planes instead (one plane of scratch, which the planner reserves for the op and
+ * so the model's buffer always holds): faster there. rip_depthwise_conv2d_inplace_rows_ring_s8
+ * runs the row schedule on every core. */
+int32_t rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size(
+    const rip_dw_conv_params *params, const rip_dims *input_dims, const rip_dims *filter_dims,
+    const rip_dims *output_dims);
+
+rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims);
+
+/* The same with the ring's slot count given (the kernel above passes the schedule's own;
+ * 0: no row is saved):
+ * for tests, which show that one slot fewer than get_buffer_size's corrupts. */
+rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
+    int32_t ring_rows);
+
 #ifdef __cplusplus
 }
 #endif

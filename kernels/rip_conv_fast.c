@@ -442,7 +442,9 @@ static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t
 #define RIP_DW_GROUPS 0
 #endif
 
-#if RIP_DW_GROUPS
+/* The four-channel helpers below are compiled on every core: the row-streamed in-place
+ * kernel (rip_depthwise_conv2d_inplace_rows_fast_s8) uses them everywhere, the channel
+ * groups only where RIP_DW_GROUPS. */
 #if defined(__ARM_FEATURE_DSP)
 /* One tap of four channels: x and w hold channels c..c+3 (one byte each). SXTB16 splits
  * them into even (0, 2) and odd (1, 3) halfword pairs; SMLABB / SMLATT accumulate each
@@ -476,6 +478,7 @@ static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t
         (o)[3] = (int8_t)rip_fast_requantize(a3, (m)[3], (s)[3], oo_, lo_, hi_);               \
     } while (0)
 
+#if RIP_DW_GROUPS
 /* One interior output pixel of a 3x3 kernel at unit dilation, channels [0, n4) of the
  * group (n4 a multiple of 4): x is its top-left tap, wt the filter, bias, m and s the
  * group's first channel's, all offset to the group's first channel. Kept out of line so
@@ -704,4 +707,242 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
         }
     }
     return RIP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* DEPTHWISE_CONV_2D in place, row-streamed with a ring of saved input rows                 */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The schedule (rip.scratch.depthwise_ring_rows is its Python twin, and
+ * rip.allocator.theory.simulate.simulate_depthwise_rows executes it over a tracked
+ * workspace): output rows r = 0 .. H_out - 1 in order, each written at data + r * W_out * C
+ * (output base == input base, gap 0). Before row r is written, every input row i that row
+ * r's bytes reach for the first time (clobber(i) == r) and that some output row >= r still
+ * reads (last_reader(i) >= r) is copied into the next slot of a FIFO ring; from then on its
+ * taps read the ring. Saves happen in increasing i, so the live saved rows are a window of
+ * the save order; the ring has as many slots as that window's widest extent. */
+
+/* The first output row whose bytes reach input row i: (r + 1) * W_out > i * W. */
+static inline int32_t rip_dw_rows_clobber(const rip_dw_plane *g, int32_t i) {
+    return (int32_t)(((int64_t)i * g->w) / g->w_out);
+}
+
+/* The last output row reading input row i, -1 if none does. */
+static int32_t rip_dw_rows_last_reader(const rip_dw_plane *g, int32_t i) {
+    for (int32_t ky = 0; ky < g->kh; ++ky) {
+        const int32_t t = i + g->ph - ky * g->dh;
+        if (t < 0) {
+            break;
+        }
+        if (t % g->sh == 0 && t / g->sh < g->h_out) {
+            return t / g->sh;
+        }
+    }
+    return -1;
+}
+
+static inline int rip_dw_rows_saved(const rip_dw_plane *g, int32_t i) {
+    const int32_t r = rip_dw_rows_clobber(g, i);
+    return r < g->h_out && rip_dw_rows_last_reader(g, i) >= r;
+}
+
+/* Ring slots the schedule needs: the widest window of saved rows still read. */
+static int32_t rip_dw_rows_ring(const rip_dw_plane *g) {
+    int32_t next = 0, saves = 0, live_row = 0, live = 0, ring = 0;
+    for (int32_t r = 0; r < g->h_out; ++r) {
+        for (; next < g->h && rip_dw_rows_clobber(g, next) <= r; ++next) {
+            saves += rip_dw_rows_saved(g, next);
+        }
+        /* advance past saved rows no output >= r reads (and rows never saved) */
+        for (; live_row < next; ++live_row) {
+            if (!rip_dw_rows_saved(g, live_row)) {
+                continue;
+            }
+            if (rip_dw_rows_last_reader(g, live_row) >= r) {
+                break;
+            }
+            ++live;
+        }
+        ring = rip_max32(ring, saves - live);
+    }
+    return ring;
+}
+
+#define RIP_DW_ROWS_MAX_KH 16
+
+static int32_t rip_dw_rows_table_bytes(int32_t h) { return (2 * h + 3) & ~3; }
+
+static int rip_dw_rows_geometry_ok(const rip_dw_plane *g, int32_t batches) {
+    return batches == 1 && g->kh <= RIP_DW_ROWS_MAX_KH && g->h_out * g->w_out <= g->h * g->w &&
+           g->h < 32768;
+}
+
+/* One interior 3x3 output pixel at unit dilation from three row pointers (each at the
+ * pixel's leftmost tap, channel 0): channels [0, n4), n4 a multiple of 4. */
+static __attribute__((noinline)) void rip_dw4_3x3_rows_pixel(const rip_dw_plane *g,
+                                                             const int8_t *p0, const int8_t *p1,
+                                                             const int8_t *p2, const int8_t *wt,
+                                                             const int32_t *bias,
+                                                             const int32_t *m, const int32_t *s,
+                                                             int32_t n4, int8_t *o) {
+    const int32_t c = g->c;
+    for (int32_t j = 0; j < n4; j += 4, p0 += 4, p1 += 4, p2 += 4, wt += 4, o += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        const int8_t *w = wt;
+        RIP_DW4_TAP(rip_fast_load_s8x4(p0), rip_fast_load_s8x4(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p0 + c), rip_fast_load_s8x4(w + c));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p0 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
+        w += 3 * c;
+        __asm__("" : "+r"(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p1), rip_fast_load_s8x4(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p1 + c), rip_fast_load_s8x4(w + c));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p1 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
+        w += 3 * c;
+        __asm__("" : "+r"(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p2), rip_fast_load_s8x4(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p2 + c), rip_fast_load_s8x4(w + c));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p2 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
+        RIP_DW4_STORE(o, m + j, s + j, g);
+    }
+}
+
+/* Any output pixel from row pointers: rows[ky] is input row oy * sh - ph + ky * dh (pixel
+ * 0, channel 0), NULL outside the input; a padded tap reads the zero point. */
+static __attribute__((noinline)) void rip_dw4_rows_any_pixel(const rip_dw_plane *g,
+                                                             const int8_t *const *rows,
+                                                             int32_t ox, const int8_t *wt,
+                                                             const int32_t *bias,
+                                                             const int32_t *m, const int32_t *s,
+                                                             int8_t *o) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw, col = g->dw * c;
+    const int32_t ix0 = ox * g->sw - g->pw;
+    const int8_t zp = (int8_t)g->zero_point;
+    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
+    int32_t kx_lo, kx_hi;
+    rip_fast_tap_range(ix0, g->dw, kw, g->w, &kx_lo, &kx_hi);
+    const ptrdiff_t x0 = (ptrdiff_t)ix0 * c;
+    const int32_t n4 = c & ~3;
+    for (int32_t j = 0; j < n4; j += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int8_t *row = rows[ky];
+            const int8_t *w = wt + j + (size_t)(ky * kw) * c;
+            for (int32_t kx = 0; kx < kw; ++kx, w += c) {
+                const int32_t xv = row != NULL && kx >= kx_lo && kx < kx_hi
+                                       ? rip_fast_load_s8x4(row + x0 + j + kx * col)
+                                       : pad4;
+                RIP_DW4_TAP(xv, rip_fast_load_s8x4(w));
+            }
+        }
+        RIP_DW4_STORE(o + j, m + j, s + j, g);
+    }
+    for (int32_t j = n4; j < c; ++j) { /* the last C % 4 channels */
+        int32_t acc = bias[j];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int8_t *row = rows[ky];
+            for (int32_t kx = 0; kx < kw; ++kx) {
+                const int32_t xv =
+                    row != NULL && kx >= kx_lo && kx < kx_hi ? row[x0 + j + kx * col] : zp;
+                acc += xv * wt[j + (size_t)(ky * kw + kx) * c];
+            }
+        }
+        o[j] = (int8_t)rip_fast_requantize(acc, m[j], s[j], g->output_offset, g->act_min,
+                                           g->act_max);
+    }
+}
+
+static int32_t rip_dw_rows_scratch(const rip_dw_plane *g) {
+    return rip_dw_rows_table_bytes(g->h) + rip_dw_rows_ring(g) * g->w * g->c;
+}
+
+int32_t rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size(
+    const rip_dw_conv_params *params, const rip_dims *input_dims, const rip_dims *filter_dims,
+    const rip_dims *output_dims) {
+    rip_dw_plane g;
+    static const int32_t one = 1;
+    /* the geometry only: a stand-in bias pointer satisfies the argument check */
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, &one, output_dims) != RIP_OK) {
+        return -1;
+    }
+    return rip_dw_rows_scratch(&g);
+}
+
+rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
+    int32_t ring_rows) {
+    (void)bias_dims;
+    rip_dw_plane g;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
+        !rip_dw_rows_geometry_ok(&g, input_dims->n) || ctx == NULL || ctx->buf == NULL ||
+        ring_rows < 0 || ((uintptr_t)ctx->buf & 1u) != 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const size_t row_in = (size_t)g.w * (size_t)g.c;
+    const int32_t table = rip_dw_rows_table_bytes(g.h);
+    if ((int64_t)ctx->size < (int64_t)table + (int64_t)ring_rows * (int64_t)row_in) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    int16_t *const slot = (int16_t *)(void *)ctx->buf; /* ring slot of input row i, or -1 */
+    int8_t *const ring = ctx->buf + table;
+    for (int32_t i = 0; i < g.h; ++i) {
+        slot[i] = -1;
+    }
+    const int fast3 = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && (g.c & 3) == 0;
+    const int32_t *const m = quant->multiplier, *const sh = quant->shift;
+    const int8_t *rows[RIP_DW_ROWS_MAX_KH];
+    int32_t next = 0, saves = 0;
+    for (int32_t oy = 0; oy < g.h_out; ++oy) {
+        /* save the input rows this output row reaches first and later outputs still read */
+        for (; next < g.h && rip_dw_rows_clobber(&g, next) <= oy; ++next) {
+            if (ring_rows > 0 && rip_dw_rows_last_reader(&g, next) >= oy) {
+                const int32_t k = saves % ring_rows;
+                memcpy(ring + (size_t)k * row_in, data + (size_t)next * row_in, row_in);
+                slot[next] = (int16_t)k;
+                ++saves;
+            }
+        }
+        const int32_t iy0 = oy * g.sh - g.ph;
+        for (int32_t ky = 0; ky < g.kh; ++ky) {
+            const int32_t iy = iy0 + ky * g.dh;
+            rows[ky] = iy < 0 || iy >= g.h ? NULL
+                       : slot[iy] >= 0     ? ring + (size_t)slot[iy] * row_in
+                                           : data + (size_t)iy * row_in;
+        }
+        int8_t *o = data + (size_t)oy * g.w_out * g.c;
+        const int row_in3 = fast3 && oy >= g.oy_lo && oy < g.oy_hi;
+        for (int32_t ox = 0; ox < g.w_out; ++ox, o += g.c) {
+            if (row_in3 && ox >= g.ox_lo && ox < g.ox_hi) {
+                const size_t x = (size_t)(ox * g.sw - g.pw) * (size_t)g.c;
+                rip_dw4_3x3_rows_pixel(&g, rows[0] + x, rows[1] + x, rows[2] + x, filter, bias,
+                                       m, sh, g.c, o);
+            } else {
+                rip_dw4_rows_any_pixel(&g, rows, ox, filter, bias, m, sh, o);
+            }
+        }
+    }
+    return RIP_OK;
+}
+
+rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims) {
+#if !RIP_DW_GROUPS
+    /* ARMv6-M: its eight low registers run one channel plane at a time faster than four
+     * channels' words, so it keeps the plane scheme (ctx holds the model's scratch buffer,
+     * at least this op's plane: the planner's reservation). */
+    return rip_depthwise_conv2d_inplace_fast_s8(ctx, params, quant, input_dims, data,
+                                                filter_dims, filter, bias_dims, bias,
+                                                output_dims);
+#else
+    rip_dw_plane g;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    return rip_depthwise_conv2d_inplace_rows_ring_s8(ctx, params, quant, input_dims, data,
+                                                     filter_dims, filter, bias_dims, bias,
+                                                     output_dims, rip_dw_rows_ring(&g));
+#endif
 }

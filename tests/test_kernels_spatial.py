@@ -31,7 +31,11 @@ from tflite_writer import ModelBuilder, conv_output_size
 from rip.allocator.planning.requirements import conv_geometry, requirements, scratch_bytes
 from rip.allocator.theory.bounds import depthwise_bound, pool_bound, rip_bound
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.allocator.theory.simulate import simulate_rip
+from rip.allocator.theory.simulate import (
+    simulate_depthwise_ring,
+    simulate_depthwise_rows,
+    simulate_rip,
+)
 from rip.codegen import conv_params as cp
 from rip.codegen import pool_params as pp
 from rip.codegen.kernel_choice import folded_bias
@@ -40,7 +44,12 @@ from rip.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.scratch import BUFFER_SIZE_FUNCTION
+from rip.scratch import (
+    BUFFER_SIZE_FUNCTION,
+    ROWS_BUFFER_SIZE_FUNCTION,
+    depthwise_ring_rows,
+    depthwise_rows_scratch_bytes,
+)
 
 SEEDS = (0, 1)
 
@@ -262,15 +271,21 @@ def run_depthwise(
     seed: int = 0,
     variant: str = "reference",
     scratch_bytes: int | None = None,
+    ring_rows: int | None = None,
 ) -> bytes:
     """DEPTHWISE_CONV_2D: ``mode`` "out" (disjoint buffers), "channel" (channel in place,
-    output base == input base) or "naive" (the out-of-place kernel with output == input);
+    output base == input base), "rows" (row-streamed in place, output base == input base,
+    the fast kernel with its ring; ``ring_rows`` forces the ring's slot count) or "naive"
+    (the out-of-place kernel with output == input);
     ``variant`` "reference" or "fast" (the _fast kernels, depth multiplier 1 only);
     ``scratch_bytes``: the context's size (default: the planner's, one plane)."""
     p = cp.conv_params(graph, op)
     fast = variant == "fast"
     arena = Arena.build(x, int(np.prod(p.output_dims)), None if mode == "out" else 0, seed)
-    ctx, _scratch = scratch(p.scratch_bytes if scratch_bytes is None else scratch_bytes, seed)
+    if scratch_bytes is None:
+        scratch_bytes = rows_scratch(p) if mode == "rows" else p.scratch_bytes
+    fast = fast or mode == "rows"
+    ctx, _scratch = scratch(scratch_bytes, seed)
     quant, *_quant = per_channel(p)
     args, _data = weighted_args(graph, op, p, arena, fast)
     params = DwConvParams(
@@ -283,11 +298,32 @@ def run_depthwise(
         Act(*p.activation),
     )
     variant_part = "_fast" if fast else ""  # rip_depthwise_conv2d[_inplace][_fast]_s8
+    if mode == "rows":  # the row-streamed in-place kernel; ring_rows=None: its own ring
+        if ring_rows is None:
+            fn = lib.rip_depthwise_conv2d_inplace_rows_fast_s8
+            return arena.result(fn(ctx, params, quant, *args))
+        fn = lib.rip_depthwise_conv2d_inplace_rows_ring_s8
+        return arena.result(fn(ctx, params, quant, *args, ring_rows))
     if mode == "channel":
         fn = getattr(lib, f"rip_depthwise_conv2d_inplace{variant_part}_s8")
         return arena.result(fn(ctx, params, quant, *args))
     fn = getattr(lib, f"rip_depthwise_conv2d{variant_part}_s8")
     return arena.result(fn(ctx, params, quant, *args, arena.output))
+
+
+def rows_scratch(p: Any) -> int:
+    """rip.scratch's formula for the row-streamed in-place depthwise kernel."""
+    return depthwise_rows_scratch_bytes(
+        p.input_dims, p.output_dims, p.filter_dims[1:3], p.stride, p.padding, p.dilation
+    )
+
+
+def rows_ring(p: Any) -> int:
+    """rip.scratch's ring rows for the row-streamed in-place depthwise kernel."""
+    _, h, w, _ = p.input_dims
+    _, h_out, w_out, _ = p.output_dims
+    return depthwise_ring_rows(h, w, h_out, w_out, p.filter_dims[1], p.stride[0], p.padding[0],
+                               p.dilation[0])  # fmt: skip
 
 
 def run_fc(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes:
@@ -560,6 +596,47 @@ def test_depthwise_fast_in_place_channel_groups(
     assert got == expected
 
 
+@pytest.mark.parametrize(("name", "seed"), cases(DEPTHWISE_M1))
+def test_depthwise_rows_in_place(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    """rip_depthwise_conv2d_inplace_rows_fast_s8: output base == input base (gap 0, the
+    planner's channel candidate), a ring of saved input rows in scratch, bit-exact."""
+    graph, op, x, expected = load(DEPTHWISE, name, seed)
+    assert depthwise_bound(conv_geometry(graph, op)).gap == 0
+    assert run_depthwise(lib, graph, op, x, "rows", seed) == expected
+
+
+@pytest.mark.parametrize("name", ["same_3x3", "dilated_relu6", "explicit_pad", "same_7x7"])
+def test_depthwise_rows_ring_one_row_short_corrupts(lib: ctypes.CDLL, name: str) -> None:
+    """The ring the formula gives is the fewest rows the simulator finds safe on these
+    unit-stride layers, and the kernel with one slot fewer reads a row a later save has
+    overwritten: its output differs from TFLite Micro's."""
+    graph, op, x, expected = load(DEPTHWISE, name, 0)
+    geom = conv_geometry(graph, op)
+    rows = depthwise_ring_rows(geom.h_in, geom.w_in, geom.h_out, geom.w_out, geom.kh, geom.sh,
+                               geom.pad_top, geom.dh)  # fmt: skip
+    assert rows >= 1
+    assert simulate_depthwise_ring(geom) == rows
+    assert simulate_depthwise_rows(geom, rows - 1).corrupted > 0
+    assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=rows) == expected
+    assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=rows - 1) != expected
+
+
+def test_depthwise_rows_scratch_is_the_c_twin(lib: ctypes.CDLL) -> None:
+    """rip.scratch.depthwise_rows_scratch_bytes is its C twin's formula, and the simulator
+    executing the schedule with that ring finds no corruption."""
+    fn = getattr(lib, ROWS_BUFFER_SIZE_FUNCTION)
+    for name in DEPTHWISE_M1:
+        graph, op = single_op(DEPTHWISE[name](0))
+        p = cp.conv_params(graph, op)
+        params = DwConvParams(p.input_offset, p.output_offset, HW(*p.stride), HW(*p.padding),
+                              HW(*p.dilation), 1, Act(*p.activation))  # fmt: skip
+        got = fn(params, dims(p.input_dims), dims(p.filter_dims), dims(p.output_dims))
+        assert got == rows_scratch(p), name
+        geom = conv_geometry(graph, op)
+        rows = (rows_scratch(p) - round_up4(2 * geom.h_in)) // (geom.w_in * geom.c_in)
+        assert simulate_depthwise_rows(geom, rows).corrupted == 0
+
+
 @pytest.mark.parametrize("name", DEPTHWISE_M1)
 def test_depthwise_channel_in_place_is_the_planners(name: str) -> None:
     """The planner's depthwise candidate is the channel scheme: output base == input base."""
@@ -731,6 +808,7 @@ def test_random_depthwise_matches_tflm(
         for planes in (4, 8, 1 + geom.c_in):  # channel groups of 4, 8, all channels
             got = run_depthwise(lib, graph, op, x, "channel", seed, "fast", planes * plane)
             assert got == expected
+        assert run_depthwise(lib, graph, op, x, "rows", seed) == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -969,13 +1047,14 @@ def harness_source() -> str:
                        arena), arena, {v}_exp, sizeof {v}_exp);""")
     # Depthwise: the reference in-place kernel; the fast one out of place (channel-vectorised
     # on the M33, per-channel planes on the M0+) and in place with one plane of scratch (the
-    # planner's), four planes (channel groups of 4) and every plane (one group).
+    # planner's), four planes (channel groups of 4) and every plane (one group); the
+    # row-streamed in-place kernel with exactly its formula's scratch (ring and row table).
     for k, name in enumerate(["same_3x3", "same_s2_odd_c", "dilated_relu6", "same_7x7"]):
         graph, op, x, expected = load(DEPTHWISE, name, k)
         p, v = cp.conv_params(graph, op), f"dw{k}"
         plane = p.scratch_bytes
         h.arena = max(h.arena, x.size + len(expected))
-        h.scratch = max(h.scratch, plane * p.output_dims[3])
+        h.scratch = max(h.scratch, plane * p.output_dims[3], rows_scratch(p))
         h.weighted(v, graph, op, p, x, expected)
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
         h.calls.append(f"""        {weighted_dims(p)}
@@ -995,7 +1074,17 @@ def harness_source() -> str:
             fails += check("depthwise fast in place {name}",
                            rip_depthwise_conv2d_inplace_fast_s8(&c1, &dp, &q, &id, arena, &fd,
                            {v}_w, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
-        }}""")
+        }}
+        const rip_context c2 = {{ctx.buf, {rows_scratch(p)}}};
+        memcpy(arena, {v}_in, sizeof {v}_in);
+        fails += check("depthwise rows in place {name}",
+                       rip_depthwise_conv2d_inplace_rows_fast_s8(&ctx, &dp, &q, &id, arena, &fd,
+                       {v}_w, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
+        memcpy(arena, {v}_in, sizeof {v}_in);
+        fails += check("depthwise row schedule in place {name}",
+                       rip_depthwise_conv2d_inplace_rows_ring_s8(&c2, &dp, &q, &id, arena, &fd,
+                       {v}_w, &bd, {v}_fb, &od, {rows_ring(p)}), arena, {v}_exp,
+                       sizeof {v}_exp);""")
     graph, op, x, expected = load(POOL, "avg_same_3x3_s1_odd_c", 0)
     p = pp.pool_params(graph, op)
     gap = pool_bound(conv_geometry(graph, op), "dense").gap

@@ -289,7 +289,9 @@ def test_lowered_op_matches_tflite_micro(
     x = random_input(graph, 0)
     where = layout(graph, op, mode)
     lowered = lower(graph, op, where.buffers, index=2)
-    assert lowered.scratch_bytes == scratch_bytes(graph, op)
+    # a kernel variant may use less than the planner's formula (the row-streamed in-place
+    # depthwise, when its ring fits), never more than the model's buffer (one op here)
+    assert lowered.scratch_bytes <= scratch_bytes(graph, op)
     status, out = build_and_run(
         program(lowered, where, x, graph.tensors[op.outputs[0]].nbytes), kernel_objects, tmp_path
     )

@@ -387,3 +387,93 @@ def simulate_upsample(h_in: int, w_in: int, c: int, scale: int, reverse: bool = 
         if v < 1:
             raise LayerError(f"{name} must be positive, got {v}")
     return _literal_upsample(h_in, w_in, c, scale, reverse)
+
+
+@dataclass(frozen=True)
+class DepthwiseRowsRun:
+    """One execution of the row-streamed in-place depthwise schedule
+    (rip_depthwise_conv2d_inplace_rows_fast_s8): ``corrupted`` reads that returned a byte
+    other than the input byte they wanted; ``saved`` the (input row, output row before which
+    it was copied into the ring) pairs, in order; ``writes_outside`` output bytes stored past
+    the input's extent (the shared base holds the input, gap 0)."""
+
+    corrupted: int
+    saved: tuple[tuple[int, int], ...]
+    writes_outside: int
+
+
+def simulate_depthwise_rows(
+    geom: ConvGeometry, ring_rows: int, channels: int | None = None
+) -> DepthwiseRowsRun:
+    """Execute the row-streamed in-place depthwise kernel's schedule over a tracked
+    workspace: output base == input base (gap 0), one byte per (pixel, channel), each input
+    byte tagged with its own index and each stored output byte overwriting its tag.
+
+    Output rows go in order. Before output row r is stored, each input row its byte range
+    reaches for the first time is copied (its tags, whatever they are by then) into ring slot
+    ``saves % ring_rows`` when some tap of an output row >= r reads it (found by enumerating
+    every tap, not by a formula); taps of a saved row read the ring slot the row went to,
+    even after a later save reused it. Within a row pixels go left to right and within a
+    pixel channel groups of four (then single channels for C % 4) read all their taps before
+    storing their bytes, as the kernel does. ``channels`` overrides the geometry's C (the
+    schedule is the same for any C; a small one keeps large planes quick)."""
+    h, w, c = geom.h_in, geom.w_in, channels or geom.c_in
+    h_out, w_out = geom.h_out, geom.w_out
+    row_bytes = w * c
+
+    def tap_rows(r: int) -> list[int | None]:
+        return [
+            iy if 0 <= (iy := r * geom.sh - geom.pad_top + ky * geom.dh) < h else None
+            for ky in range(geom.kh)
+        ]
+
+    readers: dict[int, list[int]] = {}
+    for r in range(h_out):
+        for iy in tap_rows(r):
+            if iy is not None:
+                readers.setdefault(iy, []).append(r)
+    arena = np.arange(h * w * c, dtype=np.int64)
+    ring = np.full((max(ring_rows, 1), row_bytes), -1, dtype=np.int64)
+    slot: dict[int, int] = {}
+    saved: list[tuple[int, int]] = []
+    groups = [(j, j + 4) for j in range(0, c & ~3, 4)] + [(j, j + 1) for j in range(c & ~3, c)]
+    corrupted = outside = 0
+    reached = 0  # input rows [0, reached) have been reached by some output row's bytes
+    for r in range(h_out):
+        end = (r + 1) * w_out * c
+        while reached < h and reached * row_bytes < end:
+            if ring_rows > 0 and any(q >= r for q in readers.get(reached, ())):
+                k = len(saved) % ring_rows
+                ring[k] = arena[reached * row_bytes : (reached + 1) * row_bytes]
+                slot[reached] = k
+                saved.append((reached, r))
+            reached += 1
+        rows = tap_rows(r)
+        for x in range(w_out):
+            ix0 = x * geom.sw - geom.pad_left
+            out = (r * w_out + x) * c
+            for j0, j1 in groups:
+                for iy in rows:
+                    if iy is None:
+                        continue
+                    src = ring[slot[iy]] if iy in slot else arena[iy * row_bytes :]
+                    for kx in range(geom.kw):
+                        ix = ix0 + kx * geom.dw
+                        if not 0 <= ix < w:
+                            continue
+                        want = (iy * w + ix) * c + np.arange(j0, j1)
+                        got = src[ix * c + j0 : ix * c + j1]
+                        corrupted += int(np.count_nonzero(got != want))
+                if out + j1 > arena.size:
+                    outside += out + j1 - max(out + j0, arena.size)
+                arena[out + j0 : min(out + j1, arena.size)] = -1
+    return DepthwiseRowsRun(corrupted, tuple(saved), outside)
+
+
+def simulate_depthwise_ring(geom: ConvGeometry, channels: int | None = None) -> int:
+    """The fewest ring rows with which the row-streamed in-place depthwise schedule reads no
+    corrupted byte (searched upwards from 0, each size executed)."""
+    for rows in range(geom.h_in + 1):
+        if simulate_depthwise_rows(geom, rows, channels).corrupted == 0:
+            return rows
+    raise LayerError("simulate: no ring size makes the row-streamed depthwise schedule safe")
