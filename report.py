@@ -242,7 +242,12 @@ def format_generated(c: Compiled) -> str:
         )
     if c.run is not None:
         ref = None if c.reference is None else c.reference.checksum
-        verdict = ("match" if c.match else "MISMATCH") if ref is not None else "no reference"
+        why = c.reference.unavailable if c.reference is not None else None
+        verdict = (
+            ("match" if c.match else "MISMATCH")
+            if ref is not None
+            else f"no reference ({c.reference.status if c.reference else 'not computed'}: {why})"
+        )
         lines.append(c.run.line())
         lines.append(
             f"reference (TFLite Micro) checksum={None if ref is None else f'0x{ref:08x}'}: "

@@ -19,7 +19,8 @@ from rip.allocator.planning.check import picture
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
-from rip.compiler import Options, compile_model
+from rip.compiler import Compiled, Options, compile_model
+from rip.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK
 from rip.report import build_report, format_generated, format_report
 from rip.terms import Placer, Strategy
 
@@ -137,7 +138,24 @@ def _compile(args: argparse.Namespace) -> int:
             print(picture(c.problem, c.plan))
         if args.output:
             print(format_generated(c))
-    return 1 if c.match is False else 0
+    return _exit_code(c)
+
+
+def _exit_code(c: Compiled) -> int:
+    """0 ok; 1 the run's checksum differs from TFLite Micro's; 4 a run with no reference
+    to compare with (TFLite Micro refused, crashed or timed out on the model): a script
+    must not read "nothing to compare" as "matches"."""
+    if c.match is False:
+        return EXIT_MISMATCH
+    if c.run is not None and c.match is None:
+        why = c.reference.unavailable if c.reference is not None else "not computed"
+        status = c.reference.status if c.reference is not None else "none"
+        print(
+            f"rip-compile: no reference to compare with ({status}: {why}); the run is unchecked",
+            file=sys.stderr,
+        )
+        return EXIT_NO_REFERENCE
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
