@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=60.0,
         metavar="S",
-        help="MILP time limit per strategy; past it the best plan found is used",
+        help="time limit of the whole planning stage (every strategy's solve shares it); "
+        "past it the best verified plan found is used, with a note",
     )
     p.add_argument(
         "--report",
