@@ -2,7 +2,7 @@
 Vela's ``compiler_driver.py``).
 
     read -> rewrite -> requirements -> plan (per strategy) -> replay -> fit
-         -> emit -> write project -> build (Pico) / run (host)
+         -> emit -> write project -> build (Pico) / run (host) -> commit ``-o DIR``
 
 Each stage is one function that takes what earlier stages made and returns its own typed
 result; ``compile_model`` runs them in order and collects every result into one frozen
@@ -10,6 +10,10 @@ result; ``compile_model`` runs them in order and collects every result into one 
 (``rip.report``). Data flows one way: model file -> ``Graph`` (frontend) -> ``Requirements``
 and ``Problem`` (planning) -> ``Plan`` -> ``EmittedModel`` (codegen) -> project folder and
 firmware (firmware) -> the result line, checked against TFLite Micro's checksum.
+
+``-o DIR`` is a transaction (``rip.firmware.output_dir``): the project is written, built and
+run in a staging folder beside DIR and moved into DIR only when all of that succeeded, so a
+failure or Ctrl-C leaves DIR as it was.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
 from rip.errors import FitError, RipError
 from rip.firmware.host_project import build_host, run_host, write_host_project
+from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
 from rip.firmware.pico_project import build_pico_project, write_pico_project
 from rip.firmware.qemu_project import macs, write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
@@ -100,6 +105,7 @@ class Compiled:
     model: EmittedModel | None = None
     reference: Reference | None = None
     output_dir: Path | None = None
+    committed: Committed | None = None  # what the -o transaction replaced and removed
     build: dict = field(default_factory=dict)  # the firmware build's paths, sizes, placement
     run: Result | None = None
 
@@ -251,21 +257,48 @@ def run(board: Board, out: Path, repeat: int) -> Result:
     return run_host(out, repeat)
 
 
+def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Options) -> Compiled:
+    """Write, build and run inside the ``-o`` transaction: in a staging folder, moved into
+    DIR only when every step succeeded (a user's file in the way is refused right after
+    the write, before a build). Paths the build reports are given as they are in DIR."""
+    assert options.output is not None
+    board = c.board
+    with transaction(options.output) as stage:
+        write_project(board, c.graph, model, stage.path, ref)
+        check_ownership(stage)
+        built = build(board, stage.path, model.arena_bytes) if options.build else {}
+        result = run(board, stage.path, options.repeat) if options.run else None
+    return replace(
+        c,
+        model=model,
+        reference=ref,
+        output_dir=options.output,
+        committed=stage.committed,
+        build=_moved(built, stage),
+        run=result,
+    )
+
+
+def _moved(value: object, stage: Staging) -> object:
+    """The build's report with staging paths replaced by their place in DIR."""
+    if isinstance(value, str):
+        return stage.final(value)
+    if isinstance(value, dict):
+        return {k: _moved(v, stage) for k, v in value.items()}
+    return value
+
+
 def compile_model(path: Path, board: Board, options: Options = Options()) -> Compiled:
     """Every stage the options ask for, in order; each result lands in the ``Compiled``."""
+    if options.output is not None:
+        check_target(options.output)  # before minutes of planning
+    elif options.run or options.build:
+        raise RipError("--run and --build need -o DIR for the generated project")
     c = analyse(path, board, options)
     if options.output is None:
-        if options.run or options.build:
-            raise RipError("--run and --build need -o DIR for the generated project")
         return c
     check_fit(c, options.force)
     check_request(board, options)
     model = emit(c)
     ref = reference(path, c.graph)
-    write_project(board, c.graph, model, options.output, ref)
-    c = replace(c, model=model, reference=ref, output_dir=options.output)
-    if options.build:
-        c = replace(c, build=build(board, options.output, model.arena_bytes))
-    if options.run:
-        c = replace(c, run=run(board, options.output, options.repeat))
-    return c
+    return output_stages(c, model, ref, options)

@@ -1,12 +1,24 @@
 """Every user-facing error, and its exit code: each becomes one line at the CLI edge
 (``rip.cli.guarded``), as Vela's ``errors.py``.
 
-Exit codes: 1 a result that does not match (a mismatch, an output file that cannot be
-written), 2 bad input (the default), 3 a plan that does not fit the board, 4 no placer could
-run, 5 a build or run of the generated project failed, 70 an internal error (a plan the
-replay rejects is never output). The modules that raise an error import it from here; the
-old homes (``rip.codegen.emit.CodegenError``, ...) re-import it so both names work.
+Exit codes (the README's table; every CLI uses them): 0 ok, 1 a result that does not match
+TFLite Micro (or the firmware reported an error), 2 bad input (the default: a model, an
+argument, a path that cannot be written), 3 a plan that does not fit the board, 4 ``--run``
+ran but there is no TFLite Micro reference to compare with, 5 a build or run of a valid
+project failed, 70 an internal error (a plan the replay rejects is never output, an
+unexpected exception), 130 interrupted (Ctrl-C). The modules that raise an error import it
+from here; the old homes (``rip.codegen.emit.CodegenError``, ...) re-import it so both
+names work.
 """
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1
+EXIT_BAD_INPUT = 2
+EXIT_DOES_NOT_FIT = 3
+EXIT_NO_REFERENCE = 4
+EXIT_BUILD_FAILED = 5
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
 
 
 class RipError(Exception):
@@ -31,9 +43,10 @@ class GraphError(RipError):
 
 # --- planning -----------------------------------------------------------------------------
 class PlacementError(RipError):
-    """A placer could not produce a plan (e.g. the solver is unavailable)."""
+    """A placer could not produce a plan (e.g. the solver is unavailable). The MILP's
+    callers fall back to first fit, so one that reaches the CLI is an internal error."""
 
-    exit_code = 4
+    exit_code = EXIT_INTERNAL
 
 
 class ReplayError(RipError):
@@ -98,6 +111,12 @@ class NoDeviceError(RipError):
 
 
 class OutputError(RipError):
-    """A result file (e.g. the sweep's CSV) that cannot be written."""
+    """A result file or folder (the sweep's CSV, ``-o DIR``, ``--plot``) that cannot be
+    written: the path the user gave is the bad input (exit 2)."""
 
-    exit_code = 1
+
+class Interrupted(RipError):
+    """Ctrl-C (SIGINT), also when a solver or a child process caught it first: the work
+    stopped and nothing was written."""
+
+    exit_code = EXIT_INTERRUPTED

@@ -10,6 +10,7 @@ from typing import Any
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.compiler import Compiled
+from rip.firmware.output_dir import MANIFEST
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
 from rip.terms import Strategy
@@ -130,6 +131,11 @@ def generated(c: Compiled) -> dict[str, Any]:
     }
     if c.reference.unavailable:
         info["reference_unavailable"] = c.reference.unavailable
+        info["reference_status"] = c.reference.status
+    if c.committed is not None:  # the -o transaction: which of rip's own files it changed
+        info["files_written"] = len(c.committed.written)
+        info["files_replaced"] = list(c.committed.replaced)
+        info["stale_files_removed"] = list(c.committed.removed)
     if c.build:
         info["build"] = c.build
     if c.run is not None:
@@ -219,6 +225,10 @@ def format_report(rep: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _names(names: tuple[str, ...], shown: int = 6) -> str:
+    return ", ".join(names[:shown]) + (f", ... ({len(names)} in all)" if len(names) > shown else "")
+
+
 def format_generated(c: Compiled) -> str:
     """What was written, built and run, in a few lines (empty when nothing was)."""
     if c.output_dir is None:
@@ -234,6 +244,13 @@ def format_generated(c: Compiled) -> str:
         f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, scratch "
         f"{c.req.scratch_bytes:,} B)"
     ]
+    if c.committed is not None and (c.committed.replaced or c.committed.removed):
+        done = c.committed
+        stale = f"; removed {len(done.removed)} stale: {_names(done.removed)}"
+        lines.append(
+            f"replaced {len(done.replaced)} files rip wrote there before "
+            f"(listed in {MANIFEST}){stale if done.removed else ''}; no other file was touched"
+        )
     if c.build:
         b = c.build
         lines.append(
@@ -242,7 +259,12 @@ def format_generated(c: Compiled) -> str:
         )
     if c.run is not None:
         ref = None if c.reference is None else c.reference.checksum
-        verdict = ("match" if c.match else "MISMATCH") if ref is not None else "no reference"
+        why = c.reference.unavailable if c.reference is not None else None
+        verdict = (
+            ("match" if c.match else "MISMATCH")
+            if ref is not None
+            else f"no reference ({c.reference.status if c.reference else 'not computed'}: {why})"
+        )
         lines.append(c.run.line())
         lines.append(
             f"reference (TFLite Micro) checksum={None if ref is None else f'0x{ref:08x}'}: "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,9 @@ from rip.allocator.planning.check import picture
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
-from rip.compiler import Options, compile_model
+from rip.compiler import Compiled, Options, compile_model
+from rip.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError
+from rip.firmware.output_dir import cannot_write
 from rip.report import build_report, format_generated, format_report
 from rip.terms import Placer, Strategy
 
@@ -51,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=60.0,
         metavar="S",
-        help="MILP time limit per strategy; past it the best plan found is used",
+        help="time limit of the whole planning stage (every strategy's solve shares it); "
+        "past it the best verified plan found is used, with a note",
     )
     p.add_argument(
         "--report",
@@ -111,14 +115,39 @@ def _options(args: argparse.Namespace) -> Options:
     )
 
 
-def _compile(args: argparse.Namespace) -> int:
-    board = load_board(args.board)
-    c = compile_model(Path(args.model), board, _options(args))
-    if args.plot:
-        from rip.plot import plot_plans  # matplotlib only when a figure is asked for
+# What matplotlib's savefig writes, by the file's extension.
+PLOT_FORMATS = (".png", ".pdf", ".svg", ".svgz", ".jpg", ".jpeg", ".eps", ".ps", ".tif", ".tiff",
+                ".webp", ".pgf")  # fmt: skip
 
+
+def check_plot(path: Path) -> None:
+    """``--plot`` is checked before the compile, so that minutes of planning do not end in
+    a path matplotlib refuses: one line, exit 2. A folder is refused (matplotlib would
+    quietly write DIR.png beside it)."""
+    if path.is_dir():
+        raise OutputError(f"--plot {path}: is a folder; give a file name such as plan.png")
+    if path.suffix.lower() not in PLOT_FORMATS:
+        raise OutputError(
+            f"--plot {path}: unknown image type {path.suffix or '(no extension)'}; "
+            f"one of {', '.join(PLOT_FORMATS)}"
+        )
+    folder = path.parent
+    if not folder.is_dir():
+        raise OutputError(f"--plot {path}: no folder {folder}")
+    why = cannot_write(folder)
+    if why:
+        raise OutputError(f"--plot {path}: cannot write in {folder} ({why})")
+
+
+def _plot(c: Compiled, path: Path) -> None:
+    """The figure, written beside ``path`` and renamed onto it: never a half-written file."""
+    from rip.plot import plot_plans  # matplotlib only when a figure is asked for
+
+    board = c.board
+    tmp = path.with_name(f".{path.stem}.rip-tmp{path.suffix}")
+    try:
         plot_plans(
-            Path(args.plot),
+            tmp,
             c.graph.name,
             c.problems,
             c.plans,
@@ -126,6 +155,20 @@ def _compile(args: argparse.Namespace) -> int:
             sram_label=f"{board.name} SRAM",
             overhead_bytes=c.req.scratch_bytes + board.fixed_overhead_bytes,
         )
+        os.replace(tmp, path)
+    except OSError as e:
+        raise OutputError(f"--plot {path}: cannot write ({e.strerror or e})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _compile(args: argparse.Namespace) -> int:
+    board = load_board(args.board)
+    if args.plot:
+        check_plot(Path(args.plot))
+    c = compile_model(Path(args.model), board, _options(args))
+    if args.plot:
+        _plot(c, Path(args.plot))
     if args.json:
         print(json.dumps(build_report(c), indent=2))
     else:
@@ -137,7 +180,24 @@ def _compile(args: argparse.Namespace) -> int:
             print(picture(c.problem, c.plan))
         if args.output:
             print(format_generated(c))
-    return 1 if c.match is False else 0
+    return _exit_code(c)
+
+
+def _exit_code(c: Compiled) -> int:
+    """0 ok; 1 the run's checksum differs from TFLite Micro's; 4 a run with no reference
+    to compare with (TFLite Micro refused, crashed or timed out on the model): a script
+    must not read "nothing to compare" as "matches"."""
+    if c.match is False:
+        return EXIT_MISMATCH
+    if c.run is not None and c.match is None:
+        why = c.reference.unavailable if c.reference is not None else "not computed"
+        status = c.reference.status if c.reference is not None else "none"
+        print(
+            f"rip-compile: no reference to compare with ({status}: {why}); the run is unchecked",
+            file=sys.stderr,
+        )
+        return EXIT_NO_REFERENCE
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

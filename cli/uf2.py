@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rip.errors import RipError
+from rip.cli import guarded
 from rip.firmware.uf2 import FAMILIES, FLASH_BASE, convert
 
 
@@ -32,13 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--base", type=_address, default=FLASH_BASE,
                    help="load address of a .bin (default 0x10000000, the XIP flash)")  # fmt: skip
     args = p.parse_args(argv)
-    try:
+
+    def work() -> int:
         blocks = convert(Path(args.input), Path(args.output), args.family, args.base)
-    except RipError as e:
-        print(f"rip-uf2: error: {e}", file=sys.stderr)
-        return e.exit_code
-    print(f"wrote {args.output}: {blocks} blocks for the {args.family}")
-    return 0
+        print(f"wrote {args.output}: {blocks} blocks for the {args.family}")
+        return 0
+
+    return guarded("rip-uf2", work)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,13 @@
 rip-verify out/ [--port P] [--timeout S]
     waits for the result line, compares its checksum with out/expected.json;
     exit 0 match, 1 mismatch (or the firmware reported an error), 2 timeout, no device,
-    or nothing to compare with. For a project of an emulated board (qemu-m33,
+    or nothing to compare with, 130 Ctrl-C. For a project of an emulated board (qemu-m33,
     qemu-armv6m) without --port it builds the firmware and runs it under QEMU, the UART on
     a local socket read by the same code. The default timeout covers the expected
     inference time of the model on the board (expected.json), a first run included.
 rip-monitor [--port P]
-    prints every line until Ctrl-C; exit 2 when there is no device.
+    prints every line until Ctrl-C (its normal end: exit 0); exit 2 when there is no
+    device.
 
 P is a serial device (/dev/ttyACM0, COM5) or a pyserial URL (socket://host:port, loop://);
 without it the Raspberry Pi board on USB is found by its vendor id.
@@ -198,7 +199,6 @@ def main_verify(argv: Sequence[str] | None = None) -> int:
     return guarded(
         "rip-verify",
         lambda: _verify(Path(args.project), args.port, args.timeout),
-        interrupted=EXIT_NO_RESULT,
     )
 
 

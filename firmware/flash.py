@@ -13,9 +13,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rip.boards import boot_drives, uf2_chips
-from rip.errors import FlashError
-from rip.firmware.uf2 import Uf2Error, image_family
+from rip.boards import boot_drives, load_board, uf2_chips
+from rip.errors import FlashError, RipError
+from rip.firmware.uf2 import Uf2Error, image_family, is_errata_block, parse_uf2
 
 BOOT_LABELS = tuple(boot_drives())  # from boards/*.toml: ("RPI-RP2", "RP2350")
 INFO_FILE = "INFO_UF2.TXT"  # every UF2 bootloader drive has it; a plain folder does not
@@ -128,6 +128,53 @@ def uf2_chip(uf2: Path) -> str | None:
     return FAMILY_CHIPS.get(family) if family is not None else None
 
 
+def project_family(target: Path) -> tuple[str, int] | None:
+    """(board, UF2 family id) of the project folder ``target`` (its expected.json names
+    the board; boards/*.toml give the family), or None when it does not say."""
+    expected = target / "expected.json"
+    if not target.is_dir() or not expected.is_file():
+        return None
+    try:
+        data = json.loads(expected.read_text(encoding="utf-8"))
+        board = load_board(str(data["board"])) if isinstance(data, dict) else None
+    except (OSError, ValueError, KeyError, RipError):
+        return None
+    if board is None or board.uf2_family is None:
+        return None
+    return board.name, board.uf2_family
+
+
+def check_uf2(uf2: Path, want: tuple[str, int] | None = None) -> None:
+    """Refuse, before anything is copied or loaded, a UF2 the bootloader would ignore or
+    misuse: empty, a block with a bad magic or size, no Pico family, or the family of
+    another board than the project's (``want``: board name and family id)."""
+    try:
+        data = uf2.read_bytes()
+    except OSError as e:
+        raise FlashError(f"{uf2}: cannot read ({e.strerror})") from None
+    if not data:
+        raise FlashError(f"{uf2} is empty: rebuild it (rip-compile ... --build)")
+    try:
+        blocks = parse_uf2(data)
+    except Uf2Error as e:
+        raise FlashError(f"{uf2}: not a valid UF2 ({e})") from None
+    families = {b.family for b in blocks if not is_errata_block(b)}
+    if not families or None in families:
+        raise FlashError(f"{uf2}: a block names no chip family; not a Pico UF2")
+    unknown = sorted(f for f in families if f not in FAMILY_CHIPS)
+    if unknown:
+        known = ", ".join(f"{chip} 0x{fam:08x}" for fam, chip in FAMILY_CHIPS.items())
+        raise FlashError(f"{uf2}: family 0x{unknown[0]:08x} is not a Pico's ({known})")
+    if len(families) > 1:
+        raise FlashError(f"{uf2}: blocks for several chip families; not one firmware image")
+    family = families.pop()
+    if want is not None and family != want[1]:
+        raise FlashError(
+            f"{uf2} is for the {FAMILY_CHIPS[family]}, but the project is for {want[0]} "
+            f"({FAMILY_CHIPS.get(want[1], 'another chip')}): rebuild it"
+        )
+
+
 def copy_to_drive(uf2: Path, drive: Path) -> Path:
     """Copy ``uf2`` onto a bootloader drive (checking the chip matches); the board
     reboots into the new firmware once the last block is written."""
@@ -168,6 +215,7 @@ def flash(target: Path, drive: Path | None = None, use_picotool: bool | None = N
     ``use_picotool`` None means: when it is on PATH. When picotool fails (no board in
     BOOTSEL, no USB permission) and a bootloader drive is mounted, the drive is used."""
     uf2 = find_uf2(target)
+    check_uf2(uf2, project_family(target))
     if drive is not None:
         return f"copied {uf2.name} to {copy_to_drive(uf2, drive)}"
     picotool = shutil.which("picotool") if use_picotool in (None, True) else None

@@ -20,7 +20,7 @@ import serial
 from rip.boards import Board, load_board
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.errors import RipError
+from rip.errors import Interrupted, RipError
 from rip.firmware.qemu_project import (
     build_qemu_project,
     macs,
@@ -165,12 +165,6 @@ def _expected(project_dir: Path) -> dict:
 def is_emulated(expected: dict) -> bool:
     """True when expected.json describes a project for an emulated (QEMU) board."""
     return bool(expected.get("qemu_machine"))
-
-
-class Interrupted(RipError):
-    """Ctrl-C while the emulator ran (it has been stopped)."""
-
-    exit_code = 130
 
 
 def generate_for_qemu(

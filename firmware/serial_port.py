@@ -8,8 +8,9 @@ through ``serial.serial_for_url``.
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import serial
 from serial.tools import list_ports
@@ -47,14 +48,66 @@ def open_port(port: str | None = None, timeout: float = 0.1) -> serial.SerialBas
         raise NoDeviceError(f"cannot open {port}: {e}") from None
 
 
+MAX_LINE_BYTES = 64 * 1024  # a result line is ~200 B; a profiling line well under 1 KiB
+
+
+def _say_dropped(count: int) -> None:
+    sys.stderr.write(
+        f"rip: dropped a line of more than {count:,} B without a line end (noise, or a "
+        "baud-rate mismatch?)\n"
+    )
+
+
 class LineReader:
     """Whole lines from a serial port, however the bytes arrive: a line split across
     reads is joined, bytes that are not UTF-8 (noise, a baud-rate mismatch) are replaced,
-    and a line cut short when the port was opened mid-line is just one more line."""
+    and a line cut short when the port was opened mid-line is just one more line.
 
-    def __init__(self, port: serial.SerialBase) -> None:
+    Linear in the bytes read: each chunk is scanned once for line ends (the partial line is
+    kept as a list of pieces, never rescanned), so megabytes of noise cannot delay the next
+    valid line. A partial line longer than ``max_line`` bytes is dropped up to its line end,
+    and ``on_drop`` (default: one line on stderr) says how many bytes went."""
+
+    def __init__(
+        self,
+        port: serial.SerialBase,
+        max_line: int = MAX_LINE_BYTES,
+        on_drop: Callable[[int], None] = _say_dropped,
+    ) -> None:
         self.port = port
-        self._pending = b""
+        self.max_line = max_line
+        self.on_drop = on_drop
+        self.dropped_bytes = 0
+        self._parts: list[bytes] = []  # the partial line, in pieces
+        self._size = 0
+        self._dropping = False  # inside an over-long line: discard up to its line end
+
+    def _feed(self, chunk: bytes) -> list[bytes]:
+        """The complete lines ``chunk`` ends; its tail joins the partial line."""
+        lines = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if self._dropping:
+                self._drop_more(end - start)
+                self._dropping = False
+            else:
+                lines.append(b"".join((*self._parts, chunk[start:end])))
+            self._parts, self._size = [], 0
+            start = end + 1
+        tail = chunk[start:]
+        if self._dropping:
+            self._drop_more(len(tail))
+        elif tail:
+            self._parts.append(tail)
+            self._size += len(tail)
+            if self._size > self.max_line:
+                self.dropped_bytes += self._size
+                self.on_drop(self.max_line)
+                self._parts, self._size, self._dropping = [], 0, True
+        return lines
+
+    def _drop_more(self, count: int) -> None:
+        self.dropped_bytes += count
 
     def lines(self, deadline: float | None = None) -> Iterator[str]:
         """Lines (without the line ending) until ``deadline`` (a time.monotonic() value;
@@ -65,16 +118,18 @@ class LineReader:
             except serial.SerialException:
                 # the other end went away (an emulator that exited after its last line,
                 # a board unplugged): what it sent is all there is
-                if self._pending:
-                    yield self._pending.rstrip(b"\r").decode("utf-8", errors="replace")
-                    self._pending = b""
+                if self._parts and not self._dropping:
+                    yield _text(b"".join(self._parts))
+                self._parts, self._size = [], 0
                 return
             if not chunk:
                 continue  # the read timed out; look at the deadline again
-            self._pending += chunk
-            *complete, self._pending = self._pending.split(b"\n")
-            for raw in complete:
-                yield raw.rstrip(b"\r").decode("utf-8", errors="replace")
+            for raw in self._feed(chunk):
+                yield _text(raw)
+
+
+def _text(raw: bytes) -> str:
+    return raw.rstrip(b"\r").decode("utf-8", errors="replace")
 
 
 def wait_for_result(

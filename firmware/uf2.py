@@ -210,7 +210,12 @@ def convert(source: Path, target: Path, family: str, base_address: int = FLASH_B
         raise Uf2Error(f"{source}: {e.strerror}") from None
     if data[:4] == b"\x7fELF":
         base_address, data = elf_image(data)
+    if not data:
+        raise Uf2Error(f"{source} is empty: a UF2 of it would flash nothing")
     fam, errata = FAMILIES[family]
     uf2 = bin_to_uf2(data, fam, base_address, errata)
-    target.write_bytes(uf2)
+    try:
+        target.write_bytes(uf2)
+    except OSError as e:
+        raise Uf2Error(f"{target}: cannot write ({e.strerror})") from None
     return len(uf2) // BLOCK_BYTES

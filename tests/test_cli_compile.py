@@ -9,8 +9,10 @@ import pytest
 from paths import shared_path
 from tflite_writer import example_model
 
+from rip import compiler
 from rip.allocator.planning.requirements import requirements
 from rip.cli.compile import main
+from rip.compiler import Reference
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 from rip.report import op_table
@@ -119,3 +121,18 @@ def test_missing_file_and_unknown_board(capsys, example_file):
     assert code == 2 and "no such file" in err
     code, _, err = run(capsys, str(example_file), "--board", "uno")
     assert code == 2 and "unknown board" in err and "pico2" in err
+
+
+def test_run_without_a_reference_exits_4_and_says_why(capsys, example_file, tmp_path, monkeypatch):
+    """TFLite Micro crashed on the model: the run is unchecked, which a script must not read
+    as a match (it was exit 0)."""
+    crashed = Reference(None, "TFLite Micro crashed (signal 11)", "crashed")
+    monkeypatch.setattr(compiler, "reference", lambda path, graph: crashed)
+    out = tmp_path / "out"
+    code, stdout, err = run(
+        capsys, str(example_file), "--board", "host", "--placer", "firstfit", "-o", str(out),
+        "--run", "--no-cache",
+    )  # fmt: skip
+    assert code == 4, err
+    assert err.count("\n") == 1 and "no reference to compare with (crashed" in err
+    assert "no reference (crashed" in stdout and (out / "model").is_file()

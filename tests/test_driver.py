@@ -4,6 +4,8 @@ error wrapper."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +17,24 @@ from rip.allocator.planning.placement import Buffer, Pair, Problem, first_fit
 from rip.boards import boot_drives, load_board, uf2_chips
 from rip.cli import guarded
 from rip.compiler import Options, analyse, compile_model
-from rip.errors import FitError, LayerError, PlanError, ReplayError, RipError
+from rip.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BUILD_FAILED,
+    EXIT_DOES_NOT_FIT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_MISMATCH,
+    EXIT_NO_REFERENCE,
+    EXIT_OK,
+    BuildError,
+    FitError,
+    Interrupted,
+    LayerError,
+    PlacementError,
+    PlanError,
+    ReplayError,
+    RipError,
+)
 from rip.frontend.ir import Operator, describe
 from rip.report import build_report
 from rip.shapes import nhwc
@@ -164,5 +183,50 @@ def test_guarded_turns_errors_into_one_line_and_a_code(capsys):
         raise KeyboardInterrupt
 
     assert guarded("rip-x", interrupted, interrupted=7) == 7
-    with pytest.raises(KeyboardInterrupt):
-        guarded("rip-x", interrupted)
+    capsys.readouterr()
+    assert guarded("rip-x", interrupted) == 130
+    assert capsys.readouterr().err == "rip-x: interrupted\n"
+
+
+def test_guarded_turns_a_bug_into_one_line_and_exit_70(capsys, monkeypatch):
+    monkeypatch.delenv("RIP_TRACEBACK", raising=False)
+
+    def bug() -> int:
+        return {}["missing"]
+
+    assert guarded("rip-x", bug) == 70
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rip-x: internal error: KeyError")
+    assert "report" in err and "Traceback" not in err
+
+
+def test_exit_codes_are_the_documented_ones():
+    """The README's table, as the constants every CLI uses."""
+    assert (EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT) == (0, 1, 2, 3)
+    assert (EXIT_NO_REFERENCE, EXIT_BUILD_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED) == (
+        4, 5, 70, 130,
+    )  # fmt: skip
+    assert RipError.exit_code == 2 and FitError.exit_code == 3 and BuildError.exit_code == 5
+    assert Interrupted.exit_code == 130 and PlacementError.exit_code == 70
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    for code in (0, 1, 2, 3, 4, 5, 70, 130):
+        assert f"| {code} |" in readme
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["rip-compile", "{model}", "--placer", "firstfit", "--board", "host"],
+        ["rip-bounds", "--kernel", "3", "--input", "8", "--cin", "4", "--cout", "4"],
+    ],
+)
+def test_a_closed_stdout_is_not_a_traceback(argv, example_file):
+    """``rip-compile ... | head -0``: the reader went away; no traceback, no error line."""
+    exe = Path(sys.executable).parent / argv[0]
+    cmd = [str(exe), *(a.format(model=example_file) for a in argv[1:])]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # as `| head -0` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

@@ -680,3 +680,27 @@ def test_shared_model_firmware_compiles_for_both_cores(name, tmp_path):
                        *sorted((out / "kernels").glob("*.c"))]:  # fmt: skip
             arm_gcc(cpu, f"-I{out}", f"-I{out / 'kernels'}", "-c", str(source),
                     "-o", str(tmp_path / f"{board}-{source.stem}.o"))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"", "is empty"),
+        (b"\x00" * 512, "bad magic"),
+        (b"x" * 100, "not a multiple of 512"),
+        (bin_to_uf2(b"\x01" * 300, 0x12345678, FLASH_BASE), "not a Pico's"),
+        (bin_to_uf2(b"\x01" * 300, 0xE48BFF56, FLASH_BASE), "is for the RP2040, but the project"),
+    ],
+    ids=["empty", "bad-magic", "truncated", "foreign-family", "other-pico"],
+)
+def test_a_bad_uf2_is_refused_before_any_copy(built, tmp_path, capsys, content, words):
+    """rip-flash copied an empty or wrong-family UF2 and exited 0; now one line, exit 2,
+    and the drive is untouched."""
+    expected = json.loads((built / "expected.json").read_text())
+    (built / "expected.json").write_text(json.dumps({**expected, "board": "pico2"}))
+    (built / "build" / "example.uf2").write_bytes(content)
+    drive = boot_drive(tmp_path / "media", "RP2350")
+    assert flash_main([str(built), "--drive", str(drive)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
+    assert not (drive / "example.uf2").exists()

@@ -69,3 +69,15 @@ def test_bad_input_is_one_line(tmp_path, capsys):
                  "--family", "rp2040"]) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "none.bin" in err
+
+
+def test_empty_input_and_unwritable_output_are_one_line_exit_2(tmp_path, capsys):
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    assert main([str(empty), "-o", str(tmp_path / "x.uf2"), "--family", "rp2040"]) == 2
+    assert "is empty" in capsys.readouterr().err and not (tmp_path / "x.uf2").exists()
+    full = tmp_path / "one.bin"
+    full.write_bytes(b"\x01" * 10)
+    assert main([str(full), "-o", str(tmp_path / "no" / "x.uf2"), "--family", "rp2040"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write" in err

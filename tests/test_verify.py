@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import serial
 
 from rip.cli.verify import main_monitor, main_verify
 from rip.firmware import serial_port
@@ -268,3 +269,46 @@ def test_line_reader_joins_pieces():
     link.write(b"unfinished")
     lines = list(reader.lines(time.monotonic() + 0.5))
     assert lines == ["abc", "d\ufffde"]
+
+
+class _NoisyPort:
+    """A port that delivers ``data`` in chunks of ``chunk`` bytes, then goes away."""
+
+    def __init__(self, data: bytes, chunk: int = 4096) -> None:
+        self.data, self.pos, self.chunk = data, 0, chunk
+
+    @property
+    def in_waiting(self) -> int:
+        return min(self.chunk, len(self.data) - self.pos)
+
+    def read(self, n: int) -> bytes:
+        if self.pos >= len(self.data):
+            raise serial.SerialException("gone")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += len(out)
+        return out
+
+
+def test_line_reader_is_linear_and_drops_an_over_long_line():
+    """10 MB of noise without a line end used to delay the next line by ~20 s (the whole
+    pending buffer rescanned on every read); now it is dropped, said once, and the valid
+    line after it comes at once."""
+    line = Result("m", "pico2", "rip", 1024, 0x1234ABCD, 99, "cycles").line()
+    noise = bytes(range(11, 256)) * (10_000_000 // 245)
+    port = _NoisyPort(b"first\n" + noise + b"\n" + line.encode() + b"\n")
+    drops: list[int] = []
+    reader = serial_port.LineReader(port, on_drop=drops.append)  # type: ignore[arg-type]
+    t0 = time.monotonic()
+    lines = list(reader.lines(time.monotonic() + 30))
+    lines_seconds = time.monotonic() - t0
+    assert lines[0] == "first" and lines[-1] == line and len(lines) == 2
+    assert len(drops) == 1 and reader.dropped_bytes == len(noise)
+    assert lines_seconds < 5, f"{lines_seconds:.1f} s"
+
+
+def test_wait_for_result_finds_the_line_after_noise(capsys):
+    line = Result("m", "pico2", "rip", 1024, 0x1234ABCD, 99, "cycles").line()
+    port = _NoisyPort(b"\xff" * 3_000_000 + b"\n" + line.encode() + b"\n")
+    got = serial_port.wait_for_result(port, timeout=20)  # type: ignore[arg-type]
+    assert isinstance(got, Result) and got.checksum == 0x1234ABCD
+    assert "dropped a line of more than 65,536 B" in capsys.readouterr().err

@@ -13,7 +13,14 @@ Where it improves on the paper's formulation:
 * the layer-by-layer limit as a valid lower bound on P, so optimality is often proven at
   the root;
 * a warm start from first fit, whose peak also bounds every offset (tight big-M);
-* a time limit after which the best plan found is used, never worse than first fit.
+* a time limit after which the best plan found is used, never worse than first fit;
+* bounds on the whole planning stage: a ``deadline`` shared by every solve, and a cap on
+  the model's binaries, above which the MILP is not built at all (1,000 ADDs alive together
+  would need ~500,000 ordering binaries, minutes and gigabytes of Pyomo model) and the
+  first-fit plan is used with a note saying why;
+* Ctrl-C: SCIP catches SIGINT itself and returns 'userinterrupt'; that becomes a
+  KeyboardInterrupt here, so an interrupted solve stops the compile instead of passing
+  for a time limit.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from dataclasses import dataclass
 
 import pyomo.environ as pe
 from pyomo.contrib.solver.common.factory import SolverFactory
+from pyomo.contrib.solver.common.results import TerminationCondition
 
 from rip.allocator.planning.placement import (
     Pair,
@@ -39,6 +47,11 @@ from rip.allocator.planning.placement import (
 SHIFT_PENALTY = 1e-4  # C: a move of the largest tensor in the suite prices at ~30 B of peak
 # Deterministic, single-threaded SCIP (the same plan on every run and machine).
 SCIP_OPTIONS = {"randomization/randomseedshift": 0, "parallel/maxnthreads": 1}
+# Binaries above which the model is not built: 4x the largest real model (EfficientNetV2L
+# under dual: 2,433 conflicts; under rip: 1,491 conflicts and 942 pairs, 4,317 binaries).
+MAX_BINARIES = 20_000
+NOT_PROVEN = "best plan found, not proven optimal"
+MIN_SOLVE_SECONDS = 0.2  # less left before the deadline: the warm start is the plan
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,10 @@ class MilpOptions:
     # Further warm starts, e.g. another strategy's plan of the same buffers: used when every
     # pair they alias is one of this problem's and they are feasible, checked exactly.
     warm_starts: tuple[Plan, ...] = ()
+    # time.monotonic() past which no solve may run: the whole planning stage's limit,
+    # shared by every strategy's solve (None: only ``time_limit`` per solve).
+    deadline: float | None = None
+    max_binaries: int = MAX_BINARIES
 
 
 class _Progress(io.TextIOBase):
@@ -214,9 +231,27 @@ def _warm_start(m: pe.ConcreteModel, problem: Problem, plan: Plan) -> None:
     m.peak.value = plan.peak
 
 
+def binaries(problem: Problem, all_pairs: bool = False, limit: int | None = None) -> int:
+    """The model's binaries (an ordering binary per conflict, three per in-place pair),
+    counted only up to just past ``limit`` so that an adversarial model costs no more
+    than the cap."""
+    n = len(problem.buffers)
+    conflicts = 3 * n * (n - 1) // 2 if all_pairs else len(problem.conflicts(limit))
+    return conflicts + 3 * len(problem.pairs)
+
+
+def _interrupted(result) -> None:
+    """SCIP stopped by Ctrl-C (its own SIGINT handler) is the user's Ctrl-C, not a time
+    limit: raise it, so that nothing is written."""
+    if result.termination_condition == TerminationCondition.interrupted:
+        raise KeyboardInterrupt
+
+
 def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     """Optimal (or, past the time limit, best found) placement; never worse than first fit.
-    Raises PlacementError when SCIP is unavailable; callers fall back to first fit."""
+    Raises PlacementError when SCIP is unavailable; callers fall back to first fit. A model
+    above ``max_binaries``, or no time left before ``deadline``, gives the warm start with
+    a note; Ctrl-C during the solve raises KeyboardInterrupt."""
     options = options or MilpOptions()
     solver = SolverFactory("scip_direct")
     if not solver.available():
@@ -238,8 +273,27 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
             {"solved": False},
             (f"{warm.placer} warm start meets the lower bound: optimal without a solve",),
         )
+    count = binaries(problem, options.all_pairs, options.max_binaries)
+    if count > options.max_binaries:
+        return _from_warm(
+            warm,
+            time.perf_counter() - t0,
+            {"binaries": f"> {options.max_binaries}"},
+            f"not built: {len(problem.buffers):,} buffers and {len(problem.pairs):,} "
+            f"in-place pairs need more than {options.max_binaries:,} binaries, the cap "
+            "that keeps planning within bounded time and memory",
+        )
+    time_limit = options.time_limit
+    if options.deadline is not None:
+        time_limit = min(time_limit, options.deadline - time.monotonic())
+        if time_limit < MIN_SOLVE_SECONDS:
+            return _from_warm(
+                warm, time.perf_counter() - t0, {}, "the planning time limit was spent; not solved"
+            )
     m = build_model(problem, warm.peak, options)
     build_seconds = time.perf_counter() - t0
+    if options.deadline is not None:  # building took part of it
+        time_limit = max(MIN_SOLVE_SECONDS, min(time_limit, options.deadline - time.monotonic()))
     if not options.all_pairs:
         _warm_start(m, problem, warm)
     stream = _Progress() if options.progress else io.StringIO()
@@ -247,7 +301,7 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
         result = solver.solve(
             m,
             tee=[stream],
-            time_limit=options.time_limit,
+            time_limit=time_limit,
             warmstart_discrete_vars=not options.all_pairs,
             load_solutions=False,
             raise_exception_on_nonoptimal_result=False,
@@ -258,6 +312,7 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     finally:
         if options.progress:
             stream.close()
+    _interrupted(result)
     solve_seconds = time.perf_counter() - t0
     stats = {
         "variables": m.nvariables(),
@@ -272,7 +327,7 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     offsets, aliased, shifts = _rounded(m, problem)
     if not _feasible(problem, offsets, aliased, shifts):
         # rounding moved a near-integral binary: re-solve the offsets with binaries fixed
-        if not _polish(m, solver, options):
+        if not _polish(m, solver, time_limit):
             return _from_warm(warm, solve_seconds, stats, "rounded solution infeasible")
         offsets, aliased, shifts = _rounded(m, problem)
         stats["polished"] = True
@@ -295,7 +350,7 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
             plan.solve_seconds,
             plan.lower_bound,
             plan.stats,
-            (f"time limit {options.time_limit:g} s reached: best plan found, not proven optimal",),
+            (f"time limit {round(time_limit, 1):g} s reached: {NOT_PROVEN}",),
         )
     return plan
 
@@ -373,7 +428,7 @@ def _adopt(problem: Problem, plan: Plan) -> Plan | None:
     )
 
 
-def _polish(m: pe.ConcreteModel, solver, options: MilpOptions) -> bool:
+def _polish(m: pe.ConcreteModel, solver, time_limit: float) -> bool:
     """Fix every binary to its rounded value and solve again for the offsets alone.
 
     A binary within SCIP's integrality tolerance of 0 (1e-6) still multiplies big-M, which
@@ -385,11 +440,12 @@ def _polish(m: pe.ConcreteModel, solver, options: MilpOptions) -> bool:
     result = solver.solve(
         m,
         tee=[io.StringIO()],
-        time_limit=options.time_limit,
+        time_limit=time_limit,
         load_solutions=False,
         raise_exception_on_nonoptimal_result=False,
         solver_options=SCIP_OPTIONS,
     )
+    _interrupted(result)
     status = str(result.solution_status)
     if "optimal" not in status and "feasible" not in status:
         return False

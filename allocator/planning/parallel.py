@@ -7,6 +7,10 @@
   two run one after the other in one process while ``rip`` runs in another.
 * With a :class:`PlanCache`, a stored plan that passes the replay is used as it is, and a
   fresh plan is stored.
+* ``time_limit`` bounds the whole stage: every solve shares one deadline.
+* Ctrl-C stops the stage: the workers ignore SIGINT outside a solve (SCIP catches it during
+  one and milp.py raises it), and the parent, on KeyboardInterrupt or any error, terminates
+  its workers instead of waiting for their solves to end.
 
 Every plan returned has passed the independent replay (plan_model replays it; the cache
 replays what it reads back).
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -80,6 +85,7 @@ def _run_chain(
     known: dict[str, Plan],
     graph: Graph | None = None,
     req: Requirements | None = None,
+    deadline: float | None = None,
 ) -> dict[str, Plan]:
     """Plan ``chain`` in order, each strategy warm-started from its predecessor's plan (or
     from ``known``, plans already at hand)."""
@@ -89,8 +95,28 @@ def _run_chain(
     for s in chain:
         have = {**known, **plans}
         warm = tuple(have[b] for b in (WARM_FROM.get(s),) if b in have)
-        plans[s] = plan_model(graph, req, s, placer, alignment, time_limit, progress, warm)
+        plans[s] = plan_model(
+            graph, req, s, placer, alignment, time_limit, progress, warm, deadline
+        )
     return plans
+
+
+def _ignore_sigint() -> None:
+    """A worker's initializer: Ctrl-C is the parent's to handle (it terminates the
+    workers); an idle worker must not die with a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Terminate every worker now: their solves could run for the rest of the time limit,
+    and nothing they return would be used."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    for p in workers:
+        if p.is_alive():
+            p.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in workers:
+        p.join(timeout=5)
 
 
 def _summary(s: str, plan: Plan) -> str:
@@ -113,7 +139,9 @@ def plan_strategies(
 
     Equal problems are planned once, cached plans are reused after their replay, and what
     is left runs in up to ``jobs`` processes (default: the usable cores). ``progress``
-    shows stage names and the solver's incumbent and bound on stderr."""
+    shows stage names and the solver's incumbent and bound on stderr. ``time_limit``
+    bounds the whole stage (one deadline for every solve)."""
+    deadline = time.monotonic() + time_limit
     jobs = default_jobs() if jobs is None else jobs
     stages = Stages(progress)
     problems: dict[str, Problem] = {s: build_problem(req, s, alignment) for s in strategies}
@@ -139,22 +167,43 @@ def plan_strategies(
     if jobs > 1 and len(chains) > 1 and big and "fork" in multiprocessing.get_all_start_methods():
         stages.say(f"planning {', '.join(todo)} ({placer}) in {min(jobs, len(chains))} processes")
         _shared.update(graph=graph, req=req)
+        ctx = multiprocessing.get_context("fork")
+        pool = ProcessPoolExecutor(
+            min(jobs, len(chains)), mp_context=ctx, initializer=_ignore_sigint
+        )
         try:
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(min(jobs, len(chains)), mp_context=ctx) as pool:
-                futures = [
-                    pool.submit(_run_chain, c, placer, alignment, time_limit, progress, plans)
-                    for c in chains
-                ]
-                for f in futures:
-                    fresh.update(f.result())
-                    stages.say(", ".join(_summary(s, fresh[s]) for s in fresh))
+            futures = [
+                pool.submit(
+                    _run_chain,
+                    c,
+                    placer,
+                    alignment,
+                    time_limit,
+                    progress,
+                    plans,
+                    None,
+                    None,
+                    deadline,
+                )
+                for c in chains
+            ]
+            for f in futures:
+                fresh.update(f.result())
+                stages.say(", ".join(_summary(s, fresh[s]) for s in fresh))
+        except BaseException:
+            _stop(pool)
+            stages.close()
+            raise
+        else:
+            pool.shutdown()
         finally:
             _shared.clear()
     else:
         for c in chains:
             stages.say(f"planning {', '.join(c)} ({placer})")
-            fresh.update(_run_chain(c, placer, alignment, time_limit, progress, plans, graph, req))
+            fresh.update(
+                _run_chain(c, placer, alignment, time_limit, progress, plans, graph, req, deadline)
+            )
     for s, twin in same_as.items():
         fresh[s] = fresh[twin]
     if cache is not None:

@@ -42,10 +42,11 @@ class Problem:
     def buffer(self, bid: int) -> Buffer:
         return next(b for b in self.buffers if b.id == bid)
 
-    def conflicts(self) -> list[tuple[int, int]]:
+    def conflicts(self, limit: int | None = None) -> list[tuple[int, int]]:
         """Buffer pairs whose lifetimes overlap and that no in-place pair relates: they may
         never share a byte. Only these get no-overlap constraints (the paper puts them on
-        all n(n-1)/2 pairs)."""
+        all n(n-1)/2 pairs). ``limit``: stop after ``limit + 1`` pairs, so that a caller
+        can learn that a model is too big for the MILP without listing n^2/2 pairs."""
         related = {frozenset((p.input, p.output)) for p in self.pairs}
         by_first = sorted(self.buffers, key=lambda b: (b.first, b.id))
         out = []
@@ -55,6 +56,8 @@ class Problem:
                     break
                 if frozenset((a.id, b.id)) not in related:
                     out.append((a.id, b.id))
+                    if limit is not None and len(out) > limit:
+                        return out
         return out
 
     def lower_bound(self) -> int:

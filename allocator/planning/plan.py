@@ -25,15 +25,19 @@ def place(
     time_limit: float = 60.0,
     progress: bool = False,
     warm_starts: tuple[Plan, ...] = (),
+    deadline: float | None = None,
 ) -> Plan:
     """Every buffer of ``problem`` placed by ``placer``. A MILP that cannot run falls back
     to first fit, and the plan's notes say so. Interchangeable placers behind one
-    signature, as Vela's tensor allocators."""
+    signature, as Vela's tensor allocators. ``deadline`` (time.monotonic()) bounds the
+    whole planning stage, not just this solve."""
     if placer == Placer.FIRSTFIT:
         return first_fit(problem)
     if placer == Placer.MILP:
         try:
-            options = MilpOptions(time_limit=time_limit, progress=progress, warm_starts=warm_starts)
+            options = MilpOptions(
+                time_limit=time_limit, progress=progress, warm_starts=warm_starts, deadline=deadline
+            )
             return milp(problem, options)
         except PlacementError as e:
             plan = first_fit(problem)
@@ -50,10 +54,12 @@ def plan_model(
     time_limit: float = 60.0,
     progress: bool = False,
     warm_starts: tuple[Plan, ...] = (),
+    deadline: float | None = None,
 ) -> Plan:
     """Place every activation of ``graph`` under ``strategy``; the plan is replayed
     independently before it is returned. ``warm_starts``: plans of the same buffers under
     other strategies, which the MILP starts from when they are feasible for this one."""
-    plan = place(build_problem(req, strategy, alignment), placer, time_limit, progress, warm_starts)
+    problem = build_problem(req, strategy, alignment)
+    plan = place(problem, placer, time_limit, progress, warm_starts, deadline)
     replay(graph, plan, alignment)
     return plan
