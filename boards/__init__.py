@@ -89,6 +89,16 @@ def uf2_chips() -> dict[int, str]:
     return {b.uf2_family: b.chip for b in pico_boards() if b.uf2_family is not None}
 
 
+def uf2_families() -> dict[str, tuple[int, int | None]]:
+    """Chip (lower case, ``rp2040``) -> (UF2 family, errata block family or None), from
+    every Pico board file: what ``rip-uf2 --family`` offers."""
+    return {
+        b.chip.lower(): (b.uf2_family, b.uf2_errata_family)
+        for b in pico_boards()
+        if b.uf2_family is not None
+    }
+
+
 def _kind(annotation: str) -> type:
     """The TOML value type of a Board field, from its annotation (``int | None`` -> int:
     TOML has no None, so an optional field is simply absent)."""

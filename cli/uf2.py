@@ -13,8 +13,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rip.boards import uf2_families
 from rip.cli import guarded
-from rip.firmware.uf2 import FAMILIES, FLASH_BASE, convert
+from rip.firmware.uf2 import FLASH_BASE, convert
 
 
 def _address(text: str) -> int:
@@ -28,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="rip-uf2", description=__doc__.splitlines()[0])
     p.add_argument("input", help="a flat .bin (at --base) or an .elf (its load addresses)")
     p.add_argument("-o", "--output", required=True, metavar="UF2", help="the UF2 to write")
-    p.add_argument("--family", required=True, choices=sorted(FAMILIES), help="the chip")
+    p.add_argument("--family", required=True, choices=sorted(uf2_families()), help="the chip")
     p.add_argument("--base", type=_address, default=FLASH_BASE,
                    help="load address of a .bin (default 0x10000000, the XIP flash)")  # fmt: skip
     args = p.parse_args(argv)

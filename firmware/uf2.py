@@ -25,6 +25,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from rip.boards import uf2_families
 from rip.errors import Uf2Error
 
 MAGIC_START0 = 0x0A324655  # "UF2\n"
@@ -38,9 +39,9 @@ BLOCK_BYTES = 512
 DATA_BYTES = 476
 PAYLOAD_BYTES = 256  # what the RP2040/RP2350 bootroms expect: one flash page per block
 
-RP2040_FAMILY = 0xE48BFF56
+# The UF2 "absolute" family of picotool's RP2350-E10 errata block: a property of the
+# workaround block itself (the board files name which chip needs it).
 ABSOLUTE_FAMILY = 0xE48BFF57
-RP2350_ARM_S_FAMILY = 0xE48BFF59
 FLASH_BASE = 0x10000000  # XIP flash on both chips: where a BIN from the SDK starts
 ERRATA_ADDRESS = 0x10FFFF00  # picotool's default --abs-block location (0x11000000 - 256)
 ERRATA_FILL = 0xEF
@@ -164,7 +165,6 @@ def write_uf2(
     return uf2_path
 
 
-FAMILIES = {"rp2040": (RP2040_FAMILY, None), "rp2350": (RP2350_ARM_S_FAMILY, ABSOLUTE_FAMILY)}
 _ELF_HEADER = struct.Struct("<16sHHIIIIIHHHHHH")
 _PROGRAM_HEADER = struct.Struct("<8I")
 PT_LOAD = 1
@@ -202,8 +202,9 @@ def elf_image(data: bytes) -> tuple[int, bytes]:
 def convert(source: Path, target: Path, family: str, base_address: int = FLASH_BASE) -> int:
     """``source`` (a .bin at ``base_address``, or an .elf) as a UF2 for ``family``
     (rp2040 or rp2350, which adds picotool's errata block); the number of blocks."""
-    if family not in FAMILIES:
-        raise Uf2Error(f"unknown family {family!r}; one of {', '.join(FAMILIES)}")
+    families = uf2_families()  # from boards/*.toml, the one home of chip facts
+    if family not in families:
+        raise Uf2Error(f"unknown family {family!r}; one of {', '.join(families)}")
     try:
         data = source.read_bytes()
     except OSError as e:
@@ -212,7 +213,7 @@ def convert(source: Path, target: Path, family: str, base_address: int = FLASH_B
         base_address, data = elf_image(data)
     if not data:
         raise Uf2Error(f"{source} is empty: a UF2 of it would flash nothing")
-    fam, errata = FAMILIES[family]
+    fam, errata = families[family]
     uf2 = bin_to_uf2(data, fam, base_address, errata)
     try:
         target.write_bytes(uf2)

@@ -15,13 +15,10 @@ from hypothesis import strategies as st
 from rip.boards import load_board
 from rip.firmware import uf2
 from rip.firmware.uf2 import (
-    ABSOLUTE_FAMILY,
     BLOCK_BYTES,
     ERRATA_ADDRESS,
     FLASH_BASE,
     PAYLOAD_BYTES,
-    RP2040_FAMILY,
-    RP2350_ARM_S_FAMILY,
     Uf2Error,
     bin_to_uf2,
     image_family,
@@ -29,6 +26,12 @@ from rip.firmware.uf2 import (
     parse_uf2,
     write_uf2,
 )
+
+# UF2 family ids as the UF2 specification lists them: an oracle independent of the board
+# files the code reads (RP2040; RP2350 "absolute", the errata block; RP2350 ARM secure).
+RP2040_FAMILY = 0xE48BFF56
+ABSOLUTE_FAMILY = 0xE48BFF57
+RP2350_ARM_S_FAMILY = 0xE48BFF59
 
 
 def image_of(blocks: list[uf2.Uf2Block], base: int = FLASH_BASE) -> bytes:

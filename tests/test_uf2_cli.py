@@ -10,13 +10,16 @@ import pytest
 
 from rip.cli.uf2 import main
 from rip.firmware.uf2 import (
-    ABSOLUTE_FAMILY,
     FLASH_BASE,
-    RP2040_FAMILY,
-    RP2350_ARM_S_FAMILY,
     bin_to_uf2,
     parse_uf2,
 )
+
+# UF2 family ids as the UF2 specification lists them: an oracle independent of the board
+# files the code reads (RP2040; RP2350 "absolute", the errata block; RP2350 ARM secure).
+RP2040_FAMILY = 0xE48BFF56
+ABSOLUTE_FAMILY = 0xE48BFF57
+RP2350_ARM_S_FAMILY = 0xE48BFF59
 
 GCC = shutil.which("arm-none-eabi-gcc")
 OBJCOPY = shutil.which("arm-none-eabi-objcopy")

@@ -88,16 +88,16 @@ def _decode(data: dict[str, Any], problem: Problem) -> Plan:
     if optimal not in (True, False, None):
         raise ValueError("optimal must be true, false or null")
     return Plan(
-        {int(t): int(x) for t, x in data["offsets"]},
-        tuple(pair(d) for d in data["aliased"]),
-        tuple(pair(d) for d in data["shifts"]),
-        int(data["peak"]),
-        str(data["placer"]),
-        optimal,
-        float(data["solve_seconds"]),
-        int(data["lower_bound"]),
-        dict(data["stats"]),
-        tuple(str(n) for n in data["notes"]),
+        offsets={int(t): int(x) for t, x in data["offsets"]},
+        aliased=tuple(pair(d) for d in data["aliased"]),
+        shifts=tuple(pair(d) for d in data["shifts"]),
+        peak=int(data["peak"]),
+        placer=str(data["placer"]),
+        optimal=optimal,
+        solve_seconds=float(data["solve_seconds"]),
+        lower_bound=int(data["lower_bound"]),
+        stats=dict(data["stats"]),
+        notes=tuple(str(n) for n in data["notes"]),
     )
 
 

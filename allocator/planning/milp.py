@@ -262,16 +262,16 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     warm = min(candidates, key=lambda p: p.peak)
     if options.shortcut and warm.peak == warm.lower_bound:
         return Plan(
-            warm.offsets,
-            warm.aliased,
-            warm.shifts,
-            warm.peak,
-            "milp",
-            True,
-            time.perf_counter() - t0,
-            warm.lower_bound,
-            {"solved": False},
-            (f"{warm.placer} warm start meets the lower bound: optimal without a solve",),
+            offsets=warm.offsets,
+            aliased=warm.aliased,
+            shifts=warm.shifts,
+            peak=warm.peak,
+            placer="milp",
+            optimal=True,
+            solve_seconds=time.perf_counter() - t0,
+            lower_bound=warm.lower_bound,
+            stats={"solved": False},
+            notes=(f"{warm.placer} warm start meets the lower bound: optimal without a solve",),
         )
     count = binaries(problem, options.all_pairs, options.max_binaries)
     if count > options.max_binaries:
@@ -335,22 +335,30 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
     peak = measure_peak(problem, offsets, shifts)
     optimal = "optimal" in status
     plan = Plan(
-        offsets, aliased, shifts, peak, "milp", optimal, solve_seconds, problem.lower_bound(), stats
+        offsets=offsets,
+        aliased=aliased,
+        shifts=shifts,
+        peak=peak,
+        placer="milp",
+        optimal=optimal,
+        solve_seconds=solve_seconds,
+        lower_bound=problem.lower_bound(),
+        stats=stats,
     )
     if peak > warm.peak:  # numerical trouble: the first-fit plan is at hand and better
         return _from_warm(warm, solve_seconds, stats, "solver plan worse than first fit")
     if not optimal:
         plan = Plan(
-            plan.offsets,
-            plan.aliased,
-            plan.shifts,
-            plan.peak,
-            plan.placer,
-            False,
-            plan.solve_seconds,
-            plan.lower_bound,
-            plan.stats,
-            (f"time limit {round(time_limit, 1):g} s reached: {NOT_PROVEN}",),
+            offsets=plan.offsets,
+            aliased=plan.aliased,
+            shifts=plan.shifts,
+            peak=plan.peak,
+            placer=plan.placer,
+            optimal=False,
+            solve_seconds=plan.solve_seconds,
+            lower_bound=plan.lower_bound,
+            stats=plan.stats,
+            notes=(f"time limit {round(time_limit, 1):g} s reached: {NOT_PROVEN}",),
         )
     return plan
 
@@ -417,14 +425,14 @@ def _adopt(problem: Problem, plan: Plan) -> Plan | None:
         return None
     peak = measure_peak(problem, plan.offsets, plan.shifts)
     return Plan(
-        dict(plan.offsets),
-        plan.aliased,
-        plan.shifts,
-        peak,
-        f"{plan.placer} plan of another strategy",
-        None,
-        0.0,
-        problem.lower_bound(),
+        offsets=dict(plan.offsets),
+        aliased=plan.aliased,
+        shifts=plan.shifts,
+        peak=peak,
+        placer=f"{plan.placer} plan of another strategy",
+        optimal=None,
+        solve_seconds=0.0,
+        lower_bound=problem.lower_bound(),
     )
 
 
@@ -455,14 +463,14 @@ def _polish(m: pe.ConcreteModel, solver, time_limit: float) -> bool:
 
 def _from_warm(warm: Plan, seconds: float, stats: dict, why: str) -> Plan:
     return Plan(
-        warm.offsets,
-        warm.aliased,
-        warm.shifts,
-        warm.peak,
-        "firstfit",
-        None,
-        seconds,
-        warm.lower_bound,
-        stats,
-        (f"MILP: {why}; using the first-fit plan",),
+        offsets=warm.offsets,
+        aliased=warm.aliased,
+        shifts=warm.shifts,
+        peak=warm.peak,
+        placer="firstfit",
+        optimal=None,
+        solve_seconds=seconds,
+        lower_bound=warm.lower_bound,
+        stats=stats,
+        notes=(f"MILP: {why}; using the first-fit plan",),
     )

@@ -85,7 +85,7 @@ class Problem:
         return max([best] + [b.size for b in self.buffers])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
     """Offsets for every buffer, the in-place pairs used, and the shifts among them.
 
