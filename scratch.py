@@ -14,44 +14,79 @@ Dims = tuple[int, int, int, int]
 # op kind -> the C function whose formula scratch_bytes mirrors for it
 BUFFER_SIZE_FUNCTION: dict[str, str] = {
     "CONV_2D": "rip_conv2d_fast_s8_get_buffer_size",
-    "DEPTHWISE_CONV_2D": "rip_depthwise_conv2d_inplace_s8_get_buffer_size",
+    "DEPTHWISE_CONV_2D": "rip_depthwise_conv2d_scratch_get_buffer_size",
     "AVERAGE_POOL_2D": "rip_avg_pool_s8_get_buffer_size",
     "MAX_POOL_2D": "rip_max_pool_s8_get_buffer_size",
     "GLOBAL_AVERAGE_POOL": "rip_global_avg_pool_s8_get_buffer_size",
     "MEAN": "rip_global_avg_pool_s8_get_buffer_size",  # a MEAN over H and W runs that kernel
 }
 
-# The C twin of `depthwise_rows_scratch_bytes` (the row-streamed in-place depthwise kernel,
-# which the generator picks when the model's scratch holds it; the planner's reservation is
-# `scratch_bytes`, unchanged).
+# The C twin of `depthwise_rows_scratch_bytes` (the row-streamed in-place depthwise kernel's
+# own need; the planner's reservation for a depthwise op, `scratch_bytes`, includes it).
 ROWS_BUFFER_SIZE_FUNCTION = "rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size"
 
 
-def scratch_bytes(kind: str, input_dims: Dims, filter_dims: Dims, output_dims: Dims) -> int:
+def scratch_bytes(
+    kind: str,
+    input_dims: Dims,
+    filter_dims: Dims,
+    output_dims: Dims,
+    *,
+    stride: tuple[int, int] | None = None,
+    padding: tuple[int, int] | None = None,
+    dilation: tuple[int, int] | None = None,
+) -> int:
     """Bytes of scratch the kernel running an op of ``kind`` needs (0 for a kind not in
     `BUFFER_SIZE_FUNCTION`):
 
     - CONV_2D, ``rip_conv2d_fast_s8_get_buffer_size``: two gathered receptive fields,
       2 * KH * KW * C_in (sigma = 0, Eq. 6, for the pixel pair the generated kernel
       rip_conv2d_fast_s8 gathers before writing; the reference rip_conv2d_s8 needs half);
-    - DEPTHWISE_CONV_2D, ``rip_depthwise_conv2d_inplace_s8_get_buffer_size``: one output
-      channel plane, H_out * W_out (the channel in-place kernel; out of place uses none, but
-      the planner reserves it whichever runs). It is the minimum: the fast in-place kernel
-      on DSP cores runs groups of 4k channels when the model's scratch buffer (the maximum
-      of this formula over its ops) holds 4k planes, without asking for more;
+    - DEPTHWISE_CONV_2D, ``rip_depthwise_conv2d_scratch_get_buffer_size``: one output
+      channel plane, H_out * W_out (the channel in-place kernels' minimum; out of place uses
+      none, but the planner reserves it whichever runs), or, where the row-streamed in-place
+      kernel applies (`depthwise_rows_apply`), the larger of that plane and the row kernel's
+      table and ring (`depthwise_rows_scratch_bytes`), so that every in-place depthwise
+      layer can run it. Needs ``stride``, ``padding`` (top, left) and ``dilation``. The
+      scratch is outside the arena: no activation placement depends on it;
     - AVERAGE_POOL_2D, MAX_POOL_2D, GLOBAL_AVERAGE_POOL (and MEAN over H and W),
       ``rip_{avg,max,global_avg}_pool_s8_get_buffer_size``: one pixel's int32 accumulators,
       4 * C.
 
-    ``input_dims`` is unused by these formulas, as in C; it keeps CMSIS-NN's signature."""
-    del input_dims
+    ``input_dims`` is used by the depthwise formula only (the others keep CMSIS-NN's
+    signature)."""
     if kind == "CONV_2D":
         return 2 * filter_dims[1] * filter_dims[2] * filter_dims[3]
     if kind == "DEPTHWISE_CONV_2D":
-        return output_dims[1] * output_dims[2]
+        plane = output_dims[1] * output_dims[2]
+        if stride is None or padding is None or dilation is None:
+            raise ValueError("a depthwise op's scratch needs its stride, padding and dilation")
+        if not depthwise_rows_apply(input_dims, filter_dims, output_dims):
+            return plane
+        rows = depthwise_rows_scratch_bytes(
+            input_dims, output_dims, filter_dims[1:3], stride, padding, dilation
+        )
+        return max(plane, rows)
     if kind in BUFFER_SIZE_FUNCTION:
         return 4 * output_dims[3]
     return 0
+
+
+ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_conv_fast.c
+
+
+def depthwise_rows_apply(input_dims: Dims, filter_dims: Dims, output_dims: Dims) -> bool:
+    """Whether rip_depthwise_conv2d_inplace_rows_fast_s8 takes this depthwise op (its C
+    checks: depth multiplier 1, one batch, KH <= 16, H_out * W_out <= H * W, H < 32768)."""
+    n, h, w, c = input_dims
+    _, h_out, w_out, c_out = output_dims
+    return (
+        n == 1
+        and c_out == c == filter_dims[3]
+        and filter_dims[1] <= ROWS_MAX_KH
+        and h_out * w_out <= h * w
+        and h < 32768
+    )
 
 
 def _clobber(i: int, w: int, w_out: int) -> int:

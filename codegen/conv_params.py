@@ -167,7 +167,15 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
         multipliers=tuple(m for m, _ in pairs),
         shifts=tuple(s for _, s in pairs),
         has_bias=_has_bias(graph, op),
-        scratch_bytes=scratch_bytes(op.kind, input_dims, filter_dims, output_dims),
+        scratch_bytes=scratch_bytes(
+            op.kind,
+            input_dims,
+            filter_dims,
+            output_dims,
+            stride=p.stride,
+            padding=(p.padding.top, p.padding.left),
+            dilation=p.dilation,
+        ),
     )
 
 

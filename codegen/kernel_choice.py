@@ -16,13 +16,15 @@ The choice and the memory plan agree by construction:
 - A depthwise layer in place (the channel scheme: output base == input base, gap 0, the
   planner's placement) runs ``rip_depthwise_conv2d_inplace_rows_fast_s8`` when its scratch
   (an int16 slot per input row and a ring of saved input rows,
-  `rip.scratch.depthwise_rows_scratch_bytes`) fits the scratch buffer the model already
-  reserves (the maximum of the planner's formula over its ops): the out-of-place kernel's
-  channel-vectorised loop row by row, plus the copies of the rows the ring saves. Otherwise
-  ``rip_depthwise_conv2d_inplace_fast_s8``: channel groups as the reserved scratch holds
-  planes of, one plane at a time at the planner's minimum. Out of place,
-  ``rip_depthwise_conv2d_fast_s8``. A depth multiplier other than 1 keeps the reference
-  kernels.
+  `rip.scratch.depthwise_rows_scratch_bytes`) fits the scratch buffer the model reserves
+  (the maximum of the planner's formula over its ops): the out-of-place kernel's
+  channel-vectorised loop row by row, plus the copies of the rows the ring saves. The
+  planner's formula for a depthwise op includes that ring wherever the row kernel applies
+  (`rip.scratch.depthwise_rows_apply`), so it always fits there. Otherwise (a kernel taller
+  than 16 rows, or a reserved scratch given by a caller) ``rip_depthwise_conv2d_inplace_fast_s8``:
+  channel groups as the reserved scratch holds planes of, one plane at a time at the
+  planner's minimum. Out of place, ``rip_depthwise_conv2d_fast_s8``. A depth multiplier
+  other than 1 keeps the reference kernels.
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rip.codegen.conv_params import ConvKernelParams
-from rip.scratch import depthwise_ring_rows, depthwise_rows_scratch_bytes
+from rip.scratch import (
+    depthwise_ring_rows,
+    depthwise_rows_apply,
+    depthwise_rows_scratch_bytes,
+)
 from rip.terms import InPlaceKind
-
-ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_conv_fast.c
 
 CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_fast_s8
 
@@ -52,9 +56,7 @@ def _rows_choice(p: ConvKernelParams, reserved: int | None) -> KernelChoice | No
     """The row-streamed in-place depthwise kernel, if it applies and its scratch fits."""
     _, h, w, _ = p.input_dims
     _, h_out, w_out, _ = p.output_dims
-    if reserved is None or p.input_dims[0] != 1 or p.filter_dims[1] > ROWS_MAX_KH:
-        return None
-    if h_out * w_out > h * w or h >= 32768:
+    if reserved is None or not depthwise_rows_apply(p.input_dims, p.filter_dims, p.output_dims):
         return None
     need = depthwise_rows_scratch_bytes(
         p.input_dims, p.output_dims, p.filter_dims[1:3], p.stride, p.padding, p.dilation

@@ -64,7 +64,8 @@ rip_status rip_conv2d_s8(const rip_context *ctx, const rip_conv_params *params,
                   int8_t *output);
 
 /* Scratch of rip_depthwise_conv2d_inplace_s8: one output channel plane, H_out * W_out
- * bytes (rip.scratch.scratch_bytes for DEPTHWISE_CONV_2D). */
+ * bytes (the minimum of rip.scratch.scratch_bytes for DEPTHWISE_CONV_2D, whose C twin is
+ * rip_depthwise_conv2d_scratch_get_buffer_size). */
 int32_t rip_depthwise_conv2d_inplace_s8_get_buffer_size(const rip_dims *output_dims);
 
 /* DEPTHWISE_CONV_2D out of place: `output` must not overlap `input`. No scratch is used
@@ -197,6 +198,18 @@ rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
     const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
     const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
     const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims);
+
+/* The scratch the planner reserves for a DEPTHWISE_CONV_2D (rip.scratch.scratch_bytes,
+ * whichever kernel then runs it): one output channel plane, H_out * W_out (the minimum of
+ * the channel in-place kernels, and what ARMv6-M's rows entry runs on), or, where
+ * rip_depthwise_conv2d_inplace_rows_fast_s8 applies (depth multiplier 1, one batch,
+ * KH <= 16, H_out * W_out <= H * W), the larger of that plane and its scratch (table and
+ * ring, rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size). The scratch is outside
+ * the arena: it changes no activation placement. */
+int32_t rip_depthwise_conv2d_scratch_get_buffer_size(const rip_dw_conv_params *params,
+                                                      const rip_dims *input_dims,
+                                                      const rip_dims *filter_dims,
+                                                      const rip_dims *output_dims);
 
 /* The same with the ring's slot count given (the kernel above passes the schedule's own;
  * 0: no row is saved):

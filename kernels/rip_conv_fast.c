@@ -867,6 +867,20 @@ int32_t rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size(
     return rip_dw_rows_scratch(&g);
 }
 
+int32_t rip_depthwise_conv2d_scratch_get_buffer_size(const rip_dw_conv_params *params,
+                                                      const rip_dims *input_dims,
+                                                      const rip_dims *filter_dims,
+                                                      const rip_dims *output_dims) {
+    const int32_t plane = output_dims->h * output_dims->w;
+    rip_dw_plane g;
+    static const int32_t one = 1;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, &one, output_dims) != RIP_OK ||
+        !rip_dw_rows_geometry_ok(&g, input_dims->n)) {
+        return plane;
+    }
+    return rip_max32(plane, rip_dw_rows_scratch(&g));
+}
+
 rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
     const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
     const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,

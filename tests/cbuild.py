@@ -130,6 +130,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
         STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED]),
     "rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size": (
         I32, [ptr(DwConvParams), D, D, D]),
+    "rip_depthwise_conv2d_scratch_get_buffer_size": (I32, [ptr(DwConvParams), D, D, D]),
     "rip_depthwise_conv2d_inplace_rows_fast_s8": (
         STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED]),
     "rip_depthwise_conv2d_inplace_rows_ring_s8": (

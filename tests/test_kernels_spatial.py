@@ -875,6 +875,10 @@ def c_buffer_size(lib: ctypes.CDLL, kind: str, p: Any) -> int:
     fn = getattr(lib, BUFFER_SIZE_FUNCTION[kind])
     if kind == "CONV_2D":
         return fn(dims(p.input_dims), dims(p.filter_dims))
+    if kind == "DEPTHWISE_CONV_2D":
+        params = DwConvParams(p.input_offset, p.output_offset, HW(*p.stride), HW(*p.padding),
+                              HW(*p.dilation), p.depth_multiplier, Act(*p.activation))  # fmt: skip
+        return fn(params, dims(p.input_dims), dims(p.filter_dims), dims(p.output_dims))
     return fn(dims(p.output_dims))
 
 

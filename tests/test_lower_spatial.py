@@ -367,11 +367,12 @@ def test_registered_kinds_and_headers() -> None:
 
 
 def test_inplace_calls() -> None:
-    """Channel in place calls the in-place depthwise kernel on the shared base; "rip" keeps
-    the out-of-place conv and pool calls, over overlapping pointers."""
+    """Channel in place calls the in-place depthwise kernel on the shared base (the
+    row-streamed one: the planner's scratch holds its ring); "rip" keeps the out-of-place
+    conv and pool calls, over overlapping pointers."""
     graph, op = single_op(CASES["dw_same_3x3"][0](0))
     lowered = lower(graph, op, layout(graph, op, "channel").buffers)
-    assert "rip_depthwise_conv2d_inplace_fast_s8(" in lowered.call
+    assert "rip_depthwise_conv2d_inplace_rows_fast_s8(" in lowered.call
     assert "(int8_t *)(rip_arena + 0)" in lowered.call
     for name, fn in (
         ("conv_same_3x3", "rip_conv2d_fast_s8("),

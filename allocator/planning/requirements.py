@@ -116,6 +116,12 @@ def scratch_bytes(graph: Graph, op: Operator) -> int:
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     conv = op.kind in ("CONV_2D", "DEPTHWISE_CONV_2D")
     w = tuple(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
+    if op.kind == "DEPTHWISE_CONV_2D":
+        p = op.params
+        return kernel_scratch_bytes(
+            op.kind, (1, *x.hwc), w, (1, *y.hwc), stride=tuple(p.stride),
+            padding=(p.padding.top, p.padding.left), dilation=tuple(p.dilation),
+        )  # fmt: skip
     return kernel_scratch_bytes(op.kind, (1, *x.hwc), w, (1, *y.hwc))
 
 
