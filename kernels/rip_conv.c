@@ -3,6 +3,7 @@
  * See rip_conv.h for the API and the in-place contracts.
  */
 #include "rip_conv.h"
+#include "rip_conv_internal.h"
 
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
@@ -64,17 +65,6 @@ static inline int8_t rip_requantize(int32_t acc, int32_t multiplier, int32_t shi
     return (int8_t)rip_clamp32(acc, act.min, act.max);
 }
 
-/* Taps k in [0, k_size) with 0 <= origin + k * dilation < extent form one run [*lo, *hi). */
-static void rip_tap_range(int32_t origin, int32_t dilation, int32_t k_size, int32_t extent,
-                          int32_t *lo, int32_t *hi) {
-    int32_t a = origin >= 0 ? 0 : (-origin + dilation - 1) / dilation;
-    int32_t b = origin > extent - 1 ? 0 : (extent - 1 - origin) / dilation + 1;
-    b = rip_min32(b, k_size);
-    a = rip_min32(a, b);
-    *lo = a;
-    *hi = b;
-}
-
 static int rip_valid_act(rip_activation act) {
     return act.min <= act.max && act.min >= -128 && act.max <= 127;
 }
@@ -105,52 +95,18 @@ rip_status rip_conv2d_s8(const rip_context *ctx, const rip_conv_params *params,
         dh < 1 || dw < 1 || !rip_valid_act(params->activation)) {
         return RIP_ERROR_ARGUMENT;
     }
-    /* Padded taps hold the input zero point, so (x + input_offset) is 0 for them exactly as
-     * TFLite's skipped taps contribute 0. */
-    const int pad_byte = (int)(int8_t)(-params->input_offset);
-    const size_t pixel_in = (size_t)c_in;
+    /* The gather fills padded taps with the input zero point, so (x + input_offset) is 0
+     * for them exactly as TFLite's skipped taps contribute 0. */
     int8_t *const col = ctx->buf;
 
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in = input + (size_t)b * h * w * c_in;
         int8_t *out = output + (size_t)b * h_out * w_out * c_out;
         for (int32_t oy = 0; oy < h_out; ++oy) {
-            const int32_t iy0 = oy * sh - params->padding.h;
-            int32_t ky_lo, ky_hi;
-            rip_tap_range(iy0, dh, kh, h, &ky_lo, &ky_hi);
             for (int32_t ox = 0; ox < w_out; ++ox) {
-                const int32_t ix0 = ox * sw - params->padding.w;
-                int32_t kx_lo, kx_hi;
-                rip_tap_range(ix0, dw, kw, w, &kx_lo, &kx_hi);
-
                 /* Gather (sigma = 0, Eq. 6): every read of the input for this pixel happens
                  * here, before any of its channels is written. */
-                int8_t *dst = col;
-                for (int32_t ky = 0; ky < kh; ++ky) {
-                    const size_t row_bytes = (size_t)kw * pixel_in;
-                    if (ky < ky_lo || ky >= ky_hi) {
-                        memset(dst, pad_byte, row_bytes);
-                        dst += row_bytes;
-                        continue;
-                    }
-                    const int8_t *row = in + ((size_t)(iy0 + ky * dh) * w) * pixel_in;
-                    const size_t left = (size_t)kx_lo * pixel_in;
-                    const size_t right = (size_t)(kw - kx_hi) * pixel_in;
-                    memset(dst, pad_byte, left);
-                    dst += left;
-                    if (dw == 1) {
-                        const size_t run = (size_t)(kx_hi - kx_lo) * pixel_in;
-                        memcpy(dst, row + (size_t)(ix0 + kx_lo) * pixel_in, run);
-                        dst += run;
-                    } else {
-                        for (int32_t kx = kx_lo; kx < kx_hi; ++kx) {
-                            memcpy(dst, row + (size_t)(ix0 + kx * dw) * pixel_in, pixel_in);
-                            dst += pixel_in;
-                        }
-                    }
-                    memset(dst, pad_byte, right);
-                    dst += right;
-                }
+                rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col);
 
                 int8_t *px = out + ((size_t)oy * w_out + ox) * c_out;
                 for (int32_t oc = 0; oc < c_out; ++oc) {
@@ -198,8 +154,8 @@ static inline int32_t rip_dw_acc(const rip_dw_conv_params *params, const rip_dim
     const int32_t iy0 = oy * params->stride.h - params->padding.h;
     const int32_t ix0 = ox * params->stride.w - params->padding.w;
     int32_t ky_lo, ky_hi, kx_lo, kx_hi;
-    rip_tap_range(iy0, params->dilation.h, kh, h, &ky_lo, &ky_hi);
-    rip_tap_range(ix0, params->dilation.w, kw, w, &kx_lo, &kx_hi);
+    rip_conv_tap_range(iy0, params->dilation.h, kh, h, &ky_lo, &ky_hi);
+    rip_conv_tap_range(ix0, params->dilation.w, kw, w, &kx_lo, &kx_hi);
     int32_t acc = 0;
     for (int32_t ky = ky_lo; ky < ky_hi; ++ky) {
         const int32_t iy = iy0 + ky * params->dilation.h;

@@ -4,6 +4,7 @@
  */
 #include <stddef.h>
 #include "rip_conv.h"
+#include "rip_conv_internal.h"
 
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
@@ -135,7 +136,7 @@ static void rip_fast_gemm_2px(const int8_t *x0, const int8_t *x1, int32_t k,
 
 /* Taps k in [0, k_size) with 0 <= origin + k * dilation < extent form one run [*lo, *hi):
  * counted, not divided (k_size is a kernel dimension). */
-static void rip_fast_tap_range(int32_t origin, int32_t dilation, int32_t k_size,
+void rip_conv_tap_range(int32_t origin, int32_t dilation, int32_t k_size,
                                int32_t extent, int32_t *lo, int32_t *hi) {
     int32_t a = 0;
     while (a < k_size && origin + a * dilation < 0) {
@@ -151,9 +152,9 @@ static void rip_fast_tap_range(int32_t origin, int32_t dilation, int32_t k_size,
 
 /* Copy output pixel (oy, ox)'s receptive field into dst (KH * KW * C_in bytes), padded
  * taps filled with the input zero point. */
-static void rip_fast_gather(const int8_t *in, const rip_dims *input_dims,
-                            const rip_dims *filter_dims, const rip_conv_params *params,
-                            int32_t oy, int32_t ox, int8_t *dst) {
+void rip_conv_gather_s8(const int8_t *in, const rip_dims *input_dims,
+                        const rip_dims *filter_dims, const rip_conv_params *params, int32_t oy,
+                        int32_t ox, int8_t *dst) {
     const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
     const int32_t kh = filter_dims->h, kw = filter_dims->w;
     const int32_t dh = params->dilation.h, dw = params->dilation.w;
@@ -161,8 +162,8 @@ static void rip_fast_gather(const int8_t *in, const rip_dims *input_dims,
     const int32_t iy0 = oy * params->stride.h - params->padding.h;
     const int32_t ix0 = ox * params->stride.w - params->padding.w;
     int32_t ky_lo, ky_hi, kx_lo, kx_hi;
-    rip_fast_tap_range(iy0, dh, kh, h, &ky_lo, &ky_hi);
-    rip_fast_tap_range(ix0, dw, kw, w, &kx_lo, &kx_hi);
+    rip_conv_tap_range(iy0, dh, kh, h, &ky_lo, &ky_hi);
+    rip_conv_tap_range(ix0, dw, kw, w, &kx_lo, &kx_hi);
     const size_t pixel_in = (size_t)c_in;
     const size_t row_bytes = (size_t)kw * pixel_in;
     for (int32_t ky = 0; ky < kh; ++ky) {
@@ -230,13 +231,13 @@ rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *par
             if (pointwise) {
                 memcpy(col0, in + (size_t)p * c_in, (size_t)(pair ? 2 : 1) * (size_t)c_in);
             } else {
-                rip_fast_gather(in, input_dims, filter_dims, params, oy, ox, col0);
+                rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col0);
                 if (++ox == w_out) {
                     ox = 0;
                     ++oy;
                 }
                 if (pair) {
-                    rip_fast_gather(in, input_dims, filter_dims, params, oy, ox, col1);
+                    rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col1);
                     if (++ox == w_out) {
                         ox = 0;
                         ++oy;
@@ -286,8 +287,8 @@ static int32_t rip_dw_border_acc(const rip_dw_plane *g, const int8_t *in, const 
     const int32_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
     const int32_t offset = -g->zero_point;
     int32_t ky_lo, ky_hi, kx_lo, kx_hi;
-    rip_fast_tap_range(iy0, g->dh, g->kh, g->h, &ky_lo, &ky_hi);
-    rip_fast_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
+    rip_conv_tap_range(iy0, g->dh, g->kh, g->h, &ky_lo, &ky_hi);
+    rip_conv_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
     for (int32_t ky = ky_lo; ky < ky_hi; ++ky) {
         const int8_t *x = in + ((size_t)(iy0 + ky * g->dh) * g->w + (size_t)ix0) * g->c;
         const int8_t *w = wt + (size_t)(ky * g->kw) * g->c;
@@ -522,8 +523,8 @@ static __attribute__((noinline)) void rip_dw4_any_pixel(const rip_dw_plane *g, c
     const int8_t zp = (int8_t)g->zero_point;
     const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
     int32_t ky_lo, ky_hi, kx_lo, kx_hi;
-    rip_fast_tap_range(oy * g->sh - g->ph, g->dh, kh, g->h, &ky_lo, &ky_hi);
-    rip_fast_tap_range(ox * g->sw - g->pw, g->dw, kw, g->w, &kx_lo, &kx_hi);
+    rip_conv_tap_range(oy * g->sh - g->ph, g->dh, kh, g->h, &ky_lo, &ky_hi);
+    rip_conv_tap_range(ox * g->sw - g->pw, g->dw, kw, g->w, &kx_lo, &kx_hi);
     const int32_t n4 = n_ch & ~3;
     for (int32_t j = 0; j < n4; j += 4) {
         int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
@@ -819,7 +820,7 @@ static __attribute__((noinline)) void rip_dw4_rows_any_pixel(const rip_dw_plane 
     const int8_t zp = (int8_t)g->zero_point;
     const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
     int32_t kx_lo, kx_hi;
-    rip_fast_tap_range(ix0, g->dw, kw, g->w, &kx_lo, &kx_hi);
+    rip_conv_tap_range(ix0, g->dw, kw, g->w, &kx_lo, &kx_hi);
     const ptrdiff_t x0 = (ptrdiff_t)ix0 * c;
     const int32_t n4 = c & ~3;
     for (int32_t j = 0; j < n4; j += 4) {
