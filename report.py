@@ -233,13 +233,17 @@ def format_generated(c: Compiled) -> str:
     """What was written, built and run, in a few lines (empty when nothing was)."""
     if c.output_dir is None:
         return ""
-    if c.board.pico_board:
+    if c.committed is not None:  # the files the transaction wrote, top level only
+        tops = (w.split("/")[0] + ("/" if "/" in w else "") for w in c.committed.written)
+        files = ", ".join(sorted(dict.fromkeys(tops)))
+    elif c.board.pico_board:
         files = (
-            "CMakeLists.txt, pico_sdk_import.cmake, main.c, model.c, model.h, kernels/, "
-            "README.md, expected.json"
+            "CMakeLists.txt, pico_sdk_import.cmake, main.c, model.c, model.h, model_data.c, "
+            "model_data.h, kernels/, README.md, expected.json"
         )
     else:
-        files = "model.c, model.h, main.c, Makefile, kernels/, expected.json"
+        files = "model.c, model.h, model_data.c, model_data.h, main.c, Makefile, kernels/, "
+        files += "expected.json"
     lines = [
         f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, scratch "
         f"{c.req.scratch_bytes:,} B)"
