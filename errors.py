@@ -110,6 +110,22 @@ class NoDeviceError(RipError):
     """No board to talk to: none found, or the named port would not open."""
 
 
+class EmulatedFitError(FitError):
+    """The model's code and weights, or its RAM, do not fit the emulated (QEMU) machine."""
+
+
+class NoAnswerError(RipError):
+    """The emulated board printed no result line in time (as rip-verify's timeout)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class FirmwareError(RipError):
+    """The firmware ran but reported a kernel error or a fault."""
+
+    exit_code = EXIT_MISMATCH
+
+
 class OutputError(RipError):
     """A result file or folder (the sweep's CSV, ``-o DIR``, ``--plot``) that cannot be
     written: the path the user gave is the bad input (exit 2)."""

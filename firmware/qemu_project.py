@@ -24,7 +24,7 @@ from pathlib import Path
 from rip.boards import Board
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.errors import RipError
+from rip.errors import EmulatedFitError, RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.result import (
     ERROR_PREFIX,
@@ -36,12 +36,6 @@ from rip.firmware.result import (
 from rip.frontend.ir import Graph
 
 GCC_HINT = "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi"
-
-
-class EmulatedFitError(RipError):
-    """The model's code and weights, or its RAM, do not fit the emulated machine."""
-
-    exit_code = 3
 
 
 @dataclass(frozen=True)

@@ -18,29 +18,18 @@ from pathlib import Path
 import serial
 
 from rip.boards import Board, load_board
-from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.errors import Interrupted, RipError
+from rip.errors import FirmwareError, NoAnswerError, RipError
 from rip.firmware.qemu_project import (
     build_qemu_project,
-    macs,
     qemu_args,
     require_qemu,
-    write_qemu_project,
 )
 from rip.firmware.result import Result
 from rip.firmware.serial_port import LineReader, open_port, wait_for_result
-from rip.frontend.ir import Graph
 
 QEMU_HINT = "apt-get install qemu-system-arm"
 CONNECT_SECONDS = 10.0  # QEMU opens its socket within a fraction of a second
-
-
-class NoAnswerError(RipError):
-    """The emulated board printed no result line in time (exit code 2, as rip-verify's
-    timeout)."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -146,12 +135,6 @@ def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | 
     return run.result
 
 
-class FirmwareError(RipError):
-    """The firmware ran but reported a kernel error or a fault (exit code 1)."""
-
-    exit_code = 1
-
-
 def _expected(project_dir: Path) -> dict:
     path = project_dir / "expected.json"
     if not path.is_file():
@@ -165,41 +148,6 @@ def _expected(project_dir: Path) -> dict:
 def is_emulated(expected: dict) -> bool:
     """True when expected.json describes a project for an emulated (QEMU) board."""
     return bool(expected.get("qemu_machine"))
-
-
-def generate_for_qemu(
-    graph: Graph,
-    model: EmittedModel,
-    out: Path,
-    board: Board,
-    reference: int | None,
-    run: bool,
-    timeout: float | None = None,
-) -> dict:
-    """rip-compile's step for an emulated board: write the project to ``out`` and, with
-    ``run``, build it, run it under QEMU and compare its checksum with TFLite Micro's
-    (``reference``). The dict joins rip-compile's report (``checksum``,
-    ``expected_checksum``, ``match``, ``instructions`` after a run)."""
-    write_qemu_project(model, out, board, reference, model_macs=macs(graph))
-    info: dict = {
-        "output_dir": str(out),
-        "reference_checksum": None if reference is None else f"0x{reference:08x}",
-    }
-    if not run:
-        return info
-    try:
-        result = run_on_qemu(out, board, timeout)
-    except KeyboardInterrupt:
-        raise Interrupted(f"interrupted; QEMU ({board.qemu_machine}) was stopped") from None
-    info.update(
-        result_line=result.line(),
-        checksum=f"0x{result.checksum:08x}",
-        expected_checksum=info["reference_checksum"],
-        match=None if reference is None else result.checksum == reference,
-        instructions=result.instructions,
-        unit=result.unit,
-    )
-    return info
 
 
 def calibrate(board: Board, work: Path, iterations: int = 1_000_000) -> tuple[int, int]:

@@ -65,10 +65,6 @@ static inline int8_t rip_requantize(int32_t acc, int32_t multiplier, int32_t shi
     return (int8_t)rip_clamp32(acc, act.min, act.max);
 }
 
-static int rip_valid_act(rip_activation act) {
-    return act.min <= act.max && act.min >= -128 && act.max <= 127;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* CONV_2D                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
@@ -92,7 +88,7 @@ rip_status rip_conv2d_s8(const rip_context *ctx, const rip_conv_params *params,
     const int32_t taps = kh * kw * c_in;
     if (ctx == NULL || ctx->buf == NULL || ctx->size < taps || filter_dims->c != c_in ||
         filter_dims->n != c_out || input_dims->n != output_dims->n || sh < 1 || sw < 1 ||
-        dh < 1 || dw < 1 || !rip_valid_act(params->activation)) {
+        dh < 1 || dw < 1 || !rip_conv_valid_act(params->activation)) {
         return RIP_ERROR_ARGUMENT;
     }
     /* The gather fills padded taps with the input zero point, so (x + input_offset) is 0
@@ -137,7 +133,8 @@ static rip_status rip_dw_check(const rip_dw_conv_params *params, const rip_dims 
     const int32_t m = params->depth_multiplier;
     if (m < 1 || filter_dims->c != input_dims->c * m || output_dims->c != filter_dims->c ||
         input_dims->n != output_dims->n || params->stride.h < 1 || params->stride.w < 1 ||
-        params->dilation.h < 1 || params->dilation.w < 1 || !rip_valid_act(params->activation)) {
+        params->dilation.h < 1 || params->dilation.w < 1 ||
+        !rip_conv_valid_act(params->activation)) {
         return RIP_ERROR_ARGUMENT;
     }
     return RIP_OK;
@@ -262,7 +259,7 @@ static rip_status rip_fc(const rip_fc_params *params, const int32_t *multiplier,
     const int32_t batches = output_dims->n * output_dims->h * output_dims->w;
     const int32_t in_count = input_dims->n * input_dims->h * input_dims->w * input_dims->c;
     if (depth < 1 || units > filter_dims->n || in_count != batches * depth ||
-        !rip_valid_act(params->activation)) {
+        !rip_conv_valid_act(params->activation)) {
         return RIP_ERROR_ARGUMENT;
     }
     for (int32_t b = 0; b < batches; ++b) {

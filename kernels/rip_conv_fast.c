@@ -33,10 +33,6 @@ static inline int32_t rip_fast_requantize(int32_t acc, int32_t multiplier, int32
     return x < act_min ? act_min : (x > act_max ? act_max : x);
 }
 
-static int rip_fast_valid_act(rip_activation act) {
-    return act.min <= act.max && act.min >= -128 && act.max <= 127;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* CONV_2D: gather two receptive fields, then a 2 x 2 (pixels x channels) GEMM tile         */
 /* ---------------------------------------------------------------------------------------- */
@@ -210,7 +206,7 @@ rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *par
     if (ctx == NULL || ctx->buf == NULL || ctx->size < 2 * taps || bias == NULL ||
         filter_dims->c != c_in || filter_dims->n != c_out || input_dims->n != output_dims->n ||
         params->stride.h < 1 || params->stride.w < 1 || params->dilation.h < 1 ||
-        params->dilation.w < 1 || !rip_fast_valid_act(params->activation)) {
+        params->dilation.w < 1 || !rip_conv_valid_act(params->activation)) {
         return RIP_ERROR_ARGUMENT;
     }
     /* A 1x1 unit-stride unpadded convolution reads pixel p alone: a pair is one copy. */
@@ -588,7 +584,7 @@ static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *p
     if (params->depth_multiplier != 1 || filter_dims->c != input_dims->c ||
         output_dims->c != input_dims->c || input_dims->n != output_dims->n || bias == NULL ||
         params->stride.h < 1 || params->stride.w < 1 || params->dilation.h < 1 ||
-        params->dilation.w < 1 || !rip_fast_valid_act(params->activation)) {
+        params->dilation.w < 1 || !rip_conv_valid_act(params->activation)) {
         return RIP_ERROR_ARGUMENT;
     }
     g->h = input_dims->h;

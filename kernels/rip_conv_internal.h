@@ -6,6 +6,11 @@
 
 #include "rip_conv.h"
 
+/* An int8 activation range the kernels can clamp to. */
+static inline int rip_conv_valid_act(rip_activation act) {
+    return act.min <= act.max && act.min >= -128 && act.max <= 127;
+}
+
 /* Taps k in [0, k_size) with 0 <= origin + k * dilation < extent form one run [*lo, *hi);
  * found by comparison, no division. */
 void rip_conv_tap_range(int32_t origin, int32_t dilation, int32_t k_size, int32_t extent,

@@ -28,13 +28,13 @@ from rip.cli.verify import main_verify
 from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
+from rip.errors import EmulatedFitError, NoAnswerError
 from rip.firmware.qemu_project import (
-    EmulatedFitError,
     build_qemu_project,
     macs,
     write_qemu_project,
 )
-from rip.firmware.qemu_run import NoAnswerError, calibrate, run_elf, run_on_qemu
+from rip.firmware.qemu_run import calibrate, run_elf, run_on_qemu
 from rip.firmware.result import parse_result_line
 from rip.terms import Placer
 
