@@ -72,7 +72,7 @@ def scratch_bytes(
     return 0
 
 
-ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_conv_fast.c
+ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_depthwise_fast.c
 
 
 def depthwise_rows_apply(input_dims: Dims, filter_dims: Dims, output_dims: Dims) -> bool:

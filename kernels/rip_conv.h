@@ -104,8 +104,9 @@ rip_status rip_fully_connected_per_channel_s8(const rip_context *ctx, const rip_
                                        const rip_dims *output_dims, int8_t *output);
 
 /* ---------------------------------------------------------------------------------------
- * Fast variants (issue 11; kernels/rip_conv_fast.c). Same arithmetic, params, dims and
- * in-place contracts as the kernels above, with three changes a CMSIS-NN reader will know:
+ * Fast variants (issue 11; kernels/rip_conv_fast.c, kernels/rip_depthwise_fast.c). Same
+ * arithmetic, params, dims and in-place contracts as the kernels above, with three changes a
+ * CMSIS-NN reader will know:
  *
  * - `bias` is the folded bias the generator computes (rip.codegen.kernel_choice):
  *       folded_bias[oc] = bias[oc] + input_offset * sum over all taps of filter[oc]

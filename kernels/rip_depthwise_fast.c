@@ -1,0 +1,716 @@
+/*
+ * rip kernels: the fast DEPTHWISE_CONV_2D variants of rip_conv.h (the API, the folded bias
+ * and the in-place contracts are documented there).
+ */
+#include <stddef.h>
+#include "rip_conv.h"
+#include "rip_conv_internal.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* DEPTHWISE_CONV_2D: one channel plane at a time, interior and border split                */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int32_t h, w, c; /* input; c is the distance between a channel's neighbouring pixels */
+    int32_t h_out, w_out;
+    int32_t kh, kw, sh, sw, dh, dw, ph, pw;
+    int32_t zero_point; /* what a padded tap reads: its product cancels its folded bias */
+    int32_t oy_lo, oy_hi, ox_lo, ox_hi; /* interior outputs: every tap inside the input */
+    int32_t output_offset, act_min, act_max;
+} rip_dw_plane;
+
+/* Outputs o in [lo, hi) with 0 <= o * s - pad and o * s - pad + (k - 1) * d < extent: two
+ * divisions per axis and call, none per output. */
+static void rip_fast_interior(int32_t extent, int32_t k, int32_t s, int32_t d, int32_t pad,
+                              int32_t n_out, int32_t *lo, int32_t *hi) {
+    int32_t a = (pad + s - 1) / s;
+    const int32_t last = extent - 1 - (k - 1) * d + pad;
+    int32_t b = last < 0 ? 0 : last / s + 1;
+    b = rip_min32(b, n_out);
+    a = rip_min32(a, b);
+    *lo = a;
+    *hi = b;
+}
+
+/* One border output: only the taps inside the input, found by comparison, each adding
+ * w * (x + input_offset) to the model's own bias (`bias` here is the folded bias minus
+ * input_offset * sum of the channel's weights), as TFLite's reference does. */
+static int32_t rip_dw_border_acc(const rip_dw_plane *g, const int8_t *in, const int8_t *wt,
+                                 int32_t oy, int32_t ox, int32_t acc) {
+    const int32_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+    const int32_t offset = -g->zero_point;
+    int32_t ky_lo, ky_hi, kx_lo, kx_hi;
+    rip_conv_tap_range(iy0, g->dh, g->kh, g->h, &ky_lo, &ky_hi);
+    rip_conv_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
+    for (int32_t ky = ky_lo; ky < ky_hi; ++ky) {
+        const int8_t *x = in + ((size_t)(iy0 + ky * g->dh) * g->w + (size_t)ix0) * g->c;
+        const int8_t *w = wt + (size_t)(ky * g->kw) * g->c;
+        for (int32_t kx = kx_lo; kx < kx_hi; ++kx) {
+            acc += ((int32_t)x[kx * g->dw * g->c] + offset) * w[kx * g->c];
+        }
+    }
+    return acc;
+}
+
+/* Interior outputs ox in [ox_lo, ox_hi) of one row: `src` is the top-left tap of the first.
+ * KH and KW are compile-time constants at every call but the generic one, so the taps
+ * unroll and the weights stay in registers. */
+static inline __attribute__((always_inline)) void rip_dw_interior_row(
+    const rip_dw_plane *g, const int8_t *src, const int32_t *wk, const int32_t KH,
+    const int32_t KW, int32_t bias, int32_t multiplier, int32_t shift, int8_t *dst,
+    int32_t dst_stride, int32_t count) {
+    const int32_t step = g->sw * g->c;
+    const int32_t row = g->dh * g->w * g->c;
+    const int32_t col = g->dw * g->c;
+    for (int32_t n = 0; n < count; ++n) {
+        int32_t acc = bias;
+        for (int32_t ky = 0; ky < KH; ++ky) {
+            const int8_t *r = src + ky * row;
+            for (int32_t kx = 0; kx < KW; ++kx) {
+                acc += (int32_t)r[kx * col] * wk[ky * KW + kx];
+            }
+        }
+        *dst = (int8_t)rip_fast_requantize(acc, multiplier, shift, g->output_offset, g->act_min,
+                                           g->act_max);
+        dst += dst_stride;
+        src += step;
+    }
+}
+
+/* The 3x3 interior written out: nine weights in registers, three row pointers. At unit
+ * stride the window slides: each output loads one new column of three taps and reuses the
+ * two columns its left neighbour loaded. */
+static void rip_dw_interior_3x3(const rip_dw_plane *g, const int8_t *src, const int32_t *wk,
+                                int32_t bias, int32_t multiplier, int32_t shift, int8_t *dst,
+                                int32_t dst_stride, int32_t count) {
+    const int32_t w00 = wk[0], w01 = wk[1], w02 = wk[2], w10 = wk[3], w11 = wk[4];
+    const int32_t w12 = wk[5], w20 = wk[6], w21 = wk[7], w22 = wk[8];
+    const int32_t row = g->dh * g->w * g->c;
+    const int32_t col = g->dw * g->c;
+    const int8_t *r0 = src, *r1 = src + row, *r2 = src + 2 * row;
+    if (g->sw == 1 && g->dw == 1) {
+        int32_t a0 = r0[0], b0 = r1[0], c0 = r2[0];
+        int32_t a1 = r0[col], b1 = r1[col], c1 = r2[col];
+        r0 += 2 * col;
+        r1 += 2 * col;
+        r2 += 2 * col;
+        for (int32_t n = 0; n < count; ++n) {
+            const int32_t a2 = *r0, b2 = *r1, c2 = *r2;
+            r0 += col;
+            r1 += col;
+            r2 += col;
+            int32_t acc = bias + a0 * w00 + a1 * w01 + a2 * w02;
+            acc += b0 * w10 + b1 * w11 + b2 * w12;
+            acc += c0 * w20 + c1 * w21 + c2 * w22;
+            a0 = a1;
+            a1 = a2;
+            b0 = b1;
+            b1 = b2;
+            c0 = c1;
+            c1 = c2;
+            *dst = (int8_t)rip_fast_requantize(acc, multiplier, shift, g->output_offset,
+                                               g->act_min, g->act_max);
+            dst += dst_stride;
+        }
+        return;
+    }
+    const int32_t step = g->sw * g->c;
+    for (int32_t n = 0; n < count; ++n) {
+        int32_t acc = bias + r0[0] * w00 + r0[col] * w01 + r0[2 * col] * w02;
+        acc += r1[0] * w10 + r1[col] * w11 + r1[2 * col] * w12;
+        acc += r2[0] * w20 + r2[col] * w21 + r2[2 * col] * w22;
+        r0 += step;
+        r1 += step;
+        r2 += step;
+        *dst = (int8_t)rip_fast_requantize(acc, multiplier, shift, g->output_offset, g->act_min,
+                                           g->act_max);
+        dst += dst_stride;
+    }
+}
+
+/* Channel `ch`'s whole output plane into dst (pixel p at dst[p * dst_stride]). */
+static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
+                           int32_t ch, int32_t bias, int32_t multiplier, int32_t shift,
+                           int8_t *dst, int32_t dst_stride) {
+    const int8_t *in_ch = in + ch;
+    const int8_t *wt = filter + ch;
+    int32_t wk[49];
+    const int32_t taps = g->kh * g->kw;
+    const int small = taps <= 49;
+    int32_t sum = 0;
+    for (int32_t t = 0; t < taps; ++t) {
+        const int32_t v = wt[(size_t)t * g->c];
+        sum += v;
+        if (small) {
+            wk[t] = v;
+        }
+    }
+    const int32_t model_bias = (int32_t)((uint32_t)bias + (uint32_t)g->zero_point * (uint32_t)sum);
+    for (int32_t oy = 0; oy < g->h_out; ++oy) {
+        int8_t *out_row = dst + (size_t)oy * g->w_out * dst_stride;
+        const int interior_row = oy >= g->oy_lo && oy < g->oy_hi && small;
+        const int32_t lo = interior_row ? g->ox_lo : g->w_out;
+        const int32_t hi = interior_row ? g->ox_hi : g->w_out;
+        for (int32_t ox = 0; ox < lo; ++ox) {
+            out_row[(size_t)ox * dst_stride] = (int8_t)rip_fast_requantize(
+                rip_dw_border_acc(g, in_ch, wt, oy, ox, model_bias), multiplier, shift,
+                g->output_offset, g->act_min, g->act_max);
+        }
+        if (lo < hi) {
+            const int8_t *src = in_ch + ((size_t)(oy * g->sh - g->ph) * g->w +
+                                         (size_t)(lo * g->sw - g->pw)) * g->c;
+            int8_t *d = out_row + (size_t)lo * dst_stride;
+            const int32_t count = hi - lo;
+            if (g->kh == 3 && g->kw == 3) {
+                rip_dw_interior_3x3(g, src, wk, bias, multiplier, shift, d, dst_stride, count);
+            } else if (g->kh == 5 && g->kw == 5) {
+                rip_dw_interior_row(g, src, wk, 5, 5, bias, multiplier, shift, d, dst_stride,
+                                    count);
+            } else if (g->kh == 7 && g->kw == 7) {
+                rip_dw_interior_row(g, src, wk, 7, 7, bias, multiplier, shift, d, dst_stride,
+                                    count);
+            } else {
+                rip_dw_interior_row(g, src, wk, g->kh, g->kw, bias, multiplier, shift, d,
+                                    dst_stride, count);
+            }
+        }
+        for (int32_t ox = rip_max32(hi, lo); ox < g->w_out; ++ox) {
+            out_row[(size_t)ox * dst_stride] = (int8_t)rip_fast_requantize(
+                rip_dw_border_acc(g, in_ch, wt, oy, ox, model_bias), multiplier, shift,
+                g->output_offset, g->act_min, g->act_max);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* DEPTHWISE_CONV_2D, channel-vectorised (DSP cores): four channels per SIMD step           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The channel-vectorised depthwise runs where it is the faster one: on cores with the DSP
+ * extension, and on hosts (where it is also what the host tests exercise). ARMv6-M keeps
+ * the per-channel planes (its eight low registers hold one channel's 3x3 weights better
+ * than four channels' accumulators and words). */
+#if defined(__ARM_FEATURE_DSP) || !defined(__arm__)
+#define RIP_DW_GROUPS 1
+#else
+#define RIP_DW_GROUPS 0
+#endif
+
+/* The four-channel helpers below are compiled on every core: the row-streamed in-place
+ * kernel (rip_depthwise_conv2d_inplace_rows_fast_s8) uses them everywhere, the channel
+ * groups only where RIP_DW_GROUPS. */
+#if defined(__ARM_FEATURE_DSP)
+/* One tap of four channels: x and w hold channels c..c+3 (one byte each). SXTB16 splits
+ * them into even (0, 2) and odd (1, 3) halfword pairs; SMLABB / SMLATT accumulate each
+ * channel's product (the CMSIS-NN arm_depthwise_conv_s8_opt inner step, without im2col). */
+#define RIP_DW4_TAP(xv, wv)                                                                    \
+    do {                                                                                       \
+        const int32_t x02_ = __sxtb16(xv), x13_ = rip_fast_sxtb16_ror8(xv);                     \
+        const int32_t w02_ = __sxtb16(wv), w13_ = rip_fast_sxtb16_ror8(wv);                     \
+        a0 = __smlabb(x02_, w02_, a0);                                                         \
+        a2 = __smlatt(x02_, w02_, a2);                                                         \
+        a1 = __smlabb(x13_, w13_, a1);                                                         \
+        a3 = __smlatt(x13_, w13_, a3);                                                         \
+    } while (0)
+#else
+#define RIP_DW4_TAP(xv, wv)                                                                    \
+    do {                                                                                       \
+        a0 += (int32_t)(int8_t)(xv) * (int8_t)(wv);                                            \
+        a1 += (int32_t)(int8_t)((xv) >> 8) * (int8_t)((wv) >> 8);                              \
+        a2 += (int32_t)(int8_t)((xv) >> 16) * (int8_t)((wv) >> 16);                            \
+        a3 += (int32_t)(int8_t)((xv) >> 24) * (int8_t)((wv) >> 24);                            \
+    } while (0)
+#endif
+
+/* The requantization of four channels' accumulators into o[0..3]. */
+#define RIP_DW4_STORE(o, m, s, g)                                                              \
+    do {                                                                                       \
+        const int32_t oo_ = (g)->output_offset, lo_ = (g)->act_min, hi_ = (g)->act_max;        \
+        (o)[0] = (int8_t)rip_fast_requantize(a0, (m)[0], (s)[0], oo_, lo_, hi_);               \
+        (o)[1] = (int8_t)rip_fast_requantize(a1, (m)[1], (s)[1], oo_, lo_, hi_);               \
+        (o)[2] = (int8_t)rip_fast_requantize(a2, (m)[2], (s)[2], oo_, lo_, hi_);               \
+        (o)[3] = (int8_t)rip_fast_requantize(a3, (m)[3], (s)[3], oo_, lo_, hi_);               \
+    } while (0)
+
+#if RIP_DW_GROUPS
+/* One interior output pixel of a 3x3 kernel at unit dilation, channels [0, n4) of the
+ * group (n4 a multiple of 4): x is its top-left tap, wt the filter, bias, m and s the
+ * group's first channel's, all offset to the group's first channel. Kept out of line so
+ * that its loop has the registers to itself. */
+static __attribute__((noinline)) void rip_dw4_3x3_pixel(const rip_dw_plane *g, const int8_t *x,
+                                                        const int8_t *wt, const int32_t *bias,
+                                                        const int32_t *m, const int32_t *s,
+                                                        int32_t n4, int8_t *o) {
+    const int32_t c = g->c, row = g->w * c - 2 * c;
+    for (int32_t j = 0; j < n4; j += 4, x += 4, wt += 4, o += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        const int8_t *p = x, *w = wt;
+        /* The empty asm keeps p and w single running pointers (one add a tap) instead of
+         * nine precomputed offsets the core has no registers for. */
+        for (int32_t ky = 0; ky < 3; ++ky, p += row) {
+            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
+            p += c;
+            w += c;
+            __asm__("" : "+r"(p), "+r"(w));
+            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
+            p += c;
+            w += c;
+            __asm__("" : "+r"(p), "+r"(w));
+            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
+            w += c;
+            __asm__("" : "+r"(p), "+r"(w));
+        }
+        RIP_DW4_STORE(o, m + j, s + j, g);
+    }
+}
+
+/* Any other output pixel (a border one, or any kernel size): every tap, a padded one
+ * reading the zero point (its product cancels its share of the folded bias). */
+static __attribute__((noinline)) void rip_dw4_any_pixel(const rip_dw_plane *g, const int8_t *in,
+                                                        ptrdiff_t base, int32_t oy, int32_t ox,
+                                                        const int8_t *wt, const int32_t *bias,
+                                                        const int32_t *m, const int32_t *s,
+                                                        int32_t n_ch, int8_t *o) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw;
+    const int32_t row = g->dh * g->w * c, col = g->dw * c;
+    const int8_t zp = (int8_t)g->zero_point;
+    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
+    int32_t ky_lo, ky_hi, kx_lo, kx_hi;
+    rip_conv_tap_range(oy * g->sh - g->ph, g->dh, kh, g->h, &ky_lo, &ky_hi);
+    rip_conv_tap_range(ox * g->sw - g->pw, g->dw, kw, g->w, &kx_lo, &kx_hi);
+    const int32_t n4 = n_ch & ~3;
+    for (int32_t j = 0; j < n4; j += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int in_y = ky >= ky_lo && ky < ky_hi;
+            const int8_t *w = wt + j + (size_t)(ky * kw) * c;
+            for (int32_t kx = 0; kx < kw; ++kx, w += c) {
+                const int32_t xv = in_y && kx >= kx_lo && kx < kx_hi
+                                       ? rip_fast_load_s8x4(in + base + j + ky * row + kx * col)
+                                       : pad4;
+                RIP_DW4_TAP(xv, rip_fast_load_s8x4(w));
+            }
+        }
+        RIP_DW4_STORE(o + j, m + j, s + j, g);
+    }
+    for (int32_t j = n4; j < n_ch; ++j) { /* the last n_ch % 4 channels */
+        int32_t acc = bias[j];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int in_y = ky >= ky_lo && ky < ky_hi;
+            for (int32_t kx = 0; kx < kw; ++kx) {
+                const int32_t xv =
+                    in_y && kx >= kx_lo && kx < kx_hi ? in[base + j + ky * row + kx * col] : zp;
+                acc += xv * wt[j + (size_t)(ky * kw + kx) * c];
+            }
+        }
+        o[j] = (int8_t)rip_fast_requantize(acc, m[j], s[j], g->output_offset, g->act_min,
+                                           g->act_max);
+    }
+}
+
+/* Channels [c0, c0 + n_ch) of every output pixel into dst: channel c0 + j of pixel p at
+ * dst[p * dst_stride + j]. Reads input channels [c0, c0 + n_ch) only. */
+static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
+                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                         int32_t c0, int32_t n_ch, int8_t *dst, int32_t dst_stride) {
+    const int fast3 = g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && (n_ch & 3) == 0;
+    const int8_t *wt = filter + c0;
+    bias += c0;
+    multiplier += c0;
+    shift += c0;
+    for (int32_t oy = 0; oy < g->h_out; ++oy) {
+        const int row_in = fast3 && oy >= g->oy_lo && oy < g->oy_hi;
+        int8_t *o = dst + (size_t)oy * g->w_out * dst_stride;
+        for (int32_t ox = 0; ox < g->w_out; ++ox, o += dst_stride) {
+            /* the top-left tap of channel c0 (an offset: it may lie outside the input) */
+            const ptrdiff_t base =
+                ((ptrdiff_t)(oy * g->sh - g->ph) * g->w + (ox * g->sw - g->pw)) * g->c + c0;
+            if (row_in && ox >= g->ox_lo && ox < g->ox_hi) {
+                rip_dw4_3x3_pixel(g, in + base, wt, bias, multiplier, shift, n_ch, o);
+            } else {
+                rip_dw4_any_pixel(g, in, base, oy, ox, wt, bias, multiplier, shift, n_ch, o);
+            }
+        }
+    }
+}
+#endif
+
+static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *params,
+                             const rip_dims *input_dims, const rip_dims *filter_dims,
+                             const int32_t *bias, const rip_dims *output_dims) {
+    if (params->depth_multiplier != 1 || filter_dims->c != input_dims->c ||
+        output_dims->c != input_dims->c || input_dims->n != output_dims->n || bias == NULL ||
+        params->stride.h < 1 || params->stride.w < 1 || params->dilation.h < 1 ||
+        params->dilation.w < 1 || !rip_conv_valid_act(params->activation)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    g->h = input_dims->h;
+    g->w = input_dims->w;
+    g->c = input_dims->c;
+    g->h_out = output_dims->h;
+    g->w_out = output_dims->w;
+    g->kh = filter_dims->h;
+    g->kw = filter_dims->w;
+    g->sh = params->stride.h;
+    g->sw = params->stride.w;
+    g->dh = params->dilation.h;
+    g->dw = params->dilation.w;
+    g->ph = params->padding.h;
+    g->pw = params->padding.w;
+    g->zero_point = -params->input_offset;
+    g->output_offset = params->output_offset;
+    g->act_min = params->activation.min;
+    g->act_max = params->activation.max;
+    rip_fast_interior(g->h, g->kh, g->sh, g->dh, g->ph, g->h_out, &g->oy_lo, &g->oy_hi);
+    rip_fast_interior(g->w, g->kw, g->sw, g->dw, g->pw, g->w_out, &g->ox_lo, &g->ox_hi);
+    return RIP_OK;
+}
+
+rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_conv_params *params,
+                                 const rip_per_channel_quant *quant,
+                                 const rip_dims *input_dims, const int8_t *input,
+                                 const rip_dims *filter_dims, const int8_t *filter,
+                                 const rip_dims *bias_dims, const int32_t *bias,
+                                 const rip_dims *output_dims, int8_t *output) {
+    (void)ctx;
+    (void)bias_dims;
+    rip_dw_plane g;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const size_t in_batch = (size_t)g.h * g.w * g.c;
+    const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+#if RIP_DW_GROUPS
+        rip_dw_group(&g, input + b * in_batch, filter, bias, quant->multiplier, quant->shift, 0,
+                     g.c, output + b * out_batch, g.c);
+        continue;
+#endif
+        for (int32_t ch = 0; ch < g.c; ++ch) {
+            rip_dw_channel(&g, input + b * in_batch, filter, ch, bias[ch], quant->multiplier[ch],
+                           quant->shift[ch], output + b * out_batch + ch, g.c);
+        }
+    }
+    return RIP_OK;
+}
+
+rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
+                                         const rip_dw_conv_params *params,
+                                         const rip_per_channel_quant *quant,
+                                         const rip_dims *input_dims, int8_t *data,
+                                         const rip_dims *filter_dims, const int8_t *filter,
+                                         const rip_dims *bias_dims, const int32_t *bias,
+                                         const rip_dims *output_dims) {
+    (void)bias_dims;
+    rip_dw_plane g;
+    const int32_t plane = output_dims->h * output_dims->w;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
+        plane > input_dims->h * input_dims->w || ctx == NULL || ctx->buf == NULL ||
+        ctx->size < plane) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const size_t in_batch = (size_t)g.h * g.w * g.c;
+    const size_t out_batch = (size_t)plane * g.c;
+    int8_t *const buf = ctx->buf;
+#if RIP_DW_GROUPS
+    /* Channel groups: as many channels per pass as the scratch holds planes of, a multiple
+     * of four (all of them for a small plane). Group [c0, c0 + n) reads input channels
+     * [c0, c0 + n) only, computes their planes into ctx->buf (pixel-major, n bytes a pixel)
+     * and then scatters them over the same channels, which no later group reads. */
+    int32_t group = rip_min32(g.c, (ctx->size / plane) & ~3);
+    if (group >= 4) {
+        for (int32_t b = 0; b < input_dims->n; ++b) {
+            const int8_t *in = data + b * in_batch;
+            int8_t *out = data + b * out_batch;
+            for (int32_t c0 = 0; c0 < g.c; c0 += group) {
+                const int32_t n = rip_min32(group, g.c - c0);
+                rip_dw_group(&g, in, filter, bias, quant->multiplier, quant->shift, c0, n, buf, n);
+                if (n == g.c) {
+                    memcpy(out, buf, (size_t)plane * (size_t)n);
+                    continue;
+                }
+                const int8_t *s = buf;
+                int8_t *o = out + c0;
+                for (int32_t p = 0; p < plane; ++p, s += n, o += g.c) {
+                    int32_t j = 0;
+                    for (; j + 4 <= n; j += 4) {
+                        int32_t v;
+                        memcpy(&v, s + j, 4);
+                        memcpy(o + j, &v, 4);
+                    }
+                    for (; j < n; ++j) {
+                        o[j] = s[j];
+                    }
+                }
+            }
+        }
+        return RIP_OK;
+    }
+#endif
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int8_t *in = data + b * in_batch;
+        int8_t *out = data + b * out_batch;
+        for (int32_t ch = 0; ch < g.c; ++ch) {
+            /* Channel ch's plane reads channel ch only, which no scatter has touched yet. */
+            rip_dw_channel(&g, in, filter, ch, bias[ch], quant->multiplier[ch], quant->shift[ch],
+                           buf, 1);
+            int8_t *o = out + ch;
+            for (int32_t p = 0; p < plane; ++p) {
+                o[(size_t)p * g.c] = buf[p];
+            }
+        }
+    }
+    return RIP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* DEPTHWISE_CONV_2D in place, row-streamed with a ring of saved input rows                 */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The schedule (rip.scratch.depthwise_ring_rows is its Python twin, and
+ * rip.allocator.theory.simulate.simulate_depthwise_rows executes it over a tracked
+ * workspace): output rows r = 0 .. H_out - 1 in order, each written at data + r * W_out * C
+ * (output base == input base, gap 0). Before row r is written, every input row i that row
+ * r's bytes reach for the first time (clobber(i) == r) and that some output row >= r still
+ * reads (last_reader(i) >= r) is copied into the next slot of a FIFO ring; from then on its
+ * taps read the ring. Saves happen in increasing i, so the live saved rows are a window of
+ * the save order; the ring has as many slots as that window's widest extent. */
+
+/* The first output row whose bytes reach input row i: (r + 1) * W_out > i * W. */
+static inline int32_t rip_dw_rows_clobber(const rip_dw_plane *g, int32_t i) {
+    return (int32_t)(((int64_t)i * g->w) / g->w_out);
+}
+
+/* The last output row reading input row i, -1 if none does. */
+static int32_t rip_dw_rows_last_reader(const rip_dw_plane *g, int32_t i) {
+    for (int32_t ky = 0; ky < g->kh; ++ky) {
+        const int32_t t = i + g->ph - ky * g->dh;
+        if (t < 0) {
+            break;
+        }
+        if (t % g->sh == 0 && t / g->sh < g->h_out) {
+            return t / g->sh;
+        }
+    }
+    return -1;
+}
+
+static inline int rip_dw_rows_saved(const rip_dw_plane *g, int32_t i) {
+    const int32_t r = rip_dw_rows_clobber(g, i);
+    return r < g->h_out && rip_dw_rows_last_reader(g, i) >= r;
+}
+
+/* Ring slots the schedule needs: the widest window of saved rows still read. */
+static int32_t rip_dw_rows_ring(const rip_dw_plane *g) {
+    int32_t next = 0, saves = 0, live_row = 0, live = 0, ring = 0;
+    for (int32_t r = 0; r < g->h_out; ++r) {
+        for (; next < g->h && rip_dw_rows_clobber(g, next) <= r; ++next) {
+            saves += rip_dw_rows_saved(g, next);
+        }
+        /* advance past saved rows no output >= r reads (and rows never saved) */
+        for (; live_row < next; ++live_row) {
+            if (!rip_dw_rows_saved(g, live_row)) {
+                continue;
+            }
+            if (rip_dw_rows_last_reader(g, live_row) >= r) {
+                break;
+            }
+            ++live;
+        }
+        ring = rip_max32(ring, saves - live);
+    }
+    return ring;
+}
+
+#define RIP_DW_ROWS_MAX_KH 16
+
+static int32_t rip_dw_rows_table_bytes(int32_t h) { return (2 * h + 3) & ~3; }
+
+static int rip_dw_rows_geometry_ok(const rip_dw_plane *g, int32_t batches) {
+    return batches == 1 && g->kh <= RIP_DW_ROWS_MAX_KH && g->h_out * g->w_out <= g->h * g->w &&
+           g->h < 32768;
+}
+
+/* One interior 3x3 output pixel at unit dilation from three row pointers (each at the
+ * pixel's leftmost tap, channel 0): channels [0, n4), n4 a multiple of 4. */
+static __attribute__((noinline)) void rip_dw4_3x3_rows_pixel(const rip_dw_plane *g,
+                                                             const int8_t *p0, const int8_t *p1,
+                                                             const int8_t *p2, const int8_t *wt,
+                                                             const int32_t *bias,
+                                                             const int32_t *m, const int32_t *s,
+                                                             int32_t n4, int8_t *o) {
+    const int32_t c = g->c;
+    for (int32_t j = 0; j < n4; j += 4, p0 += 4, p1 += 4, p2 += 4, wt += 4, o += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        const int8_t *w = wt;
+        RIP_DW4_TAP(rip_fast_load_s8x4(p0), rip_fast_load_s8x4(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p0 + c), rip_fast_load_s8x4(w + c));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p0 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
+        w += 3 * c;
+        __asm__("" : "+r"(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p1), rip_fast_load_s8x4(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p1 + c), rip_fast_load_s8x4(w + c));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p1 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
+        w += 3 * c;
+        __asm__("" : "+r"(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p2), rip_fast_load_s8x4(w));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p2 + c), rip_fast_load_s8x4(w + c));
+        RIP_DW4_TAP(rip_fast_load_s8x4(p2 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
+        RIP_DW4_STORE(o, m + j, s + j, g);
+    }
+}
+
+/* Any output pixel from row pointers: rows[ky] is input row oy * sh - ph + ky * dh (pixel
+ * 0, channel 0), NULL outside the input; a padded tap reads the zero point. */
+static __attribute__((noinline)) void rip_dw4_rows_any_pixel(const rip_dw_plane *g,
+                                                             const int8_t *const *rows,
+                                                             int32_t ox, const int8_t *wt,
+                                                             const int32_t *bias,
+                                                             const int32_t *m, const int32_t *s,
+                                                             int8_t *o) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw, col = g->dw * c;
+    const int32_t ix0 = ox * g->sw - g->pw;
+    const int8_t zp = (int8_t)g->zero_point;
+    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
+    int32_t kx_lo, kx_hi;
+    rip_conv_tap_range(ix0, g->dw, kw, g->w, &kx_lo, &kx_hi);
+    const ptrdiff_t x0 = (ptrdiff_t)ix0 * c;
+    const int32_t n4 = c & ~3;
+    for (int32_t j = 0; j < n4; j += 4) {
+        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int8_t *row = rows[ky];
+            const int8_t *w = wt + j + (size_t)(ky * kw) * c;
+            for (int32_t kx = 0; kx < kw; ++kx, w += c) {
+                const int32_t xv = row != NULL && kx >= kx_lo && kx < kx_hi
+                                       ? rip_fast_load_s8x4(row + x0 + j + kx * col)
+                                       : pad4;
+                RIP_DW4_TAP(xv, rip_fast_load_s8x4(w));
+            }
+        }
+        RIP_DW4_STORE(o + j, m + j, s + j, g);
+    }
+    for (int32_t j = n4; j < c; ++j) { /* the last C % 4 channels */
+        int32_t acc = bias[j];
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int8_t *row = rows[ky];
+            for (int32_t kx = 0; kx < kw; ++kx) {
+                const int32_t xv =
+                    row != NULL && kx >= kx_lo && kx < kx_hi ? row[x0 + j + kx * col] : zp;
+                acc += xv * wt[j + (size_t)(ky * kw + kx) * c];
+            }
+        }
+        o[j] = (int8_t)rip_fast_requantize(acc, m[j], s[j], g->output_offset, g->act_min,
+                                           g->act_max);
+    }
+}
+
+static int32_t rip_dw_rows_scratch(const rip_dw_plane *g) {
+    return rip_dw_rows_table_bytes(g->h) + rip_dw_rows_ring(g) * g->w * g->c;
+}
+
+int32_t rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size(
+    const rip_dw_conv_params *params, const rip_dims *input_dims, const rip_dims *filter_dims,
+    const rip_dims *output_dims) {
+    rip_dw_plane g;
+    static const int32_t one = 1;
+    /* the geometry only: a stand-in bias pointer satisfies the argument check */
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, &one, output_dims) != RIP_OK) {
+        return -1;
+    }
+    return rip_dw_rows_scratch(&g);
+}
+
+int32_t rip_depthwise_conv2d_scratch_get_buffer_size(const rip_dw_conv_params *params,
+                                                      const rip_dims *input_dims,
+                                                      const rip_dims *filter_dims,
+                                                      const rip_dims *output_dims) {
+    const int32_t plane = output_dims->h * output_dims->w;
+    rip_dw_plane g;
+    static const int32_t one = 1;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, &one, output_dims) != RIP_OK ||
+        !rip_dw_rows_geometry_ok(&g, input_dims->n)) {
+        return plane;
+    }
+    return rip_max32(plane, rip_dw_rows_scratch(&g));
+}
+
+rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
+    int32_t ring_rows) {
+    (void)bias_dims;
+    rip_dw_plane g;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
+        !rip_dw_rows_geometry_ok(&g, input_dims->n) || ctx == NULL || ctx->buf == NULL ||
+        ring_rows < 0 || ((uintptr_t)ctx->buf & 1u) != 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const size_t row_in = (size_t)g.w * (size_t)g.c;
+    const int32_t table = rip_dw_rows_table_bytes(g.h);
+    if ((int64_t)ctx->size < (int64_t)table + (int64_t)ring_rows * (int64_t)row_in) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    int16_t *const slot = (int16_t *)(void *)ctx->buf; /* ring slot of input row i, or -1 */
+    int8_t *const ring = ctx->buf + table;
+    for (int32_t i = 0; i < g.h; ++i) {
+        slot[i] = -1;
+    }
+    const int fast3 = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && (g.c & 3) == 0;
+    const int32_t *const m = quant->multiplier, *const sh = quant->shift;
+    const int8_t *rows[RIP_DW_ROWS_MAX_KH];
+    int32_t next = 0, saves = 0;
+    for (int32_t oy = 0; oy < g.h_out; ++oy) {
+        /* save the input rows this output row reaches first and later outputs still read */
+        for (; next < g.h && rip_dw_rows_clobber(&g, next) <= oy; ++next) {
+            if (ring_rows > 0 && rip_dw_rows_last_reader(&g, next) >= oy) {
+                const int32_t k = saves % ring_rows;
+                memcpy(ring + (size_t)k * row_in, data + (size_t)next * row_in, row_in);
+                slot[next] = (int16_t)k;
+                ++saves;
+            }
+        }
+        const int32_t iy0 = oy * g.sh - g.ph;
+        for (int32_t ky = 0; ky < g.kh; ++ky) {
+            const int32_t iy = iy0 + ky * g.dh;
+            rows[ky] = iy < 0 || iy >= g.h ? NULL
+                       : slot[iy] >= 0     ? ring + (size_t)slot[iy] * row_in
+                                           : data + (size_t)iy * row_in;
+        }
+        int8_t *o = data + (size_t)oy * g.w_out * g.c;
+        const int row_in3 = fast3 && oy >= g.oy_lo && oy < g.oy_hi;
+        for (int32_t ox = 0; ox < g.w_out; ++ox, o += g.c) {
+            if (row_in3 && ox >= g.ox_lo && ox < g.ox_hi) {
+                const size_t x = (size_t)(ox * g.sw - g.pw) * (size_t)g.c;
+                rip_dw4_3x3_rows_pixel(&g, rows[0] + x, rows[1] + x, rows[2] + x, filter, bias,
+                                       m, sh, g.c, o);
+            } else {
+                rip_dw4_rows_any_pixel(&g, rows, ox, filter, bias, m, sh, o);
+            }
+        }
+    }
+    return RIP_OK;
+}
+
+rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims) {
+#if !RIP_DW_GROUPS
+    /* ARMv6-M: its eight low registers run one channel plane at a time faster than four
+     * channels' words, so it keeps the plane scheme (ctx holds the model's scratch buffer,
+     * at least this op's plane: the planner's reservation). */
+    return rip_depthwise_conv2d_inplace_fast_s8(ctx, params, quant, input_dims, data,
+                                                filter_dims, filter, bias_dims, bias,
+                                                output_dims);
+#else
+    rip_dw_plane g;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    return rip_depthwise_conv2d_inplace_rows_ring_s8(ctx, params, quant, input_dims, data,
+                                                     filter_dims, filter, bias_dims, bias,
+                                                     output_dims, rip_dw_rows_ring(&g));
+#endif
+}
