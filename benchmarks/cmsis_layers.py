@@ -1,0 +1,343 @@
+"""The layers of a model as TFLite Micro's cmsis_nn kernels would run them: for every op, the
+CMSIS-NN routine and the exact arguments TFLite Micro passes it (per-channel multipliers and
+shifts from TFLite's quantization arithmetic, offsets, padding, activation range, the dims
+structs), plus a plain arena (TFLite Micro never runs an op in place) for the C harness of
+``bench_cmsis.py``. Pure Python: nothing here builds or runs anything.
+
+What TFLite Micro does is read from its kernels/cmsis_nn/{conv,depthwise_conv,add,pooling,
+fully_connected,pad}.cc (commit 90b983c, the one the reference file pins):
+- CONV_2D: arm_convolve_wrapper_s8, scratch from arm_convolve_wrapper_s8_get_buffer_size,
+  filter dims n=1, h, w, c=input channels; the wrapper picks 1x1 fast / 1x1 / 1xN / im2col.
+- DEPTHWISE_CONV_2D: arm_depthwise_conv_wrapper_s8 (3x3 fast path, s8_opt or the generic
+  one), scratch from arm_depthwise_conv_wrapper_s8_get_buffer_size.
+- ADD (same shapes): arm_elementwise_add_s8, left shift 20, input multipliers relative to
+  twice the larger input scale (QuantizeMultiplierSmallerThanOneExp).
+- AVERAGE_POOL_2D / MAX_POOL_2D: arm_avgpool_s8 (scratch arm_avgpool_s8_get_buffer_size) /
+  arm_max_pool_s8.
+- FULLY_CONNECTED with a 2-D output: arm_fully_connected_wrapper_s8 (kernel sums precomputed
+  with arm_vector_sum_s8 when the buffer size is non-zero, as under
+  KERNELS_OPTIMIZED_FOR_SPEED).
+- PAD: arm_pad_s8 with the output zero point; RESHAPE shares its input's bytes;
+  RESIZE_NEAREST_NEIGHBOR (no CMSIS-NN routine) is a gather through TFLite's index rule.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rip.codegen.quant import (
+    activation_range,
+    effective_scale,
+    quantize_multiplier,
+    quantize_multiplier_smaller_than_one_exp,
+)
+from rip.frontend.ir import Graph, Operator
+
+CLASSES = ("1x1 conv", "other conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other", "elementwise",
+           "pooling", "fully connected", "pad", "other")  # fmt: skip
+ALIGN = 16
+
+
+class LayerError(ValueError):
+    """An op the harness cannot run as TFLite Micro would (named in one line)."""
+
+
+@dataclass
+class Layer:
+    """One timed call of the harness: ``kind`` selects the C block of the template, ``args``
+    holds its arguments, ``data`` its constant arrays (name -> (C type, values))."""
+
+    index: int  # position in the harness (schedule order)
+    op: int  # TFLite operator index
+    kind: str
+    op_class: str
+    macs: int
+    output: int  # output tensor id
+    output_bytes: int
+    input_offsets: tuple[int, ...] = ()  # arena offsets of its activation inputs
+    output_offset: int = 0
+    args: dict = field(default_factory=dict)
+    data: dict = field(default_factory=dict)
+
+
+def op_class(graph: Graph, op: Operator) -> str:
+    """The benchmark's class of an op (the issue's breakdown)."""
+    if op.kind == "CONV_2D":
+        f = graph.tensors[op.inputs[1]].shape
+        return "1x1 conv" if (f[1], f[2]) == (1, 1) else "other conv"
+    if op.kind == "DEPTHWISE_CONV_2D":
+        f = graph.tensors[op.inputs[1]].shape
+        name = f"dw {f[1]}x{f[2]}"
+        return name if name in CLASSES else "dw other"
+    if op.kind == "FULLY_CONNECTED":
+        return "fully connected"
+    if op.kind in ("ADD", "SUB", "MUL"):
+        return "elementwise"
+    if op.kind in ("AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN"):
+        return "pooling"
+    if op.kind == "PAD":
+        return "pad"
+    return "other"
+
+
+def op_macs(graph: Graph, op: Operator) -> int:
+    """Multiply-accumulates of one op, counted as the reference file counts them."""
+    if op.kind not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+        return 0
+    n = math.prod(graph.tensors[op.outputs[0]].shape)
+    f = graph.tensors[op.inputs[1]].shape
+    if op.kind == "CONV_2D":
+        return n * f[1] * f[2] * f[3]
+    if op.kind == "DEPTHWISE_CONV_2D":
+        return n * f[1] * f[2]
+    return n * f[-1]
+
+
+def _nhwc(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    if len(shape) != 4:
+        raise LayerError(f"shape {shape} is not NHWC")
+    return shape[0], shape[1], shape[2], shape[3]
+
+
+def _per_tensor(graph: Graph, tid: int) -> tuple[float, int]:
+    q = graph.tensors[tid].quant
+    if graph.tensors[tid].dtype != "int8" or q is None or len(q.scale) != 1:
+        raise LayerError(f"tensor {tid} is not int8 with one scale")
+    return q.scale[0], q.zero_point[0]
+
+
+def _array(graph: Graph, tid: int, dtype: str) -> list[int]:
+    t = graph.tensors[tid]
+    if t.data is None:
+        raise LayerError(f"tensor {tid} has no constant data")
+    return np.frombuffer(t.data, dtype=dtype).astype(np.int64).tolist()
+
+
+def _conv_common(graph: Graph, op: Operator, layer: Layer, channels: int) -> None:
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    in_scale, in_zp = _per_tensor(graph, x)
+    out_scale, out_zp = _per_tensor(graph, y)
+    wq = graph.tensors[w].quant
+    if graph.tensors[w].dtype != "int8" or wq is None or any(wq.zero_point):
+        raise LayerError("weights are not symmetric int8")
+    scales = wq.scale if len(wq.scale) > 1 else wq.scale * channels
+    pairs = [quantize_multiplier(effective_scale(in_scale, s, out_scale)) for s in scales]
+    p = op.params
+    lo, hi = activation_range(p.activation, graph.tensors[y].quant)
+    has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+    layer.args.update(
+        input_dims=_nhwc(graph.tensors[x].shape),
+        output_dims=_nhwc(graph.tensors[y].shape),
+        input_offset=-in_zp,
+        output_offset=out_zp,
+        stride=p.stride,
+        dilation=p.dilation,
+        padding=(p.padding.top, p.padding.left),
+        activation=(lo, hi),
+        has_bias=has_bias,
+    )
+    layer.data["w"] = ("int8_t", _array(graph, w, "int8"))
+    if has_bias:
+        layer.data["b"] = ("int32_t", _array(graph, op.inputs[2], "int32"))
+    layer.data["mult"] = ("int32_t", [m for m, _ in pairs])
+    layer.data["shift"] = ("int32_t", [s for _, s in pairs])
+
+
+def _conv(graph: Graph, op: Operator, layer: Layer) -> None:
+    f = graph.tensors[op.inputs[1]].shape
+    if f[3] != graph.tensors[op.inputs[0]].shape[3]:
+        raise LayerError("grouped convolution")
+    _conv_common(graph, op, layer, f[0])
+    layer.args["filter_dims"] = (1, f[1], f[2], f[3])
+
+
+def _depthwise(graph: Graph, op: Operator, layer: Layer) -> None:
+    f = graph.tensors[op.inputs[1]].shape
+    _conv_common(graph, op, layer, f[3])
+    layer.args["filter_dims"] = (1, f[1], f[2], f[3])
+    layer.args["ch_mult"] = op.params.depth_multiplier
+
+
+def _add(graph: Graph, op: Operator, layer: Layer) -> None:
+    a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    if graph.tensors[a].shape != graph.tensors[b].shape:
+        raise LayerError("ADD with broadcast (TFLite Micro runs its reference kernel)")
+    (sa, za), (sb, zb), (sy, zy) = (_per_tensor(graph, t) for t in (a, b, y))
+    left_shift = 20
+    twice_max = 2.0 * float(max(np.float32(sa), np.float32(sb)))
+    m1, s1 = quantize_multiplier_smaller_than_one_exp(float(np.float32(sa)) / twice_max)
+    m2, s2 = quantize_multiplier_smaller_than_one_exp(float(np.float32(sb)) / twice_max)
+    mo, so = quantize_multiplier_smaller_than_one_exp(
+        twice_max / ((1 << left_shift) * float(np.float32(sy)))
+    )
+    lo, hi = activation_range(op.params.activation, graph.tensors[y].quant)
+    layer.args.update(
+        in1=(-za, m1, s1), in2=(-zb, m2, s2), left_shift=left_shift, out=(zy, mo, so),
+        activation=(lo, hi), size=math.prod(graph.tensors[y].shape),
+    )  # fmt: skip
+
+
+def _pool(graph: Graph, op: Operator, layer: Layer) -> None:
+    x, y = op.inputs[0], op.outputs[0]
+    p = op.params
+    lo, hi = activation_range(p.activation, graph.tensors[y].quant)
+    layer.args.update(
+        input_dims=_nhwc(graph.tensors[x].shape),
+        output_dims=_nhwc(graph.tensors[y].shape),
+        filter=p.filter,
+        stride=p.stride,
+        padding=(p.padding.top, p.padding.left),
+        activation=(lo, hi),
+    )
+
+
+def _fc(graph: Graph, op: Operator, layer: Layer) -> None:
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    if len(graph.tensors[y].shape) != 2:
+        raise LayerError("FULLY_CONNECTED with a >2-D output (TFLite Micro uses 1x1 conv)")
+    in_scale, in_zp = _per_tensor(graph, x)
+    out_scale, out_zp = _per_tensor(graph, y)
+    units, depth = graph.tensors[w].shape
+    wq = graph.tensors[w].quant
+    if len(wq.scale) != 1:
+        raise LayerError("per-channel FULLY_CONNECTED")
+    # GetQuantizedConvolutionMultipler: the float32 product, then a double division
+    product = np.float32(in_scale) * np.float32(wq.scale[0])
+    m, s = quantize_multiplier(float(np.float64(product) / np.float64(np.float32(out_scale))))
+    lo, hi = activation_range(op.params.activation, graph.tensors[y].quant)
+    has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+    batches = math.prod(graph.tensors[x].shape) // depth
+    layer.args.update(
+        batches=batches, depth=depth, units=units, input_offset=-in_zp,
+        filter_offset=-wq.zero_point[0], output_offset=out_zp, mult=m, shift=s,
+        activation=(lo, hi), has_bias=has_bias,
+    )  # fmt: skip
+    layer.data["w"] = ("int8_t", _array(graph, w, "int8"))
+    if has_bias:
+        layer.data["b"] = ("int32_t", _array(graph, op.inputs[2], "int32"))
+
+
+def _pad(graph: Graph, op: Operator, layer: Layer) -> None:
+    x, y = op.inputs[0], op.outputs[0]
+    p = op.params
+    _, zp = _per_tensor(graph, y)
+    layer.args.update(
+        input_dims=_nhwc(graph.tensors[x].shape),
+        pre=(0, p.padding.top, p.padding.left, p.channels[0]),
+        post=(0, p.padding.bottom, p.padding.right, p.channels[1]),
+        value=zp,
+    )
+
+
+def nearest_indices(in_size: int, out_size: int, align_corners: bool, half: bool) -> list[int]:
+    """TFLite's GetNearestNeighbor for every output coordinate, in float32 as it computes."""
+    if align_corners and out_size > 1:
+        scale = np.float32(in_size - 1) / np.float32(out_size - 1)
+    else:
+        scale = np.float32(in_size) / np.float32(out_size)
+    offset = np.float32(0.5 if half else 0.0)
+    out = []
+    for v in range(out_size):
+        f = (np.float32(v) + offset) * scale
+        k = int(math.copysign(math.floor(abs(f) + 0.5), f)) if align_corners else math.floor(f)
+        k = min(k, in_size - 1)
+        out.append(max(0, k) if half else k)
+    return out
+
+
+def _resize(graph: Graph, op: Operator, layer: Layer) -> None:
+    x, y = op.inputs[0], op.outputs[0]
+    n, h, w, c = _nhwc(graph.tensors[x].shape)
+    _, oh, ow, _ = _nhwc(graph.tensors[y].shape)
+    p = op.params
+    layer.args.update(dims=(n, h, w, c), out_hw=(oh, ow))
+    layer.data["ys"] = ("int32_t", nearest_indices(h, oh, p.align_corners, p.half_pixel_centers))
+    layer.data["xs"] = ("int32_t", nearest_indices(w, ow, p.align_corners, p.half_pixel_centers))
+
+
+BUILDERS = {
+    "CONV_2D": _conv,
+    "DEPTHWISE_CONV_2D": _depthwise,
+    "ADD": _add,
+    "AVERAGE_POOL_2D": _pool,
+    "MAX_POOL_2D": _pool,
+    "FULLY_CONNECTED": _fc,
+    "PAD": _pad,
+    "RESIZE_NEAREST_NEIGHBOR": _resize,
+}
+
+
+def build_layers(graph: Graph, offsets: dict[int, int]) -> list[Layer]:
+    """Every op of ``graph`` (the model as read, its float interface stripped) as a harness
+    layer, in schedule order, its tensors at ``offsets`` (``plan_arena``); RESHAPE is left
+    out (it shares its input's bytes)."""
+    layers: list[Layer] = []
+    for k, op in enumerate(graph.operators):
+        if op.kind == "RESHAPE":
+            continue
+        build = BUILDERS.get(op.kind)
+        out = graph.tensors[op.outputs[0]]
+        layer = Layer(len(layers), op.source_index, op.kind, op_class(graph, op),
+                      op_macs(graph, op), op.outputs[0], out.nbytes)  # fmt: skip
+        try:
+            if build is None:
+                raise LayerError("not supported by bench-cmsis")
+            if out.dtype != "int8":
+                raise LayerError(f"output is {out.dtype}")
+            build(graph, op, layer)
+            acts = [t for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
+            layer.input_offsets = tuple(offsets[t] for t in acts)
+            layer.output_offset = offsets[op.outputs[0]]
+        except LayerError as e:
+            raise LayerError(f"{graph.name}: {op.kind} (operator {op.source_index}, step {k}): "
+                             f"{e}") from None  # fmt: skip
+        layers.append(layer)
+    return layers
+
+
+def storage_map(graph: Graph) -> dict[int, int]:
+    """Tensor -> the tensor whose bytes it uses: a RESHAPE output shares its input's."""
+    storage: dict[int, int] = {}
+    for op in graph.operators:
+        if op.kind == "RESHAPE":
+            src = op.inputs[0]
+            storage[op.outputs[0]] = storage.get(src, src)
+    return storage
+
+
+def plan_arena(graph: Graph) -> tuple[dict[int, int], int]:
+    """A first-fit arena for the harness: every activation its own bytes while it is live
+    (from its producer to its last reader; graph inputs from the start, outputs to the end),
+    offsets aligned to 16. Returns (tensor -> offset, arena bytes); aliases share offsets."""
+    storage = storage_map(graph)
+    last = len(graph.operators)
+    live: dict[int, list[int]] = {}
+    for t in graph.inputs:
+        live[storage.get(t, t)] = [-1, -1]
+    for i, op in enumerate(graph.operators):
+        for t in (*op.inputs, *op.outputs):
+            if t < 0 or graph.tensors[t].is_constant:
+                continue
+            s = storage.get(t, t)
+            span = live.setdefault(s, [i, i])
+            span[0], span[1] = min(span[0], i), max(span[1], i)
+    for t in graph.outputs:
+        live[storage.get(t, t)][1] = last
+    placed: list[tuple[int, int, int, int]] = []  # offset, end, first, last
+    offsets: dict[int, int] = {}
+    for s, (first, end_op) in sorted(live.items(), key=lambda kv: (kv[1][0], kv[0])):
+        size = -(-graph.tensors[s].nbytes // ALIGN) * ALIGN
+        clashes = sorted((o, e) for o, e, f, l in placed if f <= end_op and first <= l)
+        offset = 0
+        for o, e in clashes:
+            if offset + size <= o:
+                break
+            offset = max(offset, e)
+        placed.append((offset, offset + size, first, end_op))
+        offsets[s] = offset
+    for t, s in storage.items():
+        offsets[t] = offsets[s]
+    return offsets, max((e for _, e, _, _ in placed), default=0)
