@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint fuzz bench-sweep bench-alloc bench-host bench-compile bench-cost clean
+.PHONY: run test lint fuzz bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cmsis clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,3 +58,10 @@ bench-compile: $(STAMP)
 # weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core.
 bench-cost: $(STAMP)
 	$(BIN)/python benchmarks/bench_cost.py --jobs $(JOBS) $(BENCH_ARGS)
+
+# Per op class, rip's kernels against CMSIS-NN's own (called as TFLite Micro's cmsis_nn
+# kernels call them) on QEMU, every layer's output checked against TFLite Micro. Needs
+# CMSIS-NN and CMSIS_6 checkouts (never committed): CMSIS_NN_DIR=... CMSIS_CORE_DIR=...
+# or BENCH_ARGS='--cmsis-nn DIR --cmsis-core DIR'; add --boards qemu-m33,qemu-armv6m.
+bench-cmsis: $(STAMP)
+	$(BIN)/python benchmarks/bench_cmsis.py --jobs $(JOBS) $(BENCH_ARGS)

@@ -45,7 +45,7 @@ import jinja2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cmsis_layers import CLASSES, Layer, LayerError, build_layers, op_class, plan_arena  # noqa: E402
+from cmsis_layers import CLASSES, Layer, LayerError, build_layers, op_class, plan_arena
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared"
@@ -97,9 +97,11 @@ def _gcc() -> str:
 
 
 def build_library(nn: Path, core: Path, board: str) -> Path:
-    """libcmsisnn.a for ``board`` (every integer source: the _f16/_f32 ones need CMSIS-DSP), cached by sources and flags."""
+    """libcmsisnn.a for ``board`` from every integer source (the _f16/_f32 ones need
+    CMSIS-DSP), cached by sources and flags."""
     flags = [*CFLAGS[board], *DEFINES, f"-I{nn / 'Include'}", f"-I{core}"]
-    sources = sorted(p for p in (nn / "Source").rglob("*.c") if not p.stem.endswith(("_f16", "_f32")))
+    floats = ("_f16", "_f32")
+    sources = sorted(p for p in (nn / "Source").rglob("*.c") if not p.stem.endswith(floats))
     key = hashlib.sha256(("\n".join(flags) + "\n".join(str(p) for p in sources)).encode())
     out = CACHE / f"{board}-{key.hexdigest()[:12]}"
     lib = out / "libcmsisnn.a"
@@ -110,8 +112,17 @@ def build_library(nn: Path, core: Path, board: str) -> Path:
 
     def compile_one(src: Path) -> Path:
         obj = out / (src.stem + ".o")
-        proc = subprocess.run([gcc, *flags, "-ffunction-sections", "-fdata-sections", "-c",
-                               str(src), "-o", str(obj)], capture_output=True, text=True)  # fmt: skip
+        cmd = [
+            gcc,
+            *flags,
+            "-ffunction-sections",
+            "-fdata-sections",
+            "-c",
+            str(src),
+            "-o",
+            str(obj),
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode:
             raise BenchError(f"CMSIS-NN {src.name} does not compile: {proc.stderr.strip()[:300]}")
         return obj
@@ -313,8 +324,9 @@ def tflm_tensors(path: Path, graph) -> tuple[dict[int, int], int]:
 
     from rip.codegen.reference import checksum, default_inputs, reference_outputs
 
+    keep = runtime.InterpreterConfig.kPreserveAllTensors  # (the keyword's spelling is theirs)
     it = runtime.Interpreter.from_bytes(path.read_bytes(), arena_size=64 << 20,
-                                        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors)  # fmt: skip
+                                        intrepreter_config=keep)  # fmt: skip
     boundary = {q: f for kind, f, q in graph.interface if kind == "QUANTIZE"}
     for k, (t, x) in enumerate(zip(graph.inputs, default_inputs(graph), strict=True)):
         if t in boundary:  # the float values QUANTIZE maps onto these bytes (as the oracle)
@@ -436,13 +448,20 @@ def model_table(model: str, board: str, result: dict, reference: dict | None) ->
         for k in total:
             total[k] += s[k]
         per = (ratio(s["rip"], s["macs"]), ratio(s["cmsis"], s["macs"]))
-        out.append(f"| {c} | {s['layers']} | {_n(s['macs'])} | {_n(s['rip'])} | {_n(s['cmsis'])} "
-                   f"| {_n(ratio(s['rip'], s['cmsis']), 3)} | {_n(per[0], 2)} "
+        folded = c == "pad" and s["rip"] == 0
+        rip_cell = "0 (folded)" if folded else _n(s["rip"])
+        vs = "-" if folded else _n(ratio(s["rip"], s["cmsis"]), 3)
+        out.append(f"| {c} | {s['layers']} | {_n(s['macs'])} | {rip_cell} | {_n(s['cmsis'])} "
+                   f"| {vs} | {_n(per[0], 2)} "
                    f"| {_n(per[1], 2)} |")  # fmt: skip
     per = (ratio(total["rip"], total["macs"]), ratio(total["cmsis"], total["macs"]))
     out.append(f"| all layers | | {_n(total['macs'])} | {_n(total['rip'])} | {_n(total['cmsis'])}"
                f" | {_n(ratio(total['rip'], total['cmsis']), 3)} | {_n(per[0], 2)} "
                f"| {_n(per[1], 2)} |")  # fmt: skip
+    if "other" in result["classes"]:
+        out.append("")
+        out.append("other: ops with no CMSIS-NN routine (RESIZE_NEAREST_NEIGHBOR: the harness's "
+                   "own gather, not TFLite Micro's reference kernel)")  # fmt: skip
     key = "tflm_cmsis_nn_instructions" + ("" if board == "qemu-m33" else "_armv6m")
     whole = (reference or {}).get(key)
     out.append("")
@@ -451,20 +470,32 @@ def model_table(model: str, board: str, result: dict, reference: dict | None) ->
     return out
 
 
+KERNEL_CLASSES = ("1x1 conv", "other conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other",
+                  "elementwise", "pooling", "fully connected")  # fmt: skip
+
+
 def summary_table(rows: list[dict], boards: list[str]) -> list[str]:
-    head = "| model | board | worst op class | rip / CMSIS-NN | all layers rip / CMSIS-NN |"
-    out = ["Worst op class per model (kernels only: PAD, other ops and rip's shifts left out):",
-           "", head, "|---" * (head.count("|") - 1) + "|"]  # fmt: skip
+    """Per model and board: the worst kernel class, every kernel class's ratio, all layers."""
+    cols = [c for c in KERNEL_CLASSES
+            if any(c in r["boards"][b]["classes"] for r in rows for b in r["boards"])]  # fmt: skip
+    head = ("| model | board | worst op class | worst rip / CMSIS-NN | " + " | ".join(cols)
+            + " | all layers |")  # fmt: skip
+    out = ["rip / CMSIS-NN per op class (kernels only: PAD, other ops and rip's shifts left "
+           "out of the worst; all layers includes PAD, which rip folds):", "", head,
+           "|---" * (head.count("|") - 1) + "|"]  # fmt: skip
     for row in rows:
         for b in boards:
             res = row["boards"].get(b)
             if res is None:
                 continue
-            w = worst_class(res["classes"])
-            rip = sum(s["rip"] for s in res["classes"].values())
-            cm = sum(s["cmsis"] for s in res["classes"].values())
+            cl = res["classes"]
+            w = worst_class(cl)
+            rip = sum(s["rip"] for s in cl.values())
+            cm = sum(s["cmsis"] for s in cl.values())
             cell = f"{w[0]} | {w[1]:.3f}" if w else "- | -"
-            out.append(f"| {row['model']} | {b} | {cell} | {_n(ratio(rip, cm), 3)} |")
+            ratios = [_n(ratio(cl[c]["rip"], cl[c]["cmsis"]), 3) if c in cl else "" for c in cols]
+            out.append(f"| {row['model']} | {b} | {cell} | {' | '.join(ratios)} "
+                       f"| {_n(ratio(rip, cm), 3)} |")  # fmt: skip
     return out
 
 

@@ -330,7 +330,7 @@ def plan_arena(graph: Graph) -> tuple[dict[int, int], int]:
     offsets: dict[int, int] = {}
     for s, (first, end_op) in sorted(live.items(), key=lambda kv: (kv[1][0], kv[0])):
         size = -(-graph.tensors[s].nbytes // ALIGN) * ALIGN
-        clashes = sorted((o, e) for o, e, f, l in placed if f <= end_op and first <= l)
+        clashes = sorted((o, e) for o, e, f, z in placed if f <= end_op and first <= z)
         offset = 0
         for o, e in clashes:
             if offset + size <= o:
