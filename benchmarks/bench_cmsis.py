@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 import zlib
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
@@ -294,6 +294,10 @@ def measure_rip(path: Path, board, work: Path) -> dict:
     result["checksum"] = results[0][1].checksum
     result["plain_checksum"] = results[1][1].checksum
     result["total"] = results[1][1].instructions
+    result["kernels"] = {}
+    for op in model.ops:
+        names = re.findall(r"\b(rip_\w+)\s*\(", op.call)
+        result["kernels"].setdefault(op.source_index, []).extend(names[:1])
     result["graph_ops"] = {op.source_index: op_class(compiled.graph, op)
                            for op in compiled.graph.operators}  # fmt: skip
     return result
@@ -378,7 +382,9 @@ def compare(name: str, cm: dict, rp: dict, tflm: dict[int, int], tflm_checksum: 
         rip = rp["ops"].get(spec.op)
         seen.add(spec.op)
         entry = {"op": spec.op, "kind": spec.kind, "class": spec.op_class, "macs": spec.macs,
-                 "cmsis": n, "rip": rip[0] if rip else 0, "folded": rip is None}  # fmt: skip
+                 "cmsis": n, "rip": rip[0] if rip else 0, "folded": rip is None,
+                 "cmsis_routine": spec.routine,
+                 "rip_kernel": "+".join(rp.get("kernels", {}).get(spec.op, []))}  # fmt: skip
         want = tflm.get(spec.output)
         if status != "0":
             mismatches.append(f"{name} op {spec.op} {spec.kind}: CMSIS-NN returned an error")
@@ -474,6 +480,18 @@ KERNEL_CLASSES = ("1x1 conv", "other conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw ot
                   "elementwise", "pooling", "fully connected")  # fmt: skip
 
 
+def layer_table(model: str, board: str, result: dict) -> list[str]:
+    """Every layer: its CMSIS-NN routine and rip kernel, both figures and the ratio."""
+    head = ("| op | kind | class | CMSIS-NN routine | rip kernel | MACs | rip | CMSIS-NN "
+            "| rip / CMSIS-NN |")  # fmt: skip
+    out = [f"{model} on {board}, per layer:", "", head, "|---" * (head.count("|") - 1) + "|"]
+    for x in sorted(result["layers"], key=lambda x: (x["op"], x["kind"] == "shift")):
+        out.append(f"| {x['op']} | {x['kind']} | {x['class']} | {x.get('cmsis_routine', '')} "
+                   f"| {x.get('rip_kernel', '')} | {_n(x['macs'])} | {_n(x['rip'])} "
+                   f"| {_n(x['cmsis'])} | {_n(ratio(x['rip'], x['cmsis']), 3)} |")  # fmt: skip
+    return out
+
+
 def summary_table(rows: list[dict], boards: list[str]) -> list[str]:
     """Per model and board: the worst kernel class, every kernel class's ratio, all layers."""
     cols = [c for c in KERNEL_CLASSES
@@ -506,6 +524,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", help="comma-separated names under ../shared/models/mcunet")
     ap.add_argument("--boards", default="qemu-m33", help="comma-separated: qemu-m33,qemu-armv6m")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--layers", action="store_true", help="also print every layer's figures")
     ap.add_argument("--json", metavar="FILE", help="also write every figure as JSON")
     args = ap.parse_args(argv)
     try:
@@ -526,6 +545,9 @@ def main(argv: list[str] | None = None) -> int:
         with ProcessPoolExecutor(args.jobs) as pool:
             futures = [pool.submit(measure, str(p), boards, str(nn), str(core), libs)
                        for p in paths]  # fmt: skip
+            for f in as_completed(futures):
+                r = f.result()
+                print(f"bench-cmsis: {r['model']} measured ({r['seconds']} s)", file=sys.stderr)
             rows = [f.result() for f in futures]
     except (BenchError, LayerError) as e:
         print(f"bench-cmsis: {e}", file=sys.stderr)
@@ -534,6 +556,9 @@ def main(argv: list[str] | None = None) -> int:
         for b, res in row["boards"].items():
             print("\n".join(model_table(row["model"], b, res, reference.get(row["model"]))))
             print()
+            if args.layers:
+                print("\n".join(layer_table(row["model"], b, res)))
+                print()
     print("\n".join(summary_table(rows, boards)))
     bad = [m for row in rows for res in row["boards"].values() for m in res["mismatches"]]
     print()

@@ -59,6 +59,7 @@ class Layer:
     output_bytes: int
     input_offsets: tuple[int, ...] = ()  # arena offsets of its activation inputs
     output_offset: int = 0
+    routine: str = ""  # the CMSIS-NN routine that does the work (the wrappers' choice)
     args: dict = field(default_factory=dict)
     data: dict = field(default_factory=dict)
 
@@ -152,6 +153,19 @@ def _conv(graph: Graph, op: Operator, layer: Layer) -> None:
         raise LayerError("grouped convolution")
     _conv_common(graph, op, layer, f[0])
     layer.args["filter_dims"] = (1, f[1], f[2], f[3])
+    a = layer.args
+    # arm_convolve_wrapper_s8's dispatch (arm_nn_is_convolve_1x1 / _1x1_fast / _1_x_n)
+    if a["padding"] == (0, 0) and f[1:3] == (1, 1) and a["dilation"] == (1, 1):
+        layer.routine = "arm_convolve_1x1_s8" + ("_fast" if a["stride"] == (1, 1) else "")
+    elif (
+        a["input_dims"][1] == 1
+        and f[1] == 1
+        and a["dilation"][1] == 1
+        and (a["stride"][1] * f[3] % 4 == 0)
+    ):
+        layer.routine = "arm_convolve_1_x_n_s8"
+    else:
+        layer.routine = "arm_convolve_s8"
 
 
 def _depthwise(graph: Graph, op: Operator, layer: Layer) -> None:
@@ -159,6 +173,13 @@ def _depthwise(graph: Graph, op: Operator, layer: Layer) -> None:
     _conv_common(graph, op, layer, f[3])
     layer.args["filter_dims"] = (1, f[1], f[2], f[3])
     layer.args["ch_mult"] = op.params.depth_multiplier
+    a = layer.args
+    # arm_depthwise_conv_wrapper_s8's dispatch on a core without MVE
+    if a["ch_mult"] == 1 and a["input_dims"][0] == 1 and a["dilation"] == (1, 1):
+        fast = f[1:3] == (3, 3) and max(a["padding"]) <= 1
+        layer.routine = "arm_depthwise_conv_3x3_s8" if fast else "arm_depthwise_conv_s8_opt"
+    else:
+        layer.routine = "arm_depthwise_conv_s8"
 
 
 def _add(graph: Graph, op: Operator, layer: Layer) -> None:
@@ -258,6 +279,15 @@ def _resize(graph: Graph, op: Operator, layer: Layer) -> None:
     layer.data["xs"] = ("int32_t", nearest_indices(w, ow, p.align_corners, p.half_pixel_centers))
 
 
+ROUTINES = {
+    "ADD": "arm_elementwise_add_s8",
+    "AVERAGE_POOL_2D": "arm_avgpool_s8",
+    "MAX_POOL_2D": "arm_max_pool_s8",
+    "FULLY_CONNECTED": "arm_fully_connected_wrapper_s8",
+    "PAD": "arm_pad_s8",
+    "RESIZE_NEAREST_NEIGHBOR": "(gather)",
+}
+
 BUILDERS = {
     "CONV_2D": _conv,
     "DEPTHWISE_CONV_2D": _depthwise,
@@ -287,6 +317,7 @@ def build_layers(graph: Graph, offsets: dict[int, int]) -> list[Layer]:
                 raise LayerError("not supported by bench-cmsis")
             if out.dtype != "int8":
                 raise LayerError(f"output is {out.dtype}")
+            layer.routine = ROUTINES.get(op.kind, "")
             build(graph, op, layer)
             acts = [t for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
             layer.input_offsets = tuple(offsets[t] for t in acts)

@@ -76,6 +76,8 @@ def test_conv_arguments_are_tflite_micros():
     assert a["filter_dims"] == (1, 1, 1, 2)
     assert a["activation"] == (-128, 127)
     assert (conv.op_class, conv.macs) == ("1x1 conv", 16)
+    # padded, so arm_convolve_wrapper_s8 takes its im2col path, not the 1x1 one
+    assert conv.routine == "arm_convolve_s8"
 
 
 def test_add_arguments_are_tflite_micros():
