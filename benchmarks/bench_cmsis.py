@@ -521,7 +521,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cmsis-nn", help="CMSIS-NN checkout (default $CMSIS_NN_DIR)")
     ap.add_argument("--cmsis-core", help="CMSIS_6 checkout or its Core/Include ($CMSIS_CORE_DIR)")
-    ap.add_argument("--models", help="comma-separated names under ../shared/models/mcunet")
+    ap.add_argument(
+        "--models",
+        help="comma-separated names under ../shared/models/mcunet "
+        "(default: all eleven) or .tflite paths",
+    )
     ap.add_argument("--boards", default="qemu-m33", help="comma-separated: qemu-m33,qemu-armv6m")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--layers", action="store_true", help="also print every layer's figures")
@@ -534,7 +538,8 @@ def main(argv: list[str] | None = None) -> int:
             raise BenchError(f"unknown board {unknown[0]!r} (choose from {', '.join(BOARDS)})")
         names = args.models.split(",") if args.models else sorted(
             p.stem for p in MODELS.glob("*.tflite"))  # fmt: skip
-        paths = [MODELS / f"{n}.tflite" for n in names]
+        # a bare name is one of ../shared/models/mcunet; a path is taken as it is
+        paths = [Path(n) if n.endswith(".tflite") else MODELS / f"{n}.tflite" for n in names]
         if missing := [p for p in paths if not p.is_file()]:
             raise BenchError(f"no model {missing[0]}")
         t0 = time.perf_counter()
