@@ -4,6 +4,7 @@ schedule (allocator/theory/simulate_fused.py) and against brute-force tracing.""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -34,6 +35,8 @@ from rip.allocator.theory.simulate_fused import (
     simulate_fused,
     simulate_ring_rows,
 )
+from rip.allocator.theory.sweep_fused import run_fused_sweep
+from rip.cli.sweep import main as sweep_main
 from rip.errors import LayerError
 
 ALIGN = 4  # V of Sec. 4.3: every planned gap is a multiple of it
@@ -305,3 +308,34 @@ def test_chain_validation() -> None:
         make_chain([("MAX_POOL_2D", g)])
     with pytest.raises(LayerError, match="cannot be fused"):
         make_chain([("ADD", g)])
+
+
+# --------------------------------------------------------------------------------------
+# The sweep and rip-sweep's fused section
+# --------------------------------------------------------------------------------------
+def test_fused_sweep_is_safe_and_deterministic() -> None:
+    one = run_fused_sweep(120, seed=3, jobs=1, progress=False)
+    two = run_fused_sweep(120, seed=3, jobs=2, progress=False, chunk_size=16)
+    assert [(r.chain, r.bound, r.truth) for r in one.records] == [
+        (r.chain, r.bound, r.truth) for r in two.records
+    ]
+    s = one.summary
+    assert s["gap"]["unsafe"] == 0 and s["rings"]["unsafe"] == 0
+    assert s["gap"]["tight"] + s["gap"]["loose"] == s["chains"] == 120
+    assert sum(s["lengths"].values()) == 120 and set(s["lengths"]) <= {1, 2, 3, 4}
+    assert 0 < s["residual"] < 120
+    for r in one.records:  # the records are what the closed form and simulator say
+        assert r.bound == fused_gap(r.chain) and r.truth == simulate_fused(r.chain)
+
+
+def test_rip_sweep_prints_the_fused_section(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--layers", "10", "--chains", "40", "--jobs", "1", "--no-progress", "--csv", "-"]
+    assert sweep_main([*argv, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["fused"]["chains"] == 40 and payload["fused"]["gap"]["unsafe"] == 0
+    assert sweep_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "fused chains (issue 12)" in out and "ring rows" in out
+    assert sweep_main(["--layers", "10", "--chains", "0", "--jobs", "1", "--csv", "-",
+                       "--no-progress", "--json"]) == 0  # fmt: skip
+    assert "fused" not in json.loads(capsys.readouterr().out)

@@ -25,6 +25,19 @@ which the fused C kernel follows:
   l-1 that is not yet computed and is <= max(reads) (each by ``compute(l-1, u)``); then
   compute row v of layer l from those rows. Step r (r = 0..H_L-1) is ``compute(L-1, r)``;
   the flattened call sequence of step r is ``FusedStep.computes`` (input side first).
+  In C-like form (``needed[l]`` from :func:`needed_rows`, ``next[l]`` starting at 0)::
+
+      for r in 0 .. H_L-1:  compute(L-1, r)
+      compute(l, v):
+          if l > 0 and v reads some real row:
+              top = highest real row of T_l that v reads
+              while next[l-1] < len(needed[l-1]) and needed[l-1][next[l-1]] <= top:
+                  u = needed[l-1][next[l-1]++];  compute(l-1, u)
+          row v of T_{l+1} = op_l(its real input rows)  # ring slot v % R_l, or Y row v
+
+  When a layer's stride is at most its dilated kernel height and its dilation is 1, the
+  rows it reads are contiguous and ``needed[l-1]`` is a range (the MCUNet blocks); a stride
+  above the kernel or a dilation leaves rows no one reads, which are never computed.
 * Layer-0 rows read X rows straight from the arena; every other layer reads the ring of
   its input. Row u of T_l (0 < l < L) goes to ring slot ``u % ring_rows[l-1]`` when it is
   computed, overwriting whatever row was there.
@@ -366,7 +379,7 @@ class FusedSchedule:
         return tuple(c.row for c in self.computes() if c.layer == layer)
 
 
-def _needed_rows(chain: Chain) -> list[list[int]]:
+def needed_rows(chain: Chain) -> list[list[int]]:
     """Per layer, the rows it computes, increasing: all rows of the last layer, and for
     l < L-1 the rows some needed row of layer l+1 reads."""
     axes = [axis_layer(op.geom, "h") for op in chain.ops]
@@ -384,7 +397,7 @@ def fused_schedule(chain: Chain) -> FusedSchedule:
     """The demand-driven row schedule of the module docstring: step r computes Y row r and,
     just before, every intermediate row it needs that is not computed yet, each once."""
     axes = [axis_layer(op.geom, "h") for op in chain.ops]
-    needed = _needed_rows(chain)
+    needed = needed_rows(chain)
     nxt = [0] * len(axes)  # index of the next row to compute in needed[l]
     out: list[RowCompute] = []
 
@@ -414,7 +427,7 @@ def ring_rows(chain: Chain) -> tuple[int, ...]:
     needed rows v of its reader, from the oldest row v reads to the newest row computed
     by then (the running maximum of the highest row read)."""
     axes = [axis_layer(op.geom, "h") for op in chain.ops]
-    needed = _needed_rows(chain)
+    needed = needed_rows(chain)
     rings = []
     for reader in range(1, len(axes)):
         newest, span = -1, 1

@@ -205,6 +205,7 @@ def summarize(records: Iterable[ChainRecord]) -> dict[str, Any]:
             "intermediates": sum(rings.values()),
             **{v: rings[v] for v in VERDICTS},
             "mean_overshoot": round(sum(ring_over) / len(ring_over), 2) if ring_over else None,
+            "max_overshoot": max(ring_over, default=0),
         },
     }
 
