@@ -33,14 +33,17 @@ which the fused C kernel follows:
               top = highest real row of T_l that v reads
               while next[l-1] < len(needed[l-1]) and needed[l-1][next[l-1]] <= top:
                   u = needed[l-1][next[l-1]++];  compute(l-1, u)
-          row v of T_{l+1} = op_l(its real input rows)  # ring slot v % R_l, or Y row v
+          row v of T_{l+1} = op_l(its real input rows)  # ring slot, or Y row v
 
   When a layer's stride is at most its dilated kernel height and its dilation is 1, the
   rows it reads are contiguous and ``needed[l-1]`` is a range (the MCUNet blocks); a stride
   above the kernel or a dilation leaves rows no one reads, which are never computed.
 * Layer-0 rows read X rows straight from the arena; every other layer reads the ring of
-  its input. Row u of T_l (0 < l < L) goes to ring slot ``u % ring_rows[l-1]`` when it is
-  computed, overwriting whatever row was there.
+  its input. Row u of T_l (0 < l < L) goes to ring slot ``i % R_{l-1}`` when it is
+  computed, i its ordinal among ``needed[l-1]`` (how many rows of T_l were computed before
+  it), overwriting whatever row was there; a reader finds row y at ``ordinal(y) % R``.
+  When ``needed[l-1]`` is the range 0..last (every undilated chain whose strides are at
+  most its kernels) the slot is simply ``u % R_{l-1}``.
 * Writes: only layer L-1 writes the arena, and only in step r, only Y row r, pixel by pixel
   left to right, after every read of X in step r except the residual's (below). When L = 1
   the kernel gathers the row's receptive fields first (a tile of one whole output row,
@@ -51,15 +54,18 @@ which the fused C kernel follows:
 
 **Ring rows** (:func:`ring_rows`): for an intermediate T_{l+1} read by layer l+1,
 
-    R_l = max over needed rows v of layer l+1 of ( max_{v' <= v} hi(v') - lo(v) + 1 ),
+    R_l = max over needed rows v of layer l+1 of
+          #{ needed rows of T_{l+1} in [lo(v), max_{v' <= v} hi(v')] },
 
 with lo(v), hi(v) the lowest and highest real rows that v reads: at the moment v reads, the
 newest computed row is the running maximum of hi (rows are computed just in time and in
-order) and the oldest row v needs is lo(v). Since hi(v') <= v s + k_eff - 1 - p and
-lo(v) >= v s - p, R_l <= min(k_eff_{l+1}, H_{l+1}), with equality as soon as one needed row's
-dilated window lies wholly inside the tensor: a ring holds the reader's dilated kernel height,
-no more (the producer never runs ahead of its reader, so the stride adds nothing). Ring bytes
-= R_l W_{l+1} C_{l+1}.
+order), the oldest row v needs is lo(v), and every needed row between them is in the ring.
+Since hi(v') <= v s + k_eff - 1 - p and lo(v) >= v s - p, R_l <= min(k_eff_{l+1},
+H_{l+1}), with equality when the needed rows are contiguous and one needed row's dilated
+window lies wholly inside the tensor: a ring holds the reader's dilated kernel height, no
+more (the producer never runs ahead of its reader, so the stride adds nothing), and fewer
+when the reader skips rows (a dilation-2, stride-2 reader needs only every other row).
+Ring bytes = R_l W_{l+1} C_{l+1}.
 
 **Composite geometry** (:func:`composite_geometry`): seen from outside, with the rows of
 every intermediate unbounded (no clipping), Y row o reads X rows o S + t - P, t in T, per axis
@@ -108,11 +114,12 @@ computed or the tail clips at a border. The corruption simulator
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rip.allocator.theory.bounds import INF, _Axis
+from rip.allocator.theory.bounds import INF, _Axis, check_dense
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import LayerError
 
@@ -146,6 +153,10 @@ class ChainOp:
             raise LayerError(
                 f"chain: depthwise output channels {g.c_out} are not a multiple of {g.c_in}"
             )
+        try:  # every output window reaches a real row and column (Theorem 13's domain)
+            check_dense(g)
+        except LayerError as e:
+            raise LayerError(f"chain: {self.kind}: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -343,7 +354,7 @@ def composite_geometry(chain: Chain) -> CompositeGeometry:
 class RowCompute:
     """Compute row ``row`` of layer ``layer``'s output, reading ``reads`` (real rows of the
     layer's input, increasing: X rows for layer 0, ring rows of T_layer otherwise). The
-    row goes to ring slot ``row % ring_rows[layer]`` unless the layer is the last, whose
+    row goes to ring slot :meth:`FusedSchedule.slot` unless the layer is the last, whose
     row is Y's row of the step."""
 
     layer: int
@@ -369,6 +380,16 @@ class FusedSchedule:
     steps: tuple[FusedStep, ...]
     ring_rows: tuple[int, ...]  # per intermediate T_1 .. T_{L-1}
     ring_bytes: tuple[int, ...]
+    needed: tuple[tuple[int, ...], ...]  # per layer, the rows it computes (needed_rows)
+
+    def slot(self, layer: int, row: int) -> int:
+        """Ring slot of row ``row`` of layer ``layer``'s output (layer < L-1): its
+        ordinal among the layer's needed rows, modulo the ring's rows."""
+        rows = self.needed[layer]
+        i = bisect.bisect_left(rows, row)
+        if i == len(rows) or rows[i] != row:
+            raise LayerError(f"schedule: layer {layer} never computes row {row}")
+        return i % self.ring_rows[layer]
 
     def computes(self) -> list[RowCompute]:
         """Every row computation in execution order."""
@@ -419,24 +440,28 @@ def fused_schedule(chain: Chain) -> FusedSchedule:
         x_rows = tuple(y for c in out if c.layer == 0 for y in c.reads)
         steps.append(FusedStep(r, tuple(out), x_rows, r if chain.residual else None))
     rings = ring_rows(chain)
-    return FusedSchedule(chain, tuple(steps), rings, ring_bytes(chain, rings))
+    return FusedSchedule(
+        chain, tuple(steps), rings, ring_bytes(chain, rings), tuple(map(tuple, needed))
+    )
 
 
 def ring_rows(chain: Chain) -> tuple[int, ...]:
-    """R_l for every intermediate T_{l+1} (module docstring): the largest span, over the
-    needed rows v of its reader, from the oldest row v reads to the newest row computed
+    """R_l for every intermediate T_{l+1} (module docstring): the most needed rows, over
+    the needed rows v of its reader, from the oldest row v reads to the newest row computed
     by then (the running maximum of the highest row read)."""
     axes = [axis_layer(op.geom, "h") for op in chain.ops]
     needed = needed_rows(chain)
     rings = []
     for reader in range(1, len(axes)):
-        newest, span = -1, 1
+        made = needed[reader - 1]
+        newest, most = -1, 1
         for v in needed[reader]:
             reads = axes[reader].reads(v)
             if reads:
                 newest = max(newest, reads[-1])
-                span = max(span, newest - reads[0] + 1)
-        rings.append(span)
+                held = bisect.bisect_right(made, newest) - bisect.bisect_left(made, reads[0])
+                most = max(most, held)
+        rings.append(most)
     return tuple(rings)
 
 

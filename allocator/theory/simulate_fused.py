@@ -8,9 +8,11 @@ it executes the schedule over a tagged workspace:
 * ``literal`` (:func:`run_fused`): a byte-level arena of ``gap + N_in`` bytes, X at
   ``gap`` and Y from 0, each X byte tagged with its own index. A layer-0 row reads every
   X byte its taps reach (every read column, every channel) and counts the bytes whose tag
-  is gone (``corrupted``); layer l > 0 reads its input rows from ring slots (``row %
-  R``), each slot tagged with the row last stored there, and counts reads that find
-  another row (``evicted``); rows computed twice count as ``recomputed``. The last layer
+  is gone (``corrupted``); an intermediate row goes to ring slot ``i % R``, i the number
+  of rows of its layer computed before it (the kernel's per-layer counter), and layer
+  l > 0 reads its input rows from the slot each went to, tagged with the row last stored
+  there, counting reads that find another row or a row never computed (``evicted``); rows
+  computed twice count as ``recomputed``. The last layer
   writes Y row r pixel by pixel in step r; with the residual ADD each pixel first reads
   its X pixel. Output bytes past the workspace count as ``writes_outside``. The minimum
   gap is found by binary search (the live set only shrinks, so safety is monotone in the
@@ -107,6 +109,7 @@ def run_fused(
     cols = _read_cols(chain)
     col_bytes = (cols[:, None] * c0 + np.arange(c0)[None, :]).ravel()
     slots = [np.full(r, -1, dtype=np.int64) for r in rings]
+    where: list[dict[int, int]] = [{} for _ in rings]  # row -> the slot it went to
     done: list[set[int]] = [set() for _ in chain.ops]
     corrupted = outside = evicted = recomputed = misread = 0
 
@@ -124,13 +127,15 @@ def run_fused(
                 for y in reads:
                     corrupted += read_x(y * w0 * c0 + col_bytes)
             else:
-                ring = slots[layer - 1]
-                evicted += sum(int(ring[y % ring.size] != y) for y in reads)
+                ring, at = slots[layer - 1], where[layer - 1]
+                evicted += sum(int(y not in at or ring[at[y]] != y) for y in reads)
             if v in done[layer]:
                 recomputed += 1
+            if layer < last:
+                where[layer][v] = len(done[layer]) % slots[layer].size
+                slots[layer][where[layer][v]] = v
             done[layer].add(v)
             if layer < last:
-                slots[layer][v % slots[layer].size] = v
                 continue
             if v != step.row:
                 misread += 1
@@ -203,14 +208,17 @@ def ring_evictions(chain: Chain, layer: int, rows: int, schedule: FusedSchedule)
     """Reads of T_{layer+1}'s ring that find another row when the ring has ``rows`` slots:
     the schedule replayed on that ring alone (what the reader's taps are, enumerated)."""
     slots = np.full(rows, -1, dtype=np.int64)
+    where: dict[int, int] = {}
     evicted = 0
     for comp in schedule.computes():
         if comp.layer == layer + 1:
             evicted += sum(
-                int(slots[y % rows] != y) for y in _row_reads(chain, comp.layer, comp.row)
+                int(y not in where or slots[where[y]] != y)
+                for y in _row_reads(chain, comp.layer, comp.row)
             )
         elif comp.layer == layer:
-            slots[comp.row % rows] = comp.row
+            where[comp.row] = len(where) % rows
+            slots[where[comp.row]] = comp.row
     return evicted
 
 
