@@ -10,9 +10,11 @@ import math
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from paths import shared_path
 
+from rip.allocator.planning.requirements import conv_geometry
 from rip.allocator.theory import fused
-from rip.allocator.theory.bounds import rip_dense_gap
+from rip.allocator.theory.bounds import rip_dense_gap, rip_padded_gap
 from rip.allocator.theory.fused import (
     CHAIN_KINDS,
     CONV,
@@ -38,6 +40,8 @@ from rip.allocator.theory.simulate_fused import (
 from rip.allocator.theory.sweep_fused import run_fused_sweep
 from rip.cli.sweep import main as sweep_main
 from rip.errors import LayerError
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
 
 ALIGN = 4  # V of Sec. 4.3: every planned gap is a multiple of it
 
@@ -298,6 +302,8 @@ def test_single_op_with_one_output_column_is_theorem_13(geom: ConvGeometry) -> N
     the fused closed form is ``rip_dense_gap`` (gathered taps)."""
     chain = make_chain([(CONV, geom)])
     assert fused_gap(chain) == rip_dense_gap(geom, "gather")
+    if not geom.has_padding:  # nothing to materialise: Theorem 4 is the same bound
+        assert fused_gap(chain) == rip_padded_gap(geom, "gather")
     assert simulate_fused(chain) == simulate_rip(geom, "dense", "gather", "row", "fast")
 
 
@@ -344,3 +350,57 @@ def test_rip_sweep_prints_the_fused_section(capsys: pytest.CaptureFixture[str]) 
     assert "fused" not in json.loads(capsys.readouterr().out)
     with pytest.raises(LayerError, match="padding"):
         make_chain([(CONV, ConvGeometry(8, 8, 4, 4, 3, 3, pad_top=3))])
+
+
+# --------------------------------------------------------------------------------------
+# Real chains: every fusable sub-chain of the shared MCUNet-family models
+# --------------------------------------------------------------------------------------
+MCUNET = (
+    "mbv2-w0.35", "mcunet-in0", "mcunet-in1", "mcunet-in2", "mcunet-in3", "mcunet-in4",
+    "mcunet-vww0", "mcunet-vww1", "mcunet-vww2", "person-det", "proxyless-w0.3",
+)  # fmt: skip
+
+
+def _model_chains(graph) -> list[Chain]:
+    """Every path of 2-4 consecutive chain ops whose intermediates have one reader (the
+    next op), with the residual ADD when the next op adds the path's input to its output."""
+    ops = graph.operators
+    readers: dict[int, list[int]] = {}
+    for i, op in enumerate(ops):
+        for t in op.inputs:
+            if t >= 0:
+                readers.setdefault(t, []).append(i)
+
+    def links(i: int) -> bool:
+        a, b = ops[i], ops[i + 1]
+        return b.kind in CHAIN_KINDS and readers.get(a.outputs[0]) == [i + 1]
+
+    chains = []
+    for i, op in enumerate(ops):
+        if op.kind not in CHAIN_KINDS:
+            continue
+        j = i
+        while j - i < 3 and j + 1 < len(ops) and links(j):
+            j += 1
+            pairs = [(ops[k].kind, conv_geometry(graph, ops[k])) for k in range(i, j + 1)]
+            nxt = ops[j + 1] if j + 1 < len(ops) else None
+            residual = (
+                nxt is not None
+                and nxt.kind == "ADD"
+                and set(nxt.inputs) == {ops[i].inputs[0], ops[j].outputs[0]}
+            )
+            chains.append(make_chain(pairs))
+            if residual:
+                chains.append(make_chain(pairs, residual=True))
+    return chains
+
+
+@pytest.mark.parametrize("name", MCUNET)
+def test_real_chains_are_tight(name: str) -> None:
+    """Closed-form gap and rings equal the simulator's minimum on every real sub-chain."""
+    graph = rewrite(read_model(shared_path("models", "mcunet", f"{name}.tflite")))
+    chains = _model_chains(graph)
+    assert len(chains) >= 20 and any(c.residual for c in chains)
+    for chain in chains:
+        assert fused_gap(chain) == simulate_fused(chain), chain.describe()
+        assert ring_rows(chain) == simulate_ring_rows(chain), chain.describe()
