@@ -25,6 +25,7 @@ from rip.allocator.theory.fused import (
     composite_geometry,
     fused_bound,
     fused_gap,
+    fused_gap_fold,
     fused_schedule,
     make_chain,
     ring_rows,
@@ -102,10 +103,45 @@ def bottleneck(h: int, w: int, c: int, t: int, k: int, s: int, c_out: int) -> Ch
 # --------------------------------------------------------------------------------------
 @settings(max_examples=300, deadline=None)
 @given(chain_ops())
-def test_closed_form_never_below_simulator(chain: Chain) -> None:
-    bound, truth = fused_gap(chain), simulate_fused(chain, "fast")
-    assert bound >= truth, chain.describe()
-    assert run_fused(chain, bound).ok
+def test_closed_forms_against_simulator(chain: Chain) -> None:
+    """The exact form is the simulator's minimum; the fold form is never below it."""
+    truth = simulate_fused(chain, "fast")
+    assert fused_gap(chain) == truth, chain.describe()
+    assert fused_gap_fold(chain) >= truth, chain.describe()
+    assert run_fused(chain, fused_gap_fold(chain)).ok
+
+
+@st.composite
+def tall_chains(draw) -> Chain:
+    """Chains on tall, narrow inputs, so the exact form's border strips leave an interior."""
+    chain = draw(chain_ops(max_extent=3, max_channels=3))
+    h = draw(st.integers(40, 90))
+    ops, rows = [], h
+    for op in chain.ops:
+        g = op.geom
+        try:
+            g = ConvGeometry(rows, g.w_in, g.c_in, g.c_out, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw,
+                             g.pad_top, g.pad_bottom, g.pad_left, g.pad_right)  # fmt: skip
+        except LayerError:
+            assume(False)
+        ops.append(ChainOp(op.kind, g))
+        rows = g.h_out
+    try:
+        return Chain(tuple(ops), chain.residual)
+    except LayerError:
+        assume(False)
+        raise  # unreachable
+
+
+@settings(max_examples=150, deadline=None)
+@given(tall_chains())
+def test_exact_form_strips_on_tall_chains(chain: Chain) -> None:
+    """Between the border strips D is affine: the strips find the maximum over every step,
+    and that maximum is the simulator's."""
+    exact = fused._Exact(chain)
+    every = max((exact(q) for q in range(1, chain.output_hwc[0])), default=-math.inf)
+    assert fused_gap(chain) == int(max(0, chain.n_out - chain.n_in, every))
+    assert fused_gap(chain) == simulate_fused(chain, "fast")
 
 
 @settings(max_examples=120, deadline=None)
@@ -130,10 +166,10 @@ def test_one_alignment_unit_below_the_minimum_corrupts(chain: Chain) -> None:
 @settings(max_examples=200, deadline=None)
 @given(chain_ops())
 def test_breakpoints_find_the_maximum_debt(chain: Chain) -> None:
-    """Evaluating D at the breakpoints equals evaluating it at every step."""
+    """Fold form: evaluating D at the breakpoints equals evaluating it at every step."""
     debt = fused._debt(chain)
     every = max((debt(q) for q in range(1, chain.output_hwc[0])), default=-math.inf)
-    assert fused_gap(chain) == int(max(0, chain.n_out - chain.n_in, every))
+    assert fused_gap_fold(chain) == int(max(0, chain.n_out - chain.n_in, every))
 
 
 def test_bottleneck_blocks_are_tight() -> None:
@@ -142,6 +178,7 @@ def test_bottleneck_blocks_are_tight() -> None:
                  (12, 12, 24, 6, 7, 2, 32), (5, 5, 40, 6, 3, 1, 48)]:  # fmt: skip
         chain = bottleneck(*args)
         assert fused_gap(chain) == simulate_fused(chain, "fast"), chain.describe()
+        assert fused_gap_fold(chain) == fused_gap(chain)
 
 
 # --------------------------------------------------------------------------------------
@@ -273,7 +310,7 @@ def test_single_op_matches_row_tiled_per_layer_simulator(chain: Chain) -> None:
     g = op.geom
     truth = simulate_rip(g, "dense", "gather", "row", "fast", tile=g.w_out)
     assert simulate_fused(chain, "fast") == truth
-    assert fused_gap(chain) == truth
+    assert fused_gap(chain) == fused_gap_fold(chain) == truth
 
 
 @st.composite
@@ -301,7 +338,7 @@ def test_single_op_with_one_output_column_is_theorem_13(geom: ConvGeometry) -> N
     """With W_out = 1 a row is a pixel, so the row schedule is Theorem 13's traversal and
     the fused closed form is ``rip_dense_gap`` (gathered taps)."""
     chain = make_chain([(CONV, geom)])
-    assert fused_gap(chain) == rip_dense_gap(geom, "gather")
+    assert fused_gap(chain) == fused_gap_fold(chain) == rip_dense_gap(geom, "gather")
     if not geom.has_padding:  # nothing to materialise: Theorem 4 is the same bound
         assert fused_gap(chain) == rip_padded_gap(geom, "gather")
     assert simulate_fused(chain) == simulate_rip(geom, "dense", "gather", "row", "fast")
@@ -330,11 +367,13 @@ def test_fused_sweep_is_safe_and_deterministic() -> None:
     ]
     s = one.summary
     assert s["gap"]["unsafe"] == 0 and s["rings"]["unsafe"] == 0
+    assert s["gap"]["tight"] == 120 and s["gap_fold"]["unsafe"] == 0
     assert s["gap"]["tight"] + s["gap"]["loose"] == s["chains"] == 120
     assert sum(s["lengths"].values()) == 120 and set(s["lengths"]) <= {1, 2, 3, 4}
     assert 0 < s["residual"] < 120
     for r in one.records:  # the records are what the closed form and simulator say
         assert r.bound == fused_gap(r.chain) and r.truth == simulate_fused(r.chain)
+        assert r.fold == fused_gap_fold(r.chain)
 
 
 def test_rip_sweep_prints_the_fused_section(capsys: pytest.CaptureFixture[str]) -> None:
@@ -402,5 +441,5 @@ def test_real_chains_are_tight(name: str) -> None:
     chains = _model_chains(graph)
     assert len(chains) >= 20 and any(c.residual for c in chains)
     for chain in chains:
-        assert fused_gap(chain) == simulate_fused(chain), chain.describe()
+        assert fused_gap(chain) == fused_gap_fold(chain) == simulate_fused(chain)
         assert ring_rows(chain) == simulate_ring_rows(chain), chain.describe()

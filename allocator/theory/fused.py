@@ -78,37 +78,48 @@ one convolution with stride S, leading padding P and dilated extent K (its taps 
 arithmetic progression exactly when the chain is one dilated kernel). Clipping at the
 intermediate tensors' borders only removes rows, so the real receptive field is a subset.
 
-**Minimum gap** (:func:`fused_gap`, Theorem 13 lifted to row steps). Y's base is ``gap``
-bytes below X's; Y row r is written in step r, after step r's reads of X. The debt after
-step q-1 (q = 1..H_L-1) is
+**Minimum gap** (Theorem 13 lifted to row steps). Y's base is ``gap`` bytes below X's; Y
+row r is written in step r, after step r's reads of X. The debt after step q-1
+(q = 1..H_L-1) is
 
-    D(q) = q W_L C_L - C_0 ( W_0 FR_0(n(q)) + c_0 )
+    D(q) = q W_L C_L - C_0 ( W_0 F(q) + c_0 ),
+    Delta* = max( 0, N_out - N_in, max_q D(q) ),   workspace = Delta* + N_in,
 
-where q W_L C_L is out_end (Eq. 7 with a whole row per step), and W_0 FR_0(n(q)) + c_0 is
-the first X pixel any later step reads (Eq. 40's next live input):
+where q W_L C_L is out_end (Eq. 7 with a whole row per step), W_0 F(q) + c_0 the first X
+pixel any later step reads (Eq. 40's next live input): F(q) the lowest X row read by a
+layer-0 row computed in step q or later, c_0 the first X column any layer-0 output column
+reads. The residual's X row q adds a term q (W_L C_L - W_0 C_0) = 0 (its shapes are
+equal), so it never raises the gap. N_out - N_in keeps Y inside the workspace (Eq. 10).
 
-* n(q) = 1 + N(q-1) lower-bounds the index of the first layer-0 row not computed before
-  step q. N folds the tail (layers 1..L-1) from the output: N_{L-1}(x) = x and
+*Fold form* (:func:`fused_gap_fold`, O(k_0^2), safe): F(q) >= FR_0(n(q)) with
+
+* n(q) = 1 + N(q-1) a lower bound on the first layer-0 row not computed before step q. N
+  folds the tail (layers 1..L-1) from the output: N_{L-1}(x) = x and
   N_{l-1}(x) = min(s_l N_l(x) + k_eff_l - 1 - p_l, H_l - d'_l) (d'_l = d_l if k_l > 1 else
   1: the highest real tap of a row whose window crosses the bottom border is at least
   H_l - d_l). Unclipped this is n(q) = (q-1) S_t + K_t - P_t with (S_t, K_t, P_t) the tail's
   composite geometry: the chain frees X at layer 0's pace, K_t - S_t ring-held rows ahead of
   the composite receptive field.
-* FR_0(u) is Theorem 13's suffix minimum (Eq. 40) on layer 0's row axis: the lowest real
-  X row read by any layer-0 row >= u (infinite past the last layer-0 row any step needs),
-  and c_0 the first X column any layer-0 output column reads.
-* The residual's X row q adds a term q (W_L C_L - W_0 C_0) = 0 (its shapes are equal), so
-  it never raises the gap.
+* FR_0(u) Theorem 13's suffix minimum (Eq. 40) on layer 0's row axis: the lowest real X
+  row read by any layer-0 row >= u (infinite past the last layer-0 row any step needs).
 
-    Delta* = max( 0, N_out - N_in, max_{q in Q} D(q) ),   workspace = Delta* + N_in,
+D is then piecewise affine, and its maximum is at the breakpoints (where a layer-0 tap
+enters or leaves the real rows, where two taps' suffix minima cross, where the fold clips,
+the ends), O(k_0^2) of them. It is loose only where a dilated tail layer's window crosses
+the bottom border (the clip H_l - d_l) or the tail skips rows (the suffix minimum counts
+layer-0 rows never computed).
 
-with Q the breakpoints of the piecewise-affine D (where a layer-0 tap enters or leaves the
-real rows, where two taps' suffix minima cross, where the tail's fold clips, and the ends),
-O(k_0^2) of them. For L = 1, n(q) = q and D is Theorem 13's row-end branch, so a one-op chain
-with W_out = 1 gets exactly ``rip_dense_gap``; in general it is the bound for gathering a
-whole output row before writing it. The bound is safe by construction (every term
-under-estimates the next live input); it is loose only where rows the fold counts are never
-computed or the tail clips at a border. The corruption simulator
+*Exact form* (:func:`fused_gap`, what the planner uses): F(q) exactly, from the needed rows
+(traced through the readers' taps) and the running maxima of the highest row read, each
+evaluation touching O(k_eff / s) rows per layer. Away from every border (more than the
+composite receptive field, twice, from either end) the needed rows repeat with period S_t
+per step and F(q + 1) = F(q) + S, so D is affine with slope W_L C_L - S W_0 C_0 (Lemma 3's
+beta of the composite geometry) and peaks at the edges of the two border strips; D is
+evaluated on those strips only, O(K / S) steps whatever H.
+
+For L = 1 both forms reduce to Theorem 13's row-end branch (n(q) = q), so a one-op chain with
+W_out = 1 gets exactly ``rip_dense_gap``; in general a one-op chain gets the bound for
+gathering a whole output row before writing it. The corruption simulator
 (:mod:`rip.allocator.theory.simulate_fused`) executes the schedule and measures the truth.
 """
 
@@ -587,17 +598,108 @@ def _q_breakpoints(chain: Chain, debt: _Debt) -> set[int]:
     return {q for q in qs if 1 <= q <= h_last - 1}
 
 
-def fused_gap(chain: Chain) -> int:
-    """Minimum safe gap (bytes) for writing Y over X in the RiP layout under
-    :func:`fused_schedule`: Theorem 13 (Appendix F) lifted to whole-row steps, max over the
-    breakpoints of D (module docstring); at least N_out - N_in (Eq. 10's second term)."""
+def fused_gap_fold(chain: Chain) -> int:
+    """A safe gap (bytes) for writing Y over X in the RiP layout under
+    :func:`fused_schedule` in O(k_0^2): Theorem 13 (Appendix F) lifted to whole-row steps,
+    the tail folded into n(q), max over the breakpoints of D (module docstring); at least
+    N_out - N_in (Eq. 10's second term). Equal to :func:`fused_gap` unless the tail is
+    dilated at a border or skips rows."""
     debt = _debt(chain)
     worst = max((debt(q) for q in _q_breakpoints(chain, debt)), default=-INF)
     return int(max(0, chain.n_out - chain.n_in, worst))
 
 
+# --------------------------------------------------------------------------------------
+# The exact gap: the same debt with the next live input exact, on the border strips
+# --------------------------------------------------------------------------------------
+class _Exact:
+    """D(q) with n(q) and FR exact (module docstring, "exact form"): which rows are needed
+    (traced through the readers' taps, memoised), the running maximum of the highest row
+    read over needed rows, and the lowest X row read by a needed layer-0 row still to come.
+    Each evaluation touches O(k_eff / s) rows per layer, independent of H."""
+
+    def __init__(self, chain: Chain) -> None:
+        self.axes = [axis_layer(op.geom, "h") for op in chain.ops]
+        self.last = len(self.axes) - 1
+        self.memo: dict[tuple[int, int], bool] = {}
+        debt = _debt(chain)
+        self.row_out, self.row_in, self.c_in = debt.row_out, debt.row_in, debt.c_in
+        self.first_col = debt.first_col
+
+    def needed(self, layer: int, v: int) -> bool:
+        """Row v of layer ``layer``'s output is computed by the schedule."""
+        if not 0 <= v < self.axes[layer].n_out:
+            return False
+        if layer == self.last:
+            return True
+        key = (layer, v)
+        if key not in self.memo:
+            a = self.axes[layer + 1]  # its reader
+            self.memo[key] = any(
+                (v + a.pad - j * a.d) % a.s == 0
+                and self.needed(layer + 1, (v + a.pad - j * a.d) // a.s)
+                for j in range(a.k)
+            )
+        return self.memo[key]
+
+    def running_top(self, layer: int, x: int) -> int:
+        """Highest input row read by the needed rows v <= x of ``layer`` (-1 if none):
+        the newest row of its input computed once row x is."""
+        a, best = self.axes[layer], -1
+        v = min(x, a.n_out - 1)
+        while v >= 0 and v * a.s + a.k_eff - 1 - a.pad > best:
+            if self.needed(layer, v) and (reads := a.reads(v)):
+                best = max(best, reads[-1])
+            v -= 1
+        return best
+
+    def first_later(self, top: int) -> float:
+        """Lowest X row read by a needed layer-0 row above ``top``."""
+        a, best = self.axes[0], INF
+        u = top + 1
+        while u < a.n_out and max(0, u * a.s - a.pad) < best:
+            if self.needed(0, u) and (reads := a.reads(u)):
+                best = min(best, reads[0])
+            u += 1
+        return best
+
+    def __call__(self, q: int) -> float:
+        top = q - 1  # the newest row of each layer once steps 0..q-1 ran
+        for layer in range(self.last, 0, -1):
+            top = self.running_top(layer, top)
+        first_row = self.first_later(top)
+        if first_row == INF or self.first_col == INF:
+            return -INF
+        return q * self.row_out - self.row_in * first_row - self.c_in * self.first_col
+
+
+def _strips(chain: Chain) -> set[int]:
+    """Steps within reach of a border: the first and last M steps, M covering the composite
+    receptive field twice over. Between them every row the debt looks at is clear of every
+    tensor's border, the needed rows repeat with period S_t, and D is affine with slope
+    W_L C_L - S W_0 C_0 (the composite beta of Lemma 3), so its maximum there is at the
+    strips' edges."""
+    rows = composite_geometry(chain).rows
+    h_last = chain.output_hwc[0]
+    m = 2 * (-(-(rows.extent + rows.pad) // rows.stride)) + 6
+    return set(range(1, min(h_last, m + 1))) | set(range(max(1, h_last - 1 - m), h_last))
+
+
+def fused_gap(chain: Chain) -> int:
+    """Minimum safe gap (bytes) for writing Y over X in the RiP layout under
+    :func:`fused_schedule`: the debt D of :func:`fused_gap_fold` (Theorem 13 over row
+    steps) with the next live input exact (needed rows traced, running maxima exact),
+    evaluated on the two border strips (O(K / S) steps of O(k_eff / s) work per layer; D is
+    affine in between); at least N_out - N_in (Eq. 10's second term). Never above
+    :func:`fused_gap_fold`."""
+    exact = _Exact(chain)
+    worst = max((exact(q) for q in _strips(chain)), default=-INF)
+    return int(max(0, chain.n_out - chain.n_in, worst))
+
+
 def fused_bound(chain: Chain) -> FusedBound:
-    """Gap, workspace (gap + N_in), ring rows and bytes, and composite geometry."""
+    """Gap (:func:`fused_gap`), workspace (gap + N_in), ring rows and bytes, and the
+    composite geometry."""
     gap = fused_gap(chain)
     rings = ring_rows(chain)
     return FusedBound(

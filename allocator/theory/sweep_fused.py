@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing import Pool
 from typing import Any
@@ -34,6 +34,7 @@ from rip.allocator.theory.fused import (
     Chain,
     ChainOp,
     fused_gap,
+    fused_gap_fold,
     ring_rows,
 )
 from rip.allocator.theory.geometry import ConvGeometry, make_geometry
@@ -143,8 +144,9 @@ def make_chain_at(index: int, seed: int = 0, max_extent: int = DEFAULT_MAX_EXTEN
 class ChainRecord:
     index: int
     chain: Chain
-    bound: int
+    bound: int  # fused_gap (exact form)
     truth: int
+    fold: int  # fused_gap_fold (O(k^2) form)
     ring_bound: tuple[int, ...]
     ring_truth: tuple[int, ...]
 
@@ -159,6 +161,10 @@ class ChainRecord:
         return self.verdict_of(self.bound, self.truth)
 
     @property
+    def fold_verdict(self) -> str:
+        return self.verdict_of(self.fold, self.truth)
+
+    @property
     def ring_verdicts(self) -> tuple[str, ...]:
         return tuple(map(self.verdict_of, self.ring_bound, self.ring_truth))
 
@@ -170,6 +176,7 @@ def evaluate_chain(index: int, seed: int, max_extent: int) -> ChainRecord:
         chain,
         fused_gap(chain),
         simulate_fused(chain, "fast"),
+        fused_gap_fold(chain),
         ring_rows(chain),
         simulate_ring_rows(chain),
     )
@@ -180,12 +187,25 @@ def _evaluate(args: tuple[Sequence[int], int, int]) -> list[ChainRecord]:
     return [evaluate_chain(i, seed, max_extent) for i in indices]
 
 
+def _verdicts(records: list[ChainRecord], bound: Callable[[ChainRecord], int]) -> dict:
+    verdicts = [ChainRecord.verdict_of(bound(r), r.truth) for r in records]
+    count = Counter(verdicts)
+    over = [bound(r) - r.truth for r, v in zip(records, verdicts, strict=True) if v == "loose"]
+    return {
+        **{v: count[v] for v in VERDICTS},
+        "tight_pct": round(100.0 * count["tight"] / len(records), 2) if records else None,
+        "mean_overshoot": round(sum(over) / len(over), 2) if over else None,
+        "max_overshoot": max(over, default=0),
+        "unsafe_chains": sorted(
+            r.index for r, v in zip(records, verdicts, strict=True) if v == "unsafe"
+        )[:10],
+    }
+
+
 def summarize(records: Iterable[ChainRecord]) -> dict[str, Any]:
     """Verdict counts for the gap and the rings, with the mean and largest overshoot
     (bound - truth over loose cases, bytes for the gap and rows for rings)."""
     records = list(records)
-    gap = Counter(r.verdict for r in records)
-    over = [r.bound - r.truth for r in records if r.verdict == "loose"]
     rings = Counter(v for r in records for v in r.ring_verdicts)
     ring_over = [
         b - t for r in records for b, t in zip(r.ring_bound, r.ring_truth, strict=True) if b > t
@@ -194,13 +214,8 @@ def summarize(records: Iterable[ChainRecord]) -> dict[str, Any]:
         "chains": len(records),
         "lengths": dict(sorted(Counter(r.chain.length for r in records).items())),
         "residual": sum(r.chain.residual for r in records),
-        "gap": {
-            **{v: gap[v] for v in VERDICTS},
-            "tight_pct": round(100.0 * gap["tight"] / len(records), 2) if records else None,
-            "mean_overshoot": round(sum(over) / len(over), 2) if over else None,
-            "max_overshoot": max(over, default=0),
-            "unsafe_chains": sorted(r.index for r in records if r.verdict == "unsafe")[:10],
-        },
+        "gap": _verdicts(records, lambda r: r.bound),
+        "gap_fold": _verdicts(records, lambda r: r.fold),
         "rings": {
             "intermediates": sum(rings.values()),
             **{v: rings[v] for v in VERDICTS},
