@@ -133,10 +133,16 @@ class SoftmaxParams:
 
 @dataclass(frozen=True)
 class ReduceParams:
-    """MEAN (not over H and W together, which becomes global average pooling)."""
+    """MEAN (over H and W together it becomes global average pooling), SUM, REDUCE_MAX,
+    REDUCE_MIN over ``axes``; ARG_MAX, ARG_MIN over their one axis (``keep_dims`` False)."""
 
     axes: tuple[int, ...] = ()
     keep_dims: bool = False
+
+
+@dataclass(frozen=True)
+class LeakyReluParams:
+    alpha: float = 0.2  # the float32 of LeakyReluOptions
 
 
 @dataclass(frozen=True)

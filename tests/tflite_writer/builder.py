@@ -27,7 +27,7 @@ from rip.shapes import dilated
 
 Padding = Literal["SAME", "VALID"]
 Activation = Literal["NONE", "RELU", "RELU6"]
-DType = Literal["int8", "int32", "float32"]
+DType = Literal["int8", "int32", "int64", "float32"]
 Pair = int | tuple[int, int]
 OptionValue = int | float | bool | tuple[int, ...]
 # A generator's padding: a TFLite padding mode, or explicit (top, bottom, left, right).
@@ -46,8 +46,14 @@ _TENSOR_TYPE = {
     "int8": tflite.TensorType.INT8,
     "int32": tflite.TensorType.INT32,
     "float32": tflite.TensorType.FLOAT32,
+    "int64": tflite.TensorType.INT64,
 }
-_NUMPY_DTYPE = {"int8": np.dtype("<i1"), "int32": np.dtype("<i4"), "float32": np.dtype("<f4")}
+_NUMPY_DTYPE = {
+    "int8": np.dtype("<i1"),
+    "int32": np.dtype("<i4"),
+    "int64": np.dtype("<i8"),
+    "float32": np.dtype("<f4"),
+}
 
 # Operator versions the TFLite converter assigns for int8 kernels; TFLite Micro ignores them,
 # the full interpreter uses them to pick a kernel.
@@ -239,6 +245,16 @@ class ModelBuilder:
                 raise ValueError("a float32 activation takes no quantization")
             quant = None
         return self._add_tensor(shape, dtype, quant, None, name)
+
+    def add_index_output(
+        self,
+        shape: Sequence[int],
+        *,
+        dtype: Literal["int32", "int64"] = "int32",
+        name: str | None = None,
+    ) -> int:
+        """An unquantized integer activation: the index output of ARG_MAX / ARG_MIN."""
+        return self._add_tensor(shape, dtype, None, None, name)
 
     def constant_int8(
         self,
