@@ -48,6 +48,9 @@ LOWERINGS: dict[str, Lowering] = {
     "TANH": lower_activation.lower_unary,
     "HARD_SWISH": lower_activation.lower_unary,
     "SOFTMAX": lower_activation.lower_softmax,
+    "ABS": lower_activation.lower_unary,
+    "LEAKY_RELU": lower_activation.lower_unary,
+    "ELU": lower_activation.lower_unary,
     # kernels/rip_shape.h
     "TRANSPOSE": lower_shape.lower_transpose,
     "RESIZE_NEAREST_NEIGHBOR": lower_shape.lower_resize_nearest,

@@ -339,3 +339,14 @@ rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, in
     }
     return RIP_OK;
 }
+
+rip_status rip_lut_s8(const rip_lut_params *params, int32_t size, const int8_t *input,
+                      int8_t *output) {
+    if (size < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    for (int32_t i = 0; i < size; ++i) {
+        output[i] = params->table[(uint8_t)input[i]];
+    }
+    return RIP_OK;
+}

@@ -31,7 +31,7 @@ from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 
 SETTINGS = settings(
-    max_examples=6,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -193,3 +193,43 @@ def test_reduction_bad_axes_one_line() -> None:
 
 
 _ = math
+
+
+# ---- table activations: ABS, LEAKY_RELU, ELU ----------------------------------------------------
+
+
+def unary_model(
+    kind: str, shape: tuple[int, ...], qi: tuple[float, int], qo: tuple[float, int], alpha: float
+) -> bytes:
+    mb = ModelBuilder()
+    x = mb.activation(shape, *qi)
+    y = mb.activation(shape, *qo)
+    if kind == "LEAKY_RELU":
+        mb.operator(kind, [x], [y], "LeakyReluOptions", (("Alpha", alpha),))
+    elif kind == "ABS":
+        mb.operator(kind, [x], [y], "AbsOptions")
+    else:
+        mb.operator(kind, [x], [y])
+    return finish(mb, [x], [y])
+
+
+@st.composite
+def unaries(draw: st.DrawFn) -> tuple[bytes, int, bool]:
+    kind = draw(st.sampled_from(("ABS", "LEAKY_RELU", "ELU")))
+    shape = draw(shapes(1, 4, 6))
+    qi = (draw(st.floats(0.005, 0.3)), draw(st.integers(-128, 127)))
+    same = kind == "ABS" and draw(st.booleans())  # equal scales: no requantization
+    qo = qi if same else (draw(st.floats(0.005, 0.3)), draw(st.integers(-128, 127)))
+    alpha = draw(st.floats(-1.0, 1.5))
+    in_place = draw(st.booleans())
+    return unary_model(kind, shape, qi, qo, alpha), draw(st.integers(0, 2**16)), in_place
+
+
+@SETTINGS
+@given(unaries())
+def test_table_activations(kernel_objs: list[Path], tmp_path: Path, case) -> None:
+    """Out of place, or in place over the input at gap 0 (one table read per element)."""
+    model, seed, in_place = case
+    inplace = "elementwise" if in_place else None
+    got, want, _ = run_op(model, seed, kernel_objs, tmp_path, inplace=inplace)
+    assert got == want

@@ -30,7 +30,17 @@ from rip.scratch import scratch_bytes as kernel_scratch_bytes
 from rip.terms import InPlaceKind, Layout, Order, Taps
 
 ELEMENTWISE = ("ADD", "SUB", "MUL")
-ACTIVATIONS = ("LOGISTIC", "HARD_SWISH", "RELU", "RELU6", "TANH", "QUANTIZE")
+ACTIVATIONS = (
+    "LOGISTIC",
+    "HARD_SWISH",
+    "RELU",
+    "RELU6",
+    "TANH",
+    "QUANTIZE",
+    "ABS",
+    "LEAKY_RELU",
+    "ELU",
+)
 POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
 
 # the per-layer bound that gave a candidate -> how its output overlays its input
