@@ -40,6 +40,11 @@ LOWERINGS: dict[str, Lowering] = {
     "ADD": lower_elementwise.lower_binary,
     "SUB": lower_elementwise.lower_binary,
     "MUL": lower_elementwise.lower_binary,
+    "MAXIMUM": lower_elementwise.lower_binary,
+    "MINIMUM": lower_elementwise.lower_binary,
+    "SQUARED_DIFFERENCE": lower_elementwise.lower_binary,
+    "PRELU": lower_elementwise.lower_binary,
+    "ADD_N": lower_elementwise.lower_add_n,
     # kernels/rip_activation.h
     "RELU": lower_activation.lower_unary,
     "RELU6": lower_activation.lower_unary,

@@ -31,7 +31,7 @@ from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 
 SETTINGS = settings(
-    max_examples=8,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -232,4 +232,128 @@ def test_table_activations(kernel_objs: list[Path], tmp_path: Path, case) -> Non
     model, seed, in_place = case
     inplace = "elementwise" if in_place else None
     got, want, _ = run_op(model, seed, kernel_objs, tmp_path, inplace=inplace)
+    assert got == want
+
+
+# ---- binary ops with any broadcast, ADD_N -------------------------------------------------------
+
+BINARY_OPTIONS = {
+    "ADD": "AddOptions",
+    "SUB": "SubOptions",
+    "MUL": "MulOptions",
+    "MAXIMUM": "MaximumMinimumOptions",
+    "MINIMUM": "MaximumMinimumOptions",
+    "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
+    "PRELU": None,
+}
+
+
+@st.composite
+def broadcast_pairs(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Two shapes that broadcast (numpy's rule), each axis of each kept or set to 1, the
+    ranks possibly different."""
+    out = draw(shapes(1, 5, 4))
+    a = tuple(d if draw(st.booleans()) else 1 for d in out)
+    b = tuple(d if draw(st.booleans()) else 1 for d in out)
+    a = a[draw(st.integers(0, len(a) - 1)) :] if draw(st.booleans()) else a
+    b = b[draw(st.integers(0, len(b) - 1)) :] if draw(st.booleans()) else b
+    rank = max(len(a), len(b))
+    full = tuple(max(x, y) for x, y in zip((1,) * (rank - len(a)) + a,
+                                           (1,) * (rank - len(b)) + b, strict=True))  # fmt: skip
+    return a, b, full
+
+
+def binary_model(
+    kind: str,
+    a_shape: tuple[int, ...],
+    b_shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    quants: Sequence[tuple[float, int]],
+    constant_b: bool,
+    activation: int,
+    rng: np.random.Generator,
+) -> tuple[bytes, int, int]:
+    mb = ModelBuilder()
+    a = mb.activation(a_shape, *quants[0])
+    if constant_b:
+        data = rng.integers(-128, 128, size=b_shape).astype(np.int8)
+        b = mb.constant_int8(data, *quants[1])
+    else:
+        b = mb.activation(b_shape, *quants[1])
+    qo = quants[0] if kind in ("MAXIMUM", "MINIMUM") else quants[2]
+    y = mb.activation(out_shape, *qo)
+    options = BINARY_OPTIONS[kind]
+    fields = (("FusedActivationFunction", activation),) if kind in ("ADD", "SUB", "MUL") else ()
+    mb.operator(kind, [a, b], [y], options, fields if options else ())
+    return finish(mb, [a] if constant_b else [a, b], [y]), a, b
+
+
+@st.composite
+def binaries(draw: st.DrawFn) -> tuple[bytes, int, str | None, int]:
+    kind = draw(st.sampled_from(tuple(BINARY_OPTIONS)))
+    a, b, out = draw(broadcast_pairs())
+    if kind in ("MAXIMUM", "MINIMUM"):
+        q = (draw(st.floats(0.01, 0.2)), draw(st.integers(-128, 127)))
+        quants = [q, q, q]
+    else:
+        quants = [(draw(st.floats(0.01, 0.2)), draw(st.integers(-128, 127))) for _ in range(3)]
+    constant_b = kind == "PRELU" or draw(st.booleans())
+    activation = draw(st.sampled_from((0, 1, 3)))  # NONE, RELU, RELU6
+    seed = draw(st.integers(0, 2**16))
+    model, _, _ = binary_model(
+        kind, a, b, out, quants, constant_b, activation, np.random.default_rng(seed)
+    )
+    # in place over input 0 when it is full size (the only operand in place may overwrite)
+    inplace = "elementwise" if math.prod(a) == math.prod(out) and draw(st.booleans()) else None
+    return model, seed, inplace, 0
+
+
+@SETTINGS
+@given(binaries())
+def test_binary_any_broadcast(kernel_objs: list[Path], tmp_path: Path, case) -> None:
+    model, seed, inplace, over = case
+    got, want, _ = run_op(model, seed, kernel_objs, tmp_path, inplace=inplace, over=over)
+    assert got == want
+
+
+def test_general_broadcast_picks_the_broadcast_kernel(
+    kernel_objs: list[Path], tmp_path: Path
+) -> None:
+    """[1, 4, 1, 3] + [1, 1, 5, 1]: no operand is a suffix, so the _broadcast twin runs;
+    a 1x1x1xC operand keeps the flat kernel (the shared models' code is unchanged)."""
+    rng = np.random.default_rng(3)
+    q = [(0.05, 1), (0.04, -2), (0.08, 3)]
+    general, _, _ = binary_model("ADD", (1, 4, 1, 3), (1, 1, 5, 1), (1, 4, 5, 3), q, False, 0, rng)
+    got, want, graph = run_op(general, 5, kernel_objs, tmp_path, cross=True)
+    assert got == want
+    op = graph.operators[0]
+    lay = layout(graph, op)
+    assert "rip_add_broadcast_s8(" in lowering_for(graph, op)(graph, op, 0, lay.buffers, "o").call
+    suffix, _, _ = binary_model("ADD", (1, 4, 5, 3), (1, 1, 1, 3), (1, 4, 5, 3), q, True, 0, rng)
+    graph = read(suffix)
+    op = graph.operators[0]
+    lay = layout(graph, op)
+    assert "rip_add_s8(" in lowering_for(graph, op)(graph, op, 0, lay.buffers, "o").call
+
+
+@st.composite
+def add_ns(draw: st.DrawFn) -> tuple[bytes, int, str | None, int]:
+    n = draw(st.integers(2, 4))
+    shape = draw(shapes(1, 4, 5))
+    q = (draw(st.floats(0.01, 0.2)), draw(st.integers(-128, 127)))
+    qo = (draw(st.floats(0.01, 0.5)), draw(st.integers(-128, 127)))
+    mb = ModelBuilder()
+    xs = [mb.activation(shape, *q) for _ in range(n)]
+    y = mb.activation(shape, *qo)
+    mb.operator("ADD_N", xs, [y], "AddNOptions")
+    over = draw(st.integers(0, n - 1))
+    inplace = "elementwise" if draw(st.booleans()) else None
+    return finish(mb, xs, [y]), draw(st.integers(0, 2**16)), inplace, over
+
+
+@SETTINGS
+@given(add_ns())
+def test_add_n(kernel_objs: list[Path], tmp_path: Path, case) -> None:
+    model, seed, inplace, over = case
+    got, want, _ = run_op(model, seed, kernel_objs, tmp_path, inplace=inplace, over=over)
     assert got == want

@@ -29,7 +29,16 @@ from rip.scratch import BUFFER_SIZE_FUNCTION
 from rip.scratch import scratch_bytes as kernel_scratch_bytes
 from rip.terms import InPlaceKind, Layout, Order, Taps
 
-ELEMENTWISE = ("ADD", "SUB", "MUL")
+ELEMENTWISE = (
+    "ADD",
+    "SUB",
+    "MUL",
+    "MAXIMUM",
+    "MINIMUM",
+    "SQUARED_DIFFERENCE",
+    "PRELU",
+    "ADD_N",
+)
 ACTIVATIONS = (
     "LOGISTIC",
     "HARD_SWISH",
