@@ -30,15 +30,18 @@ from rip.frontend.ir import Graph, Operator
 
 HEADER = "rip_reduce.h"
 KERNELS: dict[str, Kernel] = {
-    kind: Kernel(function, "rip_reduce_params", HEADER) for kind, function in rp.FUNCTIONS.items()
+    kind: Kernel(function, "rip_reduce_params", HEADER)
+    for kind, function in rp.FUNCTIONS.items()
+    if kind != "MEAN"  # lower_mean picks the global pool or this kernel
 }
+MEAN_KERNEL = Kernel(rp.FUNCTIONS["MEAN"], "rip_reduce_params", HEADER)
 
 
 def lower_reduce(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
     """One walk over the input per output element; output disjoint from the input."""
-    kernel = KERNELS[op.kind]
+    kernel = MEAN_KERNEL if op.kind == "MEAN" else KERNELS[op.kind]
     check_buffers(graph, op, buffers)
     check_operand_in_place(graph, op, buffers, kernel, None, (0,))
     params = kernel_params(rp.reduce_params, graph, op)

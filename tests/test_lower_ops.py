@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_codegen_host import compile_and_run
-from test_lower_elementwise import finish, layout, program, rand_quant, read
+from test_lower_elementwise import finish, layout, program, read
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder
 
@@ -181,7 +181,7 @@ def test_arg_max_int64_output_refused_naming_tensor() -> None:
     axis = mb.constant_int32(np.asarray([1], dtype=np.int32))
     y = mb.add_index_output((2,), dtype="int64", name="argmax_out")
     mb.operator("ARG_MAX", [x, axis], [y], "ArgMaxOptions", (("OutputType", 4),))
-    with pytest.raises(ModelError, match="argmax_out.*int32"):
+    with pytest.raises(ModelError, match=r"argmax_out.*int32"):
         read_model(finish(mb, [x], [y]))
 
 

@@ -1,10 +1,11 @@
 """Per-op in-place requirements: which input each op may overwrite and the gap it needs.
 
-Operator classes follow Appendix I: convolution, depthwise convolution, pooling,
-elementwise add / sub / mul, activations and nearest upsampling may overwrite one input;
-concatenation, reductions, fully-connected, softmax, transpose and explicit pads need
-disjoint buffers. An input may only be overwritten by its last reader, so a tensor kept
-alive by a skip connection is never a candidate. Every relation has one form: the output
+Operator classes follow Appendix I (`IN_PLACE_CLASSES`): convolution, depthwise
+convolution, pooling, elementwise binary ops (add, sub, mul, maximum, minimum, squared
+difference, prelu, add_n), activations and nearest upsampling may overwrite one input;
+concatenation, reductions (mean, sum, max, min, arg max / min), fully-connected, softmax,
+transpose and explicit pads need disjoint buffers. An input may only be overwritten by its
+last reader, so a tensor kept alive by a skip connection is never a candidate. Every relation has one form: the output
 starts ``gap`` bytes below the input (the gap is 0 for channel in-place, elementwise and
 upsampling, whose output starts where its input does).
 """
@@ -51,6 +52,24 @@ ACTIVATIONS = (
     "ELU",
 )
 POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+
+# Appendix I's in-place class of every op kind that may overwrite an input (`_bound` gives
+# the gap; any other kind needs disjoint buffers): `rip-compile --list-ops` prints this.
+IN_PLACE_CLASSES: dict[str, InPlaceKind] = {
+    "CONV_2D": InPlaceKind.RIP,
+    "DEPTHWISE_CONV_2D": InPlaceKind.CHANNEL,
+    **dict.fromkeys(POOLS, InPlaceKind.RIP),
+    **dict.fromkeys(ELEMENTWISE, InPlaceKind.ELEMENTWISE),
+    **dict.fromkeys(ACTIVATIONS, InPlaceKind.ELEMENTWISE),
+    "RESIZE_NEAREST_NEIGHBOR": InPlaceKind.REVERSE,
+}
+# How each class's gap is found, for --list-ops.
+GAP_RULES: dict[InPlaceKind, str] = {
+    InPlaceKind.RIP: "gap from its window and stride (Theorem 13, pool bound)",
+    InPlaceKind.CHANNEL: "same base, one channel plane at a time (depth multiplier 1)",
+    InPlaceKind.ELEMENTWISE: "gap 0, over a full-size operand",
+    InPlaceKind.REVERSE: "same base, traversed backwards (integer scale, Theorem 14)",
+}
 
 # the per-layer bound that gave a candidate -> how its output overlays its input
 KIND_OF_SCHEME = {
@@ -152,6 +171,8 @@ def scratch_bytes(graph: Graph, op: Operator) -> int:
 def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
     """The in-place bound for op overwriting activation input ``tid``; LayerError when the
     op cannot run in place over it."""
+    if op.kind not in IN_PLACE_CLASSES:
+        raise LayerError(f"{op.kind} needs disjoint input and output (Appendix I)")
     x = graph.tensors[tid]
     y = graph.tensors[op.outputs[0]]
     if op.kind == "CONV_2D":
