@@ -5,9 +5,9 @@ convolution, pooling, elementwise binary ops (add, sub, mul, maximum, minimum, s
 difference, prelu, add_n), activations and nearest upsampling may overwrite one input;
 concatenation, reductions (mean, sum, max, min, arg max / min), fully-connected, softmax,
 transpose and explicit pads need disjoint buffers. An input may only be overwritten by its
-last reader, so a tensor kept alive by a skip connection is never a candidate. Every relation has one form: the output
-starts ``gap`` bytes below the input (the gap is 0 for channel in-place, elementwise and
-upsampling, whose output starts where its input does).
+last reader, so a tensor kept alive by a skip connection is never a candidate. Every
+relation has one form: the output starts ``gap`` bytes below the input (the gap is 0 for
+channel in-place, elementwise and upsampling, whose output starts where its input does).
 """
 
 from __future__ import annotations
