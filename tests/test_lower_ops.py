@@ -5,14 +5,16 @@ lowered into a test arena, built with gcc -Werror and run, its output bytes comp
 TensorFlow Lite Micro's on the same random input. Shapes, parameters and quantisation are
 drawn by Hypothesis; example counts stay small (every example is a C build).
 
-In-place cases put the output over its full-size input at gap 0, as the plan would; the
-property that one alignment unit less gap corrupts is in test_liveness_requirements-style
-replay checks at the end of this file.
+In-place cases put the output over its full-size input at gap 0, as the plan would. At the
+end: whole models of the new ops planned (replay-checked), emitted, built and run on the host
+and on qemu-m33 against TFLite Micro's checksum, and every gap-0 pair moved one alignment
+unit (4 bytes) the wrong way, which corrupts the output.
 """
 
 from __future__ import annotations
 
 import math
+import shutil
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -27,11 +29,18 @@ from test_lower_elementwise import finish, layout, program, read
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder
 
+from rip.boards import load_board
+from rip.codegen.emit import emit_model
 from rip.codegen.kernels import lowering_for
+from rip.codegen.reference import checksum, reference_outputs
+from rip.compiler import Options, analyse
 from rip.errors import LoweringError, ModelError
+from rip.firmware.qemu_project import macs, write_qemu_project
+from rip.firmware.qemu_run import run_on_qemu
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+from rip.terms import Placer
 
 SETTINGS = settings(
     max_examples=10,
@@ -423,3 +432,62 @@ def test_in_place_one_alignment_unit_less_gap_corrupts(tmp_path: Path) -> None:
 
         bad, want2, _ = compile_and_run(model, tmp_path / f"squeezed{k}", "rip", squeeze)
         assert want2 == want and bad != want, graph.operators[pair.op].kind
+
+
+def second_chain_model(seed: int) -> bytes:
+    """ABS, ELU, MAXIMUM against a constant, MUL by a [1, H, 1, 1] operand (a general
+    broadcast), ADD_N of three, REDUCE_MAX over W, MINIMUM, and ARG_MIN over H."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    x = mb.activation((1, 5, 6, 4), 0.06, -7)
+    a = mb.activation((1, 5, 6, 4), 0.03, -128)
+    mb.operator("ABS", [x], [a], "AbsOptions")
+    e = mb.activation((1, 5, 6, 4), 0.05, 20)
+    mb.operator("ELU", [x], [e])
+    c = mb.constant_int8(rng.integers(-128, 128, size=(4,)).astype(np.int8), 0.05, 20)
+    m = mb.activation((1, 5, 6, 4), 0.05, 20)
+    mb.operator("MAXIMUM", [e, c], [m], "MaximumMinimumOptions")
+    h = mb.activation((1, 5, 1, 1), 0.04, 3)
+    scale = mb.constant_int8(rng.integers(-128, 128, size=(1, 5, 1, 1)).astype(np.int8), 0.04, 3)
+    hm = mb.activation((1, 5, 6, 4), 0.05, 20)
+    mb.operator("ADD", [m, m], [hm], "AddOptions", (("FusedActivationFunction", 0),))
+    mb.operator("RELU", [scale], [h])
+    g = mb.activation((1, 5, 6, 4), 0.02, -1)
+    mb.operator("MUL", [hm, h], [g], "MulOptions", (("FusedActivationFunction", 0),))
+    n = mb.activation((1, 5, 6, 4), 0.08, 0)
+    mb.operator("ADD_N", [g, g, g], [n], "AddNOptions")
+    r = mb.activation((1, 5, 1, 4), 0.08, 0)
+    axis = mb.constant_int32(np.asarray([2], dtype=np.int32))
+    mb.operator("REDUCE_MAX", [n, axis], [r], "ReducerOptions", (("KeepDims", True),))
+    q = mb.activation((1, 5, 6, 4), 0.03, -128)
+    mb.operator("MINIMUM", [a, a], [q], "MaximumMinimumOptions")
+    idx = mb.add_index_output((1, 6, 4))
+    h_axis = mb.constant_int32(np.asarray([1], dtype=np.int32))
+    mb.operator("ARG_MIN", [q, h_axis], [idx], "ArgMinOptions", (("OutputType", 2),))
+    return finish(mb, [x], [r, idx])
+
+
+def test_second_chain_matches_tflite_micro(tmp_path: Path) -> None:
+    got, want, _ = compile_and_run(second_chain_model(2), tmp_path, "rip")
+    assert got == want
+
+
+QEMU_TOOLS = shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")
+
+
+@pytest.mark.skipif(not QEMU_TOOLS, reason="needs arm-none-eabi-gcc and qemu-system-arm")
+@pytest.mark.parametrize("make", [chain_model, second_chain_model])
+def test_chains_on_qemu_m33(tmp_path: Path, make) -> None:
+    """A sample on the emulated Cortex-M33: the firmware's checksum equals TFLite Micro's."""
+    path = tmp_path / "chain.tflite"
+    path.write_bytes(make(3))
+    board = load_board("qemu-m33")
+    compiled = analyse(
+        path, board, Options(placer=Placer("milp"), time_limit=60.0, strategies=("rip",))
+    )
+    reference = checksum(reference_outputs(path, compiled.graph))
+    model = emit_model(compiled.graph, compiled.req, compiled.plans["rip"], "rip")
+    out = tmp_path / "qemu"
+    write_qemu_project(model, out, board, reference, model_macs=macs(compiled.graph))
+    result = run_on_qemu(out, board)
+    assert result.checksum == reference, result.line()
