@@ -92,6 +92,9 @@ REDUCER_OPS = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"})
 # Ops whose int8 input gives an int32 output (an index).
 INDEX_OPS = frozenset({"ARG_MAX", "ARG_MIN"})
 
+# Ops TFLite Micro has no int8 kernel for (float32 only): nothing to be bit-exact with.
+FLOAT_ONLY_IN_TFLM = frozenset({"NEG"})
+
 # Ops that only occur in recurrent or stateful models (cells, gates, state variables): their
 # presence turns "unsupported operator" into "recurrent models are not supported".
 RECURRENT_MARKERS = frozenset(
@@ -273,6 +276,8 @@ class _Reader:
             else:
                 where = describe(kind, i, output=-1)
             message = f"unsupported {where}"
+            if kind in FLOAT_ONLY_IN_TFLM:
+                message += "; TFLite Micro runs it on float32 only (no int8 kernel to match)"
             if markers or stateful:
                 uses = ", ".join(markers) or "variable tensors"
                 message += f"; recurrent models are not supported (this one uses {uses})"

@@ -491,3 +491,70 @@ def test_chains_on_qemu_m33(tmp_path: Path, make) -> None:
     write_qemu_project(model, out, board, reference, model_macs=macs(compiled.graph))
     result = run_on_qemu(out, board)
     assert result.checksum == reference, result.line()
+
+
+# ---- refusals: one line naming the operator, its index and the tensor ----------------------------
+
+
+def _refusal(build) -> str:
+    mb = ModelBuilder()
+    inputs, outputs = build(mb)
+    with pytest.raises(ModelError) as info:
+        read_model(finish(mb, inputs, outputs), name="m")
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_bad_parameters_are_one_line_errors() -> None:
+    def leaky_shape(mb):
+        x, y = mb.activation((1, 4), 0.1, 0), mb.activation((1, 5), 0.1, 0)
+        mb.operator("LEAKY_RELU", [x], [y], "LeakyReluOptions", (("Alpha", 0.2),))
+        return [x], [y]
+
+    assert "operator 0 (LEAKY_RELU), tensor 1" in _refusal(leaky_shape)
+
+    def add_n_shapes(mb):
+        a, b = mb.activation((2, 3), 0.1, 0), mb.activation((3, 2), 0.1, 0)
+        y = mb.activation((2, 3), 0.1, 0)
+        mb.operator("ADD_N", [a, b], [y], "AddNOptions")
+        return [a, b], [y]
+
+    assert "operator 0 (ADD_N), tensor 1" in _refusal(add_n_shapes)
+
+    def maximum_no_broadcast(mb):
+        a, b = mb.activation((2, 3), 0.1, 0), mb.activation((2, 4), 0.1, 0)
+        y = mb.activation((2, 4), 0.1, 0)
+        mb.operator("MAXIMUM", [a, b], [y], "MaximumMinimumOptions")
+        return [a, b], [y]
+
+    assert "is not the broadcast of [2, 3] and [2, 4]" in _refusal(maximum_no_broadcast)
+
+    def reduce_wrong_output(mb):
+        x = mb.activation((2, 3, 4), 0.1, 0)
+        axis = mb.constant_int32(np.asarray([1], dtype=np.int32))
+        y = mb.activation((2, 3), 0.1, 0)
+        mb.operator("REDUCE_MAX", [x, axis], [y], "ReducerOptions", (("KeepDims", False),))
+        return [x], [y]
+
+    assert "operator REDUCE_MAX at index 0" in _refusal(reduce_wrong_output)
+
+    def neg(mb):
+        x, y = mb.activation((4,), 0.1, 0), mb.activation((4,), 0.1, 0)
+        mb.operator("NEG", [x], [y], "NegOptions")
+        return [x], [y]
+
+    assert "NEG at index 0" in _refusal(neg) and "float32 only" in _refusal(neg)
+
+
+def test_add_n_mixed_quantization_refused_at_lowering() -> None:
+    """TFLite Micro's Prepare refuses ADD_N inputs of different scales; so does rip, in one
+    line naming the op."""
+    mb = ModelBuilder()
+    a, b = mb.activation((2, 3), 0.1, 0), mb.activation((2, 3), 0.2, 0)
+    y = mb.activation((2, 3), 0.1, 0)
+    mb.operator("ADD_N", [a, b], [y], "AddNOptions")
+    graph = read(finish(mb, [a, b], [y]))
+    op = graph.operators[0]
+    with pytest.raises(LoweringError, match=r"operator ADD_N at index 0 .*TFLite Micro needs"):
+        lowering_for(graph, op)(graph, op, 0, layout(graph, op).buffers, "op0")
