@@ -245,6 +245,60 @@ def softmax_params(input: Tensor, output: Tensor, beta: float = 1.0) -> SoftmaxK
     )
 
 
+LOG_SOFTMAX_OUTPUT_SCALE = 16.0 / 256.0
+LOG_SOFTMAX_OUTPUT_ZERO_POINT = 127
+
+
+@dataclass(frozen=True)
+class LogSoftmaxParams:
+    """rip_log_softmax_params and the row geometry (the last axis)."""
+
+    input_multiplier: int
+    input_left_shift: int
+    reverse_multiplier: int
+    reverse_shift: int
+    diff_min: int
+    num_rows: int
+    row_size: int
+
+
+def log_softmax_params(input: Tensor, output: Tensor) -> LogSoftmaxParams:
+    """LOG_SOFTMAX (log_softmax.cc CalculateOpData, PreprocessLogSoftmaxScalingExp): beta 1
+    times the input scale in Q5.26 as a multiplier greater than one, its reciprocal
+    2^(31 - shift) / multiplier as one smaller than one, diff_min from the input radius;
+    the output must be exactly scale 16/256, zero point 127."""
+    si, _ = scale_zp(input)
+    so, zo = scale_zp(output)
+    if zo != LOG_SOFTMAX_OUTPUT_ZERO_POINT or f32(so) != f32(LOG_SOFTMAX_OUTPUT_SCALE):
+        raise ParamsError(
+            f"LOG_SOFTMAX output {output.name!r} needs scale 16/256 and zero point 127,"
+            f" has {so} and {zo}"
+        )
+    scaled_diff_integer_bits = 5
+    real = min(si * (1 << (31 - scaled_diff_integer_bits)), (1 << 31) - 1.0)
+    if not real > 1.0:
+        raise ParamsError(f"LOG_SOFTMAX {output.name!r}: input scale too small ({real})")
+    multiplier, left_shift = quantize_multiplier(real)
+    if left_shift < 0:
+        raise ParamsError(f"LOG_SOFTMAX {output.name!r}: negative input left shift")
+    reverse = (1 << (31 - left_shift)) / float(multiplier)
+    if not 0.0 < reverse < 1.0:
+        raise ParamsError(f"LOG_SOFTMAX {output.name!r}: reverse scaling {reverse} not in (0, 1)")
+    reverse_multiplier, reverse_shift = quantize_multiplier(reverse)
+    if not input.shape:
+        raise ParamsError(f"LOG_SOFTMAX input {input.name!r} has rank 0")
+    row_size = int(input.shape[-1])
+    return LogSoftmaxParams(
+        input_multiplier=multiplier,
+        input_left_shift=left_shift,
+        reverse_multiplier=reverse_multiplier,
+        reverse_shift=reverse_shift,
+        diff_min=-calculate_input_radius(scaled_diff_integer_bits, left_shift),
+        num_rows=tensor_size(input) // row_size if row_size else 0,
+        row_size=row_size,
+    )
+
+
 @dataclass(frozen=True)
 class LutParams:
     """rip_lut_params: the output byte for every input byte (indexed by the input as uint8)."""
@@ -317,7 +371,14 @@ def elu_params(input: Tensor, output: Tensor) -> LutParams:
     return _table(elu, tensor_size(input))
 
 
-KernelParams = RequantizeParams | SigmoidParams | HardSwishParams | SoftmaxKernelParams | LutParams
+KernelParams = (
+    RequantizeParams
+    | SigmoidParams
+    | HardSwishParams
+    | SoftmaxKernelParams
+    | LogSoftmaxParams
+    | LutParams
+)
 
 
 def op_params(graph: Graph, op: Operator) -> KernelParams:
@@ -335,6 +396,8 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
         return hard_swish_params(ins[0], out)
     if op.kind == "SOFTMAX":
         return softmax_params(ins[0], out, p.beta)
+    if op.kind == "LOG_SOFTMAX":
+        return log_softmax_params(ins[0], out)
     if op.kind == "ABS":
         return abs_params(ins[0], out)
     if op.kind == "LEAKY_RELU" and isinstance(p, LeakyReluParams):

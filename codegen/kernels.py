@@ -53,6 +53,7 @@ LOWERINGS: dict[str, Lowering] = {
     "TANH": lower_activation.lower_unary,
     "HARD_SWISH": lower_activation.lower_unary,
     "SOFTMAX": lower_activation.lower_softmax,
+    "LOG_SOFTMAX": lower_activation.lower_softmax,
     "ABS": lower_activation.lower_unary,
     "LEAKY_RELU": lower_activation.lower_unary,
     "ELU": lower_activation.lower_unary,

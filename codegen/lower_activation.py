@@ -28,6 +28,7 @@ KERNELS: dict[str, Kernel] = {
     "TANH": Kernel("rip_tanh_s8", "rip_tanh_params", HEADER),
     "HARD_SWISH": Kernel("rip_hard_swish_s8", "rip_hard_swish_params", HEADER),
     "SOFTMAX": Kernel("rip_softmax_s8", "rip_softmax_params", HEADER),
+    "LOG_SOFTMAX": Kernel("rip_log_softmax_s8", "rip_log_softmax_params", HEADER),
     "ABS": Kernel("rip_lut_s8", "rip_lut_params", HEADER),
     "LEAKY_RELU": Kernel("rip_lut_s8", "rip_lut_params", HEADER),
     "ELU": Kernel("rip_lut_s8", "rip_lut_params", HEADER),

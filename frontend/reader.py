@@ -78,6 +78,7 @@ SUPPORTED_OPS = frozenset(
         # activations and elementwise (kernels/rip_activation.h, rip_elementwise.h)
         "LEAKY_RELU",
         "ELU",
+        "LOG_SOFTMAX",
         "ABS",
         "PRELU",
         "MAXIMUM",

@@ -97,6 +97,7 @@ _OP_SPECS: dict[str, tuple[int, int | None, frozenset[int], str | None, bool]] =
     "ARG_MIN": (2, 2, frozenset(), "ArgMinOptions", False),
     "LEAKY_RELU": (1, 1, frozenset(), "LeakyReluOptions", False),
     "ELU": (1, 1, frozenset(), None, False),
+    "LOG_SOFTMAX": (1, 1, frozenset(), "LogSoftmaxOptions", False),
     "ABS": (1, 1, frozenset(), "AbsOptions", False),
     "PRELU": (2, 2, frozenset(), None, False),
     "MAXIMUM": (2, 2, frozenset(), "MaximumMinimumOptions", False),
@@ -116,6 +117,7 @@ _SAME_SHAPE_OPS = frozenset(
         "LEAKY_RELU",
         "ELU",
         "ABS",
+        "LOG_SOFTMAX",
     }
 )
 _BROADCAST_OPS = frozenset(

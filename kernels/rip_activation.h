@@ -1,5 +1,6 @@
 /*
  * rip kernels: int8 activations (RELU, RELU6, QUANTIZE, LOGISTIC, TANH, HARD_SWISH, SOFTMAX,
+ * LOG_SOFTMAX (with gemmlowp's fixed-point log, reference/log_softmax.h and common.h),
  * and through a 256-entry table ABS, LEAKY_RELU and ELU).
  *
  * Arithmetic is TFLite Micro's reference integer kernels bit for bit (micro/kernels/
@@ -89,6 +90,20 @@ rip_status rip_tanh_s8(const rip_tanh_params *params, int32_t size,
 
 rip_status rip_hard_swish_s8(const rip_hard_swish_params *params, int32_t size,
                              const int8_t *input, int8_t *output);
+
+/* LOG_SOFTMAX: output quantization fixed at scale 16/256, zero point 127. */
+typedef struct {
+    int32_t input_multiplier;      /* beta * input_scale in Q5.26, as a multiplier > 1 */
+    int32_t input_left_shift;      /* >= 0 */
+    int32_t reverse_multiplier;    /* 1 / that multiplier, smaller than one */
+    int32_t reverse_shift;         /* <= 0 */
+    int32_t diff_min;              /* x - row max below this contributes nothing */
+} rip_log_softmax_params;
+
+/* LOG_SOFTMAX over rows of row_size contiguous elements (the last axis); output disjoint
+ * from the input (each row is read three times). */
+rip_status rip_log_softmax_s8(const rip_log_softmax_params *params, int32_t num_rows,
+                              int32_t row_size, const int8_t *input, int8_t *output);
 
 /* y[i] = table[(uint8_t)x[i]]: ABS, LEAKY_RELU, ELU. */
 rip_status rip_lut_s8(const rip_lut_params *params, int32_t size, const int8_t *input,

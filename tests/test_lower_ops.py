@@ -558,3 +558,24 @@ def test_add_n_mixed_quantization_refused_at_lowering() -> None:
     op = graph.operators[0]
     with pytest.raises(LoweringError, match=r"operator ADD_N at index 0 .*TFLite Micro needs"):
         lowering_for(graph, op)(graph, op, 0, layout(graph, op).buffers, "op0")
+
+
+# ---- LOG_SOFTMAX --------------------------------------------------------------------------------
+
+
+@st.composite
+def log_softmaxes(draw: st.DrawFn) -> tuple[bytes, int]:
+    shape = draw(shapes(1, 4, 12))
+    mb = ModelBuilder()
+    x = mb.activation(shape, draw(st.floats(0.01, 0.5)), draw(st.integers(-128, 127)))
+    y = mb.activation(shape, 16.0 / 256.0, 127)
+    mb.operator("LOG_SOFTMAX", [x], [y], "LogSoftmaxOptions")
+    return finish(mb, [x], [y]), draw(st.integers(0, 2**16))
+
+
+@SETTINGS
+@given(log_softmaxes())
+def test_log_softmax(kernel_objs: list[Path], tmp_path: Path, case) -> None:
+    model, seed = case
+    got, want, _ = run_op(model, seed, kernel_objs, tmp_path)
+    assert got == want
