@@ -142,7 +142,7 @@ class ReduceParams:
 
 @dataclass(frozen=True)
 class LeakyReluParams:
-    alpha: float = 0.2  # the float32 of LeakyReluOptions
+    alpha: float = 0.0  # the float32 of LeakyReluOptions (the schema default when absent)
 
 
 @dataclass(frozen=True)

@@ -539,7 +539,7 @@ class _Reader:
 
         if kind == "LEAKY_RELU":
             o = self.options(op, tflite.LeakyReluOptions, index, kind, required=False)
-            return LeakyReluParams(float(o.Alpha()) if o is not None else 0.2)
+            return LeakyReluParams(float(o.Alpha()) if o is not None else 0.0)
 
         if kind in REDUCER_OPS:
             o = self.options(op, tflite.ReducerOptions, index, kind, required=False)

@@ -579,3 +579,12 @@ def test_log_softmax(kernel_objs: list[Path], tmp_path: Path, case) -> None:
     model, seed = case
     got, want, _ = run_op(model, seed, kernel_objs, tmp_path)
     assert got == want
+
+
+def test_leaky_relu_without_options_has_alpha_zero(kernel_objs: list[Path], tmp_path: Path) -> None:
+    """No LeakyReluOptions table: TFLite Micro's alpha is the zero-initialised 0."""
+    mb = ModelBuilder()
+    x, y = mb.activation((3, 7), 0.05, -4), mb.activation((3, 7), 0.03, 9)
+    mb.operator("LEAKY_RELU", [x], [y])
+    got, want, _ = run_op(finish(mb, [x], [y]), 4, kernel_objs, tmp_path)
+    assert got == want
