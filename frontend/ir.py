@@ -115,7 +115,8 @@ class FullyConnectedParams:
 
 @dataclass(frozen=True)
 class ElementwiseParams:
-    """ADD, SUB, MUL (with broadcasting of a 1x1xC operand over HxWxC)."""
+    """ADD, SUB, MUL (their fused activation; any broadcast), and the option-less binary ops
+    (MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU, ADD_N) read as NoParams."""
 
     activation: str = "NONE"
 
