@@ -542,6 +542,12 @@ class _Reader:
             return LeakyReluParams(float(o.Alpha()) if o is not None else 0.0)
 
         if kind in REDUCER_OPS:
+            axis_tensor = tensors[ins[1]]
+            if axis_tensor.dtype != "int32":
+                raise self.fail(
+                    f"{where}: axis {_tensor_desc(axis_tensor)} is {axis_tensor.dtype}; "
+                    f"TFLite Micro's {kind} takes an int32 axis"
+                )
             o = self.options(op, tflite.ReducerOptions, index, kind, required=False)
             keep_dims = bool(o.KeepDims()) if o is not None else False
             rank = len(in_shape)

@@ -589,6 +589,14 @@ def test_bad_parameters_are_one_line_errors() -> None:
 
     assert "operator REDUCE_MAX at index 0" in _refusal(reduce_wrong_output)
 
+    def int64_axis(mb):
+        x, y = mb.activation((2, 3), 0.1, 0), mb.activation((2,), 0.1, 0)
+        axis = mb._add_tensor((1,), "int64", None, np.asarray([1], "<i8").tobytes(), "ax")
+        mb.operator("SUM", [x, axis], [y], "ReducerOptions", (("KeepDims", False),))
+        return [x], [y]
+
+    assert "operator SUM at index 0: axis tensor 2 'ax' is int64" in _refusal(int64_axis)
+
     def neg(mb):
         x, y = mb.activation((4,), 0.1, 0), mb.activation((4,), 0.1, 0)
         mb.operator("NEG", [x], [y], "NegOptions")
