@@ -399,19 +399,15 @@ def chain_model(seed: int) -> bytes:
 
 
 def test_chain_model_matches_tflite_micro(tmp_path: Path) -> None:
-    """Every strategy's plan (replay-checked by plan_model) built and run on the host: the
-    checksum of both outputs equals TFLite Micro's; under rip some new op runs in place."""
+    """Planned under rip (replay-checked by plan_model), emitted, built and run on the host:
+    the checksum of both outputs (one of them int32) equals TFLite Micro's, with the
+    elementwise ops in place. (Out of place is every Hypothesis case above.)"""
     model = chain_model(0)
-    sums = set()
-    for strategy in ("dual", "rip"):
-        got, want, plan = compile_and_run(model, tmp_path, strategy)
-        assert got == want, strategy
-        sums.add(got)
-        if strategy == "rip":
-            graph = rewrite(read_model(model))
-            kinds = {graph.operators[p.op].kind for p in plan.aliased}
-            assert kinds & {"LEAKY_RELU", "SQUARED_DIFFERENCE", "PRELU"}, kinds
-    assert len(sums) == 1
+    got, want, plan = compile_and_run(model, tmp_path, "rip")
+    assert got == want
+    graph = rewrite(read_model(model))
+    kinds = {graph.operators[p.op].kind for p in plan.aliased}
+    assert {"LEAKY_RELU", "SQUARED_DIFFERENCE", "PRELU"} <= kinds, kinds
 
 
 def second_chain_model(seed: int) -> bytes:
