@@ -112,16 +112,14 @@ def reduce_model(
         out_shape = tuple(d for k, d in enumerate(shape) if k not in resolved)
     mb = ModelBuilder()
     x = mb.activation(shape, *quant_in)
-    axis = mb.constant_int32(np.asarray(axes, dtype=np.int32))
     if kind in ("ARG_MAX", "ARG_MIN"):
         y = mb.add_index_output(out_shape)
-        options = "ArgMaxOptions" if kind == "ARG_MAX" else "ArgMinOptions"
-        mb.operator(kind, [x, axis], [y], options, (("OutputType", 2),))  # INT32
+        mb.arg_min_max(kind, x, axes[0], y)
     else:
         if kind in ("REDUCE_MAX", "REDUCE_MIN"):
             quant_out = quant_in
         y = mb.activation(out_shape, *quant_out)
-        mb.operator(kind, [x, axis], [y], "ReducerOptions", (("KeepDims", keep_dims),))
+        mb.reduce(kind, x, axes, y, keep_dims=keep_dims)
     return finish(mb, [x], [y])
 
 
@@ -215,11 +213,9 @@ def unary_model(
     x = mb.activation(shape, *qi)
     y = mb.activation(shape, *qo)
     if kind == "LEAKY_RELU":
-        mb.operator(kind, [x], [y], "LeakyReluOptions", (("Alpha", alpha),))
-    elif kind == "ABS":
-        mb.operator(kind, [x], [y], "AbsOptions")
+        mb.leaky_relu(x, y, alpha=alpha)
     else:
-        mb.operator(kind, [x], [y])
+        mb.unary(kind, x, y)
     return finish(mb, [x], [y])
 
 
@@ -292,9 +288,11 @@ def binary_model(
         b = mb.activation(b_shape, *quants[1])
     qo = quants[0] if kind in ("MAXIMUM", "MINIMUM") else quants[2]
     y = mb.activation(out_shape, *qo)
-    options = BINARY_OPTIONS[kind]
-    fields = (("FusedActivationFunction", activation),) if kind in ("ADD", "SUB", "MUL") else ()
-    mb.operator(kind, [a, b], [y], options, fields if options else ())
+    if kind in ("ADD", "SUB", "MUL"):
+        options = (("FusedActivationFunction", activation),)
+        mb.operator(kind, [a, b], [y], BINARY_OPTIONS[kind], options)
+    else:
+        mb.binary(kind, a, b, y)
     return finish(mb, [a] if constant_b else [a, b], [y]), a, b
 
 
@@ -355,7 +353,7 @@ def add_ns(draw: st.DrawFn) -> tuple[bytes, int, str | None, int]:
     mb = ModelBuilder()
     xs = [mb.activation(shape, *q) for _ in range(n)]
     y = mb.activation(shape, *qo)
-    mb.operator("ADD_N", xs, [y], "AddNOptions")
+    mb.add_n(xs, y)
     over = draw(st.integers(0, n - 1))
     inplace = "elementwise" if draw(st.booleans()) else None
     return finish(mb, xs, [y]), draw(st.integers(0, 2**16)), inplace, over
@@ -623,7 +621,7 @@ def log_softmaxes(draw: st.DrawFn) -> tuple[bytes, int]:
     mb = ModelBuilder()
     x = mb.activation(shape, draw(st.floats(0.01, 0.5)), draw(st.integers(-128, 127)))
     y = mb.activation(shape, 16.0 / 256.0, 127)
-    mb.operator("LOG_SOFTMAX", [x], [y], "LogSoftmaxOptions")
+    mb.unary("LOG_SOFTMAX", x, y)
     return finish(mb, [x], [y]), draw(st.integers(0, 2**16))
 
 
