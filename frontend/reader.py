@@ -76,6 +76,7 @@ SUPPORTED_OPS = frozenset(
         "ARG_MAX",
         "ARG_MIN",
         # activations and elementwise (kernels/rip_activation.h, rip_elementwise.h)
+        "TANH",
         "LEAKY_RELU",
         "ELU",
         "LOG_SOFTMAX",
