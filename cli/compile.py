@@ -23,6 +23,7 @@ from rip.cli import guarded
 from rip.compiler import Compiled, Options, compile_model
 from rip.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError
 from rip.firmware.output_dir import cannot_write
+from rip.oplist import format_operator_table, operator_table
 from rip.report import build_report, format_generated, format_report
 from rip.terms import Placer, Strategy
 
@@ -32,7 +33,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="rip-compile",
         description="Compile an int8 TFLite model with Right In-Place memory planning.",
     )
-    p.add_argument("model", help="path to an int8 .tflite model")
+    p.add_argument("model", nargs="?", help="path to an int8 .tflite model")
+    p.add_argument(
+        "--list-ops",
+        action="store_true",
+        help="print every accepted operator with its in-place class and kernel, and exit",
+    )
     p.add_argument(
         "--board", default="pico2", help=f"one of {', '.join(board_names())} (default pico2)"
     )
@@ -201,7 +207,13 @@ def _exit_code(c: Compiled) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.list_ops:
+        print(format_operator_table(operator_table()))
+        return EXIT_OK
+    if args.model is None:
+        parser.error("the following arguments are required: model")
     return guarded("rip-compile", lambda: _compile(args))
 
 

@@ -18,8 +18,12 @@ while RELU6's bound stays float32, which numpy float32 reproduces here.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
+from rip.codegen.fixedpoint import multiply_by_quantized_multiplier
 from rip.codegen.quant import (
     INT8_MAX,
     INT8_MIN,
@@ -30,7 +34,7 @@ from rip.codegen.quant import (
     scale_zp,
     tensor_size,
 )
-from rip.frontend.ir import Graph, Operator, Tensor
+from rip.frontend.ir import Graph, LeakyReluParams, Operator, Tensor
 
 SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
 SOFTMAX_OUTPUT_ZERO_POINT = -128
@@ -241,7 +245,140 @@ def softmax_params(input: Tensor, output: Tensor, beta: float = 1.0) -> SoftmaxK
     )
 
 
-KernelParams = RequantizeParams | SigmoidParams | HardSwishParams | SoftmaxKernelParams
+LOG_SOFTMAX_OUTPUT_SCALE = 16.0 / 256.0
+LOG_SOFTMAX_OUTPUT_ZERO_POINT = 127
+
+
+@dataclass(frozen=True)
+class LogSoftmaxParams:
+    """rip_log_softmax_params and the row geometry (the last axis)."""
+
+    input_multiplier: int
+    input_left_shift: int
+    reverse_multiplier: int
+    reverse_shift: int
+    diff_min: int
+    num_rows: int
+    row_size: int
+
+
+def log_softmax_params(input: Tensor, output: Tensor) -> LogSoftmaxParams:
+    """LOG_SOFTMAX (log_softmax.cc CalculateOpData, PreprocessLogSoftmaxScalingExp): beta 1
+    times the input scale in Q5.26 as a multiplier greater than one, its reciprocal
+    2^(31 - shift) / multiplier as one smaller than one, diff_min from the input radius;
+    the output must be exactly scale 16/256, zero point 127."""
+    si, _ = scale_zp(input)
+    so, zo = scale_zp(output)
+    if zo != LOG_SOFTMAX_OUTPUT_ZERO_POINT or f32(so) != f32(LOG_SOFTMAX_OUTPUT_SCALE):
+        raise ParamsError(
+            f"LOG_SOFTMAX output {output.name!r} needs scale 16/256 and zero point 127,"
+            f" has {so} and {zo}"
+        )
+    scaled_diff_integer_bits = 5
+    real = min(si * (1 << (31 - scaled_diff_integer_bits)), (1 << 31) - 1.0)
+    if not real > 1.0:
+        raise ParamsError(f"LOG_SOFTMAX {output.name!r}: input scale too small ({real})")
+    multiplier, left_shift = quantize_multiplier(real)
+    if left_shift < 0:
+        raise ParamsError(f"LOG_SOFTMAX {output.name!r}: negative input left shift")
+    reverse = (1 << (31 - left_shift)) / float(multiplier)
+    if not 0.0 < reverse < 1.0:
+        raise ParamsError(f"LOG_SOFTMAX {output.name!r}: reverse scaling {reverse} not in (0, 1)")
+    reverse_multiplier, reverse_shift = quantize_multiplier(reverse)
+    if not input.shape:
+        raise ParamsError(f"LOG_SOFTMAX input {input.name!r} has rank 0")
+    row_size = int(input.shape[-1])
+    return LogSoftmaxParams(
+        input_multiplier=multiplier,
+        input_left_shift=left_shift,
+        reverse_multiplier=reverse_multiplier,
+        reverse_shift=reverse_shift,
+        diff_min=-calculate_input_radius(scaled_diff_integer_bits, left_shift),
+        num_rows=tensor_size(input) // row_size if row_size else 0,
+        row_size=row_size,
+    )
+
+
+@dataclass(frozen=True)
+class LutParams:
+    """rip_lut_params: the output byte for every input byte (indexed by the input as uint8)."""
+
+    table: bytes
+    size: int
+
+
+def _clamp8(v: int) -> int:
+    return min(INT8_MAX, max(INT8_MIN, v))
+
+
+def _table(f: Callable[[int], int], size: int) -> LutParams:
+    """The table of an int8 -> int8 function, entry (uint8)x = f(x)."""
+    table = np.zeros(256, dtype=np.int8)
+    for x in range(INT8_MIN, INT8_MAX + 1):
+        table[x & 0xFF] = _clamp8(f(x))
+    return LutParams(table=table.tobytes(), size=size)
+
+
+def abs_params(input: Tensor, output: Tensor) -> LutParams:
+    """ABS (elementwise.cc, PrepareAbsRsqrt and AbsEvalQuantized): |x - zp_in|, then the
+    output zero point added directly when the two float32 scales are equal, else requantized
+    by QuantizeMultiplier(float32 s_in / s_out)."""
+    si, zi = scale_zp(input)
+    so, zo = scale_zp(output)
+    if f32(si) == f32(so):
+        return _table(lambda x: abs(x - zi) + zo, tensor_size(input))
+    m, shift = quantize_multiplier(float(f32(si) / f32(so)))
+    return _table(
+        lambda x: multiply_by_quantized_multiplier(abs(x - zi), m, shift) + zo,
+        tensor_size(input),
+    )
+
+
+def leaky_relu_params(input: Tensor, output: Tensor, alpha: float) -> LutParams:
+    """LEAKY_RELU (CalculateOpDataLeakyRelu, reference_ops::QuantizeLeakyRelu): x - zp_in
+    requantized by QuantizeMultiplier(s_in / s_out) when >= 0, else by
+    QuantizeMultiplier(s_in * alpha / s_out), both ratios in float32; a negative alpha
+    multiplies by its magnitude and negates."""
+    si, zi = scale_zp(input)
+    so, zo = scale_zp(output)
+    m_id, s_id = quantize_multiplier(float(f32(si) / f32(so)))
+    m_alpha, s_alpha = quantize_multiplier(float(f32(si) * f32(alpha) / f32(so)))
+
+    def leaky(x: int) -> int:
+        v = x - zi
+        if v >= 0:
+            return zo + multiply_by_quantized_multiplier(v, m_id, s_id)
+        scaled = multiply_by_quantized_multiplier(v, abs(m_alpha), s_alpha)
+        return zo + (-scaled if m_alpha < 0 else scaled)
+
+    return _table(leaky, tensor_size(input))
+
+
+def elu_params(input: Tensor, output: Tensor) -> LutParams:
+    """ELU (elu.cc PopulateLookupTable): TFLite Micro's own table, in float32: x dequantized,
+    expf(x) - 1 below zero, times 1 / s_out (float32), roundf, plus the zero point. expf is
+    taken as exp in double rounded to float32 (a correctly rounded expf)."""
+    si, zi = scale_zp(input)
+    so, zo = scale_zp(output)
+    inverse = f32(1.0) / f32(so)
+
+    def elu(x: int) -> int:
+        value = f32(si) * f32(x - zi)
+        if value < f32(0.0):
+            value = f32(math.exp(float(value))) - f32(1.0)
+        return int(round_half_away(float(f32(value * inverse))) + zo)
+
+    return _table(elu, tensor_size(input))
+
+
+KernelParams = (
+    RequantizeParams
+    | SigmoidParams
+    | HardSwishParams
+    | SoftmaxKernelParams
+    | LogSoftmaxParams
+    | LutParams
+)
 
 
 def op_params(graph: Graph, op: Operator) -> KernelParams:
@@ -259,4 +396,12 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
         return hard_swish_params(ins[0], out)
     if op.kind == "SOFTMAX":
         return softmax_params(ins[0], out, p.beta)
+    if op.kind == "LOG_SOFTMAX":
+        return log_softmax_params(ins[0], out)
+    if op.kind == "ABS":
+        return abs_params(ins[0], out)
+    if op.kind == "LEAKY_RELU" and isinstance(p, LeakyReluParams):
+        return leaky_relu_params(ins[0], out, p.alpha)
+    if op.kind == "ELU":
+        return elu_params(ins[0], out)
     raise ParamsError(f"{op.describe()} is not an activation kernel")

@@ -1,7 +1,9 @@
-"""Kernel parameters of kernels/rip_elementwise.h (ADD, SUB, MUL), computed as TFLite
+"""Kernel parameters of kernels/rip_elementwise.h (ADD, SUB, MUL, MAXIMUM, MINIMUM,
+SQUARED_DIFFERENCE, PRELU, ADD_N, and the general broadcast shape), computed as TFLite
 Micro's Prepare functions compute them (tensorflow/lite/micro/kernels/add_common.cc,
-sub_common.cc, mul_common.cc; reference kernels reference_integer_ops/add.h and mul.h), bit
-for bit.
+sub_common.cc, mul_common.cc, maximum_minimum.cc, squared_difference.cc, prelu_common.cc,
+add_n.cc; reference kernels reference_integer_ops/add.h and mul.h, reference/prelu.h,
+add_n.h), bit for bit.
 
 Every function is pure and returns a frozen dataclass whose fields are the C struct's fields
 plus the operand sizes the call needs, ready for a Jinja2 template. A model TFLite Micro
@@ -35,7 +37,7 @@ ADD_LEFT_SHIFT = 20  # TFLite's int8 ADD/SUB headroom: |x - zp| << 20 stays belo
 class AddParams:
     """rip_add_params (ADD and SUB) and the operand sizes of the call."""
 
-    kind: str  # "ADD" | "SUB"
+    kind: str  # "ADD" | "SUB" | "SQUARED_DIFFERENCE"
     input1_offset: int
     input2_offset: int
     output_offset: int
@@ -85,12 +87,93 @@ def _broadcast_size(operand: Tensor, output: Tensor) -> int:
 
 
 def _operand_sizes(input1: Tensor, input2: Tensor, output: Tensor) -> dict[str, int]:
-    """The sizes the binary kernels' call passes: each input as a broadcast suffix."""
+    """The sizes the flat binary kernels' call passes (each input's element count; the
+    flat call is only emitted where both broadcast as suffixes, see `broadcast_params`)."""
     return {
-        "input1_size": _broadcast_size(input1, output),
-        "input2_size": _broadcast_size(input2, output),
+        "input1_size": tensor_size(input1),
+        "input2_size": tensor_size(input2),
         "output_size": tensor_size(output),
     }
+
+
+def is_suffix(operand: Tensor, output: Tensor) -> bool:
+    """Whether the flat kernels' i % n reading broadcasts ``operand`` to ``output``."""
+    try:
+        _broadcast_size(operand, output)
+    except ParamsError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class BroadcastShape:
+    """rip_broadcast: rows of ``row`` output elements over the outer axes ``dims``, each
+    operand's start of a row advancing by its ``stride`` (0: broadcast along that axis),
+    ``row1`` / ``row2`` elements of it per row (``row``, or 1 repeated)."""
+
+    dims: tuple[int, ...]
+    stride1: tuple[int, ...]
+    stride2: tuple[int, ...]
+    row: int
+    row1: int
+    row2: int
+
+
+@dataclass(frozen=True)
+class BroadcastCall:
+    """The parameters of a general broadcast call: the flat kernel's and the shape."""
+
+    kernel: object
+    shape: BroadcastShape
+
+
+MAX_BROADCAST_RANK = 6  # RIP_BROADCAST_MAX_RANK in kernels/rip_elementwise.h
+
+
+def broadcast_shape(input1: Tensor, input2: Tensor, output: Tensor) -> BroadcastShape | None:
+    """The rip_broadcast of a binary op whose operands do not both broadcast as suffixes
+    (None when they do: the flat call is enough). Unit output axes are dropped and
+    neighbouring axes merged where each operand is full on both or broadcast on both, which
+    keeps every element where it was."""
+    if is_suffix(input1, output) and is_suffix(input2, output):
+        return None
+    rank = len(output.shape)
+    a = (1,) * (rank - len(input1.shape)) + tuple(input1.shape)
+    b = (1,) * (rank - len(input2.shape)) + tuple(input2.shape)
+    axes: list[list[int]] = []  # [extent, operand 1 full, operand 2 full]
+    for x, y, o in zip(a, b, output.shape, strict=True):
+        if (x not in (1, o)) or (y not in (1, o)):
+            raise ParamsError(
+                f"operands {input1.shape} and {input2.shape} do not broadcast to {output.shape}"
+            )
+        if o == 1:
+            continue
+        full = [int(x == o), int(y == o)]
+        if axes and axes[-1][1:] == full:
+            axes[-1][0] *= o
+        else:
+            axes.append([o, *full])
+    if not axes:
+        return BroadcastShape((), (), (), 1, 1, 1)
+    strides: list[list[int]] = [[], []]
+    for k in (0, 1):
+        acc = 1
+        for extent, *full in reversed(axes):
+            strides[k].append(acc if full[k] else 0)
+            acc *= extent if full[k] else 1
+        strides[k].reverse()
+    row, full1, full2 = axes[-1]
+    outer = axes[:-1]
+    if len(outer) > MAX_BROADCAST_RANK:
+        raise ParamsError(f"broadcast over {len(outer) + 1} merged axes, at most 7")
+    return BroadcastShape(
+        dims=tuple(e for e, *_ in outer),
+        stride1=tuple(strides[0][:-1]),
+        stride2=tuple(strides[1][:-1]),
+        row=row,
+        row1=row if full1 else 1,
+        row2=row if full2 else 1,
+    )
 
 
 def add_params(
@@ -157,7 +240,143 @@ def mul_params(
     )
 
 
-KernelParams = AddParams | MulParams
+@dataclass(frozen=True)
+class MaxMinParams:
+    """rip_max_min_params (MAXIMUM, MINIMUM: raw comparison, no requantization)."""
+
+    maximum: int
+    input1_size: int
+    input2_size: int
+    output_size: int
+
+
+@dataclass(frozen=True)
+class PreluParams:
+    """rip_prelu_params and the operand sizes of the call."""
+
+    input_offset: int
+    alpha_offset: int
+    output_offset: int
+    output1_multiplier: int
+    output1_shift: int
+    output2_multiplier: int
+    output2_shift: int
+    input1_size: int
+    input2_size: int
+    output_size: int
+
+
+@dataclass(frozen=True)
+class AddNParams:
+    """rip_add_n_params and the call's element count."""
+
+    num_inputs: int
+    input_offset: int
+    output_offset: int
+    left_shift: int
+    input_multiplier: int
+    input_shift: int
+    output_multiplier: int
+    output_shift: int
+    activation_min: int
+    activation_max: int
+    size: int
+
+
+SQUARED_DIFFERENCE_LEFT_SHIFT = 7  # squared_difference.cc: 255^2 << 14 fits int32
+
+
+def squared_difference_params(input1: Tensor, input2: Tensor, output: Tensor) -> AddParams:
+    """SQUARED_DIFFERENCE (PrepareQuantized): ADD's rescaling of both inputs to twice the
+    larger scale, left shift 7; the output multiplier (2 max s)^2 / (2^14 s_out), whose
+    denominator is a float32 product, through QuantizeMultiplier."""
+    s1, z1 = scale_zp(input1)
+    s2, z2 = scale_zp(input2)
+    so, zo = scale_zp(output)
+    twice = 2.0 * float(max(f32(s1), f32(s2)))
+    shift2 = 1 << (2 * SQUARED_DIFFERENCE_LEFT_SHIFT)
+    real_out = twice * twice / float(f32(shift2) * f32(so))
+    try:
+        m1, sh1 = quantize_multiplier_smaller_than_one_exp(s1 / twice)
+        m2, sh2 = quantize_multiplier_smaller_than_one_exp(s2 / twice)
+    except ValueError as e:
+        raise ParamsError(f"SQUARED_DIFFERENCE {output.name!r}: {e}") from None
+    mo, sho = quantize_multiplier(real_out)
+    return AddParams(
+        kind="SQUARED_DIFFERENCE",
+        input1_offset=-z1,
+        input2_offset=-z2,
+        output_offset=zo,
+        left_shift=SQUARED_DIFFERENCE_LEFT_SHIFT,
+        input1_multiplier=m1,
+        input1_shift=sh1,
+        input2_multiplier=m2,
+        input2_shift=sh2,
+        output_multiplier=mo,
+        output_shift=sho,
+        activation_min=-128,
+        activation_max=127,
+        **_operand_sizes(input1, input2, output),
+    )
+
+
+def prelu_params(input: Tensor, alpha: Tensor, output: Tensor) -> PreluParams:
+    """PRELU (CalculatePreluParams): s_in / s_out and s_in s_alpha / s_out in double, both
+    through QuantizeMultiplier."""
+    si, zi = scale_zp(input)
+    sa, za = scale_zp(alpha)
+    so, zo = scale_zp(output)
+    m1, sh1 = quantize_multiplier(si / so)
+    m2, sh2 = quantize_multiplier(si * sa / so)
+    return PreluParams(
+        input_offset=-zi,
+        alpha_offset=-za,
+        output_offset=zo,
+        output1_multiplier=m1,
+        output1_shift=sh1,
+        output2_multiplier=m2,
+        output2_shift=sh2,
+        **_operand_sizes(input, alpha, output),
+    )
+
+
+ADD_N_LEFT_SHIFT = 20  # add_n.cc kAddNIntegerShift
+
+
+def add_n_params(inputs: list[Tensor], output: Tensor) -> AddNParams:
+    """ADD_N (add_n.cc CalculateOpData): every input shares the first's quantization; each
+    rescaled by s / (2 s) with 20 bits of headroom, the sum by 2 s / (2^20 s_out)."""
+    s, z = scale_zp(inputs[0])
+    for t in inputs[1:]:
+        st, zt = scale_zp(t)
+        if f32(st) != f32(s) or zt != z:
+            raise ParamsError(
+                f"ADD_N input {t.name!r} is quantized ({st}, {zt}), the first input ({s}, {z});"
+                " TFLite Micro needs them equal"
+            )
+    so, zo = scale_zp(output)
+    twice = 2.0 * s
+    try:
+        mi, shi = quantize_multiplier_smaller_than_one_exp(s / twice)
+        mo, sho = quantize_multiplier_smaller_than_one_exp(twice / ((1 << ADD_N_LEFT_SHIFT) * so))
+    except ValueError as e:
+        raise ParamsError(f"ADD_N {output.name!r}: {e}") from None
+    return AddNParams(
+        num_inputs=len(inputs),
+        input_offset=-z,
+        output_offset=zo,
+        left_shift=ADD_N_LEFT_SHIFT,
+        input_multiplier=mi,
+        input_shift=shi,
+        output_multiplier=mo,
+        output_shift=sho,
+        activation_min=-128,
+        activation_max=127,
+        size=tensor_size(output),
+    )
+
+
+KernelParams = AddParams | MulParams | MaxMinParams | PreluParams | AddNParams
 
 
 def op_params(graph: Graph, op: Operator) -> KernelParams:
@@ -169,4 +388,12 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
         return add_params(ins[0], ins[1], out, p.activation, op.kind)
     if op.kind == "MUL":
         return mul_params(ins[0], ins[1], out, p.activation)
+    if op.kind in ("MAXIMUM", "MINIMUM"):
+        return MaxMinParams(int(op.kind == "MAXIMUM"), **_operand_sizes(ins[0], ins[1], out))
+    if op.kind == "SQUARED_DIFFERENCE":
+        return squared_difference_params(ins[0], ins[1], out)
+    if op.kind == "PRELU":
+        return prelu_params(ins[0], ins[1], out)
+    if op.kind == "ADD_N":
+        return add_n_params(ins, out)
     raise ParamsError(f"{op.describe()} is not an elementwise kernel")

@@ -8,7 +8,14 @@ kernels/rip_conv.h, and likewise pool, elementwise, activation and shape).
 
 from __future__ import annotations
 
-from rip.codegen import lower_activation, lower_conv, lower_elementwise, lower_pool, lower_shape
+from rip.codegen import (
+    lower_activation,
+    lower_conv,
+    lower_elementwise,
+    lower_pool,
+    lower_reduce,
+    lower_shape,
+)
 from rip.codegen.lowering import Lowering
 from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
@@ -22,11 +29,22 @@ LOWERINGS: dict[str, Lowering] = {
     "AVERAGE_POOL_2D": lower_pool.lower_pool,
     "MAX_POOL_2D": lower_pool.lower_pool,
     "GLOBAL_AVERAGE_POOL": lower_pool.lower_global_pool,
-    "MEAN": lower_pool.lower_global_pool,  # over H and W only; the lowering refuses any other
+    # kernels/rip_reduce.h (a MEAN over H and W of NHWC runs rip_pool.h's global pool)
+    "MEAN": lower_reduce.lower_mean,
+    "SUM": lower_reduce.lower_reduce,
+    "REDUCE_MAX": lower_reduce.lower_reduce,
+    "REDUCE_MIN": lower_reduce.lower_reduce,
+    "ARG_MAX": lower_reduce.lower_reduce,
+    "ARG_MIN": lower_reduce.lower_reduce,
     # kernels/rip_elementwise.h
     "ADD": lower_elementwise.lower_binary,
     "SUB": lower_elementwise.lower_binary,
     "MUL": lower_elementwise.lower_binary,
+    "MAXIMUM": lower_elementwise.lower_binary,
+    "MINIMUM": lower_elementwise.lower_binary,
+    "SQUARED_DIFFERENCE": lower_elementwise.lower_binary,
+    "PRELU": lower_elementwise.lower_binary,
+    "ADD_N": lower_elementwise.lower_add_n,
     # kernels/rip_activation.h
     "RELU": lower_activation.lower_unary,
     "RELU6": lower_activation.lower_unary,
@@ -35,6 +53,10 @@ LOWERINGS: dict[str, Lowering] = {
     "TANH": lower_activation.lower_unary,
     "HARD_SWISH": lower_activation.lower_unary,
     "SOFTMAX": lower_activation.lower_softmax,
+    "LOG_SOFTMAX": lower_activation.lower_softmax,
+    "ABS": lower_activation.lower_unary,
+    "LEAKY_RELU": lower_activation.lower_unary,
+    "ELU": lower_activation.lower_unary,
     # kernels/rip_shape.h
     "TRANSPOSE": lower_shape.lower_transpose,
     "RESIZE_NEAREST_NEIGHBOR": lower_shape.lower_resize_nearest,

@@ -1,5 +1,5 @@
 """Lowerings of kernels/rip_activation.h: RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC,
-TANH, HARD_SWISH and SOFTMAX.
+TANH, HARD_SWISH, SOFTMAX, and ABS, LEAKY_RELU and ELU (a table of all 256 input bytes).
 
 The parameters are `rip.codegen.activation_params` (TFLite Micro's Prepare, bit for bit);
 the C text comes from the template pair ``templates/ops/activation_{data,call}.c.j2``
@@ -28,12 +28,16 @@ KERNELS: dict[str, Kernel] = {
     "TANH": Kernel("rip_tanh_s8", "rip_tanh_params", HEADER),
     "HARD_SWISH": Kernel("rip_hard_swish_s8", "rip_hard_swish_params", HEADER),
     "SOFTMAX": Kernel("rip_softmax_s8", "rip_softmax_params", HEADER),
+    "LOG_SOFTMAX": Kernel("rip_log_softmax_s8", "rip_log_softmax_params", HEADER),
+    "ABS": Kernel("rip_lut_s8", "rip_lut_params", HEADER),
+    "LEAKY_RELU": Kernel("rip_lut_s8", "rip_lut_params", HEADER),
+    "ELU": Kernel("rip_lut_s8", "rip_lut_params", HEADER),
 }
 
 
 def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
-    """RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC, TANH, HARD_SWISH: one pass over the
-    elements, in place at or below the input."""
+    """RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC, TANH, HARD_SWISH, ABS, LEAKY_RELU,
+    ELU: one pass over the elements, in place at or below the input."""
     kernel = KERNELS[op.kind]
     return lower_one_input(
         graph, op, index, buffers, prefix, kernel, ap.op_params, InPlaceKind.ELEMENTWISE

@@ -1,4 +1,6 @@
-"""Lowerings of kernels/rip_elementwise.h: ADD, SUB and MUL, with suffix broadcasting.
+"""Lowerings of kernels/rip_elementwise.h: ADD, SUB, MUL, MAXIMUM, MINIMUM,
+SQUARED_DIFFERENCE, PRELU (suffix broadcasting in the flat kernels, any other broadcast
+through their ``_broadcast`` twins) and ADD_N.
 
 The parameters are `rip.codegen.elementwise_params` (TFLite Micro's Prepare, bit for bit);
 this module only decides which pointers the kernel gets, which constant data the op owns, and
@@ -34,18 +36,35 @@ KERNELS: dict[str, Kernel] = {
     "ADD": Kernel("rip_add_s8", "rip_add_params", HEADER),
     "SUB": Kernel("rip_sub_s8", "rip_sub_params", HEADER),
     "MUL": Kernel("rip_mul_s8", "rip_mul_params", HEADER),
+    "MAXIMUM": Kernel("rip_max_min_s8", "rip_max_min_params", HEADER),
+    "MINIMUM": Kernel("rip_max_min_s8", "rip_max_min_params", HEADER),
+    "SQUARED_DIFFERENCE": Kernel(
+        "rip_squared_difference_s8", "rip_squared_difference_params", HEADER
+    ),
+    "PRELU": Kernel("rip_prelu_s8", "rip_prelu_params", HEADER),
+    "ADD_N": Kernel("rip_add_n_s8", "rip_add_n_params", HEADER),
 }
+
+
+def broadcast_kernel(kernel: Kernel) -> Kernel:
+    """The general-broadcast twin of a flat binary kernel (rip_add_s8 -> rip_add_broadcast_s8)."""
+    return Kernel(kernel.function.removesuffix("_s8") + "_broadcast_s8", kernel.struct, HEADER)
 
 
 def lower_binary(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
-    """ADD, SUB, MUL with suffix broadcasting; a constant operand (e.g. a per-channel scale of
-    shape 1x1x1xC) is emitted as the op's own data. In place over a full-size operand."""
+    """ADD, SUB, MUL, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU: the flat kernel when both
+    operands broadcast as suffixes of the output (a full tensor, 1x1x1xC, a scalar), else
+    its general-broadcast twin; a constant operand (e.g. a per-channel scale of shape
+    1x1x1xC, PRELU's alpha) is emitted as the op's own data. In place over a full-size
+    operand."""
     kernel = KERNELS[op.kind]
     check_buffers(graph, op, buffers)
     in_place = check_operand_in_place(graph, op, buffers, kernel, InPlaceKind.ELEMENTWISE, (0, 1))
     params = kernel_params(ep.op_params, graph, op)
+    x1, x2, y = (graph.tensors[t] for t in (*op.inputs[:2], op.outputs[0]))
+    shape = kernel_params(lambda g, o: ep.broadcast_shape(x1, x2, y), graph, op)
     if in_place:
         size = (params.input1_size, params.input2_size)[buffers.inplace_input or 0]
         if size != params.output_size:
@@ -55,4 +74,17 @@ def lower_binary(
                 " again for every row)"
             )
     inputs, constants = operands(graph, op, (0, 1), buffers, prefix)
+    if shape is not None:
+        kernel, params = broadcast_kernel(kernel), ep.BroadcastCall(params, shape)
+    return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, constants)
+
+
+def lower_add_n(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
+    """ADD_N over inputs of one shape and quantization; in place over any of them."""
+    kernel = KERNELS[op.kind]
+    check_buffers(graph, op, buffers)
+    positions = range(len(op.inputs))
+    check_operand_in_place(graph, op, buffers, kernel, InPlaceKind.ELEMENTWISE, positions)
+    params = kernel_params(ep.op_params, graph, op)
+    inputs, constants = operands(graph, op, positions, buffers, prefix)
     return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, constants)

@@ -47,8 +47,8 @@ def _interface(graph: Graph) -> dict[int, tuple[str, int]]:
 
 
 def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
-    """TFLite Micro's int8 output bytes for the default test input, in ``graph.outputs``
-    order."""
+    """TFLite Micro's output bytes (int8, or int32 for an index output) for the default
+    test input, in ``graph.outputs`` order."""
     if runtime is None:  # pragma: no cover - the test extra installs it
         raise ReferenceError(f"TFLite Micro is not installed ({_MISSING})")
     data = Path(model).read_bytes() if isinstance(model, Path) else model
@@ -77,5 +77,7 @@ def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
             q = graph.tensors[t].quant
             y = np.round(y / np.float32(q.scale[0])) + q.zero_point[0]
             y = np.clip(y, -128, 127)
-        outputs.append(y.astype(np.int8).tobytes())
+        # int8 bytes, or the tensor's own type (the int32 indices of ARG_MAX / ARG_MIN)
+        dtype = np.int32 if graph.tensors[t].dtype == "int32" else np.int8
+        outputs.append(y.astype(dtype).tobytes())
     return outputs

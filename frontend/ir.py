@@ -115,7 +115,8 @@ class FullyConnectedParams:
 
 @dataclass(frozen=True)
 class ElementwiseParams:
-    """ADD, SUB, MUL (with broadcasting of a 1x1xC operand over HxWxC)."""
+    """ADD, SUB, MUL (their fused activation; any broadcast), and the option-less binary ops
+    (MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU, ADD_N) read as NoParams."""
 
     activation: str = "NONE"
 
@@ -133,10 +134,16 @@ class SoftmaxParams:
 
 @dataclass(frozen=True)
 class ReduceParams:
-    """MEAN (not over H and W together, which becomes global average pooling)."""
+    """MEAN (over H and W together it becomes global average pooling), SUM, REDUCE_MAX,
+    REDUCE_MIN over ``axes``; ARG_MAX, ARG_MIN over their one axis (``keep_dims`` False)."""
 
     axes: tuple[int, ...] = ()
     keep_dims: bool = False
+
+
+@dataclass(frozen=True)
+class LeakyReluParams:
+    alpha: float = 0.0  # the float32 of LeakyReluOptions (the schema default when absent)
 
 
 @dataclass(frozen=True)

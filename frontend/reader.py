@@ -8,6 +8,7 @@ tensors). Other subgraphs (e.g. of control-flow ops, which rip refuses anyway) a
 
 from __future__ import annotations
 
+import math
 import struct
 from collections import Counter
 from itertools import combinations
@@ -25,6 +26,7 @@ from rip.frontend.ir import (
     ElementwiseParams,
     FullyConnectedParams,
     Graph,
+    LeakyReluParams,
     NoParams,
     Operator,
     Padding,
@@ -67,8 +69,33 @@ SUPPORTED_OPS = frozenset(
         "TRANSPOSE",
         "QUANTIZE",
         "DEQUANTIZE",
+        # reductions (kernels/rip_reduce.h)
+        "SUM",
+        "REDUCE_MAX",
+        "REDUCE_MIN",
+        "ARG_MAX",
+        "ARG_MIN",
+        # activations and elementwise (kernels/rip_activation.h, rip_elementwise.h)
+        "TANH",
+        "LEAKY_RELU",
+        "ELU",
+        "LOG_SOFTMAX",
+        "ABS",
+        "PRELU",
+        "MAXIMUM",
+        "MINIMUM",
+        "SQUARED_DIFFERENCE",
+        "ADD_N",
     }
 )
+
+# Reductions with ReducerOptions and an axis tensor.
+REDUCER_OPS = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"})
+# Ops whose int8 input gives an int32 output (an index).
+INDEX_OPS = frozenset({"ARG_MAX", "ARG_MIN"})
+
+# Ops TFLite Micro has no int8 kernel for (float32 only): nothing to be bit-exact with.
+FLOAT_ONLY_IN_TFLM = frozenset({"NEG"})
 
 # Ops that only occur in recurrent or stateful models (cells, gates, state variables): their
 # presence turns "unsupported operator" into "recurrent models are not supported".
@@ -251,6 +278,8 @@ class _Reader:
             else:
                 where = describe(kind, i, output=-1)
             message = f"unsupported {where}"
+            if kind in FLOAT_ONLY_IN_TFLM:
+                message += "; TFLite Micro runs it on float32 only (no int8 kernel to match)"
             if markers or stateful:
                 uses = ", ".join(markers) or "variable tensors"
                 message += f"; recurrent models are not supported (this one uses {uses})"
@@ -331,6 +360,14 @@ class _Reader:
                 if t.quant is None:
                     raise self.fail(f"int8 {_tensor_desc(t)} has no quantization parameters")
                 continue
+            index_op = raw_ops[producer[tid]][0] if tid in producer else None
+            if index_op in INDEX_OPS:
+                if t.dtype == "int32":
+                    continue
+                raise self.fail(
+                    f"{index_op} output {_tensor_desc(t)} is {t.dtype}: TFLite Micro's "
+                    f"{index_op} writes int32 indices only"
+                )
             made_by = (
                 f"output of {describe(raw_ops[producer[tid]][0], producer[tid])}"
                 if tid in producer
@@ -486,7 +523,32 @@ class _Reader:
             act = "NONE" if o is None else self.activation(o.FusedActivationFunction(), index, kind)
             return ElementwiseParams(act)
 
-        if kind == "MEAN":
+        if kind in INDEX_OPS:
+            axis_tensor = tensors[ins[1]]
+            if axis_tensor.dtype != "int32":
+                raise self.fail(
+                    f"{where}: axis {_tensor_desc(axis_tensor)} is {axis_tensor.dtype}; "
+                    f"TFLite Micro's {kind} takes an int32 axis"
+                )
+            axes = self.constant_ints(ins[1], tensors)
+            if axes is None or len(axes) != 1:
+                raise self.fail(f"{where}: the axis tensor must hold one constant axis")
+            rank = len(in_shape)
+            if not -rank <= axes[0] < rank:
+                raise self.fail(f"{where}: axis {axes[0]} out of range for rank {rank}")
+            return self.reduce_params(in_shape, out_shape, (axes[0] % rank,), False, where)
+
+        if kind == "LEAKY_RELU":
+            o = self.options(op, tflite.LeakyReluOptions, index, kind, required=False)
+            return LeakyReluParams(float(o.Alpha()) if o is not None else 0.0)
+
+        if kind in REDUCER_OPS:
+            axis_tensor = tensors[ins[1]]
+            if axis_tensor.dtype != "int32":
+                raise self.fail(
+                    f"{where}: axis {_tensor_desc(axis_tensor)} is {axis_tensor.dtype}; "
+                    f"TFLite Micro's {kind} takes an int32 axis"
+                )
             o = self.options(op, tflite.ReducerOptions, index, kind, required=False)
             keep_dims = bool(o.KeepDims()) if o is not None else False
             rank = len(in_shape)
@@ -495,7 +557,8 @@ class _Reader:
                 axes = self.infer_mean_axes(in_shape, out_shape, tensors[ins[1]], keep_dims, where)
             if any(not -rank <= a < rank for a in axes):
                 raise self.fail(f"{where}: axes {axes} out of range for rank {rank}")
-            return ReduceParams(tuple(sorted({a % rank for a in axes})), keep_dims)
+            axes = sorted({a % rank for a in axes})
+            return self.reduce_params(in_shape, out_shape, tuple(axes), keep_dims, where)
 
         if kind == "PAD":
             return self.pad_params(ins, in_shape, out_shape, tensors, where)
@@ -527,8 +590,25 @@ class _Reader:
             return TransposeParams(tuple(perm))
 
         # RESHAPE, SQUEEZE (the output shape says it all), LOGISTIC, HARD_SWISH, RELU, RELU6,
-        # QUANTIZE, DEQUANTIZE.
+        # QUANTIZE, DEQUANTIZE, ELU, ABS, PRELU, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, ADD_N.
         return NoParams()
+
+    def reduce_params(
+        self,
+        in_shape: tuple[int, ...],
+        out_shape: tuple[int, ...],
+        axes: tuple[int, ...],
+        keep_dims: bool,
+        where: str,
+    ) -> ReduceParams:
+        """The reduction's axes, checked against the output: it holds the kept extents."""
+        kept = [d for j, d in enumerate(in_shape) if j not in axes]
+        if math.prod(kept) != math.prod(out_shape):
+            raise self.fail(
+                f"{where}: output {list(out_shape)} does not hold {list(in_shape)} reduced over"
+                f" axes {list(axes)}"
+            )
+        return ReduceParams(axes, keep_dims)
 
     def infer_mean_axes(
         self,

@@ -19,6 +19,10 @@ from rip.frontend.ir import Graph, Operator, Padding, PadParams, ReduceParams
 
 CONV_KINDS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 POOL_KINDS = frozenset({"MAX_POOL_2D", "AVERAGE_POOL_2D"})
+# Ops whose output is their input's bytes: they become aliases (`alias_reshapes`), no code.
+ALIAS_KINDS = frozenset({"RESHAPE", "SQUEEZE"})
+# Ops removed at a float model boundary (`strip_interface`).
+INTERFACE_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE"})
 # Producers whose int8 kernels apply the fused activation as a clamp of the quantized output
 # (TFLite's CalculateActivationRangeQuantized). CONCATENATION has the field, but TFLite's
 # kernels require it to be NONE, so a RELU after one is never fused into it.
@@ -118,7 +122,7 @@ def alias_reshapes(graph: Graph) -> Graph:
     aliases = dict(graph.aliases)
     removed: set[int] = set()
     for i, op in enumerate(graph.operators):
-        if op.kind not in ("RESHAPE", "SQUEEZE") or len(op.outputs) != 1:
+        if op.kind not in ALIAS_KINDS or len(op.outputs) != 1:
             continue
         src, dst = op.inputs[0], op.outputs[0]
         a, b = graph.tensor(src), graph.tensor(dst)

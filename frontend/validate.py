@@ -90,10 +90,42 @@ _OP_SPECS: dict[str, tuple[int, int | None, frozenset[int], str | None, bool]] =
     "TRANSPOSE": (2, 2, frozenset(), "TransposeOptions", False),
     "QUANTIZE": (1, 1, frozenset(), "QuantizeOptions", False),
     "DEQUANTIZE": (1, 1, frozenset(), "DequantizeOptions", False),
+    "SUM": (2, 2, frozenset(), "ReducerOptions", False),
+    "REDUCE_MAX": (2, 2, frozenset(), "ReducerOptions", False),
+    "REDUCE_MIN": (2, 2, frozenset(), "ReducerOptions", False),
+    "ARG_MAX": (2, 2, frozenset(), "ArgMaxOptions", False),
+    "ARG_MIN": (2, 2, frozenset(), "ArgMinOptions", False),
+    "LEAKY_RELU": (1, 1, frozenset(), "LeakyReluOptions", False),
+    "TANH": (1, 1, frozenset(), None, False),
+    "ELU": (1, 1, frozenset(), None, False),
+    "LOG_SOFTMAX": (1, 1, frozenset(), "LogSoftmaxOptions", False),
+    "ABS": (1, 1, frozenset(), "AbsOptions", False),
+    "PRELU": (2, 2, frozenset(), None, False),
+    "MAXIMUM": (2, 2, frozenset(), "MaximumMinimumOptions", False),
+    "MINIMUM": (2, 2, frozenset(), "MaximumMinimumOptions", False),
+    "SQUARED_DIFFERENCE": (2, 2, frozenset(), "SquaredDifferenceOptions", False),
+    "ADD_N": (2, None, frozenset(), "AddNOptions", False),
 }
 _SAME_SHAPE_OPS = frozenset(
-    {"SOFTMAX", "LOGISTIC", "HARD_SWISH", "RELU", "RELU6", "QUANTIZE", "DEQUANTIZE"}
+    {
+        "SOFTMAX",
+        "LOGISTIC",
+        "HARD_SWISH",
+        "RELU",
+        "RELU6",
+        "QUANTIZE",
+        "DEQUANTIZE",
+        "LEAKY_RELU",
+        "TANH",
+        "ELU",
+        "ABS",
+        "LOG_SOFTMAX",
+    }
 )
+_BROADCAST_OPS = frozenset(
+    {"ADD", "SUB", "MUL", "PRELU", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"}
+)
+_REDUCE_OPS = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "ARG_MAX", "ARG_MIN"})
 _WINDOW_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
 
 
@@ -587,7 +619,7 @@ class _Validator:
                 f"output {list(ys)} does not hold {n_in // max(ws[1], 1)} rows of {ws[0]}",
             )
             self.bias(i, ins, ws[0])
-        elif kind in ("ADD", "SUB", "MUL"):
+        elif kind in _BROADCAST_OPS:
             b = self.shapes[ins[1]]
             need(
                 _broadcast(xs, b) == ys,
@@ -627,7 +659,14 @@ class _Validator:
                 out,
                 f"output {list(ys)} is not a permutation of {list(xs)}",
             )
-        elif kind == "MEAN":
+        elif kind == "ADD_N":
+            for t in ins:
+                need(
+                    self.shapes[t] == ys,
+                    t,
+                    f"shape {list(self.shapes[t])} differs from the output's {list(ys)}",
+                )
+        elif kind in _REDUCE_OPS:
             need(
                 _shape_elements(ys) <= _shape_elements(xs),
                 out,

@@ -339,3 +339,128 @@ rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, in
     }
     return RIP_OK;
 }
+
+rip_status rip_lut_s8(const rip_lut_params *params, int32_t size, const int8_t *input,
+                      int8_t *output) {
+    if (size < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    for (int32_t i = 0; i < size; ++i) {
+        output[i] = params->table[(uint8_t)input[i]];
+    }
+    return RIP_OK;
+}
+
+/* ---- LOG_SOFTMAX: gemmlowp fixed point, the log of TFLite's common.h in our own words ---- */
+
+static inline int32_t sat_add32(int32_t a, int32_t b) {
+    const int64_t s = (int64_t)a + (int64_t)b;
+    return (int32_t)(s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : s));
+}
+
+static inline int32_t sat_sub32(int32_t a, int32_t b) {
+    const int64_t s = (int64_t)a - (int64_t)b;
+    return (int32_t)(s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : s));
+}
+
+static inline int32_t wrap_add32(int32_t a, int32_t b) {
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+static inline int32_t wrap_sub32(int32_t a, int32_t b) {
+    return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+/* log(x) for x >= 1 given in Q12.19, result in Q5.26: x = 2^k r with r in [sqrt(1/2), 1)
+ * or the same times sqrt(1/2) (whichever leaves r nearer 1), then k log 2 plus a rational
+ * approximation of log(r) around sqrt(sqrt(1/2)); the sum carries one extra integer bit. */
+static int32_t fp_log_q12_to_q5(int32_t x) {
+    enum { kInputBits = 12, kAccumBits = 6 };
+    const int32_t log_2 = 1488522236;
+    const int32_t sqrt_sqrt_half = 1805811301;
+    const int32_t sqrt_half = 1518500250;
+    const int32_t alpha_n = 117049297;
+    const int32_t alpha_d = 127690142;
+    const int32_t alpha_i = 1057819769;
+    const int32_t alpha_f = 638450708;
+    const int32_t shifted_quarter = fp_mul_pot(536870912, -kAccumBits); /* 1/4 in Q6 */
+
+    const int z_a_headroom_plus_1 = rip_clz32((uint32_t)x);
+    const int32_t r_a_tmp = fp_mul_pot(x, z_a_headroom_plus_1 - 1);
+    const int32_t r_a = fp_mul_pot(fp_mul(r_a_tmp, sqrt_half), 1);
+    const int32_t z_a_pow_2_adj =
+        sat_add32(fp_mul_pot(kInputBits - z_a_headroom_plus_1, 31 - kAccumBits), shifted_quarter);
+
+    const int32_t z_b = fp_mul(x, sqrt_half);
+    const int z_b_headroom = rip_clz32((uint32_t)z_b) - 1;
+    const int32_t r_b = fp_mul_pot(x, z_b_headroom);
+    const int32_t z_b_pow_2_adj =
+        sat_sub32(fp_mul_pot(kInputBits - z_b_headroom, 31 - kAccumBits), shifted_quarter);
+
+    const int32_t r = r_a < r_b ? r_a : r_b;
+    const int32_t z_pow_2_adj = z_a_pow_2_adj > z_b_pow_2_adj ? z_a_pow_2_adj : z_b_pow_2_adj;
+
+    const int32_t p = fp_rounding_half_sum(r, sqrt_sqrt_half);
+    int32_t q = wrap_sub32(r, sqrt_sqrt_half);
+    q = wrap_add32(q, q);
+    const int32_t common_sq = fp_mul(q, q);
+    const int32_t num = wrap_add32(fp_mul(q, r), fp_mul(fp_mul(q, common_sq), alpha_n));
+    const int32_t denom_minus_one = wrap_add32(
+        fp_mul(p, wrap_add32(wrap_add32(alpha_i, q), fp_mul(alpha_d, common_sq))),
+        fp_mul(alpha_f, q));
+    const int32_t recip_denom = fp_one_over_one_plus_x_for_x_in_0_1(denom_minus_one);
+    const int32_t num_scaled = fp_mul_pot(num, -kAccumBits);
+    const int32_t sum = wrap_add32(fp_mul(z_pow_2_adj, log_2), fp_mul(num_scaled, recip_denom));
+    return fp_mul_pot(sum, kAccumBits - 5);
+}
+
+rip_status rip_log_softmax_s8(const rip_log_softmax_params *params, int32_t num_rows,
+                              int32_t row_size, const int8_t *input, int8_t *output) {
+    if (num_rows < 0 || row_size <= 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    /* exp's argument is Q5.26; the sum of up to 2^12 terms in [0, 1] is Q12.19; the output
+     * is Q4 above the output step: 31 - 5 - 4 bits are rounded away. */
+    enum { kScaledDiffIntegerBits = 5, kAccumulationIntegerBits = 12, kOutputIntegerBits = 4 };
+    for (int32_t row = 0; row < num_rows; ++row) {
+        const int8_t *x = input + row * row_size;
+        int8_t *y = output + row * row_size;
+        int32_t max_in_row = INT8_MIN;
+        for (int32_t c = 0; c < row_size; ++c) {
+            max_in_row = rip_max32(max_in_row, x[c]);
+        }
+        int32_t sum_of_exps = 0;
+        for (int32_t c = 0; c < row_size; ++c) {
+            const int32_t diff = (int32_t)x[c] - max_in_row;
+            if (diff >= params->diff_min) {
+                const int32_t scaled = rip_multiply_by_quantized_multiplier(
+                    diff, params->input_multiplier, params->input_left_shift);
+                sum_of_exps = wrap_add32(
+                    sum_of_exps,
+                    fp_mul_pot(fp_exp_on_negative_values(scaled, kScaledDiffIntegerBits),
+                               -kAccumulationIntegerBits));
+            }
+        }
+        const int32_t log_sum = fp_log_q12_to_q5(sum_of_exps);
+        const int32_t adjusted_diff_min = rip_max32(
+            params->diff_min - 1,
+            rip_multiply_by_quantized_multiplier(wrap_add32(log_sum, INT32_MIN),
+                                                 params->reverse_multiplier,
+                                                 params->reverse_shift));
+        for (int32_t c = 0; c < row_size; ++c) {
+            const int32_t diff = (int32_t)x[c] - max_in_row;
+            int32_t out = INT8_MIN;
+            if (diff > adjusted_diff_min) {
+                const int32_t scaled = rip_multiply_by_quantized_multiplier(
+                    diff, params->input_multiplier, params->input_left_shift);
+                out = rip_rounding_divide_by_pot(
+                          wrap_sub32(scaled, log_sum),
+                          31 - kScaledDiffIntegerBits - kOutputIntegerBits) +
+                      INT8_MAX;
+                out = rip_clamp32(out, INT8_MIN, INT8_MAX);
+            }
+            y[c] = (int8_t)out;
+        }
+    }
+    return RIP_OK;
+}

@@ -1,5 +1,7 @@
 /*
- * rip kernels: int8 activations (RELU, RELU6, QUANTIZE, LOGISTIC, TANH, HARD_SWISH, SOFTMAX).
+ * rip kernels: int8 activations (RELU, RELU6, QUANTIZE, LOGISTIC, TANH, HARD_SWISH, SOFTMAX,
+ * LOG_SOFTMAX (with gemmlowp's fixed-point log, reference/log_softmax.h and common.h),
+ * and through a 256-entry table ABS, LEAKY_RELU and ELU).
  *
  * Arithmetic is TFLite Micro's reference integer kernels bit for bit (micro/kernels/
  * activations.h, reference/requantize.h, reference/integer_ops/logistic.h and tanh.h,
@@ -65,6 +67,13 @@ typedef struct {
     int32_t diff_min;         /* x - row max below this contributes nothing */
 } rip_softmax_params;
 
+/* A table of the output byte for each input byte, indexed by the input read as uint8: how
+ * ABS, LEAKY_RELU and ELU run (rip.codegen.activation_params evaluates TFLite Micro's
+ * integer arithmetic, or for ELU its own float table, on all 256 inputs). */
+typedef struct {
+    int8_t table[256];
+} rip_lut_params;
+
 /* RELU (requantizing) and RELU6 (TFLite Micro clamps in the input's quantization). */
 rip_status rip_relu_s8(const rip_relu_params *params, int32_t size,
                        const int8_t *input, int8_t *output);
@@ -81,6 +90,24 @@ rip_status rip_tanh_s8(const rip_tanh_params *params, int32_t size,
 
 rip_status rip_hard_swish_s8(const rip_hard_swish_params *params, int32_t size,
                              const int8_t *input, int8_t *output);
+
+/* LOG_SOFTMAX: output quantization fixed at scale 16/256, zero point 127. */
+typedef struct {
+    int32_t input_multiplier;      /* beta * input_scale in Q5.26, as a multiplier > 1 */
+    int32_t input_left_shift;      /* >= 0 */
+    int32_t reverse_multiplier;    /* 1 / that multiplier, smaller than one */
+    int32_t reverse_shift;         /* <= 0 */
+    int32_t diff_min;              /* x - row max below this contributes nothing */
+} rip_log_softmax_params;
+
+/* LOG_SOFTMAX over rows of row_size contiguous elements (the last axis); output disjoint
+ * from the input (each row is read three times). */
+rip_status rip_log_softmax_s8(const rip_log_softmax_params *params, int32_t num_rows,
+                              int32_t row_size, const int8_t *input, int8_t *output);
+
+/* y[i] = table[(uint8_t)x[i]]: ABS, LEAKY_RELU, ELU. */
+rip_status rip_lut_s8(const rip_lut_params *params, int32_t size, const int8_t *input,
+                      int8_t *output);
 
 /* SOFTMAX over rows of row_size contiguous elements (the last axis). */
 rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, int32_t row_size,

@@ -74,3 +74,207 @@ rip_status rip_mul_s8(const rip_mul_params *params, int32_t input1_size, const i
     }
     return RIP_OK;
 }
+
+/* ---- MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU ----------------------------------------- */
+
+rip_status rip_max_min_s8(const rip_max_min_params *params, int32_t input1_size,
+                          const int8_t *input1, int32_t input2_size, const int8_t *input2,
+                          int32_t output_size, int8_t *output) {
+    if (!sizes_ok(input1_size, input2_size, output_size)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    int32_t j1 = 0;
+    int32_t j2 = 0;
+    for (int32_t i = 0; i < output_size; ++i) {
+        const int8_t a = input1[j1];
+        const int8_t b = input2[j2];
+        output[i] = params->maximum ? (a > b ? a : b) : (a < b ? a : b);
+        if (++j1 == input1_size) {
+            j1 = 0;
+        }
+        if (++j2 == input2_size) {
+            j2 = 0;
+        }
+    }
+    return RIP_OK;
+}
+
+rip_status rip_squared_difference_s8(const rip_squared_difference_params *params,
+                                     int32_t input1_size, const int8_t *input1,
+                                     int32_t input2_size, const int8_t *input2,
+                                     int32_t output_size, int8_t *output) {
+    if (!sizes_ok(input1_size, input2_size, output_size)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const rip_add_params *p = params;
+    int32_t j1 = 0;
+    int32_t j2 = 0;
+    for (int32_t i = 0; i < output_size; ++i) {
+        const int32_t a = ((int32_t)input1[j1] + p->input1_offset) * (1 << p->left_shift);
+        const int32_t b = ((int32_t)input2[j2] + p->input2_offset) * (1 << p->left_shift);
+        const int32_t diff =
+            rip_multiply_by_quantized_multiplier_smaller_than_one(a, p->input1.multiplier,
+                                                                  p->input1.shift) -
+            rip_multiply_by_quantized_multiplier_smaller_than_one(b, p->input2.multiplier,
+                                                                  p->input2.shift);
+        /* |diff| <= 255 << 7, so its square fits in 31 bits. */
+        const int32_t y = rip_multiply_by_quantized_multiplier(diff * diff, p->output.multiplier,
+                                                               p->output.shift) +
+                          p->output_offset;
+        output[i] = (int8_t)rip_clamp32(y, p->activation_min, p->activation_max);
+        if (++j1 == input1_size) {
+            j1 = 0;
+        }
+        if (++j2 == input2_size) {
+            j2 = 0;
+        }
+    }
+    return RIP_OK;
+}
+
+rip_status rip_prelu_s8(const rip_prelu_params *params, int32_t input1_size, const int8_t *input1,
+                        int32_t input2_size, const int8_t *input2, int32_t output_size,
+                        int8_t *output) {
+    if (!sizes_ok(input1_size, input2_size, output_size)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    int32_t j1 = 0;
+    int32_t j2 = 0;
+    for (int32_t i = 0; i < output_size; ++i) {
+        const int32_t x = (int32_t)input1[j1] + params->input_offset;
+        int32_t y;
+        if (x >= 0) {
+            y = rip_multiply_by_quantized_multiplier(x, params->output1.multiplier,
+                                                     params->output1.shift);
+        } else {
+            const int32_t alpha = (int32_t)input2[j2] + params->alpha_offset;
+            y = rip_multiply_by_quantized_multiplier(x * alpha, params->output2.multiplier,
+                                                     params->output2.shift);
+        }
+        output[i] = (int8_t)rip_clamp32(y + params->output_offset, INT8_MIN, INT8_MAX);
+        if (++j1 == input1_size) {
+            j1 = 0;
+        }
+        if (++j2 == input2_size) {
+            j2 = 0;
+        }
+    }
+    return RIP_OK;
+}
+
+/* ---- general broadcasting: one flat-kernel call per row ----------------------------------- */
+
+enum { BINARY_ADD, BINARY_SUB, BINARY_MUL, BINARY_MAX_MIN, BINARY_SQUARED_DIFFERENCE, BINARY_PRELU };
+
+static rip_status binary_row(int op, const void *params, int32_t n1, const int8_t *input1,
+                             int32_t n2, const int8_t *input2, int32_t n, int8_t *output) {
+    switch (op) {
+    case BINARY_ADD:
+        return rip_add_s8((const rip_add_params *)params, n1, input1, n2, input2, n, output);
+    case BINARY_SUB:
+        return rip_sub_s8((const rip_sub_params *)params, n1, input1, n2, input2, n, output);
+    case BINARY_MUL:
+        return rip_mul_s8((const rip_mul_params *)params, n1, input1, n2, input2, n, output);
+    case BINARY_MAX_MIN:
+        return rip_max_min_s8((const rip_max_min_params *)params, n1, input1, n2, input2, n,
+                              output);
+    case BINARY_SQUARED_DIFFERENCE:
+        return rip_squared_difference_s8((const rip_squared_difference_params *)params, n1,
+                                         input1, n2, input2, n, output);
+    default:
+        return rip_prelu_s8((const rip_prelu_params *)params, n1, input1, n2, input2, n, output);
+    }
+}
+
+static rip_status broadcast_rows(int op, const void *params, const rip_broadcast *b,
+                                 const int8_t *input1, const int8_t *input2, int8_t *output) {
+    if (b->rank < 0 || b->rank > RIP_BROADCAST_MAX_RANK || b->row < 1 ||
+        (b->row1 != b->row && b->row1 != 1) || (b->row2 != b->row && b->row2 != 1)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    int32_t index[RIP_BROADCAST_MAX_RANK] = {0};
+    int32_t at1 = 0;
+    int32_t at2 = 0;
+    int8_t *out = output;
+    for (;;) {
+        const rip_status status =
+            binary_row(op, params, b->row1, input1 + at1, b->row2, input2 + at2, b->row, out);
+        if (status != RIP_OK) {
+            return status;
+        }
+        out += b->row;
+        /* the outer odometer, innermost axis first */
+        int32_t j = b->rank - 1;
+        for (; j >= 0; --j) {
+            at1 += b->stride1[j];
+            at2 += b->stride2[j];
+            if (++index[j] < b->dims[j]) {
+                break;
+            }
+            at1 -= b->dims[j] * b->stride1[j];
+            at2 -= b->dims[j] * b->stride2[j];
+            index[j] = 0;
+        }
+        if (j < 0) {
+            return RIP_OK;
+        }
+    }
+}
+
+rip_status rip_add_broadcast_s8(const rip_add_params *params, const rip_broadcast *shape,
+                                const int8_t *input1, const int8_t *input2, int8_t *output) {
+    return broadcast_rows(BINARY_ADD, params, shape, input1, input2, output);
+}
+
+rip_status rip_sub_broadcast_s8(const rip_sub_params *params, const rip_broadcast *shape,
+                                const int8_t *input1, const int8_t *input2, int8_t *output) {
+    return broadcast_rows(BINARY_SUB, params, shape, input1, input2, output);
+}
+
+rip_status rip_mul_broadcast_s8(const rip_mul_params *params, const rip_broadcast *shape,
+                                const int8_t *input1, const int8_t *input2, int8_t *output) {
+    return broadcast_rows(BINARY_MUL, params, shape, input1, input2, output);
+}
+
+rip_status rip_max_min_broadcast_s8(const rip_max_min_params *params, const rip_broadcast *shape,
+                                    const int8_t *input1, const int8_t *input2, int8_t *output) {
+    return broadcast_rows(BINARY_MAX_MIN, params, shape, input1, input2, output);
+}
+
+rip_status rip_squared_difference_broadcast_s8(const rip_squared_difference_params *params,
+                                               const rip_broadcast *shape, const int8_t *input1,
+                                               const int8_t *input2, int8_t *output) {
+    return broadcast_rows(BINARY_SQUARED_DIFFERENCE, params, shape, input1, input2, output);
+}
+
+rip_status rip_prelu_broadcast_s8(const rip_prelu_params *params, const rip_broadcast *shape,
+                                  const int8_t *input1, const int8_t *input2, int8_t *output) {
+    return broadcast_rows(BINARY_PRELU, params, shape, input1, input2, output);
+}
+
+/* ---- ADD_N -------------------------------------------------------------------------------- */
+
+rip_status rip_add_n_s8(const rip_add_n_params *params, int32_t num_inputs,
+                        const int8_t *const *inputs, int32_t size, int8_t *output) {
+    if (num_inputs < 1 || size < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const rip_add_n_params *p = params;
+    /* TFLite Micro's reference starts each sum from the rescaled input offset (its "x = 0"
+     * is the offset itself); kept, as the output bytes depend on it. */
+    const int32_t start = rip_multiply_by_quantized_multiplier_smaller_than_one(
+        p->input_offset * (1 << p->left_shift), p->input.multiplier, p->input.shift);
+    for (int32_t i = 0; i < size; ++i) {
+        int32_t sum = start;
+        for (int32_t k = 0; k < num_inputs; ++k) {
+            const int32_t x = ((int32_t)inputs[k][i] + p->input_offset) * (1 << p->left_shift);
+            sum += rip_multiply_by_quantized_multiplier_smaller_than_one(x, p->input.multiplier,
+                                                                         p->input.shift);
+        }
+        const int32_t y = rip_multiply_by_quantized_multiplier_smaller_than_one(
+                              sum, p->output.multiplier, p->output.shift) +
+                          p->output_offset;
+        output[i] = (int8_t)rip_clamp32(y, p->activation_min, p->activation_max);
+    }
+    return RIP_OK;
+}

@@ -1,5 +1,6 @@
 /*
- * rip kernels: int8 ADD, SUB and MUL with broadcasting.
+ * rip kernels: int8 ADD, SUB and MUL with broadcasting; MAXIMUM, MINIMUM,
+ * SQUARED_DIFFERENCE, PRELU and ADD_N; each binary op also over general broadcast shapes.
  *
  * Arithmetic is TFLite Micro's reference integer kernels bit for bit
  * (reference/integer_ops/add.h, reference/sub.h, reference/integer_ops/mul.h):
@@ -63,6 +64,95 @@ rip_status rip_sub_s8(const rip_sub_params *params, int32_t input1_size, const i
 
 rip_status rip_mul_s8(const rip_mul_params *params, int32_t input1_size, const int8_t *input1,
                       int32_t input2_size, const int8_t *input2, int32_t output_size, int8_t *output);
+
+/* ---- more binary ops: the same shape contract as ADD (sizes before operands, i % n) ------
+ * Arithmetic of TFLite Micro's reference kernels (maximum_minimum.cc, squared_difference.cc,
+ * reference/prelu.h, reference/add_n.h); parameters from rip.codegen.elementwise_params. */
+
+/* MAXIMUM (maximum = 1) and MINIMUM (0): the larger / smaller raw input, no requantization. */
+typedef struct {
+    int32_t maximum;
+} rip_max_min_params;
+
+/* SQUARED_DIFFERENCE: ADD's parameters with left_shift 7; y = output_offset +
+ * MultiplyByQuantizedMultiplier((a - b)^2, output), a and b rescaled like ADD's operands. */
+typedef rip_add_params rip_squared_difference_params;
+
+/* PRELU: x >= zero point: y = MBQM(x - zp, output1); else MBQM((x - zp) * (alpha - zp_alpha),
+ * output2); plus the output zero point, clamped to int8. input2 is alpha. */
+typedef struct {
+    int32_t input_offset;  /* -input zero point */
+    int32_t alpha_offset;  /* -alpha zero point */
+    int32_t output_offset; /* output zero point */
+    rip_quant output1;     /* s_in / s_out */
+    rip_quant output2;     /* s_in * s_alpha / s_out */
+} rip_prelu_params;
+
+rip_status rip_max_min_s8(const rip_max_min_params *params, int32_t input1_size,
+                          const int8_t *input1, int32_t input2_size, const int8_t *input2,
+                          int32_t output_size, int8_t *output);
+
+rip_status rip_squared_difference_s8(const rip_squared_difference_params *params,
+                                     int32_t input1_size, const int8_t *input1,
+                                     int32_t input2_size, const int8_t *input2,
+                                     int32_t output_size, int8_t *output);
+
+rip_status rip_prelu_s8(const rip_prelu_params *params, int32_t input1_size, const int8_t *input1,
+                        int32_t input2_size, const int8_t *input2, int32_t output_size,
+                        int8_t *output);
+
+/* ---- general broadcasting ------------------------------------------------------------------
+ * Any two shapes that broadcast (numpy's rule), given by rip.codegen.elementwise_params with
+ * unit axes dropped and neighbouring axes merged where both operands behave alike: `rows`
+ * rows of `row` output elements, row r at the outer index (i_0, ..., i_{rank-1}) of `dims`;
+ * operand k starts that row at sum i_j * stride_k[j] (0 along an axis it is broadcast on)
+ * and has row_k elements in it: `row` (read in step) or 1 (repeated along the row). Each row
+ * is one call of the flat kernel above, so the arithmetic is that kernel's. In place over a
+ * full-size operand as the flat kernels: rows run in output order. */
+#define RIP_BROADCAST_MAX_RANK 6
+
+typedef struct {
+    int32_t rank;
+    int32_t dims[RIP_BROADCAST_MAX_RANK];
+    int32_t stride1[RIP_BROADCAST_MAX_RANK];
+    int32_t stride2[RIP_BROADCAST_MAX_RANK];
+    int32_t row;
+    int32_t row1;
+    int32_t row2;
+} rip_broadcast;
+
+rip_status rip_add_broadcast_s8(const rip_add_params *params, const rip_broadcast *shape,
+                                const int8_t *input1, const int8_t *input2, int8_t *output);
+rip_status rip_sub_broadcast_s8(const rip_sub_params *params, const rip_broadcast *shape,
+                                const int8_t *input1, const int8_t *input2, int8_t *output);
+rip_status rip_mul_broadcast_s8(const rip_mul_params *params, const rip_broadcast *shape,
+                                const int8_t *input1, const int8_t *input2, int8_t *output);
+rip_status rip_max_min_broadcast_s8(const rip_max_min_params *params, const rip_broadcast *shape,
+                                    const int8_t *input1, const int8_t *input2, int8_t *output);
+rip_status rip_squared_difference_broadcast_s8(const rip_squared_difference_params *params,
+                                               const rip_broadcast *shape, const int8_t *input1,
+                                               const int8_t *input2, int8_t *output);
+rip_status rip_prelu_broadcast_s8(const rip_prelu_params *params, const rip_broadcast *shape,
+                                  const int8_t *input1, const int8_t *input2, int8_t *output);
+
+/* ---- ADD_N ------------------------------------------------------------------------------ */
+
+/* All inputs share one quantization (TFLite Micro's Prepare checks it). */
+typedef struct {
+    int32_t input_offset; /* -input zero point */
+    int32_t output_offset;
+    int32_t left_shift; /* 20 */
+    rip_quant input;    /* shift <= 0 */
+    rip_quant output;   /* shift <= 0 */
+    int32_t activation_min;
+    int32_t activation_max;
+} rip_add_n_params;
+
+/* y[i] = sum over the inputs of each rescaled, plus (as TFLite Micro's reference does) the
+ * rescaled input offset once more, requantized; `inputs` holds num_inputs pointers to `size`
+ * elements each. In place over any input: element i of every input is read before y[i]. */
+rip_status rip_add_n_s8(const rip_add_n_params *params, int32_t num_inputs,
+                        const int8_t *const *inputs, int32_t size, int8_t *output);
 
 #ifdef __cplusplus
 }

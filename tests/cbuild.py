@@ -24,7 +24,7 @@ import pytest
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 SPATIAL = ("rip_conv.c", "rip_conv_fast.c", "rip_depthwise_fast.c", "rip_pool.c")
-ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c")
+ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c", "rip_reduce.c")
 SOURCES = (*SPATIAL, *ELEMENTWISE)
 CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 ARM_CPUS = ("cortex-m0plus", "cortex-m33")

@@ -21,7 +21,6 @@ from typing import Literal
 import cbuild as cb
 import numpy as np
 import pytest
-import tflite
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 
@@ -29,7 +28,7 @@ from rip.codegen import lower_activation, lower_elementwise, lower_shape
 from rip.codegen.kernels import lowering_for
 from rip.codegen.lowering import Lowered, OpBuffers
 from rip.errors import LoweringError
-from rip.frontend.ir import Graph, NoParams, Operator, Quant, Tensor
+from rip.frontend.ir import Graph, NoParams, Operator, Tensor
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 
@@ -310,28 +309,6 @@ def unary_model(kind: str, rng: np.random.Generator, shape: tuple[int, ...]) -> 
     return finish(mb, [x], [y])
 
 
-def graph_of_builder_model(model: bytes, kind: str) -> Graph:
-    """The IR of a single-op model built by hand, for op kinds the reader refuses (TANH)."""
-    m = tflite.Model.GetRootAsModel(model, 0)
-    sg = m.Subgraphs(0)
-    tensors = {}
-    for i in range(sg.TensorsLength()):
-        t = sg.Tensors(i)
-        q = t.Quantization()
-        tensors[i] = Tensor(
-            i,
-            t.Name().decode(),
-            tuple(int(d) for d in t.ShapeAsNumpy()),
-            "int8",
-            Quant(
-                tuple(float(s) for s in q.ScaleAsNumpy()),
-                tuple(int(z) for z in q.ZeroPointAsNumpy()),
-            ),
-        )
-    op = Operator(kind, (0,), (1,), NoParams(), 0)
-    return Graph("hand", tensors, (op,), (0,), (1,))
-
-
 @pytest.mark.parametrize("kind", ["RELU", "RELU6", "QUANTIZE", "LOGISTIC", "TANH", "HARD_SWISH"])
 def test_unary_out_of_place_and_in_place(
     kernel_objects: list[Path], tmp_path: Path, kind: str
@@ -339,9 +316,7 @@ def test_unary_out_of_place_and_in_place(
     """Each activation disjoint and in place (output at, and 7 bytes below, its input)."""
     rng = np.random.default_rng(len(kind))
     model = unary_model(kind, rng, (1, 5, 4, 3))
-    # The reader refuses TANH (a recurrent-model marker); the kernel exists, so lower it from
-    # a hand-built graph.
-    graph = graph_of_builder_model(model, kind) if kind == "TANH" else read(model)
+    graph = read(model)
     inputs = random_inputs(graph, rng)
     reference = tflm(model, list(inputs.values()))
     for inplace, gap in ((None, 0), ("elementwise", 0), ("elementwise", 7)):

@@ -444,11 +444,13 @@ def test_channel_inplace_needs_one_base() -> None:
         lower(graph, op, OpBuffers(("(rip_arena + 64)",), "(rip_arena + 0)", "channel", 0))
 
 
-def test_mean_not_over_hw_is_refused() -> None:
+def test_mean_not_over_hw_runs_the_reduction_kernel() -> None:
+    """Issue 14: a MEAN over other axes is no longer refused; it runs rip_reduce.h (its
+    bytes against TFLite Micro: tests/test_lower_ops.py)."""
     graph, op = single_op(mean_model(0, 4, 4, 3, (3,), True))
     assert op.kind == "MEAN"
-    with pytest.raises(LoweringError, match="not a mean over H and W"):
-        lower(graph, op, OpBuffers(("(rip_arena + 0)", None), "(rip_arena + 64)"))
+    lowered = lower(graph, op, OpBuffers(("(rip_arena + 0)", None), "(rip_arena + 64)"))
+    assert "rip_reduce_sum_s8(" in lowered.call and lowered.headers == ("rip_reduce.h",)
 
 
 # ---- the Pico cores ------------------------------------------------------------------------

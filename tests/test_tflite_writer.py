@@ -420,3 +420,19 @@ def test_example_model_output_is_not_degenerate():
         assert len(np.unique(out)) >= 4
         assert abs((out.astype(np.float64) + 128).sum() / 256 - 1) < 0.05
     assert len({out.tobytes() for out in outputs}) == len(outputs)
+
+
+def test_builder_checks_of_the_issue_14_operators() -> None:
+    """REDUCE_MAX keeps its input's quantization, LOG_SOFTMAX's int8 output is 16/256 and
+    127, ARG_MAX writes an integer index tensor: the builder refuses anything else."""
+    mb = ModelBuilder()
+    x = mb.activation((2, 3), 0.1, 0)
+    with pytest.raises(ValueError, match="must match"):
+        mb.reduce("REDUCE_MAX", x, [1], mb.activation((2,), 0.2, 0))
+    with pytest.raises(ValueError, match="16/256"):
+        mb.unary("LOG_SOFTMAX", x, mb.activation((2, 3), 0.1, 0))
+    with pytest.raises(ValueError, match="not an integer index"):
+        mb.arg_min_max("ARG_MAX", x, 1, mb.activation((2,), 0.1, 0))
+    y = mb.add_index_output((2,))
+    assert mb.arg_min_max("ARG_MIN", x, -1, y) == y
+    assert mb.operators[-1].options == (("OutputType", tflite.TensorType.INT32),)

@@ -1,12 +1,13 @@
 """Per-op in-place requirements: which input each op may overwrite and the gap it needs.
 
-Operator classes follow Appendix I: convolution, depthwise convolution, pooling,
-elementwise add / sub / mul, activations and nearest upsampling may overwrite one input;
-concatenation, reductions, fully-connected, softmax, transpose and explicit pads need
-disjoint buffers. An input may only be overwritten by its last reader, so a tensor kept
-alive by a skip connection is never a candidate. Every relation has one form: the output
-starts ``gap`` bytes below the input (the gap is 0 for channel in-place, elementwise and
-upsampling, whose output starts where its input does).
+Operator classes follow Appendix I (`IN_PLACE_CLASSES`): convolution, depthwise
+convolution, pooling, elementwise binary ops (add, sub, mul, maximum, minimum, squared
+difference, prelu, add_n), activations and nearest upsampling may overwrite one input;
+concatenation, reductions (mean, sum, max, min, arg max / min), fully-connected, softmax,
+transpose and explicit pads need disjoint buffers. An input may only be overwritten by its
+last reader, so a tensor kept alive by a skip connection is never a candidate. Every
+relation has one form: the output starts ``gap`` bytes below the input (the gap is 0 for
+channel in-place, elementwise and upsampling, whose output starts where its input does).
 """
 
 from __future__ import annotations
@@ -25,12 +26,50 @@ from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import GraphError, LayerError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
+from rip.scratch import BUFFER_SIZE_FUNCTION
 from rip.scratch import scratch_bytes as kernel_scratch_bytes
 from rip.terms import InPlaceKind, Layout, Order, Taps
 
-ELEMENTWISE = ("ADD", "SUB", "MUL")
-ACTIVATIONS = ("LOGISTIC", "HARD_SWISH", "RELU", "RELU6", "TANH", "QUANTIZE")
+ELEMENTWISE = (
+    "ADD",
+    "SUB",
+    "MUL",
+    "MAXIMUM",
+    "MINIMUM",
+    "SQUARED_DIFFERENCE",
+    "PRELU",
+    "ADD_N",
+)
+ACTIVATIONS = (
+    "LOGISTIC",
+    "HARD_SWISH",
+    "RELU",
+    "RELU6",
+    "TANH",
+    "QUANTIZE",
+    "ABS",
+    "LEAKY_RELU",
+    "ELU",
+)
 POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+
+# Appendix I's in-place class of every op kind that may overwrite an input (`_bound` gives
+# the gap; any other kind needs disjoint buffers): `rip-compile --list-ops` prints this.
+IN_PLACE_CLASSES: dict[str, InPlaceKind] = {
+    "CONV_2D": InPlaceKind.RIP,
+    "DEPTHWISE_CONV_2D": InPlaceKind.CHANNEL,
+    **dict.fromkeys(POOLS, InPlaceKind.RIP),
+    **dict.fromkeys(ELEMENTWISE, InPlaceKind.ELEMENTWISE),
+    **dict.fromkeys(ACTIVATIONS, InPlaceKind.ELEMENTWISE),
+    "RESIZE_NEAREST_NEIGHBOR": InPlaceKind.REVERSE,
+}
+# How each class's gap is found, for --list-ops.
+GAP_RULES: dict[InPlaceKind, str] = {
+    InPlaceKind.RIP: "gap from its window and stride (Theorem 13, pool bound)",
+    InPlaceKind.CHANNEL: "same base, one channel plane at a time (depth multiplier 1)",
+    InPlaceKind.ELEMENTWISE: "gap 0, over a full-size operand",
+    InPlaceKind.REVERSE: "same base, traversed backwards (integer scale, Theorem 14)",
+}
 
 # the per-layer bound that gave a candidate -> how its output overlays its input
 KIND_OF_SCHEME = {
@@ -113,7 +152,11 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
 def scratch_bytes(graph: Graph, op: Operator) -> int:
     """Scratch a kernel needs outside the arena: `rip.scratch.scratch_bytes` (the formulas
     of the kernels' ..._get_buffer_size) on this op's dims."""
+    if op.kind not in BUFFER_SIZE_FUNCTION:
+        return 0  # the kernel uses no scratch (and the tensors need not be NHWC)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    if op.kind == "MEAN" and (len(x.shape) != 4 or set(op.params.axes) != {1, 2}):
+        return 0  # the reduction kernel, not the global pool: no scratch
     conv = op.kind in ("CONV_2D", "DEPTHWISE_CONV_2D")
     w = tuple(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
     if op.kind == "DEPTHWISE_CONV_2D":
@@ -128,6 +171,8 @@ def scratch_bytes(graph: Graph, op: Operator) -> int:
 def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
     """The in-place bound for op overwriting activation input ``tid``; LayerError when the
     op cannot run in place over it."""
+    if op.kind not in IN_PLACE_CLASSES:
+        raise LayerError(f"{op.kind} needs disjoint input and output (Appendix I)")
     x = graph.tensors[tid]
     y = graph.tensors[op.outputs[0]]
     if op.kind == "CONV_2D":

@@ -27,7 +27,7 @@ from rip.shapes import dilated
 
 Padding = Literal["SAME", "VALID"]
 Activation = Literal["NONE", "RELU", "RELU6"]
-DType = Literal["int8", "int32", "float32"]
+DType = Literal["int8", "int32", "int64", "float32"]
 Pair = int | tuple[int, int]
 OptionValue = int | float | bool | tuple[int, ...]
 # A generator's padding: a TFLite padding mode, or explicit (top, bottom, left, right).
@@ -46,8 +46,14 @@ _TENSOR_TYPE = {
     "int8": tflite.TensorType.INT8,
     "int32": tflite.TensorType.INT32,
     "float32": tflite.TensorType.FLOAT32,
+    "int64": tflite.TensorType.INT64,
 }
-_NUMPY_DTYPE = {"int8": np.dtype("<i1"), "int32": np.dtype("<i4"), "float32": np.dtype("<f4")}
+_NUMPY_DTYPE = {
+    "int8": np.dtype("<i1"),
+    "int32": np.dtype("<i4"),
+    "int64": np.dtype("<i8"),
+    "float32": np.dtype("<f4"),
+}
 
 # Operator versions the TFLite converter assigns for int8 kernels; TFLite Micro ignores them,
 # the full interpreter uses them to pick a kernel.
@@ -239,6 +245,16 @@ class ModelBuilder:
                 raise ValueError("a float32 activation takes no quantization")
             quant = None
         return self._add_tensor(shape, dtype, quant, None, name)
+
+    def add_index_output(
+        self,
+        shape: Sequence[int],
+        *,
+        dtype: Literal["int32", "int64"] = "int32",
+        name: str | None = None,
+    ) -> int:
+        """An unquantized integer activation: the index output of ARG_MAX / ARG_MIN."""
+        return self._add_tensor(shape, dtype, None, None, name)
 
     def constant_int8(
         self,
@@ -549,6 +565,69 @@ class ModelBuilder:
         return self.operator(
             "MEAN", (x, axis_tensor), (out,), "ReducerOptions", (("KeepDims", keep_dims),)
         )
+
+    def reduce(
+        self, kind: str, x: int, axes: Sequence[int], out: int, *, keep_dims: bool = False
+    ) -> int:
+        """MEAN, SUM, REDUCE_MAX or REDUCE_MIN over ``axes`` (an int32 constant); MAX and MIN
+        keep the input's quantization."""
+        if kind not in ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"):
+            raise ValueError(f"{kind} is not a ReducerOptions reduction")
+        if kind in ("REDUCE_MAX", "REDUCE_MIN"):
+            self._check_same_quantization(kind, (x,), out)
+        axis_tensor = self.constant_int32(
+            np.asarray(axes, dtype=np.int32), name=f"{self._tensors[out].name}/axes"
+        )
+        return self.operator(
+            kind, (x, axis_tensor), (out,), "ReducerOptions", (("KeepDims", keep_dims),)
+        )
+
+    def arg_min_max(self, kind: str, x: int, axis: int, out: int) -> int:
+        """ARG_MAX or ARG_MIN along ``axis``; ``out`` is an int32 index tensor
+        (`add_index_output`)."""
+        if kind not in ("ARG_MAX", "ARG_MIN"):
+            raise ValueError(f"{kind} is not ARG_MAX or ARG_MIN")
+        dtype = self._tensors[out].dtype
+        code = {"int32": tflite.TensorType.INT32, "int64": tflite.TensorType.INT64}.get(dtype)
+        if code is None:
+            raise ValueError(f"{kind}: the output is {dtype}, not an integer index tensor")
+        axis_tensor = self.constant_int32(
+            np.asarray([axis], dtype=np.int32), name=f"{self._tensors[out].name}/axis"
+        )
+        options = "ArgMaxOptions" if kind == "ARG_MAX" else "ArgMinOptions"
+        return self.operator(kind, (x, axis_tensor), (out,), options, (("OutputType", code),))
+
+    def leaky_relu(self, x: int, out: int, *, alpha: float = 0.2) -> int:
+        """LEAKY_RELU: x for x >= 0, alpha x below."""
+        return self.operator("LEAKY_RELU", (x,), (out,), "LeakyReluOptions", (("Alpha", alpha),))
+
+    def unary(self, kind: str, x: int, out: int) -> int:
+        """An option-less elementwise op of one input: ABS, ELU, LOG_SOFTMAX (whose int8
+        output must be scale 16/256, zero point 127), TANH, RELU, ..."""
+        if kind == "LOG_SOFTMAX":
+            quant = self.quantization(out)
+            expected = Quantization((_f32(16.0 / 256.0),), (127,), 0)
+            if self._tensors[out].dtype == "int8" and quant != expected:
+                raise ValueError("LOG_SOFTMAX: an int8 output needs scale 16/256, zero point 127")
+        options = {"ABS": "AbsOptions", "LOG_SOFTMAX": "LogSoftmaxOptions"}.get(kind)
+        return self.operator(kind, (x,), (out,), options)
+
+    def binary(self, kind: str, a: int, b: int, out: int) -> int:
+        """An option-less binary op with broadcasting: MAXIMUM, MINIMUM, SQUARED_DIFFERENCE,
+        PRELU (b is alpha)."""
+        options = {
+            "MAXIMUM": "MaximumMinimumOptions",
+            "MINIMUM": "MaximumMinimumOptions",
+            "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
+            "PRELU": None,
+        }
+        if kind not in options:
+            raise ValueError(f"{kind} is not an option-less binary op")
+        return self.operator(kind, (a, b), (out,), options[kind])
+
+    def add_n(self, xs: Sequence[int], out: int) -> int:
+        """ADD_N of inputs sharing one shape and quantization."""
+        return self.operator("ADD_N", tuple(xs), (out,), "AddNOptions")
 
     def concatenation(
         self, xs: Sequence[int], out: int, *, axis: int = -1, activation: Activation = "NONE"

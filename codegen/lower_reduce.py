@@ -1,0 +1,59 @@
+"""Lowerings of kernels/rip_reduce.h: MEAN and SUM over any axes, REDUCE_MAX, REDUCE_MIN,
+ARG_MAX and ARG_MIN.
+
+The parameters are `rip.codegen.reduce_params` (TFLite Micro's Prepare, bit for bit); the C
+text comes from the template pair ``templates/ops/reduce_{data,call}.c.j2`` through
+`rip.codegen.lowering.render_op`; `rip.codegen.kernels` maps each op kind to its lowering.
+A MEAN over H and W of an NHWC tensor is normally a GLOBAL_AVERAGE_POOL by then
+(`rip.frontend.rewrite.mean_to_global_pool`) and runs rip_pool.h's kernel.
+
+Never in place (Appendix I: a reduction reads many inputs for each output, so the planner
+gives it disjoint buffers); asking for an in-place mode is a `LoweringError`.
+"""
+
+from __future__ import annotations
+
+from rip.codegen import lower_pool
+from rip.codegen import reduce_params as rp
+from rip.codegen.lowering import (
+    Kernel,
+    Lowered,
+    OpBuffers,
+    activation_input,
+    check_buffers,
+    check_operand_in_place,
+    grouped,
+    kernel_params,
+    render_kernel,
+)
+from rip.frontend.ir import Graph, Operator
+
+HEADER = "rip_reduce.h"
+KERNELS: dict[str, Kernel] = {
+    kind: Kernel(function, "rip_reduce_params", HEADER)
+    for kind, function in rp.FUNCTIONS.items()
+    if kind != "MEAN"  # lower_mean picks the global pool or this kernel
+}
+MEAN_KERNEL = Kernel(rp.FUNCTIONS["MEAN"], "rip_reduce_params", HEADER)
+
+
+def lower_reduce(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
+) -> Lowered:
+    """One walk over the input per output element; output disjoint from the input."""
+    kernel = MEAN_KERNEL if op.kind == "MEAN" else KERNELS[op.kind]
+    check_buffers(graph, op, buffers)
+    check_operand_in_place(graph, op, buffers, kernel, None, (0,))
+    params = kernel_params(rp.reduce_params, graph, op)
+    source = activation_input(graph, op, index, buffers)
+    output = OpBuffers(buffers.inputs, grouped(buffers.output))
+    return render_kernel(graph, op, index, output, prefix, kernel, params, [source], [])
+
+
+def lower_mean(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
+    """A MEAN over H and W of a 4-D tensor runs the global pool (the same arithmetic, what
+    the rewrite makes of it); any other MEAN the reduction kernel."""
+    x = graph.tensors[op.inputs[0]]
+    if len(x.shape) == 4 and set(op.params.axes) == {1, 2}:
+        return lower_pool.lower_global_pool(graph, op, index, buffers, prefix)
+    return lower_reduce(graph, op, index, buffers, prefix)
