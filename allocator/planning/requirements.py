@@ -31,6 +31,27 @@ from rip.terms import InPlaceKind, Layout, Order, Taps
 ELEMENTWISE = ("ADD", "SUB", "MUL")
 ACTIVATIONS = ("LOGISTIC", "HARD_SWISH", "RELU", "RELU6", "TANH", "QUANTIZE")
 POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+# ---- issue 14 (branch opsb): data movement and resampling -----------------------------------
+# Disjoint (Appendix I): each reads its input out of output order (gathers, transposes,
+# block moves, interpolation from two rows), so no gap is proven for them.
+DISJOINT_MOVEMENT = (
+    "STRIDED_SLICE",
+    "SLICE",
+    "SPLIT",
+    "SPLIT_V",
+    "UNPACK",
+    "PACK",
+    "DEPTH_TO_SPACE",
+    "SPACE_TO_DEPTH",
+    "GATHER",
+    "PADV2",
+    "MIRROR_PAD",
+    "RESIZE_BILINEAR",
+)
+# Views: no kernel, no bytes (rip.frontend.rewrite.alias_views); a slice that is not one
+# contiguous run stays an op of DISJOINT_MOVEMENT.
+VIEWS = ("EXPAND_DIMS", "RESHAPE", "SQUEEZE")
+# ---- end of issue 14 (branch opsb) ---------------------------------------------------------
 
 # the per-layer bound that gave a candidate -> how its output overlays its input
 KIND_OF_SCHEME = {
@@ -170,6 +191,9 @@ def requirements(graph: Graph) -> Requirements:
                 continue
             if s in outputs:
                 reasons.append(f"input {tid} is a graph output")
+                continue
+            if graph.is_partial_view(tid):  # issue 14 (opsb): its storage holds more
+                reasons.append(f"input {tid} is a view into part of tensor {s}")
                 continue
             if graph.tensors[tid].dtype != "int8" or graph.tensors[op.outputs[0]].dtype != "int8":
                 reasons.append(f"input {tid} is not int8")

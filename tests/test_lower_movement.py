@@ -1,0 +1,380 @@
+"""Issue 14's data-movement and resampling operators against TensorFlow Lite Micro, byte for
+byte: STRIDED_SLICE, SLICE, SPLIT, SPLIT_V, UNPACK, PACK, EXPAND_DIMS, DEPTH_TO_SPACE,
+SPACE_TO_DEPTH, GATHER, PADV2, MIRROR_PAD, RESIZE_BILINEAR, and SPACE_TO_BATCH_ND ->
+convolution -> BATCH_TO_SPACE_ND folded into a dilated convolution.
+
+Each model is written with tests/tflite_writer (Hypothesis draws shapes, parameters and
+quantization), read and rewritten as the compiler does. Every op left after the rewrites is
+lowered into a disjoint test arena, built with gcc -Werror and run (tests/cbuild.py); a
+slice the rewrites turned into a view is checked as the bytes of its input from its offset.
+Expected bytes always come from TFLite Micro's interpreter. Whole models (views kept alive
+through the plan, the dilated-convolution fold) go through the whole compiler on the host.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cbuild as cb
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_codegen_host import compile_and_run
+from test_lower_elementwise import layout, program
+from tflite_micro import runtime
+from tflite_writer import ModelBuilder
+
+from rip.codegen.kernels import lowering_for
+from rip.errors import LoweringError, ModelError
+from rip.frontend.ir import Graph
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
+
+SETTINGS = settings(
+    max_examples=6,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+quants = st.tuples(
+    st.floats(0.005, 0.2).map(lambda s: float(np.float32(s))), st.integers(-128, 127)
+)
+shapes = st.lists(st.integers(1, 5), min_size=1, max_size=4).map(tuple)
+
+
+def tflm_outputs(model: bytes, arrays: list[np.ndarray]) -> list[bytes]:
+    it = runtime.Interpreter.from_bytes(model, arena_size=4 << 20)
+    for i, a in enumerate(arrays):
+        it.set_input(a, i)
+    it.invoke()
+    n = len(read_model(model).outputs)
+    return [np.asarray(it.get_output(k)).astype(np.int8).tobytes() for k in range(n)]
+
+
+def check(model: bytes, objects: list[Path], workdir: Path, seed: int = 0) -> Graph:
+    """Every graph output equals TFLite Micro's: a view as its input's bytes from its offset,
+    anything else by running the lowered op as C."""
+    graph = rewrite(read_model(model))
+    rng = np.random.default_rng(seed)
+    inputs = {
+        t: rng.integers(-128, 128, size=graph.tensors[t].shape).astype(np.int8)
+        for t in graph.inputs
+    }
+    want = dict(zip(graph.outputs, tflm_outputs(model, list(inputs.values())), strict=True))
+    produced = {op.outputs[0]: op for op in graph.operators}
+    for t in graph.outputs:
+        if t in produced:
+            op = produced[t]
+            single = graph.with_(operators=(op,))
+            lay = layout(single, op)
+            lowered = lowering_for(graph, op)(single, op, 0, lay.buffers, "op0")
+            used = {s: a for s, a in inputs.items() if s in lay.offsets}
+            source = program(lowered, lay, used, graph.tensors[t].nbytes)
+            status, got = cb.build_and_run(source, objects, workdir, opt="-O2")
+            assert status == 0
+        else:  # a view: no op, its bytes are its storage's from its offset
+            base = inputs[graph.storage(t)].tobytes()
+            offset = graph.storage_offset(t)
+            got = base[offset : offset + graph.tensors[t].nbytes]
+        assert got == want[t], f"output {t} of {[op.kind for op in graph.operators]}"
+    return graph
+
+
+def one_input(shape: tuple[int, ...], q: tuple[float, int]) -> tuple[ModelBuilder, int]:
+    mb = ModelBuilder()
+    return mb, mb.activation(shape, *q)
+
+
+def finish(mb: ModelBuilder, inputs: list[int], outputs: list[int]) -> bytes:
+    mb.inputs(inputs)
+    mb.outputs(outputs)
+    return mb.to_bytes()
+
+
+# ---- slicing ---------------------------------------------------------------------------------
+
+
+@st.composite
+def strided_slices(draw):
+    shape = draw(shapes)
+    rank = len(shape)
+    begin, end, strides = [], [], []
+    begin_mask = end_mask = shrink = 0
+    index: list[object] = []
+    for k, n in enumerate(shape):
+        stride = draw(st.sampled_from([1, 1, 2, 3, -1, -2]))
+        b, e = draw(st.integers(-n - 1, n + 1)), draw(st.integers(-n - 1, n + 1))
+        if draw(st.booleans()) and -n <= b < n and stride == 1 and draw(st.booleans()):
+            shrink |= 1 << k
+            index.append(b)
+            begin.append(b), end.append(b + 1), strides.append(1)
+            continue
+        bm, em = draw(st.booleans()), draw(st.booleans())
+        begin_mask |= bm << k
+        end_mask |= em << k
+        index.append(slice(None if bm else b, None if em else e, stride))
+        begin.append(b), end.append(e), strides.append(stride)
+    out_shape = np.zeros(shape)[tuple(index)].shape  # numpy's slicing rules fix the shape
+    masks = {"begin_mask": begin_mask, "end_mask": end_mask, "shrink_axis_mask": shrink}
+    return shape, begin, end, strides, masks, out_shape, rank
+
+
+@SETTINGS
+@given(case=strided_slices(), q=quants)
+def test_strided_slice(kernel_objs, tmp_path, case, q):
+    shape, begin, end, strides, masks, out_shape, _ = case
+    assume(0 not in out_shape)  # TFLite Micro cannot allocate an empty tensor
+    mb, x = one_input(shape, q)
+    y = mb.activation(out_shape, *q)
+    mb.strided_slice(x, begin, end, strides, y, **masks)
+    check(finish(mb, [x], [y]), kernel_objs, tmp_path)
+
+
+@SETTINGS
+@given(shape=shapes, data=st.data(), q=quants)
+def test_slice(kernel_objs, tmp_path, shape, data, q):
+    begin = [data.draw(st.integers(0, n - 1)) for n in shape]
+    size = [
+        data.draw(st.sampled_from([-1, *range(1, n - b + 1)]))
+        for n, b in zip(shape, begin, strict=True)
+    ]
+    out = tuple(n - b if s == -1 else s for n, b, s in zip(shape, begin, size, strict=True))
+    mb, x = one_input(shape, q)
+    y = mb.activation(out, *q)
+    mb.slice(x, begin, size, y)
+    check(finish(mb, [x], [y]), kernel_objs, tmp_path)
+
+
+@SETTINGS
+@given(shape=shapes, data=st.data(), q=quants, kind=st.sampled_from(["SPLIT", "SPLIT_V"]))
+def test_split_and_split_v(kernel_objs, tmp_path, shape, data, q, kind):
+    """Pieces along the outermost non-unit axis become views; others run the slice kernel."""
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    n = shape[axis]
+    if kind == "SPLIT":
+        count = data.draw(st.sampled_from([d for d in range(1, n + 1) if n % d == 0]))
+        sizes = [n // count] * count
+    else:
+        cuts = sorted(data.draw(st.sets(st.integers(1, n - 1), max_size=3))) if n > 1 else []
+        sizes = [b - a for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
+    mb, x = one_input(shape, q)
+    ys = [mb.activation((*shape[:axis], s, *shape[axis + 1 :]), *q) for s in sizes]
+    if kind == "SPLIT":
+        mb.split(x, axis - len(shape) * data.draw(st.integers(0, 1)), ys)
+    else:
+        listed = list(sizes)
+        if len(listed) > 1 and data.draw(st.booleans()):
+            listed[data.draw(st.integers(0, len(listed) - 1))] = -1
+        mb.split_v(x, listed, axis, ys)
+    graph = check(finish(mb, [x], ys), kernel_objs, tmp_path)
+    outer = next((k for k, d in enumerate(shape) if d > 1), len(shape))
+    if axis == outer and len(sizes) > 1:  # contiguous pieces: views (one op stays)
+        assert len(graph.operators) <= 1
+
+
+@SETTINGS
+@given(shape=shapes, data=st.data(), q=quants)
+def test_unpack_and_pack(kernel_objs, tmp_path, shape, data, q):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    mb, x = one_input(shape, q)
+    ys = [mb.activation(shape[:axis] + shape[axis + 1 :], *q) for _ in range(shape[axis])]
+    mb.unpack(x, axis, ys)
+    check(finish(mb, [x], ys), kernel_objs, tmp_path)
+
+    n = data.draw(st.integers(1, 3))
+    mb = ModelBuilder()
+    qs = [data.draw(quants) for _ in range(n)]  # PACK copies bytes whatever their scale
+    xs = [mb.activation(shape, *qk) for qk in qs]
+    y = mb.activation((*shape[:axis], n, *shape[axis:]), *q)
+    mb.pack(xs, axis - (len(shape) + 1) * data.draw(st.integers(0, 1)), y)
+    check(finish(mb, xs, [y]), kernel_objs, tmp_path)
+
+
+# ---- block moves, gather, pads ------------------------------------------------------------------
+
+
+@SETTINGS
+@given(
+    n=st.integers(1, 2),
+    hw=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    c=st.integers(1, 3),
+    block=st.integers(2, 3),
+    q=quants,
+)
+def test_depth_to_space_and_space_to_depth(kernel_objs, tmp_path, n, hw, c, block, q):
+    h, w = hw
+    mb, x = one_input((n, h, w, c * block * block), q)
+    y = mb.activation((n, h * block, w * block, c), *q)
+    mb.depth_to_space(x, block, y)
+    check(finish(mb, [x], [y]), kernel_objs, tmp_path)
+    mb, x = one_input((n, h * block, w * block, c), q)
+    y = mb.activation((n, h, w, c * block * block), *q)
+    mb.space_to_depth(x, block, y)
+    check(finish(mb, [x], [y]), kernel_objs, tmp_path)
+
+
+@SETTINGS
+@given(shape=shapes, data=st.data(), q=quants)
+def test_gather(kernel_objs, tmp_path, shape, data, q):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    batch_dims = data.draw(st.integers(0, min(axis, 1)))
+    coords_shape = (
+        *shape[:batch_dims],
+        *data.draw(st.lists(st.integers(1, 3), min_size=0 if batch_dims else 1, max_size=2)),
+    )
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    coords = rng.integers(0, shape[axis], size=coords_shape).astype(np.int32)
+    mb, x = one_input(shape, q)
+    y = mb.activation((*shape[:axis], *coords_shape[batch_dims:], *shape[axis + 1 :]), *q)
+    mb.gather(x, coords, axis, y, batch_dims)
+    check(finish(mb, [x], [y]), kernel_objs, tmp_path)
+
+
+@SETTINGS
+@given(shape=shapes, data=st.data(), q=quants)
+def test_padv2_and_mirror_pad(kernel_objs, tmp_path, shape, data, q):
+    pads = [(data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))) for _ in shape]
+    out = tuple(d + lo + hi for d, (lo, hi) in zip(shape, pads, strict=True))
+    value = data.draw(st.one_of(st.none(), st.integers(-128, 127)))
+    mb, x = one_input(shape, q)
+    y = mb.activation(out, *q)
+    mb.padv2(x, pads, value, y)
+    check(finish(mb, [x], [y]), kernel_objs, tmp_path)
+
+    symmetric = data.draw(st.booleans())
+    limit = [d if symmetric else d - 1 for d in shape]
+    pads = [(data.draw(st.integers(0, m)), data.draw(st.integers(0, m))) for m in limit]
+    out = tuple(d + lo + hi for d, (lo, hi) in zip(shape, pads, strict=True))
+    mb, x = one_input(shape, q)
+    y = mb.activation(out, *q)
+    mb.mirror_pad(x, pads, symmetric, y)
+    check(finish(mb, [x], [y]), kernel_objs, tmp_path)
+
+
+# ---- resampling --------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(
+    n=st.integers(1, 2),
+    hw_in=st.tuples(st.integers(1, 5), st.integers(1, 5)),
+    hw_out=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    c=st.integers(1, 4),
+    mode=st.sampled_from(["plain", "align_corners", "half_pixel_centers"]),
+    q=quants,
+)
+def test_resize_bilinear(kernel_objs, tmp_path, n, hw_in, hw_out, c, mode, q):
+    mb, x = one_input((n, *hw_in, c), q)
+    y = mb.activation((n, *hw_out, c), *q)
+    mb.resize_bilinear(
+        x, y, align_corners=mode == "align_corners", half_pixel_centers=mode[0] == "h"
+    )
+    check(finish(mb, [x], [y]), kernel_objs, tmp_path)
+
+
+# ---- whole models: views through the plan, the dilated-convolution fold ----------------------
+
+
+def conv_weights(mb: ModelBuilder, rng, c_in: int, c_out: int, k: int, in_scale: float):
+    w = rng.integers(-127, 128, size=(c_out, k, k, c_in)).astype(np.int8)
+    w_scale = 0.02
+    return mb.constant_int8(w, w_scale), mb.bias(
+        rng.integers(-500, 500, size=c_out), in_scale, w_scale
+    )
+
+
+def conv(mb: ModelBuilder, rng, x: int, c_out: int, k: int, dilation: int = 1, padding="SAME"):
+    (n, h, w, c_in), q = mb.shape(x), mb.quantization(x)
+    wt, b = conv_weights(mb, rng, c_in, c_out, k, q.scales[0])
+    span = (k - 1) * dilation
+    oh, ow = (h, w) if padding == "SAME" else (h - span, w - span)
+    y = mb.activation((n, oh, ow, c_out), 0.5, 3)
+    mb.conv2d(x, wt, b, y, stride=1, padding=padding, dilation=dilation)
+    return y
+
+
+def test_split_views_live_through_the_plan(tmp_path):
+    """A conv's output split along H into views (and along C by the slice kernel), each view
+    read by a later op: the producer's buffer must live until the last view is read."""
+    rng = np.random.default_rng(4)
+    mb = ModelBuilder()
+    x = mb.activation((1, 6, 5, 3), 0.05, -4)
+    t = conv(mb, rng, x, 4, 3)
+    top, bottom = mb.activation((1, 2, 5, 4), 0.5, 3), mb.activation((1, 4, 5, 4), 0.5, 3)
+    mb.split_v(t, [2, 4], 1, [top, bottom])
+    u = conv(mb, rng, bottom, 4, 3)  # the last view read after another op
+    e = mb.activation((1, 1, 2, 5, 4), 0.5, 3)
+    mb.expand_dims(top, 0, e)
+    lo, hi = mb.activation((1, 4, 5, 1), 0.5, 3), mb.activation((1, 4, 5, 3), 0.5, 3)
+    mb.split_v(u, [1, 3], 3, [lo, hi])
+    model = finish(mb, [x], [e, hi])
+    graph = rewrite(read_model(model))
+    assert {op.kind for op in graph.operators} == {"CONV_2D", "SPLIT_V"}
+    assert graph.storage_offset(bottom) == 2 * 5 * 4
+    for strategy in ("dual", "rip"):
+        got, want, _ = compile_and_run(model, tmp_path, strategy)
+        assert got == want, strategy
+
+
+@pytest.mark.parametrize("kind", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+def test_space_to_batch_around_conv_folds_into_dilation(tmp_path, kind):
+    """The pattern older converters emit for a dilated SAME convolution (input zero point 0,
+    as TFLite Micro pads with 0 there) becomes one dilated convolution with the same bytes."""
+    rng = np.random.default_rng(7)
+    d, k, c = 2, 3, 3
+    mb = ModelBuilder()
+    x = mb.activation((1, 7, 6, c), 0.05, 0)
+    # SAME for a 3x3 dilated by 2 pads 2 on each side; S2B pads to a multiple of the block.
+    pads = [(2, 3), (2, 2)]
+    s2b = mb.activation((d * d, (7 + 5) // d, (6 + 4) // d, c), 0.05, 0)
+    mb.space_to_batch_nd(x, [d, d], pads, s2b)
+    if kind == "CONV_2D":
+        mid = conv(mb, rng, s2b, 4, k, padding="VALID")
+    else:
+        w = mb.constant_int8(rng.integers(-127, 128, size=(1, k, k, c)).astype(np.int8), 0.02)
+        b = mb.bias(rng.integers(-500, 500, size=c), 0.05, 0.02)
+        mid = mb.activation((d * d, 6 - k + 1, 5 - k + 1, c), 0.5, 3)
+        mb.depthwise_conv2d(s2b, w, b, mid, stride=1, padding="VALID")
+    c_out = mb.shape(mid)[3]
+    y = mb.activation((1, 7, 6, c_out), 0.5, 3)
+    mb.batch_to_space_nd(mid, [d, d], [(0, 1), (0, 0)], y)
+    model = finish(mb, [x], [y])
+    graph = rewrite(read_model(model))
+    assert [op.kind for op in graph.operators] == [kind]
+    assert graph.operators[0].params.dilation == (d, d)
+    got, want, _ = compile_and_run(model, tmp_path, "rip")
+    assert got == want
+
+
+# ---- refusals ----------------------------------------------------------------------------------
+
+
+def test_refusals():
+    q = (0.1, 0)
+    mb, x = one_input((1, 4, 4, 2), q)
+    y = mb.activation((1, 2, 2, 2), *q)
+    window = (("FilterWidth", 2), ("FilterHeight", 2), ("StrideW", 2), ("StrideH", 2))
+    mb.operator("L2_POOL_2D", [x], [y], "Pool2DOptions", window)
+    with pytest.raises(ModelError, match=r"L2_POOL_2D at index 0 .*float32 only"):
+        read_model(finish(mb, [x], [y]))
+
+    mb, x = one_input((4, 3), q)
+    y = mb.activation((4, 6), *q)
+    mb.mirror_pad(x, [(0, 0), (3, 0)], False, y)
+    with pytest.raises(ModelError, match=r"MIRROR_PAD at index 0: paddings .* exceed"):
+        read_model(finish(mb, [x], [y]))
+
+    mb, x = one_input((4, 3), q)
+    ys = [mb.activation((4, 1), *q), mb.activation((4, 1), *q)]
+    mb.split_v(x, [1, 1], 1, ys)
+    with pytest.raises(ModelError, match=r"SPLIT_V at index 0: pieces \[1, 1\] do not split"):
+        read_model(finish(mb, [x], ys))
+
+    mb, x = one_input((1, 4, 4, 2), (0.1, 5))  # not folded: a standalone block move
+    y = mb.activation((4, 2, 2, 2), 0.1, 5)
+    mb.space_to_batch_nd(x, [2, 2], [(0, 0), (0, 0)], y)
+    graph = rewrite(read_model(finish(mb, [x], [y])))
+    op = graph.operators[0]
+    with pytest.raises(LoweringError, match=r"SPACE_TO_BATCH_ND at index 0 .*folded into a"):
+        lowering_for(graph, op)(graph, op, 0, layout(graph, op).buffers, "op0")
