@@ -12,6 +12,7 @@ from rip.codegen import (
     lower_activation,
     lower_conv,
     lower_elementwise,
+    lower_norm,
     lower_pool,
     lower_resample,
     lower_shape,
@@ -63,6 +64,8 @@ LOWERINGS: dict[str, Lowering] = {
     "BATCH_TO_SPACE_ND": lower_shape.refuse_space_batch,
     # kernels/rip_resample.h
     "RESIZE_BILINEAR": lower_resample.lower_resize_bilinear,
+    # kernels/rip_norm.h
+    "L2_NORMALIZATION": lower_norm.lower_l2norm,
     # ---- end of issue 14 (branch opsb)
 }
 

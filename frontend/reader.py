@@ -94,6 +94,7 @@ MOVEMENT_OPS = frozenset(
         "SPACE_TO_BATCH_ND",
         "BATCH_TO_SPACE_ND",
         "RESIZE_BILINEAR",
+        "L2_NORMALIZATION",
     }
 )
 SUPPORTED_OPS |= MOVEMENT_OPS
@@ -746,6 +747,12 @@ class _Reader:
             if o.AlignCorners() and o.HalfPixelCenters():
                 raise movement.Refused("align_corners with half_pixel_centers")
             return ResizeParams(bool(o.AlignCorners()), bool(o.HalfPixelCenters()))
+        if kind == "L2_NORMALIZATION":
+            o = self.options(op, tflite.L2NormOptions, index, kind, required=False)
+            act = "NONE" if o is None else self.activation(o.FusedActivationFunction(), index, kind)
+            if act != "NONE" or shape(x) != shape(y) or not 1 <= len(shape(x)) <= 4:
+                raise movement.Refused(f"{list(shape(x))} -> {list(shape(y))}, fused {act}")
+            return ElementwiseParams(act)
         raise movement.Refused("no parameters")  # pragma: no cover (MOVEMENT_OPS is complete)
 
 

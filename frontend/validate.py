@@ -109,6 +109,7 @@ _OP_SPECS.update(
         "SPACE_TO_BATCH_ND": (3, 3, frozenset(), "SpaceToBatchNDOptions", False),
         "BATCH_TO_SPACE_ND": (3, 3, frozenset(), "BatchToSpaceNDOptions", False),
         "RESIZE_BILINEAR": (2, 2, frozenset(), "ResizeBilinearOptions", False),
+        "L2_NORMALIZATION": (1, 1, frozenset(), "L2NormOptions", False),
     }
 )
 # Operators with one output per piece (their shapes are checked by rip.frontend.movement).

@@ -21,15 +21,18 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_codegen_host import compile_and_run
-from test_lower_elementwise import layout, program
+from test_lower_elementwise import ALIGN, Layout, layout, program
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder
 
+from rip.allocator.planning.requirements import requirements
 from rip.codegen.kernels import lowering_for
+from rip.codegen.lowering import OpBuffers
 from rip.errors import LoweringError, ModelError
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+from rip.terms import InPlaceKind
 
 SETTINGS = settings(
     max_examples=6,
@@ -271,6 +274,58 @@ def test_resize_bilinear(kernel_objs, tmp_path, n, hw_in, hw_out, c, mode, q):
         x, y, align_corners=mode == "align_corners", half_pixel_centers=mode[0] == "h"
     )
     check(finish(mb, [x], [y]), kernel_objs, tmp_path)
+
+
+# ---- L2_NORMALIZATION: in place at gap 0, one alignment unit less corrupts -------------------
+
+
+def run_layout(graph: Graph, lay: Layout, x: np.ndarray, objects, workdir) -> bytes:
+    op = graph.operators[0]
+    lowered = lowering_for(graph, op)(graph, op, 0, lay.buffers, "op0")
+    source = program(lowered, lay, {op.inputs[0]: x}, graph.tensors[op.outputs[0]].nbytes)
+    status, got = cb.build_and_run(source, objects, workdir, opt="-O2")
+    assert status == 0
+    return got
+
+
+@SETTINGS
+@given(shape=shapes, q=quants, seed=st.integers(0, 99))
+def test_l2_normalization(kernel_objs, tmp_path, shape, q, seed):
+    mb, x = one_input(shape, q)
+    y = mb.activation(shape, 1 / 128, 0)
+    mb.operator("L2_NORMALIZATION", [x], [y], "L2NormOptions")
+    model = finish(mb, [x], [y])
+    graph = rewrite(read_model(model))
+    op = graph.operators[0]
+    a = np.random.default_rng(seed).integers(-128, 128, size=shape).astype(np.int8)
+    want = tflm_outputs(model, [a])[0]
+    assert run_layout(graph, layout(graph, op), a, kernel_objs, tmp_path) == want
+    same_base = layout(graph, op, "elementwise", 0, 0)
+    assert run_layout(graph, same_base, a, kernel_objs, tmp_path) == want
+
+
+def test_l2_normalization_one_alignment_unit_less_gap_corrupts(kernel_objs, tmp_path):
+    """The planner's gap is 0; the output one alignment unit above its input (gap -16)
+    overwrites values of the row before they are read."""
+    shape = (2, 40)
+    mb, x = one_input(shape, (0.05, 3))
+    y = mb.activation(shape, 1 / 128, 0)
+    mb.operator("L2_NORMALIZATION", [x], [y], "L2NormOptions")
+    model = finish(mb, [x], [y])
+    graph = rewrite(read_model(model))
+    op = graph.operators[0]
+    assert requirements(graph).ops[0].candidates[0].gap == 0
+    a = np.random.default_rng(1).integers(-128, 128, size=shape).astype(np.int8)
+    want = tflm_outputs(model, [a])[0]
+    n = graph.tensors[x].nbytes
+    pointers = ("(rip_arena + 0)",)
+    above = Layout(
+        OpBuffers(pointers, f"(rip_arena + {ALIGN})", InPlaceKind.ELEMENTWISE, 0),
+        {op.inputs[0]: 0},
+        ALIGN,
+        n + ALIGN,
+    )
+    assert run_layout(graph, above, a, kernel_objs, tmp_path) != want
 
 
 # ---- whole models: views through the plan, the dilated-convolution fold ----------------------

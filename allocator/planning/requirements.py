@@ -51,6 +51,8 @@ DISJOINT_MOVEMENT = (
 # Views: no kernel, no bytes (rip.frontend.rewrite.alias_views); a slice that is not one
 # contiguous run stays an op of DISJOINT_MOVEMENT.
 VIEWS = ("EXPAND_DIMS", "RESHAPE", "SQUEEZE")
+# In place at gap 0 like an activation: each row is read whole before any of it is written.
+ROWWISE = ("L2_NORMALIZATION",)
 # ---- end of issue 14 (branch opsb) ---------------------------------------------------------
 
 # the per-layer bound that gave a candidate -> how its output overlays its input
@@ -162,7 +164,7 @@ def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
         return depthwise_bound(conv_geometry(graph, op))
     if op.kind in POOLS:
         return pool_bound(conv_geometry(graph, op), Layout.DENSE)
-    if op.kind in ELEMENTWISE or op.kind in ACTIVATIONS:
+    if op.kind in ELEMENTWISE or op.kind in ACTIVATIONS or op.kind in ROWWISE:
         if x.shape != y.shape and x.nbytes != y.nbytes:
             raise LayerError("it is the broadcast operand")
         return elementwise_bound(x.nbytes, y.nbytes)
