@@ -64,6 +64,7 @@ LOWERINGS: dict[str, Lowering] = {
     "BATCH_TO_SPACE_ND": lower_shape.refuse_space_batch,
     # kernels/rip_resample.h
     "RESIZE_BILINEAR": lower_resample.lower_resize_bilinear,
+    "TRANSPOSE_CONV": lower_resample.lower_transpose_conv,
     # kernels/rip_norm.h
     "L2_NORMALIZATION": lower_norm.lower_l2norm,
     # ---- end of issue 14 (branch opsb)

@@ -1,6 +1,8 @@
-"""Kernel parameters of kernels/rip_resample.h (RESIZE_BILINEAR), computed as TFLite Micro's
+"""Kernel parameters of kernels/rip_resample.h: RESIZE_BILINEAR, computed as TFLite Micro's
 reference ResizeBilinearInteger computes them (tensorflow/lite/kernels/internal/reference/
-resize_bilinear.h): the input size per output step in 1/1024 units, rounded to nearest.
+resize_bilinear.h): the input size per output step in 1/1024 units, rounded to nearest; and
+TRANSPOSE_CONV, as transpose_conv.cc's Prepare does (PopulateConvolutionQuantizationParams:
+per-channel multipliers, the activation range; padding is the reader's).
 
 Pure functions returning frozen dataclasses for the Jinja2 templates
 ``templates/ops/resample_{data,call}.c.j2``; a model TFLite Micro refuses at Prepare raises
@@ -11,7 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rip.codegen.quant import ParamsError, dims4
+from rip.codegen.quant import (
+    ParamsError,
+    activation_range,
+    dims4,
+    effective_scale,
+    int8_per_tensor,
+    int8_quant,
+    quantize_multiplier,
+)
 from rip.frontend.ir import Graph, Operator, Tensor
 
 
@@ -54,8 +64,59 @@ def resize_bilinear_params(
     )
 
 
-def op_params(graph: Graph, op: Operator) -> ResizeBilinearParams:
+@dataclass(frozen=True)
+class TransposeConvKernelParams:
+    """rip_transpose_conv_params, its per-channel quantization and dims."""
+
+    input_dims: tuple[int, int, int, int]
+    filter_dims: tuple[int, int, int, int]
+    output_dims: tuple[int, int, int, int]
+    stride: tuple[int, int]
+    padding: tuple[int, int]  # (top, left)
+    input_offset: int
+    output_offset: int
+    activation: tuple[int, int]
+    multipliers: tuple[int, ...]
+    shifts: tuple[int, ...]
+    has_bias: bool
+
+
+def transpose_conv_params(graph: Graph, op: Operator) -> TransposeConvKernelParams:
+    """TRANSPOSE_CONV (inputs: output shape, weights, input, optional int32 bias)."""
+    w, x, y = graph.tensors[op.inputs[1]], graph.tensors[op.inputs[2]], graph.tensors[op.outputs[0]]
+    in_scale, in_zp = int8_per_tensor(x, op, "the input")
+    out_scale, out_zp = int8_per_tensor(y, op, "the output")
+    wq = int8_quant(w, op, "the weights")
+    c_out = y.shape[3]
+    if any(z != 0 for z in wq.zero_point) or (
+        wq.per_channel and (len(wq.scale) != c_out or wq.axis != 0)
+    ):
+        raise ParamsError(f"{op.describe()}: weights not symmetric per output channel")
+    has_bias = len(op.inputs) > 3 and op.inputs[3] >= 0
+    if has_bias and graph.tensors[op.inputs[3]].dtype != "int32":
+        raise ParamsError(f"{op.describe()}: the bias must be int32")
+    scales = wq.scale if wq.per_channel else wq.scale * c_out
+    pairs = [quantize_multiplier(effective_scale(in_scale, s, out_scale)) for s in scales]
+    p = op.params
+    return TransposeConvKernelParams(
+        input_dims=dims4(x.shape),
+        filter_dims=dims4(w.shape),
+        output_dims=dims4(y.shape),
+        stride=p.stride,
+        padding=(p.padding.top, p.padding.left),
+        input_offset=-in_zp,
+        output_offset=out_zp,
+        activation=activation_range(p.activation, y.quant),
+        multipliers=tuple(m for m, _ in pairs),
+        shifts=tuple(s for _, s in pairs),
+        has_bias=has_bias,
+    )
+
+
+def op_params(graph: Graph, op: Operator) -> ResizeBilinearParams | TransposeConvKernelParams:
     """Kernel parameters of one rip_resample.h operator of the graph."""
+    if op.kind == "TRANSPOSE_CONV":
+        return transpose_conv_params(graph, op)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if op.kind == "RESIZE_BILINEAR":
         p = op.params

@@ -95,6 +95,7 @@ MOVEMENT_OPS = frozenset(
         "BATCH_TO_SPACE_ND",
         "RESIZE_BILINEAR",
         "L2_NORMALIZATION",
+        "TRANSPOSE_CONV",
     }
 )
 SUPPORTED_OPS |= MOVEMENT_OPS
@@ -747,6 +748,8 @@ class _Reader:
             if o.AlignCorners() and o.HalfPixelCenters():
                 raise movement.Refused("align_corners with half_pixel_centers")
             return ResizeParams(bool(o.AlignCorners()), bool(o.HalfPixelCenters()))
+        if kind == "TRANSPOSE_CONV":
+            return self.transpose_conv_params(index, op, ins, outs, tensors)
         if kind == "L2_NORMALIZATION":
             o = self.options(op, tflite.L2NormOptions, index, kind, required=False)
             act = "NONE" if o is None else self.activation(o.FusedActivationFunction(), index, kind)
@@ -754,6 +757,40 @@ class _Reader:
                 raise movement.Refused(f"{list(shape(x))} -> {list(shape(y))}, fused {act}")
             return ElementwiseParams(act)
         raise movement.Refused("no parameters")  # pragma: no cover (MOVEMENT_OPS is complete)
+
+    def transpose_conv_params(
+        self,
+        index: int,
+        op: Any,
+        ins: tuple[int, ...],
+        outs: tuple[int, ...],
+        tensors: dict[int, Tensor],
+    ) -> Conv2DParams:
+        """TRANSPOSE_CONV (inputs: output shape, weights [O, KH, KW, I], input, bias):
+        padding as TFLite Micro's Prepare computes it, SAME/VALID of the convolution whose
+        transpose this is (from the output's size); only the top and left amounts are used."""
+        kind = "TRANSPOSE_CONV"
+        o = self.options(op, tflite.TransposeConvOptions, index, kind)
+        x, w, y = tensors[ins[2]].shape, tensors[ins[1]].shape, tensors[outs[0]].shape
+        if len(x) != 4 or len(w) != 4 or len(y) != 4:
+            raise movement.Refused(f"needs 4-D tensors, got {list(x)}, {list(w)}, {list(y)}")
+        if w[3] != x[3] or w[0] != y[3] or x[0] != y[0]:
+            raise movement.Refused(f"weights {list(w)} do not map {list(x)} to {list(y)}")
+        stride = (o.StrideH(), o.StrideW())
+        if min(stride) < 1:
+            raise movement.Refused(f"stride {stride}")
+        shape = self.constant_ints(ins[0], tensors)
+        if shape is not None and tuple(shape) != tuple(y):
+            raise movement.Refused(f"output_shape {shape} differs from the output {list(y)}")
+        if o.Padding() == tflite.Padding.SAME:
+            top = same_padding(y[1], w[1], stride[0])[0]
+            left = same_padding(y[2], w[2], stride[1])[0]
+        elif o.Padding() == tflite.Padding.VALID:
+            top = left = 0
+        else:
+            raise movement.Refused(f"unknown padding code {o.Padding()}")
+        act = self.activation(o.FusedActivationFunction(), index, kind)
+        return Conv2DParams(stride, (1, 1), Padding(top, 0, left, 0), act)
 
 
 def nhwc4(shape: tuple[int, ...]) -> tuple[int, int, int, int]:

@@ -110,6 +110,7 @@ _OP_SPECS.update(
         "BATCH_TO_SPACE_ND": (3, 3, frozenset(), "BatchToSpaceNDOptions", False),
         "RESIZE_BILINEAR": (2, 2, frozenset(), "ResizeBilinearOptions", False),
         "L2_NORMALIZATION": (1, 1, frozenset(), "L2NormOptions", False),
+        "TRANSPOSE_CONV": (3, 4, frozenset({3}), "TransposeConvOptions", True),
     }
 )
 # Operators with one output per piece (their shapes are checked by rip.frontend.movement).

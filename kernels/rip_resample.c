@@ -48,3 +48,59 @@ rip_status rip_resize_bilinear_s8(const rip_resize_bilinear_params *params,
     }
     return RIP_OK;
 }
+
+/* ---- TRANSPOSE_CONV ----------------------------------------------------------------------- */
+
+rip_status rip_transpose_conv_s8(const rip_transpose_conv_params *params,
+                                 const rip_per_channel_quant *quant, const rip_dims *input_dims,
+                                 const int8_t *input, const rip_dims *filter_dims,
+                                 const int8_t *filter, const int32_t *bias,
+                                 const rip_dims *output_dims, int8_t *output) {
+    const int32_t c_in = input_dims->c;
+    const int32_t c_out = output_dims->c;
+    const int32_t kh = filter_dims->h;
+    const int32_t kw = filter_dims->w;
+    const int32_t sh = params->stride.h;
+    const int32_t sw = params->stride.w;
+    if (filter_dims->c != c_in || filter_dims->n != c_out || output_dims->n != input_dims->n ||
+        sh < 1 || sw < 1) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    int8_t *dst = output;
+    for (int32_t b = 0; b < output_dims->n; ++b) {
+        const int8_t *in_batch = input + b * input_dims->h * input_dims->w * c_in;
+        for (int32_t oy = 0; oy < output_dims->h; ++oy) {
+            for (int32_t ox = 0; ox < output_dims->w; ++ox) {
+                for (int32_t oc = 0; oc < c_out; ++oc) {
+                    int32_t acc = 0;
+                    for (int32_t ky = 0; ky < kh; ++ky) {
+                        const int32_t ty = oy + params->padding.h - ky; /* iy * sh */
+                        if (ty < 0 || ty % sh || ty / sh >= input_dims->h) {
+                            continue;
+                        }
+                        for (int32_t kx = 0; kx < kw; ++kx) {
+                            const int32_t tx = ox + params->padding.w - kx;
+                            if (tx < 0 || tx % sw || tx / sw >= input_dims->w) {
+                                continue;
+                            }
+                            const int8_t *px = in_batch + ((ty / sh) * input_dims->w + tx / sw) * c_in;
+                            const int8_t *wt = filter + ((oc * kh + ky) * kw + kx) * c_in;
+                            for (int32_t ic = 0; ic < c_in; ++ic) {
+                                acc += (px[ic] + params->input_offset) * wt[ic];
+                            }
+                        }
+                    }
+                    if (bias != NULL) {
+                        acc += bias[oc];
+                    }
+                    acc = rip_multiply_by_quantized_multiplier(acc, quant->multiplier[oc],
+                                                               quant->shift[oc]);
+                    acc += params->output_offset;
+                    *dst++ = (int8_t)rip_clamp32(acc, params->activation.min,
+                                                 params->activation.max);
+                }
+            }
+        }
+    }
+    return RIP_OK;
+}

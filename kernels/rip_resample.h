@@ -1,5 +1,5 @@
 /*
- * rip kernels: int8 resampling (RESIZE_BILINEAR).
+ * rip kernels: int8 resampling (RESIZE_BILINEAR, and TRANSPOSE_CONV, a learned upsampling).
  *
  * The arithmetic is TFLite Micro's reference ResizeBilinearInteger (reference/resize_bilinear.h,
  * without TFLITE_SINGLE_ROUNDING): source coordinates in 1/1024 steps, the four neighbours
@@ -27,6 +27,27 @@ typedef struct {
 rip_status rip_resize_bilinear_s8(const rip_resize_bilinear_params *params,
                                   const rip_dims *input_dims, const int8_t *input,
                                   const rip_dims *output_dims, int8_t *output);
+
+/* TRANSPOSE_CONV, as TFLite Micro's reference_integer_ops::TransposeConv defines it: every
+ * input pixel (iy, ix) adds (input + input_offset) * filter[oc][ky][kx][ic] to output pixel
+ * (iy * stride.h - padding.h + ky, ix * stride.w - padding.w + kx); then bias, per-channel
+ * requantization, output offset and clamp. This kernel gathers instead of scattering: each
+ * output sums the taps that reach it (the same int32 sum in another order), so it needs no
+ * int32 scratch of the output's size. `output` must be disjoint from `input`. */
+typedef struct {
+    int32_t input_offset;  /* -input zero point */
+    int32_t output_offset; /* output zero point */
+    rip_hw stride;
+    rip_hw padding; /* top, left */
+    rip_activation activation;
+} rip_transpose_conv_params;
+
+/* filter_dims: [C_out, KH, KW, C_in]; bias may be NULL. */
+rip_status rip_transpose_conv_s8(const rip_transpose_conv_params *params,
+                                 const rip_per_channel_quant *quant, const rip_dims *input_dims,
+                                 const int8_t *input, const rip_dims *filter_dims,
+                                 const int8_t *filter, const int32_t *bias,
+                                 const rip_dims *output_dims, int8_t *output);
 
 #ifdef __cplusplus
 }

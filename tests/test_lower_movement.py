@@ -276,6 +276,54 @@ def test_resize_bilinear(kernel_objs, tmp_path, n, hw_in, hw_out, c, mode, q):
     check(finish(mb, [x], [y]), kernel_objs, tmp_path)
 
 
+@SETTINGS
+@given(
+    hw=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+    channels=st.tuples(st.integers(1, 4), st.integers(1, 5)),
+    k=st.tuples(st.integers(1, 4), st.integers(1, 3)),
+    stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    padding=st.sampled_from(["SAME", "VALID"]),
+    activation=st.sampled_from(["NONE", "RELU", "RELU6"]),
+    per_channel=st.booleans(),
+    with_bias=st.booleans(),
+    q=quants,
+    seed=st.integers(0, 99),
+)
+def test_transpose_conv(
+    kernel_objs,
+    tmp_path,
+    hw,
+    channels,
+    k,
+    stride,
+    padding,
+    activation,
+    per_channel,
+    with_bias,
+    q,
+    seed,
+):
+    rng = np.random.default_rng(seed)
+    (h, w), (c_in, c_out) = hw, channels
+    out_hw = [
+        n * s if padding == "SAME" else (n - 1) * s + kk
+        for n, s, kk in zip(hw, stride, k, strict=True)
+    ]
+    mb, x = one_input((1, h, w, c_in), q)
+    w_scales = rng.uniform(0.002, 0.05, size=c_out if per_channel else 1).astype(np.float32)
+    wt = mb.constant_int8(
+        rng.integers(-127, 128, size=(c_out, *k, c_in)).astype(np.int8), w_scales.tolist()
+    )
+    bias = mb.bias(rng.integers(-3000, 3000, size=c_out), q[0], w_scales.tolist())
+    y = mb.activation(
+        (1, *out_hw, c_out), float(rng.uniform(0.02, 0.3)), int(rng.integers(-20, 20))
+    )
+    mb.transpose_conv(
+        x, wt, bias if with_bias else None, y, stride=stride, padding=padding, activation=activation
+    )
+    check(finish(mb, [x], [y]), kernel_objs, tmp_path, seed)
+
+
 # ---- L2_NORMALIZATION: in place at gap 0, one alignment unit less corrupts -------------------
 
 

@@ -47,6 +47,7 @@ DISJOINT_MOVEMENT = (
     "PADV2",
     "MIRROR_PAD",
     "RESIZE_BILINEAR",
+    "TRANSPOSE_CONV",  # scatters every input pixel over a window of outputs
 )
 # Views: no kernel, no bytes (rip.frontend.rewrite.alias_views); a slice that is not one
 # contiguous run stays an op of DISJOINT_MOVEMENT.

@@ -685,6 +685,29 @@ class ModelBuilder:
         options = (("AlignCorners", align_corners), ("HalfPixelCenters", half_pixel_centers))
         return self.operator("RESIZE_BILINEAR", [x, size], [out], "ResizeBilinearOptions", options)
 
+    def transpose_conv(
+        self,
+        x: int,
+        weights: int,
+        bias: int | None,
+        out: int,
+        *,
+        stride: Pair = 1,
+        padding: Padding = "SAME",
+        activation: Activation = "NONE",
+    ) -> int:
+        """TRANSPOSE_CONV with weights ``[O, KH, KW, I]``: inputs (output shape, weights,
+        input, bias), as the converter writes them."""
+        sh, sw = _pair(stride)
+        options = (
+            ("Padding", _PADDING[padding]),
+            ("StrideW", sw),
+            ("StrideH", sh),
+            ("FusedActivationFunction", _ACTIVATION[activation]),
+        )
+        ins = [self._ints(self.shape(out)), weights, x, *([] if bias is None else [bias])]
+        return self.operator("TRANSPOSE_CONV", ins, [out], "TransposeConvOptions", options)
+
     # ---- end of issue 14 (branch opsb) ------------------------------------------------------
 
     def inputs(self, tensors: Sequence[int]) -> None:
