@@ -181,15 +181,38 @@ def concatenation_params(
     )
 
 
+def merged_transpose(
+    shape: Sequence[int], perm: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The same byte permutation on fewer axes: unit axes dropped, and input axes that stay
+    next to each other in the output merged into one (issue 14: any rank whose permutation
+    needs at most four axes)."""
+    keep = [a for a in range(len(shape)) if shape[a] != 1]
+    renumber = {a: k for k, a in enumerate(keep)}
+    kept = [renumber[p] for p in perm if shape[p] != 1]
+    groups: list[list[int]] = []
+    for p in kept:
+        if groups and p == groups[-1][-1] + 1:
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+    order = sorted(range(len(groups)), key=lambda g: groups[g][0])
+    merged = tuple(math.prod(shape[keep[a]] for a in groups[g]) for g in order)
+    return merged, tuple(order.index(g) for g in range(len(groups)))
+
+
 def transpose_params(input: Tensor, perm: Sequence[int]) -> TransposeKernelParams:
-    """TRANSPOSE of up to 4-D (TFLite Micro allows 5-D): output axis k is input axis
-    perm[k]; lower ranks gain leading unit axes, which stay in front."""
+    """TRANSPOSE: output axis k is input axis perm[k]. Reduced by ``merged_transpose`` to at
+    most 4 axes (refused beyond), then extended with leading unit axes, which stay in front."""
     rank = len(input.shape)
-    if sorted(perm) != list(range(rank)) or rank > 4:
-        raise ParamsError(f"TRANSPOSE perm {tuple(perm)} for rank {rank} is not supported")
-    lead = 4 - rank
-    a, b, c, d = tuple(range(lead)) + tuple(int(p) + lead for p in perm)
-    return TransposeKernelParams(perm=(a, b, c, d), input_dims=dims4(input.shape))
+    if sorted(perm) != list(range(rank)):
+        raise ParamsError(f"TRANSPOSE perm {tuple(perm)} for rank {rank} is not a permutation")
+    shape, merged = merged_transpose(input.shape, perm)
+    if len(merged) > 4:
+        raise ParamsError(f"TRANSPOSE perm {tuple(perm)} of {input.shape} needs {len(merged)} axes")
+    lead = 4 - len(merged)
+    a, b, c, d = tuple(range(lead)) + tuple(int(p) + lead for p in merged)
+    return TransposeKernelParams(perm=(a, b, c, d), input_dims=dims4(shape))
 
 
 def pad_params(

@@ -194,6 +194,35 @@ def test_unpack_and_pack(kernel_objs, tmp_path, shape, data, q):
     check(finish(mb, xs, [y]), kernel_objs, tmp_path)
 
 
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=5).map(tuple), data=st.data())
+def test_transpose_any_permutation(kernel_objs, tmp_path, shape, data):
+    """Any permutation; a 5-D one runs when merging axes that stay together (and dropping
+    unit axes) leaves at most four."""
+    perm = data.draw(st.permutations(range(len(shape))))
+    q = data.draw(quants)
+    mb, x = one_input(shape, q)
+    y = mb.activation(tuple(shape[p] for p in perm), *q)
+    mb.operator("TRANSPOSE", [x, mb._ints(perm)], [y], "TransposeOptions")
+    model = finish(mb, [x], [y])
+    try:
+        check(model, kernel_objs, tmp_path)
+    except LoweringError as e:  # only a permutation that needs five axes is refused
+        assert len(shape) == 5 and "needs 5 axes" in str(e)
+
+
+@SETTINGS
+@given(shape=shapes, data=st.data(), q=quants)
+def test_concatenation_any_axis(kernel_objs, tmp_path, shape, data, q):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    sizes = data.draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))
+    mb = ModelBuilder()
+    xs = [mb.activation((*shape[:axis], n, *shape[axis + 1 :]), *q) for n in sizes]
+    y = mb.activation((*shape[:axis], sum(sizes), *shape[axis + 1 :]), *q)
+    mb.concatenation(xs, y, axis=axis - len(shape) * data.draw(st.integers(0, 1)))
+    check(finish(mb, xs, [y]), kernel_objs, tmp_path)
+
+
 # ---- block moves, gather, pads ------------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import GraphError, LayerError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
+from rip.scratch import BUFFER_SIZE_FUNCTION
 from rip.scratch import scratch_bytes as kernel_scratch_bytes
 from rip.terms import InPlaceKind, Layout, Order, Taps
 
@@ -137,6 +138,8 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
 def scratch_bytes(graph: Graph, op: Operator) -> int:
     """Scratch a kernel needs outside the arena: `rip.scratch.scratch_bytes` (the formulas
     of the kernels' ..._get_buffer_size) on this op's dims."""
+    if op.kind not in BUFFER_SIZE_FUNCTION:  # no scratch (and maybe not 4-D: issue 14)
+        return 0
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     conv = op.kind in ("CONV_2D", "DEPTHWISE_CONV_2D")
     w = tuple(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
