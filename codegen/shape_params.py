@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from rip.codegen.activation_params import RequantizeParams, quantize_params
-from rip.codegen.quant import ParamsError, dims4, f32, round_half_away, scale_zp
+from rip.codegen.quant import ParamsError, dims4, scale_zp
 from rip.frontend.ir import (
     GatherParams,
     Graph,
@@ -28,6 +28,7 @@ from rip.frontend.ir import (
     SliceParams,
     Tensor,
 )
+from rip.shapes import nearest_index_map
 
 
 @dataclass(frozen=True)
@@ -70,25 +71,6 @@ class PadKernelParams:
     after: tuple[int, int, int, int]
     pad_value: int
     input_dims: tuple[int, int, int, int]
-
-
-def nearest_index_map(
-    in_size: int, out_size: int, align_corners: bool, half_pixel_centers: bool
-) -> tuple[int, ...]:
-    """TFLite's GetNearestNeighbor for every output index, in float32 as the reference
-    evaluates it (so its rounding, not exact arithmetic, decides ties)."""
-    if align_corners and out_size > 1:
-        ratio = f32(in_size - 1) / f32(out_size - 1)
-    else:
-        ratio = f32(in_size) / f32(out_size)
-    offset = f32(0.5 if half_pixel_centers else 0.0)
-    result = []
-    for o in range(out_size):
-        v = float((f32(o) + offset) * ratio)
-        index = round_half_away(v) if align_corners else math.floor(v)
-        index = min(index, in_size - 1)
-        result.append(max(0, index) if half_pixel_centers else index)
-    return tuple(result)
 
 
 def _integer_scale(in_size: int, out_size: int, align: bool, half_pixel: bool) -> int:

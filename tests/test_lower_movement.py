@@ -405,6 +405,34 @@ def test_l2_normalization_one_alignment_unit_less_gap_corrupts(kernel_objs, tmp_
     assert run_layout(graph, above, a, kernel_objs, tmp_path) != want
 
 
+# ---- RESIZE_NEAREST_NEIGHBOR in place at ratios Theorem 14 does not cover -------------------
+
+
+@pytest.mark.parametrize(
+    ("hw_in", "hw_out", "half_pixel", "in_place"),
+    [((3, 2), (7, 5), True, True), ((4, 3), (5, 7), False, True), ((4, 6), (5, 4), False, False)],
+)
+def test_resize_nearest_any_ratio_in_place_when_simulated(
+    tmp_path, hw_in, hw_out, half_pixel, in_place
+):
+    """Non-integer ratios run in place (same base, reverse) exactly when the simulator finds
+    no corrupted read; the plan is replayed and the compiled model matches TFLite Micro."""
+    mb = ModelBuilder()
+    x = mb.activation((1, *hw_in, 3), 0.05, 2)
+    y = mb.activation((1, *hw_out, 3), 0.05, 2)
+    mb.resize_nearest_neighbor(x, y, half_pixel_centers=half_pixel)
+    model = finish(mb, [x], [y])
+    req = requirements(rewrite(read_model(model))).ops[0]
+    if in_place:
+        (c,) = req.candidates
+        assert (c.gap, c.kind) == (0, InPlaceKind.REVERSE)
+    else:
+        assert not req.candidates and "overwrote" in req.reason
+    got, want, plan = compile_and_run(model, tmp_path, "rip")
+    assert got == want
+    assert bool(plan.aliased) == in_place
+
+
 # ---- whole models: views through the plan, the dilated-convolution fold ----------------------
 
 

@@ -22,11 +22,13 @@ from rip.allocator.theory.bounds import (
     upsample_bound,
 )
 from rip.allocator.theory.geometry import ConvGeometry
+from rip.allocator.theory.simulate import simulate_resize_nearest
 from rip.errors import GraphError, LayerError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
 from rip.scratch import BUFFER_SIZE_FUNCTION
 from rip.scratch import scratch_bytes as kernel_scratch_bytes
+from rip.shapes import nearest_index_map, nhwc
 from rip.terms import InPlaceKind, Layout, Order, Taps
 
 ELEMENTWISE = ("ADD", "SUB", "MUL")
@@ -174,10 +176,29 @@ def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
         return elementwise_bound(x.nbytes, y.nbytes)
     if op.kind == "RESIZE_NEAREST_NEIGHBOR":
         (h, w, c), (ho, wo, co) = x.hwc, y.hwc
-        if op.params.align_corners or ho % h or wo % w or ho // h != wo // w or c != co:
-            raise LayerError("only integer nearest upsampling runs in place")
-        return upsample_bound(h, w, c, ho // h)
+        if not (op.params.align_corners or ho % h or wo % w or ho // h != wo // w or c != co):
+            return upsample_bound(h, w, c, ho // h)
+        return resize_nearest_bound(graph, op)  # issue 14: any ratio the simulator proves
     raise LayerError(f"{op.kind} needs disjoint input and output (Appendix I)")
+
+
+def resize_nearest_bound(graph: Graph, op: Operator) -> Bound:
+    """RESIZE_NEAREST_NEIGHBOR at a ratio Theorem 14 does not cover (non-integer, unequal
+    per axis, align_corners, half_pixel_centers): in place from one base (gap 0, reverse
+    order) only when ``simulate_resize_nearest`` runs the kernel's traversal over TFLite's
+    float32 index maps without one corrupted read."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    (n, h, w, c), (_, ho, wo, co) = nhwc(x.shape), nhwc(y.shape)
+    p = op.params
+    if c != co or x.quant != y.quant:
+        raise LayerError("nearest resizing in place keeps channels and quantization")
+    ys = nearest_index_map(h, ho, p.align_corners, p.half_pixel_centers)
+    xs = nearest_index_map(w, wo, p.align_corners, p.half_pixel_centers)
+    if simulate_resize_nearest(n, (h, w), (ho, wo), ys, xs):
+        raise LayerError("the reverse traversal reads pixels it already overwrote")
+    workspace = max(x.nbytes, y.nbytes)
+    return Bound("upsample", Layout.DENSE, Taps.GATHER, "reverse", 0, workspace, (ho, wo),
+                 "Theorem 14 (Sec. I.1), order checked by simulate_resize_nearest")  # fmt: skip
 
 
 def requirements(graph: Graph) -> Requirements:
