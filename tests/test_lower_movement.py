@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from test_codegen_host import compile_and_run
 from test_lower_elementwise import ALIGN, Layout, layout, program
 from tflite_micro import runtime
-from tflite_writer import ModelBuilder
+from tflite_writer import ModelBuilder, movement_sample_model
 
 from rip.allocator.planning.requirements import requirements
 from rip.codegen.kernels import lowering_for
@@ -473,6 +473,15 @@ def test_split_views_live_through_the_plan(tmp_path):
     assert {op.kind for op in graph.operators} == {"CONV_2D", "SPLIT_V"}
     assert graph.storage_offset(bottom) == 2 * 5 * 4
     for strategy in ("dual", "rip"):
+        got, want, _ = compile_and_run(model, tmp_path, strategy)
+        assert got == want, strategy
+
+
+def test_sample_model_under_every_strategy(tmp_path):
+    """Issue 14's operators in one model (tflite_writer.movement_sample_model), compiled whole:
+    the same checksum as TFLite Micro under dual, tinyengine and rip."""
+    model = movement_sample_model()
+    for strategy in ("dual", "tinyengine", "rip"):
         got, want, _ = compile_and_run(model, tmp_path, strategy)
         assert got == want, strategy
 
