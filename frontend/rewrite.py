@@ -338,8 +338,7 @@ def alias_views(graph: Graph) -> Graph:
     Exact: these int8 kernels copy the bytes unchanged, and the bytes of a contiguous slice
     are the input's bytes from that offset on. Liveness follows the alias to the storage
     tensor, so the producer's buffer lives while any view of it is read; a view is never
-    overwritten in place (``rip.allocator.planning.requirements``). Kept when removing it
-    would leave the graph without operators."""
+    overwritten in place (``rip.allocator.planning.requirements``)."""
     aliases = dict(graph.aliases)
     offsets = dict(graph.view_offsets)
     removed: set[int] = set()
@@ -354,8 +353,6 @@ def alias_views(graph: Graph) -> Graph:
         a, b = graph.tensor(src), graph.tensor(dst)
         if offset is None or a.is_constant or a.dtype != b.dtype or a.quant != b.quant:
             continue
-        if len(removed) + 1 == len(graph.operators):
-            break
         aliases[dst] = src
         if offset:
             offsets[dst] = offset * (a.nbytes // max(1, _elements(a.shape)))

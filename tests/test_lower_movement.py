@@ -477,6 +477,26 @@ def test_split_views_live_through_the_plan(tmp_path):
         assert got == want, strategy
 
 
+def test_an_op_reading_a_tensor_and_a_view_of_it_runs_out_of_place(tmp_path):
+    """ADD(t, first pixel of t): the pixel is a view into t's storage (a contiguous SLICE), so
+    writing the sum over t would change the broadcast operand while it is still read."""
+    rng = np.random.default_rng(2)
+    mb = ModelBuilder()
+    x = mb.activation((1, 4, 4, 3), 0.05, 1)
+    t = conv(mb, rng, x, 4, 3)
+    pixel = mb.activation((1, 1, 1, 4), 0.5, 3)
+    mb.slice(t, [0, 0, 0, 0], [1, 1, 1, 4], pixel)
+    y = mb.activation((1, 4, 4, 4), 0.8, -2)
+    mb.add(t, pixel, y)
+    model = finish(mb, [x], [y])
+    graph = rewrite(read_model(model))
+    assert [op.kind for op in graph.operators] == ["CONV_2D", "ADD"]
+    add = requirements(graph).ops[1]
+    assert not add.candidates and "view into part of it" in add.reason
+    got, want, _ = compile_and_run(model, tmp_path, "rip")
+    assert got == want
+
+
 def test_sample_model_under_every_strategy(tmp_path):
     """Issue 14's operators in one model (tflite_writer.movement_sample_model), compiled whole:
     the same checksum as TFLite Micro under dual, tinyengine and rip."""

@@ -219,8 +219,9 @@ def requirements(graph: Graph) -> Requirements:
             if s in outputs:
                 reasons.append(f"input {tid} is a graph output")
                 continue
-            if graph.is_partial_view(tid):  # issue 14 (opsb): its storage holds more
-                reasons.append(f"input {tid} is a view into part of tensor {s}")
+            # issue 14 (opsb): a slice's view shares its storage with more bytes than it has
+            if any(graph.is_partial_view(t) and graph.storage(t) == s for t in acts):
+                reasons.append(f"input {tid} shares tensor {s} with a view into part of it")
                 continue
             if graph.tensors[tid].dtype != "int8" or graph.tensors[op.outputs[0]].dtype != "int8":
                 reasons.append(f"input {tid} is not int8")
