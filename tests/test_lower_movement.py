@@ -497,6 +497,36 @@ def test_an_op_reading_a_tensor_and_a_view_of_it_runs_out_of_place(tmp_path):
     assert got == want
 
 
+def test_views_as_graph_outputs(tmp_path):
+    """Every piece of a SPLIT along the outermost axis is a view: no op is left, and the
+    model's outputs are offsets into its input."""
+    mb = ModelBuilder()
+    x = mb.activation((1, 4, 3, 2), 0.1, 4)
+    ys = [mb.activation((1, 1, 3, 2), 0.1, 4) for _ in range(4)]
+    mb.split(x, 1, ys)
+    model = finish(mb, [x], [ys[2], ys[1]])
+    graph = rewrite(read_model(model))
+    assert graph.operators == () and graph.storage_offset(ys[2]) == 12
+    got, want, _ = compile_and_run(model, tmp_path, "rip")
+    assert got == want
+
+
+def test_space_to_batch_not_folded_where_tflite_micro_pads_with_an_unset_value():
+    """With a non-zero input zero point, cells TFLite Micro's SPACE_TO_BATCH_ND pads hold
+    its never-set output_offset: a fold that reads them is not made."""
+    rng = np.random.default_rng(3)
+    mb = ModelBuilder()
+    x = mb.activation((1, 4, 4, 2), 0.05, 7)
+    s2b = mb.activation((4, 3, 3, 2), 0.05, 7)
+    mb.space_to_batch_nd(x, [2, 2], [(1, 1), (1, 1)], s2b)
+    mid = conv(mb, rng, s2b, 3, 3, padding="VALID")
+    y = mb.activation((1, 2, 2, 3), 0.5, 3)
+    mb.batch_to_space_nd(mid, [2, 2], [(0, 0), (0, 0)], y)
+    graph = rewrite(read_model(finish(mb, [x], [y])))
+    kinds = [op.kind for op in graph.operators]
+    assert kinds == ["SPACE_TO_BATCH_ND", "CONV_2D", "BATCH_TO_SPACE_ND"]
+
+
 def test_sample_model_under_every_strategy(tmp_path):
     """Issue 14's operators in one model (tflite_writer.movement_sample_model), compiled whole:
     the same checksum as TFLite Micro under dual, tinyengine and rip."""
