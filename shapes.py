@@ -1,8 +1,11 @@
-"""Shape arithmetic shared by the front end and the per-layer theory (no other imports)."""
+"""Shape arithmetic shared by the front end, the per-layer theory and the code generator (no
+other rip imports)."""
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 
 def dilated(k: int, dilation: int) -> int:
@@ -32,3 +35,24 @@ def nhwc(shape: tuple[int, ...] | list[int]) -> tuple[int, int, int, int]:
         raise ValueError(f"shape {dims} has more than 4 dimensions")
     n, h, w, c = (1,) * (4 - len(dims)) + dims
     return n, h, w, c
+
+
+def nearest_index_map(
+    in_size: int, out_size: int, align_corners: bool, half_pixel_centers: bool
+) -> tuple[int, ...]:
+    """TFLite's GetNearestNeighbor (RESIZE_NEAREST_NEIGHBOR) for every output index, in
+    float32 as the reference evaluates it (so its rounding, not exact arithmetic, decides
+    ties); rounding is TfLiteRound's, half away from zero."""
+    f32 = np.float32
+    if align_corners and out_size > 1:
+        ratio = f32(in_size - 1) / f32(out_size - 1)
+    else:
+        ratio = f32(in_size) / f32(out_size)
+    offset = f32(0.5 if half_pixel_centers else 0.0)
+    result = []
+    for o in range(out_size):
+        v = float((f32(o) + offset) * ratio)
+        index = math.floor(v + 0.5) if align_corners else math.floor(v)  # v >= 0
+        index = min(index, in_size - 1)
+        result.append(max(0, index) if half_pixel_centers else index)
+    return tuple(result)

@@ -33,6 +33,7 @@ class TensorSlot:
     zero_point: int
     id: int = -1  # the tensor id in the graph (tN in the comments)
     storage: int = -1  # the tensor whose bytes it lives in (RIP_OFFSET_T<storage>)
+    view: int = 0  # bytes past RIP_OFFSET_T<storage> where it starts (a slice's view)
 
 
 @dataclass(frozen=True)
@@ -117,9 +118,10 @@ def _slot(graph: Graph, plan: Plan, t: int) -> TensorSlot:
     tensor = graph.tensors[t]
     q = tensor.quant
     s = graph.storage(t)
-    return TensorSlot(tensor.name, plan.offsets[s], tensor.nbytes, tuple(tensor.shape),
+    view = graph.storage_offset(t)
+    return TensorSlot(tensor.name, plan.offsets[s] + view, tensor.nbytes, tuple(tensor.shape),
                       q.scale[0] if q else 0.0, q.zero_point[0] if q else 0,
-                      t, s)  # fmt: skip
+                      t, s, view)  # fmt: skip
 
 
 def _ref(graph: Graph, t: int) -> TensorRef:
@@ -149,12 +151,13 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
 
         def ptr(t: int, moved: dict = moved) -> str:
             s = graph.storage(t)
-            extra = f" + {moved[s]}" if s in moved else ""
+            shift = moved.get(s, 0) + graph.storage_offset(t)  # a view starts inside s
+            extra = f" + {shift}" if shift else ""
             return f"(rip_arena + {offset_name(s)}{extra})"
 
         def at(t: int, moved: dict = moved) -> int:
             s = graph.storage(t)
-            return plan.offsets[s] + moved.get(s, 0)
+            return plan.offsets[s] + moved.get(s, 0) + graph.storage_offset(t)
 
         activations = [t for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
         inputs = tuple(None if t < 0 or graph.tensors[t].is_constant else ptr(t)

@@ -12,8 +12,10 @@ from rip.codegen import (
     lower_activation,
     lower_conv,
     lower_elementwise,
+    lower_norm,
     lower_pool,
     lower_reduce,
+    lower_resample,
     lower_shape,
 )
 from rip.codegen.lowering import Lowering
@@ -62,6 +64,26 @@ LOWERINGS: dict[str, Lowering] = {
     "RESIZE_NEAREST_NEIGHBOR": lower_shape.lower_resize_nearest,
     "CONCATENATION": lower_shape.lower_concatenation,
     "PAD": lower_shape.lower_pad,
+    # ---- issue 14 (branch opsb): kernels/rip_shape.h
+    "STRIDED_SLICE": lower_shape.lower_movement,
+    "SLICE": lower_shape.lower_movement,
+    "SPLIT": lower_shape.lower_movement,
+    "SPLIT_V": lower_shape.lower_movement,
+    "UNPACK": lower_shape.lower_movement,
+    "PACK": lower_shape.lower_concatenation,
+    "DEPTH_TO_SPACE": lower_shape.lower_movement,
+    "SPACE_TO_DEPTH": lower_shape.lower_movement,
+    "GATHER": lower_shape.lower_movement,
+    "PADV2": lower_shape.lower_pad,
+    "MIRROR_PAD": lower_shape.lower_movement,
+    "SPACE_TO_BATCH_ND": lower_shape.refuse_space_batch,  # folded into dilated convs
+    "BATCH_TO_SPACE_ND": lower_shape.refuse_space_batch,
+    # kernels/rip_resample.h
+    "RESIZE_BILINEAR": lower_resample.lower_resize_bilinear,
+    "TRANSPOSE_CONV": lower_resample.lower_transpose_conv,
+    # kernels/rip_norm.h
+    "L2_NORMALIZATION": lower_norm.lower_l2norm,
+    # ---- end of issue 14 (branch opsb)
 }
 
 

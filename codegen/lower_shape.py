@@ -9,7 +9,9 @@ In place (`rip.terms.InPlaceKind`): ``"reverse"`` for RESIZE_NEAREST_NEIGHBOR: o
 input share a base address and the kernel traverses the output backwards (``reverse = 1``,
 Theorem 14), refused where some output pixel reads an input pixel above it (downsampling).
 CONCATENATION, TRANSPOSE and PAD read inputs out of order and need disjoint buffers; asking
-for anything else is a `LoweringError`.
+for anything else is a `LoweringError`. Issue 14 adds slices (STRIDED_SLICE, SLICE, SPLIT,
+SPLIT_V, UNPACK), PACK (the concatenation kernel), DEPTH_TO_SPACE, SPACE_TO_DEPTH, GATHER,
+PADV2 (the pad kernel) and MIRROR_PAD, all disjoint.
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ KERNELS: dict[str, Kernel] = {
     "CONCATENATION": Kernel("rip_concatenation_s8", "rip_concat_params", HEADER),
     "TRANSPOSE": Kernel("rip_transpose_s8", "rip_transpose_params", HEADER),
     "PAD": Kernel("rip_pad_s8", "rip_pad_params", HEADER),
+    # issue 14 (branch opsb)
+    "STRIDED_SLICE": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
+    "SLICE": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
+    "SPLIT": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
+    "SPLIT_V": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
+    "UNPACK": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
+    "PACK": Kernel("rip_concatenation_s8", "rip_concat_params", HEADER),
+    "DEPTH_TO_SPACE": Kernel("rip_depth_space_s8", "rip_depth_space_params", HEADER),
+    "SPACE_TO_DEPTH": Kernel("rip_depth_space_s8", "rip_depth_space_params", HEADER),
+    "GATHER": Kernel("rip_gather_s8", "rip_gather_params", HEADER),
+    "PADV2": Kernel("rip_pad_s8", "rip_pad_params", HEADER),
+    "MIRROR_PAD": Kernel("rip_mirror_pad_s8", "rip_mirror_pad_params", HEADER),
 }
 
 
@@ -93,3 +107,28 @@ def lower_pad(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix
     params = kernel_params(sp.op_params, graph, op)
     inputs, constants = operands(graph, op, (0,), buffers, prefix)
     return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, constants)
+
+
+# ---- issue 14 (branch opsb) -----------------------------------------------------------------
+
+
+def lower_movement(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
+) -> Lowered:
+    """STRIDED_SLICE, SLICE, SPLIT, SPLIT_V, UNPACK (the slices the rewrites did not turn into
+    views), DEPTH_TO_SPACE, SPACE_TO_DEPTH, GATHER and MIRROR_PAD: one data input, output
+    disjoint from it (each reads its input out of output order)."""
+    return lower_one_input(graph, op, index, buffers, prefix, KERNELS[op.kind], sp.op_params, None)
+
+
+def refuse_space_batch(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
+) -> Lowered:
+    """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND that ``fold_space_batch`` did not fold into a
+    dilated convolution: refused (TFLite Micro's SPACE_TO_BATCH_ND pads with a value its
+    Prepare never sets, so no byte-exact kernel can be written against it)."""
+    raise LoweringError(
+        f"{where(graph, op, index)}: only supported around a CONV_2D or DEPTHWISE_CONV_2D "
+        "(stride 1, VALID, batch 1, input zero point 0 where it pads), which is folded into a "
+        "dilated convolution"
+    )

@@ -14,13 +14,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from rip.codegen.activation_params import RequantizeParams, quantize_params
-from rip.codegen.quant import ParamsError, dims4, f32, round_half_away, scale_zp
-from rip.frontend.ir import Graph, Operator, Tensor
+from rip.codegen.quant import ParamsError, dims4, scale_zp
+from rip.frontend.ir import (
+    GatherParams,
+    Graph,
+    MirrorPadParams,
+    Operator,
+    SliceParams,
+    Tensor,
+)
+from rip.shapes import nearest_index_map
 
 
 @dataclass(frozen=True)
@@ -63,25 +71,6 @@ class PadKernelParams:
     after: tuple[int, int, int, int]
     pad_value: int
     input_dims: tuple[int, int, int, int]
-
-
-def nearest_index_map(
-    in_size: int, out_size: int, align_corners: bool, half_pixel_centers: bool
-) -> tuple[int, ...]:
-    """TFLite's GetNearestNeighbor for every output index, in float32 as the reference
-    evaluates it (so its rounding, not exact arithmetic, decides ties)."""
-    if align_corners and out_size > 1:
-        ratio = f32(in_size - 1) / f32(out_size - 1)
-    else:
-        ratio = f32(in_size) / f32(out_size)
-    offset = f32(0.5 if half_pixel_centers else 0.0)
-    result = []
-    for o in range(out_size):
-        v = float((f32(o) + offset) * ratio)
-        index = round_half_away(v) if align_corners else math.floor(v)
-        index = min(index, in_size - 1)
-        result.append(max(0, index) if half_pixel_centers else index)
-    return tuple(result)
 
 
 def _integer_scale(in_size: int, out_size: int, align: bool, half_pixel: bool) -> int:
@@ -174,15 +163,38 @@ def concatenation_params(
     )
 
 
+def merged_transpose(
+    shape: Sequence[int], perm: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The same byte permutation on fewer axes: unit axes dropped, and input axes that stay
+    next to each other in the output merged into one (issue 14: any rank whose permutation
+    needs at most four axes)."""
+    keep = [a for a in range(len(shape)) if shape[a] != 1]
+    renumber = {a: k for k, a in enumerate(keep)}
+    kept = [renumber[p] for p in perm if shape[p] != 1]
+    groups: list[list[int]] = []
+    for p in kept:
+        if groups and p == groups[-1][-1] + 1:
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+    order = sorted(range(len(groups)), key=lambda g: groups[g][0])
+    merged = tuple(math.prod(shape[keep[a]] for a in groups[g]) for g in order)
+    return merged, tuple(order.index(g) for g in range(len(groups)))
+
+
 def transpose_params(input: Tensor, perm: Sequence[int]) -> TransposeKernelParams:
-    """TRANSPOSE of up to 4-D (TFLite Micro allows 5-D): output axis k is input axis
-    perm[k]; lower ranks gain leading unit axes, which stay in front."""
+    """TRANSPOSE: output axis k is input axis perm[k]. Reduced by ``merged_transpose`` to at
+    most 4 axes (refused beyond), then extended with leading unit axes, which stay in front."""
     rank = len(input.shape)
-    if sorted(perm) != list(range(rank)) or rank > 4:
-        raise ParamsError(f"TRANSPOSE perm {tuple(perm)} for rank {rank} is not supported")
-    lead = 4 - rank
-    a, b, c, d = tuple(range(lead)) + tuple(int(p) + lead for p in perm)
-    return TransposeKernelParams(perm=(a, b, c, d), input_dims=dims4(input.shape))
+    if sorted(perm) != list(range(rank)):
+        raise ParamsError(f"TRANSPOSE perm {tuple(perm)} for rank {rank} is not a permutation")
+    shape, merged = merged_transpose(input.shape, perm)
+    if len(merged) > 4:
+        raise ParamsError(f"TRANSPOSE perm {tuple(perm)} of {input.shape} needs {len(merged)} axes")
+    lead = 4 - len(merged)
+    a, b, c, d = tuple(range(lead)) + tuple(int(p) + lead for p in merged)
+    return TransposeKernelParams(perm=(a, b, c, d), input_dims=dims4(shape))
 
 
 def pad_params(
@@ -208,6 +220,148 @@ def pad_params(
     )
 
 
+# ---- issue 14 (branch opsb): slicing, packing, block moves, gather, PADV2, MIRROR_PAD -------
+
+
+@dataclass(frozen=True)
+class SliceKernelParams:
+    """rip_slice_params: output element (i0..i3) is input byte offset + sum i_k * step[k]."""
+
+    offset: int
+    step: tuple[int, int, int, int]
+    output_dims: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class DepthSpaceKernelParams:
+    """rip_depth_space_params (DEPTH_TO_SPACE: up, SPACE_TO_DEPTH: not)."""
+
+    block: int
+    up: bool
+    input_dims: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class GatherKernelParams:
+    """rip_gather_params; ``coords`` become a constant int32 array."""
+
+    batch_size: int
+    outer_size: int
+    axis_size: int
+    inner_size: int
+    coords: tuple[int, ...]
+
+    @property
+    def coord_size(self) -> int:
+        return len(self.coords) // max(1, self.batch_size)
+
+
+@dataclass(frozen=True)
+class MirrorPadKernelParams:
+    before: tuple[int, int, int, int]
+    after: tuple[int, int, int, int]
+    symmetric: bool
+    input_dims: tuple[int, int, int, int]
+
+
+def _same_quant(kind: str, input: Tensor, output: Tensor) -> None:
+    """TFLite Micro's data-movement kernels copy bytes: a different output quantization would
+    silently change what they mean."""
+    if input.quant != output.quant:
+        raise ParamsError(f"{kind} {output.name!r}: input and output quantization differ")
+
+
+def slice_params(kind: str, input: Tensor, output: Tensor, p: SliceParams) -> SliceKernelParams:
+    """STRIDED_SLICE, SLICE, SPLIT, SPLIT_V, UNPACK (one output): the input's row-major
+    element strides times the slice's, up to 4-D (TFLite Micro's STRIDED_SLICE limit)."""
+    rank = len(input.shape)
+    if rank > 4:
+        raise ParamsError(f"{kind} of a rank-{rank} tensor (rip slices up to 4-D)")
+    _same_quant(kind, input, output)
+    lead = 4 - rank
+    shape = (1,) * lead + tuple(input.shape)
+    begin = (0,) * lead + p.begin
+    stride = (1,) * lead + p.stride
+    size = (1,) * lead + p.size
+    elements = [math.prod(shape[k + 1 :]) for k in range(4)]
+    return SliceKernelParams(
+        offset=sum(b * e for b, e in zip(begin, elements, strict=True)),
+        step=tuple(s * e for s, e in zip(stride, elements, strict=True)),  # type: ignore[arg-type]
+        output_dims=size,  # type: ignore[arg-type]
+    )
+
+
+def pack_params(inputs: Sequence[Tensor], output: Tensor, axis: int) -> ConcatKernelParams:
+    """PACK along ``axis`` is a concatenation of the inputs with a unit axis inserted there.
+    TFLite Micro's int8 PACK copies every input's bytes whatever their quantization, so no
+    input is requantized."""
+    shape = inputs[0].shape
+    return ConcatKernelParams(
+        outer_size=math.prod(shape[:axis]),
+        inner_size=math.prod(shape[axis:]),
+        axis_sizes=(1,) * len(inputs),
+        requantize=(None,) * len(inputs),
+    )
+
+
+def depth_space_params(
+    kind: str, input: Tensor, output: Tensor, block: int
+) -> DepthSpaceKernelParams:
+    _same_quant(kind, input, output)
+    return DepthSpaceKernelParams(block, kind == "DEPTH_TO_SPACE", dims4(input.shape))
+
+
+def gather_params(input: Tensor, coords: Tensor, p: GatherParams) -> GatherKernelParams:
+    """GATHER (TFLite Micro's Gather sizes); the reader checked every coordinate."""
+    if coords.data is None:
+        raise ParamsError(f"GATHER coordinates {coords.name!r} have no data")
+    dtype = {"int32": "<i4", "int64": "<i8"}.get(coords.dtype)
+    if dtype is None:
+        raise ParamsError(f"GATHER coordinates of type {coords.dtype}")
+    shape = input.shape
+    return GatherKernelParams(
+        batch_size=math.prod(shape[: p.batch_dims]),
+        outer_size=math.prod(shape[p.batch_dims : p.axis]),
+        axis_size=shape[p.axis],
+        inner_size=math.prod(shape[p.axis + 1 :]),
+        coords=tuple(int(v) for v in np.frombuffer(coords.data, dtype=dtype)),
+    )
+
+
+def mirror_pad_params(input: Tensor, output: Tensor, p: MirrorPadParams) -> MirrorPadKernelParams:
+    _same_quant("MIRROR_PAD", input, output)
+    pairs = [(0, 0)] * (4 - len(p.pairs)) + list(p.pairs)
+    return MirrorPadKernelParams(
+        before=tuple(lo for lo, _ in pairs),  # type: ignore[arg-type]
+        after=tuple(hi for _, hi in pairs),  # type: ignore[arg-type]
+        symmetric=p.symmetric,
+        input_dims=dims4(input.shape),
+    )
+
+
+def _movement_params(graph: Graph, op: Operator) -> object:
+    ins = [graph.tensors[t] for t in op.inputs if t >= 0]
+    out = graph.tensors[op.outputs[0]]
+    p = op.params
+    if isinstance(p, SliceParams):
+        return slice_params(op.kind, ins[0], out, p)
+    if op.kind == "PACK":
+        return pack_params(ins, out, p.axis)
+    if op.kind in ("DEPTH_TO_SPACE", "SPACE_TO_DEPTH"):
+        return depth_space_params(op.kind, ins[0], out, p.block)
+    if op.kind == "GATHER":
+        _same_quant("GATHER", ins[0], out)
+        return gather_params(ins[0], ins[1], p)
+    if op.kind == "PADV2":
+        params = pad_params(ins[0], out, p.pairs)
+        return params if p.value is None else replace(params, pad_value=p.value)
+    if op.kind == "MIRROR_PAD":
+        return mirror_pad_params(ins[0], out, p)
+    raise ParamsError(f"{op.describe()} is not a shape kernel")
+
+
+# ---- end of issue 14 (branch opsb) -----------------------------------------------------------
+
 KernelParams = ResizeNearestParams | ConcatKernelParams | TransposeKernelParams | PadKernelParams
 
 
@@ -229,4 +383,4 @@ def op_params(graph: Graph, op: Operator, in_place: bool = False) -> KernelParam
         pad = p.padding
         pairs = [(0, 0), (pad.top, pad.bottom), (pad.left, pad.right), p.channels]
         return pad_params(ins[0], out, pairs[4 - len(ins[0].shape) :])
-    raise ParamsError(f"{op.describe()} is not a shape kernel")
+    return _movement_params(graph, op)  # issue 14 (branch opsb)

@@ -169,6 +169,72 @@ class PadParams:
     channels: tuple[int, int] = (0, 0)
 
 
+# ---- issue 14 (opsb): data movement and resampling ------------------------------------
+
+
+@dataclass(frozen=True)
+class SliceParams:
+    """One output of STRIDED_SLICE, SLICE, SPLIT, SPLIT_V or UNPACK, normalized: output
+    element ``i`` along input axis ``k`` is input index ``begin[k] + i * stride[k]``, for
+    ``i < size[k]`` (one entry per input axis; the output shape drops shrunk axes, which
+    does not move a byte)."""
+
+    begin: tuple[int, ...] = ()
+    stride: tuple[int, ...] = ()
+    size: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class SplitParams:
+    """SPLIT, SPLIT_V, UNPACK as read: one ``SliceParams`` per output, in output order
+    (the rewrite ``split_outputs`` turns the op into one single-output op per slice)."""
+
+    slices: tuple[SliceParams, ...] = ()
+
+
+@dataclass(frozen=True)
+class PackParams:
+    axis: int = 0
+
+
+@dataclass(frozen=True)
+class BlockParams:
+    """DEPTH_TO_SPACE / SPACE_TO_DEPTH."""
+
+    block: int = 1
+
+
+@dataclass(frozen=True)
+class GatherParams:
+    axis: int = 0
+    batch_dims: int = 0
+
+
+@dataclass(frozen=True)
+class MirrorPadParams:
+    """MIRROR_PAD: ``pairs`` (before, after) per axis; ``symmetric`` repeats the edge."""
+
+    pairs: tuple[tuple[int, int], ...] = ()
+    symmetric: bool = False
+
+
+@dataclass(frozen=True)
+class PadValueParams:
+    """PADV2 (and PAD of any rank the folds keep): ``pairs`` per axis, filled with ``value``
+    (None: the output zero point)."""
+
+    pairs: tuple[tuple[int, int], ...] = ()
+    value: int | None = None
+
+
+@dataclass(frozen=True)
+class SpaceBatchParams:
+    """SPACE_TO_BATCH_ND (``pads``) / BATCH_TO_SPACE_ND (``pads`` = crops), 4-D NHWC."""
+
+    block: tuple[int, int] = (1, 1)
+    pads: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
+
+
 @dataclass(frozen=True)
 class NoParams:
     """Ops with no options we use: RESHAPE, LOGISTIC, HARD_SWISH, RELU, RELU6, QUANTIZE, ..."""
@@ -221,7 +287,9 @@ def describe(
 class Graph:
     """Subgraph 0 of a model; the operator order is the schedule.
 
-    ``aliases`` maps a tensor to the tensor whose storage it shares (RESHAPE, SQUEEZE).
+    ``aliases`` maps a tensor to the tensor whose storage it shares (RESHAPE, SQUEEZE,
+    EXPAND_DIMS, and contiguous slices); ``view_offsets`` gives the byte offset of a view
+    inside the tensor it aliases (absent: 0), so a slice's bytes are a range of its input's.
     ``interface`` records boundary ops stripped from the graph, e.g.
     ``("QUANTIZE", input_float_id, int8_id)``: the compiled model runs int8 inside.
     """
@@ -232,6 +300,7 @@ class Graph:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     aliases: dict[int, int] = field(default_factory=dict)
+    view_offsets: dict[int, int] = field(default_factory=dict)
     interface: tuple[tuple[str, int, int], ...] = ()
     has_weights: bool = True
     notes: tuple[str, ...] = ()
@@ -244,6 +313,19 @@ class Graph:
         while tid in self.aliases:
             tid = self.aliases[tid]
         return tid
+
+    def storage_offset(self, tid: int) -> int:
+        """Byte offset of ``tid``'s bytes inside its storage tensor (0 but for views)."""
+        offset = 0
+        while tid in self.aliases:
+            offset += self.view_offsets.get(tid, 0)
+            tid = self.aliases[tid]
+        return offset
+
+    def is_partial_view(self, tid: int) -> bool:
+        """True if ``tid`` is a view of only part of its storage (a slice)."""
+        s = self.storage(tid)
+        return self.storage_offset(tid) != 0 or self.tensors[tid].nbytes != self.tensors[s].nbytes
 
     def activations(self) -> list[int]:
         """Activation tensor ids in first-use order: graph inputs, then op outputs."""

@@ -19,7 +19,9 @@ import numpy as np
 import tflite
 
 from rip.errors import ModelError
+from rip.frontend import movement
 from rip.frontend.ir import (
+    BlockParams,
     ConcatParams,
     Conv2DParams,
     DepthwiseParams,
@@ -27,10 +29,13 @@ from rip.frontend.ir import (
     FullyConnectedParams,
     Graph,
     LeakyReluParams,
+    MirrorPadParams,
     NoParams,
     Operator,
+    PackParams,
     Padding,
     PadParams,
+    PadValueParams,
     PoolParams,
     Quant,
     ReduceParams,
@@ -95,7 +100,32 @@ REDUCER_OPS = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"})
 INDEX_OPS = frozenset({"ARG_MAX", "ARG_MIN"})
 
 # Ops TFLite Micro has no int8 kernel for (float32 only): nothing to be bit-exact with.
-FLOAT_ONLY_IN_TFLM = frozenset({"NEG"})
+FLOAT_ONLY_IN_TFLM = frozenset({"NEG", "L2_POOL_2D"})
+
+# ---- issue 14 (branch opsb): data movement and resampling ----------------------------------
+MOVEMENT_OPS = frozenset(
+    {
+        "STRIDED_SLICE",
+        "SLICE",
+        "SPLIT",
+        "SPLIT_V",
+        "PACK",
+        "UNPACK",
+        "EXPAND_DIMS",
+        "DEPTH_TO_SPACE",
+        "SPACE_TO_DEPTH",
+        "GATHER",
+        "PADV2",
+        "MIRROR_PAD",
+        "SPACE_TO_BATCH_ND",
+        "BATCH_TO_SPACE_ND",
+        "RESIZE_BILINEAR",
+        "L2_NORMALIZATION",
+        "TRANSPOSE_CONV",
+    }
+)
+SUPPORTED_OPS |= MOVEMENT_OPS
+# ---- end of issue 14 (branch opsb) -----------------------------------------------------------
 
 # Ops that only occur in recurrent or stateful models (cells, gates, state variables): their
 # presence turns "unsupported operator" into "recurrent models are not supported".
@@ -109,8 +139,6 @@ RECURRENT_MARKERS = frozenset(
         "BIDIRECTIONAL_SEQUENCE_LSTM",
         "BIDIRECTIONAL_SEQUENCE_RNN",
         "TANH",
-        "PACK",
-        "UNPACK",
         "VAR_HANDLE",
         "READ_VARIABLE",
         "ASSIGN_VARIABLE",
@@ -589,6 +617,12 @@ class _Reader:
                 raise self.fail(f"{where}: {perm} is not a permutation of rank {len(in_shape)}")
             return TransposeParams(tuple(perm))
 
+        if kind in MOVEMENT_OPS:
+            try:
+                return self.movement_params(index, kind, op, ins, outs, tensors)
+            except movement.Refused as exc:
+                raise self.fail(f"{where}: {exc}") from None
+
         # RESHAPE, SQUEEZE (the output shape says it all), LOGISTIC, HARD_SWISH, RELU, RELU6,
         # QUANTIZE, DEQUANTIZE, ELU, ABS, PRELU, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, ADD_N.
         return NoParams()
@@ -667,3 +701,173 @@ class _Reader:
                 f"{where}: paddings {pairs} turn {in_shape} into {expected}, not {out_shape}"
             )
         return PadParams(Padding(*pairs[1], *pairs[2]), pairs[3])
+
+    # ---- issue 14 (branch opsb): data movement and resampling ------------------------------
+
+    def movement_params(
+        self,
+        index: int,
+        kind: str,
+        op: Any,
+        ins: tuple[int, ...],
+        outs: tuple[int, ...],
+        tensors: dict[int, Tensor],
+    ) -> Any:
+        """Params of a MOVEMENT_OPS operator (rip.frontend.movement); raises Refused."""
+
+        def shape(t: int) -> tuple[int, ...]:
+            return tensors[t].shape
+
+        def ints(t: int) -> list[int]:
+            values = self.constant_ints(t, tensors)
+            if values is None:
+                raise movement.Refused(f"tensor {t} {tensors[t].name!r} has no data")
+            return values
+
+        def pairs(t: int, rank: int) -> tuple[tuple[int, int], ...]:
+            v = ints(t)
+            if len(v) != 2 * rank:
+                raise movement.Refused(f"{len(v)} padding values for rank {rank}")
+            return tuple((v[2 * k], v[2 * k + 1]) for k in range(rank))
+
+        x, y = ins[0], outs[0]
+        if kind == "EXPAND_DIMS":
+            if math.prod(shape(x)) != math.prod(shape(y)):
+                raise movement.Refused(f"{list(shape(x))} and {list(shape(y))} differ in size")
+            return NoParams()
+        if kind == "SLICE":
+            return movement.slice_(shape(x), ints(ins[1]), ints(ins[2]), shape(y))
+        if kind == "STRIDED_SLICE":
+            o = self.options(op, tflite.StridedSliceOptions, index, kind, required=False)
+            masks = (o.BeginMask(), o.EndMask(), o.ShrinkAxisMask()) if o else (0, 0, 0)
+            if o is not None and (o.EllipsisMask() or o.NewAxisMask() or o.Offset()):
+                raise movement.Refused(
+                    "ellipsis or new-axis masks or offset (TFLite Micro ignores them)"
+                )
+            return movement.strided_slice(
+                shape(x), ints(ins[1]), ints(ins[2]), ints(ins[3]), *masks, shape(y)
+            )
+        out_shapes = [shape(t) for t in outs]
+        if kind == "SPLIT":
+            axis, data = ints(ins[0]), shape(ins[1])
+            rank = len(data)
+            if len(axis) != 1 or not -rank <= axis[0] < rank:
+                raise movement.Refused(f"axis {axis} for rank {rank}")
+            n = len(outs)
+            if data[axis[0] % rank] % n:
+                raise movement.Refused(f"axis of size {data[axis[0] % rank]} into {n} pieces")
+            return movement.split(data, axis[0], [data[axis[0] % rank] // n] * n, out_shapes)
+        if kind == "SPLIT_V":
+            axis = ints(ins[2])
+            if len(axis) != 1:
+                raise movement.Refused(f"axis {axis}")
+            return movement.split(shape(x), axis[0], ints(ins[1]), out_shapes)
+        if kind == "UNPACK":
+            o = self.options(op, tflite.UnpackOptions, index, kind)
+            return movement.unpack(shape(x), o.Axis(), o.Num(), out_shapes)
+        if kind == "PACK":
+            o = self.options(op, tflite.PackOptions, index, kind)
+            rank = len(shape(y))
+            if not -rank <= o.Axis() < rank:
+                raise movement.Refused(f"axis {o.Axis()} out of range for rank {rank}")
+            axis = o.Axis() % rank
+            want = (*shape(x)[:axis], len(ins), *shape(x)[axis:])
+            if any(shape(t) != shape(x) for t in ins) or want != shape(y):
+                raise movement.Refused(f"inputs of {list(shape(x))} do not pack into {shape(y)}")
+            return PackParams(axis)
+        if kind in ("DEPTH_TO_SPACE", "SPACE_TO_DEPTH"):
+            cls = tflite.DepthToSpaceOptions if kind[0] == "D" else tflite.SpaceToDepthOptions
+            b = self.options(op, cls, index, kind).BlockSize()
+            (n, h, w, c), up = nhwc4(shape(x)), kind == "DEPTH_TO_SPACE"
+            want = (n, h * b, w * b, c // (b * b)) if up else (n, h // b, w // b, c * b * b)
+            exact = c % (b * b) == 0 if up else h % b == 0 and w % b == 0
+            if b < 1 or not exact or len(shape(x)) != 4 or want != shape(y):
+                raise movement.Refused(f"block {b} turns {list(shape(x))} into {list(want)}")
+            return BlockParams(b)
+        if kind == "GATHER":
+            o = self.options(op, tflite.GatherOptions, index, kind, required=False)
+            axis, batch_dims = (o.Axis(), o.BatchDims()) if o is not None else (0, 0)
+            return movement.gather(
+                shape(x), axis, batch_dims, shape(ins[1]), ints(ins[1]), shape(y)
+            )
+        if kind in ("PADV2", "MIRROR_PAD"):
+            pads = pairs(ins[1], len(shape(x)))
+            want = tuple(d + lo + hi for d, (lo, hi) in zip(shape(x), pads, strict=True))
+            if min(v for p in pads for v in p) < 0 or want != shape(y) or len(want) > 4:
+                raise movement.Refused(f"paddings {pads} turn {list(shape(x))} into {list(want)}")
+            if kind == "PADV2":
+                value = None
+                if len(ins) > 2 and ins[2] >= 0:
+                    v = tensors[ins[2]]
+                    if v.dtype != "int8" or v.data is None or len(v.data) != 1:
+                        raise movement.Refused("constant_values is not one constant int8 value")
+                    value = int(np.frombuffer(v.data, dtype=np.int8)[0])
+                return PadValueParams(pads, value)
+            o = self.options(op, tflite.MirrorPadOptions, index, kind, required=False)
+            symmetric = o is not None and o.Mode() == tflite.MirrorPadMode.SYMMETRIC
+            limit = 0 if symmetric else 1  # REFLECT may not repeat the edge
+            if any(p > d - limit for d, pair in zip(shape(x), pads, strict=True) for p in pair):
+                raise movement.Refused(f"paddings {pads} exceed the input {list(shape(x))}")
+            return MirrorPadParams(pads, symmetric)
+        if kind in ("SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"):
+            block, pads = ints(ins[1]), pairs(ins[2], 2)
+            if len(shape(x)) != 4 or len(block) != 2 or min(block) < 1:
+                raise movement.Refused(f"block {block} on {list(shape(x))}: 4-D NHWC only")
+            return movement.space_batch(kind, shape(x), (block[0], block[1]), pads, shape(y))
+        if kind == "RESIZE_BILINEAR":
+            o = self.options(op, tflite.ResizeBilinearOptions, index, kind, required=False)
+            if len(shape(x)) != 4 or shape(x)[::3] != shape(y)[::3]:
+                raise movement.Refused(f"{list(shape(x))} -> {list(shape(y))}: 4-D, same N, C")
+            if o is None:
+                return ResizeParams()
+            if o.AlignCorners() and o.HalfPixelCenters():
+                raise movement.Refused("align_corners with half_pixel_centers")
+            return ResizeParams(bool(o.AlignCorners()), bool(o.HalfPixelCenters()))
+        if kind == "TRANSPOSE_CONV":
+            return self.transpose_conv_params(index, op, ins, outs, tensors)
+        if kind == "L2_NORMALIZATION":
+            o = self.options(op, tflite.L2NormOptions, index, kind, required=False)
+            act = "NONE" if o is None else self.activation(o.FusedActivationFunction(), index, kind)
+            if act != "NONE" or shape(x) != shape(y) or not 1 <= len(shape(x)) <= 4:
+                raise movement.Refused(f"{list(shape(x))} -> {list(shape(y))}, fused {act}")
+            return ElementwiseParams(act)
+        raise movement.Refused("no parameters")  # pragma: no cover (MOVEMENT_OPS is complete)
+
+    def transpose_conv_params(
+        self,
+        index: int,
+        op: Any,
+        ins: tuple[int, ...],
+        outs: tuple[int, ...],
+        tensors: dict[int, Tensor],
+    ) -> Conv2DParams:
+        """TRANSPOSE_CONV (inputs: output shape, weights [O, KH, KW, I], input, bias):
+        padding as TFLite Micro's Prepare computes it, SAME/VALID of the convolution whose
+        transpose this is (from the output's size); only the top and left amounts are used."""
+        kind = "TRANSPOSE_CONV"
+        o = self.options(op, tflite.TransposeConvOptions, index, kind)
+        x, w, y = tensors[ins[2]].shape, tensors[ins[1]].shape, tensors[outs[0]].shape
+        if len(x) != 4 or len(w) != 4 or len(y) != 4:
+            raise movement.Refused(f"needs 4-D tensors, got {list(x)}, {list(w)}, {list(y)}")
+        if w[3] != x[3] or w[0] != y[3] or x[0] != y[0]:
+            raise movement.Refused(f"weights {list(w)} do not map {list(x)} to {list(y)}")
+        stride = (o.StrideH(), o.StrideW())
+        if min(stride) < 1:
+            raise movement.Refused(f"stride {stride}")
+        shape = self.constant_ints(ins[0], tensors)
+        if shape is not None and tuple(shape) != tuple(y):
+            raise movement.Refused(f"output_shape {shape} differs from the output {list(y)}")
+        if o.Padding() == tflite.Padding.SAME:
+            top = same_padding(y[1], w[1], stride[0])[0]
+            left = same_padding(y[2], w[2], stride[1])[0]
+        elif o.Padding() == tflite.Padding.VALID:
+            top = left = 0
+        else:
+            raise movement.Refused(f"unknown padding code {o.Padding()}")
+        act = self.activation(o.FusedActivationFunction(), index, kind)
+        return Conv2DParams(stride, (1, 1), Padding(top, 0, left, 0), act)
+
+
+def nhwc4(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """``shape`` as (n, h, w, c) when 4-D, else zeros (the caller refuses it)."""
+    return (shape[0], shape[1], shape[2], shape[3]) if len(shape) == 4 else (0, 0, 0, 0)

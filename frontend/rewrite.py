@@ -15,7 +15,17 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from rip.frontend.ir import Graph, Operator, Padding, PadParams, ReduceParams
+from rip.frontend.ir import (
+    Graph,
+    Operator,
+    Padding,
+    PadParams,
+    ReduceParams,
+    SliceParams,
+    SpaceBatchParams,
+    SplitParams,
+)
+from rip.frontend.movement import contiguous_offset
 
 CONV_KINDS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 POOL_KINDS = frozenset({"MAX_POOL_2D", "AVERAGE_POOL_2D"})
@@ -293,7 +303,165 @@ def fold_relu(graph: Graph) -> Graph:
     return _note(result, f"fold_relu: {count} RELU/RELU6 ops fused into their producers")
 
 
-PASSES = (strip_interface, fold_pad, fold_relu, mean_to_global_pool, alias_reshapes)
+# ---- issue 14 (branch opsb): data movement --------------------------------------------------
+
+SLICE_KINDS = frozenset({"STRIDED_SLICE", "SLICE", "SPLIT", "SPLIT_V", "UNPACK"})
+
+
+def split_outputs(graph: Graph) -> Graph:
+    """SPLIT, SPLIT_V and UNPACK become one single-output op per piece (same kind, its
+    ``SliceParams``, the data tensor as the only input).
+
+    Exact: TFLite's int8 kernels copy each output's bytes from its own region of the input,
+    independently of the other outputs; each new op copies exactly those bytes, and a piece
+    no op reads and the graph does not output is dropped. Every later stage then sees ops
+    with one output."""
+    operators: list[Operator] = []
+    count = 0
+    for op in graph.operators:
+        if not isinstance(op.params, SplitParams):
+            operators.append(op)
+            continue
+        data = op.inputs[1] if op.kind == "SPLIT" else op.inputs[0]
+        for out, piece in zip(op.outputs, op.params.slices, strict=True):
+            if not _readers(graph, out) and not _reaches_output(graph, out):
+                continue  # a piece nobody reads is never computed
+            operators.append(op.with_(inputs=(data,), outputs=(out,), params=piece))
+        count += 1
+    if not count:
+        return graph
+    result = graph.with_(operators=tuple(operators))
+    return _note(result, f"split_outputs: {count} SPLIT/SPLIT_V/UNPACK ops became one op a piece")
+
+
+def alias_views(graph: Graph) -> Graph:
+    """EXPAND_DIMS, and a slice whose bytes are one contiguous run of its input (e.g. a
+    SPLIT along the outermost non-unit axis), become views: the op is removed,
+    ``aliases[output] = input`` and ``view_offsets[output]`` = the run's first byte.
+
+    Exact: these int8 kernels copy the bytes unchanged, and the bytes of a contiguous slice
+    are the input's bytes from that offset on. Liveness follows the alias to the storage
+    tensor, so the producer's buffer lives while any view of it is read; a view is never
+    overwritten in place (``rip.allocator.planning.requirements``)."""
+    aliases = dict(graph.aliases)
+    offsets = dict(graph.view_offsets)
+    removed: set[int] = set()
+    for i, op in enumerate(graph.operators):
+        if op.kind == "EXPAND_DIMS":
+            offset: int | None = 0
+        elif op.kind in SLICE_KINDS and isinstance(op.params, SliceParams):
+            offset = contiguous_offset(graph.tensor(op.inputs[0]).shape, op.params)
+        else:
+            continue
+        src, dst = op.inputs[0], op.outputs[0]
+        a, b = graph.tensor(src), graph.tensor(dst)
+        if offset is None or a.is_constant or a.dtype != b.dtype or a.quant != b.quant:
+            continue
+        aliases[dst] = src
+        if offset:
+            offsets[dst] = offset * (a.nbytes // max(1, _elements(a.shape)))
+        removed.add(i)
+    if not removed:
+        return graph
+    result = graph.with_(
+        operators=_drop(graph.operators, removed), aliases=aliases, view_offsets=offsets
+    )
+    return _note(result, f"alias_views: {len(removed)} slices and EXPAND_DIMS became views")
+
+
+def _elements(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def fold_space_batch(graph: Graph) -> Graph:
+    """SPACE_TO_BATCH_ND -> CONV_2D / DEPTHWISE_CONV_2D -> BATCH_TO_SPACE_ND, as older
+    converters emit a dilated convolution, becomes that dilated convolution.
+
+    With block (bh, bw), paddings (pt, pb, pl, pr) and crops (ct, cb, cl, cr), output row r
+    of the chain is the VALID convolution of batch r % bh at row r // bh, i.e. of padded
+    input rows r + ct + bh * t (t over the taps): the convolution with dilation bh and
+    padding (pt - ct, pb - cb) (likewise for columns). Folded when the convolution has
+    stride 1, no dilation or padding of its own, batch 1, both crops fit inside the
+    paddings, both block moves keep their tensors' quantization, and each intermediate
+    tensor has one reader. Padded cells: the convolution skips them (they add (zp - zp) * w
+    = 0); TFLite Micro's SPACE_TO_BATCH_ND fills them with its params' output_offset, which
+    its Prepare never sets (0 in practice), so a fold that reads padding also needs the
+    input zero point 0."""
+    producers = graph.producers()
+    count = 0
+    changed = True
+    while changed:
+        changed = False
+        for k, b2s in enumerate(graph.operators):
+            folded = _fold_one_space_batch(graph, k, b2s, producers)
+            if folded is not None:
+                graph, producers, changed = folded, folded.producers(), True
+                count += 1
+                break
+    if not count:
+        return graph
+    return _note(graph, f"fold_space_batch: {count} dilated convolutions rebuilt")
+
+
+def _fold_one_space_batch(
+    graph: Graph, k: int, b2s: Operator, producers: dict[int, int]
+) -> Graph | None:
+    if b2s.kind != "BATCH_TO_SPACE_ND" or not isinstance(b2s.params, SpaceBatchParams):
+        return None
+    conv_at = producers.get(b2s.inputs[0])
+    conv = graph.operators[conv_at] if conv_at is not None else None
+    if conv is None or conv.kind not in CONV_KINDS:
+        return None
+    s2b_at = producers.get(conv.inputs[0])
+    s2b = graph.operators[s2b_at] if s2b_at is not None else None
+    if s2b is None or s2b.kind != "SPACE_TO_BATCH_ND" or s2b.params.block != b2s.params.block:
+        return None
+    x, t1, t2, y = s2b.inputs[0], s2b.outputs[0], conv.outputs[0], b2s.outputs[0]
+    p = conv.params
+    if p.stride != (1, 1) or p.dilation != (1, 1) or p.padding != Padding():
+        return None
+    for t in (t1, t2):
+        if len(_readers(graph, t)) != 1 or _reaches_output(graph, t) or t in graph.aliases:
+            return None
+    if conv.inputs[0] != t1 or t1 in conv.inputs[1:]:
+        return None
+    tx, ty = graph.tensor(x), graph.tensor(y)
+    if tx.quant != graph.tensor(t1).quant or ty.quant != graph.tensor(t2).quant:
+        return None
+    if tx.shape[:1] != (1,) or tx.dtype != "int8":
+        return None
+    (pt, pb), (pl, pr) = s2b.params.pads
+    (ct, cb), (cl, cr) = b2s.params.pads
+    padding = Padding(pt - ct, pb - cb, pl - cl, pr - cr)
+    if min(padding.as_tuple()) < 0:
+        return None
+    if padding != Padding() and (tx.quant is None or tx.quant.zero_point[0] != 0):
+        return None
+    new = conv.with_(
+        inputs=(x, *conv.inputs[1:]),
+        outputs=(y,),
+        params=replace(p, dilation=s2b.params.block, padding=padding),
+    )
+    operators = list(graph.operators)
+    operators[conv_at] = new
+    return graph.with_(operators=_drop(tuple(operators), {s2b_at, k}))
+
+
+# ---- end of issue 14 (branch opsb) -----------------------------------------------------------
+
+PASSES = (
+    strip_interface,
+    split_outputs,
+    fold_space_batch,
+    fold_pad,
+    fold_relu,
+    mean_to_global_pool,
+    alias_reshapes,
+    alias_views,
+)
 
 
 def rewrite(graph: Graph) -> Graph:

@@ -106,6 +106,32 @@ _OP_SPECS: dict[str, tuple[int, int | None, frozenset[int], str | None, bool]] =
     "SQUARED_DIFFERENCE": (2, 2, frozenset(), "SquaredDifferenceOptions", False),
     "ADD_N": (2, None, frozenset(), "AddNOptions", False),
 }
+# ---- issue 14 (branch opsb): data movement and resampling ----------------------------------
+_OP_SPECS.update(
+    {
+        "STRIDED_SLICE": (4, 4, frozenset(), "StridedSliceOptions", False),
+        "SLICE": (3, 3, frozenset(), "SliceOptions", False),
+        "SPLIT": (2, 2, frozenset(), "SplitOptions", False),
+        "SPLIT_V": (3, 3, frozenset(), "SplitVOptions", False),
+        "PACK": (1, None, frozenset(), "PackOptions", True),
+        "UNPACK": (1, 1, frozenset(), "UnpackOptions", True),
+        "EXPAND_DIMS": (2, 2, frozenset(), "ExpandDimsOptions", False),
+        "DEPTH_TO_SPACE": (1, 1, frozenset(), "DepthToSpaceOptions", True),
+        "SPACE_TO_DEPTH": (1, 1, frozenset(), "SpaceToDepthOptions", True),
+        "GATHER": (2, 2, frozenset(), "GatherOptions", False),
+        "PADV2": (2, 3, frozenset({2}), "PadV2Options", False),
+        "MIRROR_PAD": (2, 2, frozenset(), "MirrorPadOptions", False),
+        "SPACE_TO_BATCH_ND": (3, 3, frozenset(), "SpaceToBatchNDOptions", False),
+        "BATCH_TO_SPACE_ND": (3, 3, frozenset(), "BatchToSpaceNDOptions", False),
+        "RESIZE_BILINEAR": (2, 2, frozenset(), "ResizeBilinearOptions", False),
+        "L2_NORMALIZATION": (1, 1, frozenset(), "L2NormOptions", False),
+        "TRANSPOSE_CONV": (3, 4, frozenset({3}), "TransposeConvOptions", True),
+    }
+)
+# Operators with one output per piece (their shapes are checked by rip.frontend.movement).
+_MULTI_OUTPUT_OPS = frozenset({"SPLIT", "SPLIT_V", "UNPACK"})
+# ---- end of issue 14 (branch opsb) -----------------------------------------------------------
+
 _SAME_SHAPE_OPS = frozenset(
     {
         "SOFTMAX",
@@ -376,7 +402,7 @@ class _Validator:
                 if len(ins) < lo or (hi is not None and len(ins) > hi):
                     want = f"{lo}" if lo == hi else f"{lo} to {hi if hi is not None else 'any'}"
                     raise self.op_fail(i, None, f"has {len(ins)} inputs, {kind} takes {want}")
-                if len(outs) != 1:
+                if len(outs) != 1 and kind not in _MULTI_OUTPUT_OPS:
                     raise self.op_fail(i, None, f"has {len(outs)} outputs, {kind} has one")
 
     def graph_order(self) -> None:

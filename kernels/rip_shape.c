@@ -175,3 +175,128 @@ rip_status rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, 
     }
     return RIP_OK;
 }
+
+/* ---- issue 14: slicing, block moves, gather, mirror pad ----------------------------------- */
+
+rip_status rip_slice_s8(const rip_slice_params *params, const int8_t *input,
+                        const rip_dims *output_dims, int8_t *output) {
+    const int32_t *step = params->step;
+    if (output_dims->n < 0 || output_dims->h < 0 || output_dims->w < 0 || output_dims->c < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    int8_t *dst = output;
+    for (int32_t i0 = 0; i0 < output_dims->n; ++i0) {
+        for (int32_t i1 = 0; i1 < output_dims->h; ++i1) {
+            for (int32_t i2 = 0; i2 < output_dims->w; ++i2) {
+                const int8_t *src = input + params->offset + i0 * step[0] + i1 * step[1] +
+                                    i2 * step[2];
+                if (step[3] == 1) { /* the innermost run is contiguous */
+                    memcpy(dst, src, (size_t)output_dims->c);
+                    dst += output_dims->c;
+                    continue;
+                }
+                for (int32_t i3 = 0; i3 < output_dims->c; ++i3) {
+                    *dst++ = src[i3 * step[3]];
+                }
+            }
+        }
+    }
+    return RIP_OK;
+}
+
+rip_status rip_depth_space_s8(const rip_depth_space_params *params, const rip_dims *input_dims,
+                              const int8_t *input, int8_t *output) {
+    const int32_t b = params->block;
+    if (b < 1) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    /* Walk the space-side tensor (the output of DEPTH_TO_SPACE, the input of SPACE_TO_DEPTH)
+     * and the depth-side tensor together: pixel (y, x), channel c of the space side is pixel
+     * (y / b, x / b), channel ((y % b) * b + x % b) * c_space + c of the depth side. */
+    int32_t h, w, c_space;
+    if (params->up) {
+        h = input_dims->h * b;
+        w = input_dims->w * b;
+        c_space = input_dims->c / (b * b);
+    } else {
+        h = input_dims->h;
+        w = input_dims->w;
+        c_space = input_dims->c;
+    }
+    const int32_t c_depth = c_space * b * b;
+    const int32_t w_depth = w / b;
+    const int32_t depth_batch = (h / b) * w_depth * c_depth;
+    for (int32_t n = 0; n < input_dims->n; ++n) {
+        for (int32_t y = 0; y < h; ++y) {
+            for (int32_t x = 0; x < w; ++x) {
+                const int32_t space = ((n * h + y) * w + x) * c_space;
+                const int32_t depth = n * depth_batch + ((y / b) * w_depth + x / b) * c_depth +
+                                      ((y % b) * b + x % b) * c_space;
+                if (params->up) {
+                    memcpy(output + space, input + depth, (size_t)c_space);
+                } else {
+                    memcpy(output + depth, input + space, (size_t)c_space);
+                }
+            }
+        }
+    }
+    return RIP_OK;
+}
+
+rip_status rip_gather_s8(const rip_gather_params *params, const int8_t *input, int8_t *output) {
+    const int32_t inner = params->inner_size;
+    int8_t *dst = output;
+    for (int32_t batch = 0; batch < params->batch_size; ++batch) {
+        const int32_t *coords = params->coords + batch * params->coord_size;
+        for (int32_t outer = 0; outer < params->outer_size; ++outer) {
+            const int8_t *rows =
+                input + (batch * params->outer_size + outer) * params->axis_size * inner;
+            for (int32_t k = 0; k < params->coord_size; ++k) {
+                if (coords[k] < 0 || coords[k] >= params->axis_size) {
+                    return RIP_ERROR_ARGUMENT;
+                }
+                memcpy(dst, rows + coords[k] * inner, (size_t)inner);
+                dst += inner;
+            }
+        }
+    }
+    return RIP_OK;
+}
+
+/* The input index that output index o (in [-before, size + after)) mirrors. */
+static int32_t mirror_index(int32_t o, int32_t size, int32_t symmetric) {
+    if (o < 0) {
+        return symmetric ? -o - 1 : -o;
+    }
+    if (o >= size) {
+        return symmetric ? 2 * size - o - 1 : 2 * size - o - 2;
+    }
+    return o;
+}
+
+rip_status rip_mirror_pad_s8(const rip_mirror_pad_params *params, const rip_dims *input_dims,
+                             const int8_t *input, int8_t *output) {
+    const rip_dims *lo = &params->before;
+    const rip_dims *hi = &params->after;
+    const rip_dims *in = input_dims;
+    const int32_t n_out = in->n + lo->n + hi->n;
+    const int32_t h_out = in->h + lo->h + hi->h;
+    const int32_t w_out = in->w + lo->w + hi->w;
+    const int32_t c_out = in->c + lo->c + hi->c;
+    const int32_t s = params->symmetric;
+    int8_t *dst = output;
+    for (int32_t b = 0; b < n_out; ++b) {
+        const int32_t ib = mirror_index(b - lo->n, in->n, s);
+        for (int32_t y = 0; y < h_out; ++y) {
+            const int32_t iy = mirror_index(y - lo->h, in->h, s);
+            for (int32_t x = 0; x < w_out; ++x) {
+                const int32_t ix = mirror_index(x - lo->w, in->w, s);
+                const int8_t *src = input + ((ib * in->h + iy) * in->w + ix) * in->c;
+                for (int32_t c = 0; c < c_out; ++c) {
+                    *dst++ = src[mirror_index(c - lo->c, in->c, s)];
+                }
+            }
+        }
+    }
+    return RIP_OK;
+}

@@ -79,6 +79,58 @@ rip_status rip_transpose_s8(const rip_transpose_params *params, const rip_dims *
 rip_status rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, const int8_t *input,
                int8_t *output);
 
+/* ---- issue 14: slicing, block moves, gather, mirror pad ------------------------------------
+ * Each moves bytes as TFLite Micro's reference kernel does (reference/strided_slice.h, slice.h,
+ * split, unpack, depth_to_space.h, space_to_depth.h, gather.cc, mirror_pad.cc) and needs
+ * `output` disjoint from `input`. PACK runs as rip_concatenation_s8 and PADV2 as rip_pad_s8. */
+
+/* STRIDED_SLICE, SLICE, SPLIT, SPLIT_V, UNPACK (one call per output): output element
+ * (i0, i1, i2, i3) of output_dims is input byte offset + i0 * step[0] + ... + i3 * step[3]
+ * (steps in bytes of the input, negative for a reversed axis). */
+typedef struct {
+    int32_t offset;
+    int32_t step[4];
+} rip_slice_params;
+
+/* DEPTH_TO_SPACE (up = 1: channels to b x b blocks of pixels) and SPACE_TO_DEPTH (up = 0),
+ * TFLite's DCR order: output channel c of block cell (dy, dx) is input channel
+ * (dy * b + dx) * c_out + c. */
+typedef struct {
+    int32_t block;
+    int32_t up;
+} rip_depth_space_params;
+
+/* GATHER with constant coordinates: for every (batch, outer, k), inner contiguous bytes from
+ * input row coords[batch * coord_size + k] of axis_size rows. */
+typedef struct {
+    int32_t batch_size;
+    int32_t outer_size;
+    int32_t axis_size;
+    int32_t inner_size;
+    int32_t coord_size;
+    const int32_t *coords;
+} rip_gather_params;
+
+/* MIRROR_PAD of up to 4 axes (n, h, w, c): before and after per axis, mirrored about the edge
+ * (REFLECT, symmetric = 0) or repeating it (SYMMETRIC, symmetric = 1). */
+typedef struct {
+    rip_dims before;
+    rip_dims after;
+    int32_t symmetric;
+} rip_mirror_pad_params;
+
+rip_status rip_slice_s8(const rip_slice_params *params, const int8_t *input,
+                        const rip_dims *output_dims, int8_t *output);
+
+/* output dims follow from input dims and the block. */
+rip_status rip_depth_space_s8(const rip_depth_space_params *params, const rip_dims *input_dims,
+                              const int8_t *input, int8_t *output);
+
+rip_status rip_gather_s8(const rip_gather_params *params, const int8_t *input, int8_t *output);
+
+rip_status rip_mirror_pad_s8(const rip_mirror_pad_params *params, const rip_dims *input_dims,
+                             const int8_t *input, int8_t *output);
+
 #ifdef __cplusplus
 }
 #endif

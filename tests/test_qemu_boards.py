@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tflite_writer import movement_sample_model
 
 from rip.boards import load_board
 from rip.cli.compile import main as compile_main
@@ -192,3 +193,20 @@ def test_profiling_build_marks_every_op(tmp_path):
     assert len(figures) == len(marks)
     result = parse_result_line(run.lines[-1])
     assert result is not None and abs(sum(figures) - result.instructions) <= 50 * len(marks)
+
+
+def test_m33_issue14_operators(tmp_path):
+    """Issue 14's data-movement, resampling and normalization kernels on the Cortex-M33
+    (tflite_writer.movement_sample_model under rip): TFLite Micro's checksum."""
+    path = tmp_path / "movement.tflite"
+    path.write_bytes(movement_sample_model())
+    board = load_board("qemu-m33")
+    compiled = analyse(
+        path, board, Options(placer=Placer("milp"), time_limit=60.0, strategies=("rip",))
+    )
+    reference = checksum(reference_outputs(path, compiled.graph))
+    model = emit_model(compiled.graph, compiled.req, compiled.plans["rip"], "rip")
+    out = tmp_path / "out"
+    write_qemu_project(model, out, board, reference, model_macs=macs(compiled.graph))
+    result = run_on_qemu(out, board)
+    assert result.checksum == reference, result.line()

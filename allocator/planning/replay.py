@@ -24,9 +24,10 @@ from __future__ import annotations
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import POOLS, conv_geometry
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.allocator.theory.simulate import simulate_rip, simulate_upsample
+from rip.allocator.theory.simulate import simulate_resize_nearest, simulate_rip, simulate_upsample
 from rip.errors import ReplayError
 from rip.frontend.ir import Graph
+from rip.shapes import nearest_index_map, nhwc
 
 LITERAL_LIMIT = 4096  # output scalars up to which the literal simulator is used
 
@@ -43,7 +44,16 @@ def _min_gap(graph: Graph, op_index: int, order: str) -> int:
 
 def _check_upsample(graph: Graph, op_index: int) -> None:
     op = graph.operators[op_index]
-    (h, w, c), (ho, _, _) = graph.tensors[op.inputs[0]].hwc, graph.tensors[op.outputs[0]].hwc
+    (h, w, c), (ho, wo, _) = graph.tensors[op.inputs[0]].hwc, graph.tensors[op.outputs[0]].hwc
+    if ho % h or wo % w or ho // h != wo // w or op.params.align_corners:
+        # issue 14: any other ratio, through TFLite's index maps
+        n = nhwc(graph.tensors[op.inputs[0]].shape)[0]
+        p = op.params
+        ys = nearest_index_map(h, ho, p.align_corners, p.half_pixel_centers)
+        xs = nearest_index_map(w, wo, p.align_corners, p.half_pixel_centers)
+        if simulate_resize_nearest(n, (h, w), (ho, wo), ys, xs) != 0:
+            raise ReplayError(f"op {op_index}: reverse resizing in place corrupts its input")
+        return
     if h * w * c <= LITERAL_LIMIT and simulate_upsample(h, w, c, ho // h) != 0:
         raise ReplayError(f"op {op_index}: reverse upsampling in place corrupts its input")
 

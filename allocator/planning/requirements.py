@@ -23,11 +23,13 @@ from rip.allocator.theory.bounds import (
     upsample_bound,
 )
 from rip.allocator.theory.geometry import ConvGeometry
+from rip.allocator.theory.simulate import simulate_resize_nearest
 from rip.errors import GraphError, LayerError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
 from rip.scratch import BUFFER_SIZE_FUNCTION
 from rip.scratch import scratch_bytes as kernel_scratch_bytes
+from rip.shapes import nearest_index_map, nhwc
 from rip.terms import InPlaceKind, Layout, Order, Taps
 
 ELEMENTWISE = (
@@ -52,6 +54,30 @@ ACTIVATIONS = (
     "ELU",
 )
 POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+# ---- issue 14 (branch opsb): data movement and resampling -----------------------------------
+# Disjoint (Appendix I): each reads its input out of output order (gathers, transposes,
+# block moves, interpolation from two rows), so no gap is proven for them.
+DISJOINT_MOVEMENT = (
+    "STRIDED_SLICE",
+    "SLICE",
+    "SPLIT",
+    "SPLIT_V",
+    "UNPACK",
+    "PACK",
+    "DEPTH_TO_SPACE",
+    "SPACE_TO_DEPTH",
+    "GATHER",
+    "PADV2",
+    "MIRROR_PAD",
+    "RESIZE_BILINEAR",
+    "TRANSPOSE_CONV",  # scatters every input pixel over a window of outputs
+)
+# Views: no kernel, no bytes (rip.frontend.rewrite.alias_views); a slice that is not one
+# contiguous run stays an op of DISJOINT_MOVEMENT.
+VIEWS = ("EXPAND_DIMS", "RESHAPE", "SQUEEZE")
+# In place at gap 0 like an activation: each row is read whole before any of it is written.
+ROWWISE = ("L2_NORMALIZATION",)
+# ---- end of issue 14 (branch opsb) ---------------------------------------------------------
 
 # Appendix I's in-place class of every op kind that may overwrite an input (`_bound` gives
 # the gap; any other kind needs disjoint buffers): `rip-compile --list-ops` prints this.
@@ -61,6 +87,7 @@ IN_PLACE_CLASSES: dict[str, InPlaceKind] = {
     **dict.fromkeys(POOLS, InPlaceKind.RIP),
     **dict.fromkeys(ELEMENTWISE, InPlaceKind.ELEMENTWISE),
     **dict.fromkeys(ACTIVATIONS, InPlaceKind.ELEMENTWISE),
+    **dict.fromkeys(ROWWISE, InPlaceKind.ELEMENTWISE),
     "RESIZE_NEAREST_NEIGHBOR": InPlaceKind.REVERSE,
 }
 # How each class's gap is found, for --list-ops.
@@ -68,7 +95,7 @@ GAP_RULES: dict[InPlaceKind, str] = {
     InPlaceKind.RIP: "gap from its window and stride (Theorem 13, pool bound)",
     InPlaceKind.CHANNEL: "same base, one channel plane at a time (depth multiplier 1)",
     InPlaceKind.ELEMENTWISE: "gap 0, over a full-size operand",
-    InPlaceKind.REVERSE: "same base, traversed backwards (integer scale, Theorem 14)",
+    InPlaceKind.REVERSE: "same base, traversed backwards (Theorem 14; other ratios as simulated)",
 }
 
 # the per-layer bound that gave a candidate -> how its output overlays its input
@@ -186,16 +213,35 @@ def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
         return depthwise_bound(conv_geometry(graph, op))
     if op.kind in POOLS:
         return pool_bound(conv_geometry(graph, op), Layout.DENSE)
-    if op.kind in ELEMENTWISE or op.kind in ACTIVATIONS:
+    if op.kind in ELEMENTWISE or op.kind in ACTIVATIONS or op.kind in ROWWISE:
         if x.shape != y.shape and x.nbytes != y.nbytes:
             raise LayerError("it is the broadcast operand")
         return elementwise_bound(x.nbytes, y.nbytes)
     if op.kind == "RESIZE_NEAREST_NEIGHBOR":
         (h, w, c), (ho, wo, co) = x.hwc, y.hwc
-        if op.params.align_corners or ho % h or wo % w or ho // h != wo // w or c != co:
-            raise LayerError("only integer nearest upsampling runs in place")
-        return upsample_bound(h, w, c, ho // h)
+        if not (op.params.align_corners or ho % h or wo % w or ho // h != wo // w or c != co):
+            return upsample_bound(h, w, c, ho // h)
+        return resize_nearest_bound(graph, op)  # issue 14: any ratio the simulator proves
     raise LayerError(f"{op.kind} needs disjoint input and output (Appendix I)")
+
+
+def resize_nearest_bound(graph: Graph, op: Operator) -> Bound:
+    """RESIZE_NEAREST_NEIGHBOR at a ratio Theorem 14 does not cover (non-integer, unequal
+    per axis, align_corners, half_pixel_centers): in place from one base (gap 0, reverse
+    order) only when ``simulate_resize_nearest`` runs the kernel's traversal over TFLite's
+    float32 index maps without one corrupted read."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    (n, h, w, c), (_, ho, wo, co) = nhwc(x.shape), nhwc(y.shape)
+    p = op.params
+    if c != co or x.quant != y.quant:
+        raise LayerError("nearest resizing in place keeps channels and quantization")
+    ys = nearest_index_map(h, ho, p.align_corners, p.half_pixel_centers)
+    xs = nearest_index_map(w, wo, p.align_corners, p.half_pixel_centers)
+    if simulate_resize_nearest(n, (h, w), (ho, wo), ys, xs):
+        raise LayerError("the reverse traversal reads pixels it already overwrote")
+    workspace = max(x.nbytes, y.nbytes)
+    return Bound("upsample", Layout.DENSE, Taps.GATHER, "reverse", 0, workspace, (ho, wo),
+                 "Theorem 14 (Sec. I.1), order checked by simulate_resize_nearest")  # fmt: skip
 
 
 def requirements(graph: Graph) -> Requirements:
@@ -215,6 +261,10 @@ def requirements(graph: Graph) -> Requirements:
                 continue
             if s in outputs:
                 reasons.append(f"input {tid} is a graph output")
+                continue
+            # issue 14 (opsb): a slice's view shares its storage with more bytes than it has
+            if any(graph.is_partial_view(t) and graph.storage(t) == s for t in acts):
+                reasons.append(f"input {tid} shares tensor {s} with a view into part of it")
                 continue
             if graph.tensors[tid].dtype != "int8" or graph.tensors[op.outputs[0]].dtype != "int8":
                 reasons.append(f"input {tid} is not int8")

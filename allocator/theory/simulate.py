@@ -477,3 +477,41 @@ def simulate_depthwise_ring(geom: ConvGeometry, channels: int | None = None) -> 
         if simulate_depthwise_rows(geom, rows, channels).corrupted == 0:
             return rows
     raise LayerError("simulate: no ring size makes the row-streamed depthwise schedule safe")
+
+
+# ---- issue 14 (branch opsb): nearest resizing at any ratio --------------------------------
+
+MAX_RESIZE_PIXELS = 1 << 20  # one Python step a pixel: larger resizes stay out of place
+
+
+def simulate_resize_nearest(
+    n: int,
+    input_hw: tuple[int, int],
+    output_hw: tuple[int, int],
+    ys: tuple[int, ...],
+    xs: tuple[int, ...],
+) -> int:
+    """Execute RESIZE_NEAREST_NEIGHBOR's reverse traversal (rip_resize_nearest_s8 with
+    ``reverse``) with output base == input base over a tracked workspace of pixels (every
+    pixel moves whole): each input pixel tagged with its index, output pixels stored last to
+    first, each reading the source pixel ``(b, ys[y], xs[x])`` the index maps give. Returns
+    the number of reads that found a pixel already overwritten; 0 proves the same-base
+    (gap 0) placement for these maps, integer scale or not (Theorem 14 is the integer case).
+    """
+    (h, w), (ho, wo) = input_hw, output_hw
+    if min(n, h, w, ho, wo) < 1 or len(ys) != ho or len(xs) != wo:
+        raise LayerError("resize needs positive extents and one source index per output")
+    cells = max(n * h * w, n * ho * wo)
+    if cells > MAX_RESIZE_PIXELS:
+        raise LayerError(f"{cells} pixels exceed the resize simulation's {MAX_RESIZE_PIXELS}")
+    tags = [*range(n * h * w), *([-1] * (cells - n * h * w))]
+    corrupted = 0
+    for b in range(n - 1, -1, -1):
+        for y in range(ho - 1, -1, -1):
+            row = (b * h + ys[y]) * w
+            for x in range(wo - 1, -1, -1):
+                src = row + xs[x]
+                if tags[src] != src:
+                    corrupted += 1
+                tags[(b * ho + y) * wo + x] = -2  # now an output pixel
+    return corrupted

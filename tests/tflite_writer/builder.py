@@ -340,9 +340,9 @@ class ModelBuilder:
         dilation: tuple[int, int],
         padding: Padding,
     ) -> None:
-        _, h, w, _ = self.shape(x)
+        n, h, w, _ = self.shape(x)
         expected = (
-            1,
+            n,
             conv_output_size(h, kernel[0], stride[0], dilation[0], padding),
             conv_output_size(w, kernel[1], stride[1], dilation[1], padding),
             channels,
@@ -662,6 +662,132 @@ class ModelBuilder:
     def dequantize(self, x: int, out: int) -> int:
         """DEQUANTIZE int8 to float32."""
         return self.operator("DEQUANTIZE", (x,), (out,), "DequantizeOptions")
+
+    # ---- issue 14 (branch opsb): data movement and resampling ------------------------------
+    # Thin wrappers: the caller makes the output tensors (shapes as TFLite would infer them);
+    # constant operands (begin, sizes, axes, paddings) become int32 constants here.
+
+    def _ints(self, values: Sequence[int] | Sequence[Sequence[int]]) -> int:
+        return self.constant_int32(np.asarray(values, dtype=np.int32))
+
+    def strided_slice(
+        self,
+        x: int,
+        begin: Sequence[int],
+        end: Sequence[int],
+        strides: Sequence[int],
+        out: int,
+        *,
+        begin_mask: int = 0,
+        end_mask: int = 0,
+        shrink_axis_mask: int = 0,
+    ) -> int:
+        options = (
+            ("BeginMask", begin_mask),
+            ("EndMask", end_mask),
+            ("ShrinkAxisMask", shrink_axis_mask),
+        )
+        ins = [x, self._ints(begin), self._ints(end), self._ints(strides)]
+        return self.operator("STRIDED_SLICE", ins, [out], "StridedSliceOptions", options)
+
+    def slice(self, x: int, begin: Sequence[int], size: Sequence[int], out: int) -> int:
+        return self.operator("SLICE", [x, self._ints(begin), self._ints(size)], [out])
+
+    def split(self, x: int, axis: int, outs: Sequence[int]) -> int:
+        ins = [self._ints([axis]), x]
+        return self.operator("SPLIT", ins, outs, "SplitOptions", (("NumSplits", len(outs)),))
+
+    def split_v(self, x: int, sizes: Sequence[int], axis: int, outs: Sequence[int]) -> int:
+        ins = [x, self._ints(sizes), self._ints([axis])]
+        return self.operator("SPLIT_V", ins, outs, "SplitVOptions", (("NumSplits", len(outs)),))
+
+    def pack(self, xs: Sequence[int], axis: int, out: int) -> int:
+        options = (("ValuesCount", len(xs)), ("Axis", axis))
+        return self.operator("PACK", xs, [out], "PackOptions", options)
+
+    def unpack(self, x: int, axis: int, outs: Sequence[int]) -> int:
+        options = (("Num", len(outs)), ("Axis", axis))
+        return self.operator("UNPACK", [x], outs, "UnpackOptions", options)
+
+    def expand_dims(self, x: int, axis: int, out: int) -> int:
+        return self.operator("EXPAND_DIMS", [x, self._ints([axis])], [out])
+
+    def depth_to_space(self, x: int, block: int, out: int) -> int:
+        return self.operator(
+            "DEPTH_TO_SPACE", [x], [out], "DepthToSpaceOptions", (("BlockSize", block),)
+        )
+
+    def space_to_depth(self, x: int, block: int, out: int) -> int:
+        return self.operator(
+            "SPACE_TO_DEPTH", [x], [out], "SpaceToDepthOptions", (("BlockSize", block),)
+        )
+
+    def gather(self, x: int, coords: np.ndarray, axis: int, out: int, batch_dims: int = 0) -> int:
+        options = (("Axis", axis), ("BatchDims", batch_dims))
+        ins = [x, self.constant_int32(np.asarray(coords, dtype=np.int32))]
+        return self.operator("GATHER", ins, [out], "GatherOptions", options)
+
+    def padv2(
+        self, x: int, paddings: Sequence[tuple[int, int]], value: int | None, out: int
+    ) -> int:
+        ins = [x, self._ints(paddings)]
+        if value is not None:
+            q = self.quantization(x)
+            assert q is not None
+            ins.append(self.constant_int8(np.asarray([value], np.int8), q.scales, q.zero_points))
+        return self.operator("PADV2", ins, [out])
+
+    def mirror_pad(
+        self, x: int, paddings: Sequence[tuple[int, int]], symmetric: bool, out: int
+    ) -> int:
+        options = (("Mode", int(symmetric)),)
+        return self.operator(
+            "MIRROR_PAD", [x, self._ints(paddings)], [out], "MirrorPadOptions", options
+        )
+
+    def space_to_batch_nd(
+        self, x: int, block: Sequence[int], paddings: Sequence[tuple[int, int]], out: int
+    ) -> int:
+        ins = [x, self._ints(block), self._ints(paddings)]
+        return self.operator("SPACE_TO_BATCH_ND", ins, [out])
+
+    def batch_to_space_nd(
+        self, x: int, block: Sequence[int], crops: Sequence[tuple[int, int]], out: int
+    ) -> int:
+        ins = [x, self._ints(block), self._ints(crops)]
+        return self.operator("BATCH_TO_SPACE_ND", ins, [out])
+
+    def resize_bilinear(
+        self, x: int, out: int, *, align_corners: bool = False, half_pixel_centers: bool = False
+    ) -> int:
+        size = self._ints(self.shape(out)[1:3])
+        options = (("AlignCorners", align_corners), ("HalfPixelCenters", half_pixel_centers))
+        return self.operator("RESIZE_BILINEAR", [x, size], [out], "ResizeBilinearOptions", options)
+
+    def transpose_conv(
+        self,
+        x: int,
+        weights: int,
+        bias: int | None,
+        out: int,
+        *,
+        stride: Pair = 1,
+        padding: Padding = "SAME",
+        activation: Activation = "NONE",
+    ) -> int:
+        """TRANSPOSE_CONV with weights ``[O, KH, KW, I]``: inputs (output shape, weights,
+        input, bias), as the converter writes them."""
+        sh, sw = _pair(stride)
+        options = (
+            ("Padding", _PADDING[padding]),
+            ("StrideW", sw),
+            ("StrideH", sh),
+            ("FusedActivationFunction", _ACTIVATION[activation]),
+        )
+        ins = [self._ints(self.shape(out)), weights, x, *([] if bias is None else [bias])]
+        return self.operator("TRANSPOSE_CONV", ins, [out], "TransposeConvOptions", options)
+
+    # ---- end of issue 14 (branch opsb) ------------------------------------------------------
 
     def inputs(self, tensors: Sequence[int]) -> None:
         """Set the subgraph inputs."""

@@ -486,3 +486,43 @@ def example_model(seed: int = 0) -> bytes:
     logits = net.fully_connected(flat, 10, logit_std=2.0)
     probs = net.softmax(logits)
     return net.finish([x], [probs])
+
+
+# ---- issue 14 (branch opsb) -----------------------------------------------------------------
+
+
+def movement_sample_model(seed: int = 0) -> bytes:
+    """One model through issue 14's operators, for whole-compiler and QEMU runs: a conv whose
+    output is split by rows into two views; bilinear resizing, concatenation along W,
+    DEPTH_TO_SPACE, L2_NORMALIZATION, a strided slice and a gather on one branch; MIRROR_PAD
+    and a transposed convolution on the other. Two outputs."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    x = mb.activation((1, 8, 8, 3), 0.05, -3)
+    w = mb.constant_int8(rng.integers(-127, 128, size=(8, 3, 3, 3)).astype(np.int8), 0.02)
+    t = mb.activation((1, 8, 8, 8), 0.25, 3)
+    mb.conv2d(x, w, mb.bias(rng.integers(-300, 300, size=8), 0.05, 0.02), t)
+    top, bottom = mb.activation((1, 3, 8, 8), 0.25, 3), mb.activation((1, 5, 8, 8), 0.25, 3)
+    mb.split_v(t, [3, 5], 1, [top, bottom])
+    grown = mb.activation((1, 5, 8, 8), 0.25, 3)
+    mb.resize_bilinear(top, grown, half_pixel_centers=True)
+    wide = mb.activation((1, 5, 16, 8), 0.25, 3)
+    mb.concatenation([grown, bottom], wide, axis=2)
+    deep = mb.activation((1, 10, 32, 2), 0.25, 3)
+    mb.depth_to_space(wide, 2, deep)
+    unit = mb.activation((1, 10, 32, 2), 1 / 128, 0)
+    mb.operator("L2_NORMALIZATION", [deep], [unit], "L2NormOptions")
+    every_other = mb.activation((1, 10, 16, 2), 1 / 128, 0)
+    mb.strided_slice(unit, [0, 0, 1, 0], [1, 10, 32, 2], [1, 1, 2, 1], every_other)
+    picked = mb.activation((1, 3, 16, 2), 1 / 128, 0)
+    mb.gather(every_other, np.array([9, 0, 3], np.int32), 1, picked)
+    padded = mb.activation((1, 7, 10, 8), 0.25, 3)
+    mb.mirror_pad(bottom, [(0, 0), (1, 1), (1, 1), (0, 0)], False, padded)
+    wt = mb.constant_int8(rng.integers(-127, 128, size=(4, 3, 3, 8)).astype(np.int8), 0.01)
+    up = mb.activation((1, 14, 20, 4), 0.2, -5)
+    mb.transpose_conv(
+        padded, wt, mb.bias(rng.integers(-300, 300, size=4), 0.25, 0.01), up, stride=2
+    )
+    mb.inputs([x])
+    mb.outputs([picked, up])
+    return mb.to_bytes()
