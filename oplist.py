@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from rip.allocator.planning.requirements import GAP_RULES, IN_PLACE_CLASSES
 from rip.codegen.kernels import LOWERINGS
 from rip.frontend.reader import SUPPORTED_OPS
-from rip.frontend.rewrite import ALIAS_KINDS, INTERFACE_KINDS
+from rip.frontend.rewrite import ALIAS_KINDS, INTERFACE_KINDS, SLICE_KINDS
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def operator_table() -> list[OpEntry]:
     """Every accepted operator, sorted by name."""
     rows = []
     for kind in sorted(SUPPORTED_OPS):
-        if kind in ALIAS_KINDS:
+        if kind in ALIAS_KINDS or kind == "EXPAND_DIMS":  # EXPAND_DIMS: rewrite.alias_views
             rows.append(OpEntry(kind, "alias", "shares its input's bytes", "none (no code)"))
             continue
         if kind not in LOWERINGS:
@@ -56,7 +56,10 @@ def operator_table() -> list[OpEntry]:
             continue
         cls = IN_PLACE_CLASSES.get(kind)
         if cls is None:
-            rows.append(OpEntry(kind, "disjoint", "output apart from its inputs", _kernel(kind)))
+            gap = "output apart from its inputs"
+            if kind in SLICE_KINDS:
+                gap += "; a view when its bytes are one contiguous run"
+            rows.append(OpEntry(kind, "disjoint", gap, _kernel(kind)))
         else:
             rows.append(OpEntry(kind, str(cls), GAP_RULES[cls], _kernel(kind)))
     return rows
