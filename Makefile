@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint fuzz bench-sweep bench-alloc bench-host bench-compile bench-cost clean
+.PHONY: run test lint fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,3 +58,12 @@ bench-compile: $(STAMP)
 # weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core.
 bench-cost: $(STAMP)
 	$(BIN)/python benchmarks/bench_cost.py --jobs $(JOBS) $(BENCH_ARGS)
+
+# docs/RESULTS.md, docs/results.json and docs/figures/*.png regenerated from one run of the
+# benchmarks above (target: under 45 minutes here), and the README's headline block.
+# bench-quick: the MCUNet models only, no keras graphs (target: under 5 minutes).
+bench: $(STAMP)
+	$(BIN)/python benchmarks/make_results.py --jobs $(JOBS)
+
+bench-quick: $(STAMP)
+	$(BIN)/python benchmarks/make_results.py --quick --jobs $(JOBS)
