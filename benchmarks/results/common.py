@@ -49,3 +49,10 @@ def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float
     t0 = time.perf_counter()
     out = fn(*args, **kwargs)
     return out, round(time.perf_counter() - t0, 1)
+
+
+def one_line(error: Exception, path: Path) -> str:
+    """An error's first line, the model named by its file name rather than this
+    machine's path."""
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text.replace(str(path), path.name).replace(str(path.resolve()), path.name)

@@ -15,7 +15,7 @@ from rip.compiler import Options, analyse
 from rip.errors import RipError
 from rip.terms import Placer, Strategy
 
-from .common import MCUNET, MODELS, exact_ratio
+from .common import MCUNET, MODELS, exact_ratio, one_line
 
 BASELINE = "tinyengine"
 BOARDS = ("pico", "pico2")
@@ -45,7 +45,7 @@ def measure(path: Path, reference: dict[str, dict], paper: dict, time_limit: flo
     try:
         c = analyse(path, pico, Options(placer=Placer.MILP, time_limit=time_limit, cache=False))
     except RipError as e:
-        row["error"] = str(e).splitlines()[0]
+        row["error"] = one_line(e, path)
         return row
     row["strategies"] = [str(s) for s in c.plans]
     row["scratch"] = c.req.scratch_bytes

@@ -18,7 +18,7 @@ from rip.errors import RipError
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 
-from .common import MCUNET, MODELS
+from .common import MCUNET, MODELS, one_line
 
 WITHIN = 1.05
 # File stem prefix -> family, first match wins (the keras graphs by architecture).
@@ -73,7 +73,7 @@ def collect(quick: bool) -> dict[str, Any]:
         try:
             graph = rewrite(read_model(path))
         except RipError as e:
-            refused[stem] = str(e).splitlines()[0]
+            refused[stem] = one_line(e, path)
             continue
         fam = family(stem)
         models.setdefault(fam, []).append(stem)
