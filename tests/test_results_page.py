@@ -456,3 +456,27 @@ def test_graph_level_table(data):
     page = render.render(with_graphs)
     assert "| MobileNetV2 | 65 (64) |" in page
     assert [n for n in numbers(page) if n not in accepted(with_graphs)] == []
+
+
+def test_lifecycle_figure_marks_the_rip_output_left_of_its_input(tmp_path):
+    """The Fig. 1 drawing picks the rip op whose output starts left of the input it
+    overwrites (none reaches the peak in this toy), and reports both in bytes."""
+    from results import figures
+
+    from rip.allocator.planning.placement import Pair, Plan, Problem
+    from rip.frontend.liveness import Buffer
+
+    bufs = (Buffer(0, 400, 0, 1), Buffer(1, 600, 1, 2), Buffer(2, 200, 2, 3))
+    pair = Pair(1, 0, 1, 200)
+    problems = {"dual": Problem(bufs), "rip": Problem(bufs, (pair,))}
+    plans = {
+        "dual": Plan(offsets={0: 0, 1: 400, 2: 0}, aliased=(), shifts=(), peak=1000, placer="x"),
+        "rip": Plan(
+            offsets={0: 200, 1: 0, 2: 600}, aliased=(pair,), shifts=(), peak=800, placer="x"
+        ),
+    }
+    png = tmp_path / "f.png"
+    facts = figures.lifecycle(png, "toy", problems, plans, 1024, "board", 100)
+    assert png.stat().st_size > 0
+    assert facts == {"op": 1, "output_offset": 0, "output_bytes": 600, "input_offset": 200,
+                     "input_bytes": 400, "gap": 200}  # fmt: skip
