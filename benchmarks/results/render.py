@@ -462,8 +462,11 @@ def graphs(data: dict) -> list[str]:
     for r in d["rows"]:
         p = r.get("paper", {})
 
-        def pp(v: str, key: str, p: dict = p) -> str:
-            return f"{v} ({p[key]})" if p.get(key) is not None else f"{v} ({DASH})"
+        def pp(v: str, key: str, form=b, p: dict = p) -> str:
+            return f"{v} ({form(p[key])})" if p.get(key) is not None else f"{v} ({DASH})"
+
+        def f1(x: float | None) -> str:
+            return f(x, 1)
 
         rows.append(
             [
@@ -472,13 +475,13 @@ def graphs(data: dict) -> list[str]:
                 b(r["tensors"]),
                 pp(b(r["rip"]["variables"]), "milp_vars"),
                 pp(b(r["rip"]["constraints"]), "milp_constraints"),
-                pp(f(r["dual"]["seconds"]), "compile_s_dual"),
-                pp(f(r["rip"]["seconds"]), "compile_s_rip"),
+                pp(f(r["dual"]["seconds"]), "compile_s_dual", f),
+                pp(f(r["rip"]["seconds"]), "compile_s_rip", f),
                 f(r["compile_seconds"]),
-                pp(f(r["dual"]["peak_kb"], 1), "peak_kb_dual"),
-                pp(f(r["rip"]["peak_kb"], 1), "peak_kb_rip"),
-                pp(ratio(**r["ratio"]), "ratio"),
-                pp(pct(r["rip"]["inplace_pct"]), "inplace_pct"),
+                pp(f1(r["dual"]["peak_kb"]), "peak_kb_dual", f1),
+                pp(f1(r["rip"]["peak_kb"]), "peak_kb_rip", f1),
+                pp(ratio(**r["ratio"]), "ratio", str),
+                pp(pct(r["rip"]["inplace_pct"]), "inplace_pct", pct),
                 pp(b(r["rip"]["shifts"]), "shift"),
             ]
         )
