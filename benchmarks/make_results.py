@@ -5,7 +5,8 @@ headline block.
     python benchmarks/make_results.py [--quick] [--jobs N] [--render-only]
 
 ``--quick``: the MCUNet models only (no keras graphs), fewer host repeats. ``--render-only``:
-rewrite the page and the README block from docs/results.json without measuring.
+rewrite the page, the README block and the figures drawn from data (bars, scatter) from
+docs/results.json without measuring.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     page, data_path, readme = docs / "RESULTS.md", docs / "results.json", REPO / "README.md"
     if args.render_only:
         data = json.loads(data_path.read_text())
+        if data.get("figures"):
+            data["figures"].update(run.data_figures(data, docs / "figures", "figures"))
     else:
         command = "make bench-quick" if args.quick else "make bench"
         t0 = time.perf_counter()

@@ -13,6 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import ScalarFormatter
 
 from rip.allocator.planning.placement import Pair, Plan, Problem
 
@@ -272,9 +273,15 @@ def memory_vs_instructions(path: Path, points: dict[str, list[tuple[str, float, 
             ax.plot(
                 [x, theirs[name][1]], [y, theirs[name][2]], color="grey", linewidth=0.6, zorder=1
             )
-    for name, x, y in points.get("rip (ours, qemu-m33 instructions)", []):
-        ax.annotate(name, (x, y), xytext=(4, 3), textcoords="offset points", fontsize=7)
+    ours = sorted(points.get("rip (ours, qemu-m33 instructions)", []), key=lambda p: p[1])
+    for name, x, y in ours:  # a close neighbour on the right: label on the left
+        crowded = any(1 < x2 / x < 1.5 and abs(y2 - y) < 40 for _, x2, y2 in ours)
+        xy, ha = ((-6, 5), "right") if crowded else ((5, -11), "left")
+        ax.annotate(name, (x, y), xytext=xy, textcoords="offset points", fontsize=8, ha=ha)
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(ScalarFormatter())
+    ax.tick_params(axis="x", which="minor", labelsize=8)
     ax.set_xlabel("millions of instructions (cycles for the paper) per inference, log")
     ax.set_ylabel("activation arena (KiB)")
     ax.grid(True, which="both", alpha=0.3)

@@ -489,7 +489,7 @@ def graphs(data: dict) -> list[str]:
     out.append(
         f"rip solve: median {f(d['median_solve_rip'])} s, max {f(d['max_solve_rip'])} s; "
         f"compile end to end: median {f(d['median_compile'])} s, max {f(d['max_compile'])} s. "
-        f"Dual peak equal to the paper's on {d['dual_equal_paper']} graphs; rip peak at or "
+        f"Dual peak equal to the paper's on {d['dual_equal_paper']} and rip peak at or "
         f"below the paper's on {d['rip_at_or_below_paper']} of the {d['with_paper_peaks']} "
         "graphs the paper gives a peak for."
     )

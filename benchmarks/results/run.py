@@ -148,6 +148,14 @@ def figure_section(data: dict, fig_dir: Path, link_prefix: str) -> dict:
                 "peak": facts or None,
             }
         )
+    out.update(data_figures(data, fig_dir, link_prefix))
+    return out
+
+
+def data_figures(data: dict, fig_dir: Path, link_prefix: str) -> dict:
+    """The figures drawn from the collected data alone (bars, scatter), so that
+    ``--render-only`` can redraw them without measuring."""
+    out: dict[str, Any] = {}
     m = data.get("models")
     if m:
         png = fig_dir / "arena-per-model.png"
