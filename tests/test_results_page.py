@@ -46,6 +46,8 @@ def synthetic() -> dict:
         },
         "commit": "abc1234",
         "dirty": False,
+        "load_start": 13.2,
+        "load_end": 17.9,
         "strategies": ["dual", "tinyengine", "rip"],
         "data_file": "docs/results.json",
         "data_link": "results.json",

@@ -256,6 +256,7 @@ def collect(
         "dirty": dirty(),
         "strategies": [str(s) for s in Strategy],
         "sections": {},
+        "load_start": round(os.getloadavg()[0], 1),
         "data_file": data_file,
         "data_link": data_link,
     }
@@ -270,6 +271,7 @@ def collect(
     data["figures"] = section(meta, "figures", figure_section, data, fig_dir, link_prefix)
     data["headline"] = headline(data)
     meta["total_seconds"] = round(time.perf_counter() - t0, 1)
+    meta["load_end"] = round(os.getloadavg()[0], 1)
     return data
 
 
