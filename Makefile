@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint fuzz bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cmsis clean
+.PHONY: run test lint fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cmsis clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,3 +66,12 @@ bench-cost: $(STAMP)
 # or BENCH_ARGS='--cmsis-nn DIR --cmsis-core DIR'; add --boards qemu-m33,qemu-armv6m.
 bench-cmsis: $(STAMP)
 	$(BIN)/python benchmarks/bench_cmsis.py --jobs $(JOBS) $(BENCH_ARGS)
+
+# docs/RESULTS.md, docs/results.json and docs/figures/*.png regenerated from one run of the
+# benchmarks above (target: under 45 minutes here), and the README's headline block.
+# bench-quick: the MCUNet models only, no keras graphs (target: under 5 minutes).
+bench: $(STAMP)
+	$(BIN)/python benchmarks/make_results.py --jobs $(JOBS)
+
+bench-quick: $(STAMP)
+	$(BIN)/python benchmarks/make_results.py --quick --jobs $(JOBS)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from rip.allocator.planning.milp import MilpOptions, milp
+from rip.allocator.planning.placement import Plan, Problem
 from rip.allocator.planning.requirements import requirements
 from rip.allocator.planning.strategies import build_problem
 from rip.frontend.reader import read_model
@@ -25,10 +26,17 @@ from rip.frontend.rewrite import rewrite
 KERAS = Path(__file__).resolve().parents[2] / "shared" / "models" / "keras"
 
 
-def solve(problem, all_pairs: bool, time_limit: float) -> tuple[float, int, bool, int]:
+def solve_plan(problem: Problem, all_pairs: bool, time_limit: float) -> tuple[float, Plan]:
+    """Build and solve the MILP (never the lower-bound shortcut, so its size is known):
+    wall seconds and the plan, whose stats hold variables, constraints and binaries."""
     t0 = time.perf_counter()
     plan = milp(problem, MilpOptions(time_limit=time_limit, all_pairs=all_pairs, shortcut=False))
-    return time.perf_counter() - t0, plan.peak, bool(plan.optimal), plan.stats["binaries"]
+    return time.perf_counter() - t0, plan
+
+
+def solve(problem, all_pairs: bool, time_limit: float) -> tuple[float, int, bool, int]:
+    seconds, plan = solve_plan(problem, all_pairs, time_limit)
+    return seconds, plan.peak, bool(plan.optimal), plan.stats["binaries"]
 
 
 def main(argv: list[str] | None = None) -> int:

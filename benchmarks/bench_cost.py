@@ -63,8 +63,15 @@ def op_class(graph: Graph, op: Operator) -> str:
     return "other"
 
 
-def measure(path: str, profile: bool = False, time_limit: float = 60.0) -> dict:
-    """Compile, build and run one model on both boards under every strategy."""
+def measure(
+    path: str,
+    profile: bool = False,
+    time_limit: float = 60.0,
+    boards: tuple[str, ...] = BOARDS,
+    strategies: tuple[str, ...] | None = None,
+) -> dict:
+    """Compile, build and run one model on ``boards`` under ``strategies`` (default: every
+    strategy)."""
     p = Path(path)
     board0 = load_board(BOARDS[0])
     t0 = time.perf_counter()
@@ -73,9 +80,9 @@ def measure(path: str, profile: bool = False, time_limit: float = 60.0) -> dict:
     row: dict = {"model": compiled.graph.name, "macs": macs(compiled.graph),
                  "checksum": f"0x{reference:08x}", "runs": {}, "mismatches": []}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="bench-cost-") as tmp:
-        for board_name in BOARDS:
+        for board_name in boards:
             board = load_board(board_name)
-            for strategy in STRATEGIES:
+            for strategy in strategies or STRATEGIES:
                 model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
                 out = Path(tmp) / f"{board_name}-{strategy}"
                 try:
@@ -175,6 +182,41 @@ def print_tables(rows: list[dict], reference: dict, calibration: dict) -> None:
             print(f"| {s} | " + " | ".join(_fmt(p[c]) for c in cols) + f" | {_fmt(p['total'])} |")
 
 
+def load_reference() -> dict[str, dict]:
+    """The reference file's models by name (TFLite Micro + CMSIS-NN figures)."""
+    return {m["model"]: m for m in json.loads(REFERENCE.read_text())["models"]}
+
+
+def model_path(entry: dict) -> Path:
+    """A reference entry's model file under ../shared/models."""
+    return SHARED / "models" / entry["file"].split("models/", 1)[1]
+
+
+def collect(
+    models: list[str],
+    jobs: int,
+    profile: str | None,
+    reference: dict[str, dict] | None = None,
+    boards: tuple[str, ...] = BOARDS,
+    strategies: tuple[str, ...] | None = None,
+) -> dict:
+    """Calibration and one ``measure`` row per model (in the order given), ``jobs`` models
+    at a time: the data every table of this benchmark is printed from."""
+    reference = load_reference() if reference is None else reference
+    paths = {m: model_path(reference[m]) for m in models if m in reference}
+    calibration = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for b in boards:
+            calibration[b] = calibrate(load_board(b), Path(tmp) / b)
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = [
+            pool.submit(measure, str(paths[m]), m == profile, 60.0, boards, strategies)
+            for m in paths
+        ]
+        rows = [f.result() for f in futures]
+    return {"rows": rows, "calibration": calibration}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", help="comma-separated model names (default: all listed)")
@@ -185,25 +227,15 @@ def main(argv: list[str] | None = None) -> int:
     if not REFERENCE.is_file():
         print(f"bench-cost: {REFERENCE} is not there (../shared)", file=sys.stderr)
         return 2
-    ref = json.loads(REFERENCE.read_text())
-    reference = {m["model"]: m for m in ref["models"]}
+    reference = load_reference()
     chosen = args.models.split(",") if args.models else list(reference)
-    paths = {m: SHARED / "models" / reference[m]["file"].split("models/", 1)[1] for m in chosen
-             if m in reference}  # fmt: skip
     t0 = time.perf_counter()
-    calibration = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for b in BOARDS:
-            calibration[b] = calibrate(load_board(b), Path(tmp) / b)
-    with ProcessPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(measure, str(paths[m]), m == args.profile) for m in paths]
-        rows = [f.result() for f in futures]
-    print_tables(rows, reference, calibration)
+    data = collect(chosen, args.jobs, args.profile, reference)
+    print_tables(data["rows"], reference, data["calibration"])
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
     if args.json:
-        Path(args.json).write_text(json.dumps({"rows": rows, "calibration": calibration},
-                                              indent=1))  # fmt: skip
-    return 1 if any(r["mismatches"] for r in rows) else 0
+        Path(args.json).write_text(json.dumps(data, indent=1))
+    return 1 if any(r["mismatches"] for r in data["rows"]) else 0
 
 
 if __name__ == "__main__":

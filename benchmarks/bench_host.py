@@ -50,6 +50,38 @@ def tflm_seconds(path: Path, graph, repeat: int) -> float:
     return best
 
 
+def measure(path: Path, repeat: int) -> dict:
+    """One model's host figures: the generated C under tinyengine and rip (fastest of
+    ``repeat`` runs, ms), TFLite Micro's interpreter (ms), arena bytes, outputs equal."""
+    graph = rewrite(read_model(path))
+    req = requirements(graph)
+    runs, arenas = {}, {}
+    for strategy in ("tinyengine", "rip"):
+        plan = plan_model(graph, req, strategy, "milp", 4, 60)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            write_host_project(emit_model(graph, req, plan, strategy), out)
+            build_host(out)
+            runs[strategy] = run_host(out, repeat)
+        arenas[strategy] = plan.peak
+    reference = checksum(reference_outputs(path, graph))
+    ours = runs["rip"].cycles / 1e6
+    base = runs["tinyengine"].cycles / 1e6
+    theirs = tflm_seconds(path, graph, repeat) * 1e3
+    return {
+        "model": path.stem,
+        "repeat": repeat,
+        "rip_ms": ours,
+        "tflm_ms": theirs,
+        "tflm_over_rip": theirs / ours,
+        "tinyengine_ms": base,
+        "rip_over_tinyengine": ours / base,
+        "rip_arena_bytes": arenas["rip"],
+        "tinyengine_arena_bytes": arenas["tinyengine"],
+        "outputs_equal": all(r.checksum == reference for r in runs.values()),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="*", default=["mcunet-in3", "person-det"])
@@ -66,27 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         if not path.is_file():
             print(f"bench-host: {path} is absent", file=sys.stderr)
             return 2
-        graph = rewrite(read_model(path))
-        req = requirements(graph)
-        runs, arenas = {}, {}
-        for strategy in ("tinyengine", "rip"):
-            plan = plan_model(graph, req, strategy, "milp", 4, 60)
-            with tempfile.TemporaryDirectory() as tmp:
-                out = Path(tmp)
-                write_host_project(emit_model(graph, req, plan, strategy), out)
-                build_host(out)
-                runs[strategy] = run_host(out, args.repeat)
-            arenas[strategy] = plan.peak
-        result = runs["rip"]
-        reference = checksum(reference_outputs(path, graph))
-        match = all(r.checksum == reference for r in runs.values())
-        ours = result.cycles / 1e6
-        base = runs["tinyengine"].cycles / 1e6
-        theirs = tflm_seconds(path, graph, args.repeat) * 1e3
+        r = measure(path, args.repeat)
         print(
-            f"{name:<16} {ours:>11.2f} {theirs:>10.2f} {theirs / ours:>10.2f}x "
-            f"{base:>12.2f} {ours / base:>10.3f}x {arenas['rip']:>12,} "
-            f"{arenas['tinyengine']:>13,}  outputs {'equal' if match else 'DIFFER'}",
+            f"{name:<16} {r['rip_ms']:>11.2f} {r['tflm_ms']:>10.2f} {r['tflm_over_rip']:>10.2f}x "
+            f"{r['tinyengine_ms']:>12.2f} {r['rip_over_tinyengine']:>10.3f}x "
+            f"{r['rip_arena_bytes']:>12,} {r['tinyengine_arena_bytes']:>13,}  "
+            f"outputs {'equal' if r['outputs_equal'] else 'DIFFER'}",
             flush=True,
         )
     return 0

@@ -1,0 +1,112 @@
+"""Section 4, graph level (the paper's Table 7): the 33 keras.applications graphs. Per graph:
+ops, tensors, the MILP's size and solve time for dual and rip (bench_alloc's solve, our
+formulation, no shortcut so the model is always built), the end-to-end ``rip-compile``
+wall time in a fresh interpreter (bench_compile's command), peaks, ratio, in-place share
+and shifts, each beside the paper's figure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import bench_alloc
+import bench_compile
+
+from rip.allocator.planning.requirements import requirements
+from rip.allocator.planning.strategies import build_problem
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
+
+from .common import MODELS, exact_ratio
+
+# The paper's row name -> file stem under shared/models/keras (Table 7's order).
+KERAS_FILES = {
+    "MobileNet": "MobileNet",
+    "MobileNetV2": "MobileNetV2",
+    "MobileNetV3-S": "MobileNetV3Small",
+    "MobileNetV3-L": "MobileNetV3Large",
+    "VGG-16": "VGG16",
+    "VGG-19": "VGG19",
+    "ResNet-50": "ResNet50",
+    "ResNet-50v2": "ResNet50V2",
+    "ResNet-101": "ResNet101",
+    "ResNet-101v2": "ResNet101V2",
+    "ResNet-152": "ResNet152",
+    "ResNet-152v2": "ResNet152V2",
+    "DenseNet-121": "DenseNet121",
+    "DenseNet-169": "DenseNet169",
+    "DenseNet-201": "DenseNet201",
+    "Inception-v3": "InceptionV3",
+    "InceptionResNetV2": "InceptionResNetV2",
+    "Xception": "Xception",
+    **{f"EfficientNet-B{i}": f"EfficientNetB{i}" for i in range(8)},
+    **{f"EffNetV2-B{i}": f"EfficientNetV2B{i}" for i in range(4)},
+    "EffNetV2-S": "EfficientNetV2S",
+    "EffNetV2-M": "EfficientNetV2M",
+    "EffNetV2-L": "EfficientNetV2L",
+}
+COLUMNS = (
+    "ops",
+    "res",
+    "milp_vars",
+    "milp_constraints",
+    "compile_s_dual",
+    "compile_s_rip",
+    "peak_kb_dual",
+    "peak_kb_rip",
+    "ratio",
+    "inplace_pct",
+    "shift",
+)
+
+
+def measure(name: str, paper_row: list | None, time_limit: float) -> dict[str, Any]:
+    path = MODELS / "keras" / f"{KERAS_FILES[name]}.graph.tflite"
+    graph = rewrite(read_model(path))
+    req = requirements(graph)
+    row: dict[str, Any] = {"name": name, "ops": len(graph.operators), "tensors": len(req.lifetimes)}
+    for s in ("dual", "rip"):
+        seconds, plan = bench_alloc.solve_plan(build_problem(req, s, 4), False, time_limit)
+        row[s] = {
+            "seconds": round(seconds, 2),
+            "peak": plan.peak,
+            "peak_kb": round(plan.peak / 1024, 1),
+            "optimal": plan.optimal,
+            "variables": plan.stats.get("variables"),
+            "constraints": plan.stats.get("constraints"),
+            "binaries": plan.stats.get("binaries"),
+            "inplace": len(plan.aliased),
+            "shifts": len(plan.shifts),
+        }
+    row["rip"]["inplace_pct"] = round(100 * row["rip"]["inplace"] / row["ops"], 1)
+    row["ratio"] = exact_ratio(row["rip"]["peak"], row["dual"]["peak"])
+    compile_seconds, _ = bench_compile.command(bench_compile.NEW, path)
+    row["compile_seconds"] = round(compile_seconds, 2)
+    if paper_row is not None:
+        row["paper"] = dict(zip(COLUMNS, paper_row, strict=True))
+    return row
+
+
+def collect(paper: dict, time_limit: float = 300.0) -> dict[str, Any]:
+    table = paper["table7_keras_graph_level"]
+    rows = [measure(n, table.get(n), time_limit) for n in KERAS_FILES]
+    solve = sorted(r["rip"]["seconds"] for r in rows)
+    compile_ = sorted(r["compile_seconds"] for r in rows)
+    return {
+        "rows": rows,
+        "median_solve_rip": solve[len(solve) // 2],
+        "max_solve_rip": solve[-1],
+        "median_compile": compile_[len(compile_) // 2],
+        "max_compile": compile_[-1],
+        "dual_equal_paper": sum(
+            1 for r in rows if r.get("paper", {}).get("peak_kb_dual") == r["dual"]["peak_kb"]
+        ),
+        "rip_at_or_below_paper": sum(
+            1
+            for r in rows
+            if r.get("paper", {}).get("peak_kb_rip") is not None
+            and r["rip"]["peak_kb"] <= r["paper"]["peak_kb_rip"]
+        ),
+        "with_paper_peaks": sum(
+            1 for r in rows if r.get("paper", {}).get("peak_kb_rip") is not None
+        ),
+    }
