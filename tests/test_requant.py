@@ -28,13 +28,13 @@ def tflite_requantize(acc: int, m: int, shift: int, output_offset: int) -> int:
 
 
 def kernel_formula(acc: int, record: tuple[int, int, int, int]) -> int:
-    """rip_cheap_requantize: SMMULR(2 acc, m), then (t + round + (t >> 31)) >> e, checking
+    """rip_cheap_requantize: SMMLAR(2 acc, m, round) + (acc >> 31), then >> e, checking
     that every intermediate is an int32 as the C code needs."""
     _, m, round_, e = record
     a2 = 2 * acc
     assert -(2**31) <= a2 < 2**31
     t = (a2 * m + 2**31) >> 32
-    s = t + round_ + (-1 if t < 0 else 0)
+    s = t + round_ + (-1 if acc < 0 else 0)  # the kernels read acc's sign
     assert -(2**31) <= s < 2**31
     return s >> e
 
