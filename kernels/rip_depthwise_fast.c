@@ -183,154 +183,264 @@ static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* DEPTHWISE_CONV_2D, channel-vectorised (DSP cores): four channels per SIMD step           */
+/* DEPTHWISE_CONV_2D, channel-vectorised: four channels per word, one output row at a time  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* The channel-vectorised depthwise runs where it is the faster one: on cores with the DSP
- * extension, and on hosts (where it is also what the host tests exercise). ARMv6-M keeps
- * the per-channel planes (its eight low registers hold one channel's 3x3 weights better
- * than four channels' accumulators and words). */
+/* The channel groups (rip_dw_group) run where they are the faster scheme: on cores with the
+ * DSP extension, and on hosts (where they are also what the host tests exercise). ARMv6-M
+ * keeps the per-channel planes (its eight low registers hold one channel's 3x3 weights
+ * better than four channels' accumulators and words). */
 #if defined(__ARM_FEATURE_DSP) || !defined(__arm__)
 #define RIP_DW_GROUPS 1
 #else
 #define RIP_DW_GROUPS 0
 #endif
 
-/* The four-channel helpers below are compiled on every core: the row-streamed in-place
- * kernel (rip_depthwise_conv2d_inplace_rows_fast_s8) uses them everywhere, the channel
- * groups only where RIP_DW_GROUPS. */
+/* The four-channel row engine below is compiled on every core: the row-streamed in-place
+ * kernel (rip_depthwise_conv2d_inplace_rows_fast_s8) uses it everywhere, the channel groups
+ * only where RIP_DW_GROUPS. Its halfword helpers are DSP instructions on cores that have
+ * them and the same arithmetic in portable C elsewhere (what the host tests run). */
 #if defined(__ARM_FEATURE_DSP)
-/* One tap of four channels: x and w hold channels c..c+3 (one byte each). SXTB16 splits
- * them into even (0, 2) and odd (1, 3) halfword pairs; SMLABB / SMLATT accumulate each
- * channel's product (the CMSIS-NN arm_depthwise_conv_s8_opt inner step, without im2col). */
-#define RIP_DW4_TAP(xv, wv)                                                                    \
-    do {                                                                                       \
-        const int32_t x02_ = __sxtb16(xv), x13_ = rip_fast_sxtb16_ror8(xv);                     \
-        const int32_t w02_ = __sxtb16(wv), w13_ = rip_fast_sxtb16_ror8(wv);                     \
-        a0 = __smlabb(x02_, w02_, a0);                                                         \
-        a2 = __smlatt(x02_, w02_, a2);                                                         \
-        a1 = __smlabb(x13_, w13_, a1);                                                         \
-        a3 = __smlatt(x13_, w13_, a3);                                                         \
-    } while (0)
+static inline int32_t rip_dw_sx02(int32_t x) { return __sxtb16(x); }
+static inline int32_t rip_dw_sx13(int32_t x) { return rip_fast_sxtb16_ror8(x); }
+#define RIP_DW_SMLABB(x, w, a) __smlabb((x), (w), (a))
+#define RIP_DW_SMLATT(x, w, a) __smlatt((x), (w), (a))
 #else
-#define RIP_DW4_TAP(xv, wv)                                                                    \
-    do {                                                                                       \
-        a0 += (int32_t)(int8_t)(xv) * (int8_t)(wv);                                            \
-        a1 += (int32_t)(int8_t)((xv) >> 8) * (int8_t)((wv) >> 8);                              \
-        a2 += (int32_t)(int8_t)((xv) >> 16) * (int8_t)((wv) >> 16);                            \
-        a3 += (int32_t)(int8_t)((xv) >> 24) * (int8_t)((wv) >> 24);                            \
-    } while (0)
+/* Bytes 0 and 2 (sx02) or 1 and 3 (sx13) of x, each sign-extended into a halfword. */
+static inline int32_t rip_dw_sx02(int32_t x) {
+    return (int32_t)((uint32_t)(uint16_t)(int16_t)(int8_t)x |
+                     ((uint32_t)(uint16_t)(int16_t)(int8_t)(x >> 16) << 16));
+}
+static inline int32_t rip_dw_sx13(int32_t x) {
+    return (int32_t)((uint32_t)(uint16_t)(int16_t)(int8_t)(x >> 8) |
+                     ((uint32_t)(uint16_t)(int16_t)(int8_t)(x >> 24) << 16));
+}
+/* a + bottom(x) * bottom(w) and a + top(x) * top(w), wrapping as the instructions do. */
+#define RIP_DW_SMLABB(x, w, a)                                                                 \
+    ((int32_t)((uint32_t)(a) + (uint32_t)((int32_t)(int16_t)(x) * (int16_t)(w))))
+#define RIP_DW_SMLATT(x, w, a)                                                                 \
+    ((int32_t)((uint32_t)(a) +                                                                 \
+               (uint32_t)((int32_t)(int16_t)((x) >> 16) * (int16_t)((w) >> 16))))
 #endif
 
-/* The requantization of four channels' accumulators into o[0..3]. */
-#define RIP_DW4_STORE(o, m, s, g)                                                              \
+/* One tap of four channels: xv holds channels c..c+3 of the input (one byte each), w02 / w13
+ * the tap's weights of channels (c, c+2) / (c+1, c+3), already sign-extended halfwords. */
+#define RIP_DW4_TAP(xv, w02, w13)                                                              \
     do {                                                                                       \
-        const int32_t oo_ = (g)->output_offset, lo_ = (g)->act_min, hi_ = (g)->act_max;        \
-        (o)[0] = (int8_t)rip_fast_requantize(a0, (m)[0], (s)[0], oo_, lo_, hi_);               \
-        (o)[1] = (int8_t)rip_fast_requantize(a1, (m)[1], (s)[1], oo_, lo_, hi_);               \
-        (o)[2] = (int8_t)rip_fast_requantize(a2, (m)[2], (s)[2], oo_, lo_, hi_);               \
-        (o)[3] = (int8_t)rip_fast_requantize(a3, (m)[3], (s)[3], oo_, lo_, hi_);               \
+        const int32_t xv_ = (xv);                                                              \
+        const int32_t x02_ = rip_dw_sx02(xv_), x13_ = rip_dw_sx13(xv_);                        \
+        a0 = RIP_DW_SMLABB(x02_, (w02), a0);                                                   \
+        a2 = RIP_DW_SMLATT(x02_, (w02), a2);                                                   \
+        a1 = RIP_DW_SMLABB(x13_, (w13), a1);                                                   \
+        a3 = RIP_DW_SMLATT(x13_, (w13), a3);                                                   \
     } while (0)
 
-#if RIP_DW_GROUPS
-/* One interior output pixel of a 3x3 kernel at unit dilation, channels [0, n4) of the
- * group (n4 a multiple of 4): x is its top-left tap, wt the filter, bias, m and s the
- * group's first channel's, all offset to the group's first channel. Kept out of line so
- * that its loop has the registers to itself. */
-static __attribute__((noinline)) void rip_dw4_3x3_pixel(const rip_dw_plane *g, const int8_t *x,
-                                                        const int8_t *wt, const int32_t *bias,
-                                                        const int32_t *m, const int32_t *s,
-                                                        int32_t n4, int8_t *o) {
-    const int32_t c = g->c, row = g->w * c - 2 * c;
-    for (int32_t j = 0; j < n4; j += 4, x += 4, wt += 4, o += 4) {
-        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
-        const int8_t *p = x, *w = wt;
-        /* The empty asm keeps p and w single running pointers (one add a tap) instead of
-         * nine precomputed offsets the core has no registers for. */
-        for (int32_t ky = 0; ky < 3; ++ky, p += row) {
-            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
-            p += c;
-            w += c;
-            __asm__("" : "+r"(p), "+r"(w));
-            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
-            p += c;
-            w += c;
-            __asm__("" : "+r"(p), "+r"(w));
-            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
-            w += c;
-            __asm__("" : "+r"(p), "+r"(w));
+#define RIP_DW4_MAX_TAPS 49 /* staged kernels up to 7x7; larger ones take the generic path */
+
+/* One channel group's view of one output row: the taps' weights as halfword pairs (taps of
+ * a row outside the input zeroed, their share moved into the bias), bias, requantization. */
+typedef struct {
+    int32_t w[2 * RIP_DW4_MAX_TAPS]; /* tap t: w[2t] channels (0, 2), w[2t + 1] channels (1, 3) */
+    int32_t bias[4];
+    const int32_t *m, *s;
+    int32_t output_offset, act_min, act_max;
+} rip_dw4_stage;
+
+/* Requantize four accumulators into o[0..3]. */
+static inline __attribute__((always_inline)) void rip_dw4_put(int8_t *o, const rip_dw4_stage *st,
+                                                              int32_t a0, int32_t a1, int32_t a2,
+                                                              int32_t a3) {
+    const int32_t oo = st->output_offset, lo = st->act_min, hi = st->act_max;
+    o[0] = (int8_t)rip_fast_requantize(a0, st->m[0], st->s[0], oo, lo, hi);
+    o[1] = (int8_t)rip_fast_requantize(a1, st->m[1], st->s[1], oo, lo, hi);
+    o[2] = (int8_t)rip_fast_requantize(a2, st->m[2], st->s[2], oo, lo, hi);
+    o[3] = (int8_t)rip_fast_requantize(a3, st->m[3], st->s[3], oo, lo, hi);
+}
+
+/* n output pixels of one channel group: pixel k's tap (ky, kx) reads the word at
+ * rows[ky] + off + k * step + kx * col; its four outputs go to o + k * ostep. KH and KW are
+ * constants wherever this is inlined, so the taps unroll and the weights are immediate
+ * offsets into the stage. */
+static inline __attribute__((always_inline)) void rip_dw4_run(
+    const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, const int32_t KH,
+    const int32_t KW, const rip_dw4_stage *st, int8_t *o, ptrdiff_t ostep, int32_t n) {
+    for (; n > 0; --n, off += step, o += ostep) {
+        int32_t a0 = st->bias[0], a1 = st->bias[1], a2 = st->bias[2], a3 = st->bias[3];
+        const int32_t *w = st->w;
+        for (int32_t ky = 0; ky < KH; ++ky) {
+            const int8_t *p = rows[ky] + off;
+            for (int32_t kx = 0; kx < KW; ++kx, p += col, w += 2) {
+                RIP_DW4_TAP(rip_fast_load_s8x4(p), w[0], w[1]);
+            }
         }
-        RIP_DW4_STORE(o, m + j, s + j, g);
+        rip_dw4_put(o, st, a0, a1, a2, a3);
     }
 }
 
-/* Any other output pixel (a border one, or any kernel size): every tap, a padded one
- * reading the zero point (its product cancels its share of the folded bias). */
-static __attribute__((noinline)) void rip_dw4_any_pixel(const rip_dw_plane *g, const int8_t *in,
-                                                        ptrdiff_t base, int32_t oy, int32_t ox,
-                                                        const int8_t *wt, const int32_t *bias,
-                                                        const int32_t *m, const int32_t *s,
-                                                        int32_t n_ch, int8_t *o) {
-    const int32_t c = g->c, kh = g->kh, kw = g->kw;
-    const int32_t row = g->dh * g->w * c, col = g->dw * c;
-    const int8_t zp = (int8_t)g->zero_point;
+static __attribute__((noinline)) void rip_dw4_run_3x3(const int8_t *const *rows, ptrdiff_t off,
+                                                      ptrdiff_t col, ptrdiff_t step,
+                                                      const rip_dw4_stage *st, int8_t *o,
+                                                      ptrdiff_t ostep, int32_t n) {
+    rip_dw4_run(rows, off, col, step, 3, 3, st, o, ostep, n);
+}
+
+static __attribute__((noinline)) void rip_dw4_run_5x5(const int8_t *const *rows, ptrdiff_t off,
+                                                      ptrdiff_t col, ptrdiff_t step,
+                                                      const rip_dw4_stage *st, int8_t *o,
+                                                      ptrdiff_t ostep, int32_t n) {
+    rip_dw4_run(rows, off, col, step, 5, 5, st, o, ostep, n);
+}
+
+static __attribute__((noinline)) void rip_dw4_run_7x7(const int8_t *const *rows, ptrdiff_t off,
+                                                      ptrdiff_t col, ptrdiff_t step,
+                                                      const rip_dw4_stage *st, int8_t *o,
+                                                      ptrdiff_t ostep, int32_t n) {
+    rip_dw4_run(rows, off, col, step, 7, 7, st, o, ostep, n);
+}
+
+static __attribute__((noinline)) void rip_dw4_run_any(const int8_t *const *rows, ptrdiff_t off,
+                                                      ptrdiff_t col, ptrdiff_t step, int32_t kh,
+                                                      int32_t kw, const rip_dw4_stage *st,
+                                                      int8_t *o, ptrdiff_t ostep, int32_t n) {
+    rip_dw4_run(rows, off, col, step, kh, kw, st, o, ostep, n);
+}
+
+static void rip_dw4_dispatch(const rip_dw_plane *g, const int8_t *const *rows, ptrdiff_t off,
+                             ptrdiff_t col, ptrdiff_t step, const rip_dw4_stage *st, int8_t *o,
+                             ptrdiff_t ostep, int32_t n) {
+    if (g->kh == 3 && g->kw == 3) {
+        rip_dw4_run_3x3(rows, off, col, step, st, o, ostep, n);
+    } else if (g->kh == 5 && g->kw == 5) {
+        rip_dw4_run_5x5(rows, off, col, step, st, o, ostep, n);
+    } else if (g->kh == 7 && g->kw == 7) {
+        rip_dw4_run_7x7(rows, off, col, step, st, o, ostep, n);
+    } else {
+        rip_dw4_run_any(rows, off, col, step, g->kh, g->kw, st, o, ostep, n);
+    }
+}
+
+/* One output pixel, channel j (any j), every tap by comparison: rows[ky] is input row
+ * oy * sh - ph + ky * dh (pixel 0, channel 0) or NULL outside the input; a padded tap reads
+ * the zero point, whose product cancels its share of the folded bias. */
+static int8_t rip_dw1_pixel(const rip_dw_plane *g, const int8_t *const *rows, int32_t ox,
+                            const int8_t *filter, int32_t j, int32_t bias, int32_t m, int32_t s) {
+    const int32_t c = g->c, ix0 = ox * g->sw - g->pw;
+    int32_t kx_lo, kx_hi;
+    rip_conv_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
+    int32_t acc = bias;
+    for (int32_t ky = 0; ky < g->kh; ++ky) {
+        const int8_t *row = rows[ky];
+        for (int32_t kx = 0; kx < g->kw; ++kx) {
+            const int32_t x = row != NULL && kx >= kx_lo && kx < kx_hi
+                                  ? row[((ptrdiff_t)ix0 + kx * g->dw) * c + j]
+                                  : g->zero_point;
+            acc += x * filter[(size_t)(ky * g->kw + kx) * c + j];
+        }
+    }
+    return (int8_t)rip_fast_requantize(acc, m, s, g->output_offset, g->act_min, g->act_max);
+}
+
+/* Channels [c0, c0 + n_ch) of output row oy into o (channel c0 + j of pixel ox at
+ * o[ox * ostep + j]). rows[ky] is input row oy * sh - ph + ky * dh (pixel 0, channel 0), NULL
+ * outside the input; no store of this row may reach them (the callers write elsewhere, or
+ * read the rows the store reaches from the ring). Groups of four channels take the staged engine: interior pixels
+ * straight from the rows, border pixels from their receptive field gathered with the zero
+ * point filling the padded taps; the last n_ch % 4 channels (and kernels above 7x7) are
+ * computed one channel at a time. */
+static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const int8_t *filter,
+                       const int32_t *bias, const int32_t *m, const int32_t *s, int32_t c0,
+                       int32_t n_ch, int8_t *o, ptrdiff_t ostep) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw;
+    const int32_t n4 = taps <= RIP_DW4_MAX_TAPS ? n_ch & ~3 : 0;
+    const int32_t zp = g->zero_point;
     const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
-    int32_t ky_lo, ky_hi, kx_lo, kx_hi;
-    rip_conv_tap_range(oy * g->sh - g->ph, g->dh, kh, g->h, &ky_lo, &ky_hi);
-    rip_conv_tap_range(ox * g->sw - g->pw, g->dw, kw, g->w, &kx_lo, &kx_hi);
-    const int32_t n4 = n_ch & ~3;
-    for (int32_t j = 0; j < n4; j += 4) {
-        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
-        for (int32_t ky = 0; ky < kh; ++ky) {
-            const int in_y = ky >= ky_lo && ky < ky_hi;
-            const int8_t *w = wt + j + (size_t)(ky * kw) * c;
-            for (int32_t kx = 0; kx < kw; ++kx, w += c) {
-                const int32_t xv = in_y && kx >= kx_lo && kx < kx_hi
-                                       ? rip_fast_load_s8x4(in + base + j + ky * row + kx * col)
-                                       : pad4;
-                RIP_DW4_TAP(xv, rip_fast_load_s8x4(w));
-            }
-        }
-        RIP_DW4_STORE(o + j, m + j, s + j, g);
+    const int8_t *valid = NULL; /* any row inside the input: a NULL row's taps weigh 0 */
+    for (int32_t ky = 0; ky < kh && valid == NULL; ++ky) {
+        valid = rows[ky];
     }
-    for (int32_t j = n4; j < n_ch; ++j) { /* the last n_ch % 4 channels */
-        int32_t acc = bias[j];
+    rip_dw4_stage st;
+    st.output_offset = g->output_offset;
+    st.act_min = g->act_min;
+    st.act_max = g->act_max;
+    const int8_t *rp[RIP_DW4_MAX_TAPS]; /* rows, NULL ones replaced (kh <= taps) */
+    const int8_t *gp[RIP_DW4_MAX_TAPS]; /* a gathered receptive field's rows */
+    int32_t field[RIP_DW4_MAX_TAPS];
+    for (int32_t j = 0; j < n4; j += 4) {
+        const int32_t ch = c0 + j;
+        uint32_t adj[4] = {0, 0, 0, 0};
+        const int8_t *wt = filter + ch;
         for (int32_t ky = 0; ky < kh; ++ky) {
-            const int in_y = ky >= ky_lo && ky < ky_hi;
-            for (int32_t kx = 0; kx < kw; ++kx) {
-                const int32_t xv =
-                    in_y && kx >= kx_lo && kx < kx_hi ? in[base + j + ky * row + kx * col] : zp;
-                acc += xv * wt[j + (size_t)(ky * kw + kx) * c];
+            const int in = rows[ky] != NULL;
+            rp[ky] = in ? rows[ky] + ch : valid != NULL ? valid + ch : NULL;
+            for (int32_t kx = 0; kx < kw; ++kx, wt += c) {
+                const int32_t t = ky * kw + kx;
+                const int32_t v = rip_fast_load_s8x4(wt);
+                if (in) {
+                    st.w[2 * t] = rip_dw_sx02(v);
+                    st.w[2 * t + 1] = rip_dw_sx13(v);
+                } else { /* the padded tap's zp * w, which the folded bias leaves out */
+                    st.w[2 * t] = st.w[2 * t + 1] = 0;
+                    for (int32_t k = 0; k < 4; ++k) {
+                        adj[k] += (uint32_t)zp * (uint32_t)(int32_t)wt[k];
+                    }
+                }
             }
         }
-        o[j] = (int8_t)rip_fast_requantize(acc, m[j], s[j], g->output_offset, g->act_min,
-                                           g->act_max);
+        for (int32_t k = 0; k < 4; ++k) {
+            st.bias[k] = (int32_t)((uint32_t)bias[ch + k] + adj[k]);
+        }
+        st.m = m + ch;
+        st.s = s + ch;
+        int8_t *oj = o + j;
+        const int32_t lo = valid != NULL ? g->ox_lo : g->w_out;
+        const int32_t hi = valid != NULL ? g->ox_hi : g->w_out;
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            if (ox == lo && lo < hi) { /* the interior run, straight from the rows */
+                rip_dw4_dispatch(g, rp, (ptrdiff_t)(lo * g->sw - g->pw) * c,
+                                 (ptrdiff_t)g->dw * c, (ptrdiff_t)g->sw * c, &st,
+                                 oj + (ptrdiff_t)lo * ostep, ostep, hi - lo);
+                ox = hi - 1;
+                continue;
+            }
+            /* a border pixel: its receptive field, padded taps filled with the zero point */
+            const int32_t ix0 = ox * g->sw - g->pw;
+            for (int32_t ky = 0; ky < kh; ++ky) {
+                for (int32_t kx = 0; kx < kw; ++kx) {
+                    const int32_t ix = ix0 + kx * g->dw;
+                    field[ky * kw + kx] = rows[ky] != NULL && ix >= 0 && ix < g->w
+                                              ? rip_fast_load_s8x4(rows[ky] + (ptrdiff_t)ix * c + ch)
+                                              : pad4;
+                }
+                gp[ky] = (const int8_t *)(const void *)(field + ky * kw);
+            }
+            rip_dw4_dispatch(g, gp, 0, 4, 0, &st, oj + (ptrdiff_t)ox * ostep, ostep, 1);
+        }
+    }
+    for (int32_t j = n4; j < n_ch; ++j) {
+        const int32_t ch = c0 + j;
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            o[(ptrdiff_t)ox * ostep + j] = rip_dw1_pixel(g, rows, ox, filter, ch, bias[ch],
+                                                         m[ch], s[ch]);
+        }
     }
 }
 
+#if RIP_DW_GROUPS
 /* Channels [c0, c0 + n_ch) of every output pixel into dst: channel c0 + j of pixel p at
  * dst[p * dst_stride + j]. Reads input channels [c0, c0 + n_ch) only. */
 static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
                          int32_t c0, int32_t n_ch, int8_t *dst, int32_t dst_stride) {
-    const int fast3 = g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && (n_ch & 3) == 0;
-    const int8_t *wt = filter + c0;
-    bias += c0;
-    multiplier += c0;
-    shift += c0;
+    const int8_t *rows[RIP_DW4_MAX_TAPS];
+    const size_t row_in = (size_t)g->w * (size_t)g->c;
     for (int32_t oy = 0; oy < g->h_out; ++oy) {
-        const int row_in = fast3 && oy >= g->oy_lo && oy < g->oy_hi;
-        int8_t *o = dst + (size_t)oy * g->w_out * dst_stride;
-        for (int32_t ox = 0; ox < g->w_out; ++ox, o += dst_stride) {
-            /* the top-left tap of channel c0 (an offset: it may lie outside the input) */
-            const ptrdiff_t base =
-                ((ptrdiff_t)(oy * g->sh - g->ph) * g->w + (ox * g->sw - g->pw)) * g->c + c0;
-            if (row_in && ox >= g->ox_lo && ox < g->ox_hi) {
-                rip_dw4_3x3_pixel(g, in + base, wt, bias, multiplier, shift, n_ch, o);
-            } else {
-                rip_dw4_any_pixel(g, in, base, oy, ox, wt, bias, multiplier, shift, n_ch, o);
-            }
+        const int32_t iy0 = oy * g->sh - g->ph;
+        for (int32_t ky = 0; ky < g->kh; ++ky) {
+            const int32_t iy = iy0 + ky * g->dh;
+            rows[ky] = iy < 0 || iy >= g->h ? NULL : in + (size_t)iy * row_in;
         }
+        rip_dw_row(g, rows, filter, bias, multiplier, shift, c0, n_ch,
+                   dst + (size_t)oy * g->w_out * dst_stride, dst_stride);
     }
 }
 #endif
@@ -382,9 +492,11 @@ rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_con
     const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
     for (int32_t b = 0; b < input_dims->n; ++b) {
 #if RIP_DW_GROUPS
-        rip_dw_group(&g, input + b * in_batch, filter, bias, quant->multiplier, quant->shift, 0,
-                     g.c, output + b * out_batch, g.c);
-        continue;
+        if (g.kh <= RIP_DW4_MAX_TAPS) {
+            rip_dw_group(&g, input + b * in_batch, filter, bias, quant->multiplier,
+                         quant->shift, 0, g.c, output + b * out_batch, g.c);
+            continue;
+        }
 #endif
         for (int32_t ch = 0; ch < g.c; ++ch) {
             rip_dw_channel(&g, input + b * in_batch, filter, ch, bias[ch], quant->multiplier[ch],
@@ -418,7 +530,7 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
      * [c0, c0 + n) only, computes their planes into ctx->buf (pixel-major, n bytes a pixel)
      * and then scatters them over the same channels, which no later group reads. */
     int32_t group = rip_min32(g.c, (ctx->size / plane) & ~3);
-    if (group >= 4) {
+    if (group >= 4 && g.kh <= RIP_DW4_MAX_TAPS) {
         for (int32_t b = 0; b < input_dims->n; ++b) {
             const int8_t *in = data + b * in_batch;
             int8_t *out = data + b * out_batch;
@@ -531,80 +643,6 @@ static int rip_dw_rows_geometry_ok(const rip_dw_plane *g, int32_t batches) {
            g->h < 32768;
 }
 
-/* One interior 3x3 output pixel at unit dilation from three row pointers (each at the
- * pixel's leftmost tap, channel 0): channels [0, n4), n4 a multiple of 4. */
-static __attribute__((noinline)) void rip_dw4_3x3_rows_pixel(const rip_dw_plane *g,
-                                                             const int8_t *p0, const int8_t *p1,
-                                                             const int8_t *p2, const int8_t *wt,
-                                                             const int32_t *bias,
-                                                             const int32_t *m, const int32_t *s,
-                                                             int32_t n4, int8_t *o) {
-    const int32_t c = g->c;
-    for (int32_t j = 0; j < n4; j += 4, p0 += 4, p1 += 4, p2 += 4, wt += 4, o += 4) {
-        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
-        const int8_t *w = wt;
-        RIP_DW4_TAP(rip_fast_load_s8x4(p0), rip_fast_load_s8x4(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p0 + c), rip_fast_load_s8x4(w + c));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p0 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
-        w += 3 * c;
-        __asm__("" : "+r"(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p1), rip_fast_load_s8x4(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p1 + c), rip_fast_load_s8x4(w + c));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p1 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
-        w += 3 * c;
-        __asm__("" : "+r"(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p2), rip_fast_load_s8x4(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p2 + c), rip_fast_load_s8x4(w + c));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p2 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
-        RIP_DW4_STORE(o, m + j, s + j, g);
-    }
-}
-
-/* Any output pixel from row pointers: rows[ky] is input row oy * sh - ph + ky * dh (pixel
- * 0, channel 0), NULL outside the input; a padded tap reads the zero point. */
-static __attribute__((noinline)) void rip_dw4_rows_any_pixel(const rip_dw_plane *g,
-                                                             const int8_t *const *rows,
-                                                             int32_t ox, const int8_t *wt,
-                                                             const int32_t *bias,
-                                                             const int32_t *m, const int32_t *s,
-                                                             int8_t *o) {
-    const int32_t c = g->c, kh = g->kh, kw = g->kw, col = g->dw * c;
-    const int32_t ix0 = ox * g->sw - g->pw;
-    const int8_t zp = (int8_t)g->zero_point;
-    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
-    int32_t kx_lo, kx_hi;
-    rip_conv_tap_range(ix0, g->dw, kw, g->w, &kx_lo, &kx_hi);
-    const ptrdiff_t x0 = (ptrdiff_t)ix0 * c;
-    const int32_t n4 = c & ~3;
-    for (int32_t j = 0; j < n4; j += 4) {
-        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
-        for (int32_t ky = 0; ky < kh; ++ky) {
-            const int8_t *row = rows[ky];
-            const int8_t *w = wt + j + (size_t)(ky * kw) * c;
-            for (int32_t kx = 0; kx < kw; ++kx, w += c) {
-                const int32_t xv = row != NULL && kx >= kx_lo && kx < kx_hi
-                                       ? rip_fast_load_s8x4(row + x0 + j + kx * col)
-                                       : pad4;
-                RIP_DW4_TAP(xv, rip_fast_load_s8x4(w));
-            }
-        }
-        RIP_DW4_STORE(o + j, m + j, s + j, g);
-    }
-    for (int32_t j = n4; j < c; ++j) { /* the last C % 4 channels */
-        int32_t acc = bias[j];
-        for (int32_t ky = 0; ky < kh; ++ky) {
-            const int8_t *row = rows[ky];
-            for (int32_t kx = 0; kx < kw; ++kx) {
-                const int32_t xv =
-                    row != NULL && kx >= kx_lo && kx < kx_hi ? row[x0 + j + kx * col] : zp;
-                acc += xv * wt[j + (size_t)(ky * kw + kx) * c];
-            }
-        }
-        o[j] = (int8_t)rip_fast_requantize(acc, m[j], s[j], g->output_offset, g->act_min,
-                                           g->act_max);
-    }
-}
-
 static int32_t rip_dw_rows_scratch(const rip_dw_plane *g) {
     return rip_dw_rows_table_bytes(g->h) + rip_dw_rows_ring(g) * g->w * g->c;
 }
@@ -657,8 +695,6 @@ rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
     for (int32_t i = 0; i < g.h; ++i) {
         slot[i] = -1;
     }
-    const int fast3 = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && (g.c & 3) == 0;
-    const int32_t *const m = quant->multiplier, *const sh = quant->shift;
     const int8_t *rows[RIP_DW_ROWS_MAX_KH];
     int32_t next = 0, saves = 0;
     for (int32_t oy = 0; oy < g.h_out; ++oy) {
@@ -678,17 +714,9 @@ rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
                        : slot[iy] >= 0     ? ring + (size_t)slot[iy] * row_in
                                            : data + (size_t)iy * row_in;
         }
-        int8_t *o = data + (size_t)oy * g.w_out * g.c;
-        const int row_in3 = fast3 && oy >= g.oy_lo && oy < g.oy_hi;
-        for (int32_t ox = 0; ox < g.w_out; ++ox, o += g.c) {
-            if (row_in3 && ox >= g.ox_lo && ox < g.ox_hi) {
-                const size_t x = (size_t)(ox * g.sw - g.pw) * (size_t)g.c;
-                rip_dw4_3x3_rows_pixel(&g, rows[0] + x, rows[1] + x, rows[2] + x, filter, bias,
-                                       m, sh, g.c, o);
-            } else {
-                rip_dw4_rows_any_pixel(&g, rows, ox, filter, bias, m, sh, o);
-            }
-        }
+        /* every row this output row reaches and still reads is in the ring: any order */
+        rip_dw_row(&g, rows, filter, bias, quant->multiplier, quant->shift, 0, g.c,
+                   data + (size_t)oy * g.w_out * g.c, g.c);
     }
     return RIP_OK;
 }
