@@ -16,16 +16,18 @@ static int sizes_ok(int32_t input1_size, int32_t input2_size, int32_t output_siz
  * (the reference's truncation of a negative product is this floor) = floor((a * m + 2^10) /
  * 2^11) = a * mh + floor((a * ml + 2^10) / 2^11): a * mh < 2^28 and a * ml < 2^19. Then
  * RoundingDivideByPOT(v, e) = (v + 2^(e - 1) - [v < 0]) >> e for e >= 1 (v = q * 2^e + r
- * carries into q exactly when r > 2^(e - 1) - 1 + [v < 0], the reference's threshold). */
+ * carries into q exactly when r > 2^(e - 1) - 1 + [v < 0], the reference's threshold), and
+ * v for e = 0. */
 typedef struct {
     int32_t mh, ml; /* the multiplier's high and low 11 bits */
     int32_t c1, c2; /* offset * mh and offset * ml + 2^10: the offset folded in */
     int32_t half, e;
+    int32_t neg; /* -1: subtract [v < 0]; 0 where e = 0 (no rounding) */
 } rip_add_term;
 
 static int add_term_init(rip_add_term *t, int32_t offset, int32_t left_shift, rip_quant q) {
     if (left_shift != 20 || offset < -128 || offset > 128 || q.multiplier < 0 ||
-        q.shift > -1 || q.shift < -31) {
+        q.shift > 0 || q.shift < -31) {
         return 0;
     }
     t->mh = q.multiplier >> 11;
@@ -33,13 +35,14 @@ static int add_term_init(rip_add_term *t, int32_t offset, int32_t left_shift, ri
     t->c1 = offset * t->mh;
     t->c2 = offset * t->ml + (1 << 10);
     t->e = -q.shift;
-    t->half = 1 << (t->e - 1);
+    t->half = t->e > 0 ? 1 << (t->e - 1) : 0;
+    t->neg = t->e > 0 ? -1 : 0;
     return 1;
 }
 
 static inline int32_t add_term(const rip_add_term *t, int32_t x) {
     const int32_t v = x * t->mh + t->c1 + ((x * t->ml + t->c2) >> 11);
-    return (v + t->half + (v >> 31)) >> t->e;
+    return (v + t->half + ((v >> 31) & t->neg)) >> t->e;
 }
 
 /* The output's MultiplyByQuantizedMultiplierSmallerThanOneExp(raw, m, -e) + offset,
