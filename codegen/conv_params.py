@@ -66,6 +66,9 @@ class ConvKernelParams:
     shifts: tuple[int, ...]
     has_bias: bool
     scratch_bytes: int  # rip.scratch.scratch_bytes: the kernel's ..._get_buffer_size()
+    # rip_fast_channel records (folded bias, multiplier, round, shift) when the cheap
+    # requantisation is proven for the layer (rip.codegen.kernel_choice.fast_channels)
+    fast_channels: tuple[tuple[int, int, int, int], ...] | None = None
 
 
 @dataclass(frozen=True)

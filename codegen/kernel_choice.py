@@ -13,6 +13,10 @@ The choice and the memory plan agree by construction:
   above the per-pixel gather gap of Theorem 13 the planner uses, so it runs at any planned
   gap. Its scratch is two receptive fields (`rip.scratch.scratch_bytes`, C twin
   ``rip_conv2d_fast_s8_get_buffer_size``).
+- Where `rip.codegen.requant.cheap_channels` proves the cheap requantisation exact for
+  every output channel (no left shift, |acc| < 2^30, no overflow: almost every layer),
+  ``rip_conv2d_fast_rq_s8``: the same traversal, tile and scratch, the requantisation
+  constants precomputed per channel (``ConvKernelParams.fast_channels``).
 - A depthwise layer in place (the channel scheme: output base == input base, gap 0, the
   planner's placement) runs ``rip_depthwise_conv2d_inplace_rows_fast_s8`` when its scratch
   (an int16 slot per input row and a ring of saved input rows,
@@ -34,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rip.codegen.conv_params import ConvKernelParams
+from rip.codegen.requant import cheap_channels
 from rip.scratch import (
     depthwise_ring_rows,
     depthwise_rows_apply,
@@ -81,6 +86,12 @@ def choose_conv_kernel(
     scratch buffer the model reserves (``reserved_scratch``, the maximum of
     `rip.scratch.scratch_bytes` over its ops; None: only this op's own formula)."""
     if p.kind == "CONV_2D":
+        if p.fast_channels is not None:
+            return KernelChoice(
+                "rip_conv2d_fast_rq_s8",
+                True,
+                "2x2 pixel x channel tiles, gap <= per-pixel gap; cheap requantisation proven",
+            )
         return KernelChoice(
             "rip_conv2d_fast_s8", True, "2x2 pixel x channel tiles, gap <= per-pixel gap"
         )
@@ -113,3 +124,28 @@ def folded_bias(p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] 
     b = np.zeros(c_out, dtype=np.int64) if bias is None else np.asarray(bias, dtype=np.int64)
     folded = (b + p.input_offset * sums + 2**31) % 2**32 - 2**31
     return tuple(int(v) for v in folded)
+
+
+def abs_weight_sums(p: ConvKernelParams, filter_bytes: bytes) -> tuple[int, ...]:
+    """sum |w| over each output channel's taps (the accumulator bound's weight term)."""
+    w = np.abs(np.frombuffer(filter_bytes, dtype=np.int8).astype(np.int64))
+    c_out = p.output_dims[3]
+    if p.kind == "CONV_2D":
+        sums = w.reshape(c_out, -1).sum(axis=1)
+    else:
+        sums = w.reshape(-1, c_out).sum(axis=0)
+    return tuple(int(v) for v in sums)
+
+
+def fast_channels(
+    p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] | None
+) -> tuple[tuple[int, int, int, int], ...] | None:
+    """The ``rip_fast_channel`` records (folded bias, multiplier, round, shift) of a layer
+    whose every channel the cheap requantisation is proven exact for, else None."""
+    return cheap_channels(
+        folded_bias(p, filter_bytes, bias),
+        abs_weight_sums(p, filter_bytes),
+        p.multipliers,
+        p.shifts,
+        p.output_offset,
+    )

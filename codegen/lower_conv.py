@@ -15,11 +15,13 @@ the C text from the template pair ``templates/ops/conv_*.c.j2``
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from rip.allocator.planning.requirements import scratch_bytes as op_scratch_bytes
 from rip.codegen import conv_params as cp
-from rip.codegen.kernel_choice import choose_conv_kernel, folded_bias
+from rip.codegen.kernel_choice import choose_conv_kernel, fast_channels, folded_bias
 from rip.codegen.lowering import Lowered, OpBuffers, OpContext, grouped, render_op, where
 
 # The shared helpers under this module's former private names, so that the lowerings' bodies
@@ -94,6 +96,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     weights = _constant(graph, op, index, 1, "filter", n * kh * kw * c)
     bias = _bias(graph, op, index, p.output_dims[3])
     reserved = max(op_scratch_bytes(graph, o) for o in graph.operators)
+    if not depthwise:
+        p = dataclasses.replace(p, fast_channels=fast_channels(p, weights, bias))
     choice = choose_conv_kernel(p, buffers.inplace, reserved)
     scratch = p.scratch_bytes
     if choice.folded_bias:
@@ -112,7 +116,7 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             output=grouped(buffers.output),
             filter=weights,
             bias=bias,
-            quant="per_channel",
+            quant="fast_channels" if kernel == "rip_conv2d_fast_rq_s8" else "per_channel",
             scratch_bytes=scratch,
             comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
         )

@@ -147,6 +147,26 @@ rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *par
                               const int8_t *filter, const rip_dims *bias_dims,
                               const int32_t *bias, const rip_dims *output_dims, int8_t *output);
 
+/* Per output channel constants of the cheap requantisation (rip_conv2d_fast_rq_s8): the
+ * folded bias, the multiplier, round = 2^(e - 1) + output_offset * 2^e and the right shift
+ * e = -shift >= 1, one 16-byte record the kernel reads with two LDRDs. The generator
+ * computes them and proves, per layer, that they give TFLite's requantisation exactly
+ * (rip.codegen.requant.cheap_channels: no left shift, |acc| < 2^30, no overflow). */
+typedef struct {
+    int32_t bias;
+    int32_t multiplier;
+    int32_t round;
+    int32_t shift;
+} rip_fast_channel;
+
+/* rip_conv2d_fast_s8 (the same traversal, scratch and in-place contract) with the cheap
+ * requantisation: `channels` replaces quant and bias, and the output offset lives in it. */
+rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *params,
+                                 const rip_fast_channel *channels, const rip_dims *input_dims,
+                                 const int8_t *input, const rip_dims *filter_dims,
+                                 const int8_t *filter, const rip_dims *output_dims,
+                                 int8_t *output);
+
 /* DEPTHWISE_CONV_2D out of place with a folded bias, depth multiplier 1. No scratch. */
 rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_conv_params *params,
                                         const rip_per_channel_quant *quant,

@@ -6,79 +6,99 @@
 #include "rip_conv.h"
 #include "rip_conv_internal.h"
 
+#define RIP_INLINE static inline __attribute__((always_inline))
+
+/* The 2 x 2 tile's dot products: a_ij += x_i . w_j over `k` taps. */
+RIP_INLINE void rip_fast_dot_2x2(const int8_t *x0, const int8_t *x1, const int8_t *w0,
+                                 const int8_t *w1, int32_t k, int32_t *p00, int32_t *p01,
+                                 int32_t *p10, int32_t *p11) {
+    int32_t a00 = *p00, a01 = *p01, a10 = *p10, a11 = *p11;
+    int32_t i = 0;
+#if defined(__ARM_FEATURE_DSP)
+    for (; i + 4 <= k; i += 4) {
+        const int32_t xa = rip_fast_load_s8x4(x0 + i);
+        const int32_t xb = rip_fast_load_s8x4(x1 + i);
+        const int32_t wa = rip_fast_load_s8x4(w0 + i);
+        const int32_t wb = rip_fast_load_s8x4(w1 + i);
+        const int32_t xa02 = __sxtb16(xa), xa13 = rip_fast_sxtb16_ror8(xa);
+        const int32_t xb02 = __sxtb16(xb), xb13 = rip_fast_sxtb16_ror8(xb);
+        const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
+        a00 = __smlad(xa02, wa02, a00);
+        a00 = __smlad(xa13, wa13, a00);
+        a10 = __smlad(xb02, wa02, a10);
+        a10 = __smlad(xb13, wa13, a10);
+        const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
+        a01 = __smlad(xa02, wb02, a01);
+        a01 = __smlad(xa13, wb13, a01);
+        a11 = __smlad(xb02, wb02, a11);
+        a11 = __smlad(xb13, wb13, a11);
+    }
+#endif
+    for (; i < k; ++i) {
+        const int32_t xa = x0[i], xb = x1[i], wa = w0[i], wb = w1[i];
+        a00 += xa * wa;
+        a01 += xa * wb;
+        a10 += xb * wa;
+        a11 += xb * wb;
+    }
+    *p00 = a00;
+    *p01 = a01;
+    *p10 = a10;
+    *p11 = a11;
+}
+
+/* How a tile's accumulators become int8: TFLite's general path (per-channel multiplier and
+ * shift, rip_fast_requantize) or the cheap one (rip_fast_channel, rip_cheap_requantize),
+ * clamped to the full int8 range by saturation or to the activation range. */
+enum { RIP_RQ_EXACT, RIP_RQ_CHEAP_SAT, RIP_RQ_CHEAP_CLAMP };
+
+typedef struct {
+    const int32_t *bias, *multiplier, *shift; /* RIP_RQ_EXACT */
+    const rip_fast_channel *channels;         /* RIP_RQ_CHEAP_* */
+    int32_t output_offset, act_min, act_max;
+} rip_fast_epilogue;
+
+RIP_INLINE int32_t rip_fast_bias(const rip_fast_epilogue *e, const int mode, int32_t oc) {
+    return mode == RIP_RQ_EXACT ? e->bias[oc] : e->channels[oc].bias;
+}
+
+RIP_INLINE int8_t rip_fast_out(const rip_fast_epilogue *e, const int mode, int32_t oc,
+                               int32_t acc) {
+    if (mode == RIP_RQ_EXACT) {
+        return (int8_t)rip_fast_requantize(acc, e->multiplier[oc], e->shift[oc],
+                                           e->output_offset, e->act_min, e->act_max);
+    }
+    const rip_fast_channel *c = &e->channels[oc];
+    const int32_t y = rip_cheap_requantize(acc, c->multiplier, c->round, c->shift);
+    return (int8_t)(mode == RIP_RQ_CHEAP_SAT ? rip_sat_s8(y)
+                                             : rip_clamp32(y, e->act_min, e->act_max));
+}
+
 /* Outputs of one or two pixels over all channels: x0, x1 are `k` gathered taps each, y0,
  * y1 the two output pixels (x1 == x0 and y1 == y0 for a lone pixel: it writes the same
  * bytes twice). Filter rows are `k` bytes, one per output channel. */
-static void rip_fast_gemm_2px(const int8_t *x0, const int8_t *x1, int32_t k,
-                              const int8_t *filter, int32_t c_out, const int32_t *bias,
-                              const int32_t *multiplier, const int32_t *shift,
-                              int32_t output_offset, int32_t act_min, int32_t act_max,
-                              int8_t *y0, int8_t *y1) {
+RIP_INLINE void rip_fast_gemm_2px(const int8_t *x0, const int8_t *x1, int32_t k,
+                                  const int8_t *filter, int32_t c_out,
+                                  const rip_fast_epilogue *e, const int mode, int8_t *y0,
+                                  int8_t *y1) {
     int32_t oc = 0;
     for (; oc + 2 <= c_out; oc += 2) {
         const int8_t *w0 = filter + (size_t)oc * k;
-        const int8_t *w1 = w0 + k;
-        int32_t a00 = bias[oc], a01 = bias[oc + 1];
+        int32_t a00 = rip_fast_bias(e, mode, oc), a01 = rip_fast_bias(e, mode, oc + 1);
         int32_t a10 = a00, a11 = a01;
-        int32_t i = 0;
-#if defined(__ARM_FEATURE_DSP)
-        for (; i + 4 <= k; i += 4) {
-            const int32_t xa = rip_fast_load_s8x4(x0 + i);
-            const int32_t xb = rip_fast_load_s8x4(x1 + i);
-            const int32_t wa = rip_fast_load_s8x4(w0 + i);
-            const int32_t wb = rip_fast_load_s8x4(w1 + i);
-            const int32_t xa02 = __sxtb16(xa), xa13 = rip_fast_sxtb16_ror8(xa);
-            const int32_t xb02 = __sxtb16(xb), xb13 = rip_fast_sxtb16_ror8(xb);
-            const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
-            a00 = __smlad(xa02, wa02, a00);
-            a00 = __smlad(xa13, wa13, a00);
-            a10 = __smlad(xb02, wa02, a10);
-            a10 = __smlad(xb13, wa13, a10);
-            const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
-            a01 = __smlad(xa02, wb02, a01);
-            a01 = __smlad(xa13, wb13, a01);
-            a11 = __smlad(xb02, wb02, a11);
-            a11 = __smlad(xb13, wb13, a11);
-        }
-#endif
-        for (; i < k; ++i) {
-            const int32_t xa = x0[i], xb = x1[i], wa = w0[i], wb = w1[i];
-            a00 += xa * wa;
-            a01 += xa * wb;
-            a10 += xb * wa;
-            a11 += xb * wb;
-        }
-        const int32_t m0 = multiplier[oc], m1 = multiplier[oc + 1];
-        const int32_t s0 = shift[oc], s1 = shift[oc + 1];
-        y0[oc] = (int8_t)rip_fast_requantize(a00, m0, s0, output_offset, act_min, act_max);
-        y0[oc + 1] = (int8_t)rip_fast_requantize(a01, m1, s1, output_offset, act_min, act_max);
-        y1[oc] = (int8_t)rip_fast_requantize(a10, m0, s0, output_offset, act_min, act_max);
-        y1[oc + 1] = (int8_t)rip_fast_requantize(a11, m1, s1, output_offset, act_min, act_max);
+        rip_fast_dot_2x2(x0, x1, w0, w0 + k, k, &a00, &a01, &a10, &a11);
+        y0[oc] = rip_fast_out(e, mode, oc, a00);
+        y0[oc + 1] = rip_fast_out(e, mode, oc + 1, a01);
+        y1[oc] = rip_fast_out(e, mode, oc, a10);
+        y1[oc + 1] = rip_fast_out(e, mode, oc + 1, a11);
     }
     if (oc < c_out) {
+        /* The last odd channel: its row twice (the second pair of sums is discarded). */
         const int8_t *w0 = filter + (size_t)oc * k;
-        int32_t a0 = bias[oc], a1 = bias[oc];
-        int32_t i = 0;
-#if defined(__ARM_FEATURE_DSP)
-        for (; i + 4 <= k; i += 4) {
-            const int32_t xa = rip_fast_load_s8x4(x0 + i);
-            const int32_t xb = rip_fast_load_s8x4(x1 + i);
-            const int32_t wa = rip_fast_load_s8x4(w0 + i);
-            const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
-            a0 = __smlad(__sxtb16(xa), wa02, a0);
-            a0 = __smlad(rip_fast_sxtb16_ror8(xa), wa13, a0);
-            a1 = __smlad(__sxtb16(xb), wa02, a1);
-            a1 = __smlad(rip_fast_sxtb16_ror8(xb), wa13, a1);
-        }
-#endif
-        for (; i < k; ++i) {
-            a0 += x0[i] * w0[i];
-            a1 += x1[i] * w0[i];
-        }
-        y0[oc] = (int8_t)rip_fast_requantize(a0, multiplier[oc], shift[oc], output_offset,
-                                             act_min, act_max);
-        y1[oc] = (int8_t)rip_fast_requantize(a1, multiplier[oc], shift[oc], output_offset,
-                                             act_min, act_max);
+        int32_t a00 = rip_fast_bias(e, mode, oc), a10 = a00, a01 = 0, a11 = 0;
+        rip_fast_dot_2x2(x0, x1, w0, w0, k, &a00, &a01, &a10, &a11);
+        y0[oc] = rip_fast_out(e, mode, oc, a00);
+        y1[oc] = rip_fast_out(e, mode, oc, a10);
     }
 }
 
@@ -146,29 +166,22 @@ int32_t rip_conv2d_fast_s8_get_buffer_size(const rip_dims *input_dims,
     return 2 * filter_dims->h * filter_dims->w * filter_dims->c;
 }
 
-rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *params,
-                       const rip_per_channel_quant *quant, const rip_dims *input_dims,
-                       const int8_t *input, const rip_dims *filter_dims, const int8_t *filter,
-                       const rip_dims *bias_dims, const int32_t *bias,
-                       const rip_dims *output_dims, int8_t *output) {
-    (void)bias_dims;
+/* The traversal both CONV_2D entries share: pixel pairs in row-major order, both receptive
+ * fields gathered before either pixel's first channel is written. */
+RIP_INLINE void rip_conv2d_fast_run(const rip_conv_params *params, const rip_dims *input_dims,
+                                    const int8_t *input, const rip_dims *filter_dims,
+                                    const int8_t *filter, const rip_dims *output_dims,
+                                    int8_t *output, int8_t *col0, const rip_fast_epilogue *e,
+                                    const int mode) {
     const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
     const int32_t h_out = output_dims->h, w_out = output_dims->w, c_out = output_dims->c;
     const int32_t taps = filter_dims->h * filter_dims->w * c_in;
-    if (ctx == NULL || ctx->buf == NULL || ctx->size < 2 * taps || bias == NULL ||
-        filter_dims->c != c_in || filter_dims->n != c_out || input_dims->n != output_dims->n ||
-        params->stride.h < 1 || params->stride.w < 1 || params->dilation.h < 1 ||
-        params->dilation.w < 1 || !rip_conv_valid_act(params->activation)) {
-        return RIP_ERROR_ARGUMENT;
-    }
     /* A 1x1 unit-stride unpadded convolution reads pixel p alone: a pair is one copy. */
     const int pointwise = filter_dims->h == 1 && filter_dims->w == 1 && params->stride.h == 1 &&
                           params->stride.w == 1 && params->padding.h == 0 &&
                           params->padding.w == 0 && h_out == h && w_out == w;
     const int32_t n_pix = h_out * w_out;
-    const int32_t act_min = params->activation.min, act_max = params->activation.max;
-    int8_t *const col0 = ctx->buf;
-    int8_t *const col1 = ctx->buf + taps;
+    int8_t *const col1 = col0 + taps;
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in = input + (size_t)b * h * w * c_in;
         int8_t *out = output + (size_t)b * n_pix * c_out;
@@ -193,10 +206,58 @@ rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *par
                 }
             }
             int8_t *y0 = out + (size_t)p * c_out;
-            rip_fast_gemm_2px(col0, pair ? col1 : col0, taps, filter, c_out, bias,
-                              quant->multiplier, quant->shift, params->output_offset, act_min,
-                              act_max, y0, pair ? y0 + c_out : y0);
+            rip_fast_gemm_2px(col0, pair ? col1 : col0, taps, filter, c_out, e, mode, y0,
+                              pair ? y0 + c_out : y0);
         }
+    }
+}
+
+static int rip_conv2d_fast_args_ok(const rip_context *ctx, const rip_conv_params *params,
+                                   const rip_dims *input_dims, const rip_dims *filter_dims,
+                                   const rip_dims *output_dims) {
+    const int32_t taps = filter_dims->h * filter_dims->w * input_dims->c;
+    return ctx != NULL && ctx->buf != NULL && ctx->size >= 2 * taps &&
+           filter_dims->c == input_dims->c && filter_dims->n == output_dims->c &&
+           input_dims->n == output_dims->n && params->stride.h >= 1 && params->stride.w >= 1 &&
+           params->dilation.h >= 1 && params->dilation.w >= 1 &&
+           rip_conv_valid_act(params->activation);
+}
+
+rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *params,
+                              const rip_per_channel_quant *quant, const rip_dims *input_dims,
+                              const int8_t *input, const rip_dims *filter_dims,
+                              const int8_t *filter, const rip_dims *bias_dims,
+                              const int32_t *bias, const rip_dims *output_dims, int8_t *output) {
+    (void)bias_dims;
+    if (bias == NULL || !rip_conv2d_fast_args_ok(ctx, params, input_dims, filter_dims,
+                                                 output_dims)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const rip_fast_epilogue e = {bias, quant->multiplier, quant->shift, NULL,
+                                 params->output_offset, params->activation.min,
+                                 params->activation.max};
+    rip_conv2d_fast_run(params, input_dims, input, filter_dims, filter, output_dims, output,
+                        ctx->buf, &e, RIP_RQ_EXACT);
+    return RIP_OK;
+}
+
+rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *params,
+                                 const rip_fast_channel *channels, const rip_dims *input_dims,
+                                 const int8_t *input, const rip_dims *filter_dims,
+                                 const int8_t *filter, const rip_dims *output_dims,
+                                 int8_t *output) {
+    if (channels == NULL ||
+        !rip_conv2d_fast_args_ok(ctx, params, input_dims, filter_dims, output_dims)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const rip_fast_epilogue e = {NULL, NULL, NULL, channels, params->output_offset,
+                                 params->activation.min, params->activation.max};
+    if (params->activation.min == -128 && params->activation.max == 127) {
+        rip_conv2d_fast_run(params, input_dims, input, filter_dims, filter, output_dims, output,
+                            ctx->buf, &e, RIP_RQ_CHEAP_SAT);
+    } else {
+        rip_conv2d_fast_run(params, input_dims, input, filter_dims, filter, output_dims, output,
+                            ctx->buf, &e, RIP_RQ_CHEAP_CLAMP);
     }
     return RIP_OK;
 }

@@ -34,6 +34,41 @@ static inline int32_t rip_fast_requantize(int32_t acc, int32_t multiplier, int32
     return x < act_min ? act_min : (x > act_max ? act_max : x);
 }
 
+/* The cheap requantisation: the same value as rip_fast_requantize wherever the generator
+ * has proven its preconditions for a layer (rip.codegen.requant.cheap_channels):
+ *   shift < 0, so e = -shift >= 1 and there is no left shift;
+ *   |acc| < 2^30, so 2 * acc fits in int32;
+ *   round = 2^(e - 1) + output_offset * 2^e, and |t| + |round| + 1 < 2^31.
+ * Then SaturatingRoundingDoublingHighMul(acc, m) = (acc * m + 2^30) >> 31
+ * = (2 * acc * m + 2^31) >> 32 = SMMULR(2 * acc, m) = t, and RoundingDivideByPOT(t, e)
+ * = (t + 2^(e - 1) - [t < 0]) >> e (with t = q * 2^e + r, the sum carries into q exactly
+ * when r > (2^e - 1) / 2 - 1 + [t < 0], the reference's threshold). The output offset,
+ * a multiple of 2^e in `round`, passes through the shift unchanged. */
+static inline int32_t rip_smmulr(int32_t a, int32_t b) {
+#if defined(__ARM_FEATURE_DSP)
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+#else
+    return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
+#endif
+}
+
+static inline int32_t rip_cheap_requantize(int32_t acc, int32_t multiplier, int32_t round,
+                                           int32_t shift) {
+    const int32_t t = rip_smmulr(acc + acc, multiplier);
+    return (t + round + (t >> 31)) >> shift;
+}
+
+/* Clamp to [-128, 127] (one SSAT where there is one). */
+static inline int32_t rip_sat_s8(int32_t x) {
+#if defined(__ARM_FEATURE_SAT)
+    return __ssat(x, 8);
+#else
+    return x < -128 ? -128 : (x > 127 ? 127 : x);
+#endif
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* CONV_2D: gather two receptive fields, then a 2 x 2 (pixels x channels) GEMM tile         */
 /* ---------------------------------------------------------------------------------------- */

@@ -73,6 +73,8 @@ ConvParams = struct("ConvParams", ("input_offset", I32), ("output_offset", I32),
 DwConvParams = struct("DwConvParams", ("input_offset", I32), ("output_offset", I32),
                       ("stride", HW), ("padding", HW), ("dilation", HW),
                       ("depth_multiplier", I32), ("activation", Act))  # fmt: skip
+FastChannel = struct("FastChannel", ("bias", I32), ("multiplier", I32), ("round", I32),
+                     ("shift", I32))  # fmt: skip
 FcParams = struct("FcParams", ("input_offset", I32), ("output_offset", I32), ("activation", Act))
 # rip_pool.h
 PoolParams = struct("PoolParams", ("stride", HW), ("padding", HW), ("activation", Act),
@@ -124,6 +126,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
         STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED]),
     "rip_conv2d_fast_s8_get_buffer_size": (I32, [D, D]),
     "rip_conv2d_fast_s8": (STATUS, [CTX, ptr(ConvParams), ptr(PerChannelQuant), *WEIGHTED, P]),
+    "rip_conv2d_fast_rq_s8": (
+        STATUS, [CTX, ptr(ConvParams), P, D, P, D, P, D, P]),
     "rip_depthwise_conv2d_fast_s8": (
         STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED, P]),
     "rip_depthwise_conv2d_inplace_fast_s8": (

@@ -38,7 +38,7 @@ from rip.allocator.theory.simulate import (
 )
 from rip.codegen import conv_params as cp
 from rip.codegen import pool_params as pp
-from rip.codegen.kernel_choice import folded_bias
+from rip.codegen.kernel_choice import fast_channels, folded_bias
 from rip.codegen.quant import ParamsError, activation_range
 from rip.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
@@ -57,6 +57,7 @@ SEEDS = (0, 1)
 Dims, Context, PerChannelQuant, TensorQuant = cb.Dims, cb.Context, cb.PerChannelQuant, cb.Quant
 HW, Act, ConvParams, DwConvParams = cb.HW, cb.Act, cb.ConvParams, cb.DwConvParams
 FcParams, PoolParams, MeanParams = cb.FcParams, cb.PoolParams, cb.MeanParams
+FastChannel = cb.FastChannel
 
 
 @pytest.fixture(scope="session")
@@ -241,16 +242,16 @@ def run_conv(
     seed: int = 0,
     variant: str = "reference",
 ) -> bytes:
-    """CONV_2D through rip_conv2d_s8 (``variant`` "reference") or rip_conv2d_fast_s8
-    ("fast"); ``gap``: the output starts gap bytes below the input in one buffer (None:
-    separate buffers)."""
+    """CONV_2D through rip_conv2d_s8 (``variant`` "reference"), rip_conv2d_fast_s8
+    ("fast") or rip_conv2d_fast_rq_s8 ("fast_rq", with the generator's rip_fast_channel
+    records; skipped where the cheap requantisation is not proven for the layer); ``gap``:
+    the output starts gap bytes below the input in one buffer (None: separate buffers)."""
     p = cp.conv_params(graph, op)
-    fast = variant == "fast"
+    fast = variant != "reference"
     arena = Arena.build(x, int(np.prod(p.output_dims)), gap, seed)
     ctx, _scratch = scratch(p.scratch_bytes, seed)
     quant, *_quant = per_channel(p)
     args, _data = weighted_args(graph, op, p, arena, fast)
-    fn = lib.rip_conv2d_fast_s8 if fast else lib.rip_conv2d_s8
     params = ConvParams(
         p.input_offset,
         p.output_offset,
@@ -259,6 +260,19 @@ def run_conv(
         HW(*p.dilation),
         Act(*p.activation),
     )
+    if variant == "fast_rq":
+        w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
+        model_bias = None if bias is None else tuple(int(v) for v in bias)
+        records = fast_channels(p, w.tobytes(), model_bias)
+        if records is None:
+            pytest.skip("the cheap requantisation is not proven for this layer")
+        table = (FastChannel * len(records))(*(FastChannel(*r) for r in records))
+        d_in, x_in, d_f, f, _d_b, _b, d_out = args
+        status = lib.rip_conv2d_fast_rq_s8(
+            ctx, params, ctypes.addressof(table), d_in, x_in, d_f, f, d_out, arena.output
+        )
+        return arena.result(status)
+    fn = lib.rip_conv2d_fast_s8 if fast else lib.rip_conv2d_s8
     return arena.result(fn(ctx, params, quant, *args, arena.output))
 
 
@@ -504,9 +518,10 @@ def assert_live_input_sets_the_gap(graph: Graph, op: Operator, gap: int) -> None
 # ---- convolution -------------------------------------------------------------------------------
 
 
-CONV_VARIANTS = ("reference", "fast")  # rip_conv2d_s8, rip_conv2d_fast_s8
+# rip_conv2d_s8, rip_conv2d_fast_s8, rip_conv2d_fast_rq_s8
+CONV_VARIANTS = ("reference", "fast", "fast_rq")
 # Pixels a variant gathers before writing them: the simulator's tile.
-CONV_TILE = {"reference": 1, "fast": 2}
+CONV_TILE = {"reference": 1, "fast": 2, "fast_rq": 2}
 
 
 @pytest.mark.parametrize("variant", CONV_VARIANTS)
@@ -573,7 +588,7 @@ def test_depthwise_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
         assert run_depthwise(lib, graph, op, x, "out", seed, "fast") == expected
 
 
-@pytest.mark.parametrize("variant", CONV_VARIANTS)
+@pytest.mark.parametrize("variant", ("reference", "fast"))
 @pytest.mark.parametrize(("name", "seed"), cases(DEPTHWISE_M1))
 def test_depthwise_channel_in_place(lib: ctypes.CDLL, name: str, seed: int, variant: str) -> None:
     """Output base == input base (depthwise_bound: gap 0)."""
@@ -756,6 +771,11 @@ def test_random_conv_matches_tflm_in_and_out_of_place(
     expected = tflm(model, x)
     assert run_conv(lib, graph, op, x, None, seed) == expected
     assert run_conv(lib, graph, op, x, None, seed, "fast") == expected
+    w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
+    p = cp.conv_params(graph, op)
+    cheap = fast_channels(p, w.tobytes(), None if bias is None else tuple(int(v) for v in bias))
+    if cheap is not None:
+        assert run_conv(lib, graph, op, x, None, seed, "fast_rq") == expected
     try:
         gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
     except LayerError:  # padding as wide as the dilated kernel: no dense bound
@@ -764,6 +784,8 @@ def test_random_conv_matches_tflm_in_and_out_of_place(
     assert run_conv(lib, graph, op, x, gap, seed, "fast") == expected
     tiled = simulate_rip(conv_geometry(graph, op), "dense", "gather", "row", tile=2)
     assert run_conv(lib, graph, op, x, tiled, seed, "fast") == expected
+    if cheap is not None:
+        assert run_conv(lib, graph, op, x, tiled, seed, "fast_rq") == expected
 
 
 @settings(max_examples=100, deadline=None)
@@ -1033,8 +1055,22 @@ def harness_source() -> str:
         memset(arena, 0x5a, sizeof arena);
         memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
         fails += check("conv fast {name}", rip_conv2d_fast_s8(&ctx, &cp, &q, &id, arena + {gap},
-                       &fd, {v}_w, &bd, {v}_fb, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
+                       &fd, {v}_w, &bd, {v}_fb, &od, arena), arena, {v}_exp, sizeof {v}_exp);
+        memset(arena, 0x5a, sizeof arena);
+        memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
+        fails += check("conv fast rq {name}", rip_conv2d_fast_rq_s8(&ctx, &cp, {v}_ch, &id,
+                       arena + {gap}, &fd, {v}_w, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
+        bias = const(graph, op, 2, "<i4")
+        model_bias = None if bias is None else tuple(int(v) for v in bias)
+        records = fast_channels(p, const(graph, op, 1, "<i1").tobytes(), model_bias)
+        assert records is not None, f"{name}: the cheap requantisation is not proven"
+        h.array("rip_fast_channel", f"{v}_ch", [])
+        h.decls[-1] = (
+            f"static const rip_fast_channel {v}_ch[] = {{"
+            + ",".join("{" + ",".join(str(x) for x in r) + "}" for r in records)
+            + "};"
+        )
     for k, name in enumerate(["per_tensor_relu6_wide", "per_channel_batch2_relu"]):
         graph, op, x, expected = load(FC, name, k)
         p, v = cp.fully_connected_params(graph, op), f"fc{k}"

@@ -337,7 +337,7 @@ def test_kernel_failure_returns_step_plus_one(kernel_objects: list[Path], tmp_pa
 def test_registered_kinds_and_headers() -> None:
     """Every spatial kind has its lowering, and each names the header of its kernel."""
     expected = {
-        "conv_same_3x3": (lower_conv.lower_conv, ("rip_conv.h",), "rip_conv2d_fast_s8("),
+        "conv_same_3x3": (lower_conv.lower_conv, ("rip_conv.h",), "rip_conv2d_fast_rq_s8("),
         "dw_same_3x3": (lower_conv.lower_conv, ("rip_conv.h",), "rip_depthwise_conv2d_fast_s8("),
         "fc_per_tensor_relu": (
             lower_conv.lower_fully_connected,
@@ -375,7 +375,7 @@ def test_inplace_calls() -> None:
     assert "rip_depthwise_conv2d_inplace_rows_fast_s8(" in lowered.call
     assert "(int8_t *)(rip_arena + 0)" in lowered.call
     for name, fn in (
-        ("conv_same_3x3", "rip_conv2d_fast_s8("),
+        ("conv_same_3x3", "rip_conv2d_fast_rq_s8("),
         ("avg_valid_2x2", "rip_avg_pool_s8("),
     ):
         graph, op = single_op(CASES[name][0](0))

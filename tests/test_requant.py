@@ -1,0 +1,74 @@
+"""The cheap requantisation's proof (rip.codegen.requant) against TFLite's arithmetic,
+transcribed here from gemmlowp / tensorflow/lite/kernels/internal/common.h (not from the
+code under test): wherever cheap_channel returns a record, the kernels' formula on it gives
+MultiplyByQuantizedMultiplier + output offset for every accumulator within the bound."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rip.codegen.requant import cheap_channel, max_accumulator
+
+
+def tflite_requantize(acc: int, m: int, shift: int, output_offset: int) -> int:
+    """SaturatingRoundingDoublingHighMul then RoundingDivideByPOT, int32 as in C."""
+    left, right = max(shift, 0), max(-shift, 0)
+    a = ((acc << left) + 2**31) % 2**32 - 2**31
+    if a == m == -(2**31):
+        x = 2**31 - 1
+    else:
+        ab = a * m
+        nudge = 2**30 if ab >= 0 else 1 - 2**30
+        num = ab + nudge
+        x = abs(num) // 2**31 * (1 if num >= 0 else -1)  # C's division truncates
+    mask = (1 << right) - 1
+    remainder, threshold = x & mask, (mask >> 1) + (1 if x < 0 else 0)
+    return (x >> right) + (1 if remainder > threshold else 0) + output_offset
+
+
+def kernel_formula(acc: int, record: tuple[int, int, int, int]) -> int:
+    """rip_cheap_requantize: SMMULR(2 acc, m), then (t + round + (t >> 31)) >> e, checking
+    that every intermediate is an int32 as the C code needs."""
+    _, m, round_, e = record
+    a2 = 2 * acc
+    assert -(2**31) <= a2 < 2**31
+    t = (a2 * m + 2**31) >> 32
+    s = t + round_ + (-1 if t < 0 else 0)
+    assert -(2**31) <= s < 2**31
+    return s >> e
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    bias=st.integers(-(2**31), 2**31 - 1),
+    weight_sum=st.integers(0, 2**24),
+    m=st.one_of(st.integers(2**30, 2**31 - 1), st.integers(0, 2**31 - 1)),
+    shift=st.integers(-31, 4),
+    output_offset=st.integers(-128, 127),
+    where=st.floats(-1.0, 1.0),
+    exact=st.integers(-(2**20), 2**20),
+)
+def test_the_cheap_formula_equals_tflite_where_proven(
+    bias: int, weight_sum: int, m: int, shift: int, output_offset: int, where: float, exact: int
+) -> None:
+    record = cheap_channel(bias, weight_sum, m, shift, output_offset)
+    if record is None:
+        return
+    assert shift < 0
+    bound = max_accumulator(bias, weight_sum)
+    # anywhere in the bound, at its ends, and on rounding ties (multiples of 2^(e-1))
+    tie = exact << max(0, -shift - 1)
+    for acc in (int(where * bound), bound, -bound, 0, tie if abs(tie) <= bound else 0):
+        assert kernel_formula(acc, record) == tflite_requantize(acc, m, shift, output_offset)
+
+
+def test_not_proven_where_the_cheap_path_is_wrong() -> None:
+    """No right shift (shift >= 0: the sign correction would be off by one), an accumulator
+    whose double overflows int32, an output offset that overflows the rounding sum."""
+    assert cheap_channel(0, 100, 2**30, 0, 0) is None
+    assert cheap_channel(0, 100, 2**30, 1, 0) is None
+    assert cheap_channel(2**30, 0, 2**30, -1, 0) is None
+    assert cheap_channel(0, 2**23, 2**30, -1, 0) is None  # 128 * 2^23 = 2^30
+    assert cheap_channel(0, 100, 2**30, -31, 5) is None  # 5 * 2^31 does not fit
+    assert cheap_channel(0, 100, 2**30, -8, 5) == (0, 2**30, 2**7 + 5 * 2**8, 8)
