@@ -96,8 +96,7 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     weights = _constant(graph, op, index, 1, "filter", n * kh * kw * c)
     bias = _bias(graph, op, index, p.output_dims[3])
     reserved = max(op_scratch_bytes(graph, o) for o in graph.operators)
-    if not depthwise:
-        p = dataclasses.replace(p, fast_channels=fast_channels(p, weights, bias))
+    p = dataclasses.replace(p, fast_channels=fast_channels(p, weights, bias))
     choice = choose_conv_kernel(p, buffers.inplace, reserved)
     scratch = p.scratch_bytes
     if choice.folded_bias:
@@ -116,7 +115,7 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             output=grouped(buffers.output),
             filter=weights,
             bias=bias,
-            quant="fast_channels" if kernel == "rip_conv2d_fast_rq_s8" else "per_channel",
+            quant="fast_channels" if kernel.endswith("_rq_s8") else "per_channel",
             scratch_bytes=scratch,
             comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
         )

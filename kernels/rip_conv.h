@@ -220,6 +220,30 @@ rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
     const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
     const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims);
 
+/* The three fast depthwise kernels with the cheap requantisation (rip_fast_channel records
+ * the generator proved exact for the layer, as for rip_conv2d_fast_rq_s8): the same
+ * traversal, scratch and in-place contract as their namesakes above; `channels` replaces
+ * quant and the bias. */
+rip_status rip_depthwise_conv2d_fast_rq_s8(const rip_context *ctx,
+                                           const rip_dw_conv_params *params,
+                                           const rip_fast_channel *channels,
+                                           const rip_dims *input_dims, const int8_t *input,
+                                           const rip_dims *filter_dims, const int8_t *filter,
+                                           const rip_dims *output_dims, int8_t *output);
+
+rip_status rip_depthwise_conv2d_inplace_fast_rq_s8(const rip_context *ctx,
+                                                   const rip_dw_conv_params *params,
+                                                   const rip_fast_channel *channels,
+                                                   const rip_dims *input_dims, int8_t *data,
+                                                   const rip_dims *filter_dims,
+                                                   const int8_t *filter,
+                                                   const rip_dims *output_dims);
+
+rip_status rip_depthwise_conv2d_inplace_rows_fast_rq_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_fast_channel *channels,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *output_dims);
+
 /* The scratch the planner reserves for a DEPTHWISE_CONV_2D (rip.scratch.scratch_bytes,
  * whichever kernel then runs it): one output channel plane, H_out * W_out (the minimum of
  * the channel in-place kernels, and what ARMv6-M's rows entry runs on), or, where

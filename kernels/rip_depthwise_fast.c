@@ -19,6 +19,43 @@ typedef struct {
     int32_t output_offset, act_min, act_max;
 } rip_dw_plane;
 
+/* How a channel's accumulator becomes int8: TFLite's general path (the folded bias, per
+ * channel multiplier and shift, rip_fast_requantize) or the cheap one the generator proved
+ * exact for the layer (rip_fast_channel records, rip_cheap_requantize), saturated to int8
+ * or clamped to the activation range. */
+enum { RIP_DW_RQ_EXACT, RIP_DW_RQ_CHEAP_SAT, RIP_DW_RQ_CHEAP_CLAMP };
+
+typedef struct {
+    const int32_t *bias, *m, *s;     /* RIP_DW_RQ_EXACT */
+    const rip_fast_channel *records; /* RIP_DW_RQ_CHEAP_* */
+    int mode;
+} rip_dw_rq;
+
+static inline int32_t rip_dw_rq_bias(const rip_dw_rq *q, int32_t c) {
+    return q->mode == RIP_DW_RQ_EXACT ? q->bias[c] : q->records[c].bias;
+}
+
+/* The channel's multiplier and shift for rip_fast_requantize (a record's e is -shift). */
+static inline int32_t rip_dw_rq_m(const rip_dw_rq *q, int32_t c) {
+    return q->mode == RIP_DW_RQ_EXACT ? q->m[c] : q->records[c].multiplier;
+}
+
+static inline int32_t rip_dw_rq_s(const rip_dw_rq *q, int32_t c) {
+    return q->mode == RIP_DW_RQ_EXACT ? q->s[c] : -q->records[c].shift;
+}
+
+static rip_dw_rq rip_dw_rq_exact(const int32_t *bias, const rip_per_channel_quant *quant) {
+    const rip_dw_rq q = {bias, quant->multiplier, quant->shift, NULL, RIP_DW_RQ_EXACT};
+    return q;
+}
+
+static rip_dw_rq rip_dw_rq_cheap(const rip_fast_channel *records, const rip_dw_conv_params *p) {
+    const int full = p->activation.min == -128 && p->activation.max == 127;
+    const rip_dw_rq q = {NULL, NULL, NULL, records,
+                         full ? RIP_DW_RQ_CHEAP_SAT : RIP_DW_RQ_CHEAP_CLAMP};
+    return q;
+}
+
 /* Outputs o in [lo, hi) with 0 <= o * s - pad and o * s - pad + (k - 1) * d < extent: two
  * divisions per axis and call, none per output. */
 static void rip_fast_interior(int32_t extent, int32_t k, int32_t s, int32_t d, int32_t pad,
@@ -242,7 +279,9 @@ static inline int32_t rip_dw_sx13(int32_t x) {
 typedef struct {
     int32_t w[2 * RIP_DW4_MAX_TAPS]; /* tap t: w[2t] channels (0, 2), w[2t + 1] channels (1, 3) */
     int32_t bias[4];
-    const int32_t *m, *s;
+    const int32_t *m, *s;             /* RIP_DW_RQ_EXACT: the group's first channel's */
+    const rip_fast_channel *records;  /* RIP_DW_RQ_CHEAP_*: likewise */
+    int mode;
     int32_t output_offset, act_min, act_max;
 } rip_dw4_stage;
 
@@ -251,6 +290,25 @@ static inline __attribute__((always_inline)) void rip_dw4_put(int8_t *o, const r
                                                               int32_t a0, int32_t a1, int32_t a2,
                                                               int32_t a3) {
     const int32_t oo = st->output_offset, lo = st->act_min, hi = st->act_max;
+    if (st->mode != RIP_DW_RQ_EXACT) {
+        const rip_fast_channel *r = st->records;
+        int32_t y0 = rip_cheap_requantize(a0, r[0].multiplier, r[0].round, r[0].shift);
+        int32_t y1 = rip_cheap_requantize(a1, r[1].multiplier, r[1].round, r[1].shift);
+        int32_t y2 = rip_cheap_requantize(a2, r[2].multiplier, r[2].round, r[2].shift);
+        int32_t y3 = rip_cheap_requantize(a3, r[3].multiplier, r[3].round, r[3].shift);
+        if (st->mode == RIP_DW_RQ_CHEAP_SAT) {
+            o[0] = (int8_t)rip_sat_s8(y0);
+            o[1] = (int8_t)rip_sat_s8(y1);
+            o[2] = (int8_t)rip_sat_s8(y2);
+            o[3] = (int8_t)rip_sat_s8(y3);
+        } else {
+            o[0] = (int8_t)rip_clamp32(y0, lo, hi);
+            o[1] = (int8_t)rip_clamp32(y1, lo, hi);
+            o[2] = (int8_t)rip_clamp32(y2, lo, hi);
+            o[3] = (int8_t)rip_clamp32(y3, lo, hi);
+        }
+        return;
+    }
     o[0] = (int8_t)rip_fast_requantize(a0, st->m[0], st->s[0], oo, lo, hi);
     o[1] = (int8_t)rip_fast_requantize(a1, st->m[1], st->s[1], oo, lo, hi);
     o[2] = (int8_t)rip_fast_requantize(a2, st->m[2], st->s[2], oo, lo, hi);
@@ -348,8 +406,8 @@ static int8_t rip_dw1_pixel(const rip_dw_plane *g, const int8_t *const *rows, in
  * point filling the padded taps; the last n_ch % 4 channels (and kernels above 7x7) are
  * computed one channel at a time. */
 static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const int8_t *filter,
-                       const int32_t *bias, const int32_t *m, const int32_t *s, int32_t c0,
-                       int32_t n_ch, int8_t *o, ptrdiff_t ostep) {
+                       const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *o,
+                       ptrdiff_t ostep) {
     const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw;
     const int32_t n4 = taps <= RIP_DW4_MAX_TAPS ? n_ch & ~3 : 0;
     const int32_t zp = g->zero_point;
@@ -359,6 +417,7 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
         valid = rows[ky];
     }
     rip_dw4_stage st;
+    st.mode = q->mode;
     st.output_offset = g->output_offset;
     st.act_min = g->act_min;
     st.act_max = g->act_max;
@@ -387,10 +446,14 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
             }
         }
         for (int32_t k = 0; k < 4; ++k) {
-            st.bias[k] = (int32_t)((uint32_t)bias[ch + k] + adj[k]);
+            st.bias[k] = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch + k) + adj[k]);
         }
-        st.m = m + ch;
-        st.s = s + ch;
+        if (q->mode == RIP_DW_RQ_EXACT) {
+            st.m = q->m + ch;
+            st.s = q->s + ch;
+        } else {
+            st.records = q->records + ch;
+        }
         int8_t *oj = o + j;
         const int32_t lo = valid != NULL ? g->ox_lo : g->w_out;
         const int32_t hi = valid != NULL ? g->ox_hi : g->w_out;
@@ -419,8 +482,9 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
     for (int32_t j = n4; j < n_ch; ++j) {
         const int32_t ch = c0 + j;
         for (int32_t ox = 0; ox < g->w_out; ++ox) {
-            o[(ptrdiff_t)ox * ostep + j] = rip_dw1_pixel(g, rows, ox, filter, ch, bias[ch],
-                                                         m[ch], s[ch]);
+            o[(ptrdiff_t)ox * ostep + j] =
+                rip_dw1_pixel(g, rows, ox, filter, ch, rip_dw_rq_bias(q, ch),
+                              rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch));
         }
     }
 }
@@ -429,8 +493,8 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
 /* Channels [c0, c0 + n_ch) of every output pixel into dst: channel c0 + j of pixel p at
  * dst[p * dst_stride + j]. Reads input channels [c0, c0 + n_ch) only. */
 static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
-                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                         int32_t c0, int32_t n_ch, int8_t *dst, int32_t dst_stride) {
+                         const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *dst,
+                         int32_t dst_stride) {
     const int8_t *rows[RIP_DW4_MAX_TAPS];
     const size_t row_in = (size_t)g->w * (size_t)g->c;
     for (int32_t oy = 0; oy < g->h_out; ++oy) {
@@ -439,15 +503,15 @@ static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *
             const int32_t iy = iy0 + ky * g->dh;
             rows[ky] = iy < 0 || iy >= g->h ? NULL : in + (size_t)iy * row_in;
         }
-        rip_dw_row(g, rows, filter, bias, multiplier, shift, c0, n_ch,
-                   dst + (size_t)oy * g->w_out * dst_stride, dst_stride);
+        rip_dw_row(g, rows, filter, q, c0, n_ch, dst + (size_t)oy * g->w_out * dst_stride,
+                   dst_stride);
     }
 }
 #endif
 
 static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *params,
                              const rip_dims *input_dims, const rip_dims *filter_dims,
-                             const int32_t *bias, const rip_dims *output_dims) {
+                             const void *bias, const rip_dims *output_dims) {
     if (params->depth_multiplier != 1 || filter_dims->c != input_dims->c ||
         output_dims->c != input_dims->c || input_dims->n != output_dims->n || bias == NULL ||
         params->stride.h < 1 || params->stride.w < 1 || params->dilation.h < 1 ||
@@ -476,14 +540,10 @@ static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *p
     return RIP_OK;
 }
 
-rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_conv_params *params,
-                                 const rip_per_channel_quant *quant,
-                                 const rip_dims *input_dims, const int8_t *input,
-                                 const rip_dims *filter_dims, const int8_t *filter,
-                                 const rip_dims *bias_dims, const int32_t *bias,
-                                 const rip_dims *output_dims, int8_t *output) {
-    (void)ctx;
-    (void)bias_dims;
+static rip_status rip_dw_fast(const rip_dw_conv_params *params, const rip_dw_rq *q,
+                              const void *bias, const rip_dims *input_dims, const int8_t *input,
+                              const rip_dims *filter_dims, const int8_t *filter,
+                              const rip_dims *output_dims, int8_t *output) {
     rip_dw_plane g;
     if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
         return RIP_ERROR_ARGUMENT;
@@ -493,27 +553,50 @@ rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_con
     for (int32_t b = 0; b < input_dims->n; ++b) {
 #if RIP_DW_GROUPS
         if (g.kh <= RIP_DW4_MAX_TAPS) {
-            rip_dw_group(&g, input + b * in_batch, filter, bias, quant->multiplier,
-                         quant->shift, 0, g.c, output + b * out_batch, g.c);
+            rip_dw_group(&g, input + b * in_batch, filter, q, 0, g.c, output + b * out_batch,
+                         g.c);
             continue;
         }
 #endif
         for (int32_t ch = 0; ch < g.c; ++ch) {
-            rip_dw_channel(&g, input + b * in_batch, filter, ch, bias[ch], quant->multiplier[ch],
-                           quant->shift[ch], output + b * out_batch + ch, g.c);
+            rip_dw_channel(&g, input + b * in_batch, filter, ch, rip_dw_rq_bias(q, ch),
+                           rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch), output + b * out_batch + ch,
+                           g.c);
         }
     }
     return RIP_OK;
 }
 
-rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
-                                         const rip_dw_conv_params *params,
-                                         const rip_per_channel_quant *quant,
-                                         const rip_dims *input_dims, int8_t *data,
-                                         const rip_dims *filter_dims, const int8_t *filter,
-                                         const rip_dims *bias_dims, const int32_t *bias,
-                                         const rip_dims *output_dims) {
+rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_conv_params *params,
+                                 const rip_per_channel_quant *quant,
+                                 const rip_dims *input_dims, const int8_t *input,
+                                 const rip_dims *filter_dims, const int8_t *filter,
+                                 const rip_dims *bias_dims, const int32_t *bias,
+                                 const rip_dims *output_dims, int8_t *output) {
+    (void)ctx;
     (void)bias_dims;
+    const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
+    return rip_dw_fast(params, &q, bias, input_dims, input, filter_dims, filter, output_dims,
+                       output);
+}
+
+rip_status rip_depthwise_conv2d_fast_rq_s8(const rip_context *ctx,
+                                           const rip_dw_conv_params *params,
+                                           const rip_fast_channel *channels,
+                                           const rip_dims *input_dims, const int8_t *input,
+                                           const rip_dims *filter_dims, const int8_t *filter,
+                                           const rip_dims *output_dims, int8_t *output) {
+    (void)ctx;
+    const rip_dw_rq q = rip_dw_rq_cheap(channels, params);
+    return rip_dw_fast(params, &q, channels, input_dims, input, filter_dims, filter,
+                       output_dims, output);
+}
+
+static rip_status rip_dw_planes(const rip_context *ctx, const rip_dw_conv_params *params,
+                                const rip_dw_rq *q, const void *bias,
+                                const rip_dims *input_dims, int8_t *data,
+                                const rip_dims *filter_dims, const int8_t *filter,
+                                const rip_dims *output_dims) {
     rip_dw_plane g;
     const int32_t plane = output_dims->h * output_dims->w;
     if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
@@ -536,7 +619,7 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
             int8_t *out = data + b * out_batch;
             for (int32_t c0 = 0; c0 < g.c; c0 += group) {
                 const int32_t n = rip_min32(group, g.c - c0);
-                rip_dw_group(&g, in, filter, bias, quant->multiplier, quant->shift, c0, n, buf, n);
+                rip_dw_group(&g, in, filter, q, c0, n, buf, n);
                 if (n == g.c) {
                     memcpy(out, buf, (size_t)plane * (size_t)n);
                     continue;
@@ -564,8 +647,8 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
         int8_t *out = data + b * out_batch;
         for (int32_t ch = 0; ch < g.c; ++ch) {
             /* Channel ch's plane reads channel ch only, which no scatter has touched yet. */
-            rip_dw_channel(&g, in, filter, ch, bias[ch], quant->multiplier[ch], quant->shift[ch],
-                           buf, 1);
+            rip_dw_channel(&g, in, filter, ch, rip_dw_rq_bias(q, ch), rip_dw_rq_m(q, ch),
+                           rip_dw_rq_s(q, ch), buf, 1);
             int8_t *o = out + ch;
             for (int32_t p = 0; p < plane; ++p) {
                 o[(size_t)p * g.c] = buf[p];
@@ -573,6 +656,31 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
         }
     }
     return RIP_OK;
+}
+
+rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
+                                         const rip_dw_conv_params *params,
+                                         const rip_per_channel_quant *quant,
+                                         const rip_dims *input_dims, int8_t *data,
+                                         const rip_dims *filter_dims, const int8_t *filter,
+                                         const rip_dims *bias_dims, const int32_t *bias,
+                                         const rip_dims *output_dims) {
+    (void)bias_dims;
+    const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
+    return rip_dw_planes(ctx, params, &q, bias, input_dims, data, filter_dims, filter,
+                         output_dims);
+}
+
+rip_status rip_depthwise_conv2d_inplace_fast_rq_s8(const rip_context *ctx,
+                                                   const rip_dw_conv_params *params,
+                                                   const rip_fast_channel *channels,
+                                                   const rip_dims *input_dims, int8_t *data,
+                                                   const rip_dims *filter_dims,
+                                                   const int8_t *filter,
+                                                   const rip_dims *output_dims) {
+    const rip_dw_rq q = rip_dw_rq_cheap(channels, params);
+    return rip_dw_planes(ctx, params, &q, channels, input_dims, data, filter_dims, filter,
+                         output_dims);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -673,17 +781,19 @@ int32_t rip_depthwise_conv2d_scratch_get_buffer_size(const rip_dw_conv_params *p
     return rip_max32(plane, rip_dw_rows_scratch(&g));
 }
 
-rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
-    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
-    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
-    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
-    int32_t ring_rows) {
-    (void)bias_dims;
+static rip_status rip_dw_rows_run(const rip_context *ctx, const rip_dw_conv_params *params,
+                                  const rip_dw_rq *q, const void *bias,
+                                  const rip_dims *input_dims, int8_t *data,
+                                  const rip_dims *filter_dims, const int8_t *filter,
+                                  const rip_dims *output_dims, int32_t ring_rows) {
     rip_dw_plane g;
     if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
         !rip_dw_rows_geometry_ok(&g, input_dims->n) || ctx == NULL || ctx->buf == NULL ||
-        ring_rows < 0 || ((uintptr_t)ctx->buf & 1u) != 0) {
+        ((uintptr_t)ctx->buf & 1u) != 0) {
         return RIP_ERROR_ARGUMENT;
+    }
+    if (ring_rows < 0) { /* the schedule's own ring */
+        ring_rows = rip_dw_rows_ring(&g);
     }
     const size_t row_in = (size_t)g.w * (size_t)g.c;
     const int32_t table = rip_dw_rows_table_bytes(g.h);
@@ -715,30 +825,53 @@ rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
                                            : data + (size_t)iy * row_in;
         }
         /* every row this output row reaches and still reads is in the ring: any order */
-        rip_dw_row(&g, rows, filter, bias, quant->multiplier, quant->shift, 0, g.c,
-                   data + (size_t)oy * g.w_out * g.c, g.c);
+        rip_dw_row(&g, rows, filter, q, 0, g.c, data + (size_t)oy * g.w_out * g.c, g.c);
     }
     return RIP_OK;
 }
 
+rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
+    int32_t ring_rows) {
+    (void)bias_dims;
+    if (ring_rows < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
+    return rip_dw_rows_run(ctx, params, &q, bias, input_dims, data, filter_dims, filter,
+                           output_dims, ring_rows);
+}
+
+/* ARMv6-M: its eight low registers run one channel plane at a time faster than four
+ * channels' words, so it keeps the plane scheme (ctx holds the model's scratch buffer, at
+ * least this op's plane: the planner's reservation). */
 rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
     const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
     const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
     const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims) {
+    (void)bias_dims;
+    const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
 #if !RIP_DW_GROUPS
-    /* ARMv6-M: its eight low registers run one channel plane at a time faster than four
-     * channels' words, so it keeps the plane scheme (ctx holds the model's scratch buffer,
-     * at least this op's plane: the planner's reservation). */
-    return rip_depthwise_conv2d_inplace_fast_s8(ctx, params, quant, input_dims, data,
-                                                filter_dims, filter, bias_dims, bias,
-                                                output_dims);
+    return rip_dw_planes(ctx, params, &q, bias, input_dims, data, filter_dims, filter,
+                         output_dims);
 #else
-    rip_dw_plane g;
-    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
-        return RIP_ERROR_ARGUMENT;
-    }
-    return rip_depthwise_conv2d_inplace_rows_ring_s8(ctx, params, quant, input_dims, data,
-                                                     filter_dims, filter, bias_dims, bias,
-                                                     output_dims, rip_dw_rows_ring(&g));
+    return rip_dw_rows_run(ctx, params, &q, bias, input_dims, data, filter_dims, filter,
+                           output_dims, -1);
+#endif
+}
+
+rip_status rip_depthwise_conv2d_inplace_rows_fast_rq_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_fast_channel *channels,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *output_dims) {
+    const rip_dw_rq q = rip_dw_rq_cheap(channels, params);
+#if !RIP_DW_GROUPS
+    return rip_dw_planes(ctx, params, &q, channels, input_dims, data, filter_dims, filter,
+                         output_dims);
+#else
+    return rip_dw_rows_run(ctx, params, &q, channels, input_dims, data, filter_dims, filter,
+                           output_dims, -1);
 #endif
 }
