@@ -13,7 +13,7 @@ Dims = tuple[int, int, int, int]
 
 # op kind -> the C function whose formula scratch_bytes mirrors for it
 BUFFER_SIZE_FUNCTION: dict[str, str] = {
-    "CONV_2D": "rip_conv2d_fast_s8_get_buffer_size",
+    "CONV_2D": "rip_conv2d_fast_rq_s8_get_buffer_size",
     "DEPTHWISE_CONV_2D": "rip_depthwise_conv2d_scratch_get_buffer_size",
     "AVERAGE_POOL_2D": "rip_avg_pool_s8_get_buffer_size",
     "MAX_POOL_2D": "rip_max_pool_s8_get_buffer_size",
@@ -39,9 +39,11 @@ def scratch_bytes(
     """Bytes of scratch the kernel running an op of ``kind`` needs (0 for a kind not in
     `BUFFER_SIZE_FUNCTION`):
 
-    - CONV_2D, ``rip_conv2d_fast_s8_get_buffer_size``: two gathered receptive fields,
-      2 * KH * KW * C_in (sigma = 0, Eq. 6, for the pixel pair the generated kernel
-      rip_conv2d_fast_s8 gathers before writing; the reference rip_conv2d_s8 needs half);
+    - CONV_2D, ``rip_conv2d_fast_rq_s8_get_buffer_size``: two gathered receptive fields,
+      2 * KH * KW * C_in (sigma = 0, Eq. 6, for the pixel pair the generated kernels
+      gather before writing; the reference rip_conv2d_s8 needs half), plus the pair widened,
+      8 * K4 with K4 = KH * KW * C_in rounded up to 4 (rip_conv2d_fast_rq_s8: int32 taps on
+      ARMv6-M, int16 pairs in half of it with DSP; rip_conv2d_fast_s8 uses the raw fields);
     - DEPTHWISE_CONV_2D, ``rip_depthwise_conv2d_scratch_get_buffer_size``: one output
       channel plane, H_out * W_out (the channel in-place kernels' minimum; out of place uses
       none, but the planner reserves it whichever runs), or, where the row-streamed in-place
@@ -56,7 +58,8 @@ def scratch_bytes(
     ``input_dims`` is used by the depthwise formula only (the others keep CMSIS-NN's
     signature)."""
     if kind == "CONV_2D":
-        return 2 * filter_dims[1] * filter_dims[2] * filter_dims[3]
+        taps = filter_dims[1] * filter_dims[2] * filter_dims[3]
+        return 2 * taps + 8 * (-(-taps // 4) * 4)
     if kind == "DEPTHWISE_CONV_2D":
         plane = output_dims[1] * output_dims[2]
         if stride is None or padding is None or dilation is None:

@@ -164,3 +164,17 @@ def fast_channels(
         p.shifts,
         p.output_offset,
     )
+
+
+def pack_filter_pairs(filter_bytes: bytes, c_out: int) -> bytes:
+    """The filter as rip_conv2d_fast_rq_s8 reads it (kernels/rip_conv.h): channels in pairs,
+    taps padded with zeros to a multiple of 4, each pair's rows interleaved a word at a time
+    (one LDRD per 4 taps of both channels)."""
+    w = np.frombuffer(filter_bytes, dtype=np.int8).reshape(c_out, -1)
+    taps = w.shape[1]
+    k4 = -(-taps // 4) * 4
+    padded = np.zeros((c_out + c_out % 2, k4), dtype=np.int8)
+    padded[:c_out, :taps] = w
+    # [pair, channel in pair, word, byte] -> [pair, word, channel in pair, byte]
+    blocks = padded.reshape(-1, 2, k4 // 4, 4).transpose(0, 2, 1, 3)
+    return blocks.tobytes()

@@ -21,7 +21,12 @@ import numpy as np
 
 from rip.allocator.planning.requirements import scratch_bytes as op_scratch_bytes
 from rip.codegen import conv_params as cp
-from rip.codegen.kernel_choice import choose_conv_kernel, fast_channels, folded_bias
+from rip.codegen.kernel_choice import (
+    choose_conv_kernel,
+    fast_channels,
+    folded_bias,
+    pack_filter_pairs,
+)
 from rip.codegen.lowering import Lowered, OpBuffers, OpContext, grouped, render_op, where
 
 # The shared helpers under this module's former private names, so that the lowerings' bodies
@@ -102,6 +107,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     if choice.folded_bias:
         kernel, bias = choice.function, folded_bias(p, weights, bias)
         scratch = choice.scratch_bytes if choice.scratch_bytes is not None else scratch
+    if kernel == "rip_conv2d_fast_rq_s8":
+        weights = pack_filter_pairs(weights, p.output_dims[3])
     return render_op(
         OpContext(
             kind=op.kind,

@@ -159,8 +159,21 @@ typedef struct {
     int32_t shift;
 } rip_fast_channel;
 
-/* rip_conv2d_fast_s8 (the same traversal, scratch and in-place contract) with the cheap
- * requantisation: `channels` replaces quant and bias, and the output offset lives in it. */
+/* Scratch of rip_conv2d_fast_rq_s8: the pixel pair widened, 8 * K4 bytes (K4 = KH * KW *
+ * C_in rounded up to a multiple of 4; int32 taps without DSP, int16 pairs in the first half
+ * with it), then two gathered receptive fields, 2 * KH * KW * C_in
+ * (rip.scratch.scratch_bytes for CONV_2D). */
+int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
+                                              const rip_dims *filter_dims);
+
+/* rip_conv2d_fast_s8's traversal and in-place contract (pixel pairs, both receptive fields
+ * gathered before either is written; for a 1x1 unit-stride unpadded layer the pair is read
+ * straight from the input, which is the same order) with the cheap requantisation:
+ * `channels` replaces quant and bias, and the output offset lives in it. The filter is
+ * packed by the generator (rip.codegen.kernel_choice.pack_filter_pairs), 4-byte aligned:
+ * output channels in pairs (2j, 2j + 1; an odd last one paired with zeros), each pair K4 / 4
+ * blocks of 8 bytes, taps [4t, 4t + 4) of channel 2j then of channel 2j + 1, taps past
+ * KH * KW * C_in zero. ctx->buf must be 4-byte aligned. */
 rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *params,
                                  const rip_fast_channel *channels, const rip_dims *input_dims,
                                  const int8_t *input, const rip_dims *filter_dims,

@@ -241,23 +241,245 @@ rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *par
     return RIP_OK;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* rip_conv2d_fast_rq_s8: packed filter, inputs widened once per pixel pair                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Taps rounded up to whole words: the packed filter's row length (its padding weights are
+ * 0, and the widened inputs' padding taps are 0 too). */
+static inline int32_t rip_rq_k4(int32_t taps) { return (taps + 3) & ~3; }
+
+int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
+                                              const rip_dims *filter_dims) {
+    (void)input_dims;
+    const int32_t taps = filter_dims->h * filter_dims->w * filter_dims->c;
+    return 8 * rip_rq_k4(taps) + 2 * taps;
+}
+
+static inline int32_t rip_load_word(const void *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+#if defined(__ARM_FEATURE_DSP)
+/* Pixel pair (xa, xb), k taps each, widened to the order SMLAD wants: per 4 taps the words
+ * SXTB16(a), SXTB16(a ror 8), SXTB16(b), SXTB16(b ror 8) (taps 0 and 2, then 1 and 3, as
+ * int16 pairs), the last word's missing taps 0. */
+static void rip_rq_widen_2px(const int8_t *xa, const int8_t *xb, int32_t k, int32_t *dst) {
+    int32_t i = 0;
+    for (; i + 4 <= k; i += 4) {
+        const int32_t a = rip_fast_load_s8x4(xa + i), b = rip_fast_load_s8x4(xb + i);
+        dst[0] = __sxtb16(a);
+        dst[1] = rip_fast_sxtb16_ror8(a);
+        dst[2] = __sxtb16(b);
+        dst[3] = rip_fast_sxtb16_ror8(b);
+        dst += 4;
+    }
+    if (i < k) {
+        int8_t ta[4] = {0, 0, 0, 0}, tb[4] = {0, 0, 0, 0};
+        memcpy(ta, xa + i, (size_t)(k - i));
+        memcpy(tb, xb + i, (size_t)(k - i));
+        const int32_t a = rip_fast_load_s8x4(ta), b = rip_fast_load_s8x4(tb);
+        dst[0] = __sxtb16(a);
+        dst[1] = rip_fast_sxtb16_ror8(a);
+        dst[2] = __sxtb16(b);
+        dst[3] = rip_fast_sxtb16_ror8(b);
+    }
+}
+#endif
+
+RIP_INLINE int8_t rip_rq_out(const rip_fast_channel *c, const int mode, int32_t lo, int32_t hi,
+                             int32_t acc) {
+    const int32_t y = rip_cheap_requantize(acc, c->multiplier, c->round, c->shift);
+    return (int8_t)(mode == RIP_RQ_CHEAP_SAT ? rip_sat_s8(y) : rip_clamp32(y, lo, hi));
+}
+
+/* All channels of a pixel pair. `xs`: the widened pair (DSP) or the two raw receptive
+ * fields xa, xb (portable); `filter`: the packed filter (rip_conv.h), k4 taps a channel,
+ * channels in pairs with their words interleaved. */
+RIP_INLINE void rip_rq_gemm_2px(const void *xs, const int8_t *xa, const int8_t *xb,
+                                int32_t k4, const int8_t *filter, int32_t c_out,
+                                const rip_fast_channel *ch, const int mode, int32_t lo,
+                                int32_t hi, int8_t *y0, int8_t *y1) {
+    const int8_t *w = (const int8_t *)__builtin_assume_aligned(filter, 4);
+    for (int32_t oc = 0; oc < c_out; oc += 2) {
+        const int two = oc + 1 < c_out;
+        int32_t a00 = ch[oc].bias, a01 = two ? ch[oc + 1].bias : 0;
+        int32_t a10 = a00, a11 = a01;
+#if defined(__ARM_FEATURE_DSP)
+        (void)xa;
+        (void)xb;
+        const int8_t *x = (const int8_t *)__builtin_assume_aligned(xs, 4);
+        const int8_t *const w_end = w + 2 * k4;
+        while (w != w_end) {
+            const int32_t xa02 = rip_load_word(x), xa13 = rip_load_word(x + 4);
+            const int32_t xb02 = rip_load_word(x + 8), xb13 = rip_load_word(x + 12);
+            const int32_t wa = rip_load_word(w), wb = rip_load_word(w + 4);
+            x += 16;
+            w += 8;
+            const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
+            a00 = __smlad(xa02, wa02, a00);
+            a00 = __smlad(xa13, wa13, a00);
+            a10 = __smlad(xb02, wa02, a10);
+            a10 = __smlad(xb13, wa13, a10);
+            const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
+            a01 = __smlad(xa02, wb02, a01);
+            a01 = __smlad(xa13, wb13, a01);
+            a11 = __smlad(xb02, wb02, a11);
+            a11 = __smlad(xb13, wb13, a11);
+        }
+#else
+        /* xs: the pair widened to int32, per 4 taps those of pixel a then of pixel b: word
+         * loads with immediate offsets, where ARMv6-M's LDRSB takes only a register. */
+        (void)xa;
+        (void)xb;
+        const int32_t *x = (const int32_t *)__builtin_assume_aligned(xs, 4);
+#if defined(__ARM_ARCH_6M__) && defined(__GNUC__)
+        /* GCC keeps moving values between low and high registers here (about 100
+         * instructions per 16 MACs); by hand 60: accumulators in high registers, the
+         * filter indexed by i from w and w + 4, the pair by immediate offsets. */
+        {
+            const int8_t *const w4 = w + 4;
+            int32_t i = 0, t1, t2, t3;
+            __asm__ volatile(
+                ".syntax unified\n"
+                ".macro RIP_TAP off, step\n"
+                "ldrsb %[t2], [%[w], %[i]]\n"
+                "ldr %[t1], [%[x], #\\off]\n"
+                "movs %[t3], %[t1]\n"
+                "muls %[t3], %[t2]\n"
+                "add %[a00], %[t3]\n"
+                "ldrsb %[t3], [%[w4], %[i]]\n"
+                "muls %[t1], %[t3]\n"
+                "add %[a01], %[t1]\n"
+                "ldr %[t1], [%[x], #(\\off + 16)]\n"
+                "muls %[t2], %[t1]\n"
+                "add %[a10], %[t2]\n"
+                "muls %[t1], %[t3]\n"
+                "add %[a11], %[t1]\n"
+                "adds %[i], #\\step\n"
+                ".endm\n"
+                "1:\n"
+                "RIP_TAP 0, 1\n"
+                "RIP_TAP 4, 1\n"
+                "RIP_TAP 8, 1\n"
+                "RIP_TAP 12, 5\n"
+                "adds %[x], #32\n"
+                "cmp %[i], %[n]\n"
+                "bne 1b\n"
+                ".purgem RIP_TAP\n"
+                : [a00] "+h"(a00), [a01] "+h"(a01), [a10] "+h"(a10), [a11] "+h"(a11),
+                  [x] "+l"(x), [i] "+l"(i), [t1] "=&l"(t1), [t2] "=&l"(t2), [t3] "=&l"(t3)
+                : [w] "l"(w), [w4] "l"(w4), [n] "r"(2 * k4)
+                : "cc", "memory");
+            w += 2 * k4;
+        }
+#else
+        const int8_t *const w_end = w + 2 * k4;
+        for (; w != w_end; w += 8, x += 8) {
+            for (int32_t j = 0; j < 4; ++j) {
+                const int32_t va = x[j], vb = x[4 + j], wa = w[j], wb = w[4 + j];
+                a00 += va * wa;
+                a01 += va * wb;
+                a10 += vb * wa;
+                a11 += vb * wb;
+            }
+        }
+#endif
+#endif
+        y0[oc] = rip_rq_out(&ch[oc], mode, lo, hi, a00);
+        y1[oc] = rip_rq_out(&ch[oc], mode, lo, hi, a10);
+        if (two) {
+            y0[oc + 1] = rip_rq_out(&ch[oc + 1], mode, lo, hi, a01);
+            y1[oc + 1] = rip_rq_out(&ch[oc + 1], mode, lo, hi, a11);
+        }
+    }
+}
+
+/* rip_conv2d_fast_run's traversal with the packed filter and widened inputs. */
+RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_dims,
+                           const int8_t *input, const rip_dims *filter_dims,
+                           const int8_t *filter, const rip_dims *output_dims, int8_t *output,
+                           int8_t *scratch, const rip_fast_channel *ch, const int mode) {
+    const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
+    const int32_t h_out = output_dims->h, w_out = output_dims->w, c_out = output_dims->c;
+    const int32_t taps = filter_dims->h * filter_dims->w * c_in;
+    const int32_t k4 = rip_rq_k4(taps);
+    const int32_t lo = params->activation.min, hi = params->activation.max;
+    const int pointwise = filter_dims->h == 1 && filter_dims->w == 1 && params->stride.h == 1 &&
+                          params->stride.w == 1 && params->padding.h == 0 &&
+                          params->padding.w == 0 && h_out == h && w_out == w;
+    const int32_t n_pix = h_out * w_out;
+    /* The widened pair (4 * k4 bytes with DSP, 8 * k4 without), then the raw fields. */
+    int32_t *const wide = (int32_t *)__builtin_assume_aligned(scratch, 4);
+    int8_t *const col0 = scratch + 8 * k4;
+    int8_t *const col1 = col0 + taps;
+#if !defined(__ARM_FEATURE_DSP)
+    /* Portable: the pair widened to int32 (8 * k4 bytes), zero padded to k4 taps. */
+    memset(scratch, 0, (size_t)(8 * k4));
+#endif
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int8_t *in = input + (size_t)b * h * w * c_in;
+        int8_t *out = output + (size_t)b * n_pix * c_out;
+        int32_t oy = 0, ox = 0; /* pixel p */
+        for (int32_t p = 0; p < n_pix; p += 2) {
+            const int pair = p + 1 < n_pix;
+            /* Gather (sigma = 0): every read for pixels p and p + 1 happens here. */
+            const int8_t *xa, *xb;
+            if (pointwise) {
+                xa = in + (size_t)p * c_in;
+                xb = pair ? xa + c_in : xa;
+            } else {
+                rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col0);
+                if (++ox == w_out) {
+                    ox = 0;
+                    ++oy;
+                }
+                if (pair) {
+                    rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col1);
+                    if (++ox == w_out) {
+                        ox = 0;
+                        ++oy;
+                    }
+                }
+                xa = col0;
+                xb = pair ? col1 : col0;
+            }
+#if defined(__ARM_FEATURE_DSP)
+            rip_rq_widen_2px(xa, xb, taps, wide);
+            xa = xb = NULL;
+#else
+            for (int32_t i = 0; i < taps; ++i) {
+                const int32_t at = 2 * (i & ~3) + (i & 3);
+                wide[at] = xa[i];
+                wide[at + 4] = xb[i];
+            }
+#endif
+            int8_t *y0 = out + (size_t)p * c_out;
+            rip_rq_gemm_2px(scratch, xa, xb, k4, filter, c_out, ch, mode, lo, hi, y0,
+                            pair ? y0 + c_out : y0);
+        }
+    }
+}
+
 rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *params,
                                  const rip_fast_channel *channels, const rip_dims *input_dims,
                                  const int8_t *input, const rip_dims *filter_dims,
                                  const int8_t *filter, const rip_dims *output_dims,
                                  int8_t *output) {
     if (channels == NULL ||
-        !rip_conv2d_fast_args_ok(ctx, params, input_dims, filter_dims, output_dims)) {
+        !rip_conv2d_fast_args_ok(ctx, params, input_dims, filter_dims, output_dims) ||
+        ctx->size < rip_conv2d_fast_rq_s8_get_buffer_size(input_dims, filter_dims) ||
+        ((uintptr_t)ctx->buf & 3u) != 0 || ((uintptr_t)filter & 3u) != 0) {
         return RIP_ERROR_ARGUMENT;
     }
-    const rip_fast_epilogue e = {NULL, NULL, NULL, channels, params->output_offset,
-                                 params->activation.min, params->activation.max};
     if (params->activation.min == -128 && params->activation.max == 127) {
-        rip_conv2d_fast_run(params, input_dims, input, filter_dims, filter, output_dims, output,
-                            ctx->buf, &e, RIP_RQ_CHEAP_SAT);
+        rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output,
+                   ctx->buf, channels, RIP_RQ_CHEAP_SAT);
     } else {
-        rip_conv2d_fast_run(params, input_dims, input, filter_dims, filter, output_dims, output,
-                            ctx->buf, &e, RIP_RQ_CHEAP_CLAMP);
+        rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output,
+                   ctx->buf, channels, RIP_RQ_CHEAP_CLAMP);
     }
     return RIP_OK;
 }

@@ -19,14 +19,33 @@
  * of (x * m + 2^30) >> 31 equals SaturatingRoundingDoublingHighMul(x, m) for m != INT32_MIN:
  * for x * m >= 0 both round half up; for x * m < 0 the reference truncates
  * (x * m + 1 - 2^30) / 2^31 towards zero, which is floor((x * m + 2^30) / 2^31). */
+/* (a * b + 2^30) >> 31, the low 32 bits. ARMv6-M has no 32 x 32 -> 64 multiply (GCC would
+ * call __aeabi_lmul): a * b + 2^30 = hh 2^32 + (lh + hl) 2^16 + ll + 2^30 from four 16 x 16
+ * products; split lh and hl at bit 16, the whole multiples of 2^32 contribute twice their
+ * count, and the rest (low halves of lh and hl, ll's high half and 2^14 for the rounding,
+ * below 2^18) contributes its bits above 15, ll's low half never carrying. */
+static inline int32_t rip_mul_round31(int32_t a, int32_t b) {
+#if defined(__ARM_ARCH_6M__)
+    const uint32_t al = (uint32_t)a & 0xFFFFu, bl = (uint32_t)b & 0xFFFFu;
+    const int32_t ah = a >> 16, bh = b >> 16;
+    const int32_t lh = ah * (int32_t)bl, hl = (int32_t)al * bh;
+    const uint32_t mid = ((al * bl) >> 16) + ((uint32_t)lh & 0xFFFFu) +
+                         ((uint32_t)hl & 0xFFFFu) + 0x4000u;
+    const uint32_t high = (uint32_t)(ah * bh) + (uint32_t)(lh >> 16) + (uint32_t)(hl >> 16);
+    return (int32_t)((high << 1) + (mid >> 15));
+#else
+    const int64_t product = (int64_t)a * b + ((int64_t)1 << 30);
+    return (int32_t)(uint32_t)((uint64_t)product >> 31);
+#endif
+}
+
 static inline int32_t rip_fast_requantize(int32_t acc, int32_t multiplier, int32_t shift,
                                           int32_t output_offset, int32_t act_min,
                                           int32_t act_max) {
     const int32_t left = shift > 0 ? shift : 0;
     const int32_t right = shift > 0 ? 0 : -shift;
     const int32_t shifted = (int32_t)((uint32_t)acc << left);
-    const int64_t product = (int64_t)shifted * multiplier + ((int64_t)1 << 30);
-    int32_t x = (int32_t)(uint32_t)((uint64_t)product >> 31);
+    int32_t x = rip_mul_round31(shifted, multiplier);
     const int32_t mask = (int32_t)((1u << right) - 1u);
     const int32_t remainder = x & mask;
     const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
@@ -49,6 +68,17 @@ static inline int32_t rip_smmulr(int32_t a, int32_t b) {
     int32_t r;
     __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
     return r;
+#elif defined(__ARM_ARCH_6M__)
+    /* No 32 x 32 -> 64 multiply (GCC would call __aeabi_lmul): four 16 x 16 products.
+     * a * b + 2^31 = hh 2^32 + (lh + hl) 2^16 + ll + 2^31; each cross product fits in
+     * int32 (|a >> 16| <= 2^15, low halves < 2^16), and their low halves, ll's high half
+     * and the rounding 2^15 sum below 2^18, whose carry is the rest of the high word. */
+    const uint32_t al = (uint32_t)a & 0xFFFFu, bl = (uint32_t)b & 0xFFFFu;
+    const int32_t ah = a >> 16, bh = b >> 16;
+    const int32_t lh = ah * (int32_t)bl, hl = (int32_t)al * bh;
+    const uint32_t mid = ((al * bl) >> 16) + ((uint32_t)lh & 0xFFFFu) +
+                         ((uint32_t)hl & 0xFFFFu) + 0x8000u;
+    return ah * bh + (lh >> 16) + (hl >> 16) + (int32_t)(mid >> 16);
 #else
     return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
 #endif

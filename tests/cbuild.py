@@ -126,6 +126,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
         STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED]),
     "rip_conv2d_fast_s8_get_buffer_size": (I32, [D, D]),
     "rip_conv2d_fast_s8": (STATUS, [CTX, ptr(ConvParams), ptr(PerChannelQuant), *WEIGHTED, P]),
+    "rip_conv2d_fast_rq_s8_get_buffer_size": (I32, [D, D]),
     "rip_conv2d_fast_rq_s8": (
         STATUS, [CTX, ptr(ConvParams), P, D, P, D, P, D, P]),
     "rip_depthwise_conv2d_fast_s8": (

@@ -38,7 +38,7 @@ from rip.allocator.theory.simulate import (
 )
 from rip.codegen import conv_params as cp
 from rip.codegen import pool_params as pp
-from rip.codegen.kernel_choice import fast_channels, folded_bias
+from rip.codegen.kernel_choice import fast_channels, folded_bias, pack_filter_pairs
 from rip.codegen.quant import ParamsError, activation_range
 from rip.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
@@ -208,6 +208,14 @@ def per_channel(p: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     return PerChannelQuant(m.ctypes.data, s.ctypes.data), m, s
 
 
+def aligned_copy(a: np.ndarray) -> np.ndarray:
+    """``a``'s bytes at a 4-byte aligned address (the packed filter's contract)."""
+    words = np.zeros((a.size + 3) // 4, dtype=np.int32)
+    out = words.view(np.int8)[: a.size]
+    out[:] = a
+    return out
+
+
 def address(a: np.ndarray | None) -> int | None:
     return None if a is None else a.ctypes.data
 
@@ -267,9 +275,19 @@ def run_conv(
         if records is None:
             pytest.skip("the cheap requantisation is not proven for this layer")
         table = (FastChannel * len(records))(*(FastChannel(*r) for r in records))
-        d_in, x_in, d_f, f, _d_b, _b, d_out = args
+        packed = np.frombuffer(pack_filter_pairs(w.tobytes(), p.output_dims[3]), np.int8)
+        packed = aligned_copy(packed)
+        d_in, x_in, d_f, _f, _d_b, _b, d_out = args
         status = lib.rip_conv2d_fast_rq_s8(
-            ctx, params, ctypes.addressof(table), d_in, x_in, d_f, f, d_out, arena.output
+            ctx,
+            params,
+            ctypes.addressof(table),
+            d_in,
+            x_in,
+            d_f,
+            address(packed),
+            d_out,
+            arena.output,
         )
         return arena.result(status)
     fn = lib.rip_conv2d_fast_s8 if fast else lib.rip_conv2d_s8
@@ -1110,7 +1128,12 @@ def harness_source() -> str:
         memset(arena, 0x5a, sizeof arena);
         memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
         fails += check("conv fast rq {name}", rip_conv2d_fast_rq_s8(&ctx, &cp, {v}_ch, &id,
-                       arena + {gap}, &fd, {v}_w, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
+                       arena + {gap}, &fd, {v}_wp, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
+        packed = np.frombuffer(
+            pack_filter_pairs(const(graph, op, 1, "<i1").tobytes(), p.output_dims[3]), np.int8
+        )
+        h.array("int8_t", f"{v}_wp", packed)
+        h.decls[-1] = h.decls[-1].replace(f"{v}_wp[]", f"{v}_wp[] __attribute__((aligned(4)))")
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
         bias = const(graph, op, 2, "<i4")
         model_bias = None if bias is None else tuple(int(v) for v in bias)

@@ -95,7 +95,9 @@ def test_scratch_formulas():
         s = scratch_bytes(g, op)
         if op.kind == "CONV_2D":
             geom = conv_geometry(g, op)
-            assert s == 2 * geom.kh * geom.kw * geom.c_in  # a pixel pair (rip_conv2d_fast_s8)
+            taps = geom.kh * geom.kw * geom.c_in
+            # a pixel pair, raw and widened to int16 (rip_conv2d_fast_rq_s8)
+            assert s == 2 * taps + 8 * ((taps + 3) // 4 * 4)
         elif op.kind == "DEPTHWISE_CONV_2D":
             geom = conv_geometry(g, op)
             rows = depthwise_rows_scratch_bytes(
