@@ -223,15 +223,10 @@ static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t
 /* DEPTHWISE_CONV_2D, channel-vectorised: four channels per word, one output row at a time  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* The channel groups (rip_dw_group) run where they are the faster scheme: on cores with the
- * DSP extension, and on hosts (where they are also what the host tests exercise). ARMv6-M
- * keeps the per-channel planes (its eight low registers hold one channel's 3x3 weights
- * better than four channels' accumulators and words). */
-#if defined(__ARM_FEATURE_DSP) || !defined(__arm__)
+/* The channel groups (rip_dw_group) run on every core: the row engine below is the faster
+ * scheme on DSP cores (four channels a word) and on ARMv6-M (one channel at a time, but no
+ * per-pixel border arithmetic and no scatter of a plane). */
 #define RIP_DW_GROUPS 1
-#else
-#define RIP_DW_GROUPS 0
-#endif
 
 /* The four-channel row engine below is compiled on every core: the row-streamed in-place
  * kernel (rip_depthwise_conv2d_inplace_rows_fast_s8) uses it everywhere, the channel groups
@@ -274,6 +269,15 @@ static inline int32_t rip_dw_sx13(int32_t x) {
 
 #define RIP_DW4_MAX_TAPS 49 /* staged kernels up to 7x7; larger ones take the generic path */
 
+/* ARMv6-M (no SIMD, eight low registers, no unaligned words) runs the same rows one channel
+ * at a time (rip_dw_row below); every other core four channels a word. */
+#if defined(__arm__) && !defined(__ARM_FEATURE_DSP)
+#define RIP_DW_V6M 1
+#else
+#define RIP_DW_V6M 0
+#endif
+
+#if !RIP_DW_V6M
 /* One channel group's view of one output row: the taps' weights as halfword pairs (taps of
  * a row outside the input zeroed, their share moved into the bias), bias, requantization. */
 typedef struct {
@@ -377,6 +381,8 @@ static void rip_dw4_dispatch(const rip_dw_plane *g, const int8_t *const *rows, p
     }
 }
 
+#endif /* !RIP_DW_V6M */
+
 /* One output pixel, channel j (any j), every tap by comparison: rows[ky] is input row
  * oy * sh - ph + ky * dh (pixel 0, channel 0) or NULL outside the input; a padded tap reads
  * the zero point, whose product cancels its share of the folded bias. */
@@ -398,6 +404,154 @@ static int8_t rip_dw1_pixel(const rip_dw_plane *g, const int8_t *const *rows, in
     return (int8_t)rip_fast_requantize(acc, m, s, g->output_offset, g->act_min, g->act_max);
 }
 
+#if RIP_DW_V6M
+/* ARMv6-M: one channel's requantization constants. */
+typedef struct {
+    int mode;
+    int32_t m, s;                /* RIP_DW_RQ_EXACT */
+    const rip_fast_channel *rec; /* RIP_DW_RQ_CHEAP_* */
+    int32_t output_offset, act_min, act_max;
+} rip_dw1_rq;
+
+static inline __attribute__((always_inline)) int8_t rip_dw1_out(const rip_dw1_rq *q,
+                                                                int32_t acc) {
+    if (q->mode != RIP_DW_RQ_EXACT) {
+        const int32_t y =
+            rip_cheap_requantize(acc, q->rec->multiplier, q->rec->round, q->rec->shift);
+        return (int8_t)(q->mode == RIP_DW_RQ_CHEAP_SAT ? rip_sat_s8(y)
+                                                       : rip_clamp32(y, q->act_min, q->act_max));
+    }
+    return (int8_t)rip_fast_requantize(acc, q->m, q->s, q->output_offset, q->act_min,
+                                       q->act_max);
+}
+
+/* ARMv6-M: n output pixels of one channel, pixel k's tap (ky, kx) at rows[ky] + off +
+ * k * step + kx * col, its weight w[ky * KW + kx] (staged on the stack: an immediate
+ * offset), its output at o + k * ostep. */
+static inline __attribute__((always_inline)) void rip_dw1_run(
+    const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, const int32_t KH,
+    const int32_t KW, const int32_t *w, int32_t bias, const rip_dw1_rq *q, int8_t *o,
+    ptrdiff_t ostep, int32_t n) {
+    for (; n > 0; --n, off += step, o += ostep) {
+        int32_t acc = bias;
+        const int32_t *wk = w;
+        for (int32_t ky = 0; ky < KH; ++ky) {
+            const int8_t *p = rows[ky] + off;
+            for (int32_t kx = 0; kx < KW; ++kx, p += col, ++wk) {
+                acc += *p * *wk;
+            }
+        }
+        *o = rip_dw1_out(q, acc);
+    }
+}
+
+#define RIP_DW1_RUN(name, KH, KW)                                                              \
+    static __attribute__((noinline)) void name(                                                \
+        const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
+        int32_t kw, const int32_t *w, int32_t bias, const rip_dw1_rq *q, int8_t *o,            \
+        ptrdiff_t ostep, int32_t n) {                                                          \
+        (void)kh;                                                                              \
+        (void)kw;                                                                              \
+        rip_dw1_run(rows, off, col, step, KH, KW, w, bias, q, o, ostep, n);                    \
+    }
+RIP_DW1_RUN(rip_dw1_run_3x3, 3, 3)
+RIP_DW1_RUN(rip_dw1_run_5x5, 5, 5)
+RIP_DW1_RUN(rip_dw1_run_7x7, 7, 7)
+RIP_DW1_RUN(rip_dw1_run_any, kh, kw)
+
+static void rip_dw1_dispatch(const rip_dw_plane *g, const int8_t *const *rows, ptrdiff_t off,
+                             ptrdiff_t col, ptrdiff_t step, const int32_t *w, int32_t bias,
+                             const rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep, int32_t n) {
+    const int32_t kh = g->kh, kw = g->kw;
+    if (kh == 3 && kw == 3) {
+        rip_dw1_run_3x3(rows, off, col, step, kh, kw, w, bias, q, o, ostep, n);
+    } else if (kh == 5 && kw == 5) {
+        rip_dw1_run_5x5(rows, off, col, step, kh, kw, w, bias, q, o, ostep, n);
+    } else if (kh == 7 && kw == 7) {
+        rip_dw1_run_7x7(rows, off, col, step, kh, kw, w, bias, q, o, ostep, n);
+    } else {
+        rip_dw1_run_any(rows, off, col, step, kh, kw, w, bias, q, o, ostep, n);
+    }
+}
+
+/* rip_dw_row on ARMv6-M: the same contract and the same rows, one channel at a time (its
+ * weights staged, a row outside the input zeroed and its share moved into the bias), the
+ * interior pixels straight from the rows, the border ones from their gathered field. */
+static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const int8_t *filter,
+                       const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *o,
+                       ptrdiff_t ostep) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw;
+    const int32_t n1 = taps <= RIP_DW4_MAX_TAPS ? n_ch : 0;
+    const int32_t zp = g->zero_point;
+    const int8_t *valid = NULL; /* any row inside the input: a NULL row's taps weigh 0 */
+    for (int32_t ky = 0; ky < kh && valid == NULL; ++ky) {
+        valid = rows[ky];
+    }
+    const int32_t lo = valid != NULL ? g->ox_lo : g->w_out;
+    const int32_t hi = valid != NULL ? g->ox_hi : g->w_out;
+    const int8_t *rp[RIP_DW4_MAX_TAPS]; /* rows, NULL ones replaced (kh <= taps) */
+    const int8_t *gp[RIP_DW4_MAX_TAPS]; /* a gathered receptive field's rows */
+    int8_t field[RIP_DW4_MAX_TAPS];
+    int32_t w[RIP_DW4_MAX_TAPS];
+    rip_dw1_rq r1;
+    r1.mode = q->mode;
+    r1.output_offset = g->output_offset;
+    r1.act_min = g->act_min;
+    r1.act_max = g->act_max;
+    for (int32_t j = 0; j < n1; ++j) {
+        const int32_t ch = c0 + j;
+        uint32_t adj = 0;
+        const int8_t *wt = filter + ch;
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int in = rows[ky] != NULL;
+            rp[ky] = in ? rows[ky] + ch : valid != NULL ? valid + ch : NULL;
+            for (int32_t kx = 0; kx < kw; ++kx, wt += c) {
+                w[ky * kw + kx] = in ? *wt : 0;
+                if (!in) { /* the padded tap's zp * w, which the folded bias leaves out */
+                    adj += (uint32_t)zp * (uint32_t)(int32_t)*wt;
+                }
+            }
+        }
+        const int32_t bias = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch) + adj);
+        if (q->mode == RIP_DW_RQ_EXACT) {
+            r1.m = q->m[ch];
+            r1.s = q->s[ch];
+        } else {
+            r1.rec = q->records + ch;
+        }
+        int8_t *oj = o + j;
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            if (ox == lo && lo < hi) { /* the interior run, straight from the rows */
+                rip_dw1_dispatch(g, rp, (ptrdiff_t)(lo * g->sw - g->pw) * c,
+                                 (ptrdiff_t)g->dw * c, (ptrdiff_t)g->sw * c, w, bias, &r1,
+                                 oj + (ptrdiff_t)lo * ostep, ostep, hi - lo);
+                ox = hi - 1;
+                continue;
+            }
+            const int32_t ix0 = ox * g->sw - g->pw;
+            for (int32_t ky = 0; ky < kh; ++ky) {
+                for (int32_t kx = 0; kx < kw; ++kx) {
+                    const int32_t ix = ix0 + kx * g->dw;
+                    field[ky * kw + kx] = rows[ky] != NULL && ix >= 0 && ix < g->w
+                                              ? rows[ky][(ptrdiff_t)ix * c + ch]
+                                              : (int8_t)zp;
+                }
+                gp[ky] = field + ky * kw;
+            }
+            rip_dw1_dispatch(g, gp, 0, 1, 0, w, bias, &r1, oj + (ptrdiff_t)ox * ostep, ostep,
+                             1);
+        }
+    }
+    for (int32_t j = n1; j < n_ch; ++j) {
+        const int32_t ch = c0 + j;
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            o[(ptrdiff_t)ox * ostep + j] =
+                rip_dw1_pixel(g, rows, ox, filter, ch, rip_dw_rq_bias(q, ch),
+                              rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch));
+        }
+    }
+}
+#else
 /* Channels [c0, c0 + n_ch) of output row oy into o (channel c0 + j of pixel ox at
  * o[ox * ostep + j]). rows[ky] is input row oy * sh - ph + ky * dh (pixel 0, channel 0), NULL
  * outside the input; no store of this row may reach them (the callers write elsewhere, or
@@ -437,14 +591,16 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
                 if (in) {
                     st.w[2 * t] = rip_dw_sx02(v);
                     st.w[2 * t + 1] = rip_dw_sx13(v);
-                } else { /* the padded tap's zp * w, which the folded bias leaves out */
-                    st.w[2 * t] = st.w[2 * t + 1] = 0;
-                    for (int32_t k = 0; k < 4; ++k) {
-                        adj[k] += (uint32_t)zp * (uint32_t)(int32_t)wt[k];
-                    }
+                    continue;
+                }
+                /* the padded tap's zp * w, which the folded bias leaves out */
+                st.w[2 * t] = st.w[2 * t + 1] = 0;
+                for (int32_t k = 0; k < 4; ++k) {
+                    adj[k] += (uint32_t)zp * (uint32_t)(int32_t)wt[k];
                 }
             }
         }
+
         for (int32_t k = 0; k < 4; ++k) {
             st.bias[k] = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch + k) + adj[k]);
         }
@@ -488,6 +644,7 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
         }
     }
 }
+#endif /* RIP_DW_V6M */
 
 #if RIP_DW_GROUPS
 /* Channels [c0, c0 + n_ch) of every output pixel into dst: channel c0 + j of pixel p at
@@ -698,7 +855,31 @@ rip_status rip_depthwise_conv2d_inplace_fast_rq_s8(const rip_context *ctx,
 
 /* The first output row whose bytes reach input row i: (r + 1) * W_out > i * W. */
 static inline int32_t rip_dw_rows_clobber(const rip_dw_plane *g, int32_t i) {
-    return (int32_t)(((int64_t)i * g->w) / g->w_out);
+    const int64_t p = (int64_t)i * g->w; /* a 32-bit division wherever it fits (always, in
+                                            practice): no 64-bit division call per row */
+    return p <= INT32_MAX ? (int32_t)p / g->w_out : (int32_t)(p / g->w_out);
+}
+
+/* Copy one input row into its ring slot: four words a step (one LDM and one STM) where
+ * both ends are 4-aligned, as every row is when C is a multiple of 4; bytes otherwise. */
+typedef struct {
+    int32_t v[4];
+} rip_dw_quad;
+
+static void rip_dw_rows_copy(int8_t *dst, const int8_t *src, size_t n) {
+    size_t i = 0;
+    if ((((uintptr_t)dst | (uintptr_t)src) & 3u) == 0) {
+        const rip_dw_quad *s = (const rip_dw_quad *)(const void *)src;
+        const rip_dw_quad *const end = s + n / 16;
+        rip_dw_quad *d = (rip_dw_quad *)(void *)dst;
+        while (s < end) {
+            *d++ = *s++;
+        }
+        i = n & ~(size_t)15;
+    }
+    for (; i < n; ++i) {
+        dst[i] = src[i];
+    }
 }
 
 /* The last output row reading input row i, -1 if none does. */
@@ -812,7 +993,7 @@ static rip_status rip_dw_rows_run(const rip_context *ctx, const rip_dw_conv_para
         for (; next < g.h && rip_dw_rows_clobber(&g, next) <= oy; ++next) {
             if (ring_rows > 0 && rip_dw_rows_last_reader(&g, next) >= oy) {
                 const int32_t k = saves % ring_rows;
-                memcpy(ring + (size_t)k * row_in, data + (size_t)next * row_in, row_in);
+                rip_dw_rows_copy(ring + (size_t)k * row_in, data + (size_t)next * row_in, row_in);
                 slot[next] = (int16_t)k;
                 ++saves;
             }
