@@ -16,6 +16,7 @@ typedef struct {
     int32_t kh, kw, sh, sw, dh, dw, ph, pw;
     int32_t zero_point; /* what a padded tap reads: its product cancels its folded bias */
     int32_t oy_lo, oy_hi, ox_lo, ox_hi; /* interior outputs: every tap inside the input */
+    int32_t w_ratio; /* W / W_out where W_out divides W (else 0): the row schedule's clobber */
     int32_t output_offset, act_min, act_max;
 } rip_dw_plane;
 
@@ -166,7 +167,7 @@ static void rip_dw_interior_3x3(const rip_dw_plane *g, const int8_t *src, const 
 }
 
 /* Channel `ch`'s whole output plane into dst (pixel p at dst[p * dst_stride]). */
-static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
+static __attribute__((noinline)) void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                            int32_t ch, int32_t bias, int32_t multiplier, int32_t shift,
                            int8_t *dst, int32_t dst_stride) {
     const int8_t *in_ch = in + ch;
@@ -268,6 +269,7 @@ static inline int32_t rip_dw_sx13(int32_t x) {
     } while (0)
 
 #define RIP_DW4_MAX_TAPS 49 /* staged kernels up to 7x7; larger ones take the generic path */
+#define RIP_DW_ROWS_MAX_KH 16 /* the row engine's kernel rows (its callers' row arrays) */
 
 /* ARMv6-M (no SIMD, eight low registers, no unaligned words) runs the same rows one channel
  * at a time (rip_dw_row below); every other core four channels a word. */
@@ -481,7 +483,7 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
                        const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *o,
                        ptrdiff_t ostep) {
     const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw;
-    const int32_t n1 = taps <= RIP_DW4_MAX_TAPS ? n_ch : 0;
+    const int32_t n1 = taps <= RIP_DW4_MAX_TAPS && kh <= RIP_DW_ROWS_MAX_KH ? n_ch : 0;
     const int32_t zp = g->zero_point;
     const int8_t *valid = NULL; /* any row inside the input: a NULL row's taps weigh 0 */
     for (int32_t ky = 0; ky < kh && valid == NULL; ++ky) {
@@ -489,8 +491,8 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
     }
     const int32_t lo = valid != NULL ? g->ox_lo : g->w_out;
     const int32_t hi = valid != NULL ? g->ox_hi : g->w_out;
-    const int8_t *rp[RIP_DW4_MAX_TAPS]; /* rows, NULL ones replaced (kh <= taps) */
-    const int8_t *gp[RIP_DW4_MAX_TAPS]; /* a gathered receptive field's rows */
+    const int8_t *rp[RIP_DW_ROWS_MAX_KH]; /* rows, NULL ones replaced */
+    const int8_t *gp[RIP_DW_ROWS_MAX_KH]; /* a gathered receptive field's rows */
     int8_t field[RIP_DW4_MAX_TAPS];
     int32_t w[RIP_DW4_MAX_TAPS];
     rip_dw1_rq r1;
@@ -563,7 +565,7 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
                        const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *o,
                        ptrdiff_t ostep) {
     const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw;
-    const int32_t n4 = taps <= RIP_DW4_MAX_TAPS ? n_ch & ~3 : 0;
+    const int32_t n4 = taps <= RIP_DW4_MAX_TAPS && kh <= RIP_DW_ROWS_MAX_KH ? n_ch & ~3 : 0;
     const int32_t zp = g->zero_point;
     const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
     const int8_t *valid = NULL; /* any row inside the input: a NULL row's taps weigh 0 */
@@ -575,8 +577,8 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
     st.output_offset = g->output_offset;
     st.act_min = g->act_min;
     st.act_max = g->act_max;
-    const int8_t *rp[RIP_DW4_MAX_TAPS]; /* rows, NULL ones replaced (kh <= taps) */
-    const int8_t *gp[RIP_DW4_MAX_TAPS]; /* a gathered receptive field's rows */
+    const int8_t *rp[RIP_DW_ROWS_MAX_KH]; /* rows, NULL ones replaced */
+    const int8_t *gp[RIP_DW_ROWS_MAX_KH]; /* a gathered receptive field's rows */
     int32_t field[RIP_DW4_MAX_TAPS];
     for (int32_t j = 0; j < n4; j += 4) {
         const int32_t ch = c0 + j;
@@ -652,7 +654,7 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
 static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                          const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *dst,
                          int32_t dst_stride) {
-    const int8_t *rows[RIP_DW4_MAX_TAPS];
+    const int8_t *rows[RIP_DW_ROWS_MAX_KH];
     const size_t row_in = (size_t)g->w * (size_t)g->c;
     for (int32_t oy = 0; oy < g->h_out; ++oy) {
         const int32_t iy0 = oy * g->sh - g->ph;
@@ -694,6 +696,7 @@ static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *p
     g->act_max = params->activation.max;
     rip_fast_interior(g->h, g->kh, g->sh, g->dh, g->ph, g->h_out, &g->oy_lo, &g->oy_hi);
     rip_fast_interior(g->w, g->kw, g->sw, g->dw, g->pw, g->w_out, &g->ox_lo, &g->ox_hi);
+    g->w_ratio = g->w_out > 0 && g->w % g->w_out == 0 ? g->w / g->w_out : 0;
     return RIP_OK;
 }
 
@@ -709,7 +712,7 @@ static rip_status rip_dw_fast(const rip_dw_conv_params *params, const rip_dw_rq 
     const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
     for (int32_t b = 0; b < input_dims->n; ++b) {
 #if RIP_DW_GROUPS
-        if (g.kh <= RIP_DW4_MAX_TAPS) {
+        if (g.kh <= RIP_DW_ROWS_MAX_KH) {
             rip_dw_group(&g, input + b * in_batch, filter, q, 0, g.c, output + b * out_batch,
                          g.c);
             continue;
@@ -770,7 +773,7 @@ static rip_status rip_dw_planes(const rip_context *ctx, const rip_dw_conv_params
      * [c0, c0 + n) only, computes their planes into ctx->buf (pixel-major, n bytes a pixel)
      * and then scatters them over the same channels, which no later group reads. */
     int32_t group = rip_min32(g.c, (ctx->size / plane) & ~3);
-    if (group >= 4 && g.kh <= RIP_DW4_MAX_TAPS) {
+    if (group >= 4 && g.kh <= RIP_DW_ROWS_MAX_KH) {
         for (int32_t b = 0; b < input_dims->n; ++b) {
             const int8_t *in = data + b * in_batch;
             int8_t *out = data + b * out_batch;
@@ -855,28 +858,47 @@ rip_status rip_depthwise_conv2d_inplace_fast_rq_s8(const rip_context *ctx,
 
 /* The first output row whose bytes reach input row i: (r + 1) * W_out > i * W. */
 static inline int32_t rip_dw_rows_clobber(const rip_dw_plane *g, int32_t i) {
+    if (g->w_ratio > 0) { /* W_out divides W (every stride-1 and most stride-2 layers) */
+        return i * g->w_ratio;
+    }
     const int64_t p = (int64_t)i * g->w; /* a 32-bit division wherever it fits (always, in
                                             practice): no 64-bit division call per row */
     return p <= INT32_MAX ? (int32_t)p / g->w_out : (int32_t)(p / g->w_out);
 }
 
-/* Copy one input row into its ring slot: four words a step (one LDM and one STM) where
- * both ends are 4-aligned, as every row is when C is a multiple of 4; bytes otherwise. */
-typedef struct {
-    int32_t v[4];
-} rip_dw_quad;
-
-static void rip_dw_rows_copy(int8_t *dst, const int8_t *src, size_t n) {
+/* Copy one input row into its ring slot: 32 bytes a step (eight registers, one LDM and one
+ * STM) on Arm cores where both ends are 4-aligned, as every row is when C is a multiple of
+ * 4 (ARMv6-M: 16 bytes, its LDM and STM take the low registers only); bytes otherwise. */
+static __attribute__((noinline)) void rip_dw_rows_copy(int8_t *dst, const int8_t *src,
+                                                       size_t n) {
     size_t i = 0;
+#if defined(__arm__)
     if ((((uintptr_t)dst | (uintptr_t)src) & 3u) == 0) {
-        const rip_dw_quad *s = (const rip_dw_quad *)(const void *)src;
-        const rip_dw_quad *const end = s + n / 16;
-        rip_dw_quad *d = (rip_dw_quad *)(void *)dst;
-        while (s < end) {
-            *d++ = *s++;
+#if RIP_DW_V6M
+        const size_t step = 16;
+#else
+        const size_t step = 32;
+#endif
+        const int8_t *const end = src + (n - n % step);
+        const int8_t *s = src;
+        int8_t *d = dst;
+        while (s != end) {
+#if RIP_DW_V6M
+            __asm__ volatile("ldmia %0!, {r4, r5, r6, r7}\n\tstmia %1!, {r4, r5, r6, r7}"
+                             : "+l"(s), "+l"(d)
+                             :
+                             : "r4", "r5", "r6", "r7", "memory");
+#else
+            __asm__ volatile("ldmia %0!, {r4, r5, r6, r7, r8, r9, r10, r11}\n\t"
+                             "stmia %1!, {r4, r5, r6, r7, r8, r9, r10, r11}"
+                             : "+r"(s), "+r"(d)
+                             :
+                             : "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "memory");
+#endif
         }
-        i = n & ~(size_t)15;
+        i = n - n % step;
     }
+#endif
     for (; i < n; ++i) {
         dst[i] = src[i];
     }
@@ -889,7 +911,11 @@ static int32_t rip_dw_rows_last_reader(const rip_dw_plane *g, int32_t i) {
         if (t < 0) {
             break;
         }
-        if (t % g->sh == 0 && t / g->sh < g->h_out) {
+        if (g->sh == 1) { /* no division on the common stride */
+            if (t < g->h_out) {
+                return t;
+            }
+        } else if (t % g->sh == 0 && t / g->sh < g->h_out) {
             return t / g->sh;
         }
     }
@@ -923,7 +949,6 @@ static int32_t rip_dw_rows_ring(const rip_dw_plane *g) {
     return ring;
 }
 
-#define RIP_DW_ROWS_MAX_KH 16
 
 static int32_t rip_dw_rows_table_bytes(int32_t h) { return (2 * h + 3) & ~3; }
 

@@ -1,5 +1,6 @@
 /* rip kernels: int8 ADD, SUB and MUL (see rip_elementwise.h for the contract). */
 #include "rip_elementwise.h"
+#include "rip_conv_internal.h" /* rip_smmulr: SMMULR, or 16-bit products on ARMv6-M */
 
 static int sizes_ok(int32_t input1_size, int32_t input2_size, int32_t output_size) {
     return input1_size > 0 && input2_size > 0 && output_size > 0 &&
@@ -47,16 +48,12 @@ static inline int32_t add_term(const rip_add_term *t, int32_t x) {
 
 /* The output's MultiplyByQuantizedMultiplierSmallerThanOneExp(raw, m, -e) + offset,
  * clamped, for |raw| < 2^29 (two terms of |v| < 2^28) and e >= 1: SRDHM(raw, m) =
- * floor((raw * m + 2^30) / 2^31) = floor((2 raw * m + 2^31) / 2^32), one SMMULR on DSP
- * cores; then the rounding shift as above. */
+ * floor((raw * m + 2^30) / 2^31) = floor((2 raw * m + 2^31) / 2^32) = rip_smmulr(2 raw, m)
+ * (one SMMULR on DSP cores, no 64-bit multiply call on ARMv6-M); then the rounding shift
+ * as above. */
 static inline int32_t add_output(int32_t raw, int32_t m, int32_t half, int32_t e,
                                  int32_t offset, int32_t lo, int32_t hi) {
-#if defined(__ARM_FEATURE_DSP)
-    int32_t t;
-    __asm__("smmulr %0, %1, %2" : "=r"(t) : "r"(raw + raw), "r"(m));
-#else
-    const int32_t t = (int32_t)(((int64_t)raw * m + ((int64_t)1 << 30)) >> 31);
-#endif
+    const int32_t t = rip_smmulr(raw + raw, m);
     const int32_t y = ((t + half + (t >> 31)) >> e) + offset;
     return y < lo ? lo : (y > hi ? hi : y);
 }
