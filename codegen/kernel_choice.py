@@ -124,7 +124,7 @@ def _depthwise_choice(p: ConvKernelParams, channel: bool, reserved_scratch: int 
     group = min(p.output_dims[3], (reserved_scratch or plane) // plane // 4 * 4)
     how = f"groups of {group} channels" if group >= 4 else "one channel plane at a time"
     return KernelChoice("rip_depthwise_conv2d_inplace_fast_s8", True,
-                        f"in place by channel planes on DSP cores: {how}")  # fmt: skip
+                        f"in place by channel planes: {how}")  # fmt: skip
 
 
 def folded_bias(p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] | None):
