@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rip.codegen.conv_params import ConvKernelParams
-from rip.codegen.requant import cheap_channels
+from rip.codegen.requant import cheap_channels, cheap_channels_negating
 from rip.scratch import (
     depthwise_ring_rows,
     depthwise_rows_apply,
@@ -178,3 +178,25 @@ def pack_filter_pairs(filter_bytes: bytes, c_out: int) -> bytes:
     # [pair, channel in pair, word, byte] -> [pair, word, channel in pair, byte]
     blocks = padded.reshape(-1, 2, k4 // 4, 4).transpose(0, 2, 1, 3)
     return blocks.tobytes()
+
+
+def fast_conv_channels(
+    p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] | None
+) -> tuple[tuple[tuple[int, int, int, int], ...], bytes] | None:
+    """CONV_2D's records and the filter they go with (rows of channels with a negative
+    multiplier negated, `rip.codegen.requant.cheap_channels_negating`), else None."""
+    c_out = p.output_dims[3]
+    w = np.frombuffer(filter_bytes, dtype=np.int8).reshape(c_out, -1)
+    found = cheap_channels_negating(
+        folded_bias(p, filter_bytes, bias),
+        abs_weight_sums(p, filter_bytes),
+        p.multipliers,
+        p.shifts,
+        p.output_offset,
+        tuple(bool(v) for v in (w != -128).all(axis=1)),
+    )
+    if found is None:
+        return None
+    records, negate = found
+    signs = np.where(np.asarray(negate), -1, 1).astype(np.int16)[:, None]
+    return records, (w.astype(np.int16) * signs).astype(np.int8).tobytes()

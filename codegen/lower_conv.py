@@ -24,6 +24,7 @@ from rip.codegen import conv_params as cp
 from rip.codegen.kernel_choice import (
     choose_conv_kernel,
     fast_channels,
+    fast_conv_channels,
     folded_bias,
     pack_filter_pairs,
 )
@@ -101,14 +102,21 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     weights = _constant(graph, op, index, 1, "filter", n * kh * kw * c)
     bias = _bias(graph, op, index, p.output_dims[3])
     reserved = max(op_scratch_bytes(graph, o) for o in graph.operators)
-    p = dataclasses.replace(p, fast_channels=fast_channels(p, weights, bias))
+    signed_weights = weights
+    if depthwise:
+        p = dataclasses.replace(p, fast_channels=fast_channels(p, weights, bias))
+    else:
+        found = fast_conv_channels(p, weights, bias)
+        if found is not None:
+            p = dataclasses.replace(p, fast_channels=found[0])
+            signed_weights = found[1]
     choice = choose_conv_kernel(p, buffers.inplace, reserved)
     scratch = p.scratch_bytes
     if choice.folded_bias:
         kernel, bias = choice.function, folded_bias(p, weights, bias)
         scratch = choice.scratch_bytes if choice.scratch_bytes is not None else scratch
     if kernel == "rip_conv2d_fast_rq_s8":
-        weights = pack_filter_pairs(weights, p.output_dims[3])
+        weights = pack_filter_pairs(signed_weights, p.output_dims[3])
     return render_op(
         OpContext(
             kind=op.kind,

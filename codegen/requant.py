@@ -33,14 +33,27 @@ def cheap_channel(
     folded_bias: int, abs_weight_sum: int, multiplier: int, shift: int, output_offset: int
 ) -> tuple[int, int, int, int] | None:
     """One ``rip_fast_channel`` record (bias, multiplier, round, shift = e), or None when
-    the cheap arithmetic is not proven equal for this channel."""
-    if shift >= 0 or not 0 <= multiplier < INT32_LIMIT:
-        return None  # a left shift, or no right shift for the (t >> 31) correction
-    e = -shift
+    the cheap arithmetic is not proven equal for this channel.
+
+    A channel whose requantised value is 0 for every reachable accumulator (multiplier 0,
+    or |SaturatingRoundingDoublingHighMul| < 2^(e - 1), which RoundingDivideByPOT rounds
+    to 0) outputs its output offset alone: its record is (0, 0, 1 + 2 output_offset, 1),
+    which gives (1 + 2 output_offset - [acc < 0]) >> 1 = output_offset whatever the
+    weights add to the bias 0 (|acc| <= 128 sum |w| < 2^30)."""
+    if not -INT32_LIMIT < multiplier < INT32_LIMIT:
+        return None
     acc = max_accumulator(folded_bias, abs_weight_sum)
+    t_max = (2 * acc * abs(multiplier) + INT32_LIMIT) // 2**32 + 1
+    constant = (0, 0, 1 + 2 * output_offset, 1)
+    if 2 * INT8_MAGNITUDE * abs_weight_sum >= INT32_LIMIT:
+        return None
+    if multiplier == 0 or (shift < 0 and 2 * acc < INT32_LIMIT and t_max < 2 ** (-shift - 1)):
+        return constant
+    if shift >= 0 or multiplier < 0:
+        return None  # a left shift, no right shift for the sign correction, or m < 0
+    e = -shift
     if 2 * acc >= INT32_LIMIT:
         return None
-    t_max = (2 * acc * multiplier + INT32_LIMIT) // 2**32 + 1
     round_ = 2 ** (e - 1) + output_offset * 2**e
     if t_max + abs(round_) + 1 >= INT32_LIMIT:
         return None
@@ -63,3 +76,31 @@ def cheap_channels(
             return None
         records.append(r)
     return tuple(records)
+
+
+def cheap_channels_negating(
+    folded_bias: tuple[int, ...],
+    abs_weight_sums: tuple[int, ...],
+    multipliers: tuple[int, ...],
+    shifts: tuple[int, ...],
+    output_offset: int,
+    weights_negatable: tuple[bool, ...],
+) -> tuple[tuple[tuple[int, int, int, int], ...], tuple[bool, ...]] | None:
+    """`cheap_channels` for a kernel whose weights the generator may negate per channel: a
+    channel with a negative multiplier m (a negative weight scale) computes -acc with the
+    weights and folded bias negated, and takes -m: SMMULR(-2 acc, -m) = SMMULR(2 acc, m),
+    so the records see m > 0. ``weights_negatable``: the channel's weights hold no -128.
+    Returns the records and which channels the caller must negate."""
+    records, negate = [], []
+    for b, s, m, sh, ok in zip(
+        folded_bias, abs_weight_sums, multipliers, shifts, weights_negatable, strict=True
+    ):
+        r = cheap_channel(b, s, m, sh, output_offset)
+        flip = r is None and m < 0 and ok and b > -INT32_LIMIT
+        if flip:
+            r = cheap_channel(-b, s, -m, sh, output_offset)
+        if r is None:
+            return None
+        records.append(r)
+        negate.append(flip)
+    return tuple(records), tuple(negate)

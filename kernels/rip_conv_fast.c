@@ -295,105 +295,156 @@ RIP_INLINE int8_t rip_rq_out(const rip_fast_channel *c, const int mode, int32_t 
     return (int8_t)(mode == RIP_RQ_CHEAP_SAT ? rip_sat_s8(y) : rip_clamp32(y, lo, hi));
 }
 
-/* All channels of a pixel pair. `xs`: the widened pair (DSP) or the two raw receptive
- * fields xa, xb (portable); `filter`: the packed filter (rip_conv.h), k4 taps a channel,
- * channels in pairs with their words interleaved. */
-RIP_INLINE void rip_rq_gemm_2px(const void *xs, const int8_t *xa, const int8_t *xb,
-                                int32_t k4, const int8_t *filter, int32_t c_out,
-                                const rip_fast_channel *ch, const int mode, int32_t lo,
-                                int32_t hi, int8_t *y0, int8_t *y1) {
-    const int8_t *w = (const int8_t *)__builtin_assume_aligned(filter, 4);
-    for (int32_t oc = 0; oc < c_out; oc += 2) {
-        const int two = oc + 1 < c_out;
-        int32_t a00 = ch[oc].bias, a01 = two ? ch[oc + 1].bias : 0;
-        int32_t a10 = a00, a11 = a01;
+/* One channel pair's dot products with the pair of pixels: `xs` the widened pair, `*wp` the
+ * pair's packed filter rows (advanced past them). */
+RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_t *p00,
+                           int32_t *p01, int32_t *p10, int32_t *p11) {
+    int32_t a00 = *p00, a01 = *p01, a10 = *p10, a11 = *p11;
+    const int8_t *w = *wp;
 #if defined(__ARM_FEATURE_DSP)
-        (void)xa;
-        (void)xb;
-        const int8_t *x = (const int8_t *)__builtin_assume_aligned(xs, 4);
-        const int8_t *const w_end = w + 2 * k4;
-        while (w != w_end) {
-            const int32_t xa02 = rip_load_word(x), xa13 = rip_load_word(x + 4);
-            const int32_t xb02 = rip_load_word(x + 8), xb13 = rip_load_word(x + 12);
-            const int32_t wa = rip_load_word(w), wb = rip_load_word(w + 4);
-            x += 16;
-            w += 8;
-            const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
-            a00 = __smlad(xa02, wa02, a00);
-            a00 = __smlad(xa13, wa13, a00);
-            a10 = __smlad(xb02, wa02, a10);
-            a10 = __smlad(xb13, wa13, a10);
-            const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
-            a01 = __smlad(xa02, wb02, a01);
-            a01 = __smlad(xa13, wb13, a01);
-            a11 = __smlad(xb02, wb02, a11);
-            a11 = __smlad(xb13, wb13, a11);
-        }
+    const int8_t *x = (const int8_t *)__builtin_assume_aligned(xs, 4);
+    const int8_t *const w_end = w + 2 * k4;
+#if defined(__GNUC__)
+    /* 17 instructions per 16 MACs (GCC's own schedule of the loop below takes 20):
+     * LDRD with writeback for both weight words and the pixel pair's words, pixel b
+     * reloaded into pixel a's registers, so the 13 values fit the registers. */
+    {
+        int32_t x0, x1, wa, wb, t, u;
+        __asm__ volatile(
+            "1:\n"
+            "ldrd %[wa], %[wb], [%[w]], #8\n"
+            "ldrd %[x0], %[x1], [%[x]], #16\n"
+            "sxtb16 %[t], %[wa], ror #8\n"
+            "sxtb16 %[wa], %[wa]\n"
+            "smlad %[a00], %[x0], %[wa], %[a00]\n"
+            "smlad %[a00], %[x1], %[t], %[a00]\n"
+            "sxtb16 %[u], %[wb], ror #8\n"
+            "sxtb16 %[wb], %[wb]\n"
+            "smlad %[a01], %[x0], %[wb], %[a01]\n"
+            "smlad %[a01], %[x1], %[u], %[a01]\n"
+            "ldrd %[x0], %[x1], [%[x], #-8]\n"
+            "smlad %[a10], %[x0], %[wa], %[a10]\n"
+            "smlad %[a10], %[x1], %[t], %[a10]\n"
+            "smlad %[a11], %[x0], %[wb], %[a11]\n"
+            "smlad %[a11], %[x1], %[u], %[a11]\n"
+            "cmp %[w], %[end]\n"
+            "bne 1b\n"
+            : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
+              [w] "+r"(w), [x] "+r"(x), [x0] "=&r"(x0), [x1] "=&r"(x1), [wa] "=&r"(wa),
+              [wb] "=&r"(wb), [t] "=&r"(t), [u] "=&r"(u)
+            : [end] "r"(w_end)
+            : "cc", "memory");
+    }
 #else
-        /* xs: the pair widened to int32, per 4 taps those of pixel a then of pixel b: word
-         * loads with immediate offsets, where ARMv6-M's LDRSB takes only a register. */
-        (void)xa;
-        (void)xb;
-        const int32_t *x = (const int32_t *)__builtin_assume_aligned(xs, 4);
+    while (w != w_end) {
+        const int32_t xa02 = rip_load_word(x), xa13 = rip_load_word(x + 4);
+        const int32_t xb02 = rip_load_word(x + 8), xb13 = rip_load_word(x + 12);
+        const int32_t wa = rip_load_word(w), wb = rip_load_word(w + 4);
+        x += 16;
+        w += 8;
+        const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
+        a00 = __smlad(xa02, wa02, a00);
+        a00 = __smlad(xa13, wa13, a00);
+        a10 = __smlad(xb02, wa02, a10);
+        a10 = __smlad(xb13, wa13, a10);
+        const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
+        a01 = __smlad(xa02, wb02, a01);
+        a01 = __smlad(xa13, wb13, a01);
+        a11 = __smlad(xb02, wb02, a11);
+        a11 = __smlad(xb13, wb13, a11);
+    }
+#endif
+#else
+    /* xs: the pair widened to int32, per 4 taps those of pixel a then of pixel b: word
+     * loads with immediate offsets, where ARMv6-M's LDRSB takes only a register. */
+    const int32_t *x = (const int32_t *)__builtin_assume_aligned(xs, 4);
 #if defined(__ARM_ARCH_6M__) && defined(__GNUC__)
-        /* GCC keeps moving values between low and high registers here (about 100
-         * instructions per 16 MACs); by hand 60: accumulators in high registers, the
-         * filter indexed by i from w and w + 4, the pair by immediate offsets. */
-        {
-            const int8_t *const w4 = w + 4;
-            int32_t i = 0, t1, t2, t3;
-            __asm__ volatile(
-                ".syntax unified\n"
-                ".macro RIP_TAP off, step\n"
-                "ldrsb %[t2], [%[w], %[i]]\n"
-                "ldr %[t1], [%[x], #\\off]\n"
-                "movs %[t3], %[t1]\n"
-                "muls %[t3], %[t2]\n"
-                "add %[a00], %[t3]\n"
-                "ldrsb %[t3], [%[w4], %[i]]\n"
-                "muls %[t1], %[t3]\n"
-                "add %[a01], %[t1]\n"
-                "ldr %[t1], [%[x], #(\\off + 16)]\n"
-                "muls %[t2], %[t1]\n"
-                "add %[a10], %[t2]\n"
-                "muls %[t1], %[t3]\n"
-                "add %[a11], %[t1]\n"
-                "adds %[i], #\\step\n"
-                ".endm\n"
-                "1:\n"
-                "RIP_TAP 0, 1\n"
-                "RIP_TAP 4, 1\n"
-                "RIP_TAP 8, 1\n"
-                "RIP_TAP 12, 5\n"
-                "adds %[x], #32\n"
-                "cmp %[i], %[n]\n"
-                "bne 1b\n"
-                ".purgem RIP_TAP\n"
-                : [a00] "+h"(a00), [a01] "+h"(a01), [a10] "+h"(a10), [a11] "+h"(a11),
-                  [x] "+l"(x), [i] "+l"(i), [t1] "=&l"(t1), [t2] "=&l"(t2), [t3] "=&l"(t3)
-                : [w] "l"(w), [w4] "l"(w4), [n] "r"(2 * k4)
-                : "cc", "memory");
-            w += 2 * k4;
-        }
+    /* GCC keeps moving values between low and high registers here (about 100
+     * instructions per 16 MACs); by hand 60: accumulators in high registers, the
+     * filter indexed by i from w and w + 4, the pair by immediate offsets. */
+    {
+        const int8_t *const w4 = w + 4;
+        int32_t i = 0, t1, t2, t3;
+        __asm__ volatile(
+            ".syntax unified\n"
+            ".macro RIP_TAP off, step\n"
+            "ldrsb %[t2], [%[w], %[i]]\n"
+            "ldr %[t1], [%[x], #\\off]\n"
+            "movs %[t3], %[t1]\n"
+            "muls %[t3], %[t2]\n"
+            "add %[a00], %[t3]\n"
+            "ldrsb %[t3], [%[w4], %[i]]\n"
+            "muls %[t1], %[t3]\n"
+            "add %[a01], %[t1]\n"
+            "ldr %[t1], [%[x], #(\\off + 16)]\n"
+            "muls %[t2], %[t1]\n"
+            "add %[a10], %[t2]\n"
+            "muls %[t1], %[t3]\n"
+            "add %[a11], %[t1]\n"
+            "adds %[i], #\\step\n"
+            ".endm\n"
+            "1:\n"
+            "RIP_TAP 0, 1\n"
+            "RIP_TAP 4, 1\n"
+            "RIP_TAP 8, 1\n"
+            "RIP_TAP 12, 5\n"
+            "adds %[x], #32\n"
+            "cmp %[i], %[n]\n"
+            "bne 1b\n"
+            ".purgem RIP_TAP\n"
+            : [a00] "+h"(a00), [a01] "+h"(a01), [a10] "+h"(a10), [a11] "+h"(a11),
+              [x] "+l"(x), [i] "+l"(i), [t1] "=&l"(t1), [t2] "=&l"(t2), [t3] "=&l"(t3)
+            : [w] "l"(w), [w4] "l"(w4), [n] "r"(2 * k4)
+            : "cc", "memory");
+        w += 2 * k4;
+    }
 #else
-        const int8_t *const w_end = w + 2 * k4;
-        for (; w != w_end; w += 8, x += 8) {
-            for (int32_t j = 0; j < 4; ++j) {
-                const int32_t va = x[j], vb = x[4 + j], wa = w[j], wb = w[4 + j];
-                a00 += va * wa;
-                a01 += va * wb;
-                a10 += vb * wa;
-                a11 += vb * wb;
-            }
+    const int8_t *const w_end = w + 2 * k4;
+    for (; w != w_end; w += 8, x += 8) {
+        for (int32_t j = 0; j < 4; ++j) {
+            const int32_t va = x[j], vb = x[4 + j], wa = w[j], wb = w[4 + j];
+            a00 += va * wa;
+            a01 += va * wb;
+            a10 += vb * wa;
+            a11 += vb * wb;
         }
+    }
 #endif
 #endif
-        y0[oc] = rip_rq_out(&ch[oc], mode, lo, hi, a00);
-        y1[oc] = rip_rq_out(&ch[oc], mode, lo, hi, a10);
-        if (two) {
-            y0[oc + 1] = rip_rq_out(&ch[oc + 1], mode, lo, hi, a01);
-            y1[oc + 1] = rip_rq_out(&ch[oc + 1], mode, lo, hi, a11);
-        }
+    *wp = w;
+    *p00 = a00;
+    *p01 = a01;
+    *p10 = a10;
+    *p11 = a11;
+}
+
+/* All channels of a pixel pair: `xs` the pair widened (int16 pairs with DSP, int32
+ * without), `filter` the packed filter (rip_conv.h), k4 taps a channel, channels in pairs
+ * with their words interleaved. */
+RIP_INLINE void rip_rq_gemm_2px(const void *xs, int32_t k4, const int8_t *filter,
+                                int32_t c_out, const rip_fast_channel *ch, const int mode,
+                                int32_t lo, int32_t hi, int8_t *y0, int8_t *y1) {
+    const int8_t *w = (const int8_t *)__builtin_assume_aligned(filter, 4);
+    const rip_fast_channel *c = ch;
+    int8_t *o0 = y0, *o1 = y1;
+    for (int32_t n = c_out >> 1; n > 0; --n) {
+        int32_t a00 = c[0].bias, a01 = c[1].bias;
+        int32_t a10 = a00, a11 = a01;
+        rip_rq_dot(xs, &w, k4, &a00, &a01, &a10, &a11);
+        o0[0] = rip_rq_out(&c[0], mode, lo, hi, a00);
+        o1[0] = rip_rq_out(&c[0], mode, lo, hi, a10);
+        o0[1] = rip_rq_out(&c[1], mode, lo, hi, a01);
+        o1[1] = rip_rq_out(&c[1], mode, lo, hi, a11);
+        c += 2;
+        o0 += 2;
+        o1 += 2;
+    }
+    if (c_out & 1) { /* the last channel, paired with the packed filter's zero row */
+        int32_t a00 = c[0].bias, a01 = 0;
+        int32_t a10 = a00, a11 = 0;
+        rip_rq_dot(xs, &w, k4, &a00, &a01, &a10, &a11);
+        o0[0] = rip_rq_out(&c[0], mode, lo, hi, a00);
+        o1[0] = rip_rq_out(&c[0], mode, lo, hi, a10);
     }
 }
 
@@ -448,7 +499,6 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
             }
 #if defined(__ARM_FEATURE_DSP)
             rip_rq_widen_2px(xa, xb, taps, wide);
-            xa = xb = NULL;
 #else
             for (int32_t i = 0; i < taps; ++i) {
                 const int32_t at = 2 * (i & ~3) + (i & 3);
@@ -457,7 +507,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
             }
 #endif
             int8_t *y0 = out + (size_t)p * c_out;
-            rip_rq_gemm_2px(scratch, xa, xb, k4, filter, c_out, ch, mode, lo, hi, y0,
+            rip_rq_gemm_2px(scratch, k4, filter, c_out, ch, mode, lo, hi, y0,
                             pair ? y0 + c_out : y0);
         }
     }

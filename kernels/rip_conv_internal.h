@@ -62,7 +62,8 @@ static inline int32_t rip_fast_requantize(int32_t acc, int32_t multiplier, int32
  * = (2 * acc * m + 2^31) >> 32 = SMMULR(2 * acc, m) = t, and RoundingDivideByPOT(t, e)
  * = (t + 2^(e - 1) - [t < 0]) >> e (with t = q * 2^e + r, the sum carries into q exactly
  * when r > (2^e - 1) / 2 - 1 + [t < 0], the reference's threshold). The output offset,
- * a multiple of 2^e in `round`, passes through the shift unchanged. */
+ * a multiple of 2^e in `round`, passes through the shift unchanged; SMMLAR adds `round`
+ * to t in the multiply. */
 static inline int32_t rip_smmulr(int32_t a, int32_t b) {
 #if defined(__ARM_FEATURE_DSP)
     int32_t r;
@@ -84,10 +85,24 @@ static inline int32_t rip_smmulr(int32_t a, int32_t b) {
 #endif
 }
 
+/* round + SMMULR(a, b) in one SMMLAR where there is one. */
+static inline int32_t rip_smmlar(int32_t a, int32_t b, int32_t round) {
+#if defined(__ARM_FEATURE_DSP)
+    int32_t r;
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(round));
+    return r;
+#else
+    return round + rip_smmulr(a, b);
+#endif
+}
+
+/* The sign correction reads acc's sign instead of t's: with m >= 0, t < 0 only if acc < 0,
+ * and acc < 0 gives t <= 0; where they differ (t = 0, acc < 0), (round - 1) >> e and
+ * round >> e are both output_offset, as 0 <= 2^(e - 1) - 1 < 2^(e - 1) < 2^e. */
 static inline int32_t rip_cheap_requantize(int32_t acc, int32_t multiplier, int32_t round,
                                            int32_t shift) {
-    const int32_t t = rip_smmulr(acc + acc, multiplier);
-    return (t + round + (t >> 31)) >> shift;
+    const int32_t a2 = acc + acc;
+    return (rip_smmlar(a2, multiplier, round) + (a2 >> 31)) >> shift;
 }
 
 /* Clamp to [-128, 127] (one SSAT where there is one). */

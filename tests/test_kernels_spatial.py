@@ -38,7 +38,12 @@ from rip.allocator.theory.simulate import (
 )
 from rip.codegen import conv_params as cp
 from rip.codegen import pool_params as pp
-from rip.codegen.kernel_choice import fast_channels, folded_bias, pack_filter_pairs
+from rip.codegen.kernel_choice import (
+    fast_channels,
+    fast_conv_channels,
+    folded_bias,
+    pack_filter_pairs,
+)
 from rip.codegen.quant import ParamsError, activation_range
 from rip.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
@@ -271,11 +276,12 @@ def run_conv(
     if variant == "fast_rq":
         w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
         model_bias = None if bias is None else tuple(int(v) for v in bias)
-        records = fast_channels(p, w.tobytes(), model_bias)
-        if records is None:
+        found = fast_conv_channels(p, w.tobytes(), model_bias)
+        if found is None:
             pytest.skip("the cheap requantisation is not proven for this layer")
+        records, signed = found
         table = (FastChannel * len(records))(*(FastChannel(*r) for r in records))
-        packed = np.frombuffer(pack_filter_pairs(w.tobytes(), p.output_dims[3]), np.int8)
+        packed = np.frombuffer(pack_filter_pairs(signed, p.output_dims[3]), np.int8)
         packed = aligned_copy(packed)
         d_in, x_in, d_f, _f, _d_b, _b, d_out = args
         status = lib.rip_conv2d_fast_rq_s8(
@@ -833,7 +839,9 @@ def test_random_conv_matches_tflm_in_and_out_of_place(
     assert run_conv(lib, graph, op, x, None, seed, "fast") == expected
     w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
     p = cp.conv_params(graph, op)
-    cheap = fast_channels(p, w.tobytes(), None if bias is None else tuple(int(v) for v in bias))
+    cheap = fast_conv_channels(
+        p, w.tobytes(), None if bias is None else tuple(int(v) for v in bias)
+    )
     if cheap is not None:
         assert run_conv(lib, graph, op, x, None, seed, "fast_rq") == expected
     try:
@@ -1129,22 +1137,21 @@ def harness_source() -> str:
         memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
         fails += check("conv fast rq {name}", rip_conv2d_fast_rq_s8(&ctx, &cp, {v}_ch, &id,
                        arena + {gap}, &fd, {v}_wp, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
-        packed = np.frombuffer(
-            pack_filter_pairs(const(graph, op, 1, "<i1").tobytes(), p.output_dims[3]), np.int8
-        )
-        h.array("int8_t", f"{v}_wp", packed)
-        h.decls[-1] = h.decls[-1].replace(f"{v}_wp[]", f"{v}_wp[] __attribute__((aligned(4)))")
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
         bias = const(graph, op, 2, "<i4")
         model_bias = None if bias is None else tuple(int(v) for v in bias)
-        records = fast_channels(p, const(graph, op, 1, "<i1").tobytes(), model_bias)
-        assert records is not None, f"{name}: the cheap requantisation is not proven"
+        found = fast_conv_channels(p, const(graph, op, 1, "<i1").tobytes(), model_bias)
+        assert found is not None, f"{name}: the cheap requantisation is not proven"
+        records, signed = found
         h.array("rip_fast_channel", f"{v}_ch", [])
         h.decls[-1] = (
             f"static const rip_fast_channel {v}_ch[] = {{"
             + ",".join("{" + ",".join(str(x) for x in r) + "}" for r in records)
             + "};"
         )
+        packed = np.frombuffer(pack_filter_pairs(signed, p.output_dims[3]), np.int8)
+        h.array("int8_t", f"{v}_wp", packed)
+        h.decls[-1] = h.decls[-1].replace(f"{v}_wp[]", f"{v}_wp[] __attribute__((aligned(4)))")
     for k, name in enumerate(["per_tensor_relu6_wide", "per_channel_batch2_relu"]):
         graph, op, x, expected = load(FC, name, k)
         p, v = cp.fully_connected_params(graph, op), f"fc{k}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rip.codegen.requant import cheap_channel, max_accumulator
+from rip.codegen.requant import cheap_channel, cheap_channels_negating, max_accumulator
 
 
 def tflite_requantize(acc: int, m: int, shift: int, output_offset: int) -> int:
@@ -28,13 +28,13 @@ def tflite_requantize(acc: int, m: int, shift: int, output_offset: int) -> int:
 
 
 def kernel_formula(acc: int, record: tuple[int, int, int, int]) -> int:
-    """rip_cheap_requantize: SMMULR(2 acc, m), then (t + round + (t >> 31)) >> e, checking
+    """rip_cheap_requantize: SMMLAR(2 acc, m, round) + (acc >> 31), then >> e, checking
     that every intermediate is an int32 as the C code needs."""
     _, m, round_, e = record
     a2 = 2 * acc
     assert -(2**31) <= a2 < 2**31
     t = (a2 * m + 2**31) >> 32
-    s = t + round_ + (-1 if t < 0 else 0)
+    s = t + round_ + (-1 if acc < 0 else 0)  # the kernels read acc's sign
     assert -(2**31) <= s < 2**31
     return s >> e
 
@@ -43,7 +43,7 @@ def kernel_formula(acc: int, record: tuple[int, int, int, int]) -> int:
 @given(
     bias=st.integers(-(2**31), 2**31 - 1),
     weight_sum=st.integers(0, 2**24),
-    m=st.one_of(st.integers(2**30, 2**31 - 1), st.integers(0, 2**31 - 1)),
+    m=st.one_of(st.integers(2**30, 2**31 - 1), st.integers(-(2**31) + 1, 2**31 - 1)),
     shift=st.integers(-31, 4),
     output_offset=st.integers(-128, 127),
     where=st.floats(-1.0, 1.0),
@@ -52,23 +52,36 @@ def kernel_formula(acc: int, record: tuple[int, int, int, int]) -> int:
 def test_the_cheap_formula_equals_tflite_where_proven(
     bias: int, weight_sum: int, m: int, shift: int, output_offset: int, where: float, exact: int
 ) -> None:
-    record = cheap_channel(bias, weight_sum, m, shift, output_offset)
-    if record is None:
+    found = cheap_channels_negating((bias,), (weight_sum,), (m,), (shift,), output_offset, (True,))
+    if found is None:
         return
-    assert shift < 0
-    bound = max_accumulator(bias, weight_sum)
-    # anywhere in the bound, at its ends, and on rounding ties (multiples of 2^(e-1))
-    tie = exact << max(0, -shift - 1)
-    for acc in (int(where * bound), bound, -bound, 0, tie if abs(tie) <= bound else 0):
-        assert kernel_formula(acc, record) == tflite_requantize(acc, m, shift, output_offset)
+    (record,), (negate,) = found
+    reach = max_accumulator(bias, weight_sum) - abs(bias)  # what the weights can add
+    # anywhere in reach, at its ends, and on rounding ties (multiples of 2^(e-1))
+    tie = (exact << max(0, -shift - 1)) - bias
+    for share in (int(where * reach), reach, -reach, 0, tie if abs(tie) <= reach else 0):
+        acc = bias + share  # TFLite's accumulator
+        if not -(2**31) <= acc < 2**31:
+            continue  # int32 overflow in TFLite itself
+        # the kernel's: the record's bias plus the (negated) weights' share
+        got = kernel_formula(record[0] + (-share if negate else share), record)
+        assert got == tflite_requantize(acc, m, shift, output_offset)
 
 
 def test_not_proven_where_the_cheap_path_is_wrong() -> None:
     """No right shift (shift >= 0: the sign correction would be off by one), an accumulator
     whose double overflows int32, an output offset that overflows the rounding sum."""
+    assert cheap_channel(0, 100, -(2**30), -3, 0) is None  # m < 0: only by negating
     assert cheap_channel(0, 100, 2**30, 0, 0) is None
     assert cheap_channel(0, 100, 2**30, 1, 0) is None
     assert cheap_channel(2**30, 0, 2**30, -1, 0) is None
     assert cheap_channel(0, 2**23, 2**30, -1, 0) is None  # 128 * 2^23 = 2^30
-    assert cheap_channel(0, 100, 2**30, -31, 5) is None  # 5 * 2^31 does not fit
+    assert cheap_channel(2**25, 0, 2**30, -24, 127) is None  # round ~ 2^31 does not fit
     assert cheap_channel(0, 100, 2**30, -8, 5) == (0, 2**30, 2**7 + 5 * 2**8, 8)
+
+
+def test_constant_channels() -> None:
+    """A zero multiplier, or one whose products round to 0, outputs the offset alone."""
+    assert cheap_channel(-(2**31) + 5, 10, 0, 0, -7) == (0, 0, -13, 1)
+    assert cheap_channel(1000, 10, 2**30, -20, 3) == (0, 0, 7, 1)
+    assert tflite_requantize(1000 + 128 * 10, 2**30, -20, 3) == 3
