@@ -17,6 +17,8 @@ The choice and the memory plan agree by construction:
   every output channel (no left shift, |acc| < 2^30, no overflow: almost every layer),
   ``rip_conv2d_fast_rq_s8``: the same traversal, tile and scratch, the requantisation
   constants precomputed per channel (``ConvKernelParams.fast_channels``).
+- Depthwise likewise: where the cheap requantisation is proven, the ``_rq`` twin of the
+  kernel chosen below (the same traversal, ring, scratch and gap).
 - A depthwise layer in place (the channel scheme: output base == input base, gap 0, the
   planner's placement) runs ``rip_depthwise_conv2d_inplace_rows_fast_s8`` when its scratch
   (an int16 slot per input row and a ring of saved input rows,
@@ -33,6 +35,7 @@ The choice and the memory plan agree by construction:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,6 +102,18 @@ def choose_conv_kernel(
     if p.depth_multiplier != 1:
         name = "rip_depthwise_conv2d_inplace_s8" if channel else "rip_depthwise_conv2d_s8"
         return KernelChoice(name, False, "depth multiplier != 1: reference kernel")
+    choice = _depthwise_choice(p, channel, reserved_scratch)
+    if p.fast_channels is None:
+        return choice
+    return dataclasses.replace(
+        choice,
+        function=choice.function.removesuffix("_s8") + "_rq_s8",
+        reason=choice.reason + "; cheap requantisation proven",
+    )
+
+
+def _depthwise_choice(p: ConvKernelParams, channel: bool, reserved_scratch: int | None):
+    """The fast depthwise kernel (depth multiplier 1) with TFLite's general requantisation."""
     if not channel:
         return KernelChoice("rip_depthwise_conv2d_fast_s8", True,
                             "out of place, channel-vectorised")  # fmt: skip
@@ -109,7 +124,7 @@ def choose_conv_kernel(
     group = min(p.output_dims[3], (reserved_scratch or plane) // plane // 4 * 4)
     how = f"groups of {group} channels" if group >= 4 else "one channel plane at a time"
     return KernelChoice("rip_depthwise_conv2d_inplace_fast_s8", True,
-                        f"in place by channel planes on DSP cores: {how}")  # fmt: skip
+                        f"in place by channel planes: {how}")  # fmt: skip
 
 
 def folded_bias(p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] | None):

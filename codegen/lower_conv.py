@@ -23,6 +23,7 @@ from rip.allocator.planning.requirements import scratch_bytes as op_scratch_byte
 from rip.codegen import conv_params as cp
 from rip.codegen.kernel_choice import (
     choose_conv_kernel,
+    fast_channels,
     fast_conv_channels,
     folded_bias,
     pack_filter_pairs,
@@ -102,7 +103,9 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     bias = _bias(graph, op, index, p.output_dims[3])
     reserved = max(op_scratch_bytes(graph, o) for o in graph.operators)
     signed_weights = weights
-    if not depthwise:
+    if depthwise:
+        p = dataclasses.replace(p, fast_channels=fast_channels(p, weights, bias))
+    else:
         found = fast_conv_channels(p, weights, bias)
         if found is not None:
             p = dataclasses.replace(p, fast_channels=found[0])
@@ -127,7 +130,7 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             output=grouped(buffers.output),
             filter=weights,
             bias=bias,
-            quant="fast_channels" if kernel == "rip_conv2d_fast_rq_s8" else "per_channel",
+            quant="fast_channels" if kernel.endswith("_rq_s8") else "per_channel",
             scratch_bytes=scratch,
             comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
         )

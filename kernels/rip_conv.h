@@ -117,11 +117,15 @@ rip_status rip_fully_connected_per_channel_s8(const rip_context *ctx, const rip_
  *   GEMM output), with SMLAD and SXTB16 (with its rotate) on cores with the DSP extension
  *   and portable C elsewhere; one pixel pair's receptive fields are gathered before any of
  *   their channels is written.
- * - DEPTHWISE_CONV_2D, on cores with the DSP extension (and on hosts), is channel-vectorised
- *   as CMSIS-NN's arm_depthwise_conv_s8_opt: four channels per tap word, SXTB16 into even
- *   and odd halfword pairs, SMLABB / SMLATT per channel, the 3x3 interior out of line.
- *   On ARMv6-M it keeps one channel plane at a time, split into an interior (no bounds
- *   checks, no divisions, 3x3 with a sliding window) and a border.
+ * - DEPTHWISE_CONV_2D runs one output row at a time through a row engine: per channel
+ *   group, the weights staged once per row (on cores with the DSP extension and on hosts,
+ *   four channels a word as SXTB16 halfword pairs, SMLABB / SMLATT per channel; on ARMv6-M
+ *   one channel at a time, LDRSB and MULS), taps unrolled for 3x3, 5x5 and 7x7, a kernel row
+ *   outside the input weighted 0 with its zero-point share moved into the bias, interior
+ *   pixels straight from the input rows and border pixels from their gathered receptive
+ *   field. Within a row: channel groups in order, pixels left to right within a group.
+ *   Where the generator proves it, the _rq twins take rip_fast_channel records and
+ *   rip_cheap_requantize.
  *
  * Requantization is TFLite's MultiplyByQuantizedMultiplier in the CMSIS-NN form: one 64-bit
  * multiply-accumulate with the 2^30 rounding constant (equal to gemmlowp's
@@ -207,8 +211,8 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
 
 /* DEPTHWISE_CONV_2D in place, row-streamed: the contract of the channel in-place kernels
  * (`data` holds the input and receives the output at the same base, gap 0, depth multiplier
- * 1, H_out * W_out <= H * W), batch 1, KH <= 16, with the channel-vectorised inner loop of
- * the out-of-place kernel over all channels of a pixel. Output rows are written in order;
+ * 1, H_out * W_out <= H * W), batch 1, KH <= 16, with the row engine of the out-of-place
+ * kernel over all channels of each output row. Output rows are written in order;
  * before row r is stored, each input row that row r's bytes reach first and that row r or a
  * later row still reads is copied into a FIFO ring of whole input rows (W * C bytes each)
  * in ctx->buf, and those taps read the ring from then on. At stride 1 with KH = 3, SAME,
@@ -220,10 +224,9 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
  * kernel refuses. rip.allocator.theory.simulate.simulate_depthwise_rows executes this
  * schedule over a tracked workspace and finds no corruption at that ring.
  *
- * On ARMv6-M (no DSP extension) this entry runs rip_depthwise_conv2d_inplace_fast_s8's
- * channel planes instead (one plane of scratch, which the planner reserves for the op and
- * so the model's buffer always holds): faster there. rip_depthwise_conv2d_inplace_rows_ring_s8
- * runs the row schedule on every core. */
+ * Every core runs this schedule (ARMv6-M's engine one channel at a time within each row:
+ * the same rows saved, the same ring); rip_depthwise_conv2d_inplace_rows_ring_s8 runs it
+ * with a ring size given. */
 int32_t rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size(
     const rip_dw_conv_params *params, const rip_dims *input_dims, const rip_dims *filter_dims,
     const rip_dims *output_dims);
@@ -232,6 +235,30 @@ rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
     const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
     const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
     const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims);
+
+/* The three fast depthwise kernels with the cheap requantisation (rip_fast_channel records
+ * the generator proved exact for the layer, as for rip_conv2d_fast_rq_s8): the same
+ * traversal, scratch and in-place contract as their namesakes above; `channels` replaces
+ * quant and the bias. */
+rip_status rip_depthwise_conv2d_fast_rq_s8(const rip_context *ctx,
+                                           const rip_dw_conv_params *params,
+                                           const rip_fast_channel *channels,
+                                           const rip_dims *input_dims, const int8_t *input,
+                                           const rip_dims *filter_dims, const int8_t *filter,
+                                           const rip_dims *output_dims, int8_t *output);
+
+rip_status rip_depthwise_conv2d_inplace_fast_rq_s8(const rip_context *ctx,
+                                                   const rip_dw_conv_params *params,
+                                                   const rip_fast_channel *channels,
+                                                   const rip_dims *input_dims, int8_t *data,
+                                                   const rip_dims *filter_dims,
+                                                   const int8_t *filter,
+                                                   const rip_dims *output_dims);
+
+rip_status rip_depthwise_conv2d_inplace_rows_fast_rq_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_fast_channel *channels,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *output_dims);
 
 /* The scratch the planner reserves for a DEPTHWISE_CONV_2D (rip.scratch.scratch_bytes,
  * whichever kernel then runs it): one output channel plane, H_out * W_out (the minimum of

@@ -16,8 +16,46 @@ typedef struct {
     int32_t kh, kw, sh, sw, dh, dw, ph, pw;
     int32_t zero_point; /* what a padded tap reads: its product cancels its folded bias */
     int32_t oy_lo, oy_hi, ox_lo, ox_hi; /* interior outputs: every tap inside the input */
+    int32_t w_ratio; /* W / W_out where W_out divides W (else 0): the row schedule's clobber */
     int32_t output_offset, act_min, act_max;
 } rip_dw_plane;
+
+/* How a channel's accumulator becomes int8: TFLite's general path (the folded bias, per
+ * channel multiplier and shift, rip_fast_requantize) or the cheap one the generator proved
+ * exact for the layer (rip_fast_channel records, rip_cheap_requantize), saturated to int8
+ * or clamped to the activation range. */
+enum { RIP_DW_RQ_EXACT, RIP_DW_RQ_CHEAP_SAT, RIP_DW_RQ_CHEAP_CLAMP };
+
+typedef struct {
+    const int32_t *bias, *m, *s;     /* RIP_DW_RQ_EXACT */
+    const rip_fast_channel *records; /* RIP_DW_RQ_CHEAP_* */
+    int mode;
+} rip_dw_rq;
+
+static inline int32_t rip_dw_rq_bias(const rip_dw_rq *q, int32_t c) {
+    return q->mode == RIP_DW_RQ_EXACT ? q->bias[c] : q->records[c].bias;
+}
+
+/* The channel's multiplier and shift for rip_fast_requantize (a record's e is -shift). */
+static inline int32_t rip_dw_rq_m(const rip_dw_rq *q, int32_t c) {
+    return q->mode == RIP_DW_RQ_EXACT ? q->m[c] : q->records[c].multiplier;
+}
+
+static inline int32_t rip_dw_rq_s(const rip_dw_rq *q, int32_t c) {
+    return q->mode == RIP_DW_RQ_EXACT ? q->s[c] : -q->records[c].shift;
+}
+
+static rip_dw_rq rip_dw_rq_exact(const int32_t *bias, const rip_per_channel_quant *quant) {
+    const rip_dw_rq q = {bias, quant->multiplier, quant->shift, NULL, RIP_DW_RQ_EXACT};
+    return q;
+}
+
+static rip_dw_rq rip_dw_rq_cheap(const rip_fast_channel *records, const rip_dw_conv_params *p) {
+    const int full = p->activation.min == -128 && p->activation.max == 127;
+    const rip_dw_rq q = {NULL, NULL, NULL, records,
+                         full ? RIP_DW_RQ_CHEAP_SAT : RIP_DW_RQ_CHEAP_CLAMP};
+    return q;
+}
 
 /* Outputs o in [lo, hi) with 0 <= o * s - pad and o * s - pad + (k - 1) * d < extent: two
  * divisions per axis and call, none per output. */
@@ -129,7 +167,7 @@ static void rip_dw_interior_3x3(const rip_dw_plane *g, const int8_t *src, const 
 }
 
 /* Channel `ch`'s whole output plane into dst (pixel p at dst[p * dst_stride]). */
-static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
+static __attribute__((noinline)) void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                            int32_t ch, int32_t bias, int32_t multiplier, int32_t shift,
                            int8_t *dst, int32_t dst_stride) {
     const int8_t *in_ch = in + ch;
@@ -183,161 +221,456 @@ static void rip_dw_channel(const rip_dw_plane *g, const int8_t *in, const int8_t
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* DEPTHWISE_CONV_2D, channel-vectorised (DSP cores): four channels per SIMD step           */
+/* DEPTHWISE_CONV_2D, channel-vectorised: four channels per word, one output row at a time  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* The channel-vectorised depthwise runs where it is the faster one: on cores with the DSP
- * extension, and on hosts (where it is also what the host tests exercise). ARMv6-M keeps
- * the per-channel planes (its eight low registers hold one channel's 3x3 weights better
- * than four channels' accumulators and words). */
-#if defined(__ARM_FEATURE_DSP) || !defined(__arm__)
+/* The channel groups (rip_dw_group) run on every core: the row engine below is the faster
+ * scheme on DSP cores (four channels a word) and on ARMv6-M (one channel at a time, but no
+ * per-pixel border arithmetic and no scatter of a plane). */
 #define RIP_DW_GROUPS 1
-#else
-#define RIP_DW_GROUPS 0
-#endif
 
-/* The four-channel helpers below are compiled on every core: the row-streamed in-place
- * kernel (rip_depthwise_conv2d_inplace_rows_fast_s8) uses them everywhere, the channel
- * groups only where RIP_DW_GROUPS. */
+/* The four-channel row engine below is compiled on every core: the row-streamed in-place
+ * kernel (rip_depthwise_conv2d_inplace_rows_fast_s8) uses it everywhere, the channel groups
+ * only where RIP_DW_GROUPS. Its halfword helpers are DSP instructions on cores that have
+ * them and the same arithmetic in portable C elsewhere (what the host tests run). */
 #if defined(__ARM_FEATURE_DSP)
-/* One tap of four channels: x and w hold channels c..c+3 (one byte each). SXTB16 splits
- * them into even (0, 2) and odd (1, 3) halfword pairs; SMLABB / SMLATT accumulate each
- * channel's product (the CMSIS-NN arm_depthwise_conv_s8_opt inner step, without im2col). */
-#define RIP_DW4_TAP(xv, wv)                                                                    \
-    do {                                                                                       \
-        const int32_t x02_ = __sxtb16(xv), x13_ = rip_fast_sxtb16_ror8(xv);                     \
-        const int32_t w02_ = __sxtb16(wv), w13_ = rip_fast_sxtb16_ror8(wv);                     \
-        a0 = __smlabb(x02_, w02_, a0);                                                         \
-        a2 = __smlatt(x02_, w02_, a2);                                                         \
-        a1 = __smlabb(x13_, w13_, a1);                                                         \
-        a3 = __smlatt(x13_, w13_, a3);                                                         \
-    } while (0)
+static inline int32_t rip_dw_sx02(int32_t x) { return __sxtb16(x); }
+static inline int32_t rip_dw_sx13(int32_t x) { return rip_fast_sxtb16_ror8(x); }
+#define RIP_DW_SMLABB(x, w, a) __smlabb((x), (w), (a))
+#define RIP_DW_SMLATT(x, w, a) __smlatt((x), (w), (a))
 #else
-#define RIP_DW4_TAP(xv, wv)                                                                    \
-    do {                                                                                       \
-        a0 += (int32_t)(int8_t)(xv) * (int8_t)(wv);                                            \
-        a1 += (int32_t)(int8_t)((xv) >> 8) * (int8_t)((wv) >> 8);                              \
-        a2 += (int32_t)(int8_t)((xv) >> 16) * (int8_t)((wv) >> 16);                            \
-        a3 += (int32_t)(int8_t)((xv) >> 24) * (int8_t)((wv) >> 24);                            \
-    } while (0)
+/* Bytes 0 and 2 (sx02) or 1 and 3 (sx13) of x, each sign-extended into a halfword. */
+static inline int32_t rip_dw_sx02(int32_t x) {
+    return (int32_t)((uint32_t)(uint16_t)(int16_t)(int8_t)x |
+                     ((uint32_t)(uint16_t)(int16_t)(int8_t)(x >> 16) << 16));
+}
+static inline int32_t rip_dw_sx13(int32_t x) {
+    return (int32_t)((uint32_t)(uint16_t)(int16_t)(int8_t)(x >> 8) |
+                     ((uint32_t)(uint16_t)(int16_t)(int8_t)(x >> 24) << 16));
+}
+/* a + bottom(x) * bottom(w) and a + top(x) * top(w), wrapping as the instructions do. */
+#define RIP_DW_SMLABB(x, w, a)                                                                 \
+    ((int32_t)((uint32_t)(a) + (uint32_t)((int32_t)(int16_t)(x) * (int16_t)(w))))
+#define RIP_DW_SMLATT(x, w, a)                                                                 \
+    ((int32_t)((uint32_t)(a) +                                                                 \
+               (uint32_t)((int32_t)(int16_t)((x) >> 16) * (int16_t)((w) >> 16))))
 #endif
 
-/* The requantization of four channels' accumulators into o[0..3]. */
-#define RIP_DW4_STORE(o, m, s, g)                                                              \
+/* One tap of four channels: xv holds channels c..c+3 of the input (one byte each), w02 / w13
+ * the tap's weights of channels (c, c+2) / (c+1, c+3), already sign-extended halfwords. */
+#define RIP_DW4_TAP(xv, w02, w13)                                                              \
     do {                                                                                       \
-        const int32_t oo_ = (g)->output_offset, lo_ = (g)->act_min, hi_ = (g)->act_max;        \
-        (o)[0] = (int8_t)rip_fast_requantize(a0, (m)[0], (s)[0], oo_, lo_, hi_);               \
-        (o)[1] = (int8_t)rip_fast_requantize(a1, (m)[1], (s)[1], oo_, lo_, hi_);               \
-        (o)[2] = (int8_t)rip_fast_requantize(a2, (m)[2], (s)[2], oo_, lo_, hi_);               \
-        (o)[3] = (int8_t)rip_fast_requantize(a3, (m)[3], (s)[3], oo_, lo_, hi_);               \
+        const int32_t xv_ = (xv);                                                              \
+        const int32_t x02_ = rip_dw_sx02(xv_), x13_ = rip_dw_sx13(xv_);                        \
+        a0 = RIP_DW_SMLABB(x02_, (w02), a0);                                                   \
+        a2 = RIP_DW_SMLATT(x02_, (w02), a2);                                                   \
+        a1 = RIP_DW_SMLABB(x13_, (w13), a1);                                                   \
+        a3 = RIP_DW_SMLATT(x13_, (w13), a3);                                                   \
     } while (0)
+
+#define RIP_DW4_MAX_TAPS 49 /* staged kernels up to 7x7; larger ones take the generic path */
+#define RIP_DW_ROWS_MAX_KH 16 /* the row engine's kernel rows (its callers' row arrays) */
+
+/* ARMv6-M (no SIMD, eight low registers, no unaligned words) runs the same rows one channel
+ * at a time (rip_dw_row below); every other core four channels a word. */
+#if defined(__arm__) && !defined(__ARM_FEATURE_DSP)
+#define RIP_DW_V6M 1
+#else
+#define RIP_DW_V6M 0
+#endif
+
+#if !RIP_DW_V6M
+/* One channel group's view of one output row: the taps' weights as halfword pairs (taps of
+ * a row outside the input zeroed, their share moved into the bias), bias, requantization. */
+typedef struct {
+    int32_t w[2 * RIP_DW4_MAX_TAPS]; /* tap t: w[2t] channels (0, 2), w[2t + 1] channels (1, 3) */
+    int32_t bias[4];
+    const int32_t *m, *s;             /* RIP_DW_RQ_EXACT: the group's first channel's */
+    const rip_fast_channel *records;  /* RIP_DW_RQ_CHEAP_*: likewise */
+    int mode;
+    int32_t output_offset, act_min, act_max;
+} rip_dw4_stage;
+
+/* Requantize four accumulators into o[0..3]. */
+static inline __attribute__((always_inline)) void rip_dw4_put(int8_t *o, const rip_dw4_stage *st,
+                                                              int32_t a0, int32_t a1, int32_t a2,
+                                                              int32_t a3) {
+    const int32_t oo = st->output_offset, lo = st->act_min, hi = st->act_max;
+    if (st->mode != RIP_DW_RQ_EXACT) {
+        const rip_fast_channel *r = st->records;
+        int32_t y0 = rip_cheap_requantize(a0, r[0].multiplier, r[0].round, r[0].shift);
+        int32_t y1 = rip_cheap_requantize(a1, r[1].multiplier, r[1].round, r[1].shift);
+        int32_t y2 = rip_cheap_requantize(a2, r[2].multiplier, r[2].round, r[2].shift);
+        int32_t y3 = rip_cheap_requantize(a3, r[3].multiplier, r[3].round, r[3].shift);
+        if (st->mode == RIP_DW_RQ_CHEAP_SAT) {
+            o[0] = (int8_t)rip_sat_s8(y0);
+            o[1] = (int8_t)rip_sat_s8(y1);
+            o[2] = (int8_t)rip_sat_s8(y2);
+            o[3] = (int8_t)rip_sat_s8(y3);
+        } else {
+            o[0] = (int8_t)rip_clamp32(y0, lo, hi);
+            o[1] = (int8_t)rip_clamp32(y1, lo, hi);
+            o[2] = (int8_t)rip_clamp32(y2, lo, hi);
+            o[3] = (int8_t)rip_clamp32(y3, lo, hi);
+        }
+        return;
+    }
+    o[0] = (int8_t)rip_fast_requantize(a0, st->m[0], st->s[0], oo, lo, hi);
+    o[1] = (int8_t)rip_fast_requantize(a1, st->m[1], st->s[1], oo, lo, hi);
+    o[2] = (int8_t)rip_fast_requantize(a2, st->m[2], st->s[2], oo, lo, hi);
+    o[3] = (int8_t)rip_fast_requantize(a3, st->m[3], st->s[3], oo, lo, hi);
+}
+
+/* n output pixels of one channel group: pixel k's tap (ky, kx) reads the word at
+ * rows[ky] + off + k * step + kx * col; its four outputs go to o + k * ostep. KH and KW are
+ * constants wherever this is inlined, so the taps unroll and the weights are immediate
+ * offsets into the stage. */
+static inline __attribute__((always_inline)) void rip_dw4_run(
+    const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, const int32_t KH,
+    const int32_t KW, const rip_dw4_stage *st, int8_t *o, ptrdiff_t ostep, int32_t n) {
+    for (; n > 0; --n, off += step, o += ostep) {
+        int32_t a0 = st->bias[0], a1 = st->bias[1], a2 = st->bias[2], a3 = st->bias[3];
+        const int32_t *w = st->w;
+        for (int32_t ky = 0; ky < KH; ++ky) {
+            const int8_t *p = rows[ky] + off;
+            for (int32_t kx = 0; kx < KW; ++kx, p += col, w += 2) {
+                RIP_DW4_TAP(rip_fast_load_s8x4(p), w[0], w[1]);
+            }
+        }
+        rip_dw4_put(o, st, a0, a1, a2, a3);
+    }
+}
+
+static __attribute__((noinline)) void rip_dw4_run_3x3(const int8_t *const *rows, ptrdiff_t off,
+                                                      ptrdiff_t col, ptrdiff_t step,
+                                                      const rip_dw4_stage *st, int8_t *o,
+                                                      ptrdiff_t ostep, int32_t n) {
+    rip_dw4_run(rows, off, col, step, 3, 3, st, o, ostep, n);
+}
+
+static __attribute__((noinline)) void rip_dw4_run_5x5(const int8_t *const *rows, ptrdiff_t off,
+                                                      ptrdiff_t col, ptrdiff_t step,
+                                                      const rip_dw4_stage *st, int8_t *o,
+                                                      ptrdiff_t ostep, int32_t n) {
+    rip_dw4_run(rows, off, col, step, 5, 5, st, o, ostep, n);
+}
+
+static __attribute__((noinline)) void rip_dw4_run_7x7(const int8_t *const *rows, ptrdiff_t off,
+                                                      ptrdiff_t col, ptrdiff_t step,
+                                                      const rip_dw4_stage *st, int8_t *o,
+                                                      ptrdiff_t ostep, int32_t n) {
+    rip_dw4_run(rows, off, col, step, 7, 7, st, o, ostep, n);
+}
+
+static __attribute__((noinline)) void rip_dw4_run_any(const int8_t *const *rows, ptrdiff_t off,
+                                                      ptrdiff_t col, ptrdiff_t step, int32_t kh,
+                                                      int32_t kw, const rip_dw4_stage *st,
+                                                      int8_t *o, ptrdiff_t ostep, int32_t n) {
+    rip_dw4_run(rows, off, col, step, kh, kw, st, o, ostep, n);
+}
+
+static void rip_dw4_dispatch(const rip_dw_plane *g, const int8_t *const *rows, ptrdiff_t off,
+                             ptrdiff_t col, ptrdiff_t step, const rip_dw4_stage *st, int8_t *o,
+                             ptrdiff_t ostep, int32_t n) {
+    if (g->kh == 3 && g->kw == 3) {
+        rip_dw4_run_3x3(rows, off, col, step, st, o, ostep, n);
+    } else if (g->kh == 5 && g->kw == 5) {
+        rip_dw4_run_5x5(rows, off, col, step, st, o, ostep, n);
+    } else if (g->kh == 7 && g->kw == 7) {
+        rip_dw4_run_7x7(rows, off, col, step, st, o, ostep, n);
+    } else {
+        rip_dw4_run_any(rows, off, col, step, g->kh, g->kw, st, o, ostep, n);
+    }
+}
+
+#endif /* !RIP_DW_V6M */
+
+/* One output pixel, channel j (any j), every tap by comparison: rows[ky] is input row
+ * oy * sh - ph + ky * dh (pixel 0, channel 0) or NULL outside the input; a padded tap reads
+ * the zero point, whose product cancels its share of the folded bias. */
+static int8_t rip_dw1_pixel(const rip_dw_plane *g, const int8_t *const *rows, int32_t ox,
+                            const int8_t *filter, int32_t j, int32_t bias, int32_t m, int32_t s) {
+    const int32_t c = g->c, ix0 = ox * g->sw - g->pw;
+    int32_t kx_lo, kx_hi;
+    rip_conv_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
+    int32_t acc = bias;
+    for (int32_t ky = 0; ky < g->kh; ++ky) {
+        const int8_t *row = rows[ky];
+        for (int32_t kx = 0; kx < g->kw; ++kx) {
+            const int32_t x = row != NULL && kx >= kx_lo && kx < kx_hi
+                                  ? row[((ptrdiff_t)ix0 + kx * g->dw) * c + j]
+                                  : g->zero_point;
+            acc += x * filter[(size_t)(ky * g->kw + kx) * c + j];
+        }
+    }
+    return (int8_t)rip_fast_requantize(acc, m, s, g->output_offset, g->act_min, g->act_max);
+}
+
+#if RIP_DW_V6M
+/* ARMv6-M: one channel's requantization constants. */
+typedef struct {
+    int mode;
+    int32_t m, s;                /* RIP_DW_RQ_EXACT */
+    const rip_fast_channel *rec; /* RIP_DW_RQ_CHEAP_* */
+    int32_t output_offset, act_min, act_max;
+} rip_dw1_rq;
+
+static inline __attribute__((always_inline)) int8_t rip_dw1_out(const rip_dw1_rq *q,
+                                                                int32_t acc) {
+    if (q->mode != RIP_DW_RQ_EXACT) {
+        const int32_t y =
+            rip_cheap_requantize(acc, q->rec->multiplier, q->rec->round, q->rec->shift);
+        return (int8_t)(q->mode == RIP_DW_RQ_CHEAP_SAT ? rip_sat_s8(y)
+                                                       : rip_clamp32(y, q->act_min, q->act_max));
+    }
+    return (int8_t)rip_fast_requantize(acc, q->m, q->s, q->output_offset, q->act_min,
+                                       q->act_max);
+}
+
+/* ARMv6-M: n output pixels of one channel, pixel k's tap (ky, kx) at rows[ky] + off +
+ * k * step + kx * col, its weight w[ky * KW + kx] (staged on the stack: an immediate
+ * offset), its output at o + k * ostep. */
+static inline __attribute__((always_inline)) void rip_dw1_run(
+    const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, const int32_t KH,
+    const int32_t KW, const int32_t *w, int32_t bias, const rip_dw1_rq *q, int8_t *o,
+    ptrdiff_t ostep, int32_t n) {
+    for (; n > 0; --n, off += step, o += ostep) {
+        int32_t acc = bias;
+        const int32_t *wk = w;
+        for (int32_t ky = 0; ky < KH; ++ky) {
+            const int8_t *p = rows[ky] + off;
+            for (int32_t kx = 0; kx < KW; ++kx, p += col, ++wk) {
+                acc += *p * *wk;
+            }
+        }
+        *o = rip_dw1_out(q, acc);
+    }
+}
+
+#define RIP_DW1_RUN(name, KH, KW)                                                              \
+    static __attribute__((noinline)) void name(                                                \
+        const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
+        int32_t kw, const int32_t *w, int32_t bias, const rip_dw1_rq *q, int8_t *o,            \
+        ptrdiff_t ostep, int32_t n) {                                                          \
+        (void)kh;                                                                              \
+        (void)kw;                                                                              \
+        rip_dw1_run(rows, off, col, step, KH, KW, w, bias, q, o, ostep, n);                    \
+    }
+RIP_DW1_RUN(rip_dw1_run_3x3, 3, 3)
+RIP_DW1_RUN(rip_dw1_run_5x5, 5, 5)
+RIP_DW1_RUN(rip_dw1_run_7x7, 7, 7)
+RIP_DW1_RUN(rip_dw1_run_any, kh, kw)
+
+static void rip_dw1_dispatch(const rip_dw_plane *g, const int8_t *const *rows, ptrdiff_t off,
+                             ptrdiff_t col, ptrdiff_t step, const int32_t *w, int32_t bias,
+                             const rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep, int32_t n) {
+    const int32_t kh = g->kh, kw = g->kw;
+    if (kh == 3 && kw == 3) {
+        rip_dw1_run_3x3(rows, off, col, step, kh, kw, w, bias, q, o, ostep, n);
+    } else if (kh == 5 && kw == 5) {
+        rip_dw1_run_5x5(rows, off, col, step, kh, kw, w, bias, q, o, ostep, n);
+    } else if (kh == 7 && kw == 7) {
+        rip_dw1_run_7x7(rows, off, col, step, kh, kw, w, bias, q, o, ostep, n);
+    } else {
+        rip_dw1_run_any(rows, off, col, step, kh, kw, w, bias, q, o, ostep, n);
+    }
+}
+
+/* rip_dw_row on ARMv6-M: the same contract and the same rows, one channel at a time (its
+ * weights staged, a row outside the input zeroed and its share moved into the bias), the
+ * interior pixels straight from the rows, the border ones from their gathered field. */
+static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const int8_t *filter,
+                       const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *o,
+                       ptrdiff_t ostep) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw;
+    const int32_t n1 = taps <= RIP_DW4_MAX_TAPS && kh <= RIP_DW_ROWS_MAX_KH ? n_ch : 0;
+    const int32_t zp = g->zero_point;
+    const int8_t *valid = NULL; /* any row inside the input: a NULL row's taps weigh 0 */
+    for (int32_t ky = 0; ky < kh && valid == NULL; ++ky) {
+        valid = rows[ky];
+    }
+    const int32_t lo = valid != NULL ? g->ox_lo : g->w_out;
+    const int32_t hi = valid != NULL ? g->ox_hi : g->w_out;
+    const int8_t *rp[RIP_DW_ROWS_MAX_KH]; /* rows, NULL ones replaced */
+    const int8_t *gp[RIP_DW_ROWS_MAX_KH]; /* a gathered receptive field's rows */
+    int8_t field[RIP_DW4_MAX_TAPS];
+    int32_t w[RIP_DW4_MAX_TAPS];
+    rip_dw1_rq r1;
+    r1.mode = q->mode;
+    r1.output_offset = g->output_offset;
+    r1.act_min = g->act_min;
+    r1.act_max = g->act_max;
+    for (int32_t j = 0; j < n1; ++j) {
+        const int32_t ch = c0 + j;
+        uint32_t adj = 0;
+        const int8_t *wt = filter + ch;
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int in = rows[ky] != NULL;
+            rp[ky] = in ? rows[ky] + ch : valid != NULL ? valid + ch : NULL;
+            for (int32_t kx = 0; kx < kw; ++kx, wt += c) {
+                w[ky * kw + kx] = in ? *wt : 0;
+                if (!in) { /* the padded tap's zp * w, which the folded bias leaves out */
+                    adj += (uint32_t)zp * (uint32_t)(int32_t)*wt;
+                }
+            }
+        }
+        const int32_t bias = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch) + adj);
+        if (q->mode == RIP_DW_RQ_EXACT) {
+            r1.m = q->m[ch];
+            r1.s = q->s[ch];
+        } else {
+            r1.rec = q->records + ch;
+        }
+        int8_t *oj = o + j;
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            if (ox == lo && lo < hi) { /* the interior run, straight from the rows */
+                rip_dw1_dispatch(g, rp, (ptrdiff_t)(lo * g->sw - g->pw) * c,
+                                 (ptrdiff_t)g->dw * c, (ptrdiff_t)g->sw * c, w, bias, &r1,
+                                 oj + (ptrdiff_t)lo * ostep, ostep, hi - lo);
+                ox = hi - 1;
+                continue;
+            }
+            const int32_t ix0 = ox * g->sw - g->pw;
+            for (int32_t ky = 0; ky < kh; ++ky) {
+                for (int32_t kx = 0; kx < kw; ++kx) {
+                    const int32_t ix = ix0 + kx * g->dw;
+                    field[ky * kw + kx] = rows[ky] != NULL && ix >= 0 && ix < g->w
+                                              ? rows[ky][(ptrdiff_t)ix * c + ch]
+                                              : (int8_t)zp;
+                }
+                gp[ky] = field + ky * kw;
+            }
+            rip_dw1_dispatch(g, gp, 0, 1, 0, w, bias, &r1, oj + (ptrdiff_t)ox * ostep, ostep,
+                             1);
+        }
+    }
+    for (int32_t j = n1; j < n_ch; ++j) {
+        const int32_t ch = c0 + j;
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            o[(ptrdiff_t)ox * ostep + j] =
+                rip_dw1_pixel(g, rows, ox, filter, ch, rip_dw_rq_bias(q, ch),
+                              rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch));
+        }
+    }
+}
+#else
+/* Channels [c0, c0 + n_ch) of output row oy into o (channel c0 + j of pixel ox at
+ * o[ox * ostep + j]). rows[ky] is input row oy * sh - ph + ky * dh (pixel 0, channel 0), NULL
+ * outside the input; no store of this row may reach them (the callers write elsewhere, or
+ * read the rows the store reaches from the ring). Groups of four channels take the staged engine: interior pixels
+ * straight from the rows, border pixels from their receptive field gathered with the zero
+ * point filling the padded taps; the last n_ch % 4 channels (and kernels above 7x7) are
+ * computed one channel at a time. */
+static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const int8_t *filter,
+                       const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *o,
+                       ptrdiff_t ostep) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw;
+    const int32_t n4 = taps <= RIP_DW4_MAX_TAPS && kh <= RIP_DW_ROWS_MAX_KH ? n_ch & ~3 : 0;
+    const int32_t zp = g->zero_point;
+    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
+    const int8_t *valid = NULL; /* any row inside the input: a NULL row's taps weigh 0 */
+    for (int32_t ky = 0; ky < kh && valid == NULL; ++ky) {
+        valid = rows[ky];
+    }
+    rip_dw4_stage st;
+    st.mode = q->mode;
+    st.output_offset = g->output_offset;
+    st.act_min = g->act_min;
+    st.act_max = g->act_max;
+    const int8_t *rp[RIP_DW_ROWS_MAX_KH]; /* rows, NULL ones replaced */
+    const int8_t *gp[RIP_DW_ROWS_MAX_KH]; /* a gathered receptive field's rows */
+    int32_t field[RIP_DW4_MAX_TAPS];
+    for (int32_t j = 0; j < n4; j += 4) {
+        const int32_t ch = c0 + j;
+        uint32_t adj[4] = {0, 0, 0, 0};
+        const int8_t *wt = filter + ch;
+        for (int32_t ky = 0; ky < kh; ++ky) {
+            const int in = rows[ky] != NULL;
+            rp[ky] = in ? rows[ky] + ch : valid != NULL ? valid + ch : NULL;
+            for (int32_t kx = 0; kx < kw; ++kx, wt += c) {
+                const int32_t t = ky * kw + kx;
+                const int32_t v = rip_fast_load_s8x4(wt);
+                if (in) {
+                    st.w[2 * t] = rip_dw_sx02(v);
+                    st.w[2 * t + 1] = rip_dw_sx13(v);
+                    continue;
+                }
+                /* the padded tap's zp * w, which the folded bias leaves out */
+                st.w[2 * t] = st.w[2 * t + 1] = 0;
+                for (int32_t k = 0; k < 4; ++k) {
+                    adj[k] += (uint32_t)zp * (uint32_t)(int32_t)wt[k];
+                }
+            }
+        }
+
+        for (int32_t k = 0; k < 4; ++k) {
+            st.bias[k] = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch + k) + adj[k]);
+        }
+        if (q->mode == RIP_DW_RQ_EXACT) {
+            st.m = q->m + ch;
+            st.s = q->s + ch;
+        } else {
+            st.records = q->records + ch;
+        }
+        int8_t *oj = o + j;
+        const int32_t lo = valid != NULL ? g->ox_lo : g->w_out;
+        const int32_t hi = valid != NULL ? g->ox_hi : g->w_out;
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            if (ox == lo && lo < hi) { /* the interior run, straight from the rows */
+                rip_dw4_dispatch(g, rp, (ptrdiff_t)(lo * g->sw - g->pw) * c,
+                                 (ptrdiff_t)g->dw * c, (ptrdiff_t)g->sw * c, &st,
+                                 oj + (ptrdiff_t)lo * ostep, ostep, hi - lo);
+                ox = hi - 1;
+                continue;
+            }
+            /* a border pixel: its receptive field, padded taps filled with the zero point */
+            const int32_t ix0 = ox * g->sw - g->pw;
+            for (int32_t ky = 0; ky < kh; ++ky) {
+                for (int32_t kx = 0; kx < kw; ++kx) {
+                    const int32_t ix = ix0 + kx * g->dw;
+                    field[ky * kw + kx] = rows[ky] != NULL && ix >= 0 && ix < g->w
+                                              ? rip_fast_load_s8x4(rows[ky] + (ptrdiff_t)ix * c + ch)
+                                              : pad4;
+                }
+                gp[ky] = (const int8_t *)(const void *)(field + ky * kw);
+            }
+            rip_dw4_dispatch(g, gp, 0, 4, 0, &st, oj + (ptrdiff_t)ox * ostep, ostep, 1);
+        }
+    }
+    for (int32_t j = n4; j < n_ch; ++j) {
+        const int32_t ch = c0 + j;
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            o[(ptrdiff_t)ox * ostep + j] =
+                rip_dw1_pixel(g, rows, ox, filter, ch, rip_dw_rq_bias(q, ch),
+                              rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch));
+        }
+    }
+}
+#endif /* RIP_DW_V6M */
 
 #if RIP_DW_GROUPS
-/* One interior output pixel of a 3x3 kernel at unit dilation, channels [0, n4) of the
- * group (n4 a multiple of 4): x is its top-left tap, wt the filter, bias, m and s the
- * group's first channel's, all offset to the group's first channel. Kept out of line so
- * that its loop has the registers to itself. */
-static __attribute__((noinline)) void rip_dw4_3x3_pixel(const rip_dw_plane *g, const int8_t *x,
-                                                        const int8_t *wt, const int32_t *bias,
-                                                        const int32_t *m, const int32_t *s,
-                                                        int32_t n4, int8_t *o) {
-    const int32_t c = g->c, row = g->w * c - 2 * c;
-    for (int32_t j = 0; j < n4; j += 4, x += 4, wt += 4, o += 4) {
-        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
-        const int8_t *p = x, *w = wt;
-        /* The empty asm keeps p and w single running pointers (one add a tap) instead of
-         * nine precomputed offsets the core has no registers for. */
-        for (int32_t ky = 0; ky < 3; ++ky, p += row) {
-            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
-            p += c;
-            w += c;
-            __asm__("" : "+r"(p), "+r"(w));
-            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
-            p += c;
-            w += c;
-            __asm__("" : "+r"(p), "+r"(w));
-            RIP_DW4_TAP(rip_fast_load_s8x4(p), rip_fast_load_s8x4(w));
-            w += c;
-            __asm__("" : "+r"(p), "+r"(w));
-        }
-        RIP_DW4_STORE(o, m + j, s + j, g);
-    }
-}
-
-/* Any other output pixel (a border one, or any kernel size): every tap, a padded one
- * reading the zero point (its product cancels its share of the folded bias). */
-static __attribute__((noinline)) void rip_dw4_any_pixel(const rip_dw_plane *g, const int8_t *in,
-                                                        ptrdiff_t base, int32_t oy, int32_t ox,
-                                                        const int8_t *wt, const int32_t *bias,
-                                                        const int32_t *m, const int32_t *s,
-                                                        int32_t n_ch, int8_t *o) {
-    const int32_t c = g->c, kh = g->kh, kw = g->kw;
-    const int32_t row = g->dh * g->w * c, col = g->dw * c;
-    const int8_t zp = (int8_t)g->zero_point;
-    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
-    int32_t ky_lo, ky_hi, kx_lo, kx_hi;
-    rip_conv_tap_range(oy * g->sh - g->ph, g->dh, kh, g->h, &ky_lo, &ky_hi);
-    rip_conv_tap_range(ox * g->sw - g->pw, g->dw, kw, g->w, &kx_lo, &kx_hi);
-    const int32_t n4 = n_ch & ~3;
-    for (int32_t j = 0; j < n4; j += 4) {
-        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
-        for (int32_t ky = 0; ky < kh; ++ky) {
-            const int in_y = ky >= ky_lo && ky < ky_hi;
-            const int8_t *w = wt + j + (size_t)(ky * kw) * c;
-            for (int32_t kx = 0; kx < kw; ++kx, w += c) {
-                const int32_t xv = in_y && kx >= kx_lo && kx < kx_hi
-                                       ? rip_fast_load_s8x4(in + base + j + ky * row + kx * col)
-                                       : pad4;
-                RIP_DW4_TAP(xv, rip_fast_load_s8x4(w));
-            }
-        }
-        RIP_DW4_STORE(o + j, m + j, s + j, g);
-    }
-    for (int32_t j = n4; j < n_ch; ++j) { /* the last n_ch % 4 channels */
-        int32_t acc = bias[j];
-        for (int32_t ky = 0; ky < kh; ++ky) {
-            const int in_y = ky >= ky_lo && ky < ky_hi;
-            for (int32_t kx = 0; kx < kw; ++kx) {
-                const int32_t xv =
-                    in_y && kx >= kx_lo && kx < kx_hi ? in[base + j + ky * row + kx * col] : zp;
-                acc += xv * wt[j + (size_t)(ky * kw + kx) * c];
-            }
-        }
-        o[j] = (int8_t)rip_fast_requantize(acc, m[j], s[j], g->output_offset, g->act_min,
-                                           g->act_max);
-    }
-}
-
 /* Channels [c0, c0 + n_ch) of every output pixel into dst: channel c0 + j of pixel p at
  * dst[p * dst_stride + j]. Reads input channels [c0, c0 + n_ch) only. */
 static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
-                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                         int32_t c0, int32_t n_ch, int8_t *dst, int32_t dst_stride) {
-    const int fast3 = g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && (n_ch & 3) == 0;
-    const int8_t *wt = filter + c0;
-    bias += c0;
-    multiplier += c0;
-    shift += c0;
+                         const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *dst,
+                         int32_t dst_stride) {
+    const int8_t *rows[RIP_DW_ROWS_MAX_KH];
+    const size_t row_in = (size_t)g->w * (size_t)g->c;
     for (int32_t oy = 0; oy < g->h_out; ++oy) {
-        const int row_in = fast3 && oy >= g->oy_lo && oy < g->oy_hi;
-        int8_t *o = dst + (size_t)oy * g->w_out * dst_stride;
-        for (int32_t ox = 0; ox < g->w_out; ++ox, o += dst_stride) {
-            /* the top-left tap of channel c0 (an offset: it may lie outside the input) */
-            const ptrdiff_t base =
-                ((ptrdiff_t)(oy * g->sh - g->ph) * g->w + (ox * g->sw - g->pw)) * g->c + c0;
-            if (row_in && ox >= g->ox_lo && ox < g->ox_hi) {
-                rip_dw4_3x3_pixel(g, in + base, wt, bias, multiplier, shift, n_ch, o);
-            } else {
-                rip_dw4_any_pixel(g, in, base, oy, ox, wt, bias, multiplier, shift, n_ch, o);
-            }
+        const int32_t iy0 = oy * g->sh - g->ph;
+        for (int32_t ky = 0; ky < g->kh; ++ky) {
+            const int32_t iy = iy0 + ky * g->dh;
+            rows[ky] = iy < 0 || iy >= g->h ? NULL : in + (size_t)iy * row_in;
         }
+        rip_dw_row(g, rows, filter, q, c0, n_ch, dst + (size_t)oy * g->w_out * dst_stride,
+                   dst_stride);
     }
 }
 #endif
 
 static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *params,
                              const rip_dims *input_dims, const rip_dims *filter_dims,
-                             const int32_t *bias, const rip_dims *output_dims) {
+                             const void *bias, const rip_dims *output_dims) {
     if (params->depth_multiplier != 1 || filter_dims->c != input_dims->c ||
         output_dims->c != input_dims->c || input_dims->n != output_dims->n || bias == NULL ||
         params->stride.h < 1 || params->stride.w < 1 || params->dilation.h < 1 ||
@@ -363,6 +696,34 @@ static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *p
     g->act_max = params->activation.max;
     rip_fast_interior(g->h, g->kh, g->sh, g->dh, g->ph, g->h_out, &g->oy_lo, &g->oy_hi);
     rip_fast_interior(g->w, g->kw, g->sw, g->dw, g->pw, g->w_out, &g->ox_lo, &g->ox_hi);
+    g->w_ratio = g->w_out > 0 && g->w % g->w_out == 0 ? g->w / g->w_out : 0;
+    return RIP_OK;
+}
+
+static rip_status rip_dw_fast(const rip_dw_conv_params *params, const rip_dw_rq *q,
+                              const void *bias, const rip_dims *input_dims, const int8_t *input,
+                              const rip_dims *filter_dims, const int8_t *filter,
+                              const rip_dims *output_dims, int8_t *output) {
+    rip_dw_plane g;
+    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const size_t in_batch = (size_t)g.h * g.w * g.c;
+    const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+#if RIP_DW_GROUPS
+        if (g.kh <= RIP_DW_ROWS_MAX_KH) {
+            rip_dw_group(&g, input + b * in_batch, filter, q, 0, g.c, output + b * out_batch,
+                         g.c);
+            continue;
+        }
+#endif
+        for (int32_t ch = 0; ch < g.c; ++ch) {
+            rip_dw_channel(&g, input + b * in_batch, filter, ch, rip_dw_rq_bias(q, ch),
+                           rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch), output + b * out_batch + ch,
+                           g.c);
+        }
+    }
     return RIP_OK;
 }
 
@@ -374,34 +735,28 @@ rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_con
                                  const rip_dims *output_dims, int8_t *output) {
     (void)ctx;
     (void)bias_dims;
-    rip_dw_plane g;
-    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
-        return RIP_ERROR_ARGUMENT;
-    }
-    const size_t in_batch = (size_t)g.h * g.w * g.c;
-    const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
-    for (int32_t b = 0; b < input_dims->n; ++b) {
-#if RIP_DW_GROUPS
-        rip_dw_group(&g, input + b * in_batch, filter, bias, quant->multiplier, quant->shift, 0,
-                     g.c, output + b * out_batch, g.c);
-        continue;
-#endif
-        for (int32_t ch = 0; ch < g.c; ++ch) {
-            rip_dw_channel(&g, input + b * in_batch, filter, ch, bias[ch], quant->multiplier[ch],
-                           quant->shift[ch], output + b * out_batch + ch, g.c);
-        }
-    }
-    return RIP_OK;
+    const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
+    return rip_dw_fast(params, &q, bias, input_dims, input, filter_dims, filter, output_dims,
+                       output);
 }
 
-rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
-                                         const rip_dw_conv_params *params,
-                                         const rip_per_channel_quant *quant,
-                                         const rip_dims *input_dims, int8_t *data,
-                                         const rip_dims *filter_dims, const int8_t *filter,
-                                         const rip_dims *bias_dims, const int32_t *bias,
-                                         const rip_dims *output_dims) {
-    (void)bias_dims;
+rip_status rip_depthwise_conv2d_fast_rq_s8(const rip_context *ctx,
+                                           const rip_dw_conv_params *params,
+                                           const rip_fast_channel *channels,
+                                           const rip_dims *input_dims, const int8_t *input,
+                                           const rip_dims *filter_dims, const int8_t *filter,
+                                           const rip_dims *output_dims, int8_t *output) {
+    (void)ctx;
+    const rip_dw_rq q = rip_dw_rq_cheap(channels, params);
+    return rip_dw_fast(params, &q, channels, input_dims, input, filter_dims, filter,
+                       output_dims, output);
+}
+
+static rip_status rip_dw_planes(const rip_context *ctx, const rip_dw_conv_params *params,
+                                const rip_dw_rq *q, const void *bias,
+                                const rip_dims *input_dims, int8_t *data,
+                                const rip_dims *filter_dims, const int8_t *filter,
+                                const rip_dims *output_dims) {
     rip_dw_plane g;
     const int32_t plane = output_dims->h * output_dims->w;
     if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
@@ -418,13 +773,13 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
      * [c0, c0 + n) only, computes their planes into ctx->buf (pixel-major, n bytes a pixel)
      * and then scatters them over the same channels, which no later group reads. */
     int32_t group = rip_min32(g.c, (ctx->size / plane) & ~3);
-    if (group >= 4) {
+    if (group >= 4 && g.kh <= RIP_DW_ROWS_MAX_KH) {
         for (int32_t b = 0; b < input_dims->n; ++b) {
             const int8_t *in = data + b * in_batch;
             int8_t *out = data + b * out_batch;
             for (int32_t c0 = 0; c0 < g.c; c0 += group) {
                 const int32_t n = rip_min32(group, g.c - c0);
-                rip_dw_group(&g, in, filter, bias, quant->multiplier, quant->shift, c0, n, buf, n);
+                rip_dw_group(&g, in, filter, q, c0, n, buf, n);
                 if (n == g.c) {
                     memcpy(out, buf, (size_t)plane * (size_t)n);
                     continue;
@@ -452,8 +807,8 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
         int8_t *out = data + b * out_batch;
         for (int32_t ch = 0; ch < g.c; ++ch) {
             /* Channel ch's plane reads channel ch only, which no scatter has touched yet. */
-            rip_dw_channel(&g, in, filter, ch, bias[ch], quant->multiplier[ch], quant->shift[ch],
-                           buf, 1);
+            rip_dw_channel(&g, in, filter, ch, rip_dw_rq_bias(q, ch), rip_dw_rq_m(q, ch),
+                           rip_dw_rq_s(q, ch), buf, 1);
             int8_t *o = out + ch;
             for (int32_t p = 0; p < plane; ++p) {
                 o[(size_t)p * g.c] = buf[p];
@@ -461,6 +816,31 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
         }
     }
     return RIP_OK;
+}
+
+rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
+                                         const rip_dw_conv_params *params,
+                                         const rip_per_channel_quant *quant,
+                                         const rip_dims *input_dims, int8_t *data,
+                                         const rip_dims *filter_dims, const int8_t *filter,
+                                         const rip_dims *bias_dims, const int32_t *bias,
+                                         const rip_dims *output_dims) {
+    (void)bias_dims;
+    const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
+    return rip_dw_planes(ctx, params, &q, bias, input_dims, data, filter_dims, filter,
+                         output_dims);
+}
+
+rip_status rip_depthwise_conv2d_inplace_fast_rq_s8(const rip_context *ctx,
+                                                   const rip_dw_conv_params *params,
+                                                   const rip_fast_channel *channels,
+                                                   const rip_dims *input_dims, int8_t *data,
+                                                   const rip_dims *filter_dims,
+                                                   const int8_t *filter,
+                                                   const rip_dims *output_dims) {
+    const rip_dw_rq q = rip_dw_rq_cheap(channels, params);
+    return rip_dw_planes(ctx, params, &q, channels, input_dims, data, filter_dims, filter,
+                         output_dims);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -478,7 +858,50 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
 
 /* The first output row whose bytes reach input row i: (r + 1) * W_out > i * W. */
 static inline int32_t rip_dw_rows_clobber(const rip_dw_plane *g, int32_t i) {
-    return (int32_t)(((int64_t)i * g->w) / g->w_out);
+    if (g->w_ratio > 0) { /* W_out divides W (every stride-1 and most stride-2 layers) */
+        return i * g->w_ratio;
+    }
+    const int64_t p = (int64_t)i * g->w; /* a 32-bit division wherever it fits (always, in
+                                            practice): no 64-bit division call per row */
+    return p <= INT32_MAX ? (int32_t)p / g->w_out : (int32_t)(p / g->w_out);
+}
+
+/* Copy one input row into its ring slot: 32 bytes a step (eight registers, one LDM and one
+ * STM) on Arm cores where both ends are 4-aligned, as every row is when C is a multiple of
+ * 4 (ARMv6-M: 16 bytes, its LDM and STM take the low registers only); bytes otherwise. */
+static __attribute__((noinline)) void rip_dw_rows_copy(int8_t *dst, const int8_t *src,
+                                                       size_t n) {
+    size_t i = 0;
+#if defined(__arm__)
+    if ((((uintptr_t)dst | (uintptr_t)src) & 3u) == 0) {
+#if RIP_DW_V6M
+        const size_t step = 16;
+#else
+        const size_t step = 32;
+#endif
+        const int8_t *const end = src + (n - n % step);
+        const int8_t *s = src;
+        int8_t *d = dst;
+        while (s != end) {
+#if RIP_DW_V6M
+            __asm__ volatile("ldmia %0!, {r4, r5, r6, r7}\n\tstmia %1!, {r4, r5, r6, r7}"
+                             : "+l"(s), "+l"(d)
+                             :
+                             : "r4", "r5", "r6", "r7", "memory");
+#else
+            __asm__ volatile("ldmia %0!, {r4, r5, r6, r7, r8, r9, r10, r11}\n\t"
+                             "stmia %1!, {r4, r5, r6, r7, r8, r9, r10, r11}"
+                             : "+r"(s), "+r"(d)
+                             :
+                             : "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "memory");
+#endif
+        }
+        i = n - n % step;
+    }
+#endif
+    for (; i < n; ++i) {
+        dst[i] = src[i];
+    }
 }
 
 /* The last output row reading input row i, -1 if none does. */
@@ -488,7 +911,11 @@ static int32_t rip_dw_rows_last_reader(const rip_dw_plane *g, int32_t i) {
         if (t < 0) {
             break;
         }
-        if (t % g->sh == 0 && t / g->sh < g->h_out) {
+        if (g->sh == 1) { /* no division on the common stride */
+            if (t < g->h_out) {
+                return t;
+            }
+        } else if (t % g->sh == 0 && t / g->sh < g->h_out) {
             return t / g->sh;
         }
     }
@@ -522,87 +949,12 @@ static int32_t rip_dw_rows_ring(const rip_dw_plane *g) {
     return ring;
 }
 
-#define RIP_DW_ROWS_MAX_KH 16
 
 static int32_t rip_dw_rows_table_bytes(int32_t h) { return (2 * h + 3) & ~3; }
 
 static int rip_dw_rows_geometry_ok(const rip_dw_plane *g, int32_t batches) {
     return batches == 1 && g->kh <= RIP_DW_ROWS_MAX_KH && g->h_out * g->w_out <= g->h * g->w &&
            g->h < 32768;
-}
-
-/* One interior 3x3 output pixel at unit dilation from three row pointers (each at the
- * pixel's leftmost tap, channel 0): channels [0, n4), n4 a multiple of 4. */
-static __attribute__((noinline)) void rip_dw4_3x3_rows_pixel(const rip_dw_plane *g,
-                                                             const int8_t *p0, const int8_t *p1,
-                                                             const int8_t *p2, const int8_t *wt,
-                                                             const int32_t *bias,
-                                                             const int32_t *m, const int32_t *s,
-                                                             int32_t n4, int8_t *o) {
-    const int32_t c = g->c;
-    for (int32_t j = 0; j < n4; j += 4, p0 += 4, p1 += 4, p2 += 4, wt += 4, o += 4) {
-        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
-        const int8_t *w = wt;
-        RIP_DW4_TAP(rip_fast_load_s8x4(p0), rip_fast_load_s8x4(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p0 + c), rip_fast_load_s8x4(w + c));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p0 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
-        w += 3 * c;
-        __asm__("" : "+r"(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p1), rip_fast_load_s8x4(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p1 + c), rip_fast_load_s8x4(w + c));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p1 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
-        w += 3 * c;
-        __asm__("" : "+r"(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p2), rip_fast_load_s8x4(w));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p2 + c), rip_fast_load_s8x4(w + c));
-        RIP_DW4_TAP(rip_fast_load_s8x4(p2 + 2 * c), rip_fast_load_s8x4(w + 2 * c));
-        RIP_DW4_STORE(o, m + j, s + j, g);
-    }
-}
-
-/* Any output pixel from row pointers: rows[ky] is input row oy * sh - ph + ky * dh (pixel
- * 0, channel 0), NULL outside the input; a padded tap reads the zero point. */
-static __attribute__((noinline)) void rip_dw4_rows_any_pixel(const rip_dw_plane *g,
-                                                             const int8_t *const *rows,
-                                                             int32_t ox, const int8_t *wt,
-                                                             const int32_t *bias,
-                                                             const int32_t *m, const int32_t *s,
-                                                             int8_t *o) {
-    const int32_t c = g->c, kh = g->kh, kw = g->kw, col = g->dw * c;
-    const int32_t ix0 = ox * g->sw - g->pw;
-    const int8_t zp = (int8_t)g->zero_point;
-    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
-    int32_t kx_lo, kx_hi;
-    rip_conv_tap_range(ix0, g->dw, kw, g->w, &kx_lo, &kx_hi);
-    const ptrdiff_t x0 = (ptrdiff_t)ix0 * c;
-    const int32_t n4 = c & ~3;
-    for (int32_t j = 0; j < n4; j += 4) {
-        int32_t a0 = bias[j], a1 = bias[j + 1], a2 = bias[j + 2], a3 = bias[j + 3];
-        for (int32_t ky = 0; ky < kh; ++ky) {
-            const int8_t *row = rows[ky];
-            const int8_t *w = wt + j + (size_t)(ky * kw) * c;
-            for (int32_t kx = 0; kx < kw; ++kx, w += c) {
-                const int32_t xv = row != NULL && kx >= kx_lo && kx < kx_hi
-                                       ? rip_fast_load_s8x4(row + x0 + j + kx * col)
-                                       : pad4;
-                RIP_DW4_TAP(xv, rip_fast_load_s8x4(w));
-            }
-        }
-        RIP_DW4_STORE(o + j, m + j, s + j, g);
-    }
-    for (int32_t j = n4; j < c; ++j) { /* the last C % 4 channels */
-        int32_t acc = bias[j];
-        for (int32_t ky = 0; ky < kh; ++ky) {
-            const int8_t *row = rows[ky];
-            for (int32_t kx = 0; kx < kw; ++kx) {
-                const int32_t xv =
-                    row != NULL && kx >= kx_lo && kx < kx_hi ? row[x0 + j + kx * col] : zp;
-                acc += xv * wt[j + (size_t)(ky * kw + kx) * c];
-            }
-        }
-        o[j] = (int8_t)rip_fast_requantize(acc, m[j], s[j], g->output_offset, g->act_min,
-                                           g->act_max);
-    }
 }
 
 static int32_t rip_dw_rows_scratch(const rip_dw_plane *g) {
@@ -635,17 +987,19 @@ int32_t rip_depthwise_conv2d_scratch_get_buffer_size(const rip_dw_conv_params *p
     return rip_max32(plane, rip_dw_rows_scratch(&g));
 }
 
-rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
-    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
-    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
-    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
-    int32_t ring_rows) {
-    (void)bias_dims;
+static rip_status rip_dw_rows_run(const rip_context *ctx, const rip_dw_conv_params *params,
+                                  const rip_dw_rq *q, const void *bias,
+                                  const rip_dims *input_dims, int8_t *data,
+                                  const rip_dims *filter_dims, const int8_t *filter,
+                                  const rip_dims *output_dims, int32_t ring_rows) {
     rip_dw_plane g;
     if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
         !rip_dw_rows_geometry_ok(&g, input_dims->n) || ctx == NULL || ctx->buf == NULL ||
-        ring_rows < 0 || ((uintptr_t)ctx->buf & 1u) != 0) {
+        ((uintptr_t)ctx->buf & 1u) != 0) {
         return RIP_ERROR_ARGUMENT;
+    }
+    if (ring_rows < 0) { /* the schedule's own ring */
+        ring_rows = rip_dw_rows_ring(&g);
     }
     const size_t row_in = (size_t)g.w * (size_t)g.c;
     const int32_t table = rip_dw_rows_table_bytes(g.h);
@@ -657,8 +1011,6 @@ rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
     for (int32_t i = 0; i < g.h; ++i) {
         slot[i] = -1;
     }
-    const int fast3 = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && (g.c & 3) == 0;
-    const int32_t *const m = quant->multiplier, *const sh = quant->shift;
     const int8_t *rows[RIP_DW_ROWS_MAX_KH];
     int32_t next = 0, saves = 0;
     for (int32_t oy = 0; oy < g.h_out; ++oy) {
@@ -666,7 +1018,7 @@ rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
         for (; next < g.h && rip_dw_rows_clobber(&g, next) <= oy; ++next) {
             if (ring_rows > 0 && rip_dw_rows_last_reader(&g, next) >= oy) {
                 const int32_t k = saves % ring_rows;
-                memcpy(ring + (size_t)k * row_in, data + (size_t)next * row_in, row_in);
+                rip_dw_rows_copy(ring + (size_t)k * row_in, data + (size_t)next * row_in, row_in);
                 slot[next] = (int16_t)k;
                 ++saves;
             }
@@ -678,39 +1030,54 @@ rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
                        : slot[iy] >= 0     ? ring + (size_t)slot[iy] * row_in
                                            : data + (size_t)iy * row_in;
         }
-        int8_t *o = data + (size_t)oy * g.w_out * g.c;
-        const int row_in3 = fast3 && oy >= g.oy_lo && oy < g.oy_hi;
-        for (int32_t ox = 0; ox < g.w_out; ++ox, o += g.c) {
-            if (row_in3 && ox >= g.ox_lo && ox < g.ox_hi) {
-                const size_t x = (size_t)(ox * g.sw - g.pw) * (size_t)g.c;
-                rip_dw4_3x3_rows_pixel(&g, rows[0] + x, rows[1] + x, rows[2] + x, filter, bias,
-                                       m, sh, g.c, o);
-            } else {
-                rip_dw4_rows_any_pixel(&g, rows, ox, filter, bias, m, sh, o);
-            }
-        }
+        /* every row this output row reaches and still reads is in the ring: any order */
+        rip_dw_row(&g, rows, filter, q, 0, g.c, data + (size_t)oy * g.w_out * g.c, g.c);
     }
     return RIP_OK;
 }
 
+rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
+    int32_t ring_rows) {
+    (void)bias_dims;
+    if (ring_rows < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
+    return rip_dw_rows_run(ctx, params, &q, bias, input_dims, data, filter_dims, filter,
+                           output_dims, ring_rows);
+}
+
+/* ARMv6-M: its eight low registers run one channel plane at a time faster than four
+ * channels' words, so it keeps the plane scheme (ctx holds the model's scratch buffer, at
+ * least this op's plane: the planner's reservation). */
 rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
     const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
     const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
     const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims) {
+    (void)bias_dims;
+    const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
 #if !RIP_DW_GROUPS
-    /* ARMv6-M: its eight low registers run one channel plane at a time faster than four
-     * channels' words, so it keeps the plane scheme (ctx holds the model's scratch buffer,
-     * at least this op's plane: the planner's reservation). */
-    return rip_depthwise_conv2d_inplace_fast_s8(ctx, params, quant, input_dims, data,
-                                                filter_dims, filter, bias_dims, bias,
-                                                output_dims);
+    return rip_dw_planes(ctx, params, &q, bias, input_dims, data, filter_dims, filter,
+                         output_dims);
 #else
-    rip_dw_plane g;
-    if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
-        return RIP_ERROR_ARGUMENT;
-    }
-    return rip_depthwise_conv2d_inplace_rows_ring_s8(ctx, params, quant, input_dims, data,
-                                                     filter_dims, filter, bias_dims, bias,
-                                                     output_dims, rip_dw_rows_ring(&g));
+    return rip_dw_rows_run(ctx, params, &q, bias, input_dims, data, filter_dims, filter,
+                           output_dims, -1);
+#endif
+}
+
+rip_status rip_depthwise_conv2d_inplace_rows_fast_rq_s8(
+    const rip_context *ctx, const rip_dw_conv_params *params, const rip_fast_channel *channels,
+    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
+    const rip_dims *output_dims) {
+    const rip_dw_rq q = rip_dw_rq_cheap(channels, params);
+#if !RIP_DW_GROUPS
+    return rip_dw_planes(ctx, params, &q, channels, input_dims, data, filter_dims, filter,
+                         output_dims);
+#else
+    return rip_dw_rows_run(ctx, params, &q, channels, input_dims, data, filter_dims, filter,
+                           output_dims, -1);
 #endif
 }

@@ -38,7 +38,12 @@ from rip.allocator.theory.simulate import (
 )
 from rip.codegen import conv_params as cp
 from rip.codegen import pool_params as pp
-from rip.codegen.kernel_choice import fast_conv_channels, folded_bias, pack_filter_pairs
+from rip.codegen.kernel_choice import (
+    fast_channels,
+    fast_conv_channels,
+    folded_bias,
+    pack_filter_pairs,
+)
 from rip.codegen.quant import ParamsError, activation_range
 from rip.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
@@ -310,10 +315,12 @@ def run_depthwise(
     output base == input base), "rows" (row-streamed in place, output base == input base,
     the fast kernel with its ring; ``ring_rows`` forces the ring's slot count) or "naive"
     (the out-of-place kernel with output == input);
-    ``variant`` "reference" or "fast" (the _fast kernels, depth multiplier 1 only);
+    ``variant`` "reference", "fast" (the _fast kernels, depth multiplier 1 only) or
+    "fast_rq" (their _rq twins with the generator's rip_fast_channel records; skipped where
+    the cheap requantisation is not proven for the layer);
     ``scratch_bytes``: the context's size (default: the planner's, one plane)."""
     p = cp.conv_params(graph, op)
-    fast = variant == "fast"
+    fast = variant != "reference"
     arena = Arena.build(x, int(np.prod(p.output_dims)), None if mode == "out" else 0, seed)
     if scratch_bytes is None:
         scratch_bytes = rows_scratch(p) if mode == "rows" else p.scratch_bytes
@@ -330,6 +337,8 @@ def run_depthwise(
         p.depth_multiplier,
         Act(*p.activation),
     )
+    if variant == "fast_rq":
+        return run_depthwise_rq(lib, graph, op, p, arena, ctx, params, args, mode, ring_rows)
     variant_part = "_fast" if fast else ""  # rip_depthwise_conv2d[_inplace][_fast]_s8
     if mode == "rows":  # the row-streamed in-place kernel; ring_rows=None: its own ring
         if ring_rows is None:
@@ -342,6 +351,35 @@ def run_depthwise(
         return arena.result(fn(ctx, params, quant, *args))
     fn = getattr(lib, f"rip_depthwise_conv2d{variant_part}_s8")
     return arena.result(fn(ctx, params, quant, *args, arena.output))
+
+
+def run_depthwise_rq(
+    lib: ctypes.CDLL,
+    graph: Graph,
+    op: Operator,
+    p: Any,
+    arena: Any,
+    ctx: Any,
+    params: Any,
+    args: Any,
+    mode: str,
+    ring_rows: int | None,
+) -> bytes:
+    """The _rq twins of the fast depthwise kernels (run_depthwise's "fast_rq")."""
+    w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
+    model_bias = None if bias is None else tuple(int(v) for v in bias)
+    records = fast_channels(p, w.tobytes(), model_bias)
+    if records is None:
+        pytest.skip("the cheap requantisation is not proven for this layer")
+    assert ring_rows is None, "the _rq rows kernel runs its own ring"
+    table = (FastChannel * len(records))(*(FastChannel(*r) for r in records))
+    d_in, x_in, d_f, f, _d_b, _b, d_out = args
+    head = (ctx, params, ctypes.addressof(table), d_in, x_in, d_f, f, d_out)
+    if mode == "rows":
+        return arena.result(lib.rip_depthwise_conv2d_inplace_rows_fast_rq_s8(*head))
+    if mode == "channel":
+        return arena.result(lib.rip_depthwise_conv2d_inplace_fast_rq_s8(*head))
+    return arena.result(lib.rip_depthwise_conv2d_fast_rq_s8(*head, arena.output))
 
 
 def rows_scratch(p: Any) -> int:
@@ -607,6 +645,15 @@ def test_depthwise_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
         assert run_depthwise(lib, graph, op, x, "out", seed, "fast") == expected
 
 
+@pytest.mark.parametrize(("name", "seed"), cases(DEPTHWISE_M1))
+@pytest.mark.parametrize("mode", ("out", "channel", "rows"))
+def test_depthwise_fast_rq_matches_tflm(lib: ctypes.CDLL, name: str, seed: int, mode: str) -> None:
+    """The _rq twins (cheap requantisation, proven per layer) out of place, in place by
+    channel planes and row-streamed in place (gap 0): TFLite Micro's bytes."""
+    graph, op, x, expected = load(DEPTHWISE, name, seed)
+    assert run_depthwise(lib, graph, op, x, mode, seed, "fast_rq") == expected
+
+
 @pytest.mark.parametrize("variant", ("reference", "fast"))
 @pytest.mark.parametrize(("name", "seed"), cases(DEPTHWISE_M1))
 def test_depthwise_channel_in_place(lib: ctypes.CDLL, name: str, seed: int, variant: str) -> None:
@@ -844,6 +891,12 @@ def test_random_depthwise_matches_tflm(
     assert run_depthwise(lib, graph, op, x, "out", seed) == expected
     if multiplier == 1:
         assert run_depthwise(lib, graph, op, x, "out", seed, "fast") == expected
+    p = cp.conv_params(graph, op)
+    w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
+    model_bias = None if bias is None else tuple(int(v) for v in bias)
+    cheap = multiplier == 1 and fast_channels(p, w.tobytes(), model_bias) is not None
+    if cheap:
+        assert run_depthwise(lib, graph, op, x, "out", seed, "fast_rq") == expected
     if multiplier == 1 and geom.h_out * geom.w_out <= geom.h_in * geom.w_in:
         assert run_depthwise(lib, graph, op, x, "channel", seed) == expected
         assert run_depthwise(lib, graph, op, x, "channel", seed, "fast") == expected
@@ -852,6 +905,9 @@ def test_random_depthwise_matches_tflm(
             got = run_depthwise(lib, graph, op, x, "channel", seed, "fast", planes * plane)
             assert got == expected
         assert run_depthwise(lib, graph, op, x, "rows", seed) == expected
+        if cheap:
+            assert run_depthwise(lib, graph, op, x, "channel", seed, "fast_rq") == expected
+            assert run_depthwise(lib, graph, op, x, "rows", seed, "fast_rq") == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -1149,7 +1205,24 @@ def harness_source() -> str:
         fails += check("depthwise row schedule in place {name}",
                        rip_depthwise_conv2d_inplace_rows_ring_s8(&c2, &dp, &q, &id, arena, &fd,
                        {v}_w, &bd, {v}_fb, &od, {rows_ring(p)}), arena, {v}_exp,
-                       sizeof {v}_exp);""")
+                       sizeof {v}_exp);
+        fails += check("depthwise fast rq out {name}", rip_depthwise_conv2d_fast_rq_s8(&ctx,
+                       &dp, {v}_ch, &id, {v}_in, &fd, {v}_w, &od, arena + {x.size}),
+                       arena + {x.size}, {v}_exp, sizeof {v}_exp);
+        memcpy(arena, {v}_in, sizeof {v}_in);
+        fails += check("depthwise rows rq in place {name}",
+                       rip_depthwise_conv2d_inplace_rows_fast_rq_s8(&ctx, &dp, {v}_ch, &id,
+                       arena, &fd, {v}_w, &od), arena, {v}_exp, sizeof {v}_exp);""")
+        bias = const(graph, op, 2, "<i4")
+        model_bias = None if bias is None else tuple(int(v) for v in bias)
+        records = fast_channels(p, const(graph, op, 1, "<i1").tobytes(), model_bias)
+        assert records is not None, f"{name}: the cheap requantisation is not proven"
+        h.array("rip_fast_channel", f"{v}_ch", [])
+        h.decls[-1] = (
+            f"static const rip_fast_channel {v}_ch[] = {{"
+            + ",".join("{" + ",".join(str(x) for x in r) + "}" for r in records)
+            + "};"
+        )
     graph, op, x, expected = load(POOL, "avg_same_3x3_s1_odd_c", 0)
     p = pp.pool_params(graph, op)
     gap = pool_bound(conv_geometry(graph, op), "dense").gap

@@ -338,7 +338,11 @@ def test_registered_kinds_and_headers() -> None:
     """Every spatial kind has its lowering, and each names the header of its kernel."""
     expected = {
         "conv_same_3x3": (lower_conv.lower_conv, ("rip_conv.h",), "rip_conv2d_fast_rq_s8("),
-        "dw_same_3x3": (lower_conv.lower_conv, ("rip_conv.h",), "rip_depthwise_conv2d_fast_s8("),
+        "dw_same_3x3": (
+            lower_conv.lower_conv,
+            ("rip_conv.h",),
+            "rip_depthwise_conv2d_fast_rq_s8(",
+        ),
         "fc_per_tensor_relu": (
             lower_conv.lower_fully_connected,
             ("rip_conv.h",),
@@ -372,7 +376,7 @@ def test_inplace_calls() -> None:
     conv and pool calls, over overlapping pointers."""
     graph, op = single_op(CASES["dw_same_3x3"][0](0))
     lowered = lower(graph, op, layout(graph, op, "channel").buffers)
-    assert "rip_depthwise_conv2d_inplace_rows_fast_s8(" in lowered.call
+    assert "rip_depthwise_conv2d_inplace_rows_fast_rq_s8(" in lowered.call
     assert "(int8_t *)(rip_arena + 0)" in lowered.call
     for name, fn in (
         ("conv_same_3x3", "rip_conv2d_fast_rq_s8("),

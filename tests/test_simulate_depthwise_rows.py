@@ -36,19 +36,25 @@ def _geometries():
             yield g
 
 
-def test_formula_ring_is_safe_and_its_saves_are_the_schedules() -> None:
+# Channels a pass of the kernel's row engine takes: four on DSP cores and hosts, one on
+# ARMv6-M (kernels/rip_depthwise_fast.c, rip_dw_row); the ring is the same for both.
+GROUPS = (4, 1)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_formula_ring_is_safe_and_its_saves_are_the_schedules(group: int) -> None:
     n = 0
     for g in _geometries():
         rows = _ring(g)
-        run = simulate_depthwise_rows(g, rows)
+        run = simulate_depthwise_rows(g, rows, group=group)
         assert (run.corrupted, run.writes_outside) == (0, 0), g
         saved = depthwise_saved_rows(g.h_in, g.w_in, g.h_out, g.w_out, g.kh, g.sh, g.pad_top,
                                      g.dh)  # fmt: skip
         assert [(i, r) for i, r, _ in saved] == list(run.saved), g
-        least = simulate_depthwise_ring(g)
+        least = simulate_depthwise_ring(g, group=group)
         assert least <= rows, g
         if least > 0:
-            assert simulate_depthwise_rows(g, least - 1).corrupted > 0, g
+            assert simulate_depthwise_rows(g, least - 1, group=group).corrupted > 0, g
         same = g.pad_top == g.pad_left == 1 and (g.h_out, g.w_out) == (g.h_in, g.w_in)
         if g.sh == 1 and g.dh == 1 and g.kh == 3 and same and g.h_in > 2:
             assert least == rows == 2, g  # (KH - 1) rows at unit stride, SAME
@@ -62,8 +68,9 @@ def test_stride_two_needs_at_most_one_row() -> None:
     assert simulate_depthwise_rows(g, 1, channels=4).corrupted == 0
 
 
+@pytest.mark.parametrize("group", GROUPS)
 @pytest.mark.parametrize("model", ["person-det", "mcunet-in0"])
-def test_every_depthwise_layer_of_the_model(model: str) -> None:
+def test_every_depthwise_layer_of_the_model(model: str, group: int) -> None:
     """Every depthwise layer of the model, at its real geometry (4 channels: the row
     schedule does not depend on C), is safe with the formula's ring."""
     graph = rewrite(read_model(shared_path("models", "mcunet", f"{model}.tflite")))
@@ -71,5 +78,5 @@ def test_every_depthwise_layer_of_the_model(model: str) -> None:
     assert layers
     for op in layers:
         g = conv_geometry(graph, op)
-        run = simulate_depthwise_rows(g, _ring(g), channels=4)
+        run = simulate_depthwise_rows(g, _ring(g), channels=4, group=group)
         assert (run.corrupted, run.writes_outside) == (0, 0), (model, g)

@@ -403,7 +403,7 @@ class DepthwiseRowsRun:
 
 
 def simulate_depthwise_rows(
-    geom: ConvGeometry, ring_rows: int, channels: int | None = None
+    geom: ConvGeometry, ring_rows: int, channels: int | None = None, group: int = 4
 ) -> DepthwiseRowsRun:
     """Execute the row-streamed in-place depthwise kernel's schedule over a tracked
     workspace: output base == input base (gap 0), one byte per (pixel, channel), each input
@@ -413,10 +413,12 @@ def simulate_depthwise_rows(
     reaches for the first time is copied (its tags, whatever they are by then) into ring slot
     ``saves % ring_rows`` when some tap of an output row >= r reads it (found by enumerating
     every tap, not by a formula); taps of a saved row read the ring slot the row went to,
-    even after a later save reused it. Within a row pixels go left to right and within a
-    pixel channel groups of four (then single channels for C % 4) read all their taps before
-    storing their bytes, as the kernel does. ``channels`` overrides the geometry's C (the
-    schedule is the same for any C; a small one keeps large planes quick)."""
+    even after a later save reused it. Within a row the kernel's engine (rip_dw_row) takes
+    one channel group at a time, ``group`` channels (four on DSP cores and hosts, one on
+    ARMv6-M), then the C % group channels one at a time, and for each walks the pixels left
+    to right, each pixel reading all its taps of the group's channels before storing their
+    bytes. ``channels`` overrides the geometry's C (the schedule is the same for any C; a
+    small one keeps large planes quick)."""
     h, w, c = geom.h_in, geom.w_in, channels or geom.c_in
     h_out, w_out = geom.h_out, geom.w_out
     row_bytes = w * c
@@ -436,7 +438,8 @@ def simulate_depthwise_rows(
     ring = np.full((max(ring_rows, 1), row_bytes), -1, dtype=np.int64)
     slot: dict[int, int] = {}
     saved: list[tuple[int, int]] = []
-    groups = [(j, j + 4) for j in range(0, c & ~3, 4)] + [(j, j + 1) for j in range(c & ~3, c)]
+    full = c - c % group
+    groups = [(j, j + group) for j in range(0, full, group)] + [(j, j + 1) for j in range(full, c)]
     corrupted = outside = 0
     reached = 0  # input rows [0, reached) have been reached by some output row's bytes
     for r in range(h_out):
@@ -449,10 +452,10 @@ def simulate_depthwise_rows(
                 saved.append((reached, r))
             reached += 1
         rows = tap_rows(r)
-        for x in range(w_out):
-            ix0 = x * geom.sw - geom.pad_left
-            out = (r * w_out + x) * c
-            for j0, j1 in groups:
+        for j0, j1 in groups:
+            for x in range(w_out):
+                ix0 = x * geom.sw - geom.pad_left
+                out = (r * w_out + x) * c
                 for iy in rows:
                     if iy is None:
                         continue
@@ -470,11 +473,11 @@ def simulate_depthwise_rows(
     return DepthwiseRowsRun(corrupted, tuple(saved), outside)
 
 
-def simulate_depthwise_ring(geom: ConvGeometry, channels: int | None = None) -> int:
+def simulate_depthwise_ring(geom: ConvGeometry, channels: int | None = None, group: int = 4) -> int:
     """The fewest ring rows with which the row-streamed in-place depthwise schedule reads no
     corrupted byte (searched upwards from 0, each size executed)."""
     for rows in range(geom.h_in + 1):
-        if simulate_depthwise_rows(geom, rows, channels).corrupted == 0:
+        if simulate_depthwise_rows(geom, rows, channels, group).corrupted == 0:
             return rows
     raise LayerError("simulate: no ring size makes the row-streamed depthwise schedule safe")
 
