@@ -72,6 +72,27 @@ def scratch_bytes(
     return 0
 
 
+def fused_scratch_bytes(
+    stages: list[tuple[str, Dims, Dims]], output_dims: Dims, residual: bool
+) -> int:
+    """Scratch of rip_fused_chain_s8 (C twin ``rip_fused_chain_s8_get_buffer_size``): the
+    residual ADD's row of the last stage (W_out * C_out, rounded up to 4) when the chain
+    ends in one, then the largest need of one stage: a 1x1 CONV_2D the fast conv's two
+    receptive fields (2 * C_in); a larger CONV_2D one gathered receptive field and the fast
+    conv's two over it (3 * KH * KW * C_in, rounded up to 4); a DEPTHWISE_CONV_2D one int32
+    accumulator per channel (4 * C). ``stages`` is (kind, input dims, filter dims) per
+    member."""
+    need = 0
+    for kind, input_dims, filter_dims in stages:
+        _, kh, kw, c_in = filter_dims
+        if kind == "CONV_2D":
+            need = max(need, 2 * c_in if kh == kw == 1 else (3 * kh * kw * c_in + 3) // 4 * 4)
+        else:
+            need = max(need, 4 * input_dims[3])
+    row = (output_dims[2] * output_dims[3] + 3) // 4 * 4 if residual else 0
+    return row + need
+
+
 ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_depthwise_fast.c
 
 

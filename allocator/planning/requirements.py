@@ -22,9 +22,12 @@ from rip.allocator.theory.bounds import (
     upsample_bound,
 )
 from rip.allocator.theory.geometry import ConvGeometry
+from rip.allocator.planning.fused import chain_stages, simulate_gap
 from rip.errors import GraphError, LayerError
+from rip.frontend.fusion import FUSED_KIND, FusedParams
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
+from rip.scratch import fused_scratch_bytes
 from rip.scratch import scratch_bytes as kernel_scratch_bytes
 from rip.terms import InPlaceKind, Layout, Order, Taps
 
@@ -39,6 +42,7 @@ KIND_OF_SCHEME = {
     "depthwise": InPlaceKind.CHANNEL,
     "upsample": InPlaceKind.REVERSE,
     "elementwise": InPlaceKind.ELEMENTWISE,
+    "fused": InPlaceKind.FUSED,
 }
 
 
@@ -110,9 +114,25 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
     return geom
 
 
+def fused_gap(graph: Graph, op: Operator) -> int:
+    """The gap a fused chain's output needs below its input: its row schedule executed
+    (`rip.allocator.planning.fused.simulate_gap`)."""
+    p: FusedParams = op.params
+    stages = chain_stages([conv_geometry(graph, m) for m in p.members])
+    return simulate_gap(stages, p.residual is not None)
+
+
 def scratch_bytes(graph: Graph, op: Operator) -> int:
     """Scratch a kernel needs outside the arena: `rip.scratch.scratch_bytes` (the formulas
     of the kernels' ..._get_buffer_size) on this op's dims."""
+    if op.kind == FUSED_KIND:
+        stages = [
+            (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), tuple(graph.tensors[m.inputs[1]].shape))
+            for m in op.params.members
+        ]
+        return fused_scratch_bytes(
+            stages, (1, *graph.tensors[op.outputs[0]].hwc), op.params.residual is not None
+        )
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     conv = op.kind in ("CONV_2D", "DEPTHWISE_CONV_2D")
     w = tuple(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
@@ -130,6 +150,11 @@ def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
     op cannot run in place over it."""
     x = graph.tensors[tid]
     y = graph.tensors[op.outputs[0]]
+    if op.kind == FUSED_KIND:
+        gap = fused_gap(graph, op)
+        si, so = x.nbytes, y.nbytes
+        return Bound("fused", "dense", "gather", Order.ROW, gap, max(so, gap + si),
+                     y.hwc[:2], "fused row schedule (simulated)")  # fmt: skip
     if op.kind == "CONV_2D":
         # The kernels gather each receptive field first and never store padding: dense
         # layout, sigma = 0. They traverse row-major over HWC tensors; column order (Sec.

@@ -1,0 +1,92 @@
+"""Which chains the ``fused`` strategy fuses: per maximal candidate chain, the split into
+fused sub-chains (and ops left alone) that minimises the bytes live at its worst step.
+
+Fusing a whole chain is not always best: a long chain holds its input, its output and every
+ring at once, while two shorter ones each hold less (MCUNet-in3's stem: 176x176x3 in, then
+two MBConv blocks, peaks lower as two fused ops than as one). The cost of a step is the
+layer-by-layer limit the MILP meets on these models (`Problem.lower_bound`'s formula): the
+bytes alive at the step, less what the op's in-place pair saves. A fused segment's step is
+every step it replaces: the buffers alive at any of them, less its intermediates, plus its
+rings, less its own in-place saving (`simulate_gap`). The peak over a chain's steps is a
+maximum over segments, so a dynamic program over split points finds the best split
+exactly; among equal peaks it takes fewer fused members (less loop overhead).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rip.allocator.planning.fused import chain_stages, simulate_gap
+from rip.allocator.planning.placement import align_up
+from rip.allocator.planning.requirements import Requirements, conv_geometry
+from rip.frontend.fusion import Chain, candidates, ring_rows
+from rip.frontend.ir import Graph
+
+
+def choose(graph: Graph, req: Requirements, alignment: int = 4) -> list[Chain]:
+    """The chains to fuse (sub-chains of the candidates), in schedule order."""
+    buffers = list(req.lifetimes.values())
+    outputs = {graph.storage(t) for t in graph.outputs}
+    size = {b.id: b.size for b in buffers}
+    last = {b.id: b.last for b in buffers}
+
+    def live(a: int, b: int) -> set[int]:
+        return {x.id for x in buffers if x.first <= b and x.last >= a}
+
+    def single(k: int) -> int:
+        saving = max(
+            (
+                size[c.input] + size[c.output]
+                - max(size[c.output], align_up(c.gap, alignment) + size[c.input])
+                for c in req.ops[k].candidates
+            ),
+            default=0,
+        )  # fmt: skip
+        return sum(size[s] for s in live(k, k)) - saving
+
+    def fused(a: int, b: int, residual: int | None) -> int:
+        ops = graph.operators
+        end = b if residual is None else residual
+        inner = {graph.storage(ops[k].outputs[0]) for k in range(a, b)}
+        si = graph.storage(ops[a].inputs[0])
+        so = graph.storage(ops[end].outputs[0])
+        rings = 0
+        for k in range(a, b):
+            t = graph.tensors[ops[k].outputs[0]]
+            h, w, c = t.hwc
+            rings += ring_rows(graph, ops[k + 1], h) * w * c
+        total = sum(size[s] for s in live(a, end) - inner) + rings
+        if last.get(si, end) <= end and si not in outputs:
+            stages = chain_stages([conv_geometry(graph, ops[k]) for k in range(a, b + 1)])
+            gap = align_up(simulate_gap(stages, residual is not None), alignment)
+            total -= size[si] + size[so] - max(size[so], gap + size[si])
+        return total
+
+    chosen: list[Chain] = []
+    for chain in candidates(graph):
+        first, n = chain.first, chain.last - chain.first + 1
+
+        @lru_cache(maxsize=None)
+        def cost(i: int, j: int) -> int:
+            """Members i..j (offsets in the chain) as one step: fused, or the op alone."""
+            a, b = first + i, first + j
+            return single(a) if i == j else fused(a, b, None)
+
+        # best[i]: (peak, fused members) of the first i members split optimally
+        best: list[tuple[int, int, tuple[tuple[int, int], ...]]] = [(0, 0, ())]
+        for i in range(1, n + 1):
+            options = []
+            for j in range(i):
+                peak, members, segs = best[j]
+                seg_members = 0 if i - j == 1 else i - j
+                options.append((max(peak, cost(j, i - 1)), members + seg_members, (*segs, (j, i - 1))))
+            best.append(min(options))
+        peak, members, segs = best[n]
+        if chain.residual is not None:
+            peak = max(peak, single(chain.residual))
+            whole = fused(chain.first, chain.last, chain.residual)
+            if (whole, n + 1) <= (peak, members):
+                chosen.append(chain)
+                continue
+        chosen += [Chain(first + i, first + j) for i, j in segs if j > i]
+    return chosen
