@@ -77,7 +77,7 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         "inplace_tensors": len(plan.aliased),
         "inplace_share_pct": round(100 * len(plan.aliased) / n_tensors, 1) if n_tensors else 0.0,
         "shifts": [{"op": p.op, "tensor": p.input, "bytes": p.gap} for p in plan.shifts],
-        "scratch_bytes": c.req.scratch_bytes,
+        "scratch_bytes": c.req_of(strategy).scratch_bytes,
         "needed_sram_bytes": fit.needed_bytes,
         "board_sram_bytes": fit.available_bytes,
         "fits": fit.fits,
@@ -114,7 +114,7 @@ def build_report(c: Compiled) -> dict[str, Any]:
         "inplace_candidates": sum(1 for r in c.req.ops if r.candidates),
         **plan_summary(c, c.strategy),
         "strategies": {s.value: plan_summary(c, s) for s in c.plans},
-        "op_table": op_table(g, c.req, c.plan),
+        "op_table": op_table(c.graph_of(), c.req_of(), c.plan),
         "seconds": round(c.seconds, 3),
         **generated(c),
     }
@@ -246,7 +246,7 @@ def format_generated(c: Compiled) -> str:
         files += "expected.json"
     lines = [
         f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, scratch "
-        f"{c.req.scratch_bytes:,} B)"
+        f"{c.req_of().scratch_bytes:,} B)"
     ]
     if c.committed is not None and (c.committed.replaced or c.committed.removed):
         done = c.committed

@@ -47,7 +47,8 @@ def choose(graph: Graph, req: Requirements, alignment: int = 4) -> list[Chain]:
     def fused(a: int, b: int, residual: int | None) -> int:
         ops = graph.operators
         end = b if residual is None else residual
-        inner = {graph.storage(ops[k].outputs[0]) for k in range(a, b)}
+        # the members' outputs but the chain's own (the last member's too, before an ADD)
+        inner = {graph.storage(ops[k].outputs[0]) for k in range(a, end)}
         si = graph.storage(ops[a].inputs[0])
         so = graph.storage(ops[end].outputs[0])
         rings = 0
