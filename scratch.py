@@ -19,6 +19,7 @@ BUFFER_SIZE_FUNCTION: dict[str, str] = {
     "MAX_POOL_2D": "rip_max_pool_s8_get_buffer_size",
     "GLOBAL_AVERAGE_POOL": "rip_global_avg_pool_s8_get_buffer_size",
     "MEAN": "rip_global_avg_pool_s8_get_buffer_size",  # a MEAN over H and W runs that kernel
+    "FUSED_CHAIN": "rip_fused_chain_s8_get_buffer_size",  # fused_scratch_bytes
 }
 
 # The C twin of `depthwise_rows_scratch_bytes` (the row-streamed in-place depthwise kernel's
@@ -78,15 +79,15 @@ def fused_scratch_bytes(
     """Scratch of rip_fused_chain_s8 (C twin ``rip_fused_chain_s8_get_buffer_size``): the
     residual ADD's row of the last stage (W_out * C_out, rounded up to 4) when the chain
     ends in one, then the largest need of one stage: a 1x1 CONV_2D the fast conv's two
-    receptive fields (2 * C_in); a larger CONV_2D one gathered receptive field and the fast
-    conv's two over it (3 * KH * KW * C_in, rounded up to 4); a DEPTHWISE_CONV_2D one int32
+    receptive fields (2 * C_in); a larger CONV_2D two gathered receptive fields and the
+    fast conv's two copies of them (4 * KH * KW * C_in, rounded up to 4); a DEPTHWISE_CONV_2D one int32
     accumulator per channel (4 * C). ``stages`` is (kind, input dims, filter dims) per
     member."""
     need = 0
     for kind, input_dims, filter_dims in stages:
         _, kh, kw, c_in = filter_dims
         if kind == "CONV_2D":
-            need = max(need, 2 * c_in if kh == kw == 1 else (3 * kh * kw * c_in + 3) // 4 * 4)
+            need = max(need, 2 * c_in if kh == kw == 1 else (4 * kh * kw * c_in + 3) // 4 * 4)
         else:
             need = max(need, 4 * input_dims[3])
     row = (output_dims[2] * output_dims[3] + 3) // 4 * 4 if residual else 0

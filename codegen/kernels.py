@@ -8,7 +8,14 @@ kernels/rip_conv.h, and likewise pool, elementwise, activation and shape).
 
 from __future__ import annotations
 
-from rip.codegen import lower_activation, lower_conv, lower_elementwise, lower_pool, lower_shape
+from rip.codegen import (
+    lower_activation,
+    lower_conv,
+    lower_elementwise,
+    lower_fused,
+    lower_pool,
+    lower_shape,
+)
 from rip.codegen.lowering import Lowering
 from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
@@ -40,6 +47,8 @@ LOWERINGS: dict[str, Lowering] = {
     "RESIZE_NEAREST_NEIGHBOR": lower_shape.lower_resize_nearest,
     "CONCATENATION": lower_shape.lower_concatenation,
     "PAD": lower_shape.lower_pad,
+    # kernels/rip_fused.h
+    "FUSED_CHAIN": lower_fused.lower_fused,
 }
 
 
