@@ -181,7 +181,9 @@ def plan_strategies(
     return problems, {s: plans[s] for s in options.strategies if s in plans}
 
 
-def replay_plans(graphs: dict[Strategy, Graph], plans: dict[Strategy, Plan], alignment: int) -> None:
+def replay_plans(
+    graphs: dict[Strategy, Graph], plans: dict[Strategy, Plan], alignment: int
+) -> None:
     """Every plan replayed over a byte map, on the graph it places; a ReplayError (exit 70)
     stops the compile."""
     for s, plan in plans.items():

@@ -19,6 +19,7 @@ paper's layer-by-layer graph.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from rip.frontend.ir import Graph, Operator, Quant, Tensor
@@ -161,49 +162,17 @@ def candidates(graph: Graph) -> list[Chain]:
     return chains
 
 
-def live_peak(graph: Graph, chain: Chain) -> tuple[int, int]:
-    """(bytes live during the chain's ops unfused, bytes live during the fused op): input,
-    output and every other tensor alive across it, plus the rings, ignoring in-place
-    overlap. Fusion that does not lower the first is not taken."""
-    idx = list(chain.indices)
-    lo, hi = idx[0], idx[-1]
-    last: dict[int, int] = {}
-    first: dict[int, int] = {}
-    for t in graph.inputs:
-        first[graph.storage(t)] = 0
-    for k, op in enumerate(graph.operators):
-        for t in op.outputs:
-            first.setdefault(graph.storage(t), k)
-            last[graph.storage(t)] = max(last.get(graph.storage(t), k), k)
-        for t in op.inputs:
-            if t >= 0 and not graph.tensors[t].is_constant:
-                last[graph.storage(t)] = k
-    for t in graph.outputs:
-        last[graph.storage(t)] = len(graph.operators)
-    size = {s: graph.tensors[s].nbytes for s in first}
-    unfused = max(sum(size[s] for s in first if first[s] <= k <= last[s]) for k in idx)
-    inner = {graph.storage(graph.operators[k].outputs[0]) for k in idx[:-1]}
-    outside = sum(
-        size[s] for s in first if first[s] <= hi and last[s] >= lo and s not in inner
-    )
-    rings = sum(
-        ring_rows(graph, graph.operators[k + 1], graph.tensors[graph.operators[k].outputs[0]].hwc[0])
-        * _row_bytes(graph.tensors[graph.operators[k].outputs[0]])
-        for k in range(chain.first, chain.last)
-    )
-    return unfused, outside + rings
-
-
 def _row_bytes(t: Tensor) -> int:
     _, w, c = t.hwc
     return w * c
 
 
 def fuse(graph: Graph, chains: list[Chain] | None = None) -> Graph:
-    """``graph`` with each chain (default: every candidate whose fusion lowers its live
-    bytes) replaced by one ``FUSED_CHAIN`` op and its ring tensors."""
+    """``graph`` with each chain (default: every maximal candidate; the planner's choice
+    is `rip.allocator.planning.fusion_choice.choose`) replaced by one ``FUSED_CHAIN`` op
+    and its ring tensors."""
     if chains is None:
-        chains = [c for c in candidates(graph) if live_peak(graph, c)[1] < live_peak(graph, c)[0]]
+        chains = candidates(graph)
     if not chains:
         return graph
     tensors = dict(graph.tensors)
@@ -221,7 +190,7 @@ def fuse(graph: Graph, chains: list[Chain] | None = None) -> Graph:
         residual = None if chain.residual is None else graph.operators[chain.residual]
         intermediates = tuple(op.outputs[0] for op in members[:-1])
         rings, rows = [], []
-        for op, reader in zip(members[:-1], members[1:], strict=True):
+        for op, reader in itertools.pairwise(members):
             t = graph.tensors[op.outputs[0]]
             h, w, c = t.hwc
             n = ring_rows(graph, reader, h)

@@ -14,7 +14,7 @@ exactly; among equal peaks it takes fewer fused members (less loop overhead).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from rip.allocator.planning.fused import chain_stages, simulate_gap
 from rip.allocator.planning.placement import align_up
@@ -63,15 +63,14 @@ def choose(graph: Graph, req: Requirements, alignment: int = 4) -> list[Chain]:
             total -= size[si] + size[so] - max(size[so], gap + size[si])
         return total
 
+    @cache
+    def cost(a: int, b: int) -> int:
+        """Ops a..b of the schedule as one step: fused, or the op alone."""
+        return single(a) if a == b else fused(a, b, None)
+
     chosen: list[Chain] = []
     for chain in candidates(graph):
         first, n = chain.first, chain.last - chain.first + 1
-
-        @lru_cache(maxsize=None)
-        def cost(i: int, j: int) -> int:
-            """Members i..j (offsets in the chain) as one step: fused, or the op alone."""
-            a, b = first + i, first + j
-            return single(a) if i == j else fused(a, b, None)
 
         # best[i]: (peak, fused members) of the first i members split optimally
         best: list[tuple[int, int, tuple[tuple[int, int], ...]]] = [(0, 0, ())]
@@ -80,7 +79,13 @@ def choose(graph: Graph, req: Requirements, alignment: int = 4) -> list[Chain]:
             for j in range(i):
                 peak, members, segs = best[j]
                 seg_members = 0 if i - j == 1 else i - j
-                options.append((max(peak, cost(j, i - 1)), members + seg_members, (*segs, (j, i - 1))))
+                options.append(
+                    (
+                        max(peak, cost(first + j, first + i - 1)),
+                        members + seg_members,
+                        (*segs, (j, i - 1)),
+                    )
+                )
             best.append(min(options))
         peak, members, segs = best[n]
         if chain.residual is not None:

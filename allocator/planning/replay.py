@@ -21,8 +21,8 @@ map as the reference and compares the two on random and corrupted plans.
 
 from __future__ import annotations
 
-from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.fused import chain_stages, simulate_rings
+from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import POOLS, conv_geometry, fused_gap
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_rip, simulate_upsample

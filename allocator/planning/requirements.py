@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rip.allocator.planning.fused import chain_stages, simulate_gap
 from rip.allocator.theory.bounds import (
     Bound,
     depthwise_bound,
@@ -22,7 +23,6 @@ from rip.allocator.theory.bounds import (
     upsample_bound,
 )
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.allocator.planning.fused import chain_stages, simulate_gap
 from rip.errors import GraphError, LayerError
 from rip.frontend.fusion import FUSED_KIND, FusedParams
 from rip.frontend.ir import Graph, Operator
