@@ -78,16 +78,15 @@ def fused_scratch_bytes(
 ) -> int:
     """Scratch of rip_fused_chain_s8 (C twin ``rip_fused_chain_s8_get_buffer_size``): the
     residual ADD's row of the last stage (W_out * C_out, rounded up to 4) when the chain
-    ends in one, then the largest need of one stage: a 1x1 CONV_2D the fast conv's two
-    receptive fields (2 * C_in); a larger CONV_2D two gathered receptive fields and the
-    fast conv's two copies of them (4 * KH * KW * C_in, rounded up to 4); a
-    DEPTHWISE_CONV_2D one int32 accumulator per channel (4 * C). ``stages`` is (kind,
+    ends in one, then the largest need of one stage: a CONV_2D two gathered receptive
+    fields and the fast conv's two copies of them (4 * KH * KW * C_in, rounded up to 4; a
+    1x1 conv over a padded row gathers too); a DEPTHWISE_CONV_2D one int32 accumulator per channel (4 * C). ``stages`` is (kind,
     input dims, filter dims) per member."""
     need = 0
     for kind, input_dims, filter_dims in stages:
         _, kh, kw, c_in = filter_dims
         if kind == "CONV_2D":
-            need = max(need, 2 * c_in if kh == kw == 1 else (4 * kh * kw * c_in + 3) // 4 * 4)
+            need = max(need, (4 * kh * kw * c_in + 3) // 4 * 4)
         else:
             need = max(need, 4 * input_dims[3])
     row = (output_dims[2] * output_dims[3] + 3) // 4 * 4 if residual else 0

@@ -21,8 +21,7 @@ static int32_t stage_need(const rip_fused_stage *s) {
     if (s->kind == RIP_FUSED_DEPTHWISE) {
         return 4 * s->input_dims.c;
     }
-    return s->filter_dims.h == 1 && s->filter_dims.w == 1 ? 2 * s->input_dims.c
-                                                          : align4(4 * taps);
+    return align4(4 * taps); /* a padded row sends even a 1x1 conv down the gather path */
 }
 
 int32_t rip_fused_chain_s8_get_buffer_size(const rip_fused_chain *chain) {

@@ -65,9 +65,9 @@ typedef struct {
 } rip_fused_chain;
 
 /* Scratch (rip.scratch.fused_scratch_bytes): the residual row W_out * C_out rounded up to
- * 4 when there is an ADD, then the largest stage need: 1x1 conv 2 * C_in, larger conv
- * 4 * KH * KW * C_in (two gathered fields and the fast conv's two copies), depthwise
- * 4 * C. */
+ * 4 when there is an ADD, then the largest stage need: conv 4 * KH * KW * C_in rounded
+ * up to 4 (two gathered fields and the fast conv's two copies; a 1x1 conv over a padded
+ * row gathers too), depthwise 4 * C. */
 int32_t rip_fused_chain_s8_get_buffer_size(const rip_fused_chain *chain);
 
 /* rings[j] is stage j's output ring (j < n_stages - 1), ring_rows * W_out * C_out bytes. */

@@ -100,8 +100,8 @@ def simulate_gap(stages: list[StageRows], residual: bool) -> int:
         future[k] = low
     gap = 0
     for k, (j, y) in enumerate(order):
-        if j != len(stages) - 1:
-            continue
+        if j != len(stages) - 1 or future[k + 1] >= first.h_in:
+            continue  # not a last-stage row, or no input row is read after it
         end = (y + 1) * last.out_row
         gap = max(gap, end - future[k + 1] * first.in_row)
     return gap
