@@ -80,8 +80,8 @@ def fused_scratch_bytes(
     residual ADD's row of the last stage (W_out * C_out, rounded up to 4) when the chain
     ends in one, then the largest need of one stage: a CONV_2D two gathered receptive
     fields and the fast conv's two copies of them (4 * KH * KW * C_in, rounded up to 4; a
-    1x1 conv over a padded row gathers too); a DEPTHWISE_CONV_2D one int32 accumulator per channel (4 * C). ``stages`` is (kind,
-    input dims, filter dims) per member."""
+    1x1 conv over a padded row gathers too); a DEPTHWISE_CONV_2D one int32 accumulator per
+    channel (4 * C). ``stages`` is (kind, input dims, filter dims) per member."""
     need = 0
     for kind, input_dims, filter_dims in stages:
         _, kh, kw, c_in = filter_dims

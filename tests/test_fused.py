@@ -109,7 +109,7 @@ def _wide_chain() -> bytes:
 
 
 def test_gap_and_ring_one_unit_less_are_refused(tmp_path):
-    graph, fgraph, req, plan = fused_plan(_wide_chain())
+    _, fgraph, _, plan = fused_plan(_wide_chain())
     (op,) = [op for op in fgraph.operators if op.kind == FUSED_KIND]
     (pair,) = plan.aliased
     assert pair.gap > 0 and pair.gap % 4 == 0
@@ -126,9 +126,9 @@ def test_gap_and_ring_one_unit_less_are_refused(tmp_path):
     small = replace(t, shape=(t.nbytes - 4,))
     assert isinstance(small, Tensor)
     shrunk = fgraph.with_(tensors={**fgraph.tensors, ring: small})
-    plan2 = plan_model  # the ring's bytes are its tensor's: plan the smaller one and replay
+    # the ring's bytes are its tensor's: plan the smaller one, which the replay refuses
     with pytest.raises(ReplayError, match="ring tensor"):
-        plan2(shrunk, requirements(shrunk), "fused", "milp", 4, 60)
+        plan_model(shrunk, requirements(shrunk), "fused", "milp", 4, 60)
 
 
 def test_gap_below_the_schedules_corrupts(tmp_path):
