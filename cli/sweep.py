@@ -1,7 +1,9 @@
 """``rip-sweep``: the synthetic validation sweep of Sec. 5.2 / Appendix G.2 from the shell.
 
 Draws the Table 5 layer set, runs every layer through the five execution configurations
-against the corruption simulator, and prints unsafe / tight / loose counts per closed form.
+against the corruption simulator, and prints unsafe / tight / loose counts per closed form;
+then the same for random fused convolution chains (issue 12): the chain gap and ring sizes
+of ``allocator/theory/fused.py`` against the fused-schedule simulator.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rip.allocator.theory.sweep import (
     run_sweep,
     write_csv,
 )
+from rip.allocator.theory.sweep_fused import FusedSweepResult, run_fused_sweep
 from rip.cli import guarded
 from rip.errors import OutputError, RipError
 
@@ -46,6 +49,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
@@ -57,6 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=10_000,
         help="number of layers to draw (default: 10000)",
+    )
+    parser.add_argument(
+        "--chains",
+        type=_non_negative_int,
+        default=None,
+        help="random fused chains to check (default: 30%% of --layers, 3000 for the "
+        "10,000-layer sweep; 0 skips them)",
     )
     parser.add_argument(
         "--seed",
@@ -122,6 +142,33 @@ def format_table(result: SweepResult) -> str:
     return "\n".join(lines)
 
 
+def format_fused(result: FusedSweepResult) -> str:
+    """The fused-chain section: the chain gap and the ring sizes against the simulator."""
+    s = result.summary
+    head = (
+        f"{'fused chains (issue 12)':<40}{'items':>7}{'unsafe':>7}{'tight':>7}{'loose':>7}"
+        f"{'tight %':>9}{'mean over':>11}{'max over':>10}"
+    )
+    g, r = s["gap"], s["rings"]
+    n_rings = r["intermediates"]
+    ring_pct = round(100.0 * r["tight"] / n_rings, 2) if n_rings else None
+    lines = [
+        head,
+        "-" * len(head),
+        f"{'gap, closed form (bytes)':<40}{s['chains']:>7}{g['unsafe']:>7}{g['tight']:>7}"
+        f"{g['loose']:>7}{_fmt(g['tight_pct'], '.2f'):>9}{_fmt(g['mean_overshoot'], '.2f'):>11}"
+        f"{g['max_overshoot']:>10}",
+        f"{'ring rows, R_l (rows)':<40}{n_rings:>7}{r['unsafe']:>7}{r['tight']:>7}"
+        f"{r['loose']:>7}{_fmt(ring_pct, '.2f'):>9}{_fmt(r['mean_overshoot'], '.2f'):>11}"
+        f"{r['max_overshoot']:>10}",
+        "",
+        f"{s['chains']} chains (ops: "
+        + ", ".join(f"{k}: {v}" for k, v in s["lengths"].items())
+        + f"; {s['residual']} with the residual ADD); wall time {result.wall_seconds:.1f} s",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rip-sweep``; returns the exit code (usable as ``sys.exit(main())``)."""
 
@@ -139,6 +186,12 @@ def _run(args: argparse.Namespace) -> int:
     result = run_sweep(
         args.layers, args.seed, args.max_extent, args.jobs, progress=not args.no_progress
     )
+    n_chains = (3 * args.layers) // 10 if args.chains is None else args.chains
+    fused = (
+        run_fused_sweep(n_chains, args.seed, jobs=result.jobs, progress=not args.no_progress)
+        if n_chains
+        else None
+    )
     if args.csv != NO_CSV:
         try:
             write_csv(result.records, args.csv)
@@ -152,11 +205,16 @@ def _run(args: argparse.Namespace) -> int:
             "wall_seconds": round(result.wall_seconds, 3),
             **result.summary,
         }
+        if fused is not None:
+            payload["fused"] = {"wall_seconds": round(fused.wall_seconds, 3), **fused.summary}
         if args.csv != NO_CSV:
             payload["csv"] = args.csv
         print(json.dumps(payload, indent=2))
     else:
         print(format_table(result))
+        if fused is not None:
+            print()
+            print(format_fused(fused))
         if args.csv != NO_CSV:
             print(f"per-layer CSV: {args.csv}")
     return 0
