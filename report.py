@@ -11,6 +11,7 @@ from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.compiler import Compiled
 from rip.firmware.output_dir import MANIFEST
+from rip.frontend.fusion import FUSED_KIND
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
 from rip.terms import Strategy
@@ -49,9 +50,22 @@ def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[
                 "planned_inplace": r.index in used,
                 "planned_shift": r.index in shifted,
                 "scratch_bytes": r.scratch_bytes,
+                **_fused_columns(graph, op),
             }
         )
     return rows
+
+
+def _fused_columns(graph: Graph, op) -> dict[str, Any]:
+    """A fused chain's members (TFLite operator indices) and ring bytes."""
+    if op.kind != FUSED_KIND:
+        return {}
+    p = op.params
+    return {
+        "members": p.names(),
+        "ring_rows": list(p.ring_rows),
+        "ring_bytes": sum(graph.tensors[t].nbytes for t in p.rings),
+    }
 
 
 def ratio(value: int, base: int) -> str:
@@ -186,6 +200,11 @@ def format_report(rep: dict[str, Any]) -> str:
             f"{r['output'][:16]:<16} {r['input_bytes']:>9,} {r['output_bytes']:>9,} "
             f"{inplace:>9} {gap:>7} {(r['order'] or '-'):<8} {r['scratch_bytes']:>7,}"
         )
+        if "members" in r:
+            lines.append(
+                f"{'':>4}   fused: {r['members']}; rings {r['ring_rows']} rows, "
+                f"{r['ring_bytes']:,} B"
+            )
     lines.append(f"  (* = overwritten in place under {rep['strategy']})")
     sram = f"{rep['board_sram_bytes']:,} B SRAM" if rep["board_sram_bytes"] else "no SRAM limit"
     lines += ["", f"memory plans ({rep['board']}: {sram}; ratio against {BASELINE})", ""]
