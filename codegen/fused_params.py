@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rip.allocator.planning.requirements import fused_chain
+from rip.allocator.theory.fused import needed_rows
 from rip.codegen import conv_params as cp
 from rip.codegen import elementwise_params as ep
 from rip.codegen.kernel_choice import folded_bias
@@ -26,6 +28,7 @@ class FusedStage:
     filter: bytes
     bias: tuple[int, ...] | None
     ring_rows: int  # 0 for the last stage
+    ordinal: tuple[int, ...] | None = None  # rank among the needed rows, -1; None: all
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ def fused_params(
     ``bias_of(member, channels)`` read a member's constant inputs (the conv lowering's
     checked readers)."""
     p: FusedParams = op.params
+    needed = needed_rows(fused_chain(graph, p.members, p.residual is not None))
     stages = []
     for k, m in enumerate(p.members):
         c = cp.conv_params(graph, m)
@@ -61,6 +65,7 @@ def fused_params(
                 weights,
                 folded_bias(c, weights, bias) if conv else bias,
                 p.ring_rows[k] if k < len(p.ring_rows) else 0,
+                _ordinal(needed[k], c.output_dims[1]),
             )
         )
     residual = None if p.residual is None else ep.op_params(graph, p.residual)
@@ -73,3 +78,12 @@ def fused_params(
         residual is not None,
     )
     return FusedKernelParams(tuple(stages), residual, first, p.names(), scratch)
+
+
+def _ordinal(needed: list[int], rows: int) -> tuple[int, ...] | None:
+    """Each output row's rank among a stage's needed rows (the schedule's ring slot order),
+    -1 for a row never computed; None when every row is needed (rank = row)."""
+    if needed == list(range(rows)):
+        return None
+    rank = dict(zip(needed, range(len(needed)), strict=True))
+    return tuple(rank.get(r, -1) for r in range(rows))

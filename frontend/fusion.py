@@ -53,12 +53,14 @@ class FusedParams:
 
 @dataclass(frozen=True)
 class Chain:
-    """A candidate: schedule indices ``first`` .. ``last`` of the members, and the index of
-    the residual ADD ending it (None if none)."""
+    """A candidate: schedule indices ``first`` .. ``last`` of the members, the index of
+    the residual ADD ending it (None if none), and the rows of each ring (empty: the
+    reader's dilated kernel height, `ring_rows`; the planner passes the schedule's own)."""
 
     first: int
     last: int
     residual: int | None = None
+    rings: tuple[int, ...] = ()
 
     @property
     def indices(self) -> range:
@@ -190,10 +192,10 @@ def fuse(graph: Graph, chains: list[Chain] | None = None) -> Graph:
         residual = None if chain.residual is None else graph.operators[chain.residual]
         intermediates = tuple(op.outputs[0] for op in members[:-1])
         rings, rows = [], []
-        for op, reader in itertools.pairwise(members):
+        for k, (op, reader) in enumerate(itertools.pairwise(members)):
             t = graph.tensors[op.outputs[0]]
             h, w, c = t.hwc
-            n = ring_rows(graph, reader, h)
+            n = chain.rings[k] if chain.rings else ring_rows(graph, reader, h)
             rings.append(next_id)
             rows.append(n)
             tensors[next_id] = Tensor(

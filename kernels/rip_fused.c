@@ -11,7 +11,7 @@ typedef struct {
     int8_t *output;
     int8_t *res_row; /* the last stage's row before the residual ADD */
     rip_context work;
-    int32_t done[RIP_FUSED_MAX_STAGES]; /* rows of each stage computed so far */
+    int32_t next[RIP_FUSED_MAX_STAGES]; /* each stage's rows below this are pulled */
 } rip_fused_run;
 
 static int32_t align4(int32_t n) { return (n + 3) / 4 * 4; }
@@ -36,6 +36,11 @@ int32_t rip_fused_chain_s8_get_buffer_size(const rip_fused_chain *chain) {
     return need;
 }
 
+/* Output row r's rank among stage s's needed rows (-1: not needed). */
+static int32_t rank(const rip_fused_stage *s, int32_t r) {
+    return s->ordinal != NULL ? s->ordinal[r] : r;
+}
+
 /* Row r of stage j's input: the chain's input, or stage j - 1's ring. */
 static const int8_t *input_row(const rip_fused_run *run, int32_t j, int32_t r) {
     const rip_fused_stage *s = &run->chain->stages[j];
@@ -43,7 +48,8 @@ static const int8_t *input_row(const rip_fused_run *run, int32_t j, int32_t r) {
     if (j == 0) {
         return run->input + (size_t)r * row;
     }
-    return run->rings[j - 1] + (size_t)(r % run->chain->stages[j - 1].ring_rows) * row;
+    return run->rings[j - 1] + (size_t)(rank(&run->chain->stages[j - 1], r) %
+                                        run->chain->stages[j - 1].ring_rows) * row;
 }
 
 /* The highest input row stage j's output row t reads, -1 if none (padding only). */
@@ -171,7 +177,7 @@ static rip_status compute(rip_fused_run *run, int32_t j, int32_t t) {
     }
     int8_t *dst;
     if (!last) {
-        dst = run->rings[j] + (size_t)(t % s->ring_rows) * out_row;
+        dst = run->rings[j] + (size_t)(rank(s, t) % s->ring_rows) * out_row;
     } else if (chain->residual != NULL) {
         dst = run->res_row;
     } else {
@@ -198,17 +204,20 @@ static rip_status compute(rip_fused_run *run, int32_t j, int32_t t) {
 
 static rip_status pull(rip_fused_run *run, int32_t j, int32_t t) {
     if (j > 0) {
-        const int32_t need = last_needed(&run->chain->stages[j], t);
-        while (run->done[j - 1] <= need) {
-            const rip_status st = pull(run, j - 1, run->done[j - 1]);
+        const rip_fused_stage *below = &run->chain->stages[j - 1];
+        const int32_t top = last_needed(&run->chain->stages[j], t);
+        while (run->next[j - 1] <= top) {
+            const int32_t u = run->next[j - 1]++;
+            if (rank(below, u) < 0) {
+                continue; /* no needed row of stage j reads it: never computed */
+            }
+            const rip_status st = pull(run, j - 1, u);
             if (st != RIP_OK) {
                 return st;
             }
         }
     }
-    const rip_status st = compute(run, j, t);
-    run->done[j] = t + 1;
-    return st;
+    return compute(run, j, t);
 }
 
 rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *chain,
@@ -242,7 +251,7 @@ rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *cha
     run.work.buf = ctx->buf + res;
     run.work.size = ctx->size - res;
     for (int32_t j = 0; j < n; ++j) {
-        run.done[j] = 0;
+        run.next[j] = 0;
     }
     for (int32_t y = 0; y < chain->stages[n - 1].output_dims.h; ++y) {
         const rip_status st = pull(&run, n - 1, y);

@@ -7,15 +7,17 @@
  * computed once and requantised to int8 exactly as the unfused op would store it, so the
  * output bytes are TFLite Micro's.
  *
- * Row schedule (rip.allocator.planning.fused.schedule is its twin; the planner's gap and
- * ring sizes come from executing that schedule): for each output row y of the last stage in
- * order, pull(last, y), where pull(j, t) first pulls, in order, every row of stage j - 1 up
- * to the highest input row stage j's row t reads, then computes row t of stage j. A row is
- * computed only when its reader's next row needs it.
+ * Row schedule: rip.allocator.theory.fused.fused_schedule, the one order the planner's gap
+ * and rings are derived and simulated for (docs/fused-chains.md). For each output row y of
+ * the last stage in order, pull(last, y), where pull(j, t) first pulls, in order, every
+ * needed row of stage j - 1 up to the highest input row stage j's row t reads, then
+ * computes row t of stage j. A stage's needed rows are those some needed row of its reader
+ * reads (all rows of the last stage): `needed` marks them (NULL: every row), and the i-th
+ * row a stage computes goes to ring slot i % ring_rows (`ordinal` gives i; NULL: the row).
  *
  * In place (RiP layout): `output` may start `gap` bytes below `input` in the same buffer,
- * gap >= rip.allocator.planning.fused.simulate_gap: output row y is stored only once no
- * later step reads the input bytes it covers. With a residual ADD, input row y is read
+ * gap >= rip.allocator.theory.simulate_fused.simulate_fused: output row y is stored only
+ * after every input read of its step, and no later step reads the input bytes it covers. With a residual ADD, input row y is read
  * elementwise while output row y is stored (element i before element i). Rings must not
  * overlap the input, the output or each other.
  *
@@ -55,6 +57,8 @@ typedef struct {
     const int8_t *filter;
     const int32_t *bias;   /* conv: folded, not NULL; depthwise: the model's, may be NULL */
     int32_t ring_rows;     /* slots of this stage's output ring; 0 for the last stage */
+    const int16_t *ordinal; /* per output row: its rank among the needed rows, -1 if not
+                               needed; NULL: every row is needed (rank = row) */
 } rip_fused_stage;
 
 typedef struct {

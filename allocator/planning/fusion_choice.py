@@ -14,13 +14,17 @@ exactly; among equal peaks it takes fewer fused members (less loop overhead).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
-from rip.allocator.planning.fused import chain_stages, simulate_gap
 from rip.allocator.planning.placement import align_up
-from rip.allocator.planning.requirements import Requirements, conv_geometry
-from rip.frontend.fusion import Chain, candidates, ring_rows
+from rip.allocator.planning.requirements import Requirements, fused_chain
+from rip.allocator.theory.fused import fused_gap, ring_bytes, ring_rows
+from rip.errors import LayerError
+from rip.frontend.fusion import Chain, candidates
 from rip.frontend.ir import Graph
+
+UNFUSABLE = 1 << 62  # the cost of a segment the theory refuses (Theorem 13's domain)
 
 
 def choose(graph: Graph, req: Requirements, alignment: int = 4) -> list[Chain]:
@@ -47,21 +51,22 @@ def choose(graph: Graph, req: Requirements, alignment: int = 4) -> list[Chain]:
     def fused(a: int, b: int, residual: int | None) -> int:
         ops = graph.operators
         end = b if residual is None else residual
+        try:
+            chain = fused_chain(graph, ops[a : b + 1], residual is not None)
+        except LayerError:
+            return UNFUSABLE
         # the members' outputs but the chain's own (the last member's too, before an ADD)
         inner = {graph.storage(ops[k].outputs[0]) for k in range(a, end)}
         si = graph.storage(ops[a].inputs[0])
         so = graph.storage(ops[end].outputs[0])
-        rings = 0
-        for k in range(a, b):
-            t = graph.tensors[ops[k].outputs[0]]
-            h, w, c = t.hwc
-            rings += ring_rows(graph, ops[k + 1], h) * w * c
-        total = sum(size[s] for s in live(a, end) - inner) + rings
+        total = sum(size[s] for s in live(a, end) - inner) + sum(ring_bytes(chain))
         if last.get(si, end) <= end and si not in outputs:
-            stages = chain_stages([conv_geometry(graph, ops[k]) for k in range(a, b + 1)])
-            gap = align_up(simulate_gap(stages, residual is not None), alignment)
+            gap = align_up(fused_gap(chain), alignment)
             total -= size[si] + size[so] - max(size[so], gap + size[si])
         return total
+
+    def rings(a: int, b: int, residual: int | None) -> tuple[int, ...]:
+        return ring_rows(fused_chain(graph, graph.operators[a : b + 1], residual is not None))
 
     @cache
     def cost(a: int, b: int) -> int:
@@ -91,8 +96,12 @@ def choose(graph: Graph, req: Requirements, alignment: int = 4) -> list[Chain]:
         if chain.residual is not None:
             peak = max(peak, single(chain.residual))
             whole = fused(chain.first, chain.last, chain.residual)
-            if (whole, n + 1) <= (peak, members):
-                chosen.append(chain)
+            if whole < UNFUSABLE and (whole, n + 1) <= (peak, members):
+                chosen.append(replace(chain, rings=rings(chain.first, chain.last, chain.residual)))
                 continue
-        chosen += [Chain(first + i, first + j) for i, j in segs if j > i]
+        chosen += [
+            Chain(first + i, first + j, rings=rings(first + i, first + j, None))
+            for i, j in segs
+            if j > i
+        ]
     return chosen

@@ -21,11 +21,11 @@ map as the reference and compares the two on random and corrupted plans.
 
 from __future__ import annotations
 
-from rip.allocator.planning.fused import chain_stages, simulate_rings
 from rip.allocator.planning.placement import Plan
-from rip.allocator.planning.requirements import POOLS, conv_geometry, fused_gap
+from rip.allocator.planning.requirements import POOLS, conv_geometry, fused_chain
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_rip, simulate_upsample
+from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows
 from rip.errors import ReplayError
 from rip.frontend.fusion import FUSED_KIND
 from rip.frontend.ir import Graph
@@ -40,8 +40,9 @@ def _min_gap(graph: Graph, op_index: int, order: str) -> int:
         geom: ConvGeometry = conv_geometry(graph, op)
         mode = "literal" if geom.n_out <= LITERAL_LIMIT and geom.kh * geom.kw <= 25 else "fast"
         return simulate_rip(geom, "dense", "gather", order, mode)
-    if op.kind == FUSED_KIND:
-        return fused_gap(graph, op)  # the chain's row schedule executed
+    if op.kind == FUSED_KIND:  # the fused row schedule executed
+        p = op.params
+        return simulate_fused(fused_chain(graph, p.members, p.residual is not None))
     return 0  # elementwise and activations: each output reads only its own index
 
 
@@ -49,9 +50,10 @@ def _check_rings(graph: Graph, op_index: int) -> None:
     """Each ring tensor of a fused chain holds the rows its row schedule keeps at once."""
     op = graph.operators[op_index]
     p = op.params
-    stages = chain_stages([conv_geometry(graph, m) for m in p.members])
-    for ring, rows, stage in zip(p.rings, simulate_rings(stages), stages[1:], strict=True):
-        need = rows * stage.in_row
+    chain = fused_chain(graph, p.members, p.residual is not None)
+    shapes = chain.intermediates_hwc
+    for ring, rows, (_, w, c) in zip(p.rings, simulate_ring_rows(chain), shapes, strict=True):
+        need = rows * w * c
         if graph.tensors[ring].nbytes < need:
             raise ReplayError(
                 f"{op.describe(graph, op_index)}: ring tensor {ring} holds "

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rip.allocator.planning.fused import chain_stages, simulate_gap
 from rip.allocator.theory.bounds import (
     Bound,
     depthwise_bound,
@@ -22,6 +21,8 @@ from rip.allocator.theory.bounds import (
     rip_bound,
     upsample_bound,
 )
+from rip.allocator.theory.fused import Chain, make_chain
+from rip.allocator.theory.fused import fused_gap as chain_gap
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.errors import GraphError, LayerError
 from rip.frontend.fusion import FUSED_KIND, FusedParams
@@ -114,12 +115,18 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
     return geom
 
 
+def fused_chain(graph: Graph, members: tuple[Operator, ...], residual: bool) -> Chain:
+    """The theory's chain (rip.allocator.theory.fused) of ``members``; LayerError when it
+    cannot be fused (e.g. padding outside Theorem 13's domain)."""
+    return make_chain([(m.kind, conv_geometry(graph, m)) for m in members], residual)
+
+
 def fused_gap(graph: Graph, op: Operator) -> int:
-    """The gap a fused chain's output needs below its input: its row schedule executed
-    (`rip.allocator.planning.fused.simulate_gap`)."""
+    """The gap a fused chain's output needs below its input under the fused row schedule
+    (`rip.allocator.theory.fused.fused_gap`, the closed form; the replay runs the
+    simulator)."""
     p: FusedParams = op.params
-    stages = chain_stages([conv_geometry(graph, m) for m in p.members])
-    return simulate_gap(stages, p.residual is not None)
+    return chain_gap(fused_chain(graph, p.members, p.residual is not None))
 
 
 def scratch_bytes(graph: Graph, op: Operator) -> int:
