@@ -2,6 +2,7 @@
  * rip kernels: the fused, row-streamed convolution chain of rip_fused.h.
  */
 #include <stddef.h>
+#include "rip_conv_internal.h"
 #include "rip_fused.h"
 
 typedef struct {
@@ -93,9 +94,8 @@ void rip_fused_depthwise_row_s8(const rip_fused_stage *s, const int8_t *const *r
         }
         int8_t *y = out + (size_t)ox * (size_t)c;
         for (int32_t ch = 0; ch < c; ++ch) {
-            const int32_t v = rip_multiply_by_quantized_multiplier(acc[ch], s->quant.multiplier[ch],
-                                                                   s->quant.shift[ch]);
-            y[ch] = (int8_t)rip_clamp32(v + out_off, lo, hi);
+            y[ch] = (int8_t)rip_fast_requantize(acc[ch], s->quant.multiplier[ch],
+                                                s->quant.shift[ch], out_off, lo, hi);
         }
     }
 }
