@@ -80,15 +80,16 @@ def fused_scratch_bytes(
     residual ADD's row of the last stage (W_out * C_out, rounded up to 4) when the chain
     ends in one, then the largest need of one stage: a CONV_2D two gathered receptive
     fields and the fast conv's two copies of them (4 * KH * KW * C_in, rounded up to 4; a
-    1x1 conv over a padded row gathers too); a DEPTHWISE_CONV_2D one int32 accumulator per
-    channel (4 * C). ``stages`` is (kind, input dims, filter dims) per member."""
+    1x1 conv over a padded row gathers too); a DEPTHWISE_CONV_2D its valid taps of one
+    pixel, three int32 each (12 * KH * KW). ``stages`` is (kind, input dims, filter dims)
+    per member (the input dims are not read: the signature of the other formulas)."""
     need = 0
-    for kind, input_dims, filter_dims in stages:
+    for kind, _input_dims, filter_dims in stages:
         _, kh, kw, c_in = filter_dims
         if kind == "CONV_2D":
             need = max(need, (4 * kh * kw * c_in + 3) // 4 * 4)
         else:
-            need = max(need, 4 * input_dims[3])
+            need = max(need, 12 * kh * kw)
     row = (output_dims[2] * output_dims[3] + 3) // 4 * 4 if residual else 0
     return row + need
 

@@ -20,7 +20,7 @@ static int32_t align4(int32_t n) { return (n + 3) / 4 * 4; }
 static int32_t stage_need(const rip_fused_stage *s) {
     const int32_t taps = s->filter_dims.h * s->filter_dims.w * s->input_dims.c;
     if (s->kind == RIP_FUSED_DEPTHWISE) {
-        return 4 * s->input_dims.c;
+        return 12 * s->filter_dims.h * s->filter_dims.w; /* rip_fused_tap per tap */
     }
     return align4(4 * taps); /* a padded row sends even a 1x1 conv down the gather path */
 }
@@ -64,38 +64,91 @@ static int32_t last_needed(const rip_fused_stage *s, int32_t t) {
     return -1;
 }
 
+/* One pixel's valid taps: input row, byte offsets into it and into the filter. */
+typedef struct {
+    int32_t ky, x, f;
+} rip_fused_tap;
+
+/* Four channels' accumulators over one pixel's taps: x + input offset times the filter,
+ * in registers (SXTB16 pairs and SMLABB / SMLATT on cores with the DSP extension). */
+static void dw_taps4(const int8_t *const *rows, const int8_t *filter, const rip_fused_tap *taps,
+                     int32_t n, int32_t ch, int32_t in_off, int32_t a[4]) {
+    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+#if defined(__ARM_FEATURE_DSP)
+    const int32_t off2 = (int32_t)(((uint32_t)in_off & 0xFFFFu) | ((uint32_t)in_off << 16));
+    for (int32_t t = 0; t < n; ++t) {
+        const int32_t xv = rip_fast_load_s8x4(rows[taps[t].ky] + taps[t].x + ch);
+        const int32_t fv = rip_fast_load_s8x4(filter + taps[t].f + ch);
+        const int32_t x02 = __sadd16(__sxtb16(xv), off2);
+        const int32_t x13 = __sadd16(rip_fast_sxtb16_ror8(xv), off2);
+        const int32_t f02 = __sxtb16(fv), f13 = rip_fast_sxtb16_ror8(fv);
+        a0 = __smlabb(x02, f02, a0);
+        a2 = __smlatt(x02, f02, a2);
+        a1 = __smlabb(x13, f13, a1);
+        a3 = __smlatt(x13, f13, a3);
+    }
+#else
+    for (int32_t t = 0; t < n; ++t) {
+        const int8_t *xp = rows[taps[t].ky] + taps[t].x + ch;
+        const int8_t *fp = filter + taps[t].f + ch;
+        a0 += ((int32_t)xp[0] + in_off) * (int32_t)fp[0];
+        a1 += ((int32_t)xp[1] + in_off) * (int32_t)fp[1];
+        a2 += ((int32_t)xp[2] + in_off) * (int32_t)fp[2];
+        a3 += ((int32_t)xp[3] + in_off) * (int32_t)fp[3];
+    }
+#endif
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+    a[3] = a3;
+}
+
 void rip_fused_depthwise_row_s8(const rip_fused_stage *s, const int8_t *const *rows,
-                                int32_t *acc, int8_t *out) {
+                                int32_t *scratch, int8_t *out) {
     const int32_t w = s->input_dims.w, c = s->input_dims.c;
     const int32_t kh = s->filter_dims.h, kw = s->filter_dims.w;
     const int32_t sw = s->conv.stride.w, pw = s->conv.padding.w, dw = s->conv.dilation.w;
     const int32_t in_off = s->conv.input_offset, out_off = s->conv.output_offset;
     const int32_t lo = s->conv.activation.min, hi = s->conv.activation.max;
+    const int32_t *mult = s->quant.multiplier, *shift = s->quant.shift;
+    rip_fused_tap *taps = (rip_fused_tap *)(void *)scratch; /* KH * KW of them */
     for (int32_t ox = 0; ox < s->output_dims.w; ++ox) {
         const int32_t ix0 = ox * sw - pw;
-        for (int32_t ch = 0; ch < c; ++ch) {
-            acc[ch] = s->bias != NULL ? s->bias[ch] : 0;
-        }
+        int32_t n = 0;
         for (int32_t ky = 0; ky < kh; ++ky) {
             if (rows[ky] == NULL) {
                 continue;
             }
             for (int32_t kx = 0; kx < kw; ++kx) {
                 const int32_t ix = ix0 + kx * dw;
-                if (ix < 0 || ix >= w) {
-                    continue;
-                }
-                const int8_t *x = rows[ky] + (size_t)ix * (size_t)c;
-                const int8_t *f = s->filter + ((size_t)ky * (size_t)kw + (size_t)kx) * (size_t)c;
-                for (int32_t ch = 0; ch < c; ++ch) {
-                    acc[ch] += ((int32_t)x[ch] + in_off) * (int32_t)f[ch];
+                if (ix >= 0 && ix < w) {
+                    taps[n].ky = ky;
+                    taps[n].x = ix * c;
+                    taps[n].f = (ky * kw + kx) * c;
+                    ++n;
                 }
             }
         }
         int8_t *y = out + (size_t)ox * (size_t)c;
-        for (int32_t ch = 0; ch < c; ++ch) {
-            y[ch] = (int8_t)rip_fast_requantize(acc[ch], s->quant.multiplier[ch],
-                                                s->quant.shift[ch], out_off, lo, hi);
+        int32_t ch = 0;
+        for (; ch + 4 <= c; ch += 4) {
+            int32_t a[4];
+            for (int32_t k = 0; k < 4; ++k) {
+                a[k] = s->bias != NULL ? s->bias[ch + k] : 0;
+            }
+            dw_taps4(rows, s->filter, taps, n, ch, in_off, a);
+            for (int32_t k = 0; k < 4; ++k) {
+                y[ch + k] = (int8_t)rip_fast_requantize(a[k], mult[ch + k], shift[ch + k],
+                                                        out_off, lo, hi);
+            }
+        }
+        for (; ch < c; ++ch) {
+            int32_t a = s->bias != NULL ? s->bias[ch] : 0;
+            for (int32_t t = 0; t < n; ++t) {
+                a += ((int32_t)rows[taps[t].ky][taps[t].x + ch] + in_off) *
+                     (int32_t)s->filter[taps[t].f + ch];
+            }
+            y[ch] = (int8_t)rip_fast_requantize(a, mult[ch], shift[ch], out_off, lo, hi);
         }
     }
 }

@@ -71,7 +71,7 @@ typedef struct {
 /* Scratch (rip.scratch.fused_scratch_bytes): the residual row W_out * C_out rounded up to
  * 4 when there is an ADD, then the largest stage need: conv 4 * KH * KW * C_in rounded
  * up to 4 (two gathered fields and the fast conv's two copies; a 1x1 conv over a padded
- * row gathers too), depthwise 4 * C. */
+ * row gathers too), depthwise 12 * KH * KW (one pixel's valid taps). */
 int32_t rip_fused_chain_s8_get_buffer_size(const rip_fused_chain *chain);
 
 /* rings[j] is stage j's output ring (j < n_stages - 1), ring_rows * W_out * C_out bytes. */
@@ -79,9 +79,10 @@ rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *cha
                               const int8_t *input, int8_t *const *rings, int8_t *output);
 
 /* One depthwise output row from KH input row pointers (NULL: a padded row), W * C each:
- * TFLite's reference arithmetic, acc holds C int32. */
+ * TFLite's reference arithmetic, four channels a step (SMLABB / SMLATT on DSP cores);
+ * scratch holds 12 * KH * KW bytes (one pixel's valid taps). */
 void rip_fused_depthwise_row_s8(const rip_fused_stage *stage, const int8_t *const *rows,
-                                int32_t *acc, int8_t *out);
+                                int32_t *scratch, int8_t *out);
 
 #ifdef __cplusplus
 }
