@@ -174,10 +174,29 @@ static void gather_rows(const rip_fused_stage *s, const int8_t *const *rows, int
 }
 
 static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
-                           const int8_t *const *rows, int8_t *out) {
+                           const int8_t *const *rows, int32_t t, int contiguous, int8_t *out) {
     const int32_t kh = s->filter_dims.h, kw = s->filter_dims.w, c_in = s->input_dims.c;
     const int32_t c_out = s->output_dims.c, w_out = s->output_dims.w;
     rip_conv_params p = s->conv;
+    int32_t ky_lo = 0, ky_hi = kh - 1;
+    while (ky_lo < kh && rows[ky_lo] == NULL) {
+        ++ky_lo;
+    }
+    while (ky_hi >= 0 && rows[ky_hi] == NULL) {
+        --ky_hi;
+    }
+    if (contiguous && ky_lo <= ky_hi) {
+        /* The chain's input is stored whole: the fast conv over the window's rows [lo, hi]
+         * as one output row, the rows above lo as top padding (taps below hi are outside). */
+        const int32_t top = t * s->conv.stride.h - s->conv.padding.h;
+        const int32_t lo = top + ky_lo * s->conv.dilation.h;
+        const int32_t hi = top + ky_hi * s->conv.dilation.h;
+        const rip_dims in_dims = {1, hi - lo + 1, s->input_dims.w, c_in};
+        const rip_dims out_dims = {1, 1, w_out, c_out};
+        p.padding.h = lo - top;
+        return rip_conv2d_fast_s8(&run->work, &p, &s->quant, &in_dims, rows[ky_lo],
+                                  &s->filter_dims, s->filter, NULL, s->bias, &out_dims, out);
+    }
     if (kh == 1 && kw == 1 && rows[0] != NULL) {
         /* The window is one stored row: the fast conv over it, h = 1. */
         const rip_dims in_dims = {1, 1, s->input_dims.w, c_in};
@@ -239,7 +258,7 @@ static rip_status compute(rip_fused_run *run, int32_t j, int32_t t) {
     if (s->kind == RIP_FUSED_DEPTHWISE) {
         rip_fused_depthwise_row_s8(s, rowp, (int32_t *)(void *)run->work.buf, dst);
     } else {
-        const rip_status st = conv_row(run, s, rowp, dst);
+        const rip_status st = conv_row(run, s, rowp, t, j == 0, dst);
         if (st != RIP_OK) {
             return st;
         }
