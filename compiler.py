@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rip.allocator.planning import parallel
 from rip.allocator.planning.cache import PlanCache
+from rip.allocator.planning.fusion_choice import choose
 from rip.allocator.planning.placement import Plan, Problem
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import Requirements, requirements
@@ -38,6 +39,7 @@ from rip.firmware.pico_project import build_pico_project, write_pico_project
 from rip.firmware.qemu_project import macs, write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
 from rip.firmware.result import Result
+from rip.frontend.fusion import fuse
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -102,6 +104,8 @@ class Compiled:
     problems: dict[Strategy, Problem]
     plans: dict[Strategy, Plan]  # every one replayed
     seconds: float  # read to replay
+    fused_graph: Graph | None = None  # the graph with fused chains (strategy fused only)
+    fused_req: Requirements | None = None
     model: EmittedModel | None = None
     reference: Reference | None = None
     output_dir: Path | None = None
@@ -113,13 +117,24 @@ class Compiled:
     def plan(self) -> Plan:
         return self.plans[self.strategy]
 
+    def graph_of(self, strategy: Strategy | None = None) -> Graph:
+        """The graph a strategy's plan places: with fused chains for ``fused``."""
+        if (strategy or self.strategy) == Strategy.FUSED and self.fused_graph is not None:
+            return self.fused_graph
+        return self.graph
+
+    def req_of(self, strategy: Strategy | None = None) -> Requirements:
+        if (strategy or self.strategy) == Strategy.FUSED and self.fused_req is not None:
+            return self.fused_req
+        return self.req
+
     @property
     def problem(self) -> Problem:
         return self.problems[self.strategy]
 
     def fit(self, strategy: Strategy | None = None) -> Fit:
         plan = self.plans[strategy or self.strategy]
-        return Fit(*self.board.budget(plan.peak, self.req.scratch_bytes))
+        return Fit(*self.board.budget(plan.peak, self.req_of(strategy).scratch_bytes))
 
     @property
     def match(self) -> bool | None:
@@ -137,29 +152,48 @@ def read(path: Path) -> Graph:
 
 
 def plan_strategies(
-    path: Path, graph: Graph, req: Requirements, board: Board, options: Options
+    path: Path,
+    graph: Graph,
+    req: Requirements,
+    board: Board,
+    options: Options,
+    fused: tuple[Graph, Requirements] | None = None,
 ) -> tuple[dict[Strategy, Problem], dict[Strategy, Plan]]:
     """One placement problem per strategy, and its plan: strategies planned in parallel
     processes, plans of an unchanged model and options taken from the plan cache
-    (allocator/planning/parallel.py, cache.py)."""
-    problems = {s: build_problem(req, s, board.alignment) for s in options.strategies}
-    plans = parallel.plan_strategies(
-        graph,
-        req,
-        tuple(options.strategies),
-        options.placer,
-        board.alignment,
-        options.time_limit,
-        options.progress,
-        PlanCache(path.read_bytes()) if options.cache else None,
-    )
-    return problems, {Strategy(s): plan for s, plan in plans.items()}
+    (allocator/planning/parallel.py, cache.py). ``fused``: the graph with fused chains and
+    its requirements, which the ``fused`` strategy plans on."""
+    cache = PlanCache(path.read_bytes()) if options.cache else None
+    problems: dict[Strategy, Problem] = {}
+    plans: dict[Strategy, Plan] = {}
+    groups = [(graph, req, tuple(s for s in options.strategies if s != Strategy.FUSED))]
+    if fused is not None and Strategy.FUSED in options.strategies:
+        groups.append((*fused, (Strategy.FUSED,)))
+    for g, r, strategies in groups:
+        if not strategies:
+            continue
+        problems.update({s: build_problem(r, s, board.alignment) for s in strategies})
+        done = parallel.plan_strategies(
+            g, r, strategies, options.placer, board.alignment, options.time_limit,
+            options.progress, cache,
+        )  # fmt: skip
+        plans.update({Strategy(s): plan for s, plan in done.items()})
+    return problems, {s: plans[s] for s in options.strategies if s in plans}
 
 
-def replay_plans(graph: Graph, plans: dict[Strategy, Plan], alignment: int) -> None:
-    """Every plan replayed over a byte map; a ReplayError (exit 70) stops the compile."""
-    for plan in plans.values():
-        replay(graph, plan, alignment)
+def replay_plans(
+    graphs: dict[Strategy, Graph], plans: dict[Strategy, Plan], alignment: int
+) -> None:
+    """Every plan replayed over a byte map, on the graph it places; a ReplayError (exit 70)
+    stops the compile."""
+    for s, plan in plans.items():
+        replay(graphs[s], plan, alignment)
+
+
+def fused_stage(graph: Graph, req: Requirements, alignment: int) -> tuple[Graph, Requirements]:
+    """The ``fused`` strategy's graph: the chains `fusion_choice.choose` picks, fused."""
+    fgraph = fuse(graph, choose(graph, req, alignment))
+    return fgraph, requirements(fgraph)
 
 
 def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
@@ -168,8 +202,12 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
     source = read(path)
     graph = rewrite(source)
     req = requirements(graph)
-    problems, plans = plan_strategies(path, graph, req, board, options)
-    replay_plans(graph, plans, board.alignment)
+    fused = None
+    if Strategy.FUSED in options.strategies:
+        fused = fused_stage(graph, req, board.alignment)
+    problems, plans = plan_strategies(path, graph, req, board, options, fused)
+    graphs = {s: fused[0] if s == Strategy.FUSED and fused else graph for s in plans}
+    replay_plans(graphs, plans, board.alignment)
     return Compiled(
         path=path,
         board=board,
@@ -180,6 +218,8 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
         problems=problems,
         plans=plans,
         seconds=time.perf_counter() - t0,
+        fused_graph=fused[0] if fused else None,
+        fused_req=fused[1] if fused else None,
     )
 
 
@@ -195,7 +235,7 @@ def check_fit(c: Compiled, force: bool) -> Fit:
 
 
 def emit(c: Compiled) -> EmittedModel:
-    return emit_model(c.graph, c.req, c.plan, c.strategy)
+    return emit_model(c.graph_of(), c.req_of(), c.plan, c.strategy)
 
 
 def reference(path: Path, graph: Graph) -> Reference:

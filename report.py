@@ -11,6 +11,7 @@ from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.compiler import Compiled
 from rip.firmware.output_dir import MANIFEST
+from rip.frontend.fusion import FUSED_KIND
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
 from rip.terms import Strategy
@@ -49,9 +50,22 @@ def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[
                 "planned_inplace": r.index in used,
                 "planned_shift": r.index in shifted,
                 "scratch_bytes": r.scratch_bytes,
+                **_fused_columns(graph, op),
             }
         )
     return rows
+
+
+def _fused_columns(graph: Graph, op) -> dict[str, Any]:
+    """A fused chain's members (TFLite operator indices) and ring bytes."""
+    if op.kind != FUSED_KIND:
+        return {}
+    p = op.params
+    return {
+        "members": p.names(),
+        "ring_rows": list(p.ring_rows),
+        "ring_bytes": sum(graph.tensors[t].nbytes for t in p.rings),
+    }
 
 
 def ratio(value: int, base: int) -> str:
@@ -77,7 +91,7 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         "inplace_tensors": len(plan.aliased),
         "inplace_share_pct": round(100 * len(plan.aliased) / n_tensors, 1) if n_tensors else 0.0,
         "shifts": [{"op": p.op, "tensor": p.input, "bytes": p.gap} for p in plan.shifts],
-        "scratch_bytes": c.req.scratch_bytes,
+        "scratch_bytes": c.req_of(strategy).scratch_bytes,
         "needed_sram_bytes": fit.needed_bytes,
         "board_sram_bytes": fit.available_bytes,
         "fits": fit.fits,
@@ -114,7 +128,7 @@ def build_report(c: Compiled) -> dict[str, Any]:
         "inplace_candidates": sum(1 for r in c.req.ops if r.candidates),
         **plan_summary(c, c.strategy),
         "strategies": {s.value: plan_summary(c, s) for s in c.plans},
-        "op_table": op_table(g, c.req, c.plan),
+        "op_table": op_table(c.graph_of(), c.req_of(), c.plan),
         "seconds": round(c.seconds, 3),
         **generated(c),
     }
@@ -186,6 +200,11 @@ def format_report(rep: dict[str, Any]) -> str:
             f"{r['output'][:16]:<16} {r['input_bytes']:>9,} {r['output_bytes']:>9,} "
             f"{inplace:>9} {gap:>7} {(r['order'] or '-'):<8} {r['scratch_bytes']:>7,}"
         )
+        if "members" in r:
+            lines.append(
+                f"{'':>4}   fused: {r['members']}; rings {r['ring_rows']} rows, "
+                f"{r['ring_bytes']:,} B"
+            )
     lines.append(f"  (* = overwritten in place under {rep['strategy']})")
     sram = f"{rep['board_sram_bytes']:,} B SRAM" if rep["board_sram_bytes"] else "no SRAM limit"
     lines += ["", f"memory plans ({rep['board']}: {sram}; ratio against {BASELINE})", ""]
@@ -246,7 +265,7 @@ def format_generated(c: Compiled) -> str:
         files += "expected.json"
     lines = [
         f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, scratch "
-        f"{c.req.scratch_bytes:,} B)"
+        f"{c.req_of().scratch_bytes:,} B)"
     ]
     if c.committed is not None and (c.committed.replaced or c.committed.removed):
         done = c.committed

@@ -19,6 +19,7 @@ BUFFER_SIZE_FUNCTION: dict[str, str] = {
     "MAX_POOL_2D": "rip_max_pool_s8_get_buffer_size",
     "GLOBAL_AVERAGE_POOL": "rip_global_avg_pool_s8_get_buffer_size",
     "MEAN": "rip_global_avg_pool_s8_get_buffer_size",  # a MEAN over H and W runs that kernel
+    "FUSED_CHAIN": "rip_fused_chain_s8_get_buffer_size",  # fused_scratch_bytes
 }
 
 # The C twin of `depthwise_rows_scratch_bytes` (the row-streamed in-place depthwise kernel's
@@ -73,6 +74,27 @@ def scratch_bytes(
     if kind in BUFFER_SIZE_FUNCTION:
         return 4 * output_dims[3]
     return 0
+
+
+def fused_scratch_bytes(
+    stages: list[tuple[str, Dims, Dims]], output_dims: Dims, residual: bool
+) -> int:
+    """Scratch of rip_fused_chain_s8 (C twin ``rip_fused_chain_s8_get_buffer_size``): the
+    residual ADD's row of the last stage (W_out * C_out, rounded up to 4) when the chain
+    ends in one, then the largest need of one stage: a CONV_2D two gathered receptive
+    fields and the fast conv's two copies of them (4 * KH * KW * C_in, rounded up to 4; a
+    1x1 conv over a padded row gathers too); a DEPTHWISE_CONV_2D its valid taps of one
+    pixel, three int32 each (12 * KH * KW). ``stages`` is (kind, input dims, filter dims)
+    per member (the input dims are not read: the signature of the other formulas)."""
+    need = 0
+    for kind, _input_dims, filter_dims in stages:
+        _, kh, kw, c_in = filter_dims
+        if kind == "CONV_2D":
+            need = max(need, (4 * kh * kw * c_in + 3) // 4 * 4)
+        else:
+            need = max(need, 12 * kh * kw)
+    row = (output_dims[2] * output_dims[3] + 3) // 4 * 4 if residual else 0
+    return row + need
 
 
 ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_depthwise_fast.c

@@ -31,6 +31,7 @@ class Strategy(Word):
     DUAL = "dual"  # nothing in place
     TINYENGINE = "tinyengine"  # depthwise channel in place only: the paper's baseline
     RIP = "rip"  # every candidate of Appendix I
+    FUSED = "fused"  # RiP plus fused, row-streamed convolution chains (issue 12)
 
 
 class Placer(Word):
@@ -70,6 +71,7 @@ class InPlaceKind(Word):
     CHANNEL = "channel"  # depthwise: same base, one channel plane at a time
     REVERSE = "reverse"  # nearest upsampling: same base, traversed backwards (Theorem 14)
     ELEMENTWISE = "elementwise"  # same base, each output reads only its own index
+    FUSED = "fused"  # a fused chain's output starts `gap` bytes below the chain's input
 
     @property
     def exact(self) -> bool:

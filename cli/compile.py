@@ -159,7 +159,7 @@ def _plot(c: Compiled, path: Path) -> None:
             c.plans,
             sram_bytes=board.sram_bytes,
             sram_label=f"{board.name} SRAM",
-            overhead_bytes=c.req.scratch_bytes + board.fixed_overhead_bytes,
+            overhead_bytes=c.req_of().scratch_bytes + board.fixed_overhead_bytes,
         )
         os.replace(tmp, path)
     except OSError as e:

@@ -173,7 +173,8 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         output = ptr(op.outputs[0])
         if over is not None and gap == 0:
             output = ptr(over)  # one base, one expression (the channel kernel has one pointer)
-        buffers = OpBuffers(inputs, output, inplace, inplace_input)
+        rings = tuple(ptr(t) for t in op.outputs[1:])  # a fused chain's rings
+        buffers = OpBuffers(inputs, output, inplace, inplace_input, rings)
         lowered = lowering_for(graph, op)(graph, op, i, buffers, f"rip_op{i}")
         # The kernels share one scratch buffer of the planner's size (the maximum over the
         # ops): a kernel variant may use more than its op's own formula when it fits there.

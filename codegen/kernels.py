@@ -12,6 +12,7 @@ from rip.codegen import (
     lower_activation,
     lower_conv,
     lower_elementwise,
+    lower_fused,
     lower_norm,
     lower_pool,
     lower_reduce,
@@ -84,6 +85,8 @@ LOWERINGS: dict[str, Lowering] = {
     # kernels/rip_norm.h
     "L2_NORMALIZATION": lower_norm.lower_l2norm,
     # ---- end of issue 14 (branch opsb)
+    # kernels/rip_fused.h
+    "FUSED_CHAIN": lower_fused.lower_fused,
 }
 
 

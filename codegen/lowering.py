@@ -33,13 +33,15 @@ class OpBuffers:
     for an activation (e.g. ``"(rip_arena + 1024)"``), None for a constant or an absent
     optional input (constants are the lowering's own data). ``inplace`` says how
     the output overlays the input it overwrites (an InPlaceKind) or is None;
-    ``inplace_input`` is that input's position in ``inputs``.
+    ``inplace_input`` is that input's position in ``inputs``. ``extra_outputs`` are the
+    op's outputs after the first (a fused chain's rings).
     """
 
     inputs: tuple[str | None, ...]
     output: str
     inplace: InPlaceKind | None = None
     inplace_input: int | None = None
+    extra_outputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

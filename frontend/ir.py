@@ -255,12 +255,15 @@ class Operator:
         return replace(self, **changes)
 
     def describe(self, graph: Graph | None = None, step: int | None = None) -> str:
-        """How messages name this op (``describe``); with ``graph``, also its output."""
+        """How messages name this op (``describe``); with ``graph``, also its output. A fused
+        chain (rip.frontend.fusion) names its members: ``FUSED_CHAIN(CONV_2D 3 > ...)``."""
+        members = getattr(self.params, "names", None)
+        kind = f"{self.kind}({members()})" if callable(members) else self.kind
         if graph is None or not self.outputs:
-            return describe(self.kind, self.source_index, step)
+            return describe(kind, self.source_index, step)
         out = self.outputs[0]
         name = graph.tensors[out].name if out >= 0 else None
-        return describe(self.kind, self.source_index, step, out, name)
+        return describe(kind, self.source_index, step, out, name)
 
 
 def describe(

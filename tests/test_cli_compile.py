@@ -38,7 +38,7 @@ def test_report_json_keys(capsys, example_file):
     for key in ("arena_bytes", "scratch_bytes", "strategy", "placer", "solve_seconds", "fits"):
         assert key in rep
     assert rep["strategy"] == "rip" and rep["placer"] == "milp"
-    assert set(rep["strategies"]) == {"dual", "tinyengine", "rip"}
+    assert set(rep["strategies"]) == {"dual", "tinyengine", "rip", "fused"}
     dual, rip = rep["strategies"]["dual"], rep["strategies"]["rip"]
     assert rip["arena_bytes"] <= dual["arena_bytes"]
     assert len(rep["op_table"]) == rep["ops"]

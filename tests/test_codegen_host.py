@@ -27,11 +27,13 @@ from rip.allocator.theory.simulate import simulate_rip
 from rip.cli.compile import main
 from rip.codegen.emit import CodegenError, emit_model
 from rip.codegen.reference import checksum, reference_outputs
+from rip.compiler import fused_stage
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+from rip.terms import Strategy
 
-STRATEGIES = ("dual", "tinyengine", "rip")
+STRATEGIES = ("dual", "tinyengine", "rip", "fused")
 UNSUPPORTED = {"tflm-keyword_scrambled_8bit"}  # SVDF
 # Random weights give these two keras models SOFTMAX logits so finely quantized that
 # beta * input_scale * 2^26 < 1: TFLite Micro aborts in Prepare (no oracle to compare
@@ -52,8 +54,12 @@ def weighted_models() -> list[Path]:
 
 
 def compile_and_run(model: bytes | Path, tmp: Path, strategy: str, plan_edit=None):
-    graph = rewrite(read_model(model, name="m"))
-    req = requirements(graph)
+    """Plan, emit, build and run under ``strategy`` (``fused``: on the graph with the
+    chains the planner fuses), and TFLite Micro's checksum of the unfused graph."""
+    source = rewrite(read_model(model, name="m"))
+    graph, req = source, requirements(source)
+    if strategy == Strategy.FUSED:
+        graph, req = fused_stage(source, req, 4)
     plan = plan_model(graph, req, strategy, "milp", 4, 60)
     if plan_edit is not None:
         plan = plan_edit(graph, plan)
@@ -61,12 +67,13 @@ def compile_and_run(model: bytes | Path, tmp: Path, strategy: str, plan_edit=Non
     out = tmp / strategy
     write_host_project(emitted, out)
     build_host(out)
-    return run_host(out).checksum, checksum(reference_outputs(model, graph)), plan
+    return run_host(out).checksum, checksum(reference_outputs(model, source)), plan
 
 
 @pytest.mark.parametrize("path", weighted_models(), ids=lambda p: p.stem)
 def test_shared_models_match_tflite_micro(tmp_path, path):
-    """Issue 5: every model with weights, under dual, tinyengine and rip."""
+    """Issue 5: every model with weights, under dual, tinyengine and rip; issue 12: and
+    under fused."""
     sums = {}
     for strategy in STRATEGIES:
         got, want, _ = compile_and_run(path, tmp_path, strategy)

@@ -22,10 +22,12 @@ map as the reference and compares the two on random and corrupted plans.
 from __future__ import annotations
 
 from rip.allocator.planning.placement import Plan
-from rip.allocator.planning.requirements import POOLS, conv_geometry
+from rip.allocator.planning.requirements import POOLS, conv_geometry, fused_chain
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest, simulate_rip, simulate_upsample
+from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows
 from rip.errors import ReplayError
+from rip.frontend.fusion import FUSED_KIND
 from rip.frontend.ir import Graph
 from rip.shapes import nearest_index_map, nhwc
 
@@ -39,7 +41,25 @@ def _min_gap(graph: Graph, op_index: int, order: str) -> int:
         geom: ConvGeometry = conv_geometry(graph, op)
         mode = "literal" if geom.n_out <= LITERAL_LIMIT and geom.kh * geom.kw <= 25 else "fast"
         return simulate_rip(geom, "dense", "gather", order, mode)
+    if op.kind == FUSED_KIND:  # the fused row schedule executed
+        p = op.params
+        return simulate_fused(fused_chain(graph, p.members, p.residual is not None))
     return 0  # elementwise and activations: each output reads only its own index
+
+
+def _check_rings(graph: Graph, op_index: int) -> None:
+    """Each ring tensor of a fused chain holds the rows its row schedule keeps at once."""
+    op = graph.operators[op_index]
+    p = op.params
+    chain = fused_chain(graph, p.members, p.residual is not None)
+    shapes = chain.intermediates_hwc
+    for ring, rows, (_, w, c) in zip(p.rings, simulate_ring_rows(chain), shapes, strict=True):
+        need = rows * w * c
+        if graph.tensors[ring].nbytes < need:
+            raise ReplayError(
+                f"{op.describe(graph, op_index)}: ring tensor {ring} holds "
+                f"{graph.tensors[ring].nbytes} B, its row schedule keeps {need} B"
+            )
 
 
 def _check_upsample(graph: Graph, op_index: int) -> None:
@@ -172,10 +192,18 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
                         f"{what}: gap {gap} B is below the simulated minimum {need} B"
                     )
             allowed.add(pair.input)
+        # A fused chain's rings (outputs after the first) are written while its input is
+        # still read and its output written: they may overlap nothing live.
+        rings = {storage[t] for t in op.outputs[1:]} if op.kind == FUSED_KIND else set()
+        if rings:
+            _check_rings(graph, i)
         for t in op.outputs:
-            paint(storage[t], allowed, what)
-        for s in reads:
-            if last.get(s) == i and s not in allowed:
+            paint(storage[t], set() if storage[t] in rings else allowed, what)
+        for s in rings:
+            if not arena.owns_all(s, *where(s, what)):
+                raise ReplayError(f"{what}: its ring tensor {s} was overwritten while it ran")
+        for s in reads | rings:
+            if (last.get(s) == i or s in rings) and s not in allowed:
                 arena.free(s)
         if pair is not None:  # the overwritten input is dead; keep the output's bytes
             arena.free(pair.input)

@@ -22,12 +22,15 @@ from rip.allocator.theory.bounds import (
     rip_bound,
     upsample_bound,
 )
+from rip.allocator.theory.fused import Chain, make_chain
+from rip.allocator.theory.fused import fused_gap as chain_gap
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest
 from rip.errors import GraphError, LayerError
+from rip.frontend.fusion import FUSED_KIND, FusedParams
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
-from rip.scratch import BUFFER_SIZE_FUNCTION
+from rip.scratch import BUFFER_SIZE_FUNCTION, fused_scratch_bytes
 from rip.scratch import scratch_bytes as kernel_scratch_bytes
 from rip.shapes import nearest_index_map, nhwc
 from rip.terms import InPlaceKind, Layout, Order, Taps
@@ -89,6 +92,7 @@ IN_PLACE_CLASSES: dict[str, InPlaceKind] = {
     **dict.fromkeys(ACTIVATIONS, InPlaceKind.ELEMENTWISE),
     **dict.fromkeys(ROWWISE, InPlaceKind.ELEMENTWISE),
     "RESIZE_NEAREST_NEIGHBOR": InPlaceKind.REVERSE,
+    FUSED_KIND: InPlaceKind.FUSED,  # strategy `fused` only (rip.frontend.fusion)
 }
 # How each class's gap is found, for --list-ops.
 GAP_RULES: dict[InPlaceKind, str] = {
@@ -96,6 +100,7 @@ GAP_RULES: dict[InPlaceKind, str] = {
     InPlaceKind.CHANNEL: "same base, one channel plane at a time (depth multiplier 1)",
     InPlaceKind.ELEMENTWISE: "gap 0, over a full-size operand",
     InPlaceKind.REVERSE: "same base, traversed backwards (Theorem 14; other ratios as simulated)",
+    InPlaceKind.FUSED: "the fused chain's row schedule (fused_gap, simulated)",
 }
 
 # the per-layer bound that gave a candidate -> how its output overlays its input
@@ -105,6 +110,7 @@ KIND_OF_SCHEME = {
     "depthwise": InPlaceKind.CHANNEL,
     "upsample": InPlaceKind.REVERSE,
     "elementwise": InPlaceKind.ELEMENTWISE,
+    "fused": InPlaceKind.FUSED,
 }
 
 
@@ -176,9 +182,31 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
     return geom
 
 
+def fused_chain(graph: Graph, members: tuple[Operator, ...], residual: bool) -> Chain:
+    """The theory's chain (rip.allocator.theory.fused) of ``members``; LayerError when it
+    cannot be fused (e.g. padding outside Theorem 13's domain)."""
+    return make_chain([(m.kind, conv_geometry(graph, m)) for m in members], residual)
+
+
+def fused_gap(graph: Graph, op: Operator) -> int:
+    """The gap a fused chain's output needs below its input under the fused row schedule
+    (`rip.allocator.theory.fused.fused_gap`, the closed form; the replay runs the
+    simulator)."""
+    p: FusedParams = op.params
+    return chain_gap(fused_chain(graph, p.members, p.residual is not None))
+
+
 def scratch_bytes(graph: Graph, op: Operator) -> int:
     """Scratch a kernel needs outside the arena: `rip.scratch.scratch_bytes` (the formulas
     of the kernels' ..._get_buffer_size) on this op's dims."""
+    if op.kind == FUSED_KIND:
+        stages = [
+            (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), tuple(graph.tensors[m.inputs[1]].shape))
+            for m in op.params.members
+        ]
+        return fused_scratch_bytes(
+            stages, (1, *graph.tensors[op.outputs[0]].hwc), op.params.residual is not None
+        )
     if op.kind not in BUFFER_SIZE_FUNCTION:
         return 0  # the kernel uses no scratch (and the tensors need not be NHWC)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -202,6 +230,11 @@ def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
         raise LayerError(f"{op.kind} needs disjoint input and output (Appendix I)")
     x = graph.tensors[tid]
     y = graph.tensors[op.outputs[0]]
+    if op.kind == FUSED_KIND:
+        gap = fused_gap(graph, op)
+        si, so = x.nbytes, y.nbytes
+        return Bound("fused", "dense", "gather", Order.ROW, gap, max(so, gap + si),
+                     y.hwc[:2], "fused row schedule (simulated)")  # fmt: skip
     if op.kind == "CONV_2D":
         # The kernels gather each receptive field first and never store padding: dense
         # layout, sigma = 0. They traverse row-major over HWC tensors; column order (Sec.

@@ -4,6 +4,8 @@
 * ``tinyengine``: only depthwise convolutions in place (channel in-place), the paper's
   baseline (TinyEngine with in-place depthwise enabled).
 * ``rip``: every in-place candidate of the front end (Appendix I's operator classes).
+* ``fused``: ``rip`` on the graph with fused chains (rip.frontend.fusion), each chain's
+  output over its input at the gap its row schedule needs.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ def _allowed(candidate: InPlace, strategy: Strategy | str) -> bool:
     if strategy == Strategy.TINYENGINE:
         return candidate.kind == InPlaceKind.CHANNEL
     if strategy == Strategy.RIP:
+        return candidate.kind != InPlaceKind.FUSED
+    if strategy == Strategy.FUSED:
         return True
     raise RipError(f"strategy must be one of {', '.join(Strategy.values())}, got {strategy!r}")
 

@@ -1,0 +1,89 @@
+"""Kernel parameters of kernels/rip_fused.h (a fused chain, ``FUSED_CHAIN``): one
+``rip_fused_stage`` per member, computed by the member's own params module exactly as the
+unfused op's (`rip.codegen.conv_params`, TFLite Micro's Prepare), and the residual ADD's
+``rip_add_params`` (`rip.codegen.elementwise_params`). A CONV_2D stage takes the folded bias
+of the fast conv (`rip.codegen.kernel_choice.folded_bias`); a depthwise stage the model's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rip.allocator.planning.requirements import fused_chain
+from rip.allocator.theory.fused import needed_rows
+from rip.codegen import conv_params as cp
+from rip.codegen import elementwise_params as ep
+from rip.codegen.kernel_choice import folded_bias
+from rip.frontend.fusion import FusedParams
+from rip.frontend.ir import Graph, Operator
+from rip.scratch import fused_scratch_bytes
+
+
+@dataclass(frozen=True)
+class FusedStage:
+    """One ``rip_fused_stage``: the member's conv params, its filter bytes and bias."""
+
+    kind: str  # RIP_FUSED_CONV | RIP_FUSED_DEPTHWISE
+    conv: cp.ConvKernelParams
+    filter: bytes
+    bias: tuple[int, ...] | None
+    ring_rows: int  # 0 for the last stage
+    ordinal: tuple[int, ...] | None = None  # rank among the needed rows, -1; None: all
+
+
+@dataclass(frozen=True)
+class FusedKernelParams:
+    stages: tuple[FusedStage, ...]
+    residual: ep.AddParams | None
+    residual_input_first: bool  # ADD(chain input, chain) rather than ADD(chain, input)
+    names: str  # the members, for the generated comment
+    scratch_bytes: int
+
+
+def fused_params(
+    graph: Graph,
+    op: Operator,
+    constant: object,
+    bias_of: object,
+) -> FusedKernelParams:
+    """The chain's kernel parameters. ``constant(member, k, what, nbytes)`` and
+    ``bias_of(member, channels)`` read a member's constant inputs (the conv lowering's
+    checked readers)."""
+    p: FusedParams = op.params
+    needed = needed_rows(fused_chain(graph, p.members, p.residual is not None))
+    stages = []
+    for k, m in enumerate(p.members):
+        c = cp.conv_params(graph, m)
+        n, kh, kw, ch = c.filter_dims
+        weights = constant(m, 1, "filter", n * kh * kw * ch)
+        bias = bias_of(m, c.output_dims[3])
+        conv = m.kind == "CONV_2D"
+        stages.append(
+            FusedStage(
+                "RIP_FUSED_CONV" if conv else "RIP_FUSED_DEPTHWISE",
+                c,
+                weights,
+                folded_bias(c, weights, bias) if conv else bias,
+                p.ring_rows[k] if k < len(p.ring_rows) else 0,
+                _ordinal(needed[k], c.output_dims[1]),
+            )
+        )
+    residual = None if p.residual is None else ep.op_params(graph, p.residual)
+    first = p.residual is not None and graph.storage(p.residual.inputs[0]) == graph.storage(
+        op.inputs[0]
+    )
+    scratch = fused_scratch_bytes(
+        [(s.conv.kind, s.conv.input_dims, s.conv.filter_dims) for s in stages],
+        stages[-1].conv.output_dims,
+        residual is not None,
+    )
+    return FusedKernelParams(tuple(stages), residual, first, p.names(), scratch)
+
+
+def _ordinal(needed: list[int], rows: int) -> tuple[int, ...] | None:
+    """Each output row's rank among a stage's needed rows (the schedule's ring slot order),
+    -1 for a row never computed; None when every row is needed (rank = row)."""
+    if needed == list(range(rows)):
+        return None
+    rank = dict(zip(needed, range(len(needed)), strict=True))
+    return tuple(rank.get(r, -1) for r in range(rows))

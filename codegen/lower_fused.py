@@ -1,0 +1,61 @@
+"""Lowering of kernels/rip_fused.h: a ``FUSED_CHAIN`` (rip.frontend.fusion) becomes the
+members' constant data, one ``rip_fused_chain`` and one call of ``rip_fused_chain_s8``
+over the chain's input, its rings (arena tensors the plan placed) and its output, which
+may start the planned gap below the input (`rip.terms.InPlaceKind` ``"fused"``).
+"""
+
+from __future__ import annotations
+
+from rip.codegen import fused_params as fp
+from rip.codegen.lower_conv import _bias, _constant
+from rip.codegen.lowering import (
+    Lowered,
+    OpBuffers,
+    OpContext,
+    check_inplace,
+    grouped,
+    kernel_params,
+    render_op,
+    where,
+)
+from rip.errors import LoweringError
+from rip.frontend.ir import Graph, Operator
+from rip.terms import InPlaceKind
+
+HEADER = "rip_fused.h"
+
+
+def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
+    """The chain's call: input, rings in member order, output."""
+    check_inplace(graph, op, index, buffers, (InPlaceKind.FUSED,))
+    if buffers.inputs[0] is None:
+        raise LoweringError(f"{where(graph, op, index)}: its input is not an arena activation")
+    if len(buffers.extra_outputs) != len(op.params.rings):
+        raise LoweringError(f"{where(graph, op, index)}: a ring has no arena buffer")
+
+    def compute(g: Graph, o: Operator) -> fp.FusedKernelParams:
+        return fp.fused_params(
+            g,
+            o,
+            lambda m, k, what, n: _constant(g, m, index, k, what, n),
+            lambda m, channels: _bias(g, m, index, channels),
+        )
+
+    params = kernel_params(compute, graph, op, index)
+    return render_op(
+        OpContext(
+            kind=op.kind,
+            header=HEADER,
+            function="rip_fused_chain_s8",
+            struct="rip_fused_chain",
+            params=params,
+            prefix=prefix,
+            status=index + 1,
+            inputs=(grouped(buffers.inputs[0]), *(grouped(r) for r in buffers.extra_outputs)),
+            output=grouped(buffers.output),
+            scratch_bytes=params.scratch_bytes,
+            comment=f"fused chain {params.names}: rings of "
+            + ", ".join(str(s.ring_rows) for s in params.stages[:-1])
+            + " rows",
+        )
+    )
