@@ -41,7 +41,7 @@ SHARED = ROOT / ".." / "shared"
 REFERENCE = SHARED / "reference" / "cmsis-nn-m33-instructions.json"
 BOARDS = ("qemu-m33", "qemu-armv6m")
 CLASSES = ("1x1 conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other", "other conv", "fc",
-           "elementwise", "pooling", "other")  # fmt: skip
+           "fused chain", "elementwise", "pooling", "other")  # fmt: skip
 
 
 def op_class(graph: Graph, op: Operator) -> str:
@@ -56,6 +56,8 @@ def op_class(graph: Graph, op: Operator) -> str:
         return name if name in CLASSES else "dw other"
     if op.kind == "FULLY_CONNECTED":
         return "fc"
+    if op.kind == "FUSED_CHAIN":
+        return "fused chain"
     if op.kind in ("ADD", "MUL", "SUB"):
         return "elementwise"
     if "POOL" in op.kind or op.kind == "MEAN":
@@ -83,7 +85,8 @@ def measure(
         for board_name in boards:
             board = load_board(board_name)
             for strategy in strategies or STRATEGIES:
-                model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
+                model = emit_model(compiled.graph_of(strategy), compiled.req_of(strategy),
+                                   compiled.plans[strategy], strategy)  # fmt: skip
                 out = Path(tmp) / f"{board_name}-{strategy}"
                 try:
                     write_qemu_project(model, out, board, reference)
@@ -113,7 +116,8 @@ def profile_model(compiled, reference: int, tmp: Path) -> dict:
     board = load_board("qemu-m33")
     table = {}
     for strategy in STRATEGIES:
-        model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
+        graph = compiled.graph_of(strategy)
+        model = emit_model(graph, compiled.req_of(strategy), compiled.plans[strategy], strategy)
         out = tmp / f"profile-{strategy}"
         marks = write_qemu_project(model, out, board, reference, profile=True)
         run = run_elf(build_qemu_project(out, board), board, 1800.0)
@@ -123,7 +127,7 @@ def profile_model(compiled, reference: int, tmp: Path) -> dict:
             if mark.part == "shift":
                 sums["shift"] += n
             else:
-                sums[op_class(compiled.graph, compiled.graph.operators[mark.op])] += n
+                sums[op_class(graph, graph.operators[mark.op])] += n
         result = parse_result_line(run.lines[-1])
         sums["total"] = result.instructions if result else sum(figures)
         table[strategy] = sums

@@ -4,12 +4,20 @@ of conftest.py."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+# The benchmarks' results package says which shared files are the paper's models (Table 3's
+# eleven MCUNet models, Table 7's keras graphs); tests use the same lists.
+sys.path.insert(0, str(REPO / "benchmarks"))
+from results.common import KERAS_FILES, MCUNET  # noqa: E402
+
+__all__ = ["KERAS_FILES", "MCUNET", "REPO", "SHARED", "shared_path"]
 
 
 def shared_path(*parts: str) -> Path:

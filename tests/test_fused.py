@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from paths import shared_path
+from paths import MCUNET, shared_path
 from tflite_writer.generators import _Calibrated
 
 from rip.allocator.planning.plan import plan_model
@@ -175,10 +175,6 @@ def test_mbconv_residual_gap_is_zero():
     fgraph = fuse(graph)
     (op,) = [op for op in fgraph.operators if op.kind == FUSED_KIND]
     assert simulate_fused(fused_chain(fgraph, op.params.members, True)) == 0
-
-
-MCUNET = ["mcunet-in0", "mcunet-in1", "mcunet-in2", "mcunet-in3", "mcunet-in4", "mbv2-w0.35",
-          "proxyless-w0.3", "mcunet-vww0", "mcunet-vww1", "mcunet-vww2", "person-det"]  # fmt: skip
 
 
 def test_mcunet_fused_arenas_meet_issue_12():

@@ -10,7 +10,7 @@ import math
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from paths import shared_path
+from paths import MCUNET, shared_path
 
 from rip.allocator.planning.requirements import conv_geometry
 from rip.allocator.theory import fused
@@ -394,10 +394,6 @@ def test_rip_sweep_prints_the_fused_section(capsys: pytest.CaptureFixture[str]) 
 # --------------------------------------------------------------------------------------
 # Real chains: every fusable sub-chain of the shared MCUNet-family models
 # --------------------------------------------------------------------------------------
-MCUNET = (
-    "mbv2-w0.35", "mcunet-in0", "mcunet-in1", "mcunet-in2", "mcunet-in3", "mcunet-in4",
-    "mcunet-vww0", "mcunet-vww1", "mcunet-vww2", "person-det", "proxyless-w0.3",
-)  # fmt: skip
 
 
 def _model_chains(graph) -> list[Chain]:

@@ -15,52 +15,13 @@ from __future__ import annotations
 import os
 
 import pytest
-from paths import shared_path
+from paths import KERAS_FILES, MCUNET, shared_path
 
 from rip.allocator.planning.plan import plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 
-MCUNET = [
-    "mcunet-in0",
-    "mcunet-in1",
-    "mcunet-in2",
-    "mcunet-in3",
-    "mcunet-in4",
-    "mbv2-w0.35",
-    "proxyless-w0.3",
-    "mcunet-vww0",
-    "mcunet-vww1",
-    "mcunet-vww2",
-    "person-det",
-]
-
-KERAS_FILES = {
-    "MobileNet": "MobileNet",
-    "MobileNetV2": "MobileNetV2",
-    "MobileNetV3-S": "MobileNetV3Small",
-    "MobileNetV3-L": "MobileNetV3Large",
-    "VGG-16": "VGG16",
-    "VGG-19": "VGG19",
-    "ResNet-50": "ResNet50",
-    "ResNet-50v2": "ResNet50V2",
-    "ResNet-101": "ResNet101",
-    "ResNet-101v2": "ResNet101V2",
-    "ResNet-152": "ResNet152",
-    "ResNet-152v2": "ResNet152V2",
-    "DenseNet-121": "DenseNet121",
-    "DenseNet-169": "DenseNet169",
-    "DenseNet-201": "DenseNet201",
-    "Inception-v3": "InceptionV3",
-    "InceptionResNetV2": "InceptionResNetV2",
-    "Xception": "Xception",
-    **{f"EfficientNet-B{i}": f"EfficientNetB{i}" for i in range(8)},
-    **{f"EffNetV2-B{i}": f"EfficientNetV2B{i}" for i in range(4)},
-    "EffNetV2-S": "EfficientNetV2S",
-    "EffNetV2-M": "EfficientNetV2M",
-    "EffNetV2-L": "EfficientNetV2L",
-}
 CI_KERAS = [
     "MobileNet",
     "MobileNetV2",

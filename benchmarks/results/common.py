@@ -26,6 +26,32 @@ MCUNET = (
     "mcunet-vww2",
     "person-det",
 )  # Table 3's order
+# The paper's row name -> file stem under shared/models/keras (Table 7's order).
+KERAS_FILES = {
+    "MobileNet": "MobileNet",
+    "MobileNetV2": "MobileNetV2",
+    "MobileNetV3-S": "MobileNetV3Small",
+    "MobileNetV3-L": "MobileNetV3Large",
+    "VGG-16": "VGG16",
+    "VGG-19": "VGG19",
+    "ResNet-50": "ResNet50",
+    "ResNet-50v2": "ResNet50V2",
+    "ResNet-101": "ResNet101",
+    "ResNet-101v2": "ResNet101V2",
+    "ResNet-152": "ResNet152",
+    "ResNet-152v2": "ResNet152V2",
+    "DenseNet-121": "DenseNet121",
+    "DenseNet-169": "DenseNet169",
+    "DenseNet-201": "DenseNet201",
+    "Inception-v3": "InceptionV3",
+    "InceptionResNetV2": "InceptionResNetV2",
+    "Xception": "Xception",
+    **{f"EfficientNet-B{i}": f"EfficientNetB{i}" for i in range(8)},
+    **{f"EffNetV2-B{i}": f"EfficientNetV2B{i}" for i in range(4)},
+    "EffNetV2-S": "EfficientNetV2S",
+    "EffNetV2-M": "EfficientNetV2M",
+    "EffNetV2-L": "EfficientNetV2L",
+}
 MAX_DENOMINATOR = 64  # a ratio prints as a fraction when it is one with a small denominator
 
 
