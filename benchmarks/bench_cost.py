@@ -145,7 +145,7 @@ def print_tables(rows: list[dict], reference: dict, calibration: dict) -> None:
         f"{b}: {i:,} instructions = {t:,} ticks ({i / t:g}/tick)"
         for b, (i, t) in calibration.items()))  # fmt: skip
     print()
-    head = ("| model | MACs | board | dual | tinyengine | rip | rip instr/MAC | rip / dual "
+    head = (f"| model | MACs | board | {' | '.join(STRATEGIES)} | rip instr/MAC | rip / dual "
             "| TFLM+CMSIS-NN | rip / TFLM+CMSIS-NN |")  # fmt: skip
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
