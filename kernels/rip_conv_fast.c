@@ -8,6 +8,21 @@
 
 #define RIP_INLINE static inline __attribute__((always_inline))
 
+#if defined(__ARM_FEATURE_DSP)
+/* One 4-tap step of a 2 x 2 tile, the pixels' taps already widened (SXTB16 pairs: taps 0, 2
+ * and 1, 3): the two weight words widened, eight SMLADs. */
+RIP_INLINE void rip_smlad_2x2(int32_t xa02, int32_t xa13, int32_t xb02, int32_t xb13,
+                              int32_t wa, int32_t wb, int32_t *a00, int32_t *a01,
+                              int32_t *a10, int32_t *a11) {
+    const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
+    *a00 = __smlad(xa13, wa13, __smlad(xa02, wa02, *a00));
+    *a10 = __smlad(xb13, wa13, __smlad(xb02, wa02, *a10));
+    const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
+    *a01 = __smlad(xa13, wb13, __smlad(xa02, wb02, *a01));
+    *a11 = __smlad(xb13, wb13, __smlad(xb02, wb02, *a11));
+}
+#endif
+
 /* The 2 x 2 tile's dot products: a_ij += x_i . w_j over `k` taps. */
 RIP_INLINE void rip_fast_dot_2x2(const int8_t *x0, const int8_t *x1, const int8_t *w0,
                                  const int8_t *w1, int32_t k, int32_t *p00, int32_t *p01,
@@ -20,18 +35,8 @@ RIP_INLINE void rip_fast_dot_2x2(const int8_t *x0, const int8_t *x1, const int8_
         const int32_t xb = rip_fast_load_s8x4(x1 + i);
         const int32_t wa = rip_fast_load_s8x4(w0 + i);
         const int32_t wb = rip_fast_load_s8x4(w1 + i);
-        const int32_t xa02 = __sxtb16(xa), xa13 = rip_fast_sxtb16_ror8(xa);
-        const int32_t xb02 = __sxtb16(xb), xb13 = rip_fast_sxtb16_ror8(xb);
-        const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
-        a00 = __smlad(xa02, wa02, a00);
-        a00 = __smlad(xa13, wa13, a00);
-        a10 = __smlad(xb02, wa02, a10);
-        a10 = __smlad(xb13, wa13, a10);
-        const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
-        a01 = __smlad(xa02, wb02, a01);
-        a01 = __smlad(xa13, wb13, a01);
-        a11 = __smlad(xb02, wb02, a11);
-        a11 = __smlad(xb13, wb13, a11);
+        rip_smlad_2x2(__sxtb16(xa), rip_fast_sxtb16_ror8(xa), __sxtb16(xb),
+                      rip_fast_sxtb16_ror8(xb), wa, wb, &a00, &a01, &a10, &a11);
     }
 #endif
     for (; i < k; ++i) {
@@ -342,16 +347,7 @@ RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_
         const int32_t wa = rip_load_word(w), wb = rip_load_word(w + 4);
         x += 16;
         w += 8;
-        const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
-        a00 = __smlad(xa02, wa02, a00);
-        a00 = __smlad(xa13, wa13, a00);
-        a10 = __smlad(xb02, wa02, a10);
-        a10 = __smlad(xb13, wa13, a10);
-        const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
-        a01 = __smlad(xa02, wb02, a01);
-        a01 = __smlad(xa13, wb13, a01);
-        a11 = __smlad(xb02, wb02, a11);
-        a11 = __smlad(xb13, wb13, a11);
+        rip_smlad_2x2(xa02, xa13, xb02, xb13, wa, wb, &a00, &a01, &a10, &a11);
     }
 #endif
 #else
