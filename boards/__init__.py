@@ -37,6 +37,11 @@ class Board:
     # The system clock a measured figure refers to, and a generous estimate of cycles per
     # multiply-accumulate: how long one inference takes, so that a verifier waits long
     # enough for the first result line (0: unknown).
+    # The stack the firmware reserves (PICO_STACK_SIZE; 0: the SDK's 2 KB). On both Picos
+    # core 0's stack sits in the 4 KB SCRATCH_Y bank, outside the SRAM the arena uses, so
+    # the whole bank costs the arena nothing; emulated runs check the measured stack
+    # against it.
+    stack_limit_bytes: int = 0
     clock_hz: int = 0
     cycles_per_mac_estimate: float = 0.0
     # Emulated boards (QEMU): the machine, where code and data go, the CMSDK UART, and how

@@ -138,18 +138,18 @@ def write_qemu_project(
     if profile:
         model, marks = profiled(model)
     out.mkdir(parents=True, exist_ok=True)
-    fields = c_result_fields(board.name, INSTRUCTIONS, "instructions")
+    fields = c_result_fields(board.name, INSTRUCTIONS, "instructions", stack_expr="stack_bytes")
     example = Result(model.name, board.name, model.strategy, model.arena_bytes, 0, 0,
-                     INSTRUCTIONS).line()  # fmt: skip
+                     INSTRUCTIONS, stack=0).line()  # fmt: skip
     ctx = {
         "m": model,
         "board": board,
         "fields": fields,
         "prefix": PREFIX,
         "error_prefix": ERROR_PREFIX,
-        "result_example": example.replace("checksum=0x00000000", "checksum=0x<crc32>").replace(
-            "instructions=0", "instructions=<n>"
-        ),
+        "result_example": example.replace("checksum=0x00000000", "checksum=0x<crc32>")
+        .replace("instructions=0", "instructions=<n>")
+        .replace("stack=0", "stack=<bytes>"),
         "profile": profile,
         "profile_marks": len(marks),
         "qemu_args": qemu_args(board),

@@ -3,7 +3,7 @@ under QEMU (qemu-m33: mps2-an505, qemu-armv6m: Cortex-M0+ code on mps2-an385), i
 line read through pyserial and compared with TFLite Micro's checksum.
 
 Which shared models run here (CI) and which only in ``make bench-cost``:
-- qemu-m33 under dual, tinyengine and rip: the seven smallest shared models with weights
+- qemu-m33 under dual, tinyengine, rip and fused: the seven smallest shared models with weights
   (CI_M33 below), a few seconds each;
 - qemu-armv6m: person-det and mlperf-kws_ref_model under rip;
 - every other shared model with weights (the larger MCUNet models, mbv2, proxyless, the
@@ -37,7 +37,7 @@ from rip.firmware.qemu_project import (
 )
 from rip.firmware.qemu_run import calibrate, run_elf, run_on_qemu
 from rip.firmware.result import parse_result_line
-from rip.terms import Placer
+from rip.terms import Placer, Strategy
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 REFERENCE = SHARED / "reference" / "cmsis-nn-m33-instructions.json"
@@ -58,6 +58,7 @@ CI_M33 = [
     "mcunet/mcunet-in0",
 ]
 CI_ARMV6M = ["mcunet/person-det", "tinyml/mlperf-kws_ref_model"]
+PICO_OF = {"qemu-m33": "pico2", "qemu-armv6m": "pico"}
 
 
 def shared_model(name: str) -> Path:
@@ -82,12 +83,24 @@ def compile_and_run(name: str, board_name: str, strategy: str, out: Path):
     path = shared_model(name)
     board = load_board(board_name)
     compiled = analyse(
-        path, board, Options(placer=Placer("milp"), time_limit=60.0, strategies=(strategy,))
+        path,
+        board,
+        Options(
+            strategy=Strategy(strategy),
+            placer=Placer("milp"),
+            time_limit=60.0,
+            strategies=(Strategy(strategy),),
+        ),
     )
     reference = checksum(reference_outputs(path, compiled.graph))
-    model = emit_model(compiled.graph, compiled.req, compiled.plans[strategy], strategy)
-    write_qemu_project(model, out, board, reference, model_macs=macs(compiled.graph))
-    return run_on_qemu(out, board), reference
+    graph, req = compiled.graph_of(), compiled.req_of()
+    model = emit_model(graph, req, compiled.plans[compiled.strategy], strategy)
+    write_qemu_project(model, out, board, reference, model_macs=macs(graph))
+    result = run_on_qemu(out, board)
+    # The stack it went down to must fit the Pico with the same core (painted, startup.c).
+    pico = load_board(PICO_OF[board_name])
+    assert result.stack is not None and 0 < result.stack <= pico.stack_limit_bytes, result.line()
+    return result, reference
 
 
 @pytest.mark.parametrize("board", ["qemu-m33", "qemu-armv6m"])
@@ -101,7 +114,7 @@ def test_systick_calibration(board, tmp_path):
         assert abs(ticks * b.instructions_per_tick - instructions) <= b.instructions_per_tick
 
 
-@pytest.mark.parametrize("strategy", ["dual", "tinyengine", "rip"])
+@pytest.mark.parametrize("strategy", ["dual", "tinyengine", "rip", "fused"])
 @pytest.mark.parametrize("name", CI_M33)
 def test_m33_checksum_equals_tflite_micro(name, strategy, tmp_path):
     result, reference = compile_and_run(name, "qemu-m33", strategy, tmp_path)
