@@ -279,6 +279,8 @@ def format_generated(c: Compiled) -> str:
         lines.append(
             f"built {b['uf2']} ({b['uf2_writer']} UF2 writer); .bss {b['bss_bytes']:,} B, "
             f".data {b['data_bytes']:,} B; rip_arena in .bss"
+            + (f"; flash image {b['image_bytes']:,} B" if "image_bytes" in b else "")
+            + (f" of {b['flash_bytes']:,} B" if b.get("flash_bytes") else "")
         )
     if c.run is not None:
         ref = None if c.reference is None else c.reference.checksum

@@ -42,6 +42,7 @@ class Board:
     # the whole bank costs the arena nothing; emulated runs check the measured stack
     # against it.
     stack_limit_bytes: int = 0
+    flash_bytes: int = 0  # the board's flash (the SDK's linker script enforces it); 0: none
     clock_hz: int = 0
     cycles_per_mac_estimate: float = 0.0
     # Emulated boards (QEMU): the machine, where code and data go, the CMSDK UART, and how

@@ -275,6 +275,8 @@ def build_pico_project(
         "uf2_writer": writer,
         "bss_bytes": sections.get(".bss", {}).get("bytes", 0),
         "data_bytes": sections.get(".data", {}).get("bytes", 0),
+        "image_bytes": bin_path.stat().st_size,  # what goes to flash: code, weights, .data
+        "flash_bytes": board.flash_bytes,
         "sections": sections,
         "symbols": symbol_placement(elf, nm=nm),
         **({"note": note} if note else {}),
