@@ -478,7 +478,7 @@ def test_lifecycle_figure_marks_the_rip_output_left_of_its_input(tmp_path):
         ),
     }
     png = tmp_path / "f.png"
-    facts = figures.lifecycle(png, "toy", problems, plans, 1024, "board", 100)
+    facts = figures.lifecycle(png, "toy", problems, plans, 1024, "board", {"dual": 100, "rip": 60})
     assert png.stat().st_size > 0
     assert facts == {"op": 1, "output_offset": 0, "output_bytes": 600, "input_offset": 200,
                      "input_bytes": 400, "gap": 200}  # fmt: skip

@@ -50,15 +50,16 @@ def lifecycle(
     plans: dict[str, Plan],
     sram_bytes: int,
     sram_label: str,
-    overhead_bytes: int,
+    overhead_bytes: dict[str, int],
 ) -> dict[str, Any]:
     """Fig. 1: one panel per strategy, address across (KiB), op index down; the arena's
-    peak with the fixed overhead (scratch + SDK + stack) as a band right of it and the SRAM
-    limit. A last panel zooms on rip's peak op: its output drawn left of the input it
-    overwrites, both labelled in bytes, with the gap between their starts. Returns the
-    labelled facts (empty when rip writes nothing in place)."""
-    steps = max(b.last for p in problems.values() for b in p.buffers) + 1
-    right = max(max(p.peak for p in plans.values()) + overhead_bytes, sram_bytes) * 1.04 / KIB
+    peak with its own fixed overhead (that strategy's scratch + SDK + stack) as a band right
+    of it and the SRAM limit; ``fused`` places the graph with chains as single ops, so its
+    panel's op axis is that graph's. A last panel zooms on rip's peak op: its output drawn
+    left of the input it overwrites, both labelled in bytes, with the gap between their
+    starts. Returns the labelled facts (empty when rip writes nothing in place)."""
+    right = max(max(p.peak + overhead_bytes[s] for s, p in plans.items()), sram_bytes)
+    right *= 1.04 / KIB
     pair = peak_pair(problems["rip"], plans["rip"]) if "rip" in plans else None
     panels = [*plans, *(["zoom"] if pair else [])]
     heights = [1.3 if s == "zoom" else 1.0 for s in panels]
@@ -73,14 +74,16 @@ def lifecycle(
     for ax, strategy in zip(axes[:, 0], panels, strict=True):
         name = "rip" if strategy == "zoom" else strategy
         plan, problem = plans[name], problems[name]
+        overhead = overhead_bytes[name]
+        steps = max(b.last for b in problem.buffers) + 1
         _buffers(ax, problem, plan)
         ax.axvline(plan.peak / KIB, color="black", linewidth=1)
         ax.axvspan(
             plan.peak / KIB,
-            (plan.peak + overhead_bytes) / KIB,
+            (plan.peak + overhead) / KIB,
             color="grey",
             alpha=0.35,
-            label=f"scratch + SDK + stack ({overhead_bytes:,} B)",
+            label=f"scratch + SDK + stack ({overhead:,} B)",
         )
         ax.axvline(
             sram_bytes / KIB,
@@ -89,7 +92,7 @@ def lifecycle(
             label=f"{sram_label} SRAM ({sram_bytes:,} B)",
         )
         ax.set_xlim(0, right)
-        ax.set_ylabel("op index")
+        ax.set_ylabel("op index (chains fused)" if name == "fused" else "op index")
         ax.tick_params(labelsize=9)
         if strategy == "zoom":
             ax.set_ylim(pair.op + 3.5, max(pair.op - 2.5, -0.5))

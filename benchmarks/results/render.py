@@ -593,8 +593,9 @@ def figures(data: dict) -> list[str]:
         ]
         text = (
             f"One panel per strategy ({', '.join(fig['strategies'])}), op index down, "
-            f"address across; grey band: scratch + SDK + stack ({b(fig['overhead'])} B) "
-            f"above each arena; dashed red: the Pico 1's {b(fig['sram'])} B."
+            f"address across; grey band: that strategy's scratch + SDK + stack "
+            f"({_overheads(fig['overhead'])}) above each arena; dashed red: the Pico 1's "
+            f"{b(fig['sram'])} B. The fused panel's op axis is the graph with chains as ops."
         )
         if k:
             text += (
@@ -625,3 +626,10 @@ def figures(data: dict) -> list[str]:
             "",
         ]
     return out
+
+
+def _overheads(overhead: int | dict[str, int]) -> str:
+    """One band's bytes, or each strategy's (pages written before fused had its own)."""
+    if isinstance(overhead, int):
+        return f"{b(overhead)} B"
+    return ", ".join(f"{s} {b(v)} B" for s, v in overhead.items())
