@@ -48,14 +48,37 @@ static int32_t rip_round_div(int32_t sum, int32_t count) {
     return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
 }
 
+/* Without a divide instruction (ARMv6-M: a library call per channel) rip_round_div is
+ * sign(sum) * floor((|sum| + h) / count), h = count / 2, and the floor a multiply by
+ * m = ceil(2^24 / count) and a shift: with m * count = 2^24 + r, 0 <= r < count,
+ * x * m / 2^24 = x / count + x * r / (count * 2^24), whose floor is floor(x / count)
+ * whenever x * r < 2^24. Here x <= 128 * count + h, so x * (count - 1) < 2^24 holds for
+ * count <= RIP_RECIP_MAX_COUNT (and the unsigned x * m < 2^32); larger windows divide. */
+#define RIP_RECIP_MAX_COUNT 361
+#if !defined(__ARM_FEATURE_IDIV)
+static uint32_t rip_recip(int32_t count) {
+    return count <= RIP_RECIP_MAX_COUNT ? ((1u << 24) + (uint32_t)count - 1u) / (uint32_t)count
+                                        : 0u;
+}
+
+static int32_t rip_round_recip(int32_t sum, int32_t count, uint32_t recip) {
+    if (recip == 0u) {
+        return rip_round_div(sum, count);
+    }
+    const uint32_t x = (uint32_t)(sum < 0 ? -sum : sum) + (uint32_t)(count / 2);
+    const int32_t q = (int32_t)((x * recip) >> 24);
+    return sum < 0 ? -q : q;
+}
+#endif
+
 /* One channel's sum (or max, from `init`) over the window's real cells. */
 static int32_t rip_window_reduce(enum rip_pool_kind kind, const rip_window *win, int32_t c,
                                  int32_t ch, int32_t init) {
     int32_t v = init;
     const int8_t *row = win->first + ch;
-    for (int32_t r = 0; r < win->rows; ++r, row += win->row_step) {
+    for (int32_t r = win->rows; r > 0; --r, row += win->row_step) {
         const int8_t *px = row;
-        for (int32_t k = 0; k < win->cols; ++k, px += c) {
+        for (int32_t k = win->cols; k > 0; --k, px += c) {
             v = kind == RIP_POOL_AVG ? v + *px : rip_max32(v, *px);
         }
     }
@@ -213,18 +236,20 @@ static void rip_clamp_groups(int8_t *dst, int32_t n, rip_activation act) {
 }
 #endif
 
-static inline __attribute__((always_inline)) rip_status rip_pool(enum rip_pool_kind kind, const rip_context *ctx,
-                    const rip_pool_params *params, const rip_dims *input_dims,
-                    const int8_t *input, const rip_dims *filter_dims, const rip_dims *output_dims,
-                    int8_t *output) {
+/* Inlined into each entry point, so that `kind` is a constant in each copy. */
+static inline __attribute__((always_inline)) rip_status
+rip_pool(enum rip_pool_kind kind, const rip_context *ctx, const rip_pool_params *params,
+         const rip_dims *input_dims, const int8_t *input, const rip_dims *filter_dims,
+         const rip_dims *output_dims, int8_t *output) {
     const int32_t h = input_dims->h, w = input_dims->w, c = input_dims->c;
     const int32_t fh = filter_dims->h, fw = filter_dims->w;
     const int32_t h_out = output_dims->h, w_out = output_dims->w;
     const int32_t sh = params->stride.h, sw = params->stride.w;
     const rip_activation act = params->activation;
     int8_t *stage = (int8_t *)rip_acc_buffer(ctx, c);
-    if (stage == NULL || output_dims->c != c || input_dims->n != output_dims->n || fh < 1 ||
-        fw < 1 || sh < 1 || sw < 1 || act.min > act.max || act.min < -128 || act.max > 127) {
+    if (stage == NULL || c < 1 || output_dims->c != c || input_dims->n != output_dims->n ||
+        fh < 1 || fw < 1 || sh < 1 || sw < 1 || act.min > act.max || act.min < -128 ||
+        act.max > 127) {
         return RIP_ERROR_ARGUMENT;
     }
     if (!params->pad_counts &&
@@ -245,6 +270,10 @@ static inline __attribute__((always_inline)) rip_status rip_pool(enum rip_pool_k
     const int overlap = out_at < in_at + in_bytes && in_at < out_at + out_bytes;
     const uintptr_t apart = in_at > out_at ? in_at - out_at : out_at - in_at;
     const int staged = overlap && apart % (uintptr_t)c != 0;
+#if !defined(__ARM_FEATURE_IDIV)
+    int32_t recip_count = 0;
+    uint32_t recip = 0u;
+#endif
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in = input + (size_t)b * h * w * c;
         int8_t *out = output + (size_t)b * h_out * w_out * c;
@@ -283,10 +312,20 @@ static inline __attribute__((always_inline)) rip_status rip_pool(enum rip_pool_k
                                         clamp, act, dst);
                 }
 #endif
+#if !defined(__ARM_FEATURE_IDIV)
+                if (kind == RIP_POOL_AVG && count != recip_count) {
+                    recip_count = count; /* one division a distinct window size */
+                    recip = rip_recip(count);
+                }
+#endif
                 for (; ch < c; ++ch) {
                     int32_t v = rip_window_reduce(kind, &win, c, ch, init);
                     if (kind == RIP_POOL_AVG) {
+#if defined(__ARM_FEATURE_IDIV)
                         v = rip_round_div(v, count);
+#else
+                        v = rip_round_recip(v, count, recip);
+#endif
                     }
                     dst[ch] = (int8_t)(clamp ? rip_clamp32(v, act.min, act.max) : v);
                 }

@@ -514,6 +514,9 @@ POOL: dict[str, Callable[[int], bytes]] = {
     "avg_pad_counts_c8": lambda s: pool_model(s, "avg", 6, 7, 8, 3, 2, (1, 0, 1, 1)),
     "avg_global_255_cells": lambda s: pool_model(s, "avg", 15, 17, 4, (15, 17), 1, "VALID"),
     "avg_global_272_cells": lambda s: pool_model(s, "avg", 16, 17, 5, (16, 17), 1, "VALID"),
+    # past the last count (361) whose rounded average the cores without a divide instruction
+    # take by reciprocal multiplication
+    "avg_global_380_cells": lambda s: pool_model(s, "avg", 19, 20, 3, (19, 20), 1, "VALID"),
     "max_valid_2x2_c16": lambda s: pool_model(s, "max", 8, 10, 16, 2, 2, "VALID"),
     "max_same_3x3_s2_c20_relu6": lambda s: pool_model(s, "max", 7, 7, 20, 3, 2, "SAME", "RELU6"),
     "max_pad_counts_c16": lambda s: pool_model(s, "max", 6, 6, 16, 3, 1, (1, 1, 1, 1)),
@@ -794,6 +797,20 @@ def test_pool_in_place_at_the_planners_gap(lib: ctypes.CDLL, name: str) -> None:
     graph, op, x, expected = load(POOL, name, 0)
     (candidate,) = requirements(graph).ops[0].candidates
     assert run_pool(lib, graph, op, x, candidate.gap) == expected
+
+
+def test_reciprocal_rounding_is_exact_up_to_361_cells() -> None:
+    """kernels/rip_pool.c without a divide instruction: floor(x / n) == (x * m) >> 24 with
+    m = ceil(2^24 / n) for every x the rounded average can meet (0 <= x <= 128 n + n / 2),
+    and the unsigned product x * m < 2^32, for every window of n <= RIP_RECIP_MAX_COUNT =
+    361 cells: the C comment's bound x (n - 1) < 2^24, checked exhaustively."""
+    source = (cb.KERNELS / "rip_pool.c").read_text()
+    assert "#define RIP_RECIP_MAX_COUNT 361" in source
+    for n in range(1, 362):
+        m = -(-(1 << 24) // n)
+        x = np.arange(128 * n + n // 2 + 1, dtype=np.int64)
+        assert int(x[-1]) * m < 1 << 32
+        assert np.array_equal((x * m) >> 24, x // n), n
 
 
 def test_strided_pool_runs_in_place_with_no_gap(lib: ctypes.CDLL) -> None:
