@@ -6,8 +6,11 @@ shape, on an emulated Cortex-M33 and an ARMv6-M core (QEMU, ``-icount shift=0``)
 
 Per layer: every CONV_2D and DEPTHWISE_CONV_2D of the model with its real weights and
 quantization, a random input, run once through the reference kernel (rip_conv2d_s8 with the
-model bias, rip_depthwise_conv2d_s8_inplace) and once through the kernel the generator now
-picks (rip.codegen.kernel_choice), both outputs compared byte for byte. SysTick is read
+model bias, rip_depthwise_conv2d_s8_inplace) and once through the kernel the generator emits
+for it (`emitted_kernel`: codegen.lower_conv's steps, a depthwise layer in place: the _rq
+kernels with rip.codegen.requant's rip_fast_channel records, and for CONV_2D the packed
+filter, wherever the cheap requantisation is proven, else the _fast ones with the folded
+bias), both outputs compared byte for byte. SysTick is read
 around each call: with ``-icount shift=0`` one tick is 50 instructions on mps2-an505
 (Cortex-M33) and 40 on mps2-an385, which runs the ARMv6-M (-mcpu=cortex-m0plus) stream
 (see shared/notes/firmware-toolchain.md). These are instruction counts, not cycles.
@@ -155,32 +158,71 @@ def model_layers(path: Path):
         yield p, w, b
 
 
-def layer_source(layers) -> tuple[str, int, int]:
-    """A main() timing old and new kernels on every layer; the arena and scratch bytes."""
-    from rip.codegen.kernel_choice import choose_conv_kernel, folded_bias
+def emitted_kernel(p, w: bytes, b, reserved: int):
+    """What codegen.lower_conv emits for a layer (a depthwise one in place, as the planner puts
+    it): the same codegen functions in the same order. The cheap requantisation proven
+    (rip.codegen.requant) gives the _rq kernel with rip_fast_channel records (and, for
+    CONV_2D, the filter with negated rows packed in channel pairs); otherwise the fast kernel
+    with the folded bias and per-channel quantisation. Returns (choice, filter, bias or None,
+    records or None)."""
+    import dataclasses
 
+    from rip.codegen import kernel_choice as kc
+
+    signed = w
+    if p.kind == "DEPTHWISE_CONV_2D":
+        p = dataclasses.replace(p, fast_channels=kc.fast_channels(p, w, b))
+    else:
+        found = kc.fast_conv_channels(p, w, b)
+        if found is not None:
+            p = dataclasses.replace(p, fast_channels=found[0])
+            signed = found[1]
+    inplace = "channel" if p.kind == "DEPTHWISE_CONV_2D" else None
+    choice = kc.choose_conv_kernel(p, inplace, reserved)
+    if choice.function == "rip_conv2d_fast_rq_s8":
+        return choice, kc.pack_filter_pairs(signed, p.output_dims[3]), None, p.fast_channels
+    if choice.function.endswith("_rq_s8"):
+        return choice, w, None, p.fast_channels
+    return choice, w, kc.folded_bias(p, w, b), None
+
+
+def layer_source(layers) -> tuple[str, int, int]:
+    """A main() timing the reference kernel and the one the generator emits on every layer;
+    the arena and scratch bytes."""
     decls, calls = [], []
-    arena = scratch = 0
+    arena = 0
+    scratch = max(p.scratch_bytes for p, _, _ in layers)  # the model's reserved scratch
     rng = np.random.default_rng(0)
     for k, (p, w, b) in enumerate(layers):
         n_in, n_out = int(np.prod(p.input_dims)), int(np.prod(p.output_dims))
         arena = max(arena, n_in + n_out + 8)
-        scratch = max(scratch, p.scratch_bytes)
         v = f"l{k}"
+        choice, filt, fb, records = emitted_kernel(p, w, b, scratch)
+        new = choice.function
         decls.append(c_array("int8_t", f"{v}_x", rng.integers(-128, 128, n_in)))
         decls.append(c_array("int8_t", f"{v}_w", np.frombuffer(w, np.int8)))
         decls.append(c_array("int32_t", f"{v}_b", b if b is not None else [0] * n_out))
-        decls.append(c_array("int32_t", f"{v}_fb", folded_bias(p, w, b)))
         decls.append(c_array("int32_t", f"{v}_m", p.multipliers))
         decls.append(c_array("int32_t", f"{v}_s", p.shifts))
+        if records is None:
+            decls.append(c_array("int32_t", f"{v}_fb", fb))
+            args = f"&q, &id, a, &fd, {v}_w, &bd, {v}_fb, &od"
+        else:
+            # the packed filter is read a word (LDRD) at a time
+            packed = c_array("int8_t", f"{v}_wf", np.frombuffer(filt, np.int8))
+            decls.append(packed.replace("[] =", "[] __attribute__((aligned(4))) ="))
+            body = ",".join("{" + ",".join(str(x) for x in r) + "}" for r in records)
+            decls.append(f"static const rip_fast_channel {v}_ch[] = {{{body}}};")
+            args = f"{v}_ch, &id, a, &fd, {v}_wf, &od"
         dw = p.kind == "DEPTHWISE_CONV_2D"
         head = f"""    {{
         const rip_dims id = {dims(p.input_dims)}, fd = {dims(p.filter_dims)},
                        bd = {{{p.output_dims[3]}, 1, 1, 1}}, od = {dims(p.output_dims)};
         const rip_per_channel_quant q = {{{v}_m, {v}_s}};
-        uint32_t t0, t1, t2;"""
+        uint32_t t0, t1, t2;
+        (void)q;
+        (void)bd;"""
         if dw:
-            new = choose_conv_kernel(p, "channel").function
             call = f"""
         const rip_dw_conv_params pr = {{{p.input_offset}, {p.output_offset}, {dims(p.stride)},
             {dims(p.padding)}, {dims(p.dilation)}, {p.depth_multiplier}, {dims(p.activation)}}};
@@ -191,11 +233,10 @@ def layer_source(layers) -> tuple[str, int, int]:
         memcpy(ref, a, {n_out});
         memcpy(a, {v}_x, sizeof {v}_x);
         t2 = ticks();
-        st |= {new}(&ctx, &pr, &q, &id, a, &fd, {v}_w, &bd, {v}_fb, &od);
+        st |= {new}(&ctx, &pr, {args});
         t2 = ticks() - t2;
         same = memcmp(ref, a, {n_out}) == 0;"""
         else:
-            new = choose_conv_kernel(p, None).function
             call = f"""
         const rip_conv_params pr = {{{p.input_offset}, {p.output_offset}, {dims(p.stride)},
             {dims(p.padding)}, {dims(p.dilation)}, {dims(p.activation)}}};
@@ -205,11 +246,11 @@ def layer_source(layers) -> tuple[str, int, int]:
         t1 = ticks();
         memcpy(ref, a + {n_in}, {n_out});
         t2 = ticks();
-        st |= {new}(&ctx, &pr, &q, &id, a, &fd, {v}_w, &bd, {v}_fb, &od, a + {n_in});
+        st |= {new}(&ctx, &pr, {args}, a + {n_in});
         t2 = ticks() - t2;
         same = memcmp(ref, a + {n_in}, {n_out}) == 0;"""
         tail = f"""
-        put("L {k} "); put_u(t1 - t0); put(" "); put_u(t2); put(same ? " 1\\n" : " 0\\n");
+        put("L {k} {new} "); put_u(t1 - t0); put(" "); put_u(t2); put(same ? " 1\\n" : " 0\\n");
         fails += !same;
     }}"""
         calls.append(head + call + tail)
@@ -288,12 +329,15 @@ def bench_layers(model: str, cpus: list[str], opt: str) -> None:
             print(out[-2000:])
             sys.exit(f"{cpu}: the run did not finish cleanly")
         by_class = defaultdict(lambda: [0, 0, 0, 0])
+        kernels: dict[str, int] = defaultdict(int)
         mismatches = 0
         print(f"\n{model} on {cpu} ({MACHINES[cpu][0]}, {opt}, {per_tick} instructions/tick)")
         print(f"{'layer':>5} {'class':<18} {'shape (in -> out, stride)':<34} {'MACs':>9} "
               f"{'old instr':>11} {'new instr':>11} {'old/MAC':>8} {'new/MAC':>8}")  # fmt: skip
         for (p, _, _), row in zip(layers, rows, strict=True):
-            k, old, new, same = int(row[1]), int(row[2]), int(row[3]), row[4] == "1"
+            k, kernel, old, new = int(row[1]), row[2], int(row[3]), int(row[4])
+            same = row[5] == "1"
+            kernels[kernel] += 1
             mismatches += not same
             m = macs(p)
             old_i, new_i = old * per_tick, new * per_tick
@@ -323,6 +367,8 @@ def bench_layers(model: str, cpus: list[str], opt: str) -> None:
         m_all = total[0]
         print(f"{'all conv + dw':<18} {len(layers):>6} {m_all:>10} {total[1]:>12} "
               f"{total[2]:>12} {total[1] / m_all:>8.2f} {total[2] / m_all:>8.2f}")  # fmt: skip
+        print("new = the kernel the generator emits: "
+              + ", ".join(f"{n} x {name}" for name, n in sorted(kernels.items())))  # fmt: skip
         print(f"outputs old == new on every layer: {mismatches == 0}")
 
 

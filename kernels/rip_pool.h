@@ -35,16 +35,22 @@ typedef struct {
     int32_t shift;
 } rip_mean_params;
 
-/* Scratch of the pools: one output pixel's int32 accumulators, 4 * C bytes
- * (rip.scratch.scratch_bytes for pooling, GLOBAL_AVERAGE_POOL and MEAN over H and W). */
+/* Scratch of the pools, 4 * C bytes (rip.scratch.scratch_bytes for pooling,
+ * GLOBAL_AVERAGE_POOL and MEAN over H and W): the global pool's int32 sums; the first C bytes
+ * stage one output pixel of an in-place pool. */
 int32_t rip_avg_pool_s8_get_buffer_size(const rip_dims *output_dims);
 int32_t rip_max_pool_s8_get_buffer_size(const rip_dims *output_dims);
 int32_t rip_global_avg_pool_s8_get_buffer_size(const rip_dims *output_dims);
 
 /* AVERAGE_POOL_2D / MAX_POOL_2D. In place: `output` may start `gap` bytes below `input` in the
  * same buffer, gap >= pool_bound(geom, "dense").gap. Output pixels are produced in row-major
- * order; all C channels of a pixel are accumulated in ctx->buf (4-byte aligned) before any is
- * written. */
+ * order, each as if stored only after its whole window is read: its channels are stored as
+ * they are done where that gives the same bytes (disjoint buffers, or a gap that is a
+ * multiple of C: a store then lands on an input channel this pixel has read), otherwise
+ * staged in ctx->buf (4-byte aligned) and copied out after the window. On DSP cores four
+ * channels a word (SSUB8/SEL maxima; SXTAB16 sums in 16-bit lanes for windows of at most
+ * 255 cells); without a divide instruction the rounded average multiplies by a reciprocal
+ * (exact for windows of at most 361 cells). */
 rip_status rip_avg_pool_s8(const rip_context *ctx, const rip_pool_params *params,
                     const rip_dims *input_dims, const int8_t *input, const rip_dims *filter_dims,
                     const rip_dims *output_dims, int8_t *output);

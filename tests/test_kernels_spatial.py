@@ -505,6 +505,21 @@ POOL: dict[str, Callable[[int], bytes]] = {
     "max_valid_rect_relu": lambda s: pool_model(s, "max", 8, 7, 4, (3, 2), (2, 1), "VALID", "RELU"),
     "max_same_3x3_s1": lambda s: pool_model(s, "max", 6, 6, 4, 3, 1, "SAME"),
     "max_pad_counts": lambda s: pool_model(s, "max", 6, 6, 3, 3, 2, (1, 0, 0, 1)),
+    # Wider channels for the M33's word paths (kernels/rip_pool.c): eight- and four-channel
+    # SXTAB16 groups plus a scalar tail, sixteen- and four-channel SSUB8/SEL maxima, the
+    # activation clamp, folded padding, and windows at (255 cells) and past (272) the last
+    # count whose sums and rounding fit 16-bit lanes.
+    "avg_same_3x3_s2_c23": lambda s: pool_model(s, "avg", 7, 6, 23, 3, 2, "SAME"),
+    "avg_same_3x3_s1_c12_relu6": lambda s: pool_model(s, "avg", 5, 6, 12, 3, 1, "SAME", "RELU6"),
+    "avg_pad_counts_c8": lambda s: pool_model(s, "avg", 6, 7, 8, 3, 2, (1, 0, 1, 1)),
+    "avg_global_255_cells": lambda s: pool_model(s, "avg", 15, 17, 4, (15, 17), 1, "VALID"),
+    "avg_global_272_cells": lambda s: pool_model(s, "avg", 16, 17, 5, (16, 17), 1, "VALID"),
+    # past the last count (361) whose rounded average the cores without a divide instruction
+    # take by reciprocal multiplication
+    "avg_global_380_cells": lambda s: pool_model(s, "avg", 19, 20, 3, (19, 20), 1, "VALID"),
+    "max_valid_2x2_c16": lambda s: pool_model(s, "max", 8, 10, 16, 2, 2, "VALID"),
+    "max_same_3x3_s2_c20_relu6": lambda s: pool_model(s, "max", 7, 7, 20, 3, 2, "SAME", "RELU6"),
+    "max_pad_counts_c16": lambda s: pool_model(s, "max", 6, 6, 16, 3, 1, (1, 1, 1, 1)),
 }
 
 # mean_model(seed, h, w, c, keep_dims, same_quant)
@@ -550,6 +565,8 @@ POOL_TIGHT = [
     "avg_pad_counts",
     "avg_pad_counts_s1",
     "max_same_3x3_s1",
+    "avg_same_3x3_s1_c12_relu6",
+    "max_pad_counts_c16",
 ]
 
 
@@ -759,8 +776,10 @@ def test_pool_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
 def test_pool_in_place_at_the_bound(lib: ctypes.CDLL, name: str, seed: int) -> None:
     graph, op, x, expected = load(POOL, name, seed)
     gap = pool_bound(conv_geometry(graph, op), "dense").gap
-    assert run_pool(lib, graph, op, x, gap, seed) == expected
-    assert run_pool(lib, graph, op, x, round_up4(gap), seed) == expected
+    # Every gap from the bound to one pixel more: a distance that is no multiple of C is the
+    # one where a pixel's stores could land on channels of its window it has yet to read.
+    for g in range(gap, gap + x.shape[-1] + 1):
+        assert run_pool(lib, graph, op, x, g, seed) == expected, f"gap {g}"
 
 
 @pytest.mark.parametrize("name", POOL_TIGHT)
@@ -778,6 +797,20 @@ def test_pool_in_place_at_the_planners_gap(lib: ctypes.CDLL, name: str) -> None:
     graph, op, x, expected = load(POOL, name, 0)
     (candidate,) = requirements(graph).ops[0].candidates
     assert run_pool(lib, graph, op, x, candidate.gap) == expected
+
+
+def test_reciprocal_rounding_is_exact_up_to_361_cells() -> None:
+    """kernels/rip_pool.c without a divide instruction: floor(x / n) == (x * m) >> 24 with
+    m = ceil(2^24 / n) for every x the rounded average can meet (0 <= x <= 128 n + n / 2),
+    and the unsigned product x * m < 2^32, for every window of n <= RIP_RECIP_MAX_COUNT =
+    361 cells: the C comment's bound x (n - 1) < 2^24, checked exhaustively."""
+    source = (cb.KERNELS / "rip_pool.c").read_text()
+    assert "#define RIP_RECIP_MAX_COUNT 361" in source
+    for n in range(1, 362):
+        m = -(-(1 << 24) // n)
+        x = np.arange(128 * n + n // 2 + 1, dtype=np.int64)
+        assert int(x[-1]) * m < 1 << 32
+        assert np.array_equal((x * m) >> 24, x // n), n
 
 
 def test_strided_pool_runs_in_place_with_no_gap(lib: ctypes.CDLL) -> None:
@@ -1109,6 +1142,50 @@ def fast_bias(graph: Graph, op: Operator, p: Any) -> tuple[int, ...]:
     return folded_bias(p, const(graph, op, 1, "<i1").tobytes(), model_bias)
 
 
+def pool_dims(p: Any) -> str:
+    """The dims and params of a pooling call in the harness (id, fd, od, pp)."""
+    return f"""const rip_dims id = {c_dims(p.input_dims)},
+                       fd = {c_dims(p.filter_dims)}, od = {c_dims(p.output_dims)};
+        const rip_pool_params pp = {{{c_dims(p.stride)}, {c_dims(p.padding)},
+            {c_dims(p.activation)}, {int(p.pad_counts)}, {p.pad_value}}};"""
+
+
+def harness_pool(h: Harness, k: int, name: str) -> None:
+    """A pooling case out of place, in place at every gap from its bound to one pixel (C bytes)
+    more, and for the tight ones one byte and one word below it, which must corrupt: the M33's
+    word paths keep the read-before-write order the planner's gap assumes."""
+    graph, op, x, expected = load(POOL, name, 0)
+    p, v = pp.pool_params(graph, op), f"pool{k}"
+    gap = pool_bound(conv_geometry(graph, op), "dense").gap
+    fn = "rip_avg_pool_s8" if p.kind == "AVERAGE_POOL_2D" else "rip_max_pool_s8"
+    h.arena = max(h.arena, gap + p.input_dims[3] + x.size, x.size + len(expected))
+    h.scratch = max(h.scratch, p.scratch_bytes)
+    h.array("int8_t", f"{v}_in", x)
+    h.array("int8_t", f"{v}_exp", np.frombuffer(expected, np.int8))
+    calls = [
+        f"""        memcpy(arena, {v}_in, sizeof {v}_in);
+        fails += check("{name} out of place", {fn}(&ctx, &pp, &id, arena, &fd, &od,
+                       arena + {x.size}), arena + {x.size}, {v}_exp, sizeof {v}_exp);"""
+    ]
+    c = p.input_dims[3]
+    calls.append(f"""        for (int g = {gap}; g <= {gap + c}; ++g) {{
+            memset(arena, 0x5a, sizeof arena);
+            memcpy(arena + g, {v}_in, sizeof {v}_in);
+            fails += check("{name} in place at a gap from its bound to one pixel more",
+                           {fn}(&ctx, &pp, &id, arena + g, &fd, &od, arena), arena, {v}_exp,
+                           sizeof {v}_exp);
+        }}""")
+    for g in (gap - 1, gap - 4) if name in POOL_TIGHT else ():
+        calls.append(f"""        memset(arena, 0x5a, sizeof arena);
+        memcpy(arena + {g}, {v}_in, sizeof {v}_in);
+        if ({fn}(&ctx, &pp, &id, arena + {g}, &fd, &od, arena) == 0 &&
+            memcmp(arena, {v}_exp, sizeof {v}_exp) == 0) {{
+            sh_call(0x04, "{name} in place, gap {g}, does not corrupt\\n");
+            fails += 1;
+        }}""")
+    h.calls.append(f"        {pool_dims(p)}\n" + "\n".join(calls))
+
+
 def harness_source() -> str:
     """Conv in place at the bound (its taps go through the dot product SMLAD runs on the M33),
     fully connected, channel in-place depthwise and in-place pooling, each with TFLite
@@ -1223,20 +1300,22 @@ def harness_source() -> str:
             + ",".join("{" + ",".join(str(x) for x in r) + "}" for r in records)
             + "};"
         )
-    graph, op, x, expected = load(POOL, "avg_same_3x3_s1_odd_c", 0)
+    for k, name in enumerate(POOL):
+        harness_pool(h, k, name)
+    # The 16-bit lanes of the M33's average at their limit: 255 cells all -128 (or 127) sum to
+    # -32640 (32385) and round within a lane; the average of a constant is that constant.
+    graph, op, _x, _expected = load(POOL, "avg_global_255_cells", 0)
     p = pp.pool_params(graph, op)
-    gap = pool_bound(conv_geometry(graph, op), "dense").gap
-    h.arena = max(h.arena, gap + x.size)
-    h.scratch = max(h.scratch, p.scratch_bytes)
-    h.array("int8_t", "pool_in", x)
-    h.array("int8_t", "pool_exp", np.frombuffer(expected, np.int8))
-    h.calls.append(f"""        const rip_dims id = {c_dims(p.input_dims)},
-                       fd = {c_dims(p.filter_dims)}, od = {c_dims(p.output_dims)};
-        const rip_pool_params pp = {{{c_dims(p.stride)}, {c_dims(p.padding)},
-            {c_dims(p.activation)}, {int(p.pad_counts)}, {p.pad_value}}};
-        memcpy(arena + {gap}, pool_in, sizeof pool_in);
-        fails += check("avg pool", rip_avg_pool_s8(&ctx, &pp, &id, arena + {gap}, &fd, &od,
-                       arena), arena, pool_exp, sizeof pool_exp);""")
+    cells = p.input_dims[1] * p.input_dims[2] * p.input_dims[3]
+    h.arena = max(h.arena, cells + p.output_dims[3])
+    h.calls.append(f"""        {pool_dims(p)}
+        for (int v = -128; v <= 127; v += 255) {{
+            int8_t want[{p.output_dims[3]}];
+            memset(want, v, sizeof want);
+            memset(arena, v, {cells});
+            fails += check("avg pool 255 cells of one value", rip_avg_pool_s8(&ctx, &pp, &id,
+                           arena, &fd, &od, arena + {cells}), arena + {cells}, want, sizeof want);
+        }}""")
     return h.source()
 
 
