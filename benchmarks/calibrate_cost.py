@@ -6,7 +6,8 @@ budget, ``--max-overhead``, is estimated with). Rerun it whenever a kernel chang
 (the fused kernels above all) and commit the file it writes:
 
     python benchmarks/calibrate_cost.py [--models a,b] [--boards qemu-m33,qemu-armv6m]
-                                        [--out FILE] [--jobs N]
+                                        [--out FILE] [--jobs N] [--json RAW]
+    python benchmarks/calibrate_cost.py --refit RAW   # fit saved measurements again
 
 For each model (default: the eleven MCUNet models of ../shared/models/mcunet) it plans the
 layer-by-layer graph (``rip``) and up to two fused graphs (every maximal candidate chain
@@ -19,8 +20,9 @@ per-op instructions. Then, per board:
   non-negative by dropping a feature that comes out negative) of the op's instructions on
   its features (MACs, output elements, output pixels, one call);
 * least squares of each fused chain's measured overhead (its instructions less those its
-  ops took alone under ``rip`` in the same model) on the chain's features (MACs of 1x1 and
-  of other members, rows and pixels computed per stage, one call).
+  ops took alone under ``rip`` in the same model) on the chain's features (MACs and output
+  elements of its 1x1 and of its other members, rows and pixels computed per stage, one
+  call).
 
 It prints the estimate against the measurement per model (``rip`` and fused totals, the
 fused overhead) and writes the data file.
@@ -129,7 +131,8 @@ def measure(path: str, boards: tuple[str, ...], time_limit: float = 60.0) -> dic
                 for k, n in _profile(model, board, reference, Path(tmp) / f"{board}-{name}"):
                     op = g.operators[k]
                     if op.kind != FUSED_KIND:
-                        alone[k] = n
+                        if name == "rip":  # k indexes the layer-by-layer graph only here
+                            alone[k] = n
                         entry = {"n": n, "parts": [[op_class(g, op), op_features(g, op)]]}
                     else:
                         fp = op.params
@@ -207,7 +210,7 @@ def estimate(coef: dict, entry: dict) -> tuple[float, float]:
     return alone + extra, extra
 
 
-def report(rows: list[dict], fitted: dict[str, dict]) -> None:
+def report(rows: list[dict], fitted: dict[str, dict]) -> dict[str, float]:
     """Estimate against measurement per model, board and variant: the total, and for the
     fused variants the chains' summed overhead (measured: less their ops under ``rip``)."""
     print("| board | model | variant | measured | estimated | error | overhead measured "
@@ -228,6 +231,7 @@ def report(rows: list[dict], fitted: dict[str, dict]) -> None:
                   f"| {est:,.0f} | {100 * err:+.1f}% | {om} | {oe} |")  # fmt: skip
     for b, e in worst.items():
         print(f"{b}: worst |estimated - measured| / measured over the runs: {100 * e:.1f}%")
+    return worst
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(DATA), help="the data file written")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--json", metavar="FILE", help="also write the raw measurements")
+    ap.add_argument("--refit", metavar="FILE", help="fit --json's measurements again (no QEMU)")
     args = ap.parse_args(argv)
     boards = tuple(args.boards.split(","))
     paths = sorted(MODELS.glob("*.tflite"))
@@ -247,9 +252,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"calibrate-cost: no models under {MODELS}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(measure, map(str, paths), [boards] * len(paths)))
+    if args.refit:
+        rows = json.loads(Path(args.refit).read_text())
+        boards = tuple(dict.fromkeys(run["board"] for r in rows for run in r["runs"]))
+    else:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            rows = list(pool.map(measure, map(str, paths), [boards] * len(paths)))
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows))
     fitted = {b: fit(rows, b) for b in boards}
+    worst = report(rows, fitted)
+    for b in boards:
+        fitted[b]["worst_model_error"] = round(worst.get(b, 0.0), 4)
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
     data = {
@@ -265,10 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         "boards": fitted,
     }
     Path(args.out).write_text(json.dumps(data, indent=1) + "\n")
-    report(rows, fitted)
     print(f"\nwrote {args.out}; wall {time.perf_counter() - t0:.0f} s")
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows))
     return 0
 
 

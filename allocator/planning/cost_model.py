@@ -8,10 +8,11 @@ they live in ``cost_model.json`` beside this module, one column per board):
   (the work of the inner loop), output elements (requantisation and store), output pixels
   (the per-pixel set-up) and one call;
 * a fused chain costs its members alone (and its residual ADD) plus an *overhead*, linear in
-  the chain's own features: the MACs of its 1x1 members and of its other members (a fused
-  kernel's inner loops may run slower or faster than the unfused ones), the rows every
-  stage computes and the pixels of those rows (the row loop and its ring addressing), and
-  one call. The overhead is what the planner's budget counts (`fusion_choice.choose`).
+  the chain's own features: the MACs and output elements of its 1x1 members and of its
+  other members (a fused kernel's inner loops and requantisation may run slower or faster
+  than the unfused ones), the rows every stage computes and the pixels of those rows (the
+  row loop and its ring addressing), and one call. The overhead is what the planner's
+  budget counts (`fusion_choice.choose`).
 
 Estimates are floats in instructions; nothing here plans, emits or measures.
 """
@@ -30,7 +31,7 @@ from rip.frontend.ir import Graph, Operator
 DATA = Path(__file__).with_name("cost_model.json")
 DEFAULT_BOARD = "qemu-m33"
 OP_FEATURES = ("macs", "outputs", "pixels", "calls")
-FUSED_FEATURES = ("pw_macs", "other_macs", "rows", "pixels", "calls")
+FUSED_FEATURES = ("pw_macs", "other_macs", "pw_outputs", "other_outputs", "rows", "pixels", "calls")
 CLASSES = ("conv1x1", "conv", "dw", "fc", "elementwise", "pool", "other")
 
 
@@ -90,17 +91,17 @@ def fused_features(
     graph: Graph, members: Sequence[Operator], residual: Operator | None = None
 ) -> tuple[float, ...]:
     """``FUSED_FEATURES`` of a chain of ``members`` (ending in ``residual`` or not)."""
-    pw = other = rows = pixels = 0.0
+    pw, other, pw_out, other_out, rows, pixels = [0.0] * 6
     for m in members:
-        macs = op_features(graph, m)[0]
+        macs, outputs, *_ = op_features(graph, m)
         if op_class(graph, m) == "conv1x1":
-            pw += macs
+            pw, pw_out = pw + macs, pw_out + outputs
         else:
-            other += macs
+            other, other_out = other + macs, other_out + outputs
         shape = graph.tensors[m.outputs[0]].shape
         rows += shape[1]
         pixels += shape[1] * shape[2]
-    return (pw, other, rows, pixels, 1.0)
+    return (pw, other, pw_out, other_out, rows, pixels, 1.0)
 
 
 def _dot(coef: dict[str, float], names: Sequence[str], xs: Sequence[float]) -> float:
