@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cmsis clean
+.PHONY: run test lint fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cmsis calibrate-cost clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,13 @@ bench-compile: $(STAMP)
 # weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core.
 bench-cost: $(STAMP)
 	$(BIN)/python benchmarks/bench_cost.py --jobs $(JOBS) $(BENCH_ARGS)
+
+# The fused strategy's instruction cost model (--max-overhead's estimates): per-op
+# instructions of the MCUNet models under rip and fused on qemu-m33 and qemu-armv6m, fitted
+# by least squares into allocator/planning/cost_model.json. Rerun (and commit the file)
+# whenever a kernel's speed changes.
+calibrate-cost: $(STAMP)
+	$(BIN)/python benchmarks/calibrate_cost.py --jobs $(JOBS) $(BENCH_ARGS)
 
 # Per op class, rip's kernels against CMSIS-NN's own (called as TFLite Micro's cmsis_nn
 # kernels call them) on QEMU, every layer's output checked against TFLite Micro. Needs

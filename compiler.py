@@ -24,7 +24,7 @@ from pathlib import Path
 
 from rip.allocator.planning import parallel
 from rip.allocator.planning.cache import PlanCache
-from rip.allocator.planning.fusion_choice import choose
+from rip.allocator.planning.fusion_choice import DEFAULT_MAX_OVERHEAD, Choice, choose
 from rip.allocator.planning.placement import Plan, Problem
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import Requirements, requirements
@@ -39,7 +39,7 @@ from rip.firmware.pico_project import build_pico_project, write_pico_project
 from rip.firmware.qemu_project import macs, write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
 from rip.firmware.result import Result
-from rip.frontend.fusion import fuse
+from rip.frontend.fusion import FUSED_KIND, fuse
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -62,6 +62,9 @@ class Options:
     force: bool = False  # write code even when the plan does not fit
     progress: bool = False  # stage and solver progress on stderr
     cache: bool = True  # reuse replay-checked plans of an identical model and options
+    # fused: estimated instruction budget of the fused chains, a fraction of the unfused
+    # model's (None: no budget); fusion_choice.choose
+    max_overhead: float | None = DEFAULT_MAX_OVERHEAD
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ class Compiled:
     seconds: float  # read to replay
     fused_graph: Graph | None = None  # the graph with fused chains (strategy fused only)
     fused_req: Requirements | None = None
+    fusion: Choice | None = None  # which chains were fused, their estimated overhead, budget
     model: EmittedModel | None = None
     reference: Reference | None = None
     output_dir: Path | None = None
@@ -163,7 +167,7 @@ def plan_strategies(
     processes, plans of an unchanged model and options taken from the plan cache
     (allocator/planning/parallel.py, cache.py). ``fused``: the graph with fused chains and
     its requirements, which the ``fused`` strategy plans on."""
-    cache = PlanCache(path.read_bytes()) if options.cache else None
+    model_bytes = path.read_bytes()
     problems: dict[Strategy, Problem] = {}
     plans: dict[Strategy, Plan] = {}
     groups = [(graph, req, tuple(s for s in options.strategies if s != Strategy.FUSED))]
@@ -172,6 +176,8 @@ def plan_strategies(
     for g, r, strategies in groups:
         if not strategies:
             continue
+        # the fused graph depends on the chains chosen (the budget): part of the cache key
+        cache = PlanCache(model_bytes + _fused_identity(g)) if options.cache else None
         problems.update({s: build_problem(r, s, board.alignment) for s in strategies})
         done = parallel.plan_strategies(
             g, r, strategies, options.placer, board.alignment, options.time_limit,
@@ -190,9 +196,28 @@ def replay_plans(
         replay(graphs[s], plan, alignment)
 
 
-def fused_stage(graph: Graph, req: Requirements, alignment: int) -> tuple[Graph, Requirements]:
-    """The ``fused`` strategy's graph: the chains `fusion_choice.choose` picks, fused."""
-    fgraph = fuse(graph, choose(graph, req, alignment))
+def _fused_identity(graph: Graph) -> bytes:
+    """The fused chains of ``graph`` (members and ring rows), b"" when it has none."""
+    chains = [
+        ([m.source_index for m in op.params.ops], list(op.params.ring_rows))
+        for op in graph.operators
+        if op.kind == FUSED_KIND
+    ]
+    return f"\0fused {chains}".encode() if chains else b""
+
+
+def fused_stage(
+    graph: Graph,
+    req: Requirements,
+    alignment: int,
+    max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
+    choice: Choice | None = None,
+) -> tuple[Graph, Requirements]:
+    """The ``fused`` strategy's graph: the chains `fusion_choice.choose` picks under the
+    budget (or ``choice``), fused."""
+    if choice is None:
+        choice = choose(graph, req, alignment, max_overhead)
+    fgraph = fuse(graph, list(choice.chains))
     return fgraph, requirements(fgraph)
 
 
@@ -202,9 +227,10 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
     source = read(path)
     graph = rewrite(source)
     req = requirements(graph)
-    fused = None
+    fused = choice = None
     if Strategy.FUSED in options.strategies:
-        fused = fused_stage(graph, req, board.alignment)
+        choice = choose(graph, req, board.alignment, options.max_overhead)
+        fused = fused_stage(graph, req, board.alignment, choice=choice)
     problems, plans = plan_strategies(path, graph, req, board, options, fused)
     graphs = {s: fused[0] if s == Strategy.FUSED and fused else graph for s in plans}
     replay_plans(graphs, plans, board.alignment)
@@ -220,6 +246,7 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
         seconds=time.perf_counter() - t0,
         fused_graph=fused[0] if fused else None,
         fused_req=fused[1] if fused else None,
+        fusion=choice,
     )
 
 

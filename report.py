@@ -104,6 +104,30 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
     }
 
 
+def fusion_summary(c: Compiled) -> dict[str, Any] | None:
+    """The ``fused`` strategy's choice: each chain fused (its ops) with its estimated
+    overhead in instructions, their sum, and the budget (issue 12's ``--max-overhead``)."""
+    f = c.fusion
+    if f is None:
+        return None
+    ops = c.graph.operators
+    return {
+        "chains": [
+            {
+                "ops": " > ".join(f"{ops[k].kind} {ops[k].source_index}" for k in ch.indices),
+                "estimated_overhead": round(o),
+            }
+            for ch, o in zip(f.chains, f.overheads, strict=True)
+        ],
+        "estimated_overhead": round(f.overhead),
+        "estimated_unfused_instructions": round(f.unfused),
+        "max_overhead": f.max_overhead,
+        "budget": None if f.max_overhead is None else round(f.budget),
+        "estimated_peak_bytes": f.peak_estimate,
+        "cost_model": f.board,
+    }
+
+
 def build_report(c: Compiled) -> dict[str, Any]:
     """The report as JSON-ready data: the analysis, then what was generated, built and run."""
     g = c.graph
@@ -128,6 +152,7 @@ def build_report(c: Compiled) -> dict[str, Any]:
         "inplace_candidates": sum(1 for r in c.req.ops if r.candidates),
         **plan_summary(c, c.strategy),
         "strategies": {s.value: plan_summary(c, s) for s in c.plans},
+        "fusion": fusion_summary(c),
         "op_table": op_table(c.graph_of(), c.req_of(), c.plan),
         "seconds": round(c.seconds, 3),
         **generated(c),
@@ -237,6 +262,22 @@ def format_report(rep: dict[str, Any]) -> str:
         lines.append(
             f"right shift before op {sh['op']}: tensor t{sh['tensor']} moves {sh['bytes']:,} B"
         )
+    fusion = rep.get("fusion")
+    if fusion is not None:
+        share = fusion["estimated_overhead"] / max(fusion["estimated_unfused_instructions"], 1)
+        limit = (
+            "no budget"
+            if fusion["budget"] is None
+            else f"budget {fusion['budget']:,} ({100 * fusion['max_overhead']:g}%)"
+        )
+        lines.append(
+            f"fused: {len(fusion['chains'])} chains, estimated overhead "
+            f"{fusion['estimated_overhead']:,} instructions ({100 * share:.1f}% of "
+            f"{fusion['estimated_unfused_instructions']:,} unfused, {fusion['cost_model']} "
+            f"cost model); {limit}"
+        )
+        for ch in fusion["chains"]:
+            lines.append(f"  fused {ch['ops']}: +{ch['estimated_overhead']:,} instructions")
     lines.append(
         f"liveness bound (dual buffering): {rep['liveness_bound_bytes']:,} B; "
         f"in-place candidates: {rep['inplace_candidates']} of {rep['ops']} ops"

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from rip.allocator.planning.check import picture
+from rip.allocator.planning.fusion_choice import DEFAULT_MAX_OVERHEAD
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
 from rip.compiler import Compiled, Options, compile_model
-from rip.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError
+from rip.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
 from rip.firmware.output_dir import cannot_write
 from rip.oplist import format_operator_table, operator_table
 from rip.report import build_report, format_generated, format_report
@@ -64,6 +66,14 @@ def _parser() -> argparse.ArgumentParser:
         "past it the best verified plan found is used, with a note",
     )
     p.add_argument(
+        "--max-overhead",
+        default=str(DEFAULT_MAX_OVERHEAD),
+        metavar="F",
+        help="fused: estimated instructions the fused chains may add, as a fraction or a "
+        f"percentage of the unfused model's (e.g. 0.05 or 5%%; 'none': no limit; default "
+        f"{DEFAULT_MAX_OVERHEAD:g})",
+    )
+    p.add_argument(
         "--report",
         action="store_true",
         help="print the model summary, per-op table and memory plans",
@@ -103,6 +113,24 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def max_overhead(text: str) -> float | None:
+    """``--max-overhead``: a fraction (0.05), a percentage (5%) or none (no limit); a
+    RipError (one line, exit 2) for anything else or a negative value."""
+    t = text.strip().lower()
+    if t in ("none", "inf", "unlimited"):
+        return None
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise RipError(
+            f"--max-overhead {text!r}: give a fraction >= 0 such as 0.05, a percentage such "
+            "as 5%, or none"
+        )
+    return value
+
+
 def _options(args: argparse.Namespace) -> Options:
     # -o alone needs only the selected strategy; a report, JSON or plot compares them all
     only = args.output and not (args.report or args.json or args.plot)
@@ -118,6 +146,7 @@ def _options(args: argparse.Namespace) -> Options:
         repeat=args.repeat,
         force=args.force,
         progress=not args.quiet and not args.json and sys.stderr.isatty(),
+        max_overhead=max_overhead(args.max_overhead),
     )
 
 
