@@ -17,9 +17,9 @@
  *
  * In place (RiP layout): `output` may start `gap` bytes below `input` in the same buffer,
  * gap >= rip.allocator.theory.simulate_fused.simulate_fused: output row y is stored only
- * after every input read of its step, and no later step reads the input bytes it covers. With a residual ADD, input row y is read
- * elementwise while output row y is stored (element i before element i). Rings must not
- * overlap the input, the output or each other.
+ * after every input read of its step, and no later step reads the input bytes it covers.
+ * With a residual ADD, input row y is read elementwise while output row y is stored
+ * (element i before element i). Rings must not overlap the input, the output or each other.
  *
  * Stages run the inner loops of the unfused ops they replace (kernels/rip_conv.h), with the
  * same per-member choice: the cheap requantisation's rip_fast_channel records where the
@@ -51,8 +51,8 @@ extern "C" {
 #define RIP_FUSED_MAX_KH 64 /* kernel rows of one stage */
 
 typedef enum {
-    RIP_FUSED_CONV = 0,      /* CONV_2D, folded bias */
-    RIP_FUSED_DEPTHWISE = 1, /* DEPTHWISE_CONV_2D, depth multiplier 1, the model's bias */
+    RIP_FUSED_CONV = 0,      /* CONV_2D */
+    RIP_FUSED_DEPTHWISE = 1, /* DEPTHWISE_CONV_2D, depth multiplier 1 */
 } rip_fused_stage_kind;
 
 typedef struct {
