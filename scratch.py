@@ -81,20 +81,29 @@ def fused_scratch_bytes(
 ) -> int:
     """Scratch of rip_fused_chain_s8 (C twin ``rip_fused_chain_s8_get_buffer_size``): the
     residual ADD's row of the last stage (W_out * C_out, rounded up to 4) when the chain
-    ends in one, then the largest need of one stage: a CONV_2D two gathered receptive
-    fields and the fast conv's two copies of them (4 * KH * KW * C_in, rounded up to 4; a
-    1x1 conv over a padded row gathers too); a DEPTHWISE_CONV_2D its valid taps of one
-    pixel, three int32 each (12 * KH * KW). ``stages`` is (kind, input dims, filter dims)
-    per member (the input dims are not read: the signature of the other formulas)."""
+    ends in one, then the largest need of one stage. A CONV_2D stage runs the fast conv
+    kernel a row at a time: rip_conv2d_fast_rq_s8's scratch (the ``CONV_2D`` formula of
+    `scratch_bytes`, 8 * K4 + 2 * KH * KW * C_in, rounded up to 4; it covers
+    rip_conv2d_fast_s8's, so the reservation does not depend on which one the weights
+    allow), and a stage after the first with KH > 1, whose window may wrap in its ring, two
+    gathered receptive fields in front of it (2 * KH * KW * C_in, rounded up to 4). A
+    DEPTHWISE_CONV_2D stage (the row engine) needs none. ``stages`` is (kind, input dims,
+    filter dims) per member in chain order (the input dims are not read: the signature of
+    the other formulas)."""
     need = 0
-    for kind, _input_dims, filter_dims in stages:
+    for j, (kind, input_dims, filter_dims) in enumerate(stages):
+        if kind != "CONV_2D":
+            continue
         _, kh, kw, c_in = filter_dims
-        if kind == "CONV_2D":
-            need = max(need, (4 * kh * kw * c_in + 3) // 4 * 4)
-        else:
-            need = max(need, 12 * kh * kw)
-    row = (output_dims[2] * output_dims[3] + 3) // 4 * 4 if residual else 0
+        taps = kh * kw * c_in
+        fields = _align4(2 * taps) if j > 0 and kh > 1 else 0
+        need = max(need, fields + _align4(scratch_bytes(kind, input_dims, filter_dims, input_dims)))
+    row = _align4(output_dims[2] * output_dims[3]) if residual else 0
     return row + need
+
+
+def _align4(n: int) -> int:
+    return (n + 3) // 4 * 4
 
 
 ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_depthwise_fast.c

@@ -1,19 +1,28 @@
 """Kernel parameters of kernels/rip_fused.h (a fused chain, ``FUSED_CHAIN``): one
 ``rip_fused_stage`` per member, computed by the member's own params module exactly as the
 unfused op's (`rip.codegen.conv_params`, TFLite Micro's Prepare), and the residual ADD's
-``rip_add_params`` (`rip.codegen.elementwise_params`). A CONV_2D stage takes the folded bias
-of the fast conv (`rip.codegen.kernel_choice.folded_bias`); a depthwise stage the model's.
+``rip_add_params`` (`rip.codegen.elementwise_params`). Each stage makes the choice its
+unfused op makes (`rip.codegen.lower_conv`, with `rip.codegen.kernel_choice`'s functions):
+the cheap requantisation's records where `rip.codegen.requant` proves them for the member
+(a CONV_2D's filter then packed in channel pairs, rows of negated channels negated), else
+the general requantisation with the folded bias.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from rip.allocator.planning.requirements import fused_chain
 from rip.allocator.theory.fused import needed_rows
 from rip.codegen import conv_params as cp
 from rip.codegen import elementwise_params as ep
-from rip.codegen.kernel_choice import folded_bias
+from rip.codegen.kernel_choice import (
+    fast_channels,
+    fast_conv_channels,
+    folded_bias,
+    pack_filter_pairs,
+)
 from rip.frontend.fusion import FusedParams
 from rip.frontend.ir import Graph, Operator
 from rip.scratch import fused_scratch_bytes
@@ -21,12 +30,13 @@ from rip.scratch import fused_scratch_bytes
 
 @dataclass(frozen=True)
 class FusedStage:
-    """One ``rip_fused_stage``: the member's conv params, its filter bytes and bias."""
+    """One ``rip_fused_stage``: the member's conv params, its filter bytes and either the
+    cheap requantisation's records (``conv.fast_channels``) or the folded bias."""
 
     kind: str  # RIP_FUSED_CONV | RIP_FUSED_DEPTHWISE
     conv: cp.ConvKernelParams
-    filter: bytes
-    bias: tuple[int, ...] | None
+    filter: bytes  # a CONV_2D's packed (pack_filter_pairs) where it has records
+    bias: tuple[int, ...] | None  # the folded bias; None with records
     ring_rows: int  # 0 for the last stage
     ordinal: tuple[int, ...] | None = None  # rank among the needed rows, -1; None: all
 
@@ -56,14 +66,13 @@ def fused_params(
         c = cp.conv_params(graph, m)
         n, kh, kw, ch = c.filter_dims
         weights = constant(m, 1, "filter", n * kh * kw * ch)
-        bias = bias_of(m, c.output_dims[3])
-        conv = m.kind == "CONV_2D"
+        c, weights, bias = _stage_arithmetic(c, weights, bias_of(m, c.output_dims[3]))
         stages.append(
             FusedStage(
-                "RIP_FUSED_CONV" if conv else "RIP_FUSED_DEPTHWISE",
+                "RIP_FUSED_CONV" if m.kind == "CONV_2D" else "RIP_FUSED_DEPTHWISE",
                 c,
                 weights,
-                folded_bias(c, weights, bias) if conv else bias,
+                bias,
                 p.ring_rows[k] if k < len(p.ring_rows) else 0,
                 _ordinal(needed[k], c.output_dims[1]),
             )
@@ -78,6 +87,24 @@ def fused_params(
         residual is not None,
     )
     return FusedKernelParams(tuple(stages), residual, first, p.names(), scratch)
+
+
+def _stage_arithmetic(
+    c: cp.ConvKernelParams, weights: bytes, bias: tuple[int, ...] | None
+) -> tuple[cp.ConvKernelParams, bytes, tuple[int, ...] | None]:
+    """The member's params with its records (None where not proven), the filter its kernel
+    reads and the folded bias (None with records): the unfused lowering's choice."""
+    if c.kind == "CONV_2D":
+        found = fast_conv_channels(c, weights, bias)
+        if found is not None:
+            records, signed = found
+            packed = pack_filter_pairs(signed, c.output_dims[3])
+            return dataclasses.replace(c, fast_channels=records), packed, None
+    else:
+        records = fast_channels(c, weights, bias)
+        if records is not None:
+            return dataclasses.replace(c, fast_channels=records), weights, None
+    return c, weights, folded_bias(c, weights, bias)
 
 
 def _ordinal(needed: list[int], rows: int) -> tuple[int, ...] | None:

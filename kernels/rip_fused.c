@@ -17,18 +17,22 @@ typedef struct {
 
 static int32_t align4(int32_t n) { return (n + 3) / 4 * 4; }
 
-static int32_t stage_need(const rip_fused_stage *s) {
-    const int32_t taps = s->filter_dims.h * s->filter_dims.w * s->input_dims.c;
+/* Scratch of the conv kernel a CONV_2D stage calls (rip_conv2d_fast_rq_s8's, which is
+ * more than rip_conv2d_fast_s8's), and for a stage after the first with KH > 1 (its rows
+ * may wrap in a ring) two gathered fields in front of it. */
+static int32_t stage_need(const rip_fused_stage *s, int32_t j) {
     if (s->kind == RIP_FUSED_DEPTHWISE) {
-        return 12 * s->filter_dims.h * s->filter_dims.w; /* rip_fused_tap per tap */
+        return 0; /* the row engine keeps its state on the stack */
     }
-    return align4(4 * taps); /* a padded row sends even a 1x1 conv down the gather path */
+    const int32_t taps = s->filter_dims.h * s->filter_dims.w * s->input_dims.c;
+    const int32_t inner = 8 * align4(taps) + 2 * taps;
+    return (j > 0 && s->filter_dims.h > 1 ? align4(2 * taps) : 0) + align4(inner);
 }
 
 int32_t rip_fused_chain_s8_get_buffer_size(const rip_fused_chain *chain) {
     int32_t need = 0;
     for (int32_t j = 0; j < chain->n_stages; ++j) {
-        need = rip_max32(need, stage_need(&chain->stages[j]));
+        need = rip_max32(need, stage_need(&chain->stages[j], j));
     }
     if (chain->residual != NULL) {
         const rip_dims *o = &chain->stages[chain->n_stages - 1].output_dims;
@@ -64,93 +68,18 @@ static int32_t last_needed(const rip_fused_stage *s, int32_t t) {
     return -1;
 }
 
-/* One pixel's valid taps: input row, byte offsets into it and into the filter. */
-typedef struct {
-    int32_t ky, x, f;
-} rip_fused_tap;
-
-/* Four channels' accumulators over one pixel's taps: x + input offset times the filter,
- * in registers (SXTB16 pairs and SMLABB / SMLATT on cores with the DSP extension). */
-static void dw_taps4(const int8_t *const *rows, const int8_t *filter, const rip_fused_tap *taps,
-                     int32_t n, int32_t ch, int32_t in_off, int32_t a[4]) {
-    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-#if defined(__ARM_FEATURE_DSP)
-    const int32_t off2 = (int32_t)(((uint32_t)in_off & 0xFFFFu) | ((uint32_t)in_off << 16));
-    for (int32_t t = 0; t < n; ++t) {
-        const int32_t xv = rip_fast_load_s8x4(rows[taps[t].ky] + taps[t].x + ch);
-        const int32_t fv = rip_fast_load_s8x4(filter + taps[t].f + ch);
-        const int32_t x02 = __sadd16(__sxtb16(xv), off2);
-        const int32_t x13 = __sadd16(rip_fast_sxtb16_ror8(xv), off2);
-        const int32_t f02 = __sxtb16(fv), f13 = rip_fast_sxtb16_ror8(fv);
-        a0 = __smlabb(x02, f02, a0);
-        a2 = __smlatt(x02, f02, a2);
-        a1 = __smlabb(x13, f13, a1);
-        a3 = __smlatt(x13, f13, a3);
+/* The stage's conv kernel over `input` (input_dims, params p, filter_dims): the cheap
+ * requantisation with the packed filter where the generator proved it, else the general. */
+static rip_status run_conv(const rip_context *ctx, const rip_fused_stage *s,
+                           const rip_conv_params *p, const rip_dims *input_dims,
+                           const int8_t *input, const rip_dims *filter_dims,
+                           const rip_dims *output_dims, int8_t *out) {
+    if (s->channels != NULL) {
+        return rip_conv2d_fast_rq_s8(ctx, p, s->channels, input_dims, input, filter_dims,
+                                     s->filter, output_dims, out);
     }
-#else
-    for (int32_t t = 0; t < n; ++t) {
-        const int8_t *xp = rows[taps[t].ky] + taps[t].x + ch;
-        const int8_t *fp = filter + taps[t].f + ch;
-        a0 += ((int32_t)xp[0] + in_off) * (int32_t)fp[0];
-        a1 += ((int32_t)xp[1] + in_off) * (int32_t)fp[1];
-        a2 += ((int32_t)xp[2] + in_off) * (int32_t)fp[2];
-        a3 += ((int32_t)xp[3] + in_off) * (int32_t)fp[3];
-    }
-#endif
-    a[0] = a0;
-    a[1] = a1;
-    a[2] = a2;
-    a[3] = a3;
-}
-
-void rip_fused_depthwise_row_s8(const rip_fused_stage *s, const int8_t *const *rows,
-                                int32_t *scratch, int8_t *out) {
-    const int32_t w = s->input_dims.w, c = s->input_dims.c;
-    const int32_t kh = s->filter_dims.h, kw = s->filter_dims.w;
-    const int32_t sw = s->conv.stride.w, pw = s->conv.padding.w, dw = s->conv.dilation.w;
-    const int32_t in_off = s->conv.input_offset, out_off = s->conv.output_offset;
-    const int32_t lo = s->conv.activation.min, hi = s->conv.activation.max;
-    const int32_t *mult = s->quant.multiplier, *shift = s->quant.shift;
-    rip_fused_tap *taps = (rip_fused_tap *)(void *)scratch; /* KH * KW of them */
-    for (int32_t ox = 0; ox < s->output_dims.w; ++ox) {
-        const int32_t ix0 = ox * sw - pw;
-        int32_t n = 0;
-        for (int32_t ky = 0; ky < kh; ++ky) {
-            if (rows[ky] == NULL) {
-                continue;
-            }
-            for (int32_t kx = 0; kx < kw; ++kx) {
-                const int32_t ix = ix0 + kx * dw;
-                if (ix >= 0 && ix < w) {
-                    taps[n].ky = ky;
-                    taps[n].x = ix * c;
-                    taps[n].f = (ky * kw + kx) * c;
-                    ++n;
-                }
-            }
-        }
-        int8_t *y = out + (size_t)ox * (size_t)c;
-        int32_t ch = 0;
-        for (; ch + 4 <= c; ch += 4) {
-            int32_t a[4];
-            for (int32_t k = 0; k < 4; ++k) {
-                a[k] = s->bias != NULL ? s->bias[ch + k] : 0;
-            }
-            dw_taps4(rows, s->filter, taps, n, ch, in_off, a);
-            for (int32_t k = 0; k < 4; ++k) {
-                y[ch + k] = (int8_t)rip_fast_requantize(a[k], mult[ch + k], shift[ch + k],
-                                                        out_off, lo, hi);
-            }
-        }
-        for (; ch < c; ++ch) {
-            int32_t a = s->bias != NULL ? s->bias[ch] : 0;
-            for (int32_t t = 0; t < n; ++t) {
-                a += ((int32_t)rows[taps[t].ky][taps[t].x + ch] + in_off) *
-                     (int32_t)s->filter[taps[t].f + ch];
-            }
-            y[ch] = (int8_t)rip_fast_requantize(a, mult[ch], shift[ch], out_off, lo, hi);
-        }
-    }
+    return rip_conv2d_fast_s8(ctx, p, &s->quant, input_dims, input, filter_dims, s->filter,
+                              NULL, s->bias, output_dims, out);
 }
 
 /* Output pixel ox's receptive field from row pointers into dst, padded taps the input zero
@@ -173,11 +102,16 @@ static void gather_rows(const rip_fused_stage *s, const int8_t *const *rows, int
     }
 }
 
+/* Row t of a CONV_2D stage from its window's rows (rows[ky], NULL outside the input). */
 static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
-                           const int8_t *const *rows, int32_t t, int contiguous, int8_t *out) {
+                           const int8_t *const *rows, int8_t *out) {
     const int32_t kh = s->filter_dims.h, kw = s->filter_dims.w, c_in = s->input_dims.c;
     const int32_t c_out = s->output_dims.c, w_out = s->output_dims.w;
+    const size_t row = (size_t)s->input_dims.w * (size_t)c_in;
+    const ptrdiff_t pitch = (ptrdiff_t)s->conv.dilation.h * (ptrdiff_t)row;
+    const rip_dims out_dims = {1, 1, w_out, c_out};
     rip_conv_params p = s->conv;
+    p.stride.h = 1; /* one output row: its vertical stride never applies */
     int32_t ky_lo = 0, ky_hi = kh - 1;
     while (ky_lo < kh && rows[ky_lo] == NULL) {
         ++ky_lo;
@@ -185,26 +119,26 @@ static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
     while (ky_hi >= 0 && rows[ky_hi] == NULL) {
         --ky_hi;
     }
-    if (contiguous && ky_lo <= ky_hi) {
-        /* The chain's input is stored whole: the fast conv over the window's rows [lo, hi]
-         * as one output row, the rows above lo as top padding (taps below hi are outside). */
-        const int32_t top = t * s->conv.stride.h - s->conv.padding.h;
-        const int32_t lo = top + ky_lo * s->conv.dilation.h;
-        const int32_t hi = top + ky_hi * s->conv.dilation.h;
-        const rip_dims in_dims = {1, hi - lo + 1, s->input_dims.w, c_in};
-        const rip_dims out_dims = {1, 1, w_out, c_out};
-        p.padding.h = lo - top;
-        return rip_conv2d_fast_s8(&run->work, &p, &s->quant, &in_dims, rows[ky_lo],
-                                  &s->filter_dims, s->filter, NULL, s->bias, &out_dims, out);
-    }
-    if (kh == 1 && kw == 1 && rows[0] != NULL) {
-        /* The window is one stored row: the fast conv over it, h = 1. */
+    if (ky_lo > ky_hi) {
+        /* Every tap is padding: a one-row input the window lies wholly above (not read). */
         const rip_dims in_dims = {1, 1, s->input_dims.w, c_in};
-        const rip_dims out_dims = {1, 1, w_out, c_out};
-        p.padding.h = 0;
-        p.stride.h = 1;
-        return rip_conv2d_fast_s8(&run->work, &p, &s->quant, &in_dims, rows[0], &s->filter_dims,
-                                  s->filter, NULL, s->bias, &out_dims, out);
+        p.padding.h = kh * s->conv.dilation.h;
+        return run_conv(&run->work, s, &p, &in_dims, run->input, &s->filter_dims, &out_dims,
+                        out);
+    }
+    int strided = 1; /* the window's rows lie at one dilation pitch from each other */
+    for (int32_t ky = ky_lo + 1; ky <= ky_hi && strided; ++ky) {
+        strided = rows[ky] == rows[ky_lo] + (ky - ky_lo) * pitch;
+    }
+    if (strided) {
+        /* Rows [lo, hi] of the window as an input of (hi - lo) * dh + 1 rows, the taps above
+         * lo as top padding (those below hi are outside the input). A ring window that does
+         * not wrap spans only its ring's rows. */
+        const rip_dims in_dims = {1, (ky_hi - ky_lo) * s->conv.dilation.h + 1, s->input_dims.w,
+                                  c_in};
+        p.padding.h = ky_lo * s->conv.dilation.h;
+        return run_conv(&run->work, s, &p, &in_dims, rows[ky_lo], &s->filter_dims, &out_dims,
+                        out);
     }
     /* Gather two pixels' fields, then a 1x1 convolution of KH * KW * C_in taps over them. */
     const int32_t taps = kh * kw * c_in;
@@ -213,7 +147,8 @@ static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
     q.stride.h = q.stride.w = 1;
     q.padding.h = q.padding.w = 0;
     q.dilation.h = q.dilation.w = 1;
-    const rip_context inner = {run->work.buf + 2 * taps, run->work.size - 2 * taps};
+    const int32_t fields = align4(2 * taps);
+    const rip_context inner = {run->work.buf + fields, run->work.size - fields};
     for (int32_t ox = 0; ox < w_out; ox += 2) {
         const int32_t n = ox + 1 < w_out ? 2 : 1;
         gather_rows(s, rows, ox, run->work.buf);
@@ -221,15 +156,35 @@ static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
             gather_rows(s, rows, ox + 1, run->work.buf + taps);
         }
         const rip_dims in_dims = {1, 1, n, taps};
-        const rip_dims out_dims = {1, 1, n, c_out};
-        const rip_status st =
-            rip_conv2d_fast_s8(&inner, &q, &s->quant, &in_dims, run->work.buf, &f_dims,
-                               s->filter, NULL, s->bias, &out_dims, out + (size_t)ox * c_out);
+        const rip_dims n_dims = {1, 1, n, c_out};
+        const rip_status st = run_conv(&inner, s, &q, &in_dims, run->work.buf, &f_dims, &n_dims,
+                                       out + (size_t)ox * (size_t)c_out);
         if (st != RIP_OK) {
             return st;
         }
     }
     return RIP_OK;
+}
+
+/* Row t of a DEPTHWISE_CONV_2D stage: the row engine over the window's row pointers. */
+static rip_status depthwise_row(const rip_fused_stage *s, const int8_t *const *rows,
+                                int8_t *out) {
+    rip_dw_conv_params p;
+    p.input_offset = s->conv.input_offset;
+    p.output_offset = s->conv.output_offset;
+    p.stride = s->conv.stride;
+    p.padding = s->conv.padding;
+    p.dilation = s->conv.dilation;
+    p.depth_multiplier = 1;
+    p.activation = s->conv.activation;
+    if (s->channels != NULL) {
+        return rip_depthwise_conv2d_row_fast_rq_s8(&p, s->channels, &s->input_dims, rows,
+                                                   &s->filter_dims, s->filter, &s->output_dims,
+                                                   out);
+    }
+    return rip_depthwise_conv2d_row_fast_s8(&p, &s->quant, &s->input_dims, rows,
+                                            &s->filter_dims, s->filter, s->bias,
+                                            &s->output_dims, out);
 }
 
 /* Row t of stage j, its input rows already there. */
@@ -255,13 +210,10 @@ static rip_status compute(rip_fused_run *run, int32_t j, int32_t t) {
     } else {
         dst = run->output + (size_t)t * out_row;
     }
-    if (s->kind == RIP_FUSED_DEPTHWISE) {
-        rip_fused_depthwise_row_s8(s, rowp, (int32_t *)(void *)run->work.buf, dst);
-    } else {
-        const rip_status st = conv_row(run, s, rowp, t, j == 0, dst);
-        if (st != RIP_OK) {
-            return st;
-        }
+    const rip_status st = s->kind == RIP_FUSED_DEPTHWISE ? depthwise_row(s, rowp, dst)
+                                                          : conv_row(run, s, rowp, dst);
+    if (st != RIP_OK) {
+        return st;
     }
     if (last && chain->residual != NULL) {
         /* Input row t is read element by element as output row t is stored. */
@@ -305,7 +257,7 @@ rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *cha
             (j > 0 && (s->input_dims.w != chain->stages[j - 1].output_dims.w ||
                        s->input_dims.c != chain->stages[j - 1].output_dims.c)) ||
             (s->kind == RIP_FUSED_DEPTHWISE && s->filter_dims.c != s->input_dims.c) ||
-            (s->kind == RIP_FUSED_CONV && s->bias == NULL)) {
+            (s->channels == NULL && s->bias == NULL)) {
             return RIP_ERROR_ARGUMENT;
         }
     }

@@ -17,16 +17,24 @@
  *
  * In place (RiP layout): `output` may start `gap` bytes below `input` in the same buffer,
  * gap >= rip.allocator.theory.simulate_fused.simulate_fused: output row y is stored only
- * after every input read of its step, and no later step reads the input bytes it covers. With a residual ADD, input row y is read
- * elementwise while output row y is stored (element i before element i). Rings must not
- * overlap the input, the output or each other.
+ * after every input read of its step, and no later step reads the input bytes it covers.
+ * With a residual ADD, input row y is read elementwise while output row y is stored
+ * (element i before element i). Rings must not overlap the input, the output or each other.
  *
- * Stages: a 1x1 CONV_2D whose window row is present runs rip_conv2d_fast_s8 over that one
- * row (h = 1); a larger CONV_2D gathers two pixels' receptive fields from the row pointers
- * and runs rip_conv2d_fast_s8 over them as a 1x1 convolution of KH * KW * C_in taps; both
- * take the folded bias (rip_conv.h). A DEPTHWISE_CONV_2D runs this file's row-pointer
- * routine (ring rows are not contiguous), with the model's bias and TFLite's reference
- * arithmetic.
+ * Stages run the inner loops of the unfused ops they replace (kernels/rip_conv.h), with the
+ * same per-member choice: the cheap requantisation's rip_fast_channel records where the
+ * generator proved them for the member (rip.codegen.kernel_choice, as for its unfused op),
+ * TFLite's general requantisation with the folded bias otherwise.
+ * - CONV_2D: rip_conv2d_fast_rq_s8 (packed filter) or rip_conv2d_fast_s8, called once per
+ *   output row: over the window's rows as a one-row output where those rows lie at one
+ *   stride in memory (the chain's input, stored whole; a ring window that does not wrap; a
+ *   1x1 stage's single row: the pointwise route, pixel pairs read in place), else (a KxK
+ *   stage over a wrapping ring) over gathered receptive fields, two pixels a call, as a
+ *   1x1 convolution of KH * KW * C_in taps. Either way a row's pixel pairs in order.
+ * - DEPTHWISE_CONV_2D (depth multiplier 1): rip_depthwise_conv2d_row_fast_s8 or its _rq
+ *   twin, the whole-tensor kernels' row engine over the row pointers.
+ * The last stage's row goes straight to the output (it reads rings only, so every input
+ * read of its step is done), or with a residual ADD to scratch first.
  */
 #ifndef RIP_FUSED_H
 #define RIP_FUSED_H
@@ -43,8 +51,8 @@ extern "C" {
 #define RIP_FUSED_MAX_KH 64 /* kernel rows of one stage */
 
 typedef enum {
-    RIP_FUSED_CONV = 0,      /* CONV_2D, folded bias */
-    RIP_FUSED_DEPTHWISE = 1, /* DEPTHWISE_CONV_2D, depth multiplier 1, the model's bias */
+    RIP_FUSED_CONV = 0,      /* CONV_2D */
+    RIP_FUSED_DEPTHWISE = 1, /* DEPTHWISE_CONV_2D, depth multiplier 1 */
 } rip_fused_stage_kind;
 
 typedef struct {
@@ -53,9 +61,12 @@ typedef struct {
     rip_dims filter_dims;  /* conv [C_out, KH, KW, C_in]; depthwise [1, KH, KW, C] */
     rip_dims output_dims;  /* [1, H_out, W_out, C_out] */
     rip_conv_params conv;  /* offsets, stride, padding (top, left), dilation, activation */
-    rip_per_channel_quant quant;
-    const int8_t *filter;
-    const int32_t *bias;   /* conv: folded, not NULL; depthwise: the model's, may be NULL */
+    rip_per_channel_quant quant; /* the general requantisation's (channels == NULL) */
+    const int8_t *filter;  /* conv with channels: packed as rip_conv2d_fast_rq_s8 reads it
+                              (4-byte aligned); otherwise the model's */
+    const int32_t *bias;   /* the folded bias (rip_conv.h), not NULL without channels */
+    const rip_fast_channel *channels; /* the cheap requantisation's records, one per output
+                                         channel, where proven for the member; else NULL */
     int32_t ring_rows;     /* slots of this stage's output ring; 0 for the last stage */
     const int16_t *ordinal; /* per output row: its rank among the needed rows, -1 if not
                                needed; NULL: every row is needed (rank = row) */
@@ -69,20 +80,16 @@ typedef struct {
 } rip_fused_chain;
 
 /* Scratch (rip.scratch.fused_scratch_bytes): the residual row W_out * C_out rounded up to
- * 4 when there is an ADD, then the largest stage need: conv 4 * KH * KW * C_in rounded
- * up to 4 (two gathered fields and the fast conv's two copies; a 1x1 conv over a padded
- * row gathers too), depthwise 12 * KH * KW (one pixel's valid taps). */
+ * 4 when there is an ADD, then the largest stage need: a CONV_2D stage the scratch of
+ * rip_conv2d_fast_rq_s8 (8 * K4 + 2 * KH * KW * C_in, K4 the taps rounded up to 4; it also
+ * covers rip_conv2d_fast_s8's), plus two gathered fields (2 * KH * KW * C_in rounded up to
+ * 4) for a stage after the first with KH > 1; a depthwise stage none. */
 int32_t rip_fused_chain_s8_get_buffer_size(const rip_fused_chain *chain);
 
-/* rings[j] is stage j's output ring (j < n_stages - 1), ring_rows * W_out * C_out bytes. */
+/* rings[j] is stage j's output ring (j < n_stages - 1), ring_rows * W_out * C_out bytes.
+ * ctx->buf must be 4-byte aligned. */
 rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *chain,
                               const int8_t *input, int8_t *const *rings, int8_t *output);
-
-/* One depthwise output row from KH input row pointers (NULL: a padded row), W * C each:
- * TFLite's reference arithmetic, four channels a step (SMLABB / SMLATT on DSP cores);
- * scratch holds 12 * KH * KW bytes (one pixel's valid taps). */
-void rip_fused_depthwise_row_s8(const rip_fused_stage *stage, const int8_t *const *rows,
-                                int32_t *scratch, int8_t *out);
 
 #ifdef __cplusplus
 }

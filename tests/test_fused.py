@@ -1,9 +1,13 @@
 """Fused, row-streamed convolution chains (issue 12): random chains from our TFLite writer
-compiled under ``fused`` give TFLite Micro's bytes on the host; the replay refuses a ring
-or a gap one alignment unit too small; the row schedule's gap is what corruption needs."""
+compiled under ``fused`` give TFLite Micro's bytes on the host, and fixed ones on both
+emulated cores, with each stage's cheap requantisation records and without them; the
+kernel needs every byte of the planner's scratch; the replay refuses a ring or a gap one
+alignment unit too small; the row schedule's gap is what corruption needs."""
 
 from __future__ import annotations
 
+import re
+import shutil
 from dataclasses import replace
 
 import pytest
@@ -17,11 +21,14 @@ from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import fused_chain, requirements
 from rip.allocator.theory.simulate_fused import run_fused, simulate_fused
 from rip.boards import load_board
+from rip.codegen import fused_params
 from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
-from rip.errors import LayerError, ReplayError
+from rip.errors import BuildError, LayerError, ReplayError
 from rip.firmware.host_project import build_host, run_host, write_host_project
+from rip.firmware.qemu_project import write_qemu_project
+from rip.firmware.qemu_run import run_on_qemu
 from rip.frontend.fusion import FUSED_KIND, fuse
 from rip.frontend.ir import Tensor
 from rip.frontend.reader import read_model
@@ -79,6 +86,86 @@ def run_fused_c(model: bytes, tmp, plan_edit=None) -> tuple[int, int]:
     write_host_project(emit_model(fgraph, req, plan, "fused"), tmp)
     build_host(tmp)
     return run_host(tmp).checksum, checksum(reference_outputs(model, graph))
+
+
+# Fixed chains, one per route of the kernel's stages: a stem (3x3 stride 2 over the stored
+# input) into a depthwise and a projection; an MBConv block with its ADD at odd widths;
+# a 3x3 CONV_2D after the first stage, whose window wraps in its ring on some rows (the
+# gathered route) and not on others (its rows read in place), and a strided one.
+FIXED = {
+    "stem": (5, (10, 9), 3, [("conv", 3, 2, 8, "SAME"), ("dw", 3, 1, 1, "SAME"),
+                             ("conv", 1, 1, 5, "VALID")], False),
+    "mbconv": (2, (7, 5), 6, [], True),
+    "kxk-in-ring": (7, (8, 7), 4, [("conv", 1, 1, 6, "SAME"), ("conv", 3, 1, 5, "SAME"),
+                                   ("dw", 5, 2, 1, "SAME"), ("conv", 3, 2, 3, "VALID")], False),
+}  # fmt: skip
+
+
+@pytest.fixture(params=[True, False], ids=["records", "general"])
+def records(request, monkeypatch) -> bool:
+    """With records: each stage takes the cheap requantisation where it is proven (the
+    generator's choice). Without: the proof is withheld, every stage takes the general
+    requantisation with the folded bias (the route of a layer the proof fails for)."""
+    if not request.param:
+        monkeypatch.setattr(fused_params, "fast_conv_channels", lambda *a: None)
+        monkeypatch.setattr(fused_params, "fast_channels", lambda *a: None)
+    return request.param
+
+
+def _emit_fixed(name: str):
+    model = chain_model(*FIXED[name])
+    graph, fgraph, req, plan = fused_plan(model)
+    assert [op.kind for op in fgraph.operators] == [FUSED_KIND]
+    emitted = emit_model(fgraph, req, plan, "fused")
+    data = emitted.files["model_data.c"]
+    return emitted, data, checksum(reference_outputs(model, graph))
+
+
+@pytest.mark.parametrize("name", FIXED)
+def test_fixed_chains_match_tflite_micro_on_the_host(tmp_path, name, records):
+    emitted, data, want = _emit_fixed(name)
+    # the route the test means: records present exactly when not withheld
+    assert bool(re.search(r"\.channels = \w+_channels", data)) == records
+    write_host_project(emitted, tmp_path)
+    build_host(tmp_path)
+    assert run_host(tmp_path).checksum == want
+
+
+@pytest.mark.skipif(
+    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")),
+    reason="needs arm-none-eabi-gcc and qemu-system-arm",
+)
+@pytest.mark.parametrize("board", ["qemu-m33", "qemu-armv6m"])
+@pytest.mark.parametrize("name", FIXED)
+def test_fixed_chains_match_tflite_micro_on_the_emulated_cores(tmp_path, name, board, records):
+    """The cores' own inner loops (the M33's SMLAD assembly and DSP row engine, the M0+'s
+    loops), which the host build does not compile."""
+    emitted, _, want = _emit_fixed(name)
+    b = load_board(board)
+    write_qemu_project(emitted, tmp_path, b, want)
+    assert run_on_qemu(tmp_path, b).checksum == want
+
+
+@pytest.mark.parametrize("name", FIXED)
+def test_kernel_needs_every_byte_of_the_planners_scratch(tmp_path, name):
+    """rip_fused_chain_s8_get_buffer_size is rip.scratch.fused_scratch_bytes: the model's
+    one op runs with the planner's scratch and refuses it 4 bytes short (both are multiples
+    of 4)."""
+    emitted, _, want = _emit_fixed(name)
+    write_host_project(emitted, tmp_path)
+    model_c = tmp_path / "model.c"
+    text = model_c.read_text()
+    n = emitted.scratch_bytes
+    short = text.replace(f"rip_scratch[{n}]", f"rip_scratch[{n - 4}]").replace(
+        f"{{rip_scratch, {n}}}", f"{{rip_scratch, {n - 4}}}"
+    )
+    assert short != text
+    build_host(tmp_path)
+    assert run_host(tmp_path).checksum == want
+    model_c.write_text(short)
+    build_host(tmp_path)
+    with pytest.raises(BuildError, match="RIP-ERROR op=0"):
+        run_host(tmp_path)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
