@@ -74,7 +74,8 @@ class ConvKernelParams:
 @dataclass(frozen=True)
 class FullyConnectedKernelParams:
     """``rip_fully_connected_s8`` (``per_channel`` False: one multiplier and shift) or
-    ``rip_fully_connected_per_channel_s8``."""
+    ``rip_fully_connected_per_channel_s8``; ``rip_fully_connected_fast_rq_s8`` where the
+    cheap requantisation is proven for every output unit (``fast_channels``)."""
 
     input_dims: Dims  # [batches, 1, 1, depth]
     filter_dims: Dims  # [units, 1, 1, depth]
@@ -87,6 +88,9 @@ class FullyConnectedKernelParams:
     shifts: tuple[int, ...]
     has_bias: bool
     scratch_bytes: int = 0
+    # rip_fast_channel records, one per output unit (a per-tensor multiplier repeated), when
+    # rip.codegen.kernel_choice.fast_fc_channels proves the cheap requantisation exact
+    fast_channels: tuple[tuple[int, int, int, int], ...] | None = None
 
 
 KernelParams = ConvKernelParams | FullyConnectedKernelParams
