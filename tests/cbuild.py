@@ -150,6 +150,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "rip_fully_connected_s8": (STATUS, [CTX, ptr(FcParams), ptr(Quant), *WEIGHTED, P]),
     "rip_fully_connected_per_channel_s8": (
         STATUS, [CTX, ptr(FcParams), ptr(PerChannelQuant), *WEIGHTED, P]),
+    "rip_fully_connected_fast_rq_s8": (STATUS, [CTX, ptr(FcParams), P, D, P, D, P, D, P]),
+    "rip_conv2d_gemv_rq_s8": (STATUS, [CTX, ptr(ConvParams), P, D, P, D, P, D, P]),
     "rip_avg_pool_s8_get_buffer_size": (I32, [D]),
     "rip_max_pool_s8_get_buffer_size": (I32, [D]),
     "rip_global_avg_pool_s8_get_buffer_size": (I32, [D]),
