@@ -238,7 +238,10 @@ def fast_fc_channels(
     """rip_fully_connected_fast_rq_s8's records and the weights they go with (rows of units
     with a negative multiplier negated), or None where the cheap requantisation is not
     proven for every unit (`rip.codegen.requant.cheap_channels_negating`; the exact kernels
-    run the layer then). The weights [units, depth] are the 1x1 conv's filter rows."""
+    run the layer then, as they do weights with a zero point, whose share of each sum
+    depends on the input). The weights [units, depth] are the 1x1 conv's filter rows."""
+    if p.filter_offset != 0:
+        return None
     return fast_conv_channels(fc_as_conv(p), weight_bytes, bias)
 
 

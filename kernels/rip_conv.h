@@ -46,6 +46,9 @@ typedef struct {
     int32_t input_offset;
     int32_t output_offset;
     rip_activation activation;
+    /* -weights zero point: TFLite's weights_offset, per-tensor weights only (0 otherwise;
+     * the exact kernels add it, the packed one requires 0) */
+    int32_t filter_offset;
 } rip_fc_params;
 
 /* Scratch of rip_conv2d_s8: one gathered receptive field, KH * KW * C_in bytes

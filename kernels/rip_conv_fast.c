@@ -723,6 +723,7 @@ rip_status rip_fully_connected_fast_rq_s8(const rip_context *ctx, const rip_fc_p
     const int32_t batches = output_dims->n * output_dims->h * output_dims->w;
     const int32_t in_count = input_dims->n * input_dims->h * input_dims->w * input_dims->c;
     if (channels == NULL || depth < 1 || units < 1 || units != filter_dims->n ||
+        params->filter_offset != 0 ||
         in_count != batches * depth || !rip_conv_valid_act(params->activation) ||
         ((uintptr_t)filter & 3u) != 0) {
         return RIP_ERROR_ARGUMENT;

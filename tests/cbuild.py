@@ -76,7 +76,8 @@ DwConvParams = struct("DwConvParams", ("input_offset", I32), ("output_offset", I
                       ("depth_multiplier", I32), ("activation", Act))  # fmt: skip
 FastChannel = struct("FastChannel", ("bias", I32), ("multiplier", I32), ("round", I32),
                      ("shift", I32))  # fmt: skip
-FcParams = struct("FcParams", ("input_offset", I32), ("output_offset", I32), ("activation", Act))
+FcParams = struct("FcParams", ("input_offset", I32), ("output_offset", I32), ("activation", Act),
+                  ("filter_offset", I32))  # fmt: skip
 # rip_pool.h
 PoolParams = struct("PoolParams", ("stride", HW), ("padding", HW), ("activation", Act),
                     ("pad_counts", I32), ("pad_value", I32))  # fmt: skip

@@ -403,7 +403,7 @@ def run_fc(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes
     p = cp.fully_connected_params(graph, op)
     arena = Arena.build(x, int(np.prod(p.output_dims)), None, 0)
     args, _data = weighted_args(graph, op, p, arena)
-    params = FcParams(p.input_offset, p.output_offset, Act(*p.activation))
+    params = FcParams(p.input_offset, p.output_offset, Act(*p.activation), p.filter_offset)
     if p.per_channel:
         quant, *_quant = per_channel(p)
         status = lib.rip_fully_connected_per_channel_s8(None, params, quant, *args, arena.output)
@@ -434,7 +434,7 @@ def run_fc_fast(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> 
     table = (FastChannel * len(records))(*(FastChannel(*r) for r in records))
     w = aligned_copy(np.frombuffer(packed, np.int8))
     arena = Arena.build(x, int(np.prod(p.output_dims)), None, 0)
-    params = FcParams(p.input_offset, p.output_offset, Act(*p.activation))
+    params = FcParams(p.input_offset, p.output_offset, Act(*p.activation), p.filter_offset)
     status = lib.rip_fully_connected_fast_rq_s8(
         None, params, ctypes.addressof(table), dims(p.input_dims), arena.input,
         dims(p.filter_dims), address(w), dims(p.output_dims), arena.output,
@@ -824,7 +824,9 @@ def test_fully_connected_shapes_match_tflm(
         assert run_fc_fast(lib, graph, op, x) == expected
 
 
-def keep_num_dims_model(seed: int, keep: bool, per_channel: bool) -> bytes:
+def keep_num_dims_model(
+    seed: int, keep: bool, per_channel: bool, weights_zero_point: int = 0
+) -> bytes:
     """FULLY_CONNECTED over a [2, 3, 10] input, keep_num_dims: output [2, 3, 5] (else
     [6, 5]); scales picked, not calibrated (the bytes, not the accuracy, are compared)."""
     rng = np.random.default_rng(seed)
@@ -832,7 +834,7 @@ def keep_num_dims_model(seed: int, keep: bool, per_channel: bool) -> bytes:
     x = mb.activation((2, 3, 10), 0.02, int(rng.integers(-20, 21)))
     q = rng.integers(-127, 128, size=(5, 10)).astype(np.int8)
     scales = rng.uniform(0.002, 0.01, size=5) if per_channel else [0.005]
-    w = mb.constant_int8(q, [float(v) for v in scales], 0, 0)
+    w = mb.constant_int8(q, [float(v) for v in scales], weights_zero_point, 0)
     b = mb.bias(rng.integers(-3000, 3000, size=5), 0.02, [float(v) for v in scales])
     y = mb.activation((2, 3, 5) if keep else (6, 5), 0.08, int(rng.integers(-20, 21)))
     mb.fully_connected(x, w, b, y, activation="RELU", keep_num_dims=keep)
@@ -854,6 +856,18 @@ def test_fully_connected_keep_num_dims_matches_tflm(
     expected = tflm(model, x)
     assert run_fc(lib, graph, op, x) == expected
     assert run_fc_fast(lib, graph, op, x) == expected
+
+
+@pytest.mark.parametrize("zero_point", [-9, 5])
+def test_fully_connected_weights_zero_point_matches_tflm(lib: ctypes.CDLL, zero_point: int) -> None:
+    """Per-tensor weights with a zero point (TFLite's weights_offset): the exact kernel adds
+    it; the packed one is not chosen (its share depends on the input)."""
+    model = keep_num_dims_model(3, False, False, zero_point)
+    graph, op = single_op(model)
+    assert cp.fully_connected_params(graph, op).filter_offset == -zero_point
+    assert fc_records(graph, op) is None
+    x = random_input(graph, 3)
+    assert run_fc(lib, graph, op, x) == tflm(model, x)
 
 
 # ---- pooling -----------------------------------------------------------------------------------
@@ -1289,7 +1303,8 @@ def harness_source() -> str:
         if p.per_channel:
             quant = f"rip_per_channel_quant q = {{{v}_m, {v}_s}}"
         h.calls.append(f"""        {weighted_dims(p)}
-        const rip_fc_params fp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.activation)}}};
+        const rip_fc_params fp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.activation)},
+                                   {p.filter_offset}}};
         const {quant};
         fails += check("fc {name}", {fn}(0, &fp, &q, &id, {v}_in, &fd, {v}_w, &bd, {v}_b, &od,
                        arena), arena, {v}_exp, sizeof {v}_exp);
