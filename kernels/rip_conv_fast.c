@@ -123,19 +123,23 @@ void rip_conv_tap_range(int32_t origin, int32_t dilation, int32_t k_size,
     *hi = b;
 }
 
-/* Copy one receptive-field row of n bytes: word by word inline where unaligned words
- * load (a library memcpy of a few bytes costs more than the copy), else memcpy. */
+/* Copy one receptive-field row of n bytes. Short rows inline, a library memcpy of a few
+ * bytes costing more than the copy: word by word where unaligned words load, else byte by
+ * byte, the empty asm keeping GCC from turning the loop back into a memcpy call. */
 static inline void rip_copy_row(int8_t *dst, const int8_t *src, size_t n) {
-#if defined(__ARM_FEATURE_UNALIGNED) && !defined(__ARM_ARCH_6M__)
+#if defined(__ARM_ARCH_6M__) || defined(__ARM_FEATURE_UNALIGNED)
     if (n <= 64) {
         size_t j = 0;
+#if !defined(__ARM_ARCH_6M__)
         for (; j + 4 <= n; j += 4) {
             int32_t v;
             __asm__("ldr %0, [%1]" : "=r"(v) : "r"(src + j) : "memory");
             __asm__("str %0, [%1]" : : "r"(v), "r"(dst + j) : "memory");
         }
+#endif
         for (; j < n; ++j) {
             dst[j] = src[j];
+            __asm__("" : : : "memory");
         }
         return;
     }
