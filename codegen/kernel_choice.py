@@ -30,7 +30,15 @@ The choice and the memory plan agree by construction:
   than 16 rows, or a reserved scratch given by a caller) ``rip_depthwise_conv2d_inplace_fast_s8``:
   channel groups as the reserved scratch holds planes of, one plane at a time at the
   planner's minimum. Out of place, ``rip_depthwise_conv2d_fast_s8``. A depth multiplier
-  other than 1 keeps the reference kernels.
+  other than 1 keeps the reference kernels, except over one input channel, where the layer
+  is the CONV_2D [M, KH, KW, 1] and runs on the conv kernels (`depthwise_as_conv`; always
+  out of place): ``rip_conv2d_fast_rq_s8`` where the model's reserved scratch holds its
+  widened pixel pair, else ``rip_conv2d_gemv_rq_s8`` (one receptive field at a time against
+  the packed filter, four channels a step).
+- FULLY_CONNECTED is the 1x1 CONV_2D over its batch rows (`fc_as_conv`, a per-tensor
+  multiplier repeated per unit): where the cheap requantisation is proven,
+  ``rip_fully_connected_fast_rq_s8`` (the packed filter, a GEMV per row, no scratch); else,
+  or with a weights zero point, the exact kernels of lower_conv.lower_fully_connected.
 """
 
 from __future__ import annotations
