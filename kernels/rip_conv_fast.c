@@ -571,42 +571,51 @@ RIP_INLINE void rip_rq_dot_1x4(const int8_t *x, const int8_t *wa, const int8_t *
     int32_t a0 = *p0, a1 = *p1, a2 = *p2, a3 = *p3;
     const int32_t groups = k >> 2;
 #if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)
-    /* 23 instructions per 16 MACs: one unaligned LDR of four inputs widened by two SXTB16s,
-     * an LDRD per pair's four taps of both channels, two SXTB16s and two SMLADs a channel. */
-    if (groups > 0) {
-        const int8_t *const end = wa + 8 * groups;
+    /* 22 instructions per 16 MACs (the loop runs two groups a pass): one unaligned LDR of
+     * four inputs widened by two SXTB16s, an LDRD per pair's four taps of both channels,
+     * two SXTB16s and two SMLADs a channel. */
+#define RIP_FC_GROUP                                                                    \
+    "ldr %[xv], [%[x]], #4\n"                                                           \
+    "ldrd %[w0], %[w1], [%[wa]], #8\n"                                                  \
+    "sxtb16 %[x13], %[xv], ror #8\n"                                                    \
+    "sxtb16 %[xv], %[xv]\n"                                                             \
+    "sxtb16 %[t], %[w0], ror #8\n"                                                      \
+    "sxtb16 %[w0], %[w0]\n"                                                             \
+    "smlad %[a0], %[xv], %[w0], %[a0]\n"                                                \
+    "smlad %[a0], %[x13], %[t], %[a0]\n"                                                \
+    "sxtb16 %[t], %[w1], ror #8\n"                                                      \
+    "sxtb16 %[w1], %[w1]\n"                                                             \
+    "smlad %[a1], %[xv], %[w1], %[a1]\n"                                                \
+    "smlad %[a1], %[x13], %[t], %[a1]\n"                                                \
+    "ldrd %[w0], %[w1], [%[wb]], #8\n"                                                  \
+    "sxtb16 %[t], %[w0], ror #8\n"                                                      \
+    "sxtb16 %[w0], %[w0]\n"                                                             \
+    "smlad %[a2], %[xv], %[w0], %[a2]\n"                                                \
+    "smlad %[a2], %[x13], %[t], %[a2]\n"                                                \
+    "sxtb16 %[t], %[w1], ror #8\n"                                                      \
+    "sxtb16 %[w1], %[w1]\n"                                                             \
+    "smlad %[a3], %[xv], %[w1], %[a3]\n"                                                \
+    "smlad %[a3], %[x13], %[t], %[a3]\n"
+#define RIP_FC_OPERANDS                                                                 \
+    [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [wa] "+r"(wa), \
+        [wb] "+r"(wb), [xv] "=&r"(xv), [x13] "=&r"(x13), [w0] "=&r"(w0), [w1] "=&r"(w1),  \
+        [t] "=&r"(t)
+    {
         int32_t xv, x13, w0, w1, t;
-        __asm__ volatile(
-            "1:\n"
-            "ldr %[xv], [%[x]], #4\n"
-            "ldrd %[w0], %[w1], [%[wa]], #8\n"
-            "sxtb16 %[x13], %[xv], ror #8\n"
-            "sxtb16 %[xv], %[xv]\n"
-            "sxtb16 %[t], %[w0], ror #8\n"
-            "sxtb16 %[w0], %[w0]\n"
-            "smlad %[a0], %[xv], %[w0], %[a0]\n"
-            "smlad %[a0], %[x13], %[t], %[a0]\n"
-            "sxtb16 %[t], %[w1], ror #8\n"
-            "sxtb16 %[w1], %[w1]\n"
-            "smlad %[a1], %[xv], %[w1], %[a1]\n"
-            "smlad %[a1], %[x13], %[t], %[a1]\n"
-            "ldrd %[w0], %[w1], [%[wb]], #8\n"
-            "sxtb16 %[t], %[w0], ror #8\n"
-            "sxtb16 %[w0], %[w0]\n"
-            "smlad %[a2], %[xv], %[w0], %[a2]\n"
-            "smlad %[a2], %[x13], %[t], %[a2]\n"
-            "sxtb16 %[t], %[w1], ror #8\n"
-            "sxtb16 %[w1], %[w1]\n"
-            "smlad %[a3], %[xv], %[w1], %[a3]\n"
-            "smlad %[a3], %[x13], %[t], %[a3]\n"
-            "cmp %[wa], %[end]\n"
-            "bne 1b\n"
-            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x),
-              [wa] "+r"(wa), [wb] "+r"(wb), [xv] "=&r"(xv), [x13] "=&r"(x13), [w0] "=&r"(w0),
-              [w1] "=&r"(w1), [t] "=&r"(t)
-            : [end] "r"(end)
-            : "cc", "memory");
+        const int8_t *const end = wa + 8 * groups;
+        if (groups & 1) {
+            __asm__ volatile(RIP_FC_GROUP : RIP_FC_OPERANDS : : "cc", "memory");
+        }
+        if (groups >= 2) {
+            __asm__ volatile("1:\n" RIP_FC_GROUP RIP_FC_GROUP "cmp %[wa], %[end]\n"
+                             "bne 1b\n"
+                             : RIP_FC_OPERANDS
+                             : [end] "r"(end)
+                             : "cc", "memory");
+        }
     }
+#undef RIP_FC_GROUP
+#undef RIP_FC_OPERANDS
 #elif defined(__ARM_ARCH_6M__) && defined(__GNUC__)
     /* 59 instructions per 16 MACs: LDRSB takes a register offset only, so one index i
      * walks the packed rows (steps 1, 1, 1, 5) and the input pointer moves back 4 a group
