@@ -74,7 +74,8 @@ class ConvKernelParams:
 @dataclass(frozen=True)
 class FullyConnectedKernelParams:
     """``rip_fully_connected_s8`` (``per_channel`` False: one multiplier and shift) or
-    ``rip_fully_connected_per_channel_s8``."""
+    ``rip_fully_connected_per_channel_s8``; ``rip_fully_connected_fast_rq_s8`` where the
+    cheap requantisation is proven for every output unit (``fast_channels``)."""
 
     input_dims: Dims  # [batches, 1, 1, depth]
     filter_dims: Dims  # [units, 1, 1, depth]
@@ -87,6 +88,10 @@ class FullyConnectedKernelParams:
     shifts: tuple[int, ...]
     has_bias: bool
     scratch_bytes: int = 0
+    filter_offset: int = 0  # -weights zero point (per-tensor weights only; the exact kernels)
+    # rip_fast_channel records, one per output unit (a per-tensor multiplier repeated), when
+    # rip.codegen.kernel_choice.fast_fc_channels proves the cheap requantisation exact
+    fast_channels: tuple[tuple[int, int, int, int], ...] | None = None
 
 
 KernelParams = ConvKernelParams | FullyConnectedKernelParams
@@ -105,12 +110,16 @@ def fc_per_tensor_scale(input_scale: float, weight_scale: float, output_scale: f
 # --------------------------------------------------------------------------------------
 # Shared checks
 # --------------------------------------------------------------------------------------
-def _weights(graph: Graph, op: Operator, channels: int, axis: int) -> tuple[Tensor, Quant]:
-    """The int8 weights: symmetric, one scale, or one per output channel along ``axis`` (the
-    weights' output-channel dimension, which TFLite checks per-channel scales against)."""
+def _weights(
+    graph: Graph, op: Operator, channels: int, axis: int, symmetric: bool = True
+) -> tuple[Tensor, Quant]:
+    """The int8 weights: symmetric (unless ``symmetric`` is False: FULLY_CONNECTED's
+    per-tensor weights, whose zero point TFLite subtracts), one scale, or one per output
+    channel along ``axis`` (the weights' output-channel dimension, which TFLite checks
+    per-channel scales against)."""
     w = graph.tensors[op.inputs[1]]
     q = int8_quant(w, op, "the weights")
-    if any(z != 0 for z in q.zero_point):
+    if any(z != 0 for z in q.zero_point) and (symmetric or q.per_channel):
         raise ParamsError(f"{where(op)}: weights must be symmetric (zero point 0)")
     if q.per_channel and (len(q.scale) != channels or q.axis != axis):
         raise ParamsError(
@@ -195,7 +204,7 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnectedKernelPa
     if len(w.shape) != 2:
         raise ParamsError(f"{where(op)}: weights {w.shape} are not [units, depth]")
     units, depth = w.shape
-    w, wq = _weights(graph, op, units, 0)
+    w, wq = _weights(graph, op, units, 0, symmetric=False)
     in_count = math.prod(x.shape)
     if in_count % depth or y.shape[-1] != units:
         raise ParamsError(
@@ -217,6 +226,7 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnectedKernelPa
         multipliers=tuple(m for m, _ in pairs),
         shifts=tuple(s for _, s in pairs),
         has_bias=_has_bias(graph, op),
+        filter_offset=-wq.zero_point[0],
     )
 
 

@@ -30,7 +30,15 @@ The choice and the memory plan agree by construction:
   than 16 rows, or a reserved scratch given by a caller) ``rip_depthwise_conv2d_inplace_fast_s8``:
   channel groups as the reserved scratch holds planes of, one plane at a time at the
   planner's minimum. Out of place, ``rip_depthwise_conv2d_fast_s8``. A depth multiplier
-  other than 1 keeps the reference kernels.
+  other than 1 keeps the reference kernels, except over one input channel, where the layer
+  is the CONV_2D [M, KH, KW, 1] and runs on the conv kernels (`depthwise_as_conv`; always
+  out of place): ``rip_conv2d_fast_rq_s8`` where the model's reserved scratch holds its
+  widened pixel pair, else ``rip_conv2d_gemv_rq_s8`` (one receptive field at a time against
+  the packed filter, four channels a step).
+- FULLY_CONNECTED is the 1x1 CONV_2D over its batch rows (`fc_as_conv`, a per-tensor
+  multiplier repeated per unit): where the cheap requantisation is proven,
+  ``rip_fully_connected_fast_rq_s8`` (the packed filter, a GEMV per row, no scratch); else,
+  or with a weights zero point, the exact kernels of lower_conv.lower_fully_connected.
 """
 
 from __future__ import annotations
@@ -40,13 +48,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rip.codegen.conv_params import ConvKernelParams
+from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
 from rip.codegen.requant import cheap_channels, cheap_channels_negating
 from rip.scratch import (
     depthwise_ring_rows,
     depthwise_rows_apply,
     depthwise_rows_scratch_bytes,
 )
+from rip.scratch import scratch_bytes as conv_scratch_bytes
 from rip.terms import InPlaceKind
 
 CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_fast_s8
@@ -200,3 +209,88 @@ def fast_conv_channels(
     records, negate = found
     signs = np.where(np.asarray(negate), -1, 1).astype(np.int16)[:, None]
     return records, (w.astype(np.int16) * signs).astype(np.int8).tobytes()
+
+
+# ---- FULLY_CONNECTED and single-channel depthwise on the packed GEMM ----------------------
+
+
+def fc_as_conv(p: FullyConnectedKernelParams) -> ConvKernelParams:
+    """A FULLY_CONNECTED as the 1x1 CONV_2D it is: its batches the pixels of one row, its
+    depth the input channels, its units the output channels, a per-tensor multiplier and
+    shift repeated for every unit (TFLite's FC and conv requantise alike per channel)."""
+    batches, _, _, depth = p.input_dims
+    units = p.output_dims[3]
+    repeat = 1 if p.per_channel else units
+    return ConvKernelParams(
+        kind="CONV_2D",
+        input_dims=(1, 1, batches, depth),
+        filter_dims=(units, 1, 1, depth),
+        output_dims=(1, 1, batches, units),
+        stride=(1, 1),
+        padding=(0, 0),
+        dilation=(1, 1),
+        depth_multiplier=1,
+        input_offset=p.input_offset,
+        output_offset=p.output_offset,
+        activation=p.activation,
+        multipliers=p.multipliers * repeat,
+        shifts=p.shifts * repeat,
+        has_bias=p.has_bias,
+        scratch_bytes=0,
+    )
+
+
+def fast_fc_channels(
+    p: FullyConnectedKernelParams, weight_bytes: bytes, bias: tuple[int, ...] | None
+) -> tuple[tuple[tuple[int, int, int, int], ...], bytes] | None:
+    """rip_fully_connected_fast_rq_s8's records and the weights they go with (rows of units
+    with a negative multiplier negated), or None where the cheap requantisation is not
+    proven for every unit (`rip.codegen.requant.cheap_channels_negating`; the exact kernels
+    run the layer then, as they do weights with a zero point, whose share of each sum
+    depends on the input). The weights [units, depth] are the 1x1 conv's filter rows."""
+    if p.filter_offset != 0:
+        return None
+    return fast_conv_channels(fc_as_conv(p), weight_bytes, bias)
+
+
+def depthwise_as_conv(
+    p: ConvKernelParams,
+    filter_bytes: bytes,
+    bias: tuple[int, ...] | None,
+    reserved_scratch: int,
+) -> tuple[ConvKernelParams, bytes, KernelChoice] | None:
+    """A DEPTHWISE_CONV_2D over one input channel (depth multiplier M = its output channels)
+    as the CONV_2D it equals, filter [M, KH, KW, 1] (the [1, KH, KW, M] one transposed), so
+    that it runs on the conv GEMMs instead of the per-tap reference kernel a depth
+    multiplier other than 1 otherwise takes. Out of place only (the planner never runs such
+    a layer in place). Returns the conv's parameters (``fast_channels`` set where proven),
+    its filter (signed as the records want) and the kernel, which must fit the model's
+    reserved scratch (the planner reserves a depthwise layer's own formula):
+    rip_conv2d_fast_rq_s8 where its widened pixel pair fits, else rip_conv2d_gemv_rq_s8
+    (one receptive field); unproven, rip_conv2d_fast_s8 (two). None: keep the depthwise
+    kernel."""
+    _, kh, kw, c_out = p.filter_dims
+    if p.kind != "DEPTHWISE_CONV_2D" or p.input_dims[3] != 1 or p.depth_multiplier != c_out:
+        return None
+    taps = kh * kw
+    w = np.frombuffer(filter_bytes, dtype=np.int8).reshape(taps, c_out)
+    weights = np.ascontiguousarray(w.T).tobytes()
+    conv = dataclasses.replace(p, kind="CONV_2D", filter_dims=(c_out, kh, kw, 1),
+                               depth_multiplier=1)  # fmt: skip
+    packed = conv_scratch_bytes("CONV_2D", conv.input_dims, conv.filter_dims, conv.output_dims)
+    found = fast_conv_channels(conv, weights, bias)
+    why = "one input channel: the CONV_2D it equals"
+    if found is not None and packed <= reserved_scratch:
+        choice = choose_conv_kernel(dataclasses.replace(conv, fast_channels=found[0]), None)
+    elif found is not None and taps <= reserved_scratch:
+        choice = KernelChoice("rip_conv2d_gemv_rq_s8", True, "a pixel at a time, 1x4 channel "
+                              "tiles; cheap requantisation proven", taps)  # fmt: skip
+    elif found is None and CONV_TILE_PIXELS * taps <= reserved_scratch:
+        choice = choose_conv_kernel(conv, None)
+    else:
+        return None
+    need = choice.scratch_bytes or (packed if found is not None else CONV_TILE_PIXELS * taps)
+    choice = dataclasses.replace(choice, reason=f"{why}; {choice.reason}", scratch_bytes=need)
+    if found is None:
+        return dataclasses.replace(conv, scratch_bytes=need), weights, choice
+    return dataclasses.replace(conv, fast_channels=found[0], scratch_bytes=need), found[1], choice

@@ -23,8 +23,10 @@ from rip.allocator.planning.requirements import scratch_bytes as op_scratch_byte
 from rip.codegen import conv_params as cp
 from rip.codegen.kernel_choice import (
     choose_conv_kernel,
+    depthwise_as_conv,
     fast_channels,
     fast_conv_channels,
+    fast_fc_channels,
     folded_bias,
     pack_filter_pairs,
 )
@@ -102,20 +104,26 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     weights = _constant(graph, op, index, 1, "filter", n * kh * kw * c)
     bias = _bias(graph, op, index, p.output_dims[3])
     reserved = max(op_scratch_bytes(graph, o) for o in graph.operators)
-    signed_weights = weights
-    if depthwise:
-        p = dataclasses.replace(p, fast_channels=fast_channels(p, weights, bias))
+    routed = depthwise_as_conv(p, weights, bias, reserved) if depthwise else None
+    if routed is not None and buffers.inplace is None:
+        # One input channel: the CONV_2D it equals (its weights signed for the records).
+        p, weights, choice = routed
+        depthwise, signed_weights = False, weights
     else:
-        found = fast_conv_channels(p, weights, bias)
-        if found is not None:
-            p = dataclasses.replace(p, fast_channels=found[0])
-            signed_weights = found[1]
-    choice = choose_conv_kernel(p, buffers.inplace, reserved)
+        signed_weights = weights
+        if depthwise:
+            p = dataclasses.replace(p, fast_channels=fast_channels(p, weights, bias))
+        else:
+            found = fast_conv_channels(p, weights, bias)
+            if found is not None:
+                p = dataclasses.replace(p, fast_channels=found[0])
+                signed_weights = found[1]
+        choice = choose_conv_kernel(p, buffers.inplace, reserved)
     scratch = p.scratch_bytes
     if choice.folded_bias:
         kernel, bias = choice.function, folded_bias(p, weights, bias)
         scratch = choice.scratch_bytes if choice.scratch_bytes is not None else scratch
-    if kernel == "rip_conv2d_fast_rq_s8":
+    if kernel in ("rip_conv2d_fast_rq_s8", "rip_conv2d_gemv_rq_s8"):
         weights = pack_filter_pairs(signed_weights, p.output_dims[3])
     return render_op(
         OpContext(
@@ -140,27 +148,39 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
 def lower_fully_connected(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
-    """FULLY_CONNECTED, per-tensor or per-channel weights. Never in place: every output unit
-    reads the whole input, and the kernel requires disjoint buffers."""
+    """FULLY_CONNECTED, per-tensor or per-channel weights: rip_fully_connected_fast_rq_s8
+    (the packed filter, a GEMV per batch row) where the cheap requantisation is proven for
+    every unit, else TFLite's general requantisation in the exact kernels. Never in place:
+    every output unit reads the whole input, and the kernels require disjoint buffers."""
     p = _params(cp.fully_connected_params, graph, op, index)
     _check_inplace(graph, op, index, buffers, ())
     units, _, _, depth = p.filter_dims
+    weights = _constant(graph, op, index, 1, "weights", units * depth)
+    bias = _bias(graph, op, index, units)
+    found = fast_fc_channels(p, weights, bias)
+    if found is not None:
+        # The packed GEMM (a GEMV per batch row) with the cheap requantisation proven.
+        p = dataclasses.replace(p, fast_channels=found[0])
+        function, quant = "rip_fully_connected_fast_rq_s8", "fast_channels"
+        weights, bias = pack_filter_pairs(found[1], units), None
+    elif p.per_channel:
+        function, quant = "rip_fully_connected_per_channel_s8", "per_channel"
+    else:
+        function, quant = "rip_fully_connected_s8", "per_tensor"
     return render_op(
         OpContext(
             kind=op.kind,
             header=CONV_HEADER,
-            function="rip_fully_connected_per_channel_s8"
-            if p.per_channel
-            else "rip_fully_connected_s8",
+            function=function,
             struct="rip_fc_params",
             params=p,
             prefix=prefix,
             status=index + 1,
             inputs=(_activation_input(graph, op, index, buffers),),
             output=grouped(buffers.output),
-            filter=_constant(graph, op, index, 1, "weights", units * depth),
-            bias=_bias(graph, op, index, units),
-            quant="per_channel" if p.per_channel else "per_tensor",
+            filter=weights,
+            bias=bias,
+            quant=quant,
             scratch_bytes=p.scratch_bytes,
         )
     )

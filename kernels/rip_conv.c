@@ -264,9 +264,19 @@ static rip_status rip_fc(const rip_fc_params *params, const int32_t *multiplier,
     }
     for (int32_t b = 0; b < batches; ++b) {
         const int8_t *x = input + (size_t)b * depth;
+        /* sum (x + io)(w + fo) = sum (x + io) w + fo * sum (x + io): the second term once
+         * a row (int32 sums wrap as TFLite's do, so the order does not matter) */
+        uint32_t row_term = 0;
+        if (params->filter_offset != 0) {
+            for (int32_t i = 0; i < depth; ++i) {
+                row_term += (uint32_t)((int32_t)x[i] + params->input_offset);
+            }
+            row_term *= (uint32_t)params->filter_offset;
+        }
         for (int32_t o = 0; o < units; ++o) {
-            int32_t acc =
-                rip_dot_offset_s8(x, filter + (size_t)o * depth, depth, params->input_offset);
+            int32_t acc = (int32_t)((uint32_t)rip_dot_offset_s8(x, filter + (size_t)o * depth,
+                                                                depth, params->input_offset) +
+                                    row_term);
             if (bias != NULL) {
                 acc += bias[o];
             }

@@ -46,6 +46,9 @@ typedef struct {
     int32_t input_offset;
     int32_t output_offset;
     rip_activation activation;
+    /* -weights zero point: TFLite's weights_offset, per-tensor weights only (0 otherwise;
+     * the exact kernels add it, the packed one requires 0) */
+    int32_t filter_offset;
 } rip_fc_params;
 
 /* Scratch of rip_conv2d_s8: one gathered receptive field, KH * KW * C_in bytes
@@ -179,6 +182,31 @@ int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
  * blocks of 8 bytes, taps [4t, 4t + 4) of channel 2j then of channel 2j + 1, taps past
  * KH * KW * C_in zero. ctx->buf must be 4-byte aligned. */
 rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *params,
+                                 const rip_fast_channel *channels, const rip_dims *input_dims,
+                                 const int8_t *input, const rip_dims *filter_dims,
+                                 const int8_t *filter, const rip_dims *output_dims,
+                                 int8_t *output);
+
+/* FULLY_CONNECTED with the cheap requantisation: rip_fully_connected_s8's dims, arithmetic
+ * and disjoint buffers, with the records (`channels`, one per output unit; a per-tensor
+ * multiplier repeated, rip.codegen.kernel_choice.fast_fc_channels) in place of quant and
+ * bias, and the filter packed as rip_conv2d_fast_rq_s8's (the FULLY_CONNECTED as a 1x1
+ * convolution over its batches: units in pairs, rows of depth taps padded to a multiple of
+ * 4, 4-byte aligned). Each input row is a GEMV against the packed pairs, four units at a
+ * time. No scratch (ctx may be NULL). */
+rip_status rip_fully_connected_fast_rq_s8(const rip_context *ctx, const rip_fc_params *params,
+                                          const rip_fast_channel *channels,
+                                          const rip_dims *input_dims, const int8_t *input,
+                                          const rip_dims *filter_dims, const int8_t *filter,
+                                          const rip_dims *output_dims, int8_t *output);
+
+/* CONV_2D on the FULLY_CONNECTED GEMV: rip_conv2d_fast_rq_s8's records and packed filter,
+ * one output pixel at a time in row-major order, its receptive field gathered into ctx->buf
+ * (KH * KW * C_in bytes, rip_conv2d_s8's scratch and in-place contract: gap >= the
+ * per-pixel gather gap) before any of its channels is written, then every channel four at
+ * a time. For layers whose scratch allowance holds one receptive field but not the pixel
+ * pair's widened copy (rip.codegen.kernel_choice.depthwise_as_conv). */
+rip_status rip_conv2d_gemv_rq_s8(const rip_context *ctx, const rip_conv_params *params,
                                  const rip_fast_channel *channels, const rip_dims *input_dims,
                                  const int8_t *input, const rip_dims *filter_dims,
                                  const int8_t *filter, const rip_dims *output_dims,

@@ -76,7 +76,8 @@ DwConvParams = struct("DwConvParams", ("input_offset", I32), ("output_offset", I
                       ("depth_multiplier", I32), ("activation", Act))  # fmt: skip
 FastChannel = struct("FastChannel", ("bias", I32), ("multiplier", I32), ("round", I32),
                      ("shift", I32))  # fmt: skip
-FcParams = struct("FcParams", ("input_offset", I32), ("output_offset", I32), ("activation", Act))
+FcParams = struct("FcParams", ("input_offset", I32), ("output_offset", I32), ("activation", Act),
+                  ("filter_offset", I32))  # fmt: skip
 # rip_pool.h
 PoolParams = struct("PoolParams", ("stride", HW), ("padding", HW), ("activation", Act),
                     ("pad_counts", I32), ("pad_value", I32))  # fmt: skip
@@ -150,6 +151,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "rip_fully_connected_s8": (STATUS, [CTX, ptr(FcParams), ptr(Quant), *WEIGHTED, P]),
     "rip_fully_connected_per_channel_s8": (
         STATUS, [CTX, ptr(FcParams), ptr(PerChannelQuant), *WEIGHTED, P]),
+    "rip_fully_connected_fast_rq_s8": (STATUS, [CTX, ptr(FcParams), P, D, P, D, P, D, P]),
+    "rip_conv2d_gemv_rq_s8": (STATUS, [CTX, ptr(ConvParams), P, D, P, D, P, D, P]),
     "rip_avg_pool_s8_get_buffer_size": (I32, [D]),
     "rip_max_pool_s8_get_buffer_size": (I32, [D]),
     "rip_global_avg_pool_s8_get_buffer_size": (I32, [D]),

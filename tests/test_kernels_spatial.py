@@ -41,6 +41,7 @@ from rip.codegen import pool_params as pp
 from rip.codegen.kernel_choice import (
     fast_channels,
     fast_conv_channels,
+    fast_fc_channels,
     folded_bias,
     pack_filter_pairs,
 )
@@ -273,7 +274,7 @@ def run_conv(
         HW(*p.dilation),
         Act(*p.activation),
     )
-    if variant == "fast_rq":
+    if variant in ("fast_rq", "gemv_rq"):
         w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
         model_bias = None if bias is None else tuple(int(v) for v in bias)
         found = fast_conv_channels(p, w.tobytes(), model_bias)
@@ -284,7 +285,8 @@ def run_conv(
         packed = np.frombuffer(pack_filter_pairs(signed, p.output_dims[3]), np.int8)
         packed = aligned_copy(packed)
         d_in, x_in, d_f, _f, _d_b, _b, d_out = args
-        status = lib.rip_conv2d_fast_rq_s8(
+        kernel = lib.rip_conv2d_gemv_rq_s8 if variant == "gemv_rq" else lib.rip_conv2d_fast_rq_s8
+        status = kernel(
             ctx,
             params,
             ctypes.addressof(table),
@@ -401,13 +403,42 @@ def run_fc(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes
     p = cp.fully_connected_params(graph, op)
     arena = Arena.build(x, int(np.prod(p.output_dims)), None, 0)
     args, _data = weighted_args(graph, op, p, arena)
-    params = FcParams(p.input_offset, p.output_offset, Act(*p.activation))
+    params = FcParams(p.input_offset, p.output_offset, Act(*p.activation), p.filter_offset)
     if p.per_channel:
         quant, *_quant = per_channel(p)
         status = lib.rip_fully_connected_per_channel_s8(None, params, quant, *args, arena.output)
     else:
         quant = TensorQuant(p.multipliers[0], p.shifts[0])
         status = lib.rip_fully_connected_s8(None, params, quant, *args, arena.output)
+    return arena.result(status)
+
+
+def fc_records(graph: Graph, op: Operator) -> tuple[Any, bytes] | None:
+    """rip_fully_connected_fast_rq_s8's records and packed filter (kernel_choice), or None
+    where the cheap requantisation is not proven."""
+    p = cp.fully_connected_params(graph, op)
+    bias = const(graph, op, 2, "<i4")
+    model_bias = None if bias is None else tuple(int(v) for v in bias)
+    found = fast_fc_channels(p, const(graph, op, 1, "<i1").tobytes(), model_bias)
+    if found is None:
+        return None
+    return found[0], pack_filter_pairs(found[1], p.output_dims[3])
+
+
+def run_fc_fast(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes:
+    """FULLY_CONNECTED through rip_fully_connected_fast_rq_s8 (the packed GEMV)."""
+    p = cp.fully_connected_params(graph, op)
+    found = fc_records(graph, op)
+    assert found is not None, "the cheap requantisation is not proven"
+    records, packed = found
+    table = (FastChannel * len(records))(*(FastChannel(*r) for r in records))
+    w = aligned_copy(np.frombuffer(packed, np.int8))
+    arena = Arena.build(x, int(np.prod(p.output_dims)), None, 0)
+    params = FcParams(p.input_offset, p.output_offset, Act(*p.activation), p.filter_offset)
+    status = lib.rip_fully_connected_fast_rq_s8(
+        None, params, ctypes.addressof(table), dims(p.input_dims), arena.input,
+        dims(p.filter_dims), address(w), dims(p.output_dims), arena.output,
+    )  # fmt: skip
     return arena.result(status)
 
 
@@ -541,6 +572,16 @@ FC: dict[str, Callable[[int], bytes]] = {
     "per_channel_batch2_relu": lambda s: tw.random_fully_connected_model(
         s, 32, 9, "RELU", per_channel=True, batch=2
     ),
+    # the packed GEMV's edges: no whole word of taps, a lone unit pair, three units left
+    # over from the quads, batch rows
+    "per_tensor_depth1": lambda s: tw.random_fully_connected_model(s, 1, 6, "RELU"),
+    "per_tensor_units2_batch3": lambda s: tw.random_fully_connected_model(
+        s, 9, 2, "RELU6", batch=3
+    ),
+    "per_channel_units7_odd_depth": lambda s: tw.random_fully_connected_model(
+        s, 13, 7, "NONE", per_channel=True
+    ),
+    "per_tensor_one_unit": lambda s: tw.random_fully_connected_model(s, 5, 1, "RELU"),
 }
 
 # Layers whose gap is set by a live input rather than by the output's size (gap > N_out - N_in):
@@ -592,10 +633,10 @@ def assert_live_input_sets_the_gap(graph: Graph, op: Operator, gap: int) -> None
 # ---- convolution -------------------------------------------------------------------------------
 
 
-# rip_conv2d_s8, rip_conv2d_fast_s8, rip_conv2d_fast_rq_s8
-CONV_VARIANTS = ("reference", "fast", "fast_rq")
+# rip_conv2d_s8, rip_conv2d_fast_s8, rip_conv2d_fast_rq_s8, rip_conv2d_gemv_rq_s8
+CONV_VARIANTS = ("reference", "fast", "fast_rq", "gemv_rq")
 # Pixels a variant gathers before writing them: the simulator's tile.
-CONV_TILE = {"reference": 1, "fast": 2, "fast_rq": 2}
+CONV_TILE = {"reference": 1, "fast": 2, "fast_rq": 2, "gemv_rq": 1}
 
 
 @pytest.mark.parametrize("variant", CONV_VARIANTS)
@@ -762,6 +803,90 @@ def test_fully_connected_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) ->
     assert run_fc(lib, graph, op, x) == expected
 
 
+@pytest.mark.parametrize(("name", "seed"), cases(FC))
+def test_fully_connected_packed_gemv_matches_tflm(lib: ctypes.CDLL, name: str, seed: int) -> None:
+    """rip_fully_connected_fast_rq_s8 (the generator's records and packed filter): proven
+    for every case here, and TFLite Micro's bytes."""
+    graph, op, x, expected = load(FC, name, seed)
+    assert run_fc_fast(lib, graph, op, x) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    depth=st.integers(1, 70),
+    units=st.integers(1, 13),
+    batch=st.integers(1, 3),
+    per_channel=st.booleans(),
+    activation=st.sampled_from(["NONE", "RELU", "RELU6"]),
+)
+def test_fully_connected_shapes_match_tflm(
+    lib: ctypes.CDLL,
+    seed: int,
+    depth: int,
+    units: int,
+    batch: int,
+    per_channel: bool,
+    activation: str,
+) -> None:
+    """Any depth (whole words of taps and a tail), any unit count (quads, a lone pair, an
+    odd unit), batch rows, per-tensor or per-channel: the exact kernels and, where the
+    generator proves the cheap requantisation, the packed GEMV give TFLite Micro's bytes."""
+    model = tw.random_fully_connected_model(seed, depth, units, activation, per_channel, batch)
+    graph, op = single_op(model)
+    x = random_input(graph, seed)
+    expected = tflm(model, x)
+    assert run_fc(lib, graph, op, x) == expected
+    if fc_records(graph, op) is not None:
+        assert run_fc_fast(lib, graph, op, x) == expected
+
+
+def keep_num_dims_model(
+    seed: int, keep: bool, per_channel: bool, weights_zero_point: int = 0
+) -> bytes:
+    """FULLY_CONNECTED over a [2, 3, 10] input, keep_num_dims: output [2, 3, 5] (else
+    [6, 5]); scales picked, not calibrated (the bytes, not the accuracy, are compared)."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    x = mb.activation((2, 3, 10), 0.02, int(rng.integers(-20, 21)))
+    q = rng.integers(-127, 128, size=(5, 10)).astype(np.int8)
+    scales = rng.uniform(0.002, 0.01, size=5) if per_channel else [0.005]
+    w = mb.constant_int8(q, [float(v) for v in scales], weights_zero_point, 0)
+    b = mb.bias(rng.integers(-3000, 3000, size=5), 0.02, [float(v) for v in scales])
+    y = mb.activation((2, 3, 5) if keep else (6, 5), 0.08, int(rng.integers(-20, 21)))
+    mb.fully_connected(x, w, b, y, activation="RELU", keep_num_dims=keep)
+    mb.inputs([x])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("keep", [False, True])
+def test_fully_connected_keep_num_dims_matches_tflm(
+    lib: ctypes.CDLL, keep: bool, per_channel: bool
+) -> None:
+    """keep_num_dims changes the output's shape, never its bytes: 6 rows of 5 units."""
+    model = keep_num_dims_model(7, keep, per_channel)
+    graph, op = single_op(model)
+    assert cp.fully_connected_params(graph, op).output_dims == (6, 1, 1, 5)
+    x = random_input(graph, 7)
+    expected = tflm(model, x)
+    assert run_fc(lib, graph, op, x) == expected
+    assert run_fc_fast(lib, graph, op, x) == expected
+
+
+@pytest.mark.parametrize("zero_point", [-9, 5])
+def test_fully_connected_weights_zero_point_matches_tflm(lib: ctypes.CDLL, zero_point: int) -> None:
+    """Per-tensor weights with a zero point (TFLite's weights_offset): the exact kernel adds
+    it; the packed one is not chosen (its share depends on the input)."""
+    model = keep_num_dims_model(3, False, False, zero_point)
+    graph, op = single_op(model)
+    assert cp.fully_connected_params(graph, op).filter_offset == -zero_point
+    assert fc_records(graph, op) is None
+    x = random_input(graph, 3)
+    assert run_fc(lib, graph, op, x) == tflm(model, x)
+
+
 # ---- pooling -----------------------------------------------------------------------------------
 
 
@@ -877,6 +1002,7 @@ def test_random_conv_matches_tflm_in_and_out_of_place(
     )
     if cheap is not None:
         assert run_conv(lib, graph, op, x, None, seed, "fast_rq") == expected
+        assert run_conv(lib, graph, op, x, None, seed, "gemv_rq") == expected
     try:
         gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
     except LayerError:  # padding as wide as the dilated kernel: no dense bound
@@ -887,6 +1013,7 @@ def test_random_conv_matches_tflm_in_and_out_of_place(
     assert run_conv(lib, graph, op, x, tiled, seed, "fast") == expected
     if cheap is not None:
         assert run_conv(lib, graph, op, x, tiled, seed, "fast_rq") == expected
+        assert run_conv(lib, graph, op, x, gap, seed, "gemv_rq") == expected
 
 
 @settings(max_examples=100, deadline=None)
@@ -1100,6 +1227,16 @@ class Harness:
             self.array("int32_t", f"{prefix}_m", p.multipliers)
             self.array("int32_t", f"{prefix}_s", p.shifts)
 
+    def records(self, name: str, records: Any) -> None:
+        """A rip_fast_channel table."""
+        rows = ",".join("{" + ",".join(str(x) for x in r) + "}" for r in records)
+        self.decls.append(f"static const rip_fast_channel {name}[] = {{{rows}}};")
+
+    def packed(self, name: str, data: bytes) -> None:
+        """A packed filter, 4-byte aligned as the packed kernels read it."""
+        body = ",".join(str(int(v)) for v in np.frombuffer(data, np.int8))
+        self.decls.append(f"static const int8_t {name}[] __attribute__((aligned(4))) = {{{body}}};")
+
     def source(self) -> str:
         body = "\n".join(f"    {{\n{call}\n    }}" for call in self.calls)
         return "\n".join(
@@ -1213,6 +1350,10 @@ def harness_source() -> str:
         memset(arena, 0x5a, sizeof arena);
         memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
         fails += check("conv fast rq {name}", rip_conv2d_fast_rq_s8(&ctx, &cp, {v}_ch, &id,
+                       arena + {gap}, &fd, {v}_wp, &od, arena), arena, {v}_exp, sizeof {v}_exp);
+        memset(arena, 0x5a, sizeof arena);
+        memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
+        fails += check("conv gemv rq {name}", rip_conv2d_gemv_rq_s8(&ctx, &cp, {v}_ch, &id,
                        arena + {gap}, &fd, {v}_wp, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
         bias = const(graph, op, 2, "<i4")
@@ -1229,7 +1370,7 @@ def harness_source() -> str:
         packed = np.frombuffer(pack_filter_pairs(signed, p.output_dims[3]), np.int8)
         h.array("int8_t", f"{v}_wp", packed)
         h.decls[-1] = h.decls[-1].replace(f"{v}_wp[]", f"{v}_wp[] __attribute__((aligned(4)))")
-    for k, name in enumerate(["per_tensor_relu6_wide", "per_channel_batch2_relu"]):
+    for k, name in enumerate(FC):
         graph, op, x, expected = load(FC, name, k)
         p, v = cp.fully_connected_params(graph, op), f"fc{k}"
         h.arena = max(h.arena, len(expected))
@@ -1239,10 +1380,17 @@ def harness_source() -> str:
         if p.per_channel:
             quant = f"rip_per_channel_quant q = {{{v}_m, {v}_s}}"
         h.calls.append(f"""        {weighted_dims(p)}
-        const rip_fc_params fp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.activation)}}};
+        const rip_fc_params fp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.activation)},
+                                   {p.filter_offset}}};
         const {quant};
         fails += check("fc {name}", {fn}(0, &fp, &q, &id, {v}_in, &fd, {v}_w, &bd, {v}_b, &od,
-                       arena), arena, {v}_exp, sizeof {v}_exp);""")
+                       arena), arena, {v}_exp, sizeof {v}_exp);
+        fails += check("fc packed {name}", rip_fully_connected_fast_rq_s8(0, &fp, {v}_ch, &id,
+                       {v}_in, &fd, {v}_wp, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
+        found = fc_records(graph, op)
+        assert found is not None, f"{name}: the cheap requantisation is not proven"
+        h.records(f"{v}_ch", found[0])
+        h.packed(f"{v}_wp", found[1])
     # Depthwise: the reference in-place kernel; the fast one out of place (channel-vectorised
     # on the M33, per-channel planes on the M0+) and in place with one plane of scratch (the
     # planner's), four planes (channel groups of 4) and every plane (one group); the

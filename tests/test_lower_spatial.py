@@ -133,6 +133,26 @@ CASES: dict[str, tuple[Callable[[int], bytes], tuple[str, ...]]] = {
         lambda s: tw.random_fully_connected_model(s, 32, 9, "RELU", per_channel=True, batch=2),
         ("out",),
     ),
+    # one input channel, depth multiplier M: run as the CONV_2D [M, KH, KW, 1] it equals
+    # (micro_speech's first layer: 10x8 kernel, stride 2, M = 8)
+    "dw_one_channel_mult8_s2": (
+        lambda s: dw(s, 13, 12, 1, (5, 4), 2, depth_multiplier=8),
+        ("out",),
+    ),
+    "dw_one_channel_mult3_wide": (
+        lambda s: dw(s, 20, 19, 1, 3, 1, 1, "SAME", "RELU", depth_multiplier=3),
+        ("out",),
+    ),
+    "fc_odd_units_batch3": (
+        lambda s: tw.random_fully_connected_model(s, 13, 7, "NONE", batch=3),
+        ("out",),
+    ),
+    "fc_per_channel_one_unit": (
+        lambda s: tw.random_fully_connected_model(s, 5, 1, "RELU", per_channel=True),
+        ("out",),
+    ),
+    "fc_depth1_units6": (lambda s: tw.random_fully_connected_model(s, 1, 6, "RELU"), ("out",)),
+    "fc_units2_relu6": (lambda s: tw.random_fully_connected_model(s, 9, 2, "RELU6"), ("out",)),
     "mean_hw_keep": (lambda s: mean_model(s, 7, 7, 8, (1, 2), True), ("out",)),
     "mean_hw_flat": (lambda s: mean_model(s, 5, 3, 6, (1, 2), False), ("out",)),
 }
@@ -346,12 +366,22 @@ def test_registered_kinds_and_headers() -> None:
         "fc_per_tensor_relu": (
             lower_conv.lower_fully_connected,
             ("rip_conv.h",),
-            "rip_fully_connected_s8(",
+            "rip_fully_connected_fast_rq_s8(",
         ),
         "fc_per_channel_batch2": (
             lower_conv.lower_fully_connected,
             ("rip_conv.h",),
-            "rip_fully_connected_per_channel_s8(",
+            "rip_fully_connected_fast_rq_s8(",
+        ),
+        "dw_one_channel_mult8_s2": (
+            lower_conv.lower_conv,
+            ("rip_conv.h",),
+            "rip_conv2d_gemv_rq_s8(",
+        ),
+        "dw_one_channel_mult3_wide": (
+            lower_conv.lower_conv,
+            ("rip_conv.h",),
+            "rip_conv2d_fast_rq_s8(",
         ),
         "avg_valid_2x2": (lower_pool.lower_pool, ("rip_pool.h",), "rip_avg_pool_s8("),
         "max_valid_3x2": (lower_pool.lower_pool, ("rip_pool.h",), "rip_max_pool_s8("),

@@ -5,7 +5,8 @@ line read through pyserial and compared with TFLite Micro's checksum.
 Which shared models run here (CI) and which only in ``make bench-cost``:
 - qemu-m33 under dual, tinyengine, rip and fused: the seven smallest shared models with weights
   (CI_M33 below), a few seconds each;
-- qemu-armv6m: person-det and mlperf-kws_ref_model under rip;
+- qemu-armv6m: person-det, mlperf-kws_ref_model, mlperf-ad01 and tflm-micro_speech under
+  rip;
 - every other shared model with weights (the larger MCUNet models, mbv2, proxyless, the
   Arm model zoo ones), on both boards and under all three strategies: bench-cost only,
   which also checks every checksum.
@@ -57,7 +58,12 @@ CI_M33 = [
     "mcunet/person-det",
     "mcunet/mcunet-in0",
 ]
-CI_ARMV6M = ["mcunet/person-det", "tinyml/mlperf-kws_ref_model"]
+CI_ARMV6M = [
+    "mcunet/person-det",
+    "tinyml/mlperf-kws_ref_model",
+    "tinyml/mlperf-ad01_int8",  # FULLY_CONNECTED only: the packed GEMV's ARMv6-M loop
+    "tinyml/tflm-micro_speech_quantized",  # a one-channel depthwise run as a CONV_2D GEMV
+]
 PICO_OF = {"qemu-m33": "pico2", "qemu-armv6m": "pico"}
 
 
@@ -153,7 +159,14 @@ def test_compile_run_json_and_a_broken_weight(tmp_path, capsys):
     assert code == 0 and main_verify([str(out)]) == 0
     text = (out / "model_data.c").read_text()
     # the first weight of the last weighted op: its outputs are the model's
-    found = list(re.finditer(r"const int8_t rip_op\d+_filter\[\d+\] = \{\s*(-?\d+)", text))
+    # (packed filters, which the fast kernels read a word pair at a time, are 4-byte aligned)
+    found = list(
+        re.finditer(
+            r"const int8_t (?:__attribute__\(\(aligned\(4\)\)\) )?rip_op\d+_filter\[\d+\] = "
+            r"\{\s*(-?\d+)",
+            text,
+        )
+    )
     assert found, "no weight array found in model_data.c"
     m = found[-1]
     flipped = 127 if int(m[1]) < 0 else -128
