@@ -893,15 +893,12 @@ static size_t rip_dw_rows_block_bytes(const int8_t *a, const int8_t *b, size_t r
 }
 
 /* Copy one input row (n bytes) into its ring slot: the first `blocks` bytes (a multiple of
- * RIP_DW_COPY_STEP, both ends 4-aligned: rip_dw_rows_block_bytes) a block at a time, the
- * rest a byte at a time. */
-static __attribute__((noinline)) void rip_dw_rows_copy(int8_t *dst, const int8_t *src,
-                                                       size_t blocks, size_t n) {
+ * RIP_DW_COPY_STEP, both ends 4-aligned: rip_dw_rows_block_bytes) a block at a time
+ * (rip_dw_rows_copy_blocks, Arm cores), the rest a byte at a time. */
 #if defined(__arm__)
-    const int8_t *const end = src + blocks;
-    const int8_t *s = src;
-    int8_t *d = dst;
-    while (s != end) {
+static __attribute__((noinline)) void rip_dw_rows_copy_blocks(int8_t *d, const int8_t *s,
+                                                              const int8_t *end) {
+    do {
 #if RIP_DW_V6M
         __asm__ volatile("ldmia %0!, {r4, r5, r6, r7}\n\tstmia %1!, {r4, r5, r6, r7}\n\t"
                          "ldmia %0!, {r4, r5, r6, r7}\n\tstmia %1!, {r4, r5, r6, r7}"
@@ -917,6 +914,14 @@ static __attribute__((noinline)) void rip_dw_rows_copy(int8_t *dst, const int8_t
                          :
                          : "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "memory");
 #endif
+    } while (s != end);
+}
+#endif
+
+static inline void rip_dw_rows_copy(int8_t *dst, const int8_t *src, size_t blocks, size_t n) {
+#if defined(__arm__)
+    if (blocks > 0) {
+        rip_dw_rows_copy_blocks(dst, src, src + blocks);
     }
 #endif
     for (size_t i = blocks; i < n; ++i) {
