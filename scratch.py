@@ -49,7 +49,7 @@ def scratch_bytes(
       channel plane, H_out * W_out (the channel in-place kernels' minimum; out of place uses
       none, but the planner reserves it whichever runs), or, where the row-streamed in-place
       kernel applies (`depthwise_rows_apply`), the larger of that plane and the row kernel's
-      table and ring (`depthwise_rows_scratch_bytes`), so that every in-place depthwise
+      ring (`depthwise_rows_scratch_bytes`), so that every in-place depthwise
       layer can run it. Needs ``stride``, ``padding`` (top, left) and ``dilation``. The
       scratch is outside the arena: no activation placement depends on it;
     - AVERAGE_POOL_2D, MAX_POOL_2D, GLOBAL_AVERAGE_POOL (and MEAN over H and W),
@@ -139,27 +139,71 @@ def _last_reader(i: int, kh: int, sh: int, ph: int, dh: int, h_out: int) -> int:
     return -1
 
 
+Cols = tuple[int, int, int, int]  # a depthwise layer's (KW, stride, left padding, dilation) in W
+
+
+def _self_safe(i: int, r: int, w: int, w_out: int, cols: Cols) -> bool:
+    """Whether output row r, whose bytes reach input row i first and which is its last
+    reader, can read row i in place: the kernel's engine walks each channel group's pixels
+    left to right, every pixel reading all its taps before storing its bytes, so a read
+    goes wrong only when it wants a byte an earlier pixel x < x' of the same row has stored
+    (pixel x of row r sits on input pixel r * W_out + x - i * W of row i, channel for
+    channel). Never at unit stride with left padding (a pixel reads its left neighbour's
+    column); always with none and W_out == W (every tap at or right of the pixel), e.g. a
+    1-D (W = 1) layer."""
+    kw, sw, pw, dw = cols
+    for x2 in range(w_out):
+        for kx in range(kw):
+            ix = x2 * sw - pw + kx * dw
+            if 0 <= ix < w and 0 <= i * w + ix - r * w_out < x2:
+                return False
+    return True
+
+
 def depthwise_saved_rows(
-    h: int, w: int, h_out: int, w_out: int, kh: int, sh: int, ph: int, dh: int
+    h: int,
+    w: int,
+    h_out: int,
+    w_out: int,
+    kh: int,
+    sh: int,
+    ph: int,
+    dh: int,
+    cols: Cols | None = None,
 ) -> list[tuple[int, int, int]]:
     """The input rows the row-streamed in-place depthwise kernel copies into its ring, in
-    save order: (row, the output row before which it is saved, its last reader)."""
+    save order: (row, the output row before which it is saved, its last reader). A row is
+    saved when an output row after the first one its bytes reach still reads it, or when
+    that first one is its last reader but reads it at a byte an earlier pixel of that row
+    has stored (`_self_safe`, which needs the layer's ``cols``; without them every row that
+    row or a later one reads is saved, the conservative schedule)."""
     saved = []
     for i in range(h):
         r = _clobber(i, w, w_out)
         last = _last_reader(i, kh, sh, ph, dh, h_out)
-        if r < h_out and last >= r:
-            saved.append((i, r, last))
+        if r >= h_out or last < r:
+            continue
+        if last == r and cols is not None and _self_safe(i, r, w, w_out, cols):
+            continue
+        saved.append((i, r, last))
     return saved
 
 
 def depthwise_ring_rows(
-    h: int, w: int, h_out: int, w_out: int, kh: int, sh: int, ph: int, dh: int
+    h: int,
+    w: int,
+    h_out: int,
+    w_out: int,
+    kh: int,
+    sh: int,
+    ph: int,
+    dh: int,
+    cols: Cols | None = None,
 ) -> int:
     """Ring slots of rip_depthwise_conv2d_inplace_rows_fast_s8: the schedule counted (the
     widest window, in save order, from the first saved row some output >= r still reads to
     the last row saved before output row r), as the C kernel counts it."""
-    saved = depthwise_saved_rows(h, w, h_out, w_out, kh, sh, ph, dh)
+    saved = depthwise_saved_rows(h, w, h_out, w_out, kh, sh, ph, dh, cols)
     ring = live = done = 0
     for r in range(h_out):
         while done < len(saved) and saved[done][1] <= r:
@@ -168,6 +212,28 @@ def depthwise_ring_rows(
             live += 1
         ring = max(ring, done - live)
     return ring
+
+
+def depthwise_ring_slots(
+    h: int,
+    w: int,
+    h_out: int,
+    w_out: int,
+    kh: int,
+    sh: int,
+    ph: int,
+    dh: int,
+    cols: Cols | None = None,
+) -> tuple[int, ...]:
+    """The schedule the generator bakes into a call of the row-streamed in-place depthwise
+    kernel: per input row, the ring slot it is copied into (the FIFO's next, save index
+    modulo `depthwise_ring_rows`), -1 for a row never saved."""
+    ring = depthwise_ring_rows(h, w, h_out, w_out, kh, sh, ph, dh, cols)
+    slots = [-1] * h
+    saved = depthwise_saved_rows(h, w, h_out, w_out, kh, sh, ph, dh, cols)
+    for n, (i, _, _) in enumerate(saved):
+        slots[i] = n % ring
+    return tuple(slots)
 
 
 def depthwise_rows_scratch_bytes(
@@ -179,10 +245,13 @@ def depthwise_rows_scratch_bytes(
     dilation: tuple[int, int],
 ) -> int:
     """Scratch of rip_depthwise_conv2d_inplace_rows_fast_s8 (C twin
-    ``ROWS_BUFFER_SIZE_FUNCTION``): an int16 ring slot per input row, 2 * H rounded up to
-    4, then ring rows of W * C bytes each (`depthwise_ring_rows`). ``padding`` is (top,
-    left), as the kernel's params."""
+    ``ROWS_BUFFER_SIZE_FUNCTION``): its ring, `depthwise_ring_rows` rows of W * C bytes each
+    (the slot of each row is baked into the call, `depthwise_ring_slots`). ``padding`` is
+    (top, left), as the kernel's params."""
     _, h, w, c = input_dims
     _, h_out, w_out, _ = output_dims
-    rows = depthwise_ring_rows(h, w, h_out, w_out, kernel[0], stride[0], padding[0], dilation[0])
-    return (2 * h + 3) // 4 * 4 + rows * w * c
+    cols = (kernel[1], stride[1], padding[1], dilation[1])
+    rows = depthwise_ring_rows(
+        h, w, h_out, w_out, kernel[0], stride[0], padding[0], dilation[0], cols
+    )
+    return rows * w * c

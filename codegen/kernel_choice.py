@@ -21,10 +21,12 @@ The choice and the memory plan agree by construction:
   kernel chosen below (the same traversal, ring, scratch and gap).
 - A depthwise layer in place (the channel scheme: output base == input base, gap 0, the
   planner's placement) runs ``rip_depthwise_conv2d_inplace_rows_fast_s8`` when its scratch
-  (an int16 slot per input row and a ring of saved input rows,
-  `rip.scratch.depthwise_rows_scratch_bytes`) fits the scratch buffer the model reserves
-  (the maximum of the planner's formula over its ops): the out-of-place kernel's
-  channel-vectorised loop row by row, plus the copies of the rows the ring saves. The
+  (a ring of saved input rows, `rip.scratch.depthwise_rows_scratch_bytes`) fits the scratch
+  buffer the model reserves (the maximum of the planner's formula over its ops): the
+  out-of-place kernel's channel-vectorised loop row by row, plus the copies of the rows the
+  ring saves. Its schedule (each input row's ring slot, `rip.scratch.depthwise_ring_slots`,
+  and the ring's row count) is baked into the call here, so that the kernel spends nothing
+  on schedule arithmetic: in place costs the row copies only. The
   planner's formula for a depthwise op includes that ring wherever the row kernel applies
   (`rip.scratch.depthwise_rows_apply`), so it always fits there. Otherwise (a kernel taller
   than 16 rows, or a reserved scratch given by a caller) ``rip_depthwise_conv2d_inplace_fast_s8``:
@@ -52,6 +54,7 @@ from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
 from rip.codegen.requant import cheap_channels, cheap_channels_negating
 from rip.scratch import (
     depthwise_ring_rows,
+    depthwise_ring_slots,
     depthwise_rows_apply,
     depthwise_rows_scratch_bytes,
 )
@@ -67,6 +70,10 @@ class KernelChoice:
     folded_bias: bool  # it takes bias + input_offset * sum(filter), not the model's bias
     reason: str  # one line for a report and the generated code's comment
     scratch_bytes: int | None = None  # what it uses of the scratch buffer (None: the formula)
+    # the row-streamed in-place kernel's baked schedule: each input row's ring slot (-1: not
+    # saved) and the ring's row count; None for every other kernel
+    ring_slots: tuple[int, ...] | None = None
+    ring_rows: int = 0
 
 
 def _rows_choice(p: ConvKernelParams, reserved: int | None) -> KernelChoice | None:
@@ -80,14 +87,20 @@ def _rows_choice(p: ConvKernelParams, reserved: int | None) -> KernelChoice | No
     )
     if need > reserved:
         return None
-    rows = depthwise_ring_rows(h, w, h_out, w_out, p.filter_dims[1], p.stride[0],
-                               p.padding[0], p.dilation[0])  # fmt: skip
+    cols = (p.filter_dims[2], p.stride[1], p.padding[1], p.dilation[1])
+    schedule = (h, w, h_out, w_out, p.filter_dims[1], p.stride[0], p.padding[0], p.dilation[0],
+                cols)  # fmt: skip
+    rows = depthwise_ring_rows(*schedule)
+    slots = depthwise_ring_slots(*schedule)
+    saved = sum(1 for k in slots if k >= 0)
     return KernelChoice(
         "rip_depthwise_conv2d_inplace_rows_fast_s8",
         True,
-        f"in place row by row, channel-vectorised; ring of {rows} input row(s) "
-        f"({need} B of the {reserved} B scratch)",
+        f"in place row by row, channel-vectorised; {saved} input row(s) saved in a ring of "
+        f"{rows} ({need} B of the {reserved} B scratch), schedule baked in",
         need,
+        slots,
+        rows,
     )
 
 

@@ -141,6 +141,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             quant="fast_channels" if kernel.endswith("_rq_s8") else "per_channel",
             scratch_bytes=scratch,
             comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
+            ring_slots=choice.ring_slots,
+            ring_rows=choice.ring_rows,
         )
     )
 

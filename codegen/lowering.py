@@ -97,6 +97,10 @@ class OpContext:
     quant: str | None = None  # "per_channel" | "per_tensor" | None
     scratch_bytes: int = 0
     comment: str | None = None  # one line above the call: which kernel variant runs and why
+    # the row-streamed in-place depthwise kernel's baked schedule (rip.scratch
+    # .depthwise_ring_slots): each input row's ring slot, -1 if not saved; and the ring's rows
+    ring_slots: tuple[int, ...] | None = None
+    ring_rows: int = 0
 
     @property
     def template_stem(self) -> str:

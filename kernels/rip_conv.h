@@ -244,17 +244,20 @@ rip_status rip_depthwise_conv2d_inplace_fast_s8(const rip_context *ctx,
  * before row r is stored, each input row that row r's bytes reach first and that row r or a
  * later row still reads is copied into a FIFO ring of whole input rows (W * C bytes each)
  * in ctx->buf, and those taps read the ring from then on. At stride 1 with KH = 3, SAME,
- * the ring is KH - 1 rows; at stride 2 it is at most one. ctx->buf must be 2-byte aligned.
+ * the ring is KH - 1 rows; at stride 2 it is at most one.
  *
- * Scratch (rip.scratch.depthwise_rows_scratch_bytes): an int16 slot per input row,
- * 2 * H rounded up to 4, then the ring: ring_rows * W * C, ring_rows the widest window of
- * saved rows still read (the schedule counted, not a closed form). -1 for arguments the
- * kernel refuses. rip.allocator.theory.simulate.simulate_depthwise_rows executes this
- * schedule over a tracked workspace and finds no corruption at that ring.
+ * The schedule is baked in by the generator (rip.scratch.depthwise_ring_slots):
+ * ring_slots[i] is the ring slot input row i is copied into (-1: never saved), ring_rows
+ * the ring's row count; the kernel does no schedule arithmetic of its own. Scratch
+ * (rip.scratch.depthwise_rows_scratch_bytes): ring_rows * W * C, ring_rows the widest
+ * window of saved rows still read (the schedule counted, not a closed form); the C twin
+ * below counts the same schedule, -1 for arguments the kernel refuses.
+ * rip.allocator.theory.simulate.simulate_depthwise_rows executes this schedule over a
+ * tracked workspace and finds no corruption at that ring, and corruption at one slot fewer
+ * on unit-stride layers.
  *
  * Every core runs this schedule (ARMv6-M's engine one channel at a time within each row:
- * the same rows saved, the same ring); rip_depthwise_conv2d_inplace_rows_ring_s8 runs it
- * with a ring size given. */
+ * the same rows saved, the same ring). */
 int32_t rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size(
     const rip_dw_conv_params *params, const rip_dims *input_dims, const rip_dims *filter_dims,
     const rip_dims *output_dims);
@@ -262,7 +265,8 @@ int32_t rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size(
 rip_status rip_depthwise_conv2d_inplace_rows_fast_s8(
     const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
     const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
-    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims);
+    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
+    const int16_t *ring_slots, int32_t ring_rows);
 
 /* The three fast depthwise kernels with the cheap requantisation (rip_fast_channel records
  * the generator proved exact for the layer, as for rip_conv2d_fast_rq_s8): the same
@@ -286,7 +290,7 @@ rip_status rip_depthwise_conv2d_inplace_fast_rq_s8(const rip_context *ctx,
 rip_status rip_depthwise_conv2d_inplace_rows_fast_rq_s8(
     const rip_context *ctx, const rip_dw_conv_params *params, const rip_fast_channel *channels,
     const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
-    const rip_dims *output_dims);
+    const rip_dims *output_dims, const int16_t *ring_slots, int32_t ring_rows);
 
 /* The scratch the planner reserves for a DEPTHWISE_CONV_2D (rip.scratch.scratch_bytes,
  * whichever kernel then runs it): one output channel plane, H_out * W_out (the minimum of
@@ -299,15 +303,6 @@ int32_t rip_depthwise_conv2d_scratch_get_buffer_size(const rip_dw_conv_params *p
                                                       const rip_dims *input_dims,
                                                       const rip_dims *filter_dims,
                                                       const rip_dims *output_dims);
-
-/* The same with the ring's slot count given (the kernel above passes the schedule's own;
- * 0: no row is saved):
- * for tests, which show that one slot fewer than get_buffer_size's corrupts. */
-rip_status rip_depthwise_conv2d_inplace_rows_ring_s8(
-    const rip_context *ctx, const rip_dw_conv_params *params, const rip_per_channel_quant *quant,
-    const rip_dims *input_dims, int8_t *data, const rip_dims *filter_dims, const int8_t *filter,
-    const rip_dims *bias_dims, const int32_t *bias, const rip_dims *output_dims,
-    int32_t ring_rows);
 
 /* DEPTHWISE_CONV_2D, one output row (every channel) from row pointers, depth multiplier 1,
  * batch 1, the folded bias (or, _rq, rip_fast_channel records): rows[ky] (ky < KH) is input

@@ -139,15 +139,13 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
         I32, [ptr(DwConvParams), D, D, D]),
     "rip_depthwise_conv2d_scratch_get_buffer_size": (I32, [ptr(DwConvParams), D, D, D]),
     "rip_depthwise_conv2d_inplace_rows_fast_s8": (
-        STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED]),
-    "rip_depthwise_conv2d_inplace_rows_ring_s8": (
-        STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED, I32]),
+        STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED, P, I32]),
     "rip_depthwise_conv2d_fast_rq_s8": (
         STATUS, [CTX, ptr(DwConvParams), P, D, P, D, P, D, P]),
     "rip_depthwise_conv2d_inplace_fast_rq_s8": (
         STATUS, [CTX, ptr(DwConvParams), P, D, P, D, P, D]),
     "rip_depthwise_conv2d_inplace_rows_fast_rq_s8": (
-        STATUS, [CTX, ptr(DwConvParams), P, D, P, D, P, D]),
+        STATUS, [CTX, ptr(DwConvParams), P, D, P, D, P, D, P, I32]),
     "rip_fully_connected_s8": (STATUS, [CTX, ptr(FcParams), ptr(Quant), *WEIGHTED, P]),
     "rip_fully_connected_per_channel_s8": (
         STATUS, [CTX, ptr(FcParams), ptr(PerChannelQuant), *WEIGHTED, P]),

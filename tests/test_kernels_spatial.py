@@ -54,7 +54,9 @@ from rip.scratch import (
     BUFFER_SIZE_FUNCTION,
     ROWS_BUFFER_SIZE_FUNCTION,
     depthwise_ring_rows,
+    depthwise_ring_slots,
     depthwise_rows_scratch_bytes,
+    depthwise_saved_rows,
 )
 
 SEEDS = (0, 1)
@@ -315,7 +317,8 @@ def run_depthwise(
 ) -> bytes:
     """DEPTHWISE_CONV_2D: ``mode`` "out" (disjoint buffers), "channel" (channel in place,
     output base == input base), "rows" (row-streamed in place, output base == input base,
-    the fast kernel with its ring; ``ring_rows`` forces the ring's slot count) or "naive"
+    the fast kernel with the generator's baked schedule; ``ring_rows`` forces the ring's
+    slot count, the same rows saved) or "naive"
     (the out-of-place kernel with output == input);
     ``variant`` "reference", "fast" (the _fast kernels, depth multiplier 1 only) or
     "fast_rq" (their _rq twins with the generator's rip_fast_channel records; skipped where
@@ -342,12 +345,10 @@ def run_depthwise(
     if variant == "fast_rq":
         return run_depthwise_rq(lib, graph, op, p, arena, ctx, params, args, mode, ring_rows)
     variant_part = "_fast" if fast else ""  # rip_depthwise_conv2d[_inplace][_fast]_s8
-    if mode == "rows":  # the row-streamed in-place kernel; ring_rows=None: its own ring
-        if ring_rows is None:
-            fn = lib.rip_depthwise_conv2d_inplace_rows_fast_s8
-            return arena.result(fn(ctx, params, quant, *args))
-        fn = lib.rip_depthwise_conv2d_inplace_rows_ring_s8
-        return arena.result(fn(ctx, params, quant, *args, ring_rows))
+    if mode == "rows":  # the row-streamed in-place kernel; ring_rows=None: the formula's ring
+        slots, ring = rows_schedule(p, ring_rows)
+        fn = lib.rip_depthwise_conv2d_inplace_rows_fast_s8
+        return arena.result(fn(ctx, params, quant, *args, slots, ring))
     if mode == "channel":
         fn = getattr(lib, f"rip_depthwise_conv2d_inplace{variant_part}_s8")
         return arena.result(fn(ctx, params, quant, *args))
@@ -373,12 +374,13 @@ def run_depthwise_rq(
     records = fast_channels(p, w.tobytes(), model_bias)
     if records is None:
         pytest.skip("the cheap requantisation is not proven for this layer")
-    assert ring_rows is None, "the _rq rows kernel runs its own ring"
     table = (FastChannel * len(records))(*(FastChannel(*r) for r in records))
     d_in, x_in, d_f, f, _d_b, _b, d_out = args
     head = (ctx, params, ctypes.addressof(table), d_in, x_in, d_f, f, d_out)
     if mode == "rows":
-        return arena.result(lib.rip_depthwise_conv2d_inplace_rows_fast_rq_s8(*head))
+        slots, ring = rows_schedule(p, ring_rows)
+        fn = lib.rip_depthwise_conv2d_inplace_rows_fast_rq_s8
+        return arena.result(fn(*head, slots, ring))
     if mode == "channel":
         return arena.result(lib.rip_depthwise_conv2d_inplace_fast_rq_s8(*head))
     return arena.result(lib.rip_depthwise_conv2d_fast_rq_s8(*head, arena.output))
@@ -391,12 +393,35 @@ def rows_scratch(p: Any) -> int:
     )
 
 
-def rows_ring(p: Any) -> int:
-    """rip.scratch's ring rows for the row-streamed in-place depthwise kernel."""
+def rows_args(p: Any) -> tuple[Any, ...]:
+    """The schedule arguments of rip.scratch's row functions for a layer (with its columns)."""
     _, h, w, _ = p.input_dims
     _, h_out, w_out, _ = p.output_dims
-    return depthwise_ring_rows(h, w, h_out, w_out, p.filter_dims[1], p.stride[0], p.padding[0],
-                               p.dilation[0])  # fmt: skip
+    cols = (p.filter_dims[2], p.stride[1], p.padding[1], p.dilation[1])
+    return (h, w, h_out, w_out, p.filter_dims[1], p.stride[0], p.padding[0], p.dilation[0],
+            cols)  # fmt: skip
+
+
+def rows_ring(p: Any) -> int:
+    """rip.scratch's ring rows for the row-streamed in-place depthwise kernel."""
+    return depthwise_ring_rows(*rows_args(p))
+
+
+def rows_slots(p: Any, ring_rows: int | None = None) -> list[int]:
+    """The baked schedule the generator passes (rip.scratch.depthwise_ring_slots), or the
+    same saved rows over a ring of ``ring_rows`` slots (none saved when that is 0)."""
+    if ring_rows is None:
+        return list(depthwise_ring_slots(*rows_args(p)))
+    slots = [-1] * p.input_dims[1]
+    for n, (i, _, _) in enumerate(depthwise_saved_rows(*rows_args(p)) if ring_rows else ()):
+        slots[i] = n % ring_rows  # no ring: nothing saved, as the simulator's ring of 0
+    return slots
+
+
+def rows_schedule(p: Any, ring_rows: int | None = None) -> tuple[Any, int]:
+    """The row kernel's last two arguments: its slot table (int16) and ring rows."""
+    slots = rows_slots(p, ring_rows)
+    return (ctypes.c_int16 * len(slots))(*slots), rows_ring(p) if ring_rows is None else ring_rows
 
 
 def run_fc(lib: ctypes.CDLL, graph: Graph, op: Operator, x: np.ndarray) -> bytes:
@@ -747,22 +772,24 @@ def test_depthwise_rows_in_place(lib: ctypes.CDLL, name: str, seed: int) -> None
 @pytest.mark.parametrize("name", ["same_3x3", "dilated_relu6", "explicit_pad", "same_7x7"])
 def test_depthwise_rows_ring_one_row_short_corrupts(lib: ctypes.CDLL, name: str) -> None:
     """The ring the formula gives is the fewest rows the simulator finds safe on these
-    unit-stride layers, and the kernel with one slot fewer reads a row a later save has
-    overwritten: its output differs from TFLite Micro's."""
+    unit-stride layers (saving the rows the baked schedule lists), and the kernel with one
+    slot fewer reads a row a later save has overwritten: its output differs from TFLite
+    Micro's."""
     graph, op, x, expected = load(DEPTHWISE, name, 0)
     geom = conv_geometry(graph, op)
-    rows = depthwise_ring_rows(geom.h_in, geom.w_in, geom.h_out, geom.w_out, geom.kh, geom.sh,
-                               geom.pad_top, geom.dh)  # fmt: skip
+    p = cp.conv_params(graph, op)
+    rows = rows_ring(p)
+    saves = {i for i, _, _ in depthwise_saved_rows(*rows_args(p))}
     assert rows >= 1
-    assert simulate_depthwise_ring(geom) == rows
-    assert simulate_depthwise_rows(geom, rows - 1).corrupted > 0
+    assert simulate_depthwise_ring(geom, saves=saves) == rows
+    assert simulate_depthwise_rows(geom, rows - 1, saves=saves).corrupted > 0
     assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=rows) == expected
     assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=rows - 1) != expected
 
 
 def test_depthwise_rows_scratch_is_the_c_twin(lib: ctypes.CDLL) -> None:
     """rip.scratch.depthwise_rows_scratch_bytes is its C twin's formula, and the simulator
-    executing the schedule with that ring finds no corruption."""
+    executing the baked schedule with that ring finds no corruption."""
     fn = getattr(lib, ROWS_BUFFER_SIZE_FUNCTION)
     for name in DEPTHWISE_M1:
         graph, op = single_op(DEPTHWISE[name](0))
@@ -772,8 +799,10 @@ def test_depthwise_rows_scratch_is_the_c_twin(lib: ctypes.CDLL) -> None:
         got = fn(params, dims(p.input_dims), dims(p.filter_dims), dims(p.output_dims))
         assert got == rows_scratch(p), name
         geom = conv_geometry(graph, op)
-        rows = (rows_scratch(p) - round_up4(2 * geom.h_in)) // (geom.w_in * geom.c_in)
-        assert simulate_depthwise_rows(geom, rows).corrupted == 0
+        rows = rows_scratch(p) // (geom.w_in * geom.c_in)
+        assert rows == rows_ring(p), name
+        saves = {i for i, _, _ in depthwise_saved_rows(*rows_args(p))}
+        assert simulate_depthwise_rows(geom, rows, saves=saves).corrupted == 0
 
 
 @pytest.mark.parametrize("name", DEPTHWISE_M1)
@@ -1403,6 +1432,7 @@ def harness_source() -> str:
         h.scratch = max(h.scratch, plane * p.output_dims[3], rows_scratch(p))
         h.weighted(v, graph, op, p, x, expected)
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
+        h.array("int16_t", f"{v}_slots", rows_slots(p))
         h.calls.append(f"""        {weighted_dims(p)}
         const rip_dw_conv_params dp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.stride)},
             {c_dims(p.padding)}, {c_dims(p.dilation)}, 1, {c_dims(p.activation)}}};
@@ -1424,20 +1454,17 @@ def harness_source() -> str:
         const rip_context c2 = {{ctx.buf, {rows_scratch(p)}}};
         memcpy(arena, {v}_in, sizeof {v}_in);
         fails += check("depthwise rows in place {name}",
-                       rip_depthwise_conv2d_inplace_rows_fast_s8(&ctx, &dp, &q, &id, arena, &fd,
-                       {v}_w, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
-        memcpy(arena, {v}_in, sizeof {v}_in);
-        fails += check("depthwise row schedule in place {name}",
-                       rip_depthwise_conv2d_inplace_rows_ring_s8(&c2, &dp, &q, &id, arena, &fd,
-                       {v}_w, &bd, {v}_fb, &od, {rows_ring(p)}), arena, {v}_exp,
+                       rip_depthwise_conv2d_inplace_rows_fast_s8(&c2, &dp, &q, &id, arena, &fd,
+                       {v}_w, &bd, {v}_fb, &od, {v}_slots, {rows_ring(p)}), arena, {v}_exp,
                        sizeof {v}_exp);
         fails += check("depthwise fast rq out {name}", rip_depthwise_conv2d_fast_rq_s8(&ctx,
                        &dp, {v}_ch, &id, {v}_in, &fd, {v}_w, &od, arena + {x.size}),
                        arena + {x.size}, {v}_exp, sizeof {v}_exp);
         memcpy(arena, {v}_in, sizeof {v}_in);
         fails += check("depthwise rows rq in place {name}",
-                       rip_depthwise_conv2d_inplace_rows_fast_rq_s8(&ctx, &dp, {v}_ch, &id,
-                       arena, &fd, {v}_w, &od), arena, {v}_exp, sizeof {v}_exp);""")
+                       rip_depthwise_conv2d_inplace_rows_fast_rq_s8(&c2, &dp, {v}_ch, &id,
+                       arena, &fd, {v}_w, &od, {v}_slots, {rows_ring(p)}), arena, {v}_exp,
+                       sizeof {v}_exp);""")
         bias = const(graph, op, 2, "<i4")
         model_bias = None if bias is None else tuple(int(v) for v in bias)
         records = fast_channels(p, const(graph, op, 1, "<i1").tobytes(), model_bias)

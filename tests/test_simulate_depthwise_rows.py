@@ -1,7 +1,9 @@
 """The row-streamed in-place depthwise kernel's schedule (rip_depthwise_conv2d_inplace_rows_
-fast_s8) executed by the simulator: with the ring rip.scratch gives, no read returns a byte
-other than the input byte it wants and no output byte lands past the input (gap 0); the
-rows it saves are the ones rip.scratch lists; the simulated minimum ring is never above the
+fast_s8) executed by the simulator: saving the rows rip.scratch lists (the schedule the
+generator bakes into the call) with the ring it gives, no read returns a byte other than the
+input byte it wants and no output byte lands past the input (gap 0); those rows are a subset
+of the rows some output row at or after their first reacher reads (rows read in place by
+their only reader are left where they are); the simulated minimum ring is never above the
 formula and equals it on unit-stride layers, where one slot fewer corrupts."""
 
 from __future__ import annotations
@@ -20,8 +22,17 @@ from rip.frontend.rewrite import rewrite
 from rip.scratch import depthwise_ring_rows, depthwise_saved_rows
 
 
+def _args(g: ConvGeometry) -> tuple:
+    return (g.h_in, g.w_in, g.h_out, g.w_out, g.kh, g.sh, g.pad_top, g.dh,
+            (g.kw, g.sw, g.pad_left, g.dw))  # fmt: skip
+
+
 def _ring(g: ConvGeometry) -> int:
-    return depthwise_ring_rows(g.h_in, g.w_in, g.h_out, g.w_out, g.kh, g.sh, g.pad_top, g.dh)
+    return depthwise_ring_rows(*_args(g))
+
+
+def _saves(g: ConvGeometry) -> set[int]:
+    return {i for i, _, _ in depthwise_saved_rows(*_args(g))}
 
 
 def _geometries():
@@ -45,16 +56,18 @@ GROUPS = (4, 1)
 def test_formula_ring_is_safe_and_its_saves_are_the_schedules(group: int) -> None:
     n = 0
     for g in _geometries():
-        rows = _ring(g)
-        run = simulate_depthwise_rows(g, rows, group=group)
+        rows, saves = _ring(g), _saves(g)
+        run = simulate_depthwise_rows(g, rows, group=group, saves=saves)
         assert (run.corrupted, run.writes_outside) == (0, 0), g
-        saved = depthwise_saved_rows(g.h_in, g.w_in, g.h_out, g.w_out, g.kh, g.sh, g.pad_top,
-                                     g.dh)  # fmt: skip
+        saved = depthwise_saved_rows(*_args(g))
         assert [(i, r) for i, r, _ in saved] == list(run.saved), g
-        least = simulate_depthwise_ring(g, group=group)
+        # the conservative schedule (every row read at or after its first reacher) saves more
+        everything = simulate_depthwise_rows(g, max(rows, len(saved)) + 2, group=group)
+        assert saves <= {i for i, _ in everything.saved}, g
+        least = simulate_depthwise_ring(g, group=group, saves=saves)
         assert least <= rows, g
         if least > 0:
-            assert simulate_depthwise_rows(g, least - 1, group=group).corrupted > 0, g
+            assert simulate_depthwise_rows(g, least - 1, group=group, saves=saves).corrupted > 0
         same = g.pad_top == g.pad_left == 1 and (g.h_out, g.w_out) == (g.h_in, g.w_in)
         if g.sh == 1 and g.dh == 1 and g.kh == 3 and same and g.h_in > 2:
             assert least == rows == 2, g  # (KH - 1) rows at unit stride, SAME
@@ -62,10 +75,41 @@ def test_formula_ring_is_safe_and_its_saves_are_the_schedules(group: int) -> Non
     assert n > 300
 
 
-def test_stride_two_needs_at_most_one_row() -> None:
-    g = ConvGeometry(64, 80, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1)
+@pytest.mark.parametrize("group", GROUPS)
+def test_one_dimensional_valid_layer_saves_nothing(group: int) -> None:
+    """A 1-D layer (W = 1, no padding, mlperf-str_ww's shape): every input row's only reader
+    after its first reacher is that reacher itself, which reads it before storing: no row is
+    saved, no ring, and the simulator finds nothing corrupted. The conservative schedule
+    would copy every row it overwrites."""
+    g = ConvGeometry(28, 1, 8, 8, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+    assert (_saves(g), _ring(g)) == (set(), 0)
+    run = simulate_depthwise_rows(g, 0, group=group, saves=set())
+    assert (run.corrupted, run.writes_outside) == (0, 0)
+    assert len(simulate_depthwise_rows(g, 1, group=group).saved) == g.h_out
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_only_reader_with_left_padding_still_saves(group: int) -> None:
+    """KH = 1, KW = 3, SAME: output row r reads input row r only, but pixel x reads column
+    x - 1, which pixel x - 1 has already stored: the row is saved, and leaving any one
+    unsaved corrupts."""
+    g = ConvGeometry(6, 5, 8, 8, 1, 3, 1, 1, 1, 1, 0, 0, 1, 1)
+    saves = _saves(g)
+    assert saves == set(range(6))
     assert _ring(g) == 1
-    assert simulate_depthwise_rows(g, 1, channels=4).corrupted == 0
+    assert simulate_depthwise_rows(g, 1, group=group, saves=saves).corrupted == 0
+    for i in saves:
+        assert simulate_depthwise_rows(g, 1, group=group, saves=saves - {i}).corrupted > 0, i
+
+
+def test_stride_two_needs_no_row() -> None:
+    """3x3, stride 2, SAME: only input row 0 is still read (by output row 0) once output
+    bytes reach it, and output row 0 reads each column at or right of the pixel it stores:
+    nothing is saved (the conservative schedule copies row 0 into a one-row ring)."""
+    g = ConvGeometry(64, 80, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1)
+    assert (_ring(g), _saves(g)) == (0, set())
+    assert depthwise_ring_rows(*_args(g)[:-1]) == 1
+    assert simulate_depthwise_rows(g, 0, channels=4, saves=set()).corrupted == 0
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -78,5 +122,5 @@ def test_every_depthwise_layer_of_the_model(model: str, group: int) -> None:
     assert layers
     for op in layers:
         g = conv_geometry(graph, op)
-        run = simulate_depthwise_rows(g, _ring(g), channels=4, group=group)
+        run = simulate_depthwise_rows(g, _ring(g), channels=4, group=group, saves=_saves(g))
         assert (run.corrupted, run.writes_outside) == (0, 0), (model, g)

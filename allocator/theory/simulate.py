@@ -22,7 +22,7 @@ and must fit inside it. Input that no output reads is dead from the start.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -403,7 +403,11 @@ class DepthwiseRowsRun:
 
 
 def simulate_depthwise_rows(
-    geom: ConvGeometry, ring_rows: int, channels: int | None = None, group: int = 4
+    geom: ConvGeometry,
+    ring_rows: int,
+    channels: int | None = None,
+    group: int = 4,
+    saves: Collection[int] | None = None,
 ) -> DepthwiseRowsRun:
     """Execute the row-streamed in-place depthwise kernel's schedule over a tracked
     workspace: output base == input base (gap 0), one byte per (pixel, channel), each input
@@ -412,7 +416,9 @@ def simulate_depthwise_rows(
     Output rows go in order. Before output row r is stored, each input row its byte range
     reaches for the first time is copied (its tags, whatever they are by then) into ring slot
     ``saves % ring_rows`` when some tap of an output row >= r reads it (found by enumerating
-    every tap, not by a formula); taps of a saved row read the ring slot the row went to,
+    every tap, not by a formula), or, given ``saves`` (the input rows a baked schedule lists,
+    `rip.scratch.depthwise_saved_rows`), when it is one of them; taps of a saved row read
+    the ring slot the row went to,
     even after a later save reused it. Within a row the kernel's engine (rip_dw_row) takes
     one channel group at a time, ``group`` channels (four on DSP cores and hosts, one on
     ARMv6-M), then the C % group channels one at a time, and for each walks the pixels left
@@ -445,7 +451,10 @@ def simulate_depthwise_rows(
     for r in range(h_out):
         end = (r + 1) * w_out * c
         while reached < h and reached * row_bytes < end:
-            if ring_rows > 0 and any(q >= r for q in readers.get(reached, ())):
+            wanted = (
+                any(q >= r for q in readers.get(reached, ())) if saves is None else reached in saves
+            )
+            if ring_rows > 0 and wanted:
                 k = len(saved) % ring_rows
                 ring[k] = arena[reached * row_bytes : (reached + 1) * row_bytes]
                 slot[reached] = k
@@ -473,11 +482,17 @@ def simulate_depthwise_rows(
     return DepthwiseRowsRun(corrupted, tuple(saved), outside)
 
 
-def simulate_depthwise_ring(geom: ConvGeometry, channels: int | None = None, group: int = 4) -> int:
-    """The fewest ring rows with which the row-streamed in-place depthwise schedule reads no
-    corrupted byte (searched upwards from 0, each size executed)."""
+def simulate_depthwise_ring(
+    geom: ConvGeometry,
+    channels: int | None = None,
+    group: int = 4,
+    saves: Collection[int] | None = None,
+) -> int:
+    """The fewest ring rows with which the row-streamed in-place depthwise schedule (saving
+    ``saves``, as `simulate_depthwise_rows`) reads no corrupted byte (searched upwards from
+    0, each size executed)."""
     for rows in range(geom.h_in + 1):
-        if simulate_depthwise_rows(geom, rows, channels, group).corrupted == 0:
+        if simulate_depthwise_rows(geom, rows, channels, group, saves).corrupted == 0:
             return rows
     raise LayerError("simulate: no ring size makes the row-streamed depthwise schedule safe")
 
