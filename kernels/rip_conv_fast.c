@@ -337,7 +337,7 @@ RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_
 #if defined(__ARM_FEATURE_DSP)
     const int8_t *x = (const int8_t *)__builtin_assume_aligned(xs, 4);
     const int8_t *const w_end = w + 2 * k4;
-#if defined(__GNUC__)
+#if RIP_HAND_ASM
     /* 17 instructions per 16 MACs (GCC's own schedule of the loop below takes 20):
      * LDRD with writeback for both weight words and the pixel pair's words, pixel b
      * reloaded into pixel a's registers, so the 13 values fit the registers. */
@@ -382,7 +382,7 @@ RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_
     /* xs: the pair widened to int32, per 4 taps those of pixel a then of pixel b: word
      * loads with immediate offsets, where ARMv6-M's LDRSB takes only a register. */
     const int32_t *x = (const int32_t *)__builtin_assume_aligned(xs, 4);
-#if defined(__ARM_ARCH_6M__) && defined(__GNUC__)
+#if defined(__ARM_ARCH_6M__) && RIP_HAND_ASM
     /* GCC keeps moving values between low and high registers here (about 100
      * instructions per 16 MACs); by hand 60: accumulators in high registers, the
      * filter indexed by i from w and w + 4, the pair by immediate offsets. */
@@ -570,7 +570,7 @@ RIP_INLINE void rip_rq_dot_1x4(const int8_t *x, const int8_t *wa, const int8_t *
                                int32_t *p0, int32_t *p1, int32_t *p2, int32_t *p3) {
     int32_t a0 = *p0, a1 = *p1, a2 = *p2, a3 = *p3;
     const int32_t groups = k >> 2;
-#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
     /* 22 instructions per 16 MACs (the loop runs two groups a pass): one unaligned LDR of
      * four inputs widened by two SXTB16s, an LDRD per pair's four taps of both channels,
      * two SXTB16s and two SMLADs a channel. */
@@ -616,7 +616,7 @@ RIP_INLINE void rip_rq_dot_1x4(const int8_t *x, const int8_t *wa, const int8_t *
     }
 #undef RIP_FC_GROUP
 #undef RIP_FC_OPERANDS
-#elif defined(__ARM_ARCH_6M__) && defined(__GNUC__)
+#elif defined(__ARM_ARCH_6M__) && RIP_HAND_ASM
     /* 59 instructions per 16 MACs: LDRSB takes a register offset only, so one index i
      * walks the packed rows (steps 1, 1, 1, 5) and the input pointer moves back 4 a group
      * to read x[i - 4g]; accumulators in high registers. */

@@ -11,6 +11,17 @@
 #include <arm_acle.h>
 #endif
 
+/* The hand-scheduled inner loops (inline asm: the packed GEMM and GEMV, the ring copy)
+ * claim most registers, r7 included, which GCC keeps as the frame pointer at -O0 and which
+ * ARMv6-M code at -Os cannot spare: those builds (a Pico project's Debug or MinSizeRel)
+ * take the C loops beside them, with the same arithmetic and the same memory order. */
+#if defined(__GNUC__) && defined(__OPTIMIZE__) && \
+    !(defined(__ARM_ARCH_6M__) && defined(__OPTIMIZE_SIZE__))
+#define RIP_HAND_ASM 1
+#else
+#define RIP_HAND_ASM 0
+#endif
+
 /* ---------------------------------------------------------------------------------------- */
 /* Requantization                                                                           */
 /* ---------------------------------------------------------------------------------------- */

@@ -895,7 +895,7 @@ static size_t rip_dw_rows_block_bytes(const int8_t *a, const int8_t *b, size_t r
 /* Copy one input row (n bytes) into its ring slot: the first `blocks` bytes (a multiple of
  * RIP_DW_COPY_STEP, both ends 4-aligned: rip_dw_rows_block_bytes) a block at a time
  * (rip_dw_rows_copy_blocks, Arm cores), the rest a byte at a time. */
-#if defined(__arm__)
+#if defined(__arm__) && RIP_HAND_ASM
 static __attribute__((noinline)) void rip_dw_rows_copy_blocks(int8_t *d, const int8_t *s,
                                                               const int8_t *end) {
     do {
@@ -919,12 +919,16 @@ static __attribute__((noinline)) void rip_dw_rows_copy_blocks(int8_t *d, const i
 #endif
 
 static inline void rip_dw_rows_copy(int8_t *dst, const int8_t *src, size_t blocks, size_t n) {
-#if defined(__arm__)
+    size_t i = 0;
+#if defined(__arm__) && RIP_HAND_ASM
     if (blocks > 0) {
         rip_dw_rows_copy_blocks(dst, src, src + blocks);
     }
+    i = blocks;
+#else
+    (void)blocks;
 #endif
-    for (size_t i = blocks; i < n; ++i) {
+    for (; i < n; ++i) {
         dst[i] = src[i];
     }
 }
