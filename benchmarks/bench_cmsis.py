@@ -278,7 +278,8 @@ def measure_rip(path: Path, board, work: Path) -> dict:
     from rip.firmware.result import parse_result_line
     from rip.terms import Placer, Strategy
 
-    compiled = analyse(path, board, Options(placer=Placer("milp"), time_limit=60.0))
+    options = Options(placer=Placer("milp"), time_limit=60.0, strategies=(Strategy.RIP,))
+    compiled = analyse(path, board, options)
     model = emit_model(compiled.graph, compiled.req, compiled.plans[Strategy.RIP], Strategy.RIP)
     results = []
     for part, m in (("timed", instrumented(model)), ("plain", model)):

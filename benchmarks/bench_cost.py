@@ -25,16 +25,16 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from rip.allocator.planning.strategies import STRATEGIES
-from rip.boards import load_board
-from rip.codegen.emit import emit_model
+from rip.boards import Board, load_board
+from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
 from rip.errors import RipError
-from rip.firmware.qemu_project import build_qemu_project, macs, write_qemu_project
-from rip.firmware.qemu_run import calibrate, run_elf
+from rip.firmware.qemu_project import ProfileMark, build_qemu_project, macs, write_qemu_project
+from rip.firmware.qemu_run import QemuRun, calibrate, run_elf
 from rip.firmware.result import parse_result_line
 from rip.frontend.ir import Graph, Operator
-from rip.terms import Placer
+from rip.terms import Placer, Strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared"
@@ -77,16 +77,20 @@ def measure(
     p = Path(path)
     board0 = load_board(BOARDS[0])
     t0 = time.perf_counter()
-    compiled = analyse(p, board0, Options(placer=Placer("milp"), time_limit=time_limit))
+    measured = strategies or STRATEGIES
+    # the profile compares every strategy; otherwise plan only the ones measured
+    planned = STRATEGIES if profile else tuple(Strategy(s) for s in measured)
+    options = Options(placer=Placer("milp"), time_limit=time_limit, strategies=planned)
+    compiled = analyse(p, board0, options)
     reference = checksum(reference_outputs(p, compiled.graph))
     row: dict = {"model": compiled.graph.name, "macs": macs(compiled.graph),
                  "checksum": f"0x{reference:08x}", "runs": {}, "mismatches": []}  # fmt: skip
+    models = {s: emitted(compiled, s) for s in measured}  # the same code on every board
     with tempfile.TemporaryDirectory(prefix="bench-cost-") as tmp:
         for board_name in boards:
             board = load_board(board_name)
-            for strategy in strategies or STRATEGIES:
-                model = emit_model(compiled.graph_of(strategy), compiled.req_of(strategy),
-                                   compiled.plans[strategy], strategy)  # fmt: skip
+            for strategy in measured:
+                model = models[strategy]
                 out = Path(tmp) / f"{board_name}-{strategy}"
                 try:
                     write_qemu_project(model, out, board, reference)
@@ -111,17 +115,32 @@ def measure(
     return row
 
 
+def emitted(compiled, strategy) -> EmittedModel:
+    """The generated code of one strategy's plan (on the graph that plan places)."""
+    return emit_model(compiled.graph_of(strategy), compiled.req_of(strategy),
+                      compiled.plans[strategy], strategy)  # fmt: skip
+
+
+def profile_run(
+    model: EmittedModel, board: Board, reference: int | None, out: Path
+) -> tuple[list[ProfileMark], list[int], QemuRun]:
+    """A profiling build of ``model`` run on QEMU: its marks, the instructions from each
+    mark to the next (the firmware's RIP-PROFILE lines) and the run."""
+    marks = write_qemu_project(model, out, board, reference, profile=True)
+    run = run_elf(build_qemu_project(out, board), board, 1800.0)
+    figures = [int(x.split("instructions=")[1]) for x in run.lines if "RIP-PROFILE" in x]
+    return marks, figures, run
+
+
 def profile_model(compiled, reference: int, tmp: Path) -> dict:
     """Instructions per op class on qemu-m33 under every strategy (profiling build)."""
     board = load_board("qemu-m33")
     table = {}
     for strategy in STRATEGIES:
         graph = compiled.graph_of(strategy)
-        model = emit_model(graph, compiled.req_of(strategy), compiled.plans[strategy], strategy)
-        out = tmp / f"profile-{strategy}"
-        marks = write_qemu_project(model, out, board, reference, profile=True)
-        run = run_elf(build_qemu_project(out, board), board, 1800.0)
-        figures = [int(x.split("instructions=")[1]) for x in run.lines if "RIP-PROFILE" in x]
+        marks, figures, run = profile_run(
+            emitted(compiled, strategy), board, reference, tmp / f"profile-{strategy}"
+        )
         sums = dict.fromkeys((*CLASSES, "shift"), 0)
         for mark, n in zip(marks, figures, strict=True):
             if mark.part == "shift":

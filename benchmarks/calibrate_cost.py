@@ -41,6 +41,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from bench_cost import profile_run
 
 from rip.allocator.planning.cost_model import (
     CLASSES,
@@ -58,8 +59,6 @@ from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse, plan_strategies
 from rip.errors import LayerError
-from rip.firmware.qemu_project import build_qemu_project, write_qemu_project
-from rip.firmware.qemu_run import run_elf
 from rip.firmware.result import parse_result_line
 from rip.frontend.fusion import FUSED_KIND, Chain, candidates, fuse
 from rip.frontend.ir import Graph
@@ -82,18 +81,16 @@ def _fusable(graph: Graph, chain: Chain) -> bool:
 def variants(graph: Graph) -> dict[str, list[Chain]]:
     """The fused graphs measured: every maximal candidate whole, and each one's first two
     members (a chain without its residual ADD, the rest alone)."""
-    whole = [c for c in candidates(graph) if _fusable(graph, c)]
-    heads = [Chain(c.first, c.first + 1) for c in candidates(graph) if c.last > c.first + 1]
+    chains = candidates(graph)
+    whole = [c for c in chains if _fusable(graph, c)]
+    heads = [Chain(c.first, c.first + 1) for c in chains if c.last > c.first + 1]
     return {"whole": whole, "heads": [c for c in heads if _fusable(graph, c)]}
 
 
 def _profile(model, board_name: str, reference: int, out: Path) -> list[tuple[int, int]]:
     """(op index, instructions) of every op of a profiling build run on QEMU (shifts left
     out); a RuntimeError when the run fails or its checksum differs from TFLite Micro's."""
-    board = load_board(board_name)
-    marks = write_qemu_project(model, out, board, reference, profile=True)
-    run = run_elf(build_qemu_project(out, board), board, 1800.0)
-    figures = [int(x.split("instructions=")[1]) for x in run.lines if "RIP-PROFILE" in x]
+    marks, figures, run = profile_run(model, load_board(board_name), reference, out)
     result = parse_result_line(run.lines[-1]) if run.lines else None
     if result is None or isinstance(result, str) or result.checksum != reference:
         raise RuntimeError(f"{out.name}: run failed or checksum differs ({result})")
@@ -123,10 +120,11 @@ def measure(path: str, boards: tuple[str, ...], time_limit: float = 60.0) -> dic
     index = {id(op): k for k, op in enumerate(graph.operators)}
     runs = []
     with tempfile.TemporaryDirectory(prefix="calibrate-cost-") as tmp:
+        models = {name: emit_model(g, r, plan, s) for name, (g, r, plan, s) in graphs.items()}
         for board in boards:
             alone: dict[int, int] = {}
-            for name, (g, r, plan, strategy) in graphs.items():
-                model = emit_model(g, r, plan, strategy)
+            for name, (g, _r, _plan, _strategy) in graphs.items():
+                model = models[name]
                 entries = []
                 for k, n in _profile(model, board, reference, Path(tmp) / f"{board}-{name}"):
                     op = g.operators[k]
