@@ -289,11 +289,6 @@ int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
     return 8 * rip_rq_k4(taps) + 2 * taps;
 }
 
-static inline int32_t rip_load_word(const void *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
 
 #if defined(__ARM_FEATURE_DSP)
 /* Pixel pair (xa, xb), k taps each, widened to the order SMLAD wants: per 4 taps the words
@@ -370,9 +365,9 @@ RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_
     }
 #else
     while (w != w_end) {
-        const int32_t xa02 = rip_load_word(x), xa13 = rip_load_word(x + 4);
-        const int32_t xb02 = rip_load_word(x + 8), xb13 = rip_load_word(x + 12);
-        const int32_t wa = rip_load_word(w), wb = rip_load_word(w + 4);
+        const int32_t xa02 = rip_fast_load_s8x4(x), xa13 = rip_fast_load_s8x4(x + 4);
+        const int32_t xb02 = rip_fast_load_s8x4(x + 8), xb13 = rip_fast_load_s8x4(x + 12);
+        const int32_t wa = rip_fast_load_s8x4(w), wb = rip_fast_load_s8x4(w + 4);
         x += 16;
         w += 8;
         rip_smlad_2x2(xa02, xa13, xb02, xb13, wa, wb, &a00, &a01, &a10, &a11);

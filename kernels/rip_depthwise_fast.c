@@ -226,12 +226,10 @@ static __attribute__((noinline)) void rip_dw_channel(const rip_dw_plane *g, cons
 
 /* The channel groups (rip_dw_group) run on every core: the row engine below is the faster
  * scheme on DSP cores (four channels a word) and on ARMv6-M (one channel at a time, but no
- * per-pixel border arithmetic and no scatter of a plane). */
-#define RIP_DW_GROUPS 1
-
-/* The four-channel row engine below is compiled on every core: the row-streamed in-place
- * kernel (rip_depthwise_conv2d_inplace_rows_fast_s8) uses it everywhere, the channel groups
- * only where RIP_DW_GROUPS. Its halfword helpers are DSP instructions on cores that have
+ * per-pixel border arithmetic and no scatter of a plane). The four-channel row engine is
+ * compiled on every core: the row-streamed in-place kernel
+ * (rip_depthwise_conv2d_inplace_rows_fast_s8) and the channel groups use it. Its halfword
+ * helpers are DSP instructions on cores that have
  * them and the same arithmetic in portable C elsewhere (what the host tests run). */
 #if defined(__ARM_FEATURE_DSP)
 static inline int32_t rip_dw_sx02(int32_t x) { return __sxtb16(x); }
@@ -648,7 +646,6 @@ static void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const i
 }
 #endif /* RIP_DW_V6M */
 
-#if RIP_DW_GROUPS
 /* Channels [c0, c0 + n_ch) of every output pixel into dst: channel c0 + j of pixel p at
  * dst[p * dst_stride + j]. Reads input channels [c0, c0 + n_ch) only. */
 static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
@@ -666,7 +663,6 @@ static void rip_dw_group(const rip_dw_plane *g, const int8_t *in, const int8_t *
                    dst_stride);
     }
 }
-#endif
 
 static rip_status rip_dw_plane_init(rip_dw_plane *g, const rip_dw_conv_params *params,
                              const rip_dims *input_dims, const rip_dims *filter_dims,
@@ -711,13 +707,11 @@ static rip_status rip_dw_fast(const rip_dw_conv_params *params, const rip_dw_rq 
     const size_t in_batch = (size_t)g.h * g.w * g.c;
     const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
     for (int32_t b = 0; b < input_dims->n; ++b) {
-#if RIP_DW_GROUPS
         if (g.kh <= RIP_DW_ROWS_MAX_KH) {
             rip_dw_group(&g, input + b * in_batch, filter, q, 0, g.c, output + b * out_batch,
                          g.c);
             continue;
         }
-#endif
         for (int32_t ch = 0; ch < g.c; ++ch) {
             rip_dw_channel(&g, input + b * in_batch, filter, ch, rip_dw_rq_bias(q, ch),
                            rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch), output + b * out_batch + ch,
@@ -767,7 +761,6 @@ static rip_status rip_dw_planes(const rip_context *ctx, const rip_dw_conv_params
     const size_t in_batch = (size_t)g.h * g.w * g.c;
     const size_t out_batch = (size_t)plane * g.c;
     int8_t *const buf = ctx->buf;
-#if RIP_DW_GROUPS
     /* Channel groups: as many channels per pass as the scratch holds planes of, a multiple
      * of four (all of them for a small plane). Group [c0, c0 + n) reads input channels
      * [c0, c0 + n) only, computes their planes into ctx->buf (pixel-major, n bytes a pixel)
@@ -801,7 +794,6 @@ static rip_status rip_dw_planes(const rip_context *ctx, const rip_dw_conv_params
         }
         return RIP_OK;
     }
-#endif
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in = data + b * in_batch;
         int8_t *out = data + b * out_batch;

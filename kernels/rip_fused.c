@@ -25,7 +25,7 @@ static int32_t stage_need(const rip_fused_stage *s, int32_t j) {
         return 0; /* the row engine keeps its state on the stack */
     }
     const int32_t taps = s->filter_dims.h * s->filter_dims.w * s->input_dims.c;
-    const int32_t inner = 8 * align4(taps) + 2 * taps;
+    const int32_t inner = rip_conv2d_fast_rq_s8_get_buffer_size(&s->input_dims, &s->filter_dims);
     return (j > 0 && s->filter_dims.h > 1 ? align4(2 * taps) : 0) + align4(inner);
 }
 
