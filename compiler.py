@@ -167,7 +167,7 @@ def plan_strategies(
     processes, plans of an unchanged model and options taken from the plan cache
     (allocator/planning/parallel.py, cache.py). ``fused``: the graph with fused chains and
     its requirements, which the ``fused`` strategy plans on."""
-    model_bytes = path.read_bytes()
+    model_bytes = path.read_bytes() if options.cache else b""  # the cache's key
     problems: dict[Strategy, Problem] = {}
     plans: dict[Strategy, Plan] = {}
     groups = [(graph, req, tuple(s for s in options.strategies if s != Strategy.FUSED))]

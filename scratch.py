@@ -203,7 +203,11 @@ def depthwise_ring_rows(
     """Ring slots of rip_depthwise_conv2d_inplace_rows_fast_s8: the schedule counted (the
     widest window, in save order, from the first saved row some output >= r still reads to
     the last row saved before output row r), as the C kernel counts it."""
-    saved = depthwise_saved_rows(h, w, h_out, w_out, kh, sh, ph, dh, cols)
+    return _ring_of(depthwise_saved_rows(h, w, h_out, w_out, kh, sh, ph, dh, cols), h_out)
+
+
+def _ring_of(saved: list[tuple[int, int, int]], h_out: int) -> int:
+    """The ring slots a save schedule needs (`depthwise_ring_rows`)."""
     ring = live = done = 0
     for r in range(h_out):
         while done < len(saved) and saved[done][1] <= r:
@@ -228,12 +232,27 @@ def depthwise_ring_slots(
     """The schedule the generator bakes into a call of the row-streamed in-place depthwise
     kernel: per input row, the ring slot it is copied into (the FIFO's next, save index
     modulo `depthwise_ring_rows`), -1 for a row never saved."""
-    ring = depthwise_ring_rows(h, w, h_out, w_out, kh, sh, ph, dh, cols)
-    slots = [-1] * h
+    return depthwise_ring_schedule(h, w, h_out, w_out, kh, sh, ph, dh, cols)[1]
+
+
+def depthwise_ring_schedule(
+    h: int,
+    w: int,
+    h_out: int,
+    w_out: int,
+    kh: int,
+    sh: int,
+    ph: int,
+    dh: int,
+    cols: Cols | None = None,
+) -> tuple[int, tuple[int, ...]]:
+    """`depthwise_ring_rows` and `depthwise_ring_slots` from one save schedule."""
     saved = depthwise_saved_rows(h, w, h_out, w_out, kh, sh, ph, dh, cols)
+    ring = _ring_of(saved, h_out)
+    slots = [-1] * h
     for n, (i, _, _) in enumerate(saved):
         slots[i] = n % ring
-    return tuple(slots)
+    return ring, tuple(slots)
 
 
 def depthwise_rows_scratch_bytes(

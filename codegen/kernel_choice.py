@@ -53,8 +53,7 @@ import numpy as np
 from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
 from rip.codegen.requant import cheap_channels, cheap_channels_negating
 from rip.scratch import (
-    depthwise_ring_rows,
-    depthwise_ring_slots,
+    depthwise_ring_schedule,
     depthwise_rows_apply,
     depthwise_rows_scratch_bytes,
 )
@@ -90,8 +89,7 @@ def _rows_choice(p: ConvKernelParams, reserved: int | None) -> KernelChoice | No
     cols = (p.filter_dims[2], p.stride[1], p.padding[1], p.dilation[1])
     schedule = (h, w, h_out, w_out, p.filter_dims[1], p.stride[0], p.padding[0], p.dilation[0],
                 cols)  # fmt: skip
-    rows = depthwise_ring_rows(*schedule)
-    slots = depthwise_ring_slots(*schedule)
+    rows, slots = depthwise_ring_schedule(*schedule)
     saved = sum(1 for k in slots if k >= 0)
     return KernelChoice(
         "rip_depthwise_conv2d_inplace_rows_fast_s8",

@@ -12,6 +12,7 @@ from rip.codegen.lowering import (
     Lowered,
     OpBuffers,
     OpContext,
+    activation_input,
     check_inplace,
     grouped,
     kernel_params,
@@ -28,8 +29,7 @@ HEADER = "rip_fused.h"
 def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """The chain's call: input, rings in member order, output."""
     check_inplace(graph, op, index, buffers, (InPlaceKind.FUSED,))
-    if buffers.inputs[0] is None:
-        raise LoweringError(f"{where(graph, op, index)}: its input is not an arena activation")
+    src = activation_input(graph, op, index, buffers)
     if len(buffers.extra_outputs) != len(op.params.rings):
         raise LoweringError(f"{where(graph, op, index)}: a ring has no arena buffer")
 
@@ -51,7 +51,7 @@ def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
             params=params,
             prefix=prefix,
             status=index + 1,
-            inputs=(grouped(buffers.inputs[0]), *(grouped(r) for r in buffers.extra_outputs)),
+            inputs=(src, *(grouped(r) for r in buffers.extra_outputs)),
             output=grouped(buffers.output),
             scratch_bytes=params.scratch_bytes,
             comment=f"fused chain {params.names}: rings of "

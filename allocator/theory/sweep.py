@@ -567,9 +567,14 @@ class Record:
         loose."""
         if self.bound is None or self.truth is None:
             return NOT_APPLICABLE
-        if self.bound < self.truth:
-            return "unsafe"
-        return "tight" if self.bound == self.truth else "loose"
+        return verdict(self.bound, self.truth)
+
+
+def verdict(bound: int, truth: int) -> str:
+    """Appendix G.1's verdict of a bound against the simulator's truth."""
+    if bound < truth:
+        return "unsafe"
+    return "tight" if bound == truth else "loose"
 
 
 def _dense_applies(geom: ConvGeometry) -> bool:

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from multiprocessing import Pool
 from typing import Any
@@ -37,15 +37,15 @@ from rip.allocator.theory.fused import (
     fused_gap_fold,
     ring_rows,
 )
-from rip.allocator.theory.geometry import ConvGeometry, make_geometry
+from rip.allocator.theory.geometry import make_geometry
 from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows
+from rip.allocator.theory.sweep import VERDICTS, _chunks, verdict
 from rip.errors import LayerError, RipError
 
 CHAIN_STREAM = 12  # keeps chain streams apart from the layer sweep's (seed, i)
 DEFAULT_MAX_EXTENT = 48
 MAX_CHANNELS = 64
 _MAX_DRAWS = 1000
-VERDICTS = ("unsafe", "tight", "loose")
 
 
 class _Redraw(Exception):
@@ -150,11 +150,7 @@ class ChainRecord:
     ring_bound: tuple[int, ...]
     ring_truth: tuple[int, ...]
 
-    @staticmethod
-    def verdict_of(bound: int, truth: int) -> str:
-        if bound < truth:
-            return "unsafe"
-        return "tight" if bound == truth else "loose"
+    verdict_of = staticmethod(verdict)
 
     @property
     def verdict(self) -> str:
@@ -233,11 +229,6 @@ class FusedSweepResult:
     jobs: int
 
 
-def _chunks(n: int, size: int) -> Iterator[range]:
-    for start in range(0, n, size):
-        yield range(start, min(n, start + size))
-
-
 def run_fused_sweep(
     n_chains: int = 3000,
     seed: int = 0,
@@ -251,7 +242,7 @@ def run_fused_sweep(
     if not isinstance(n_chains, int) or n_chains < 0:
         raise RipError(f"chains must be a non-negative integer, got {n_chains!r}")
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
-    chunks = [(tuple(c), seed, max_extent) for c in _chunks(n_chains, chunk_size)]
+    chunks = [(tuple(c), seed, max_extent) for c in _chunks(range(n_chains), chunk_size)]
     records: list[ChainRecord] = []
     with tqdm(total=n_chains, unit="chain", disable=not progress, file=sys.stderr) as bar:
         if jobs == 1 or len(chunks) <= 1:
@@ -264,11 +255,3 @@ def run_fused_sweep(
                     records.extend(recs)
                     bar.update(len(chunk[0]))
     return FusedSweepResult(records, summarize(records), time.perf_counter() - start, jobs)
-
-
-def geometry_fields(geom: ConvGeometry) -> str:
-    return (
-        f"{geom.h_in}x{geom.w_in}x{geom.c_in} k{geom.kh}x{geom.kw} s{geom.sh}x{geom.sw} "
-        f"d{geom.dh}x{geom.dw} p{geom.pad_top},{geom.pad_bottom},{geom.pad_left},"
-        f"{geom.pad_right} -> {geom.c_out}"
-    )
