@@ -603,10 +603,33 @@ def fused_gap_fold(chain: Chain) -> int:
     :func:`fused_schedule` in O(k_0^2): Theorem 13 (Appendix F) lifted to whole-row steps,
     the tail folded into n(q), max over the breakpoints of D (module docstring); at least
     N_out - N_in (Eq. 10's second term). Equal to :func:`fused_gap` unless the tail is
-    dilated at a border or skips rows."""
+    dilated at a border or skips rows.
+
+    The fold composes each tail layer's rows read as an affine map, which assumes every
+    output row of a tail layer reads at least one real row. Where some row reads padding
+    only (a dilated kernel over a short input: such a row needs nothing, so the schedule
+    computes it before the rows the fold counts as consumed), the fold would overstate
+    what is consumed; the exact form is used there (found by the property test: a 3-row
+    chain whose last layer's first output row lies wholly in its padding, fold 0, truth 1)."""
+    if _tail_row_reads_nothing(chain):
+        return fused_gap(chain)
+    return _fold_form(chain)
+
+
+def _fold_form(chain: Chain) -> int:
+    """The fold form itself: D at its breakpoints, at least N_out - N_in."""
     debt = _debt(chain)
     worst = max((debt(q) for q in _q_breakpoints(chain, debt)), default=-INF)
     return int(max(0, chain.n_out - chain.n_in, worst))
+
+
+def _tail_row_reads_nothing(chain: Chain) -> bool:
+    """Some output row of a layer after the first reads no real row of its input."""
+    for op in chain.ops[1:]:
+        a = axis_layer(op.geom, "h")
+        if any(not a.reads(o) for o in range(a.n_out)):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------------------
