@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 # The main job on the host (no hardware): plan the bundled example model's memory, generate
 # its C, build and run it, and compare the output checksum with TFLite Micro's.
 run: $(STAMP)
-	$(BIN)/rip-compile examples/example-cnn.tflite --board host --report -o out/example --run
+	$(BIN)/rip-compile examples/example-cnn.tflite --board host --report -o build/example --run
 
 # pytest exits 5 when it collects nothing: say so, and fail (a suite that runs no test
 # has verified nothing).
@@ -39,7 +39,7 @@ lint: $(STAMP)
 # The 10,000-layer sweep of Sec. 5.2 with its wall time (target: under 5 minutes here), then
 # 3,000 random fused chains (issue 12): chain gap and ring rows against the fused simulator.
 bench-sweep: $(STAMP)
-	/usr/bin/time -f 'wall %e s' $(BIN)/rip-sweep --layers 10000 --chains 3000 --seed 0 --jobs $(JOBS) --csv sweep.csv
+	/usr/bin/time -f 'wall %e s' $(BIN)/rip-sweep --layers 10000 --chains 3000 --seed 0 --jobs $(JOBS) --csv build/sweep.csv
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

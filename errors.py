@@ -81,7 +81,7 @@ class CodegenError(RipError):
     """A model that cannot be turned into code (e.g. a graph-only model without weights)."""
 
 
-class ReferenceError(RipError):
+class ReferenceRunError(RipError):
     """The reference interpreter could not run the model."""
 
 

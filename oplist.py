@@ -3,7 +3,7 @@ output may overlay an input (Appendix I's in-place class) and the code that runs
 
 Derived from the tables the compiler itself uses, never written out by hand: the reader's
 `SUPPORTED_OPS`, the rewrites' alias and interface kinds, the kernel table
-`rip.codegen.kernels.LOWERINGS` (and each lowering module's ``KERNELS`` and header), and the
+`rip.codegen.lowerings.LOWERINGS` (and each lowering module's ``KERNELS`` and header), and the
 planner's `IN_PLACE_CLASSES`.
 """
 
@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 
 from rip.allocator.planning.requirements import GAP_RULES, IN_PLACE_CLASSES
-from rip.codegen.kernels import LOWERINGS
+from rip.codegen.lowerings import LOWERINGS
 from rip.frontend.reader import SUPPORTED_OPS
 from rip.frontend.rewrite import ALIAS_KINDS, INTERFACE_KINDS, SLICE_KINDS
 

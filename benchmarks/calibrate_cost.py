@@ -60,7 +60,7 @@ from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse, plan_strategies
 from rip.errors import LayerError
 from rip.firmware.result import parse_result_line
-from rip.frontend.fusion import FUSED_KIND, Chain, candidates, fuse
+from rip.frontend.fusion import FUSED_KIND, ChainSpan, candidates, fuse
 from rip.frontend.ir import Graph
 from rip.terms import Placer, Strategy
 
@@ -69,7 +69,7 @@ MODELS = ROOT / ".." / "shared" / "models" / "mcunet"
 BOARDS = ("qemu-m33", "qemu-armv6m")
 
 
-def _fusable(graph: Graph, chain: Chain) -> bool:
+def _fusable(graph: Graph, chain: ChainSpan) -> bool:
     ops = graph.operators[chain.first : chain.last + 1]
     try:
         fused_chain(graph, ops, chain.residual is not None)
@@ -78,12 +78,12 @@ def _fusable(graph: Graph, chain: Chain) -> bool:
     return True
 
 
-def variants(graph: Graph) -> dict[str, list[Chain]]:
+def variants(graph: Graph) -> dict[str, list[ChainSpan]]:
     """The fused graphs measured: every maximal candidate whole, and each one's first two
     members (a chain without its residual ADD, the rest alone)."""
     chains = candidates(graph)
     whole = [c for c in chains if _fusable(graph, c)]
-    heads = [Chain(c.first, c.first + 1) for c in chains if c.last > c.first + 1]
+    heads = [ChainSpan(c.first, c.first + 1) for c in chains if c.last > c.first + 1]
     return {"whole": whole, "heads": [c for c in heads if _fusable(graph, c)]}
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rip.allocator.planning.scratch import kernel_scratch_bytes
 from rip.codegen.quant import (
     Dims,
     ParamsError,
@@ -42,7 +43,6 @@ from rip.frontend.ir import (
     Quant,
     Tensor,
 )
-from rip.scratch import scratch_bytes
 from rip.shapes import nhwc
 
 
@@ -65,7 +65,9 @@ class ConvKernelParams:
     multipliers: tuple[int, ...]  # one per output channel
     shifts: tuple[int, ...]
     has_bias: bool
-    scratch_bytes: int  # rip.scratch.scratch_bytes: the kernel's ..._get_buffer_size()
+    scratch_bytes: (
+        int  # rip.allocator.planning.scratch.scratch_bytes: the kernel's ..._get_buffer_size()
+    )
     # rip_fast_channel records (folded bias, multiplier, round, shift) when the cheap
     # requantisation is proven for the layer (rip.codegen.kernel_choice.fast_channels)
     fast_channels: tuple[tuple[int, int, int, int], ...] | None = None
@@ -179,7 +181,7 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
         multipliers=tuple(m for m, _ in pairs),
         shifts=tuple(s for _, s in pairs),
         has_bias=_has_bias(graph, op),
-        scratch_bytes=scratch_bytes(
+        scratch_bytes=kernel_scratch_bytes(
             op.kind,
             input_dims,
             filter_dims,

@@ -2,7 +2,7 @@
 ``model_data.h`` and ``model.h`` out.
 
 Every tensor lives at its planned arena offset, named once (``RIP_OFFSET_T<id>``); every
-op is lowered through the kernel table (`rip.codegen.kernels`) into constant data
+op is lowered through the kernel table (`rip.codegen.lowerings`) into constant data
 (``model_data.c``, declared in ``model_data.h``) and one call in ``rip_model_invoke``
 (``model.c``), so that ``model.c`` reads next to the .tflite: a table of the activations,
 then one commented call per op. A planned right shift becomes a memmove before its op. Only
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
-from rip.codegen.kernels import lowering_for
 from rip.codegen.lowering import OpBuffers
+from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import default_inputs
 from rip.codegen.templating import render
 from rip.errors import CodegenError, LoweringError

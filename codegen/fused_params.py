@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from rip.allocator.planning.requirements import fused_chain
+from rip.allocator.planning.scratch import fused_scratch_bytes
 from rip.allocator.theory.fused import needed_rows
 from rip.codegen import conv_params as cp
 from rip.codegen import elementwise_params as ep
@@ -25,7 +26,6 @@ from rip.codegen.kernel_choice import (
 )
 from rip.frontend.fusion import FusedParams
 from rip.frontend.ir import Graph, Operator
-from rip.scratch import fused_scratch_bytes
 
 
 @dataclass(frozen=True)

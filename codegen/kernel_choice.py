@@ -11,7 +11,7 @@ The choice and the memory plan agree by construction:
 - ``rip_conv2d_fast_s8`` gathers two output pixels' receptive fields before writing either
   (``CONV_TILE_PIXELS``), the simulator's ``tile=2`` traversal: its minimum gap is never
   above the per-pixel gather gap of Theorem 13 the planner uses, so it runs at any planned
-  gap. Its scratch is two receptive fields (`rip.scratch.scratch_bytes`, C twin
+  gap. Its scratch is two receptive fields (`planning.scratch.kernel_scratch_bytes`, C twin
   ``rip_conv2d_fast_s8_get_buffer_size``).
 - Where `rip.codegen.requant.cheap_channels` proves the cheap requantisation exact for
   every output channel (no left shift, |acc| < 2^30, no overflow: almost every layer),
@@ -21,14 +21,14 @@ The choice and the memory plan agree by construction:
   kernel chosen below (the same traversal, ring, scratch and gap).
 - A depthwise layer in place (the channel scheme: output base == input base, gap 0, the
   planner's placement) runs ``rip_depthwise_conv2d_inplace_rows_fast_s8`` when its scratch
-  (a ring of saved input rows, `rip.scratch.depthwise_rows_scratch_bytes`) fits the scratch
+  (a ring of saved input rows, `planning.scratch.depthwise_rows_scratch_bytes`) fits the scratch
   buffer the model reserves (the maximum of the planner's formula over its ops): the
   out-of-place kernel's channel-vectorised loop row by row, plus the copies of the rows the
-  ring saves. Its schedule (each input row's ring slot, `rip.scratch.depthwise_ring_slots`,
+  ring saves. Its schedule (each input row's ring slot, `planning.scratch.depthwise_ring_slots`,
   and the ring's row count) is baked into the call here, so that the kernel spends nothing
   on schedule arithmetic: in place costs the row copies only. The
   planner's formula for a depthwise op includes that ring wherever the row kernel applies
-  (`rip.scratch.depthwise_rows_apply`), so it always fits there. Otherwise (a kernel taller
+  (`planning.scratch.depthwise_rows_apply`), so it always fits there. Otherwise (a kernel taller
   than 16 rows, or a reserved scratch given by a caller) ``rip_depthwise_conv2d_inplace_fast_s8``:
   channel groups as the reserved scratch holds planes of, one plane at a time at the
   planner's minimum. Out of place, ``rip_depthwise_conv2d_fast_s8``. A depth multiplier
@@ -50,14 +50,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
-from rip.codegen.requant import cheap_channels, cheap_channels_negating
-from rip.scratch import (
+from rip.allocator.planning.scratch import (
     depthwise_ring_schedule,
     depthwise_rows_apply,
     depthwise_rows_scratch_bytes,
+    kernel_scratch_bytes,
 )
-from rip.scratch import scratch_bytes as conv_scratch_bytes
+from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
+from rip.codegen.requant import cheap_channels, cheap_channels_negating
 from rip.terms import InPlaceKind
 
 CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_fast_s8
@@ -107,7 +107,7 @@ def choose_conv_kernel(
 ) -> KernelChoice:
     """The kernel for one CONV_2D / DEPTHWISE_CONV_2D, given how the plan runs it and the
     scratch buffer the model reserves (``reserved_scratch``, the maximum of
-    `rip.scratch.scratch_bytes` over its ops; None: only this op's own formula)."""
+    `planning.scratch.kernel_scratch_bytes` over its ops; None: only this op's own formula)."""
     if p.kind == "CONV_2D":
         if p.fast_channels is not None:
             return KernelChoice(
@@ -288,7 +288,7 @@ def depthwise_as_conv(
     weights = np.ascontiguousarray(w.T).tobytes()
     conv = dataclasses.replace(p, kind="CONV_2D", filter_dims=(c_out, kh, kw, 1),
                                depth_multiplier=1)  # fmt: skip
-    packed = conv_scratch_bytes("CONV_2D", conv.input_dims, conv.filter_dims, conv.output_dims)
+    packed = kernel_scratch_bytes("CONV_2D", conv.input_dims, conv.filter_dims, conv.output_dims)
     found = fast_conv_channels(conv, weights, bias)
     why = "one input channel: the CONV_2D it equals"
     if found is not None and packed <= reserved_scratch:

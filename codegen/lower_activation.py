@@ -3,7 +3,7 @@ TANH, HARD_SWISH, SOFTMAX, and ABS, LEAKY_RELU and ELU (a table of all 256 input
 
 The parameters are `rip.codegen.activation_params` (TFLite Micro's Prepare, bit for bit);
 the C text comes from the template pair ``templates/ops/activation_{data,call}.c.j2``
-through `rip.codegen.lowering.render_op`; `rip.codegen.kernels` maps each op kind to its
+through `rip.codegen.lowering.render_op`; `rip.codegen.lowerings` maps each op kind to its
 lowering.
 
 In place (`rip.terms.InPlaceKind` ``"elementwise"``) for all but SOFTMAX: the same call, with

@@ -10,7 +10,7 @@ Each becomes:
 
 The numbers come from :mod:`rip.codegen.conv_params` (TFLite Micro's Prepare arithmetic);
 the C text from the template pair ``templates/ops/conv_*.c.j2``
-(`rip.codegen.lowering.render_op`). `rip.codegen.kernels` maps each op kind to its lowering.
+(`rip.codegen.lowering.render_op`). `rip.codegen.lowerings` maps each op kind to its lowering.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from rip.allocator.planning.requirements import scratch_bytes as op_scratch_bytes
+from rip.allocator.planning.requirements import op_scratch_bytes
 from rip.codegen import conv_params as cp
 from rip.codegen.kernel_choice import (
     choose_conv_kernel,
@@ -44,7 +44,7 @@ from rip.terms import InPlaceKind
 CONV_HEADER = "rip_conv.h"
 
 
-def _constant(graph: Graph, op: Operator, index: int, k: int, what: str, nbytes: int) -> bytes:
+def constant_bytes(graph: Graph, op: Operator, index: int, k: int, what: str, nbytes: int) -> bytes:
     """The raw bytes of constant input ``k``, which must be present and complete."""
     t = graph.tensors[op.inputs[k]]
     if not t.is_constant:
@@ -65,11 +65,11 @@ def _constant(graph: Graph, op: Operator, index: int, k: int, what: str, nbytes:
     return t.data
 
 
-def _bias(graph: Graph, op: Operator, index: int, channels: int) -> tuple[int, ...] | None:
+def bias_values(graph: Graph, op: Operator, index: int, channels: int) -> tuple[int, ...] | None:
     """The int32 bias (little-endian in the model, whatever the host), None when absent."""
     if len(op.inputs) < 3 or op.inputs[2] < 0:
         return None
-    data = _constant(graph, op, index, 2, "bias", 4 * channels)
+    data = constant_bytes(graph, op, index, 2, "bias", 4 * channels)
     return tuple(int(v) for v in np.frombuffer(data, dtype="<i4"))
 
 
@@ -101,8 +101,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     elif depthwise:
         kernel = "rip_depthwise_conv2d_s8"
     n, kh, kw, c = p.filter_dims
-    weights = _constant(graph, op, index, 1, "filter", n * kh * kw * c)
-    bias = _bias(graph, op, index, p.output_dims[3])
+    weights = constant_bytes(graph, op, index, 1, "filter", n * kh * kw * c)
+    bias = bias_values(graph, op, index, p.output_dims[3])
     reserved = max(op_scratch_bytes(graph, o) for o in graph.operators)
     routed = depthwise_as_conv(p, weights, bias, reserved) if depthwise else None
     if routed is not None and buffers.inplace is None:
@@ -157,8 +157,8 @@ def lower_fully_connected(
     p = _params(cp.fully_connected_params, graph, op, index)
     _check_inplace(graph, op, index, buffers, ())
     units, _, _, depth = p.filter_dims
-    weights = _constant(graph, op, index, 1, "weights", units * depth)
-    bias = _bias(graph, op, index, units)
+    weights = constant_bytes(graph, op, index, 1, "weights", units * depth)
+    bias = bias_values(graph, op, index, units)
     found = fast_fc_channels(p, weights, bias)
     if found is not None:
         # The packed GEMM (a GEMV per batch row) with the cheap requantisation proven.

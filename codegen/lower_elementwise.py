@@ -6,7 +6,7 @@ The parameters are `rip.codegen.elementwise_params` (TFLite Micro's Prepare, bit
 this module only decides which pointers the kernel gets, which constant data the op owns, and
 whether the in-place mode the plan asks for is one the kernel supports. The C text comes from
 the template pair ``templates/ops/elementwise_{data,call}.c.j2`` through
-`rip.codegen.lowering.render_op`; `rip.codegen.kernels` maps each op kind to its lowering.
+`rip.codegen.lowering.render_op`; `rip.codegen.lowerings` maps each op kind to its lowering.
 
 In place (`rip.terms.InPlaceKind` ``"elementwise"``): the same call, with the output at or
 below a full-size input; the kernels read element i before storing it, first to last. A

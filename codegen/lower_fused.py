@@ -7,7 +7,7 @@ may start the planned gap below the input (`rip.terms.InPlaceKind` ``"fused"``).
 from __future__ import annotations
 
 from rip.codegen import fused_params as fp
-from rip.codegen.lower_conv import _bias, _constant
+from rip.codegen.lower_conv import bias_values, constant_bytes
 from rip.codegen.lowering import (
     Lowered,
     OpBuffers,
@@ -37,8 +37,8 @@ def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
         return fp.fused_params(
             g,
             o,
-            lambda m, k, what, n: _constant(g, m, index, k, what, n),
-            lambda m, channels: _bias(g, m, index, channels),
+            lambda m, k, what, n: constant_bytes(g, m, index, k, what, n),
+            lambda m, channels: bias_values(g, m, index, channels),
         )
 
     params = kernel_params(compute, graph, op, index)

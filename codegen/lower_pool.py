@@ -6,7 +6,7 @@ so that it stays in flash) and one guarded kernel call over the arena pointers t
 chose, returning ``index + 1`` when the kernel refuses its arguments. The numbers come from
 :mod:`rip.codegen.pool_params` (TFLite Micro's Prepare arithmetic); the C text from the
 template pair ``templates/ops/pool_*.c.j2`` (`rip.codegen.lowering.render_op`).
-`rip.codegen.kernels` maps each op kind to its lowering.
+`rip.codegen.lowerings` maps each op kind to its lowering.
 """
 
 from __future__ import annotations

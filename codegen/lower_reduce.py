@@ -3,7 +3,7 @@ ARG_MAX and ARG_MIN.
 
 The parameters are `rip.codegen.reduce_params` (TFLite Micro's Prepare, bit for bit); the C
 text comes from the template pair ``templates/ops/reduce_{data,call}.c.j2`` through
-`rip.codegen.lowering.render_op`; `rip.codegen.kernels` maps each op kind to its lowering.
+`rip.codegen.lowering.render_op`; `rip.codegen.lowerings` maps each op kind to its lowering.
 A MEAN over H and W of an NHWC tensor is normally a GLOBAL_AVERAGE_POOL by then
 (`rip.frontend.rewrite.mean_to_global_pool`) and runs rip_pool.h's kernel.
 

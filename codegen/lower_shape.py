@@ -3,7 +3,7 @@ PAD.
 
 The parameters are `rip.codegen.shape_params` (TFLite Micro's Prepare, bit for bit); the C
 text comes from the template pair ``templates/ops/shape_{data,call}.c.j2`` through
-`rip.codegen.lowering.render_op`; `rip.codegen.kernels` maps each op kind to its lowering.
+`rip.codegen.lowering.render_op`; `rip.codegen.lowerings` maps each op kind to its lowering.
 
 In place (`rip.terms.InPlaceKind`): ``"reverse"`` for RESIZE_NEAREST_NEIGHBOR: output and
 input share a base address and the kernel traverses the output backwards (``reverse = 1``,
@@ -41,7 +41,6 @@ KERNELS: dict[str, Kernel] = {
     "CONCATENATION": Kernel("rip_concatenation_s8", "rip_concat_params", HEADER),
     "TRANSPOSE": Kernel("rip_transpose_s8", "rip_transpose_params", HEADER),
     "PAD": Kernel("rip_pad_s8", "rip_pad_params", HEADER),
-    # issue 14 (branch opsb)
     "STRIDED_SLICE": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
     "SLICE": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
     "SPLIT": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
@@ -107,9 +106,6 @@ def lower_pad(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix
     params = kernel_params(sp.op_params, graph, op)
     inputs, constants = operands(graph, op, (0,), buffers, prefix)
     return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, constants)
-
-
-# ---- issue 14 (branch opsb) -----------------------------------------------------------------
 
 
 def lower_movement(

@@ -4,7 +4,7 @@ The generator decides where every tensor lives (arena offsets from the replay-ch
 and how each op runs in place; a lowering turns one op into C: file-scope declarations
 (its constant data and params) and the statement(s) that call its kernel. Every C text is
 rendered from the template pair of its kernel header under ``templates/ops/``
-(`render_op`); the table of lowerings is `rip.codegen.kernels`. The checks and helpers the
+(`render_op`); the table of lowerings is `rip.codegen.lowerings`. The checks and helpers the
 lowering modules (one per kernel header: ``lower_conv``, ``lower_pool``, ``lower_elementwise``,
 ``lower_activation``, ``lower_shape``) share are here too.
 """
@@ -97,7 +97,7 @@ class OpContext:
     quant: str | None = None  # "per_channel" | "per_tensor" | None
     scratch_bytes: int = 0
     comment: str | None = None  # one line above the call: which kernel variant runs and why
-    # the row-streamed in-place depthwise kernel's baked schedule (rip.scratch
+    # the row-streamed in-place depthwise kernel's baked schedule (rip.allocator.planning.scratch
     # .depthwise_ring_slots): each input row's ring slot, -1 if not saved; and the ring's rows
     ring_slots: tuple[int, ...] | None = None
     ring_rows: int = 0

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rip.allocator.planning.scratch import kernel_scratch_bytes
 from rip.codegen.quant import (
     Dims,
     ParamsError,
@@ -27,7 +28,6 @@ from rip.codegen.quant import (
     where,
 )
 from rip.frontend.ir import Graph, Operator, PoolParams, ReduceParams
-from rip.scratch import scratch_bytes
 from rip.shapes import nhwc
 
 
@@ -100,7 +100,7 @@ def pool_params(graph: Graph, op: Operator) -> PoolKernelParams:
         activation=activation_range(p.activation, y.quant),
         pad_counts=p.pad_counts,
         pad_value=in_zp,
-        scratch_bytes=scratch_bytes(op.kind, input_dims, filter_dims, output_dims),
+        scratch_bytes=kernel_scratch_bytes(op.kind, input_dims, filter_dims, output_dims),
     )
 
 
@@ -129,7 +129,7 @@ def mean_params(graph: Graph, op: Operator) -> MeanKernelParams:
         shift=shift,
         requant_multiplier=requant_multiplier,
         requant_shift=requant_shift,
-        scratch_bytes=scratch_bytes(op.kind, input_dims, (1, 1, 1, 1), output_dims),
+        scratch_bytes=kernel_scratch_bytes(op.kind, input_dims, (1, 1, 1, 1), output_dims),
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rip.errors import ReferenceError
+from rip.errors import ReferenceRunError
 from rip.frontend.ir import Graph
 
 try:  # the oracle is the test extra (pip install rip[test])
@@ -50,12 +50,12 @@ def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
     """TFLite Micro's output bytes (int8, or int32 for an index output) for the default
     test input, in ``graph.outputs`` order."""
     if runtime is None:  # pragma: no cover - the test extra installs it
-        raise ReferenceError(f"TFLite Micro is not installed ({_MISSING})")
+        raise ReferenceRunError(f"TFLite Micro is not installed ({_MISSING})")
     data = Path(model).read_bytes() if isinstance(model, Path) else model
     try:
         it = runtime.Interpreter.from_bytes(data, arena_size=64 << 20)
     except Exception as e:  # the interpreter's own refusal, e.g. an unsupported op
-        raise ReferenceError(f"TFLite Micro cannot load the model: {e}") from None
+        raise ReferenceRunError(f"TFLite Micro cannot load the model: {e}") from None
     boundary = _interface(graph)
     for k, (t, x) in enumerate(zip(graph.inputs, default_inputs(graph), strict=True)):
         tensor = graph.tensors[t]
@@ -65,7 +65,7 @@ def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
             real = (x.astype(np.float32) - np.float32(zp)) * scale
             requant = np.round(real / scale).astype(np.int64) + zp
             if not np.array_equal(np.clip(requant, -128, 127), x.astype(np.int64)):
-                raise ReferenceError(f"input {t}: float interface does not round-trip")
+                raise ReferenceRunError(f"input {t}: float interface does not round-trip")
             x = real
         details = it.get_input_details(k)
         it.set_input(x.reshape(details["shape"]).astype(details["dtype"]), k)

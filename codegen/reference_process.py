@@ -7,7 +7,7 @@ runs in a child (``python -m rip.codegen.reference_process``): the graph goes in
 ``ReferenceOutcome``: ``ok`` with the checksum, or ``refused`` (TFLite Micro declined the
 model), ``crashed`` (the child died on a signal or exit code), ``timeout`` (killed after
 the limit), each with a one-line reason. ``reference_checksum`` is the same as a drop-in
-for ``checksum(reference_outputs(...))``: it raises a ``ReferenceError`` whose ``status``
+for ``checksum(reference_outputs(...))``: it raises a ``ReferenceRunError`` whose ``status``
 says why there is no reference.
 """
 
@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from rip.codegen.reference import ReferenceError, checksum, reference_outputs
+from rip.codegen.reference import ReferenceRunError, checksum, reference_outputs
 from rip.frontend.ir import Graph
 
 MARKER = "RIP-REFERENCE "
@@ -42,7 +42,7 @@ class ReferenceOutcome:
         return self.status == "ok"
 
 
-class ReferenceUnavailable(ReferenceError):
+class ReferenceUnavailable(ReferenceRunError):
     """No reference checksum: ``status`` is ``refused``, ``crashed`` or ``timeout``."""
 
     def __init__(self, outcome: ReferenceOutcome) -> None:
@@ -112,7 +112,7 @@ def run_reference(
 def reference_checksum(
     model: Path | bytes, graph: Graph, timeout: float = DEFAULT_TIMEOUT_SECONDS
 ) -> int:
-    """The checksum, or ``ReferenceUnavailable`` (a ``ReferenceError``) naming why not."""
+    """The checksum, or ``ReferenceUnavailable`` (a ``ReferenceRunError``) naming why not."""
     outcome = run_reference(model, graph, timeout)
     if outcome.checksum is None:
         raise ReferenceUnavailable(outcome)
@@ -123,7 +123,7 @@ def _child() -> int:
     data, graph = pickle.loads(sys.stdin.buffer.read())
     try:
         answer: dict = {"checksum": checksum(reference_outputs(data, graph))}
-    except ReferenceError as e:
+    except ReferenceRunError as e:
         answer = {"refused": str(e)}
     except Exception as e:  # the interpreter's own exceptions: a refusal, not a crash
         answer = {"refused": f"TFLite Micro failed: {type(e).__name__}: {e}"}

@@ -167,7 +167,7 @@ def merged_transpose(
     shape: Sequence[int], perm: Sequence[int]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The same byte permutation on fewer axes: unit axes dropped, and input axes that stay
-    next to each other in the output merged into one (issue 14: any rank whose permutation
+    next to each other in the output merged into one (any rank whose permutation
     needs at most four axes)."""
     keep = [a for a in range(len(shape)) if shape[a] != 1]
     renumber = {a: k for k, a in enumerate(keep)}
@@ -220,7 +220,7 @@ def pad_params(
     )
 
 
-# ---- issue 14 (branch opsb): slicing, packing, block moves, gather, PADV2, MIRROR_PAD -------
+# ---- slicing, packing, block moves, gather, PADV2, MIRROR_PAD -----------------------------------
 
 
 @dataclass(frozen=True)
@@ -360,8 +360,6 @@ def _movement_params(graph: Graph, op: Operator) -> object:
     raise ParamsError(f"{op.describe()} is not a shape kernel")
 
 
-# ---- end of issue 14 (branch opsb) -----------------------------------------------------------
-
 KernelParams = ResizeNearestParams | ConcatKernelParams | TransposeKernelParams | PadKernelParams
 
 
@@ -383,4 +381,4 @@ def op_params(graph: Graph, op: Operator, in_place: bool = False) -> KernelParam
         pad = p.padding
         pairs = [(0, 0), (pad.top, pad.bottom), (pad.left, pad.right), p.channels]
         return pad_params(ins[0], out, pairs[4 - len(ins[0].shape) :])
-    return _movement_params(graph, op)  # issue 14 (branch opsb)
+    return _movement_params(graph, op)

@@ -52,7 +52,7 @@ class FusedParams:
 
 
 @dataclass(frozen=True)
-class Chain:
+class ChainSpan:
     """A candidate: schedule indices ``first`` .. ``last`` of the members, the index of
     the residual ADD ending it (None if none), and the rows of each ring (empty: the
     reader's dilated kernel height, `ring_rows`; the planner passes the schedule's own)."""
@@ -136,12 +136,12 @@ def _residual(graph: Graph, chain_input: int, last: int) -> int | None:
     return i
 
 
-def candidates(graph: Graph) -> list[Chain]:
+def candidates(graph: Graph) -> list[ChainSpan]:
     """The maximal chains of the schedule (two members at least), each with its residual
     ADD when the op after it adds the chain's input back."""
     readers = _readers(graph)
     ops = graph.operators
-    chains: list[Chain] = []
+    chains: list[ChainSpan] = []
     i = 0
     while i < len(ops):
         if not _stage_ok(graph, ops[i]):
@@ -159,7 +159,7 @@ def candidates(graph: Graph) -> list[Chain]:
             residual = None
             if _private(graph, ops[j].outputs[0], j + 1, readers):
                 residual = _residual(graph, ops[i].inputs[0], j)
-            chains.append(Chain(i, j, residual))
+            chains.append(ChainSpan(i, j, residual))
         i = j + 1
     return chains
 
@@ -169,7 +169,7 @@ def _row_bytes(t: Tensor) -> int:
     return w * c
 
 
-def fuse(graph: Graph, chains: list[Chain] | None = None) -> Graph:
+def fuse(graph: Graph, chains: list[ChainSpan] | None = None) -> Graph:
     """``graph`` with each chain (default: every maximal candidate; the planner's choice
     is `rip.allocator.planning.fusion_choice.choose`) replaced by one ``FUSED_CHAIN`` op
     and its ring tensors."""

@@ -169,7 +169,7 @@ class PadParams:
     channels: tuple[int, int] = (0, 0)
 
 
-# ---- issue 14 (opsb): data movement and resampling ------------------------------------
+# ---- data movement and resampling ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)

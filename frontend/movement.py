@@ -1,4 +1,4 @@
-"""Parameters of the data-movement operators (issue 14), from their constant operands and
+"""Parameters of the data-movement operators from their constant operands and
 tensor shapes, as TFLite Micro's Prepare functions read them.
 
 Pure functions of integers and shapes: each returns an IR params dataclass or raises

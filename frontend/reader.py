@@ -102,7 +102,7 @@ INDEX_OPS = frozenset({"ARG_MAX", "ARG_MIN"})
 # Ops TFLite Micro has no int8 kernel for (float32 only): nothing to be bit-exact with.
 FLOAT_ONLY_IN_TFLM = frozenset({"NEG", "L2_POOL_2D"})
 
-# ---- issue 14 (branch opsb): data movement and resampling ----------------------------------
+# ---- data movement and resampling ---------------------------------------------------------------
 MOVEMENT_OPS = frozenset(
     {
         "STRIDED_SLICE",
@@ -125,7 +125,6 @@ MOVEMENT_OPS = frozenset(
     }
 )
 SUPPORTED_OPS |= MOVEMENT_OPS
-# ---- end of issue 14 (branch opsb) -----------------------------------------------------------
 
 # Ops that only occur in recurrent or stateful models (cells, gates, state variables): their
 # presence turns "unsupported operator" into "recurrent models are not supported".
@@ -702,7 +701,7 @@ class _Reader:
             )
         return PadParams(Padding(*pairs[1], *pairs[2]), pairs[3])
 
-    # ---- issue 14 (branch opsb): data movement and resampling ------------------------------
+    # ---- data movement and resampling -----------------------------------------------------------
 
     def movement_params(
         self,

@@ -303,7 +303,7 @@ def fold_relu(graph: Graph) -> Graph:
     return _note(result, f"fold_relu: {count} RELU/RELU6 ops fused into their producers")
 
 
-# ---- issue 14 (branch opsb): data movement --------------------------------------------------
+# ---- data movement ------------------------------------------------------------------------------
 
 SLICE_KINDS = frozenset({"STRIDED_SLICE", "SLICE", "SPLIT", "SPLIT_V", "UNPACK"})
 
@@ -449,8 +449,6 @@ def _fold_one_space_batch(
     operators[conv_at] = new
     return graph.with_(operators=_drop(tuple(operators), {s2b_at, k}))
 
-
-# ---- end of issue 14 (branch opsb) -----------------------------------------------------------
 
 PASSES = (
     strip_interface,

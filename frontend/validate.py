@@ -106,7 +106,7 @@ _OP_SPECS: dict[str, tuple[int, int | None, frozenset[int], str | None, bool]] =
     "SQUARED_DIFFERENCE": (2, 2, frozenset(), "SquaredDifferenceOptions", False),
     "ADD_N": (2, None, frozenset(), "AddNOptions", False),
 }
-# ---- issue 14 (branch opsb): data movement and resampling ----------------------------------
+# ---- data movement and resampling ---------------------------------------------------------------
 _OP_SPECS.update(
     {
         "STRIDED_SLICE": (4, 4, frozenset(), "StridedSliceOptions", False),
@@ -130,7 +130,6 @@ _OP_SPECS.update(
 )
 # Operators with one output per piece (their shapes are checked by rip.frontend.movement).
 _MULTI_OUTPUT_OPS = frozenset({"SPLIT", "SPLIT_V", "UNPACK"})
-# ---- end of issue 14 (branch opsb) -----------------------------------------------------------
 
 _SAME_SHAPE_OPS = frozenset(
     {

@@ -176,7 +176,7 @@ rip_status rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, 
     return RIP_OK;
 }
 
-/* ---- issue 14: slicing, block moves, gather, mirror pad ----------------------------------- */
+/* ---- slicing, block moves, gather, mirror pad ------------------------------------------ */
 
 rip_status rip_slice_s8(const rip_slice_params *params, const int8_t *input,
                         const rip_dims *output_dims, int8_t *output) {

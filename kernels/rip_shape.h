@@ -79,7 +79,7 @@ rip_status rip_transpose_s8(const rip_transpose_params *params, const rip_dims *
 rip_status rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, const int8_t *input,
                int8_t *output);
 
-/* ---- issue 14: slicing, block moves, gather, mirror pad ------------------------------------
+/* ---- slicing, block moves, gather, mirror pad ------------------------------------
  * Each moves bytes as TFLite Micro's reference kernel does (reference/strided_slice.h, slice.h,
  * split, unpack, depth_to_space.h, space_to_depth.h, gather.cc, mirror_pad.cc) and needs
  * `output` disjoint from `input`. PACK runs as rip_concatenation_s8 and PADV2 as rip_pad_s8. */

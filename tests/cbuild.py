@@ -25,7 +25,7 @@ import pytest
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 SPATIAL = ("rip_conv.c", "rip_conv_fast.c", "rip_depthwise_fast.c", "rip_pool.c")
 ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c", "rip_reduce.c")
-RESAMPLE = ("rip_resample.c", "rip_norm.c")  # issue 14 (branch opsb)
+RESAMPLE = ("rip_resample.c", "rip_norm.c")
 SOURCES = (*SPATIAL, *ELEMENTWISE, *RESAMPLE)
 CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 ARM_CPUS = ("cortex-m0plus", "cortex-m33")

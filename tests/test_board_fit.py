@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 from paths import shared_path
 
-from rip.allocator.planning.requirements import requirements, scratch_bytes
+from rip.allocator.planning.requirements import op_scratch_bytes, requirements
 from rip.boards import load_board
 from rip.codegen.conv_params import conv_params
 from rip.codegen.kernel_choice import choose_conv_kernel
@@ -65,7 +65,7 @@ def test_every_inplace_depthwise_gets_the_row_kernel(name):
     run in place gets rip_depthwise_conv2d_inplace_rows_fast_s8, with no extra arena."""
     graph = rewrite(read_model(shared_path("models", "mcunet", f"{name}.tflite")))
     req = requirements(graph)
-    reserved = max(scratch_bytes(graph, op) for op in graph.operators)
+    reserved = max(op_scratch_bytes(graph, op) for op in graph.operators)
     assert reserved == req.scratch_bytes
     depthwise = [op for op in graph.operators if op.kind == "DEPTHWISE_CONV_2D"]
     assert depthwise

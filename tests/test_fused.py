@@ -148,7 +148,7 @@ def test_fixed_chains_match_tflite_micro_on_the_emulated_cores(tmp_path, name, b
 
 @pytest.mark.parametrize("name", FIXED)
 def test_kernel_needs_every_byte_of_the_planners_scratch(tmp_path, name):
-    """rip_fused_chain_s8_get_buffer_size is rip.scratch.fused_scratch_bytes: the model's
+    """rip_fused_chain_s8_get_buffer_size is planning.scratch.fused_scratch_bytes: the model's
     one op runs with the planner's scratch and refuses it 4 bytes short (both are multiples
     of 4)."""
     emitted, _, want = _emit_fixed(name)

@@ -19,7 +19,7 @@ from rip.allocator.planning.strategies import build_problem
 from rip.allocator.theory.fused import ring_rows
 from rip.cli.compile import main, max_overhead
 from rip.errors import LayerError
-from rip.frontend.fusion import Chain, candidates, fuse
+from rip.frontend.fusion import ChainSpan, candidates, fuse
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 
@@ -59,7 +59,7 @@ def lower_bound(graph, chains) -> int:
     return build_problem(requirements(fuse(graph, list(chains))), "fused", 4).lower_bound()
 
 
-def splits(graph, chain: Chain):
+def splits(graph, chain: ChainSpan):
     """Every way to fuse ``chain``: each split of its members into contiguous segments
     (one-op segments left alone), and the whole chain with its residual ADD."""
     n = chain.last - chain.first + 1
@@ -74,14 +74,14 @@ def splits(graph, chain: Chain):
         yield [(chain.first, chain.last, chain.residual)]
 
 
-def as_chains(graph, segs) -> list[Chain] | None:
+def as_chains(graph, segs) -> list[ChainSpan] | None:
     out = []
     for a, b, res in segs:
         try:
             theory = fused_chain(graph, graph.operators[a : b + 1], res is not None)
         except LayerError:
             return None
-        out.append(Chain(a, b, res, ring_rows(theory)))
+        out.append(ChainSpan(a, b, res, ring_rows(theory)))
     return out
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from strategies import layers, restricted_layers
+from hypothesis_strategies import layers, restricted_layers
 
 from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.herringbone import corollary1_gap, gm_eq1_gap, herringbone_gap

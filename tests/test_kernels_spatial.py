@@ -24,11 +24,19 @@ import pytest
 import tflite_writer as tw
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from strategies import layers
+from hypothesis_strategies import layers
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder, conv_output_size
 
-from rip.allocator.planning.requirements import conv_geometry, requirements, scratch_bytes
+from rip.allocator.planning.requirements import conv_geometry, op_scratch_bytes, requirements
+from rip.allocator.planning.scratch import (
+    BUFFER_SIZE_FUNCTION,
+    ROWS_BUFFER_SIZE_FUNCTION,
+    depthwise_ring_rows,
+    depthwise_ring_slots,
+    depthwise_rows_scratch_bytes,
+    depthwise_saved_rows,
+)
 from rip.allocator.theory.bounds import depthwise_bound, pool_bound, rip_bound
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import (
@@ -50,14 +58,6 @@ from rip.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.scratch import (
-    BUFFER_SIZE_FUNCTION,
-    ROWS_BUFFER_SIZE_FUNCTION,
-    depthwise_ring_rows,
-    depthwise_ring_slots,
-    depthwise_rows_scratch_bytes,
-    depthwise_saved_rows,
-)
 
 SEEDS = (0, 1)
 
@@ -387,14 +387,14 @@ def run_depthwise_rq(
 
 
 def rows_scratch(p: Any) -> int:
-    """rip.scratch's formula for the row-streamed in-place depthwise kernel."""
+    """rip.allocator.planning.scratch's formula for the row-streamed in-place depthwise kernel."""
     return depthwise_rows_scratch_bytes(
         p.input_dims, p.output_dims, p.filter_dims[1:3], p.stride, p.padding, p.dilation
     )
 
 
 def rows_args(p: Any) -> tuple[Any, ...]:
-    """The schedule arguments of rip.scratch's row functions for a layer (with its columns)."""
+    """The schedule arguments of planning.scratch's row functions for a layer (with its columns)."""
     _, h, w, _ = p.input_dims
     _, h_out, w_out, _ = p.output_dims
     cols = (p.filter_dims[2], p.stride[1], p.padding[1], p.dilation[1])
@@ -403,12 +403,12 @@ def rows_args(p: Any) -> tuple[Any, ...]:
 
 
 def rows_ring(p: Any) -> int:
-    """rip.scratch's ring rows for the row-streamed in-place depthwise kernel."""
+    """rip.allocator.planning.scratch's ring rows for the row-streamed in-place depthwise kernel."""
     return depthwise_ring_rows(*rows_args(p))
 
 
 def rows_slots(p: Any, ring_rows: int | None = None) -> list[int]:
-    """The baked schedule the generator passes (rip.scratch.depthwise_ring_slots), or the
+    """The baked schedule the generator passes (planning.scratch.depthwise_ring_slots), or the
     same saved rows over a ring of ``ring_rows`` slots (none saved when that is 0)."""
     if ring_rows is None:
         return list(depthwise_ring_slots(*rows_args(p)))
@@ -788,7 +788,7 @@ def test_depthwise_rows_ring_one_row_short_corrupts(lib: ctypes.CDLL, name: str)
 
 
 def test_depthwise_rows_scratch_is_the_c_twin(lib: ctypes.CDLL) -> None:
-    """rip.scratch.depthwise_rows_scratch_bytes is its C twin's formula, and the simulator
+    """planning.scratch.depthwise_rows_scratch_bytes is its C twin's formula, and the simulator
     executing the baked schedule with that ring finds no corruption."""
     fn = getattr(lib, ROWS_BUFFER_SIZE_FUNCTION)
     for name in DEPTHWISE_M1:
@@ -1159,7 +1159,7 @@ def test_random_global_avg_pool_matches_tflm_mean(
 
 
 def c_buffer_size(lib: ctypes.CDLL, kind: str, p: Any) -> int:
-    """The C kernel's own ..._get_buffer_size(), the twin rip.scratch names for ``kind``."""
+    """The C kernel's own ..._get_buffer_size(), the twin planning.scratch names for ``kind``."""
     fn = getattr(lib, BUFFER_SIZE_FUNCTION[kind])
     if kind == "CONV_2D":
         return fn(dims(p.input_dims), dims(p.filter_dims))
@@ -1176,7 +1176,7 @@ def test_scratch_sizes_are_the_planners(lib: ctypes.CDLL) -> None:
         for model in table.values():
             graph, op = single_op(model(0))
             p = params.op_params(graph, op)
-            assert c_buffer_size(lib, op.kind, p) == p.scratch_bytes == scratch_bytes(graph, op)
+            assert c_buffer_size(lib, op.kind, p) == p.scratch_bytes == op_scratch_bytes(graph, op)
 
 
 def test_activation_range_is_tflites() -> None:

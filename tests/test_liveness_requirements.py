@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from tflite_writer import example_model, random_conv_model
 
-from rip.allocator.planning.requirements import conv_geometry, requirements, scratch_bytes
+from rip.allocator.planning.requirements import conv_geometry, op_scratch_bytes, requirements
+from rip.allocator.planning.scratch import depthwise_rows_scratch_bytes
 from rip.allocator.theory.bounds import depthwise_bound, rip_bound
 from rip.frontend.liveness import last_reader, lifetimes, live_bytes
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.scratch import depthwise_rows_scratch_bytes
 from rip.terms import InPlaceKind
 
 
@@ -92,7 +92,7 @@ def test_graph_output_is_never_overwritten():
 def test_scratch_formulas():
     g = rewrite(read_model(example_model(0), name="example"))
     for op in g.operators:
-        s = scratch_bytes(g, op)
+        s = op_scratch_bytes(g, op)
         if op.kind == "CONV_2D":
             geom = conv_geometry(g, op)
             taps = geom.kh * geom.kw * geom.c_in
@@ -110,7 +110,7 @@ def test_scratch_formulas():
             assert depthwise_bound(geom).gap == 0
         elif op.kind in ("FULLY_CONNECTED", "ADD", "SOFTMAX"):
             assert s == 0
-    assert requirements(g).scratch_bytes == max(scratch_bytes(g, op) for op in g.operators)
+    assert requirements(g).scratch_bytes == max(op_scratch_bytes(g, op) for op in g.operators)
 
 
 def test_live_bytes_is_a_lower_bound_per_step(example):

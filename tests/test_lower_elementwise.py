@@ -25,8 +25,8 @@ from tflite_micro import runtime
 from tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 
 from rip.codegen import lower_activation, lower_elementwise, lower_shape
-from rip.codegen.kernels import lowering_for
 from rip.codegen.lowering import Lowered, OpBuffers
+from rip.codegen.lowerings import lowering_for
 from rip.errors import LoweringError
 from rip.frontend.ir import Graph, NoParams, Operator, Tensor
 from rip.frontend.reader import read_model

@@ -26,8 +26,8 @@ from tflite_micro import runtime
 from tflite_writer import ModelBuilder, movement_sample_model
 
 from rip.allocator.planning.requirements import requirements
-from rip.codegen.kernels import lowering_for
 from rip.codegen.lowering import OpBuffers
+from rip.codegen.lowerings import lowering_for
 from rip.errors import LoweringError, ModelError
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model

@@ -1,4 +1,4 @@
-"""Operators beyond the first 22 (issue 14, first half): reductions (kernels/rip_reduce.h),
+"""Operators beyond the first 22: reductions (kernels/rip_reduce.h),
 table activations and broadcasting binary ops (rip_activation.h, rip_elementwise.h), each a
 single-op model written with our TFLite writer, read and rewritten as the compiler does,
 lowered into a test arena, built with gcc -Werror and run, its output bytes compared with
@@ -31,8 +31,8 @@ from tflite_writer import ModelBuilder
 from rip.allocator.planning.requirements import IN_PLACE_CLASSES
 from rip.boards import load_board
 from rip.codegen.emit import emit_model
-from rip.codegen.kernels import lowering_for
 from rip.codegen.lowering import OpBuffers
+from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
 from rip.errors import LoweringError, ModelError

@@ -24,10 +24,10 @@ import tflite_writer as tw
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder, conv_output_size
 
-from rip.allocator.planning.requirements import requirements, scratch_bytes
+from rip.allocator.planning.requirements import op_scratch_bytes, requirements
 from rip.codegen import lower_conv, lower_pool
-from rip.codegen.kernels import lowering_for
 from rip.codegen.lowering import Lowered, OpBuffers, grouped
+from rip.codegen.lowerings import lowering_for
 from rip.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.reader import read_model
@@ -311,7 +311,7 @@ def test_lowered_op_matches_tflite_micro(
     lowered = lower(graph, op, where.buffers, index=2)
     # a kernel variant may use less than the planner's formula (the row-streamed in-place
     # depthwise, when its ring fits), never more than the model's buffer (one op here)
-    assert lowered.scratch_bytes <= scratch_bytes(graph, op)
+    assert lowered.scratch_bytes <= op_scratch_bytes(graph, op)
     status, out = build_and_run(
         program(lowered, where, x, graph.tensors[op.outputs[0]].nbytes), kernel_objects, tmp_path
     )

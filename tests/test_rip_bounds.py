@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import layers
+from hypothesis_strategies import layers
 
 from rip.allocator.theory.bounds import (
     check_dense,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import layers
+from hypothesis_strategies import layers
 
 from rip.allocator.theory.bounds import check_dense
 from rip.allocator.theory.geometry import ConvGeometry

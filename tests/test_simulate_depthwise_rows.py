@@ -1,5 +1,5 @@
 """The row-streamed in-place depthwise kernel's schedule (rip_depthwise_conv2d_inplace_rows_
-fast_s8) executed by the simulator: saving the rows rip.scratch lists (the schedule the
+fast_s8) executed by the simulator: saving the rows planning.scratch lists (the schedule the
 generator bakes into the call) with the ring it gives, no read returns a byte other than the
 input byte it wants and no output byte lands past the input (gap 0); those rows are a subset
 of the rows some output row at or after their first reacher reads (rows read in place by
@@ -14,12 +14,12 @@ import pytest
 from conftest import shared_path
 
 from rip.allocator.planning.requirements import conv_geometry
+from rip.allocator.planning.scratch import depthwise_ring_rows, depthwise_saved_rows
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_depthwise_ring, simulate_depthwise_rows
 from rip.errors import LayerError
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.scratch import depthwise_ring_rows, depthwise_saved_rows
 
 
 def _args(g: ConvGeometry) -> tuple:

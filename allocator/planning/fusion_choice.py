@@ -34,7 +34,7 @@ from rip.allocator.planning.placement import align_up
 from rip.allocator.planning.requirements import Requirements, fused_chain
 from rip.allocator.theory.fused import fused_gap, ring_bytes, ring_rows
 from rip.errors import LayerError
-from rip.frontend.fusion import Chain, candidates
+from rip.frontend.fusion import ChainSpan, candidates
 from rip.frontend.ir import Graph
 
 UNFUSABLE = 1 << 62  # the cost of a segment the theory refuses (Theorem 13's domain)
@@ -48,7 +48,7 @@ class Choice:
     ``max_overhead`` (None: no budget) of ``unfused`` (estimated instructions of the model
     run layer by layer)."""
 
-    chains: tuple[Chain, ...]
+    chains: tuple[ChainSpan, ...]
     overheads: tuple[float, ...]
     peak_estimate: int
     unfused: float
@@ -136,7 +136,7 @@ def choose(
     chains = candidates(graph)
     whole = {c.first: fused(c.first, c.last, c.residual) for c in chains if c.residual is not None}
 
-    def best(chain: Chain, peak: int) -> Option | None:
+    def best(chain: ChainSpan, peak: int) -> Option | None:
         """The cheapest split of ``chain`` whose steps all fit ``peak`` (None: none does)."""
         first, n = chain.first, chain.last - chain.first + 1
         table: list[Option | None] = [(0.0, 0, (), False)]
@@ -166,7 +166,7 @@ def choose(
             return fused_all if split is None else min(split, fused_all)
         return split
 
-    def plan(peak: int) -> list[tuple[Chain, Option]] | None:
+    def plan(peak: int) -> list[tuple[ChainSpan, Option]] | None:
         picks = []
         for c in chains:
             option = best(c, peak)
@@ -175,7 +175,7 @@ def choose(
             picks.append((c, option))
         return picks
 
-    def cost(picks: list[tuple[Chain, Option]]) -> float:
+    def cost(picks: list[tuple[ChainSpan, Option]]) -> float:
         return sum(o[0] for _, o in picks)
 
     in_chains = {k for c in chains for k in c.indices}
@@ -193,7 +193,7 @@ def choose(
                             and cost(q) <= budget)  # fmt: skip
     peak = peaks[min(lo, len(peaks) - 1)]
     picks = plan(peak) or []
-    chosen: list[Chain] = []
+    chosen: list[ChainSpan] = []
     overheads: list[float] = []
     for c, (_, _, segs, all_fused) in picks:
         if all_fused:
@@ -203,7 +203,7 @@ def choose(
         for j, i in segs:
             if i > j:
                 a, b = c.first + j, c.first + i
-                chosen.append(Chain(a, b, rings=rings(a, b, None)))
+                chosen.append(ChainSpan(a, b, rings=rings(a, b, None)))
                 overheads.append(extra(a, b))
     achieved = max(
         [floor, *(single(c.residual) for c, o in picks if c.residual is not None and not o[3])]

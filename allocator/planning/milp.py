@@ -461,16 +461,20 @@ def _polish(m: pe.ConcreteModel, solver, time_limit: float) -> bool:
     return True
 
 
+# How a fallback note names the warm start it keeps (its Plan.placer says which it was).
+_WARM_NAMES = {"firstfit": "first-fit", "greedy": "greedy-by-size"}
+
+
 def _from_warm(warm: Plan, seconds: float, stats: dict, why: str) -> Plan:
     return Plan(
         offsets=warm.offsets,
         aliased=warm.aliased,
         shifts=warm.shifts,
         peak=warm.peak,
-        placer="firstfit",
+        placer=warm.placer,
         optimal=None,
         solve_seconds=seconds,
         lower_bound=warm.lower_bound,
         stats=stats,
-        notes=(f"MILP: {why}; using the first-fit plan",),
+        notes=(f"MILP: {why}; using the {_WARM_NAMES.get(warm.placer, warm.placer)} plan",),
     )

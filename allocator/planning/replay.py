@@ -66,7 +66,7 @@ def _check_upsample(graph: Graph, op_index: int) -> None:
     op = graph.operators[op_index]
     (h, w, c), (ho, wo, _) = graph.tensors[op.inputs[0]].hwc, graph.tensors[op.outputs[0]].hwc
     if ho % h or wo % w or ho // h != wo // w or op.params.align_corners:
-        # issue 14: any other ratio, through TFLite's index maps
+        # any other ratio, through TFLite's index maps
         n = nhwc(graph.tensors[op.inputs[0]].shape)[0]
         p = op.params
         ys = nearest_index_map(h, ho, p.align_corners, p.half_pixel_centers)

@@ -14,6 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rip.allocator.planning.scratch import (
+    BUFFER_SIZE_FUNCTION,
+    fused_scratch_bytes,
+    kernel_scratch_bytes,
+)
 from rip.allocator.theory.bounds import (
     Bound,
     depthwise_bound,
@@ -30,8 +35,6 @@ from rip.errors import GraphError, LayerError
 from rip.frontend.fusion import FUSED_KIND, FusedParams
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
-from rip.scratch import BUFFER_SIZE_FUNCTION, fused_scratch_bytes
-from rip.scratch import scratch_bytes as kernel_scratch_bytes
 from rip.shapes import nearest_index_map, nhwc
 from rip.terms import InPlaceKind, Layout, Order, Taps
 
@@ -57,7 +60,7 @@ ACTIVATIONS = (
     "ELU",
 )
 POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
-# ---- issue 14 (branch opsb): data movement and resampling -----------------------------------
+# ---- data movement and resampling ---------------------------------------------------------------
 # Disjoint (Appendix I): each reads its input out of output order (gathers, transposes,
 # block moves, interpolation from two rows), so no gap is proven for them.
 DISJOINT_MOVEMENT = (
@@ -80,7 +83,6 @@ DISJOINT_MOVEMENT = (
 VIEWS = ("EXPAND_DIMS", "RESHAPE", "SQUEEZE")
 # In place at gap 0 like an activation: each row is read whole before any of it is written.
 ROWWISE = ("L2_NORMALIZATION",)
-# ---- end of issue 14 (branch opsb) ---------------------------------------------------------
 
 # Appendix I's in-place class of every op kind that may overwrite an input (`_bound` gives
 # the gap; any other kind needs disjoint buffers): `rip-compile --list-ops` prints this.
@@ -196,9 +198,9 @@ def fused_gap(graph: Graph, op: Operator) -> int:
     return chain_gap(fused_chain(graph, p.members, p.residual is not None))
 
 
-def scratch_bytes(graph: Graph, op: Operator) -> int:
-    """Scratch a kernel needs outside the arena: `rip.scratch.scratch_bytes` (the formulas
-    of the kernels' ..._get_buffer_size) on this op's dims."""
+def op_scratch_bytes(graph: Graph, op: Operator) -> int:
+    """Scratch a kernel needs outside the arena: `planning.scratch.kernel_scratch_bytes`
+    (the formulas of the kernels' ..._get_buffer_size) on this op's dims."""
     if op.kind == FUSED_KIND:
         stages = [
             (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), tuple(graph.tensors[m.inputs[1]].shape))
@@ -254,7 +256,7 @@ def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
         (h, w, c), (ho, wo, co) = x.hwc, y.hwc
         if not (op.params.align_corners or ho % h or wo % w or ho // h != wo // w or c != co):
             return upsample_bound(h, w, c, ho // h)
-        return resize_nearest_bound(graph, op)  # issue 14: any ratio the simulator proves
+        return resize_nearest_bound(graph, op)  # any ratio the simulator proves
     raise LayerError(f"{op.kind} needs disjoint input and output (Appendix I)")
 
 
@@ -295,7 +297,7 @@ def requirements(graph: Graph) -> Requirements:
             if s in outputs:
                 reasons.append(f"input {tid} is a graph output")
                 continue
-            # issue 14 (opsb): a slice's view shares its storage with more bytes than it has
+            # a slice's view shares its storage with more bytes than it has
             if any(graph.is_partial_view(t) and graph.storage(t) == s for t in acts):
                 reasons.append(f"input {tid} shares tensor {s} with a view into part of it")
                 continue
@@ -317,7 +319,7 @@ def requirements(graph: Graph) -> Requirements:
                 out,
                 tuple(candidates),
                 "" if candidates else "; ".join(dict.fromkeys(reasons)),
-                scratch_bytes(graph, op),
+                op_scratch_bytes(graph, op),
             )
         )
     return Requirements(tuple(ops), lifetimes(graph))

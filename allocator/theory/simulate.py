@@ -417,7 +417,7 @@ def simulate_depthwise_rows(
     reaches for the first time is copied (its tags, whatever they are by then) into ring slot
     ``saves % ring_rows`` when some tap of an output row >= r reads it (found by enumerating
     every tap, not by a formula), or, given ``saves`` (the input rows a baked schedule lists,
-    `rip.scratch.depthwise_saved_rows`), when it is one of them; taps of a saved row read
+    `planning.scratch.depthwise_saved_rows`), when it is one of them; taps of a saved row read
     the ring slot the row went to,
     even after a later save reused it. Within a row the kernel's engine (rip_dw_row) takes
     one channel group at a time, ``group`` channels (four on DSP cores and hosts, one on
@@ -497,7 +497,7 @@ def simulate_depthwise_ring(
     raise LayerError("simulate: no ring size makes the row-streamed depthwise schedule safe")
 
 
-# ---- issue 14 (branch opsb): nearest resizing at any ratio --------------------------------
+# ---- nearest resizing at any ratio --------------------------------------------------------------
 
 MAX_RESIZE_PIXELS = 1 << 20  # one Python step a pixel: larger resizes stay out of place
 

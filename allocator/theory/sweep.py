@@ -668,7 +668,7 @@ class SweepResult:
     jobs: int
 
 
-def _chunks(items: Sequence[Layer], size: int) -> Iterator[Sequence[Layer]]:
+def chunks(items: Sequence[Layer], size: int) -> Iterator[Sequence[Layer]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
@@ -693,17 +693,17 @@ def run_sweep(
     if chunk_size < 1:
         raise RipError(f"chunk size must be positive, got {chunk_size!r}")
     layers = make_layers(n_layers, seed, max_extent)
-    chunks = list(_chunks(layers, chunk_size))
+    batches = list(chunks(layers, chunk_size))
     records: list[Record] = []
     with tqdm(total=len(layers), unit="layer", disable=not progress, file=sys.stderr) as bar:
-        if jobs == 1 or len(chunks) == 1:
-            results: Iterable[list[Record]] = map(_evaluate_chunk, chunks)
+        if jobs == 1 or len(batches) == 1:
+            results: Iterable[list[Record]] = map(_evaluate_chunk, batches)
             pool = None
         else:
-            pool = Pool(min(jobs, len(chunks)))
-            results = pool.imap(_evaluate_chunk, chunks)
+            pool = Pool(min(jobs, len(batches)))
+            results = pool.imap(_evaluate_chunk, batches)
         try:
-            for chunk, chunk_records in zip(chunks, results, strict=True):
+            for chunk, chunk_records in zip(batches, results, strict=True):
                 records.extend(chunk_records)
                 bar.update(len(chunk))
         finally:

@@ -39,7 +39,7 @@ from rip.allocator.theory.fused import (
 )
 from rip.allocator.theory.geometry import make_geometry
 from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows
-from rip.allocator.theory.sweep import VERDICTS, _chunks, verdict
+from rip.allocator.theory.sweep import VERDICTS, chunks, verdict
 from rip.errors import LayerError, RipError
 
 CHAIN_STREAM = 12  # keeps chain streams apart from the layer sweep's (seed, i)
@@ -242,16 +242,16 @@ def run_fused_sweep(
     if not isinstance(n_chains, int) or n_chains < 0:
         raise RipError(f"chains must be a non-negative integer, got {n_chains!r}")
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
-    chunks = [(tuple(c), seed, max_extent) for c in _chunks(range(n_chains), chunk_size)]
+    batches = [(tuple(c), seed, max_extent) for c in chunks(range(n_chains), chunk_size)]
     records: list[ChainRecord] = []
     with tqdm(total=n_chains, unit="chain", disable=not progress, file=sys.stderr) as bar:
-        if jobs == 1 or len(chunks) <= 1:
-            for chunk in chunks:
+        if jobs == 1 or len(batches) <= 1:
+            for chunk in batches:
                 records.extend(_evaluate(chunk))
                 bar.update(len(chunk[0]))
         else:
-            with Pool(min(jobs, len(chunks))) as pool:
-                for chunk, recs in zip(chunks, pool.imap(_evaluate, chunks), strict=True):
+            with Pool(min(jobs, len(batches))) as pool:
+                for chunk, recs in zip(batches, pool.imap(_evaluate, batches), strict=True):
                     records.extend(recs)
                     bar.update(len(chunk[0]))
     return FusedSweepResult(records, summarize(records), time.perf_counter() - start, jobs)

@@ -663,7 +663,7 @@ class ModelBuilder:
         """DEQUANTIZE int8 to float32."""
         return self.operator("DEQUANTIZE", (x,), (out,), "DequantizeOptions")
 
-    # ---- issue 14 (branch opsb): data movement and resampling ------------------------------
+    # ---- data movement and resampling -----------------------------------------------------------
     # Thin wrappers: the caller makes the output tensors (shapes as TFLite would infer them);
     # constant operands (begin, sizes, axes, paddings) become int32 constants here.
 
@@ -786,8 +786,6 @@ class ModelBuilder:
         )
         ins = [self._ints(self.shape(out)), weights, x, *([] if bias is None else [bias])]
         return self.operator("TRANSPOSE_CONV", ins, [out], "TransposeConvOptions", options)
-
-    # ---- end of issue 14 (branch opsb) ------------------------------------------------------
 
     def inputs(self, tensors: Sequence[int]) -> None:
         """Set the subgraph inputs."""

@@ -488,9 +488,6 @@ def example_model(seed: int = 0) -> bytes:
     return net.finish([x], [probs])
 
 
-# ---- issue 14 (branch opsb) -----------------------------------------------------------------
-
-
 def movement_sample_model(seed: int = 0) -> bytes:
     """One model through issue 14's operators, for whole-compiler and QEMU runs: a conv whose
     output is split by rows into two views; bilinear resizing, concatenation along W,

@@ -1,7 +1,7 @@
 """The scratch each C kernel needs outside the arena: one formula, written once.
 
 Each kernel with a scratch need has a ``..._get_buffer_size()`` twin in C (kernels/*.h);
-`scratch_bytes` is the Python side of the same formulas, called by the planner
+`kernel_scratch_bytes` is the Python side of the same formulas, called by the planner
 (allocator.planning.requirements, to reserve it) and by the code generator (codegen, to
 size ``rip_scratch`` and check the plan). `BUFFER_SIZE_FUNCTION` names the C twin of each
 op kind; a test calls every twin and compares. Dims are (n, h, w, c), as ``rip_dims``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 Dims = tuple[int, int, int, int]
 
-# op kind -> the C function whose formula scratch_bytes mirrors for it
+# op kind -> the C function whose formula kernel_scratch_bytes mirrors for it
 BUFFER_SIZE_FUNCTION: dict[str, str] = {
     "CONV_2D": "rip_conv2d_fast_rq_s8_get_buffer_size",
     "DEPTHWISE_CONV_2D": "rip_depthwise_conv2d_scratch_get_buffer_size",
@@ -23,11 +23,11 @@ BUFFER_SIZE_FUNCTION: dict[str, str] = {
 }
 
 # The C twin of `depthwise_rows_scratch_bytes` (the row-streamed in-place depthwise kernel's
-# own need; the planner's reservation for a depthwise op, `scratch_bytes`, includes it).
+# own need; the planner's reservation for a depthwise op, `kernel_scratch_bytes`, includes it).
 ROWS_BUFFER_SIZE_FUNCTION = "rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size"
 
 
-def scratch_bytes(
+def kernel_scratch_bytes(
     kind: str,
     input_dims: Dims,
     filter_dims: Dims,
@@ -83,7 +83,7 @@ def fused_scratch_bytes(
     residual ADD's row of the last stage (W_out * C_out, rounded up to 4) when the chain
     ends in one, then the largest need of one stage. A CONV_2D stage runs the fast conv
     kernel a row at a time: rip_conv2d_fast_rq_s8's scratch (the ``CONV_2D`` formula of
-    `scratch_bytes`, 8 * K4 + 2 * KH * KW * C_in, rounded up to 4; it covers
+    `kernel_scratch_bytes`, 8 * K4 + 2 * KH * KW * C_in, rounded up to 4; it covers
     rip_conv2d_fast_s8's, so the reservation does not depend on which one the weights
     allow), and a stage after the first with KH > 1, whose window may wrap in its ring, two
     gathered receptive fields in front of it (2 * KH * KW * C_in, rounded up to 4). A
@@ -97,7 +97,9 @@ def fused_scratch_bytes(
         _, kh, kw, c_in = filter_dims
         taps = kh * kw * c_in
         fields = _align4(2 * taps) if j > 0 and kh > 1 else 0
-        need = max(need, fields + _align4(scratch_bytes(kind, input_dims, filter_dims, input_dims)))
+        need = max(
+            need, fields + _align4(kernel_scratch_bytes(kind, input_dims, filter_dims, input_dims))
+        )
     row = _align4(output_dims[2] * output_dims[3]) if residual else 0
     return row + need
 

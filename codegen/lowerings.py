@@ -65,7 +65,7 @@ LOWERINGS: dict[str, Lowering] = {
     "RESIZE_NEAREST_NEIGHBOR": lower_shape.lower_resize_nearest,
     "CONCATENATION": lower_shape.lower_concatenation,
     "PAD": lower_shape.lower_pad,
-    # ---- issue 14 (branch opsb): kernels/rip_shape.h
+    # ---- kernels/rip_shape.h --------------------------------------------------------------------
     "STRIDED_SLICE": lower_shape.lower_movement,
     "SLICE": lower_shape.lower_movement,
     "SPLIT": lower_shape.lower_movement,
@@ -84,7 +84,6 @@ LOWERINGS: dict[str, Lowering] = {
     "TRANSPOSE_CONV": lower_resample.lower_transpose_conv,
     # kernels/rip_norm.h
     "L2_NORMALIZATION": lower_norm.lower_l2norm,
-    # ---- end of issue 14 (branch opsb)
     # kernels/rip_fused.h
     "FUSED_CHAIN": lower_fused.lower_fused,
 }
