@@ -32,7 +32,8 @@ from rip.allocator.planning.strategies import STRATEGIES, build_problem
 from rip.boards import Board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
-from rip.errors import FitError, RipError
+from rip.core.errors import FitError, RipError
+from rip.core.terms import Placer, Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
 from rip.firmware.pico_project import build_pico_project, write_pico_project
@@ -43,7 +44,6 @@ from rip.frontend.fusion import FUSED_KIND, fuse
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.terms import Placer, Strategy
 
 
 @dataclass(frozen=True)

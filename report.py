@@ -10,11 +10,11 @@ from typing import Any
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.compiler import Compiled
+from rip.core.terms import Strategy
 from rip.firmware.output_dir import MANIFEST
 from rip.frontend.fusion import FUSED_KIND
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
-from rip.terms import Strategy
 
 BASELINE = Strategy.TINYENGINE
 

@@ -274,9 +274,9 @@ def measure_rip(path: Path, board, work: Path) -> dict:
     """Instructions and output CRC of every op of rip's generated code (strategy rip)."""
     from rip.codegen.emit import emit_model
     from rip.compiler import Options, analyse
+    from rip.core.terms import Placer, Strategy
     from rip.firmware.qemu_project import build_qemu_project, write_qemu_project
     from rip.firmware.result import parse_result_line
-    from rip.terms import Placer, Strategy
 
     options = Options(placer=Placer("milp"), time_limit=60.0, strategies=(Strategy.RIP,))
     compiled = analyse(path, board, options)

@@ -29,12 +29,12 @@ from rip.boards import Board, load_board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
-from rip.errors import RipError
+from rip.core.errors import RipError
+from rip.core.terms import Placer, Strategy
 from rip.firmware.qemu_project import ProfileMark, build_qemu_project, macs, write_qemu_project
 from rip.firmware.qemu_run import QemuRun, calibrate, run_elf
 from rip.firmware.result import parse_result_line
 from rip.frontend.ir import Graph, Operator
-from rip.terms import Placer, Strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared"

@@ -58,11 +58,11 @@ from rip.boards import load_board
 from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse, plan_strategies
-from rip.errors import LayerError
+from rip.core.errors import LayerError
+from rip.core.terms import Placer, Strategy
 from rip.firmware.result import parse_result_line
 from rip.frontend.fusion import FUSED_KIND, ChainSpan, candidates, fuse
 from rip.frontend.ir import Graph
-from rip.terms import Placer, Strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / ".." / "shared" / "models" / "mcunet"

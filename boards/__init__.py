@@ -11,7 +11,7 @@ import sys
 from dataclasses import MISSING, dataclass, fields
 from importlib import resources
 
-from rip.errors import RipError
+from rip.core.errors import RipError
 
 if sys.version_info >= (3, 11):
     import tomllib

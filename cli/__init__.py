@@ -1,6 +1,6 @@
 """Command-line entry points. Each parses its arguments, calls the library, prints, and hands
 its work to ``guarded``: the one place where anything that escapes the work becomes one line
-on stderr and an exit code (the table is in the README and ``rip.errors``)."""
+on stderr and an exit code (the table is in the README and ``rip.core.errors``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from rip.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, RipError
+from rip.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, RipError
 
 REPORT_HINT = "a bug in rip: please report it with the command line and the model"
 

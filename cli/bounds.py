@@ -20,8 +20,8 @@ from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.herringbone import herringbone_bound
 from rip.allocator.theory.simulate import simulate_herringbone, simulate_rip
 from rip.cli import guarded
-from rip.errors import LayerError, RipError
-from rip.limits import MAX_KERNEL_WORK, kernel_work
+from rip.core.errors import LayerError, RipError
+from rip.core.limits import MAX_KERNEL_WORK, kernel_work
 
 SCHEMES = ("rip", "herringbone", "gm-eq1", "corollary1")
 HERRINGBONE = ("herringbone", "gm-eq1", "corollary1")

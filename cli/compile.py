@@ -23,11 +23,11 @@ from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
 from rip.compiler import Compiled, Options, compile_model
-from rip.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
+from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
+from rip.core.terms import Placer, Strategy
 from rip.firmware.output_dir import cannot_write
 from rip.oplist import format_operator_table, operator_table
 from rip.report import build_report, format_generated, format_report
-from rip.terms import Placer, Strategy
 
 
 def _parser() -> argparse.ArgumentParser:

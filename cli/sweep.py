@@ -26,7 +26,7 @@ from rip.allocator.theory.sweep import (
 )
 from rip.allocator.theory.sweep_fused import FusedSweepResult, run_fused_sweep
 from rip.cli import guarded
-from rip.errors import OutputError, RipError
+from rip.core.errors import OutputError, RipError
 
 PROG = "rip-sweep"
 NO_CSV = "-"

@@ -27,7 +27,7 @@ import serial
 
 from rip.boards import load_board
 from rip.cli import guarded
-from rip.errors import RipError
+from rip.core.errors import RipError
 from rip.firmware.qemu_project import build_qemu_project
 from rip.firmware.qemu_run import default_timeout, is_emulated, run_elf
 from rip.firmware.result import Result

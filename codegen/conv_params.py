@@ -34,6 +34,7 @@ from rip.codegen.quant import (
     quantize_multiplier,
     where,
 )
+from rip.core.shapes import nhwc
 from rip.frontend.ir import (
     Conv2DParams,
     DepthwiseParams,
@@ -43,7 +44,6 @@ from rip.frontend.ir import (
     Quant,
     Tensor,
 )
-from rip.shapes import nhwc
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from rip.codegen.lowering import OpBuffers
 from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import default_inputs
 from rip.codegen.templating import render
-from rip.errors import CodegenError, LoweringError
+from rip.core.errors import CodegenError, LoweringError
 from rip.frontend.ir import Graph
 
 

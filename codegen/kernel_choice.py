@@ -58,7 +58,7 @@ from rip.allocator.planning.scratch import (
 )
 from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
 from rip.codegen.requant import cheap_channels, cheap_channels_negating
-from rip.terms import InPlaceKind
+from rip.core.terms import InPlaceKind
 
 CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_fast_s8
 

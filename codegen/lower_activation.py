@@ -6,7 +6,7 @@ the C text comes from the template pair ``templates/ops/activation_{data,call}.c
 through `rip.codegen.lowering.render_op`; `rip.codegen.lowerings` maps each op kind to its
 lowering.
 
-In place (`rip.terms.InPlaceKind` ``"elementwise"``) for all but SOFTMAX: the same call, with
+In place (`rip.core.terms.InPlaceKind` ``"elementwise"``) for all but SOFTMAX: the same call, with
 the output at or below the input; the kernels read element i before storing it, first to
 last. SOFTMAX reads each row twice (max, then sum) and needs disjoint buffers; asking for
 anything else is a `LoweringError`.
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from rip.codegen import activation_params as ap
 from rip.codegen.lowering import Kernel, Lowered, OpBuffers, lower_one_input
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-from rip.terms import InPlaceKind
 
 HEADER = "rip_activation.h"
 KERNELS: dict[str, Kernel] = {

@@ -37,9 +37,9 @@ from rip.codegen.lowering import Lowered, OpBuffers, OpContext, grouped, render_
 from rip.codegen.lowering import activation_input as _activation_input
 from rip.codegen.lowering import check_inplace as _check_inplace
 from rip.codegen.lowering import kernel_params as _params
-from rip.errors import LoweringError
+from rip.core.errors import LoweringError
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-from rip.terms import InPlaceKind
 
 CONV_HEADER = "rip_conv.h"
 

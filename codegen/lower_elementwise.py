@@ -8,7 +8,7 @@ whether the in-place mode the plan asks for is one the kernel supports. The C te
 the template pair ``templates/ops/elementwise_{data,call}.c.j2`` through
 `rip.codegen.lowering.render_op`; `rip.codegen.lowerings` maps each op kind to its lowering.
 
-In place (`rip.terms.InPlaceKind` ``"elementwise"``): the same call, with the output at or
+In place (`rip.core.terms.InPlaceKind` ``"elementwise"``): the same call, with the output at or
 below a full-size input; the kernels read element i before storing it, first to last. A
 broadcast operand is re-read for every row, so it can never be the overwritten one.
 """
@@ -27,9 +27,9 @@ from rip.codegen.lowering import (
     render_kernel,
     where,
 )
-from rip.errors import LoweringError
+from rip.core.errors import LoweringError
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-from rip.terms import InPlaceKind
 
 HEADER = "rip_elementwise.h"
 KERNELS: dict[str, Kernel] = {

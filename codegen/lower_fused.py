@@ -1,7 +1,7 @@
 """Lowering of kernels/rip_fused.h: a ``FUSED_CHAIN`` (rip.frontend.fusion) becomes the
 members' constant data, one ``rip_fused_chain`` and one call of ``rip_fused_chain_s8``
 over the chain's input, its rings (arena tensors the plan placed) and its output, which
-may start the planned gap below the input (`rip.terms.InPlaceKind` ``"fused"``).
+may start the planned gap below the input (`rip.core.terms.InPlaceKind` ``"fused"``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from rip.codegen.lowering import (
     render_op,
     where,
 )
-from rip.errors import LoweringError
+from rip.core.errors import LoweringError
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-from rip.terms import InPlaceKind
 
 HEADER = "rip_fused.h"
 

@@ -1,7 +1,7 @@
 """Lowering of kernels/rip_norm.h: L2_NORMALIZATION.
 
 Parameters from `rip.codegen.norm_params`; C text from the template pair
-``templates/ops/norm_{data,call}.c.j2``. In place (`rip.terms.InPlaceKind` ``"elementwise"``):
+``templates/ops/norm_{data,call}.c.j2``. In place (`rip.core.terms.InPlaceKind` ``"elementwise"``):
 the output at or below the input, as the kernel reads a row whole before writing it and then
 reads each element before storing it.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from rip.codegen import norm_params as npm
 from rip.codegen.lowering import Kernel, Lowered, OpBuffers, lower_one_input
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-from rip.terms import InPlaceKind
 
 HEADER = "rip_norm.h"
 KERNELS: dict[str, Kernel] = {

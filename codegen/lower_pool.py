@@ -22,8 +22,8 @@ from rip.codegen.lowering import (
     kernel_params,
     render_op,
 )
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-from rip.terms import InPlaceKind
 
 POOL_HEADER = "rip_pool.h"
 

@@ -24,7 +24,7 @@ from rip.codegen.lowering import (
     render_op,
     where,
 )
-from rip.errors import LoweringError
+from rip.core.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 
 HEADER = "rip_resample.h"

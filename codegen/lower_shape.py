@@ -5,7 +5,7 @@ The parameters are `rip.codegen.shape_params` (TFLite Micro's Prepare, bit for b
 text comes from the template pair ``templates/ops/shape_{data,call}.c.j2`` through
 `rip.codegen.lowering.render_op`; `rip.codegen.lowerings` maps each op kind to its lowering.
 
-In place (`rip.terms.InPlaceKind`): ``"reverse"`` for RESIZE_NEAREST_NEIGHBOR: output and
+In place (`rip.core.terms.InPlaceKind`): ``"reverse"`` for RESIZE_NEAREST_NEIGHBOR: output and
 input share a base address and the kernel traverses the output backwards (``reverse = 1``,
 Theorem 14), refused where some output pixel reads an input pixel above it (downsampling).
 CONCATENATION, TRANSPOSE and PAD read inputs out of order and need disjoint buffers; asking
@@ -31,9 +31,9 @@ from rip.codegen.lowering import (
     render_kernel,
     where,
 )
-from rip.errors import LoweringError
+from rip.core.errors import LoweringError
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-from rip.terms import InPlaceKind
 
 HEADER = "rip_shape.h"
 KERNELS: dict[str, Kernel] = {

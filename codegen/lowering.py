@@ -18,9 +18,9 @@ from typing import TypeVar
 
 from rip.codegen.quant import ParamsError
 from rip.codegen.templating import render
-from rip.errors import LoweringError
+from rip.core.errors import LoweringError
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-from rip.terms import InPlaceKind
 
 P = TypeVar("P")
 

@@ -20,7 +20,7 @@ from rip.codegen import (
     lower_shape,
 )
 from rip.codegen.lowering import Lowering
-from rip.errors import LoweringError
+from rip.core.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 
 LOWERINGS: dict[str, Lowering] = {

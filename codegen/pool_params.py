@@ -27,8 +27,8 @@ from rip.codegen.quant import (
     quantize_multiplier,
     where,
 )
+from rip.core.shapes import nhwc
 from rip.frontend.ir import Graph, Operator, PoolParams, ReduceParams
-from rip.shapes import nhwc
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rip.errors import ParamsError
+from rip.core.errors import ParamsError
+from rip.core.shapes import nhwc
 from rip.frontend.ir import Operator, Quant, Tensor
-from rip.shapes import nhwc
 
 INT8_MIN, INT8_MAX = -128, 127
 Dims = tuple[int, int, int, int]  # rip_dims: n, h, w, c
@@ -117,7 +117,7 @@ def tensor_size(t: Tensor) -> int:
 
 
 def dims4(shape: Sequence[int]) -> tuple[int, int, int, int]:
-    """``rip.shapes.nhwc``, its refusal of a fifth dimension as a ParamsError."""
+    """``rip.core.shapes.nhwc``, its refusal of a fifth dimension as a ParamsError."""
     try:
         return nhwc(shape)
     except ValueError as e:

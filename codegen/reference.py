@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rip.errors import ReferenceRunError
+from rip.core.errors import ReferenceRunError
 from rip.frontend.ir import Graph
 
 try:  # the oracle is the test extra (pip install rip[test])

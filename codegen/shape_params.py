@@ -20,6 +20,7 @@ import numpy as np
 
 from rip.codegen.activation_params import RequantizeParams, quantize_params
 from rip.codegen.quant import ParamsError, dims4, scale_zp
+from rip.core.shapes import nearest_index_map
 from rip.frontend.ir import (
     GatherParams,
     Graph,
@@ -28,7 +29,6 @@ from rip.frontend.ir import (
     SliceParams,
     Tensor,
 )
-from rip.shapes import nearest_index_map
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rip.boards import boot_drives, load_board, uf2_chips
-from rip.errors import FlashError, RipError
+from rip.core.errors import FlashError, RipError
 from rip.firmware.uf2 import Uf2Error, image_family, is_errata_block, parse_uf2
 
 BOOT_LABELS = tuple(boot_drives())  # from boards/*.toml: ("RPI-RP2", "RP2350")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.errors import BuildError
+from rip.core.errors import BuildError
 from rip.firmware.result import Result, c_printf, c_result_fields, parse_result_line
 
 

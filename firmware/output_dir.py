@@ -25,7 +25,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from rip.errors import OutputError
+from rip.core.errors import OutputError
 
 MANIFEST = ".rip-manifest.json"
 MANIFEST_VERSION = 1

@@ -22,7 +22,7 @@ from rip.boards import Board
 from rip.codegen.cformat import c_ident
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.errors import PicoSdkMissing, RipError
+from rip.core.errors import PicoSdkMissing, RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.result import Result, c_printf, c_result_fields
 from rip.firmware.uf2 import write_uf2

@@ -24,7 +24,7 @@ from pathlib import Path
 from rip.boards import Board
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.errors import EmulatedFitError, RipError
+from rip.core.errors import EmulatedFitError, RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.result import (
     ERROR_PREFIX,

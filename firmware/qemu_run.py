@@ -19,7 +19,7 @@ import serial
 
 from rip.boards import Board, load_board
 from rip.codegen.templating import render
-from rip.errors import FirmwareError, NoAnswerError, RipError
+from rip.core.errors import FirmwareError, NoAnswerError, RipError
 from rip.firmware.qemu_project import (
     build_qemu_project,
     qemu_args,

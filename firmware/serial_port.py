@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 import serial
 from serial.tools import list_ports
 
-from rip.errors import NoDeviceError
+from rip.core.errors import NoDeviceError
 from rip.firmware.result import ERROR_PREFIX, Result, parse_result_line
 
 RASPBERRY_PI_VID = 0x2E8A

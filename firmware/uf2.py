@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rip.boards import uf2_families
-from rip.errors import Uf2Error
+from rip.core.errors import Uf2Error
 
 MAGIC_START0 = 0x0A324655  # "UF2\n"
 MAGIC_START1 = 0x9E5D5157

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rip.shapes import nhwc
+from rip.core.shapes import nhwc
 
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1}
 
@@ -51,7 +51,7 @@ class Tensor:
 
     @property
     def hwc(self) -> tuple[int, int, int]:
-        """(H, W, C) of an NHWC activation, by ``rip.shapes.nhwc`` (lower ranks get ones
+        """(H, W, C) of an NHWC activation, by ``rip.core.shapes.nhwc`` (lower ranks get ones
         prepended, as TFLite extends a shape)."""
         return nhwc(self.shape)[1:]
 

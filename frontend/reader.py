@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import tflite
 
-from rip.errors import ModelError
+from rip.core.errors import ModelError
+from rip.core.shapes import conv_out_size, same_padding
 from rip.frontend import movement
 from rip.frontend.ir import (
     BlockParams,
@@ -46,7 +47,6 @@ from rip.frontend.ir import (
     describe,
 )
 from rip.frontend.validate import validate_model
-from rip.shapes import conv_out_size, same_padding
 
 FILE_IDENTIFIER = b"TFL3"
 

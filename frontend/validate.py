@@ -28,7 +28,7 @@ naming the file, the operator index and the tensor (a ``ModelError``, exit code 
   fully connected weights, broadcasting, concatenation, element counts of RESHAPE,
   same-shape ops like SOFTMAX);
 - sizes: no activation (and no set of activations alive together) over
-  ``HOST_LIMIT_BYTES``, no window over ``MAX_KERNEL_WORK`` (see rip.limits).
+  ``HOST_LIMIT_BYTES``, no window over ``MAX_KERNEL_WORK`` (see rip.core.limits).
 
 Unsupported operators are left to the reader, which names them (and recurrent models).
 ``check_limits`` is the same size check on a (rewritten) IR graph, for a driver that wants
@@ -44,10 +44,10 @@ import numpy as np
 import tflite
 from flatbuffers.table import Table
 
-from rip.errors import ModelError
+from rip.core.errors import ModelError
+from rip.core.limits import HOST_LIMIT_BYTES, MAX_EXTENT, MAX_KERNEL_WORK, kernel_work
 from rip.frontend.ir import DTYPE_BYTES, Graph
 from rip.frontend.liveness import live_bytes
-from rip.limits import HOST_LIMIT_BYTES, MAX_EXTENT, MAX_KERNEL_WORK, kernel_work
 
 _TYPE_NAMES = {
     getattr(tflite.TensorType, n): n.lower() for n in vars(tflite.TensorType) if n.isupper()

@@ -7,7 +7,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 
 
 @st.composite

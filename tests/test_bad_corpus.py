@@ -11,7 +11,7 @@ import make_bad_models
 import pytest
 
 from rip.cli.compile import main as compile_main
-from rip.errors import ModelError
+from rip.core.errors import ModelError
 from rip.frontend.reader import read_model
 
 BAD = Path(__file__).resolve().parent / "data" / "bad"

@@ -21,10 +21,10 @@ from rip.boards import load_board
 from rip.codegen.conv_params import conv_params
 from rip.codegen.kernel_choice import choose_conv_kernel
 from rip.compiler import Options, analyse
+from rip.core.terms import InPlaceKind, Strategy
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 from rip.report import build_report
-from rip.terms import InPlaceKind, Strategy
 
 ONLY_WITH_RIP = ["mcunet-in3", "proxyless-w0.3"]
 

@@ -28,10 +28,10 @@ from rip.cli.compile import main
 from rip.codegen.emit import CodegenError, emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import fused_stage
+from rip.core.terms import Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.terms import Strategy
 
 STRATEGIES = ("dual", "tinyengine", "rip", "fused")
 UNSUPPORTED = {"tflm-keyword_scrambled_8bit"}  # SVDF

@@ -17,7 +17,7 @@ from rip.allocator.planning.placement import Buffer, Pair, Problem, first_fit
 from rip.boards import boot_drives, load_board, uf2_chips
 from rip.cli import guarded
 from rip.compiler import Options, analyse, compile_model
-from rip.errors import (
+from rip.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_BUILD_FAILED,
     EXIT_DOES_NOT_FIT,
@@ -35,10 +35,10 @@ from rip.errors import (
     ReplayError,
     RipError,
 )
+from rip.core.shapes import nhwc
+from rip.core.terms import Placer, Strategy
 from rip.frontend.ir import Operator, describe
 from rip.report import build_report
-from rip.shapes import nhwc
-from rip.terms import Placer, Strategy
 
 CHAIN = Problem(
     (Buffer(0, 100, 0, 0), Buffer(1, 150, 0, 1), Buffer(2, 100, 1, 2), Buffer(3, 48, 2, 2)),

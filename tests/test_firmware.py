@@ -21,7 +21,7 @@ from rip.allocator.planning.requirements import requirements
 from rip.boards import load_board
 from rip.cli.flash import main as flash_main
 from rip.codegen.emit import EmittedModel, emit_model
-from rip.errors import RipError
+from rip.core.errors import RipError
 from rip.firmware import flash as flash_mod
 from rip.firmware.flash import FlashError, copy_to_drive, find_boot_drives, find_uf2
 from rip.firmware.host_project import BuildError, build_host, run_host, write_host_project

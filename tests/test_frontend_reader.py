@@ -15,7 +15,7 @@ import pytest
 import tflite
 import tflite_writer as tw
 
-from rip.errors import ModelError, RipError
+from rip.core.errors import ModelError, RipError
 from rip.frontend.ir import Padding, PadParams, Quant
 from rip.frontend.reader import read_model
 

@@ -25,7 +25,8 @@ from rip.codegen import fused_params
 from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
-from rip.errors import BuildError, LayerError, ReplayError
+from rip.core.errors import BuildError, LayerError, ReplayError
+from rip.core.terms import Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.qemu_project import write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
@@ -33,7 +34,6 @@ from rip.frontend.fusion import FUSED_KIND, fuse
 from rip.frontend.ir import Tensor
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.terms import Strategy
 
 STAGE = st.one_of(
     st.tuples(

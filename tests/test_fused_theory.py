@@ -40,7 +40,7 @@ from rip.allocator.theory.simulate_fused import (
 )
 from rip.allocator.theory.sweep_fused import run_fused_sweep
 from rip.cli.sweep import main as sweep_main
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 

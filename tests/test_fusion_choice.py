@@ -18,7 +18,7 @@ from rip.allocator.planning.requirements import fused_chain, requirements
 from rip.allocator.planning.strategies import build_problem
 from rip.allocator.theory.fused import ring_rows
 from rip.cli.compile import main, max_overhead
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 from rip.frontend.fusion import ChainSpan, candidates, fuse
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite

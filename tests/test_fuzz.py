@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from rip.allocator.planning.plan import plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.cli.bounds import evaluate
-from rip.errors import LayerError, ModelError, RipError
+from rip.core.errors import LayerError, ModelError, RipError
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 

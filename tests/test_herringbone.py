@@ -12,7 +12,7 @@ from hypothesis_strategies import layers, restricted_layers
 from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.herringbone import corollary1_gap, gm_eq1_gap, herringbone_gap
 from rip.allocator.theory.simulate import simulate_herringbone
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 
 
 def table2(paper_tables):

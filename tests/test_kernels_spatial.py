@@ -54,7 +54,7 @@ from rip.codegen.kernel_choice import (
     pack_filter_pairs,
 )
 from rip.codegen.quant import ParamsError, activation_range
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite

@@ -8,10 +8,10 @@ from tflite_writer import example_model, random_conv_model
 from rip.allocator.planning.requirements import conv_geometry, op_scratch_bytes, requirements
 from rip.allocator.planning.scratch import depthwise_rows_scratch_bytes
 from rip.allocator.theory.bounds import depthwise_bound, rip_bound
+from rip.core.terms import InPlaceKind
 from rip.frontend.liveness import last_reader, lifetimes, live_bytes
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.terms import InPlaceKind
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 from rip.codegen import lower_activation, lower_elementwise, lower_shape
 from rip.codegen.lowering import Lowered, OpBuffers
 from rip.codegen.lowerings import lowering_for
-from rip.errors import LoweringError
+from rip.core.errors import LoweringError
 from rip.frontend.ir import Graph, NoParams, Operator, Tensor
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite

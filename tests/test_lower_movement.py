@@ -28,11 +28,11 @@ from tflite_writer import ModelBuilder, movement_sample_model
 from rip.allocator.planning.requirements import requirements
 from rip.codegen.lowering import OpBuffers
 from rip.codegen.lowerings import lowering_for
-from rip.errors import LoweringError, ModelError
+from rip.core.errors import LoweringError, ModelError
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.terms import InPlaceKind
 
 SETTINGS = settings(
     max_examples=6,

@@ -35,13 +35,13 @@ from rip.codegen.lowering import OpBuffers
 from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
-from rip.errors import LoweringError, ModelError
+from rip.core.errors import LoweringError, ModelError
+from rip.core.terms import Placer
 from rip.firmware.qemu_project import macs, write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
-from rip.terms import Placer
 
 SETTINGS = settings(
     max_examples=10,

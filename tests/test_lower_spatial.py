@@ -28,7 +28,7 @@ from rip.allocator.planning.requirements import op_scratch_bytes, requirements
 from rip.codegen import lower_conv, lower_pool
 from rip.codegen.lowering import Lowered, OpBuffers, grouped
 from rip.codegen.lowerings import lowering_for
-from rip.errors import LoweringError
+from rip.core.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite

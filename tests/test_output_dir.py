@@ -15,9 +15,9 @@ from rip import compiler
 from rip.boards import load_board
 from rip.cli.compile import main
 from rip.compiler import Options, compile_model
-from rip.errors import BuildError, OutputError
+from rip.core.errors import BuildError, OutputError
+from rip.core.terms import Placer
 from rip.firmware.output_dir import MANIFEST
-from rip.terms import Placer
 
 FAST = ("--placer", "firstfit", "--quiet", "--no-cache")
 

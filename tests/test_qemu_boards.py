@@ -30,7 +30,8 @@ from rip.cli.verify import main_verify
 from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
-from rip.errors import EmulatedFitError, NoAnswerError
+from rip.core.errors import EmulatedFitError, NoAnswerError
+from rip.core.terms import Placer, Strategy
 from rip.firmware.qemu_project import (
     build_qemu_project,
     macs,
@@ -38,7 +39,6 @@ from rip.firmware.qemu_project import (
 )
 from rip.firmware.qemu_run import calibrate, run_elf, run_on_qemu
 from rip.firmware.result import parse_result_line
-from rip.terms import Placer, Strategy
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 REFERENCE = SHARED / "reference" / "cmsis-nn-m33-instructions.json"

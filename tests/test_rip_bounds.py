@@ -17,7 +17,7 @@ from rip.allocator.theory.bounds import (
 )
 from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.simulate import simulate_rip, simulate_upsample
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 
 TAPS = ("gather", "workspace")
 

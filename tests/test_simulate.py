@@ -9,7 +9,7 @@ from hypothesis_strategies import layers
 from rip.allocator.theory.bounds import check_dense
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import herringbone_order, simulate_herringbone, simulate_rip
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 
 SMALL = layers(max_extent=6, max_channels=4, max_kernel=3, max_stride=3, max_dilation=2, max_pad=2)
 

@@ -17,7 +17,7 @@ from rip.allocator.planning.requirements import conv_geometry
 from rip.allocator.planning.scratch import depthwise_ring_rows, depthwise_saved_rows
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_depthwise_ring, simulate_depthwise_rows
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 

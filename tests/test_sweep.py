@@ -230,7 +230,7 @@ def test_make_layers_deterministic() -> None:
     "kwargs", [{"n_layers": 0}, {"n_layers": 5, "seed": -1}, {"n_layers": 5, "max_extent": 3}]
 )
 def test_make_layers_rejects_bad_arguments(kwargs: dict) -> None:
-    from rip.errors import RipError
+    from rip.core.errors import RipError
 
     with pytest.raises(RipError):
         make_layers(**kwargs)

@@ -22,12 +22,12 @@ from rip.codegen.reference_process import (
     reference_checksum,
     run_reference,
 )
-from rip.errors import LayerError, ModelError, RipError
+from rip.core.errors import LayerError, ModelError, RipError
+from rip.core.limits import HOST_LIMIT_BYTES
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 from rip.frontend.validate import check_limits, validate_model
-from rip.limits import HOST_LIMIT_BYTES
 
 BAD = Path(__file__).resolve().parent / "data" / "bad"
 BOARDS = Path(__file__).resolve().parents[1] / "boards"

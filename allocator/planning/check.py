@@ -16,7 +16,7 @@ the arena.
 from __future__ import annotations
 
 from rip.allocator.planning.placement import Buffer, Pair, Plan, Problem, measure_peak
-from rip.errors import PlanError
+from rip.core.errors import PlanError
 
 SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 FREE = "."

@@ -33,7 +33,7 @@ from rip.allocator.planning.cost_model import CostModel, load
 from rip.allocator.planning.placement import align_up
 from rip.allocator.planning.requirements import Requirements, fused_chain
 from rip.allocator.theory.fused import fused_gap, ring_bytes, ring_rows
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 from rip.frontend.fusion import ChainSpan, candidates
 from rip.frontend.ir import Graph
 

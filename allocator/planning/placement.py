@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rip.errors import PlacementError as PlacementError  # re-exported: milp.py imports it here
+from rip.core.errors import PlacementError as PlacementError  # re-exported: milp.py imports it here
+from rip.core.terms import InPlaceKind, Order, Placer
 from rip.frontend.liveness import Buffer as Buffer  # the one buffer type, defined by liveness
-from rip.terms import InPlaceKind, Order, Placer
 
 
 @dataclass(frozen=True)

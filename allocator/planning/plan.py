@@ -12,9 +12,9 @@ from rip.allocator.planning.placement import PlacementError, Plan, Problem, firs
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import Requirements
 from rip.allocator.planning.strategies import build_problem
-from rip.errors import RipError
+from rip.core.errors import RipError
+from rip.core.terms import Placer, Strategy
 from rip.frontend.ir import Graph
-from rip.terms import Placer, Strategy
 
 PLACERS = tuple(Placer)
 

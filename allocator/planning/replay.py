@@ -26,10 +26,10 @@ from rip.allocator.planning.requirements import POOLS, conv_geometry, fused_chai
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest, simulate_rip, simulate_upsample
 from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows
-from rip.errors import ReplayError
+from rip.core.errors import ReplayError
+from rip.core.shapes import nearest_index_map, nhwc
 from rip.frontend.fusion import FUSED_KIND
 from rip.frontend.ir import Graph
-from rip.shapes import nearest_index_map, nhwc
 
 LITERAL_LIMIT = 4096  # output scalars up to which the literal simulator is used
 

@@ -31,12 +31,12 @@ from rip.allocator.theory.fused import Chain, make_chain
 from rip.allocator.theory.fused import fused_gap as chain_gap
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest
-from rip.errors import GraphError, LayerError
+from rip.core.errors import GraphError, LayerError
+from rip.core.shapes import nearest_index_map, nhwc
+from rip.core.terms import InPlaceKind, Layout, Order, Taps
 from rip.frontend.fusion import FUSED_KIND, FusedParams
 from rip.frontend.ir import Graph, Operator
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
-from rip.shapes import nearest_index_map, nhwc
-from rip.terms import InPlaceKind, Layout, Order, Taps
 
 ELEMENTWISE = (
     "ADD",

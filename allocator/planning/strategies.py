@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from rip.allocator.planning.placement import Pair, Problem, align_up
 from rip.allocator.planning.requirements import InPlace, Requirements
-from rip.errors import RipError
-from rip.terms import InPlaceKind, Strategy
+from rip.core.errors import RipError
+from rip.core.terms import InPlaceKind, Strategy
 
 STRATEGIES = tuple(Strategy)
 

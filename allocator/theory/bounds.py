@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 
 INF = float("inf")
 

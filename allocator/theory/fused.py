@@ -132,7 +132,7 @@ from dataclasses import dataclass
 
 from rip.allocator.theory.bounds import INF, _Axis, check_dense
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 
 CONV = "CONV_2D"
 DEPTHWISE = "DEPTHWISE_CONV_2D"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rip.errors import LayerError
-from rip.shapes import conv_out_size, dilated, same_padding
+from rip.core.errors import LayerError
+from rip.core.shapes import conv_out_size, dilated, same_padding
 
 
 @dataclass(frozen=True)

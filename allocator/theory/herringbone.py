@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rip.allocator.theory.bounds import Bound
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.errors import LayerError
+from rip.core.errors import LayerError
 
 
 def _restricted(geom: ConvGeometry, name: str) -> int:

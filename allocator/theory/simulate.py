@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.errors import LayerError
-from rip.limits import MAX_SIMULATION_CELLS
-from rip.terms import Layout, Order, Taps
+from rip.core.errors import LayerError
+from rip.core.limits import MAX_SIMULATION_CELLS
+from rip.core.terms import Layout, Order, Taps
 
 LAYOUTS = Layout.values()
 TAPS = Taps.values()

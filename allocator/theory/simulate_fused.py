@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rip.allocator.theory.fused import Chain, FusedSchedule, fused_schedule
-from rip.errors import LayerError
-from rip.limits import MAX_SIMULATION_CELLS
+from rip.core.errors import LayerError
+from rip.core.limits import MAX_SIMULATION_CELLS
 
 
 @dataclass(frozen=True)

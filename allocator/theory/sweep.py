@@ -35,8 +35,8 @@ from rip.allocator.theory.bounds import check_dense, rip_dense_gap, rip_padded_g
 from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.herringbone import corollary1_gap, gm_eq1_gap, herringbone_gap
 from rip.allocator.theory.simulate import simulate_herringbone, simulate_rip
-from rip.errors import LayerError, RipError
-from rip.shapes import dilated, same_padding
+from rip.core.errors import LayerError, RipError
+from rip.core.shapes import dilated, same_padding
 
 DEFAULT_MAX_EXTENT = 128
 # The largest kernel any generator draws is 7, and the restricted generators need a square

@@ -40,7 +40,7 @@ from rip.allocator.theory.fused import (
 from rip.allocator.theory.geometry import make_geometry
 from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows
 from rip.allocator.theory.sweep import VERDICTS, chunks, verdict
-from rip.errors import LayerError, RipError
+from rip.core.errors import LayerError, RipError
 
 CHAIN_STREAM = 12  # keeps chain streams apart from the layer sweep's (seed, i)
 DEFAULT_MAX_EXTENT = 48

@@ -1,5 +1,5 @@
 """Section 3, models (the paper's Table 3 and more): every shared model with weights
-planned for the Pico 1 under every strategy ``rip.terms.Strategy`` has at run time (the
+planned for the Pico 1 under every strategy ``rip.core.terms.Strategy`` has at run time (the
 compiler's own ``analyse``: read, rewrite, requirements, plan, replay), rip's first-fit plan
 beside its MILP plan, TFLite Micro's arena from the reference file, scratch, and whether
 each plan fits a Pico 1 and a Pico 2 (boards/*.toml: arena + scratch + SDK + stack)."""
@@ -12,8 +12,8 @@ from typing import Any
 from rip.allocator.planning.plan import plan_model
 from rip.boards import load_board
 from rip.compiler import Options, analyse
-from rip.errors import RipError
-from rip.terms import Placer, Strategy
+from rip.core.errors import RipError
+from rip.core.terms import Placer, Strategy
 
 from .common import MCUNET, MODELS, exact_ratio, one_line
 

@@ -18,7 +18,7 @@ import bench_cost
 
 from rip.boards import load_board
 from rip.compiler import Options, analyse
-from rip.terms import Strategy
+from rip.core.terms import Strategy
 
 from . import cost, figures, graphs, layers, models, render, study
 from .common import MCUNET, MODELS, REPO, exact_ratio, paper_tables

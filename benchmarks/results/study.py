@@ -14,7 +14,7 @@ from rip.allocator.planning.requirements import conv_geometry
 from rip.allocator.theory.bounds import rip_bound
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.herringbone import herringbone_bound
-from rip.errors import RipError
+from rip.core.errors import RipError
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 

@@ -23,7 +23,7 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from rip.shapes import dilated
+from rip.core.shapes import dilated
 
 Padding = Literal["SAME", "VALID"]
 Activation = Literal["NONE", "RELU", "RELU6"]

@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from rip.shapes import same_padding
+from rip.core.shapes import same_padding
 from tflite_writer.builder import (
     SOFTMAX_OUTPUT_SCALE,
     SOFTMAX_OUTPUT_ZERO_POINT,
