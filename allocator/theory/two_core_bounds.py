@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from rip.allocator.theory.bounds import INF, _Axis, check_dense, rip_dense_gap, rip_padded_gap
 from rip.allocator.theory.fused import Chain, fused_gap, ring_rows
 from rip.allocator.theory.geometry import ConvGeometry
+from rip.allocator.theory.two_core_programs import shares
 from rip.core.errors import LayerError
 from rip.core.terms import InPlaceKind
 
@@ -230,3 +231,34 @@ def fused_two_core_rings(chain: Chain) -> tuple[int, ...]:
     """Ring rows of a fused chain on two cores at L = 1: the one-core `ring_rows` (a slot
     is overwritten only in a unit after every read of its old row)."""
     return ring_rows(chain)
+
+
+# --------------------------------------------------------------------------------------
+# Scratch: per core
+# --------------------------------------------------------------------------------------
+Dims = tuple[int, int, int, int]
+PER_CHANNEL_KINDS = ("DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
+
+
+def core_dims(
+    kind: str,
+    input_dims: Dims,
+    filter_dims: Dims,
+    output_dims: Dims,
+    core: int,
+    split: int | None = None,
+) -> tuple[Dims, Dims, Dims]:
+    """The (input, filter, output) dims of core ``core``'s share of an op (NHWC, filter
+    [O, KH, KW, I] or depthwise [1, KH, KW, C]): each core's scratch is the one-core
+    formula (`planning.scratch.kernel_scratch_bytes`, the kernels' ``_get_buffer_size``)
+    on them, in a buffer of its own. A CONV_2D core gathers whole receptive fields (all
+    C_in) for its C_X output channels; a depthwise or pool core sees only its C_X channels
+    (one output plane, or its ring of rows over C_X channels; 4 C_X accumulator bytes);
+    elementwise and resizing use none."""
+    lo, hi = shares(output_dims[3], split)[core]
+    c = hi - lo
+    if kind == "CONV_2D":
+        return input_dims, (c, *filter_dims[1:]), (*output_dims[:3], c)
+    if kind in PER_CHANNEL_KINDS:
+        return (*input_dims[:3], c), (*filter_dims[:3], c), (*output_dims[:3], c)
+    return input_dims, filter_dims, output_dims

@@ -201,6 +201,9 @@ def _ring_hazards(chain: Chain, sched: FusedSchedule, compute_unit: dict, lag: i
     (a core's own accesses keep their program order)."""
     raw = war = 0
     for layer in range(1, chain.length):
+        g = chain.ops[layer].geom
+        if not _read_cols(g.w_in, g.w_out, g.kw, g.sw, g.dw, g.pad_left):
+            continue  # every tap of the layer falls on padding: it reads no ring byte
         owner = _channel_owner(chain, layer - 1)
         readers = {core: np.asarray(_reads(chain, layer, core)) for core in (0, 1)}
         made = sched.needed[layer - 1]
