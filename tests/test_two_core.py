@@ -29,7 +29,13 @@ from rip.allocator.theory.two_core_bounds import (
     two_core_rip_gap_simple,
 )
 from rip.allocator.theory.two_core_fast import fast_rip_gap
-from rip.allocator.theory.two_core_programs import default_split, rip_program
+from rip.allocator.theory.two_core_programs import (
+    PIXEL_PAIRS,
+    PIXELS,
+    RipSchedule,
+    default_split,
+    rip_program,
+)
 from rip.core.errors import LayerError
 
 TINY = layers(max_extent=4, max_channels=3, max_kernel=3, max_stride=2, max_dilation=2, max_pad=2)
@@ -64,16 +70,15 @@ def kernels(draw, shapes=TINY):
     split = draw(st.integers(0, geom.c_out))
     lag = draw(LAGS)
     assume(lag != 0 or (unit == 1 and taps == "gather"))
-    return geom, dict(layout=layout, taps=taps, tile=tile, unit_tiles=unit, split=split,
-                      per_channel=pool), lag  # fmt: skip
+    return geom, RipSchedule(layout, taps, tile, unit, split, pool), lag
 
 
-def _program(geom, kw):
-    return rip_program(geom, **kw)
+def _program(geom, sched):
+    return rip_program(geom, sched)
 
 
-def _fast(geom, kw, lag):
-    return fast_rip_gap(geom, lag, **kw)
+def _fast(geom, sched, lag):
+    return fast_rip_gap(geom, lag, sched)
 
 
 # --------------------------------------------------------------------------------------
@@ -85,8 +90,8 @@ def test_reachable_states_are_the_states_the_rule_allows(case):
     """The breadth-first walk reaches exactly the states in which every sync point a core
     has passed was satisfied by the other core's publishes (so any such state is some
     interleaving's, and the walk misses none)."""
-    geom, kw, lag = case
-    e = explore(_program(geom, kw), lag)
+    geom, sched, lag = case
+    e = explore(_program(geom, sched), lag)
     a_core, b_core = e.cores
     past_a = np.maximum.accumulate(np.concatenate([[0], a_core.need]))  # need of a prefix
     past_b = np.maximum.accumulate(np.concatenate([[0], b_core.need]))
@@ -109,20 +114,21 @@ def test_zero_lag_with_several_tiles_a_unit_deadlocks():
     """At L = 0 a core stores unit j only after the other read all of unit j; with two
     tiles a unit each core's first store waits for the other's second gather: both wait."""
     geom = make_geometry((3, 4), 2, 4, (3, 3), padding="same")
-    prog = rip_program(geom, unit_tiles=2)
+    sched = RipSchedule(unit_tiles=2)
+    prog = rip_program(geom, sched)
     assert explore(prog, 0).deadlocks > 0
     with pytest.raises(Deadlock):
         leader_order(prog, 0, 0)
     with pytest.raises(LayerError, match="deadlocks"):
-        fast_rip_gap(geom, 0, unit_tiles=2)
+        fast_rip_gap(geom, 0, sched)
 
 
 @settings(max_examples=120, deadline=None)
 @given(kernels())
 def test_worst_case_by_construction_is_every_interleaving(case):
     """At every gap, the two leader orders corrupt exactly when some interleaving does."""
-    geom, kw, lag = case
-    prog = _program(geom, kw)
+    geom, sched, lag = case
+    prog = _program(geom, sched)
     hi = safe_gap_bound(prog)
     exhaustive = explore(prog, lag).unsafe_gaps(hi)
     constructed = {g for g in range(hi + 1) if not worst_case(prog, g, lag).safe}
@@ -132,17 +138,17 @@ def test_worst_case_by_construction_is_every_interleaving(case):
 @settings(max_examples=150, deadline=None)
 @given(kernels())
 def test_fast_simulator_equals_the_exhaustive_search(case):
-    geom, kw, lag = case
-    prog = _program(geom, kw)
-    assert _fast(geom, kw, lag) == explore(prog, lag).min_gap() == min_gap_worst_case(prog, lag)
+    geom, sched, lag = case
+    prog = _program(geom, sched)
+    assert _fast(geom, sched, lag) == explore(prog, lag).min_gap() == min_gap_worst_case(prog, lag)
 
 
 @settings(max_examples=60, deadline=None)
 @given(kernels(SMALL))
 def test_fast_simulator_equals_the_exhaustive_search_small(case):
-    geom, kw, lag = case
+    geom, sched, lag = case
     assume(geom.h_out * geom.w_out <= 30)
-    assert _fast(geom, kw, lag) == explore(_program(geom, kw), lag).min_gap()
+    assert _fast(geom, sched, lag) == explore(_program(geom, sched), lag).min_gap()
 
 
 # --------------------------------------------------------------------------------------
@@ -155,7 +161,7 @@ def test_the_gap_does_not_depend_on_the_split(geom, tile, lag):
     channels ends every pixel)."""
     assume(geom.c_out >= 2)
     gaps = {
-        explore(rip_program(geom, "padded", tile=tile, split=s), lag).min_gap()
+        explore(rip_program(geom, RipSchedule("padded", tile=tile, split=s)), lag).min_gap()
         for s in range(1, geom.c_out)
     }
     assert len(gaps) == 1
@@ -167,11 +173,10 @@ def test_one_core_limits(geom, tile, unit):
     """Core B idle (split = C_out): the one-core simulator's minimum for the tile, at any
     lag. L = 0 (store after the other gathered the same tile): the same minimum."""
     want = simulate_rip(geom, "padded", "gather", tile=tile)
+    idle = RipSchedule("padded", tile=tile, unit_tiles=unit, split=geom.c_out)
     for lag in (1, 3, None):
-        assert (
-            fast_rip_gap(geom, lag, "padded", tile=tile, unit_tiles=unit, split=geom.c_out) == want
-        )
-    assert fast_rip_gap(geom, 0, "padded", tile=tile) == want
+        assert fast_rip_gap(geom, lag, idle) == want
+    assert fast_rip_gap(geom, 0, RipSchedule("padded", tile=tile)) == want
 
 
 @settings(max_examples=200, deadline=None)
@@ -185,7 +190,8 @@ def test_workspace_taps_cost_nothing_more_from_lag_one(geom, layout):
             return
     assume(geom.c_out >= 2)
     for lag in (1, 2, None):
-        assert fast_rip_gap(geom, lag, layout, "workspace") == fast_rip_gap(geom, lag, layout)
+        workspace = fast_rip_gap(geom, lag, RipSchedule(layout, "workspace"))
+        assert workspace == fast_rip_gap(geom, lag, RipSchedule(layout))
 
 
 @settings(max_examples=300, deadline=None)
@@ -199,12 +205,13 @@ def test_closed_form_is_tight_and_the_simple_bound_safe(geom, layout, tile, unit
             check_dense(geom)
         except LayerError:
             return
+    sched = RipSchedule(layout, tile=tile, unit_tiles=unit, per_channel=pool)
     for lag in (0, 1, 2, 4, None):
         if lag == 0 and unit > 1:
             continue
-        truth = fast_rip_gap(geom, lag, layout, tile=tile, unit_tiles=unit, per_channel=pool)
-        assert two_core_rip_gap(geom, lag, layout, tile, unit) == truth
-        assert two_core_rip_gap_simple(geom, lag, layout, tile, unit) >= truth
+        truth = fast_rip_gap(geom, lag, sched)
+        assert two_core_rip_gap(geom, lag, sched) == truth
+        assert two_core_rip_gap_simple(geom, lag, sched) >= truth
 
 
 @settings(max_examples=200, deadline=None)
@@ -217,11 +224,11 @@ def test_gap_grows_with_the_lag_from_the_one_core_gap(geom):
         check_dense(geom)
     except LayerError:
         return
-    gaps = [two_core_rip_gap(geom, lag, tile=2) for lag in (0, 1, 2, 3)]
+    gaps = [two_core_rip_gap(geom, lag, PIXEL_PAIRS) for lag in (0, 1, 2, 3)]
     assert gaps[0] <= one_core_gap(geom)
-    assert gaps == sorted(gaps) and gaps[-1] <= two_core_rip_gap(geom, None, tile=2)
+    assert gaps == sorted(gaps) and gaps[-1] <= two_core_rip_gap(geom, None, PIXEL_PAIRS)
     for lag in (1, 2, 3):
-        assert two_core_rip_gap(geom, lag, tile=2) <= two_core_rip_gap(geom, 2 * lag, tile=1)
+        assert two_core_rip_gap(geom, lag, PIXEL_PAIRS) <= two_core_rip_gap(geom, 2 * lag, PIXELS)
 
 
 # --------------------------------------------------------------------------------------
@@ -244,13 +251,10 @@ def test_exceeding_the_lag_by_one_unit_corrupts(name, tile):
     what L + 1 needs (found by executing the leader orders literally, and by the exhaustive
     search). The planned gap is tight: one byte less corrupts at L itself."""
     geom, pool = LAYERS[name]
-    tile = 1 if pool else tile
-    prog = rip_program(geom, tile=tile, per_channel=pool)
+    sched = RipSchedule(tile=1 if pool else tile, per_channel=pool)
+    prog = rip_program(geom, sched)
     for lag in (0, 1, 2, 3):
-        gap, more = (
-            two_core_rip_gap(geom, lag, tile=tile),
-            two_core_rip_gap(geom, lag + 1, tile=tile),
-        )
+        gap, more = two_core_rip_gap(geom, lag, sched), two_core_rip_gap(geom, lag + 1, sched)
         assert more > gap
         assert explore(prog, lag).min_gap() == gap and explore(prog, lag + 1).min_gap() == more
         for g in (gap, more - 1):
@@ -267,13 +271,13 @@ GRIDS = layers(max_extent=9, max_channels=5, max_kernel=3, max_stride=2, max_dil
 @settings(max_examples=100, deadline=None)
 @given(kernels(GRIDS))
 def test_whenever_the_gap_grows_one_more_unit_corrupts(case):
-    geom, kw, lag = case
+    geom, sched, lag = case
     if lag is None:
         return
-    gap, more = _fast(geom, kw, lag), _fast(geom, kw, lag + 1)
+    gap, more = _fast(geom, sched, lag), _fast(geom, sched, lag + 1)
     if more == gap:  # the output is already wholly below what L + 1 frees
         return
-    prog = _program(geom, kw)
+    prog = _program(geom, sched)
     assert worst_case(prog, more - 1, lag).safe
     assert not worst_case(prog, more - 1, lag + 1).safe
 
@@ -283,7 +287,7 @@ def test_a_pool_at_a_channel_aligned_gap_needs_no_synchronisation():
     is a multiple of C, which only it reads: no interleaving corrupts, unsynchronised, from
     the one-core gap rounded up to a multiple of C; other gaps need the lag's."""
     geom = LAYERS["3x3 max pool"][0]
-    prog = rip_program(geom, per_channel=True)
+    prog = rip_program(geom, RipSchedule(per_channel=True))
     c = geom.c_out
     bad = explore(prog, None).unsafe_gaps()
     one = simulate_rip(geom, "dense", "gather")

@@ -28,6 +28,8 @@ from rip.allocator.theory.two_core_bounds import (
 )
 from rip.allocator.theory.two_core_fast import fast_fused, fast_rip_gap
 from rip.allocator.theory.two_core_programs import (
+    PIXEL_PAIRS,
+    RipSchedule,
     default_split,
     depthwise_channel_program,
     depthwise_rows_program,
@@ -143,6 +145,18 @@ def test_fused_chain_at_lag_two_reads_rows_the_other_core_has_not_stored():
             fused_two_core_gap(chain, 2)
 
 
+def test_the_residual_store_needs_its_own_unit():
+    """Without the split-off store, the other core may still read its channels of X's row r
+    for the ADD while this core stores Y's row r: the gap grows to a whole output row."""
+    g = make_geometry((5, 4), 4, 4, (3, 3), padding="same")
+    chain = make_chain([("DEPTHWISE_CONV_2D", g), ("CONV_2D", g.with_channels(4, 4))], True)
+    _, w, c = chain.output_hwc
+    assert explore(fused_program(chain), 1).min_gap() == fused_gap(chain) < w * c
+    assert explore(fused_program(chain, split_store=False), 1).min_gap() == max(
+        fused_gap(chain), w * c
+    )
+
+
 # --------------------------------------------------------------------------------------
 # Scratch per core
 # --------------------------------------------------------------------------------------
@@ -209,10 +223,10 @@ def test_real_layers_and_chains(name):
         if op.kind != "CONV_2D" and op.kind not in POOLS:
             continue
         geom = conv_geometry(graph, op)
-        tile, pool = (1, True) if op.kind in POOLS else (2, False)
+        sched = RipSchedule(per_channel=True) if op.kind in POOLS else PIXEL_PAIRS
         for lag in (0, 1, 2):
-            gap = two_core_rip_gap(geom, lag, tile=tile)
-            assert gap == fast_rip_gap(geom, lag, tile=tile, per_channel=pool)
+            gap = two_core_rip_gap(geom, lag, sched)
+            assert gap == fast_rip_gap(geom, lag, sched)
             assert lag or gap <= c.gap
         seen += 1
     assert seen >= 20

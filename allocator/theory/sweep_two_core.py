@@ -48,33 +48,35 @@ from rip.allocator.theory.sweep import (
 from rip.allocator.theory.sweep_fused import make_chain_at
 from rip.allocator.theory.two_core_bounds import two_core_rip_gap, two_core_rip_gap_simple
 from rip.allocator.theory.two_core_fast import fast_fused, fast_rip_gap
+from rip.allocator.theory.two_core_programs import RipSchedule
 from rip.core.errors import LayerError, RipError
 
 
 @dataclass(frozen=True)
 class Config:
-    """One kernel configuration: ``pool`` runs the layer as a pool (per-channel reads)."""
+    """One kernel configuration, named; its ``per_channel`` schedules run the layer as a
+    pool."""
 
     name: str
-    pool: bool
-    layout: str
-    taps: str
-    tile: int
-    unit_tiles: int
+    schedule: RipSchedule
 
     def admits(self, lag: int | None) -> bool:
         """Lag 0 needs a unit of one gathered tile (else the cores wait for each other)."""
-        return lag != 0 or (self.taps == "gather" and self.unit_tiles == 1)
+        try:
+            self.schedule.check_lag(lag)
+        except LayerError:
+            return False
+        return True
 
 
 CONFIGS: tuple[Config, ...] = (
-    Config("conv-pixel", False, "dense", "gather", 1, 1),
-    Config("conv-pair", False, "dense", "gather", 2, 1),
-    Config("conv-pair-padded", False, "padded", "gather", 2, 1),
-    Config("conv-workspace", False, "dense", "workspace", 1, 1),
-    Config("conv-pair-unit4", False, "dense", "gather", 2, 4),
-    Config("pool-pixel", True, "dense", "gather", 1, 1),
-    Config("pool-unit8", True, "dense", "gather", 1, 8),
+    Config("conv-pixel", RipSchedule()),
+    Config("conv-pair", RipSchedule(tile=2)),
+    Config("conv-pair-padded", RipSchedule("padded", tile=2)),
+    Config("conv-workspace", RipSchedule(taps="workspace")),
+    Config("conv-pair-unit4", RipSchedule(tile=2, unit_tiles=4)),
+    Config("pool-pixel", RipSchedule(per_channel=True)),
+    Config("pool-unit8", RipSchedule(unit_tiles=8, per_channel=True)),
 )
 LAGS: tuple[int | None, ...] = (0, 1, 2, 3, 4, None)
 FORMS = ("exact", "simple")
@@ -109,20 +111,17 @@ def evaluate_layer(layer: Layer) -> list[TwoCoreRecord]:
     """Every admitted (configuration, lag) of one layer."""
     out = []
     for cfg in CONFIGS:
-        g = pool_of(layer.geom) if cfg.pool else layer.geom
-        if g is None or (cfg.layout == "dense" and not _dense_applies(g)):
+        sched = cfg.schedule
+        g = pool_of(layer.geom) if sched.per_channel else layer.geom
+        if g is None or (sched.layout == "dense" and not _dense_applies(g)):
             continue
         for lag in LAGS:
             if not cfg.admits(lag):
                 continue
-            args = (cfg.layout, cfg.tile, cfg.unit_tiles, cfg.taps)
-            truth = fast_rip_gap(
-                g, lag, cfg.layout, cfg.taps, cfg.tile, cfg.unit_tiles, per_channel=cfg.pool
-            )
             out.append(
                 TwoCoreRecord(
-                    layer.index, layer.generator, cfg.name, lag, truth,
-                    two_core_rip_gap(g, lag, *args), two_core_rip_gap_simple(g, lag, *args),
+                    layer.index, layer.generator, cfg.name, lag, fast_rip_gap(g, lag, sched),
+                    two_core_rip_gap(g, lag, sched), two_core_rip_gap_simple(g, lag, sched),
                 )
             )  # fmt: skip
     return out

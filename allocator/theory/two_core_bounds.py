@@ -49,12 +49,12 @@ are the one-core ones (:func:`fused_two_core_gap`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rip.allocator.theory.bounds import INF, _Axis, check_dense, rip_dense_gap, rip_padded_gap
 from rip.allocator.theory.fused import Chain, fused_gap, ring_rows
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.allocator.theory.two_core_programs import shares
+from rip.allocator.theory.two_core_programs import PIXELS, RipSchedule, shares
 from rip.core.errors import LayerError
 from rip.core.terms import InPlaceKind
 
@@ -73,44 +73,29 @@ def _stored(geom: ConvGeometry, layout: str) -> tuple[_Axis, _Axis, int, int]:
     raise LayerError(f"layout must be 'padded' or 'dense', got {layout!r}")
 
 
-def _check(lag: int | None, tile: int, unit_tiles: int, taps: str) -> None:
-    if tile < 1 or unit_tiles < 1:
-        raise LayerError(f"two cores: tile and unit must be positive, got {tile}, {unit_tiles}")
-    if taps not in ("gather", "workspace") or (taps == "workspace" and tile != 1):
-        raise LayerError(f"two cores: taps {taps!r} with tile {tile} is not a kernel")
-    if lag is not None and (lag < 0 or (lag == 0 and (unit_tiles > 1 or taps != "gather"))):
-        raise LayerError(f"two cores: lag {lag} deadlocks (a unit must read before it writes)")
-
-
-def lead_pixels(geom: ConvGeometry, lag: int | None, tile: int = 1, unit_tiles: int = 1) -> int:
+def lead_pixels(geom: ConvGeometry, lag: int | None, schedule: RipSchedule) -> int:
     """How far (output pixels) a core's stores may run ahead of the other core's reads:
     L units of P pixels, the whole output without synchronisation."""
     n = geom.h_out * geom.w_out
-    return n if lag is None else min(lag * tile * unit_tiles, n)
+    return n if lag is None else min(lag * schedule.unit_pixels, n)
 
 
-def two_core_rip_gap(
-    geom: ConvGeometry,
-    lag: int | None,
-    layout: str = "dense",
-    tile: int = 1,
-    unit_tiles: int = 1,
-    taps: str = "gather",
-) -> int:
+def two_core_rip_gap(geom: ConvGeometry, lag: int | None, schedule: RipSchedule = PIXELS) -> int:
     """Delta_2(L) of the module docstring (bytes): CONV_2D or pooling split by output
-    channels over both cores, units of ``unit_tiles`` tiles of ``tile`` pixels, lag
-    ``lag`` (None: unsynchronised), taps gathered or (tile 1, lag >= 1) read from the
-    workspace. Exact (tight against the simulator). With one output channel there is
-    nothing to split: the op stays on one core."""
-    _check(lag, tile, unit_tiles, taps)
+    channels over both cores as ``schedule`` says (any split leaving both cores a channel
+    gives this gap), lag ``lag`` (None: unsynchronised). Exact (tight against the
+    simulator). With one output channel there is nothing to split: the op stays on one
+    core."""
+    schedule.check_lag(lag)
+    layout = schedule.layout
     if geom.c_out < 2:  # nothing to split: one core runs it, its gap is the tile's
-        if taps == "workspace":
-            return one_core_gap(geom, layout, taps)
-        lag, unit_tiles = 0, 1
+        if schedule.taps == "workspace":
+            return one_core_gap(geom, layout, "workspace")
+        lag, schedule = 0, replace(schedule, unit_tiles=1)
     rows, cols, w_s, n_in = _stored(geom, layout)
     h_out, w_out, n = geom.h_out, geom.w_out, geom.h_out * geom.w_out
-    per = tile * unit_tiles
-    lead = lead_pixels(geom, lag, tile, unit_tiles)
+    per = schedule.unit_pixels
+    lead = lead_pixels(geom, lag, schedule)
     all_cols = cols.first_read(0, onwards=True)
 
     def first(k: int) -> float:  # F(k)
@@ -142,22 +127,17 @@ def one_core_gap(geom: ConvGeometry, layout: str = "dense", taps: str = "gather"
 
 
 def two_core_rip_gap_simple(
-    geom: ConvGeometry,
-    lag: int | None,
-    layout: str = "dense",
-    tile: int = 1,
-    unit_tiles: int = 1,
-    taps: str = "gather",
+    geom: ConvGeometry, lag: int | None, schedule: RipSchedule = PIXELS
 ) -> int:
     """The simple safe bound Delta_1 + L P C_out (module docstring); without
     synchronisation N_out (the whole output below the input)."""
-    _check(lag, tile, unit_tiles, taps)
+    schedule.check_lag(lag)
     if geom.c_out < 2:  # one core
-        return one_core_gap(geom, layout, taps)
-    one = one_core_gap(geom, layout)  # at L >= 1 workspace taps cost what gathered ones do
+        return one_core_gap(geom, schedule.layout, schedule.taps)
+    one = one_core_gap(geom, schedule.layout)  # from L = 1 workspace taps cost no more
     if lag is None:
         return max(geom.n_out, one)
-    return one + lead_pixels(geom, lag, tile, unit_tiles) * geom.c_out
+    return one + lead_pixels(geom, lag, schedule) * geom.c_out
 
 
 # --------------------------------------------------------------------------------------

@@ -24,7 +24,14 @@ import numpy as np
 from rip.allocator.theory.fused import Chain, FusedSchedule, fused_schedule
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import _last_reader_axis, _stored_axes
-from rip.allocator.theory.two_core_programs import _layer_reads, _read_cols, shares, store_split
+from rip.allocator.theory.two_core_programs import (
+    PIXELS,
+    RipSchedule,
+    _layer_reads,
+    _read_cols,
+    shares,
+    store_split,
+)
 from rip.core.errors import LayerError
 from rip.core.limits import MAX_SIMULATION_CELLS
 
@@ -35,27 +42,14 @@ def _first_live(prefix_max: np.ndarray, threshold: np.ndarray) -> np.ndarray:
     return np.searchsorted(prefix_max, threshold, side="left")
 
 
-def fast_rip_gap(
-    geom: ConvGeometry,
-    lag: int | None,
-    layout: str = "dense",
-    taps: str = "gather",
-    tile: int = 1,
-    unit_tiles: int = 1,
-    split: int | None = None,
-    per_channel: bool = False,
-) -> int:
+def fast_rip_gap(geom: ConvGeometry, lag: int | None, schedule: RipSchedule = PIXELS) -> int:
     """Minimum gap (bytes; upset minimum over every interleaving the synchronisation
-    allows) of :func:`rip.allocator.theory.two_core_programs.rip_program`'s schedule: the
-    output channels split at ``split``, units of ``unit_tiles`` tiles of ``tile`` pixels,
-    lag ``lag`` (None: no synchronisation). ``per_channel``: each core reads only its own
-    channels (pooling)."""
-    if tile < 1 or unit_tiles < 1 or (taps == "workspace" and tile != 1):
-        raise LayerError("two cores: tile and unit must be positive; workspace taps need tile 1")
-    if lag is not None and (lag < 0 or (lag == 0 and (unit_tiles > 1 or taps != "gather"))):
-        raise LayerError(f"two cores: lag {lag} deadlocks (a unit must read before it writes)")
-    if per_channel and geom.c_in != geom.c_out:
-        raise LayerError("two cores: a per-channel op keeps its channels")
+    allows) of :func:`rip.allocator.theory.two_core_programs.rip_program`'s schedule at lag
+    ``lag`` (None: no synchronisation)."""
+    schedule.check(geom)
+    schedule.check_lag(lag)
+    layout, taps, tile = schedule.layout, schedule.taps, schedule.tile
+    split, per_channel = schedule.split, schedule.per_channel
     sy, sx = _stored_axes(geom, layout)
     n_pix = geom.h_out * geom.w_out
     if max(sy.n * sx.n, n_pix) * 4 > MAX_SIMULATION_CELLS:
@@ -67,7 +61,7 @@ def fast_rip_gap(
     ).ravel()  # per stored pixel, in address order, the last output pixel reading it
     prefix_max = np.maximum.accumulate(last)
     n_stored = last.size
-    per = tile * unit_tiles
+    per = schedule.unit_pixels
     k = np.arange(n_pix)
     unit = k // per
     own_from = (k // tile + 1) * tile if taps == "gather" else k  # own reads after the store

@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from rip.allocator.theory.fused import POOL_KINDS, Chain, fused_schedule
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.allocator.theory.simulate import _stored_axes, _taps, raster
+from rip.allocator.theory.simulate import LAYOUTS, TAPS, _stored_axes, _taps, raster
 from rip.allocator.theory.two_core import BLOCK, GATHER, IN, OUT, Access, TwoCoreProgram, Unit
 from rip.core.errors import LayerError
 
@@ -66,28 +67,61 @@ def _tags():
 # --------------------------------------------------------------------------------------
 # Convolution and pooling
 # --------------------------------------------------------------------------------------
-def rip_program(
-    geom: ConvGeometry,
-    layout: str = "dense",
-    taps: str = "gather",
-    tile: int = 1,
-    unit_tiles: int = 1,
-    split: int | None = None,
-    per_channel: bool = False,
-) -> TwoCoreProgram:
-    """CONV_2D (or, ``per_channel``, a pool: C_out = C_in and output channel c reads input
-    channel c only) on two cores in the RiP layout: the output from 0, the input stored
-    (``layout``) from ``gap``. Output channels split at ``split``; a unit is ``unit_tiles``
-    tiles of ``tile`` pixels in row-major order (module docstring)."""
-    if tile < 1 or unit_tiles < 1 or (taps == "workspace" and tile != 1):
-        raise LayerError("two cores: tile and unit must be positive; workspace taps need tile 1")
-    if per_channel and geom.c_in != geom.c_out:
-        raise LayerError("two cores: a per-channel op keeps its channels")
+@dataclass(frozen=True)
+class RipSchedule:
+    """How a CONV_2D or pool kernel shares its work (module docstring): the input
+    ``layout``, where it reads its ``taps`` (Eq. 6), ``tile`` output pixels gathered
+    together, ``unit_tiles`` tiles a synchronisation unit, core A's ``split`` output
+    channels (None: :func:`default_split`), and ``per_channel`` reads (a pool: output
+    channel c reads input channel c only)."""
+
+    layout: str = "dense"
+    taps: str = "gather"
+    tile: int = 1
+    unit_tiles: int = 1
+    split: int | None = None
+    per_channel: bool = False
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS or self.taps not in TAPS:
+            raise LayerError(f"two cores: no {self.layout} layout with {self.taps} taps")
+        if self.tile < 1 or self.unit_tiles < 1 or (self.taps == "workspace" and self.tile != 1):
+            raise LayerError("two cores: tile and unit positive, workspace taps with tile 1")
+
+    @property
+    def unit_pixels(self) -> int:
+        return self.tile * self.unit_tiles
+
+    def check_lag(self, lag: int | None) -> None:
+        """L = 0 needs units that read everything before they store (one gathered tile):
+        otherwise each core's first store waits for the other's later reads."""
+        if lag is not None and (
+            lag < 0 or (lag == 0 and (self.unit_tiles > 1 or self.taps != "gather"))
+        ):
+            raise LayerError(f"two cores: lag {lag} deadlocks (a unit must read before it writes)")
+
+    def check(self, geom: ConvGeometry) -> None:
+        if self.per_channel and geom.c_in != geom.c_out:
+            raise LayerError("two cores: a per-channel op keeps its channels")
+
+
+PIXELS = RipSchedule()  # one pixel at a time (the GEMV and reference kernels)
+PIXEL_PAIRS = RipSchedule(tile=2)  # rip_conv2d_fast_(rq_)s8's pairs (CONV_TILE_PIXELS)
+
+
+def rip_program(geom: ConvGeometry, schedule: RipSchedule = PIXELS) -> TwoCoreProgram:
+    """CONV_2D (or, ``per_channel``, a pool) on two cores in the RiP layout: the output
+    from 0, the input stored (``layout``) from ``gap``; output channels split at
+    ``split``; a unit is ``unit_tiles`` tiles of ``tile`` pixels in row-major order
+    (module docstring)."""
+    schedule.check(geom)
+    layout, taps, tile = schedule.layout, schedule.taps, schedule.tile
+    split, per_channel = schedule.split, schedule.per_channel
     sy, sx = _stored_axes(geom, layout)
     c_in, c_out = geom.c_in, geom.c_out
     order = raster(geom.h_out, geom.w_out, "row")
     pixels = [sorted({y * sx.n + x for y, x in _taps(geom, sy, sx, r, c)}) for r, c in order]
-    n, per = len(order), tile * unit_tiles
+    n, per = len(order), schedule.unit_pixels
     tag = _tags()
 
     def read_bytes(pix: Collection[int], ch: range) -> np.ndarray:
@@ -332,18 +366,21 @@ def store_split(chain: Chain) -> bool:
     return chain.residual or chain.length == 1
 
 
-def fused_program(chain: Chain, splits: Sequence[int] | None = None) -> TwoCoreProgram:
+def fused_program(
+    chain: Chain, splits: Sequence[int] | None = None, split_store: bool | None = None
+) -> TwoCoreProgram:
     """A fused chain on two cores (module docstring): each row compute of
     :func:`fused_schedule` split by output channels (``splits[l]`` channels of layer l on
     core A), rule ``block``. Each core reads every input channel its channels need, from X
     (layer 0) or from the ring of the layer below, the bytes of the columns the layer's
     taps reach; ring bytes are expected to hold what the producing core stored for that
-    row (row r of T_{l+1} in its schedule slot)."""
+    row (row r of T_{l+1} in its schedule slot). ``split_store`` (default
+    :func:`store_split`) puts the stores of Y's rows in units of their own."""
     sched = fused_schedule(chain)
     last = chain.length - 1
     splits = [None] * chain.length if splits is None else list(splits)
     share = [shares(op.geom.c_out, s) for op, s in zip(chain.ops, splits, strict=True)]
-    split = store_split(chain)
+    split = store_split(chain) if split_store is None else split_store
     ring_names = [f"ring{i}" for i in range(last)]
     tag = _tags()
     stored: dict[tuple[int, int, int], int] = {}  # (layer, row, core) -> tag of its ring write
