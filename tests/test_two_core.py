@@ -135,7 +135,7 @@ def test_worst_case_by_construction_is_every_interleaving(case):
     assert exhaustive == constructed
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(kernels())
 def test_fast_simulator_equals_the_exhaustive_search(case):
     geom, sched, lag = case
@@ -194,7 +194,7 @@ def test_workspace_taps_cost_nothing_more_from_lag_one(geom, layout):
         assert workspace == fast_rip_gap(geom, lag, RipSchedule(layout))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(MEDIUM, st.sampled_from(["dense", "padded"]), st.sampled_from([1, 2]),
        st.sampled_from([1, 2, 5]), st.booleans())  # fmt: skip
 def test_closed_form_is_tight_and_the_simple_bound_safe(geom, layout, tile, unit, pool):

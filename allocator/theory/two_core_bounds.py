@@ -49,6 +49,7 @@ are the one-core ones (:func:`fused_two_core_gap`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 from rip.allocator.theory.bounds import INF, _Axis, check_dense, rip_dense_gap, rip_padded_gap
@@ -97,11 +98,15 @@ def two_core_rip_gap(geom: ConvGeometry, lag: int | None, schedule: RipSchedule 
     per = schedule.unit_pixels
     lead = lead_pixels(geom, lag, schedule)
     all_cols = cols.first_read(0, onwards=True)
+    row_here, row_later, col_on = (
+        functools.cache(lambda r: rows.first_read(r, onwards=False) * w_s),
+        functools.cache(lambda r: rows.first_read(r + 1, onwards=True) * w_s + all_cols),
+        functools.cache(lambda c: cols.first_read(c, onwards=True)),
+    )
 
-    def first(k: int) -> float:  # F(k)
+    def first(k: int) -> float:  # F(k): this row from column c on, or any later row
         r, c = divmod(k, w_out)
-        here = rows.first_read(r, onwards=False) * w_s + cols.first_read(c, onwards=True)
-        return min(here, rows.first_read(r + 1, onwards=True) * w_s + all_cols)
+        return min(row_here(r) + col_on(c), row_later(r))
 
     k_star = n - lead  # from here on every store ends at n
     row_pts = rows.breakpoints() | {k_star // w_out, 0, h_out - 1}
