@@ -261,17 +261,17 @@ def format_summary(summary: dict[str, Any]) -> str:
     many cases corrupt when the lag is exceeded by one unit; then the fused chains."""
     lines = [
         f"{summary['layers']['layers']} layers (Table 5), truth = two-core simulator",
-        f"{'config':18} {'lag':>4} {'cases':>6}   exact u/t/l       simple u/t/l (max over)  "
-        "L+1 corrupts",
+        f"{'config':18} {'lag':>4} {'cases':>6}   {'exact u/t/l':<17} "
+        f"{'simple u/t/l (max over)':<26} L+1 corrupts",
     ]
     for config, lags in summary["layers"]["results"].items():
         for lag, e in lags.items():
             ex, si = e["exact"], e["simple"]
+            exact = f"{ex['unsafe']}/{ex['tight']}/{ex['loose']}"
+            simple = f"{si['unsafe']}/{si['tight']}/{si['loose']} ({si['max_overshoot']} B)"
             lines.append(
-                f"{config:18} {lag:>4} {e['cases']:>6}   "
-                f"{ex['unsafe']}/{ex['tight']}/{ex['loose']:<12}"
-                f"{si['unsafe']}/{si['tight']}/{si['loose']} ({si['max_overshoot']} B)".ljust(70)
-                + f"{e.get('lag_matters', '-')}"
+                f"{config:18} {lag:>4} {e['cases']:>6}   {exact:<17} {simple:<26} "
+                f"{e.get('lag_matters', '-')}"
             )
     f = summary["fused"]
     lines.append(
