@@ -36,8 +36,8 @@ O(P k_h k_w) evaluations of F, each O(k).
 
 **The simple bound** (:func:`two_core_rip_gap_simple`): D_L(k) <= D_0(k) + L P C_out, so
 Delta_2(L) <= Delta_1 + L P C_out with Delta_1 the one-core gap (the planner's per-pixel
-gather gap, Theorem 13, is never below the tile's). Safe; equal where the one-core maximum
-sits at least L units before the end.
+gather gap, Theorem 13, is never below the tile's). Safe; for single-pixel units equal
+where the one-core maximum sits at least L pixels before the end.
 
 **Same-base kinds** (channel in-place and row-streamed depthwise, elementwise, reversed
 nearest resizing): split by channels (elementwise: by index), every byte a core stores
