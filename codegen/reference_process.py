@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rip.codegen.reference import ReferenceRunError, checksum, reference_outputs
+from rip.core import jsonio
 from rip.frontend.ir import Graph
 
 MARKER = "RIP-REFERENCE "
@@ -127,7 +128,7 @@ def _child() -> int:
         answer = {"refused": str(e)}
     except Exception as e:  # the interpreter's own exceptions: a refusal, not a crash
         answer = {"refused": f"TFLite Micro failed: {type(e).__name__}: {e}"}
-    sys.stdout.write(MARKER + json.dumps(answer) + "\n")
+    sys.stdout.write(MARKER + jsonio.dumps(answer) + "\n")
     sys.stdout.flush()
     return 0
 
