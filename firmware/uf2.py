@@ -29,12 +29,14 @@ and time are bounded by the flash size (16 MiB at most), whatever the file says.
 from __future__ import annotations
 
 import itertools
+import os
 import struct
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from rip.boards import Board, pico_boards, uf2_families
-from rip.core.errors import NO_SPACE_ERRNOS, Uf2Error
+from rip.core.errors import NO_SPACE_ERRNOS, DiskFullError, Uf2Error
 
 MAGIC_START0 = 0x0A324655  # "UF2\n"
 MAGIC_START1 = 0x9E5D5157
@@ -337,12 +339,13 @@ def elf_image(
     return base, bytes(image)
 
 
-def _input(source: Path, limit: int) -> bytes:
-    """The input file's bytes, refused above ``limit`` before they are read."""
+def _input(source: Path, limit: int, room: str) -> bytes:
+    """The input file's bytes, refused above ``limit`` (``room`` says where they would
+    go) before they are read."""
     try:
         size = source.stat().st_size
         if size > limit:
-            raise Uf2Error(f"{source}: {size:,} B, more than fits ({limit:,} B)")
+            raise Uf2Error(f"{source}: {size:,} B, more than {room} ({limit:,} B)")
         return source.read_bytes()
     except OSError as e:
         raise Uf2Error(f"{source}: {e.strerror}") from None
@@ -361,23 +364,45 @@ def convert(source: Path, target: Path, family: str, base_address: int = FLASH_B
     if not window[0] <= base_address < window[1]:
         raise Uf2Error(f"--base {_hex(base_address)} is outside {_where(board.chip, window)}")
     if _head(source) == b"\x7fELF":
-        base_address, data = elf_image(_input(source, MAX_ELF_BYTES), window, board.chip)
-        where = f"{source} ({len(data):,} B from 0x{base_address:08x})"
+        raw = _input(source, MAX_ELF_BYTES, "an ELF of these chips needs")
+        try:
+            base_address, data = elf_image(raw, window, board.chip)
+        except Uf2Error as e:
+            raise Uf2Error(f"{source}: {e}") from None
     else:
-        data = _input(source, window[1] - base_address)
-        where = f"{source}"
+        room = f"fits from --base {_hex(base_address)} to the end of the {board.chip}'s flash"
+        data = _input(source, window[1] - base_address, room)
     if not data:
         raise Uf2Error(f"{source} is empty: a UF2 of it would flash nothing")
-    if base_address + len(data) > window[1]:
-        raise Uf2Error(f"{where} at {_hex(base_address)} ends past {_where(board.chip, window)}")
     uf2 = bin_to_uf2(data, fam, base_address, errata)
     try:
-        target.write_bytes(uf2)
+        _write(target, uf2)
     except OSError as e:
         if e.errno in NO_SPACE_ERRNOS:
-            raise
+            raise DiskFullError(f"{target}: no space left on the device ({e.strerror})") from None
         raise Uf2Error(f"{target}: cannot write ({e.strerror})") from None
     return len(uf2) // BLOCK_BYTES
+
+
+def _write(target: Path, data: bytes) -> None:
+    """``data`` at ``target``, never half of it in a file: a regular file (or a new one) is
+    written beside it and renamed onto it; anything else (a device, a pipe) is written to
+    as it is, and never removed."""
+    if os.path.lexists(target) and not target.is_file():
+        target.write_bytes(data)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.rip-tmp-", dir=target.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        if hasattr(os, "fchmod"):  # as a plain open() would create it, not mkstemp's 0600
+            os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _hex(address: int) -> str:
