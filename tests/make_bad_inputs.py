@@ -115,7 +115,6 @@ def expecteds() -> Iterator[tuple[str, bytes, str]]:
     yield "seconds_infinity", _expected_raw(seconds, "Infinity"), "Infinity is not a JSON number"
     yield "seconds_nan", _expected_raw(seconds, "NaN"), "NaN is not a JSON number"
     yield "seconds_1e400", _expected_raw(seconds, "1e400"), "too large"
-    yield "seconds_1e308", _expected(expected_inference_seconds=1e308), "is outside"
     yield "seconds_negative", _expected(expected_inference_seconds=-1), "is outside"
     yield "macs_negative", _expected(macs=-5), "macs -5 is outside"
     yield "macs_float", _expected(macs=1.5), "macs has the wrong type"
