@@ -288,6 +288,8 @@ def _safe(rel: str) -> bool:
     p = PurePosixPath(rel)
     return (
         bool(rel)
+        and rel == p.as_posix()  # no empty or "." component: the form rip writes
+        and rel != "."
         and not p.is_absolute()
         and ".." not in p.parts
         and rel not in (MANIFEST, MANIFEST_TMP)
