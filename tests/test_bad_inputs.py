@@ -65,8 +65,10 @@ def test_no_line_of_the_corpus_is_a_result(name: str) -> None:
 
 def test_the_base_line_of_the_corpus_is_a_result() -> None:
     result = parse_result_line(make_bad_inputs.GOOD_LINE)
-    assert result is not None and result.checksum == 0x23C68D3F and result.line() == (
-        make_bad_inputs.GOOD_LINE
+    assert (
+        result is not None
+        and result.checksum == 0x23C68D3F
+        and result.line() == (make_bad_inputs.GOOD_LINE)
     )
 
 
