@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rip.codegen.reference import ReferenceRunError, checksum, reference_outputs
-from rip.core import jsonio
+from rip.core import jsonio, processes
 from rip.frontend.ir import Graph
 
 MARKER = "RIP-REFERENCE "
@@ -72,13 +72,9 @@ def run_reference(
     interpreter does; ``status`` says what happened."""
     data = Path(model).read_bytes() if isinstance(model, Path) else bytes(model)
     payload = pickle.dumps((data, graph), protocol=pickle.HIGHEST_PROTOCOL)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "rip.codegen.reference_process"],
-            input=payload,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
+    try:  # its own process group, dying with rip: never left behind by a signal
+        done = processes.run(
+            [sys.executable, "-m", "rip.codegen.reference_process"], timeout, input=payload
         )
     except subprocess.TimeoutExpired:
         return ReferenceOutcome(

@@ -70,22 +70,24 @@ def run(
     timeout: float,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """``cmd`` to its end, its output captured as text, within ``timeout`` seconds:
-    ``subprocess.TimeoutExpired`` after the group is stopped. On Ctrl-C or SIGTERM the
-    group is stopped before the exception goes on."""
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess:
+    """``cmd`` to its end, its output captured (text; bytes when ``input`` bytes are fed to
+    its stdin), within ``timeout`` seconds: ``subprocess.TimeoutExpired`` after the group
+    is stopped. On Ctrl-C or SIGTERM the group is stopped before the exception goes on."""
+    text = input is None
     proc = spawn(
         cmd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        errors="replace",
+        stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+        text=text,
+        errors="replace" if text else None,
         env=env,
         cwd=cwd,
     )
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(input=input, timeout=timeout)
     finally:
         stop(proc)
     return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)

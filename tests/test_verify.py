@@ -227,16 +227,18 @@ def test_missing_expected_json(capsys, tmp_path):
     assert code == 2 and "expected.json" in err
 
 
-def test_monitor_prints_lines_until_the_board_goes(capsys):
-    master, slave = os.openpty()
+def monitor_until_unplugged(capsys, data: bytes) -> tuple[int, str]:
+    """rip-monitor on a pseudo-terminal that prints ``data`` and is then unplugged; its
+    exit code and what it printed."""
     import tty
 
+    master, slave = os.openpty()
     tty.setraw(slave)
     path = os.ttyname(slave)
 
     def board() -> None:
         time.sleep(0.3)
-        os.write(master, b"first\r\n" + result_line())
+        os.write(master, data)
         time.sleep(0.5)
         os.close(master)  # unplugged: reads on the port now fail
 
@@ -247,7 +249,11 @@ def test_monitor_prints_lines_until_the_board_goes(capsys):
         code = main_monitor(["--port", path])
     finally:
         thread.join(timeout=5)
-    out, _ = capsys.readouterr()
+    return code, capsys.readouterr().out
+
+
+def test_monitor_prints_lines_until_the_board_goes(capsys):
+    code, out = monitor_until_unplugged(capsys, b"first\r\n" + result_line())
     assert out.splitlines()[:2] == ["first", result_line().decode().strip()]
     assert code == 2
 
@@ -361,27 +367,9 @@ def test_terminal_control_from_expected_json_is_escaped(capsys, tmp_path):
 
 
 def test_monitor_escapes_terminal_control(capsys):
-    master, slave = os.openpty()
-    import tty
-
-    tty.setraw(slave)
-    path = os.ttyname(slave)
-
-    def board() -> None:
-        time.sleep(0.3)
-        os.write(master, b"hello \x1b[2J\x07world\r\n")
-        time.sleep(0.5)
-        os.close(master)  # unplugged: the monitor ends
-
-    thread = threading.Thread(target=board, daemon=True)
-    thread.start()
-    try:
-        os.close(slave)
-        assert main_monitor(["--port", path]) == 2
-    finally:
-        thread.join(timeout=5)
-    out = capsys.readouterr().out
-    assert "hello \\x1b[2J\\x07world" in out and "\x1b" not in out and "\x07" not in out
+    code, out = monitor_until_unplugged(capsys, b"hello \x1b[2J\x07world\r\n")
+    assert code == 2 and "hello \\x1b[2J\\x07world" in out
+    assert "\x1b" not in out and "\x07" not in out
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "1e9"])
