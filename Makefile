@@ -27,8 +27,10 @@ test: $(STAMP)
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
 
-# Longer fuzzing of the reader, validator and planner than CI's bounded run (tests/test_fuzz.py):
-# random examples, FUZZ_EXAMPLES per target. A crash found is fixed and kept in the corpus.
+# Longer fuzzing than CI's bounded run (tests/test_fuzz.py): the model reader, validator and
+# planner, rip-bounds' fields, and (issue 22) board files, result lines, UF2 and ELF files,
+# expected.json fields and -o manifests; random examples, FUZZ_EXAMPLES per target. A crash
+# found is fixed and kept in the corpus (tests/make_bad_models.py, tests/make_bad_inputs.py).
 FUZZ_EXAMPLES ?= 5000
 fuzz: $(STAMP)
 	RIP_FUZZ_PROFILE=fuzz RIP_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -p no:xdist -x tests/test_fuzz.py

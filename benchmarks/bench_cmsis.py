@@ -47,6 +47,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cmsis_layers import CLASSES, Layer, LayerError, build_layers, op_class, plan_arena
 
+from rip.core import jsonio
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared"
 MODELS = SHARED / "models" / "mcunet"
@@ -576,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         print("outputs: every layer's CMSIS-NN, rip and TFLite Micro bytes are equal")
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs; CMSIS-NN {nn}")
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+        Path(args.json).write_text(jsonio.dumps(rows, indent=1))
     return 1 if bad else 0
 
 

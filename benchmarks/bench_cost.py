@@ -29,6 +29,7 @@ from rip.boards import Board, load_board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
+from rip.core import jsonio
 from rip.core.errors import RipError
 from rip.core.terms import Placer, Strategy
 from rip.firmware.qemu_project import ProfileMark, build_qemu_project, macs, write_qemu_project
@@ -257,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     print_tables(data["rows"], reference, data["calibration"])
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
     if args.json:
-        Path(args.json).write_text(json.dumps(data, indent=1))
+        Path(args.json).write_text(jsonio.dumps(data, indent=1))
     return 1 if any(r["mismatches"] for r in data["rows"]) else 0
 
 

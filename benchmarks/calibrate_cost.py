@@ -58,6 +58,7 @@ from rip.boards import load_board
 from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse, plan_strategies
+from rip.core import jsonio
 from rip.core.errors import LayerError
 from rip.core.terms import Placer, Strategy
 from rip.firmware.result import parse_result_line
@@ -257,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         with ProcessPoolExecutor(args.jobs) as pool:
             rows = list(pool.map(measure, map(str, paths), [boards] * len(paths)))
         if args.json:
-            Path(args.json).write_text(json.dumps(rows))
+            Path(args.json).write_text(jsonio.dumps(rows))
     fitted = {b: fit(rows, b) for b in boards}
     worst = report(rows, fitted)
     for b in boards:
@@ -276,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         "fused_features": list(FUSED_FEATURES),
         "boards": fitted,
     }
-    Path(args.out).write_text(json.dumps(data, indent=1) + "\n")
+    Path(args.out).write_text(jsonio.dumps(data, indent=1) + "\n")
     print(f"\nwrote {args.out}; wall {time.perf_counter() - t0:.0f} s")
     return 0
 

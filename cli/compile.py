@@ -10,7 +10,6 @@ rip-compile model.tflite --plot plan.png
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -23,7 +22,9 @@ from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
 from rip.compiler import Compiled, Options, compile_model
+from rip.core import jsonio
 from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
+from rip.core.printable import printable_lines
 from rip.core.terms import Placer, Strategy
 from rip.firmware.output_dir import cannot_write
 from rip.oplist import format_operator_table, operator_table
@@ -131,6 +132,19 @@ def max_overhead(text: str) -> float | None:
     return value
 
 
+MAX_TIME_LIMIT = 86400.0  # a day: planning waits for nothing longer
+
+
+def time_limit(seconds: float) -> float:
+    """``--time-limit``: finite, above 0 and at most a day (``inf`` would be a planning
+    stage with no bound); a RipError (exit 2) otherwise."""
+    if not math.isfinite(seconds) or not 0 < seconds <= MAX_TIME_LIMIT:
+        raise RipError(
+            f"--time-limit {seconds:g}: give seconds above 0 and at most {MAX_TIME_LIMIT:g}"
+        )
+    return seconds
+
+
 def _options(args: argparse.Namespace) -> Options:
     # -o alone needs only the selected strategy; a report, JSON or plot compares them all
     only = args.output and not (args.report or args.json or args.plot)
@@ -139,7 +153,7 @@ def _options(args: argparse.Namespace) -> Options:
         strategies=(Strategy(args.strategy),) if only else STRATEGIES,
         cache=not args.no_cache,
         placer=Placer(args.placer),
-        time_limit=args.time_limit,
+        time_limit=time_limit(args.time_limit),
         output=Path(args.output) if args.output else None,
         build=args.build,
         run=args.run,
@@ -204,17 +218,18 @@ def _compile(args: argparse.Namespace) -> int:
     c = compile_model(Path(args.model), board, _options(args))
     if args.plot:
         _plot(c, Path(args.plot))
+    # the model's tensor and file names reach the text: its control characters are escaped
     if args.json:
-        print(json.dumps(build_report(c), indent=2))
+        print(jsonio.dumps(build_report(c), indent=2))
     else:
         if args.report or not args.output:
-            print(format_report(build_report(c)))
+            print(printable_lines(format_report(build_report(c))))
         if args.report:
             print()
             print(f"arena under {c.strategy} (time x address):")
             print(picture(c.problem, c.plan))
         if args.output:
-            print(format_generated(c))
+            print(printable_lines(format_generated(c)))
     return _exit_code(c)
 
 

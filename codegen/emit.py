@@ -20,6 +20,7 @@ from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import default_inputs
 from rip.codegen.templating import render
 from rip.core.errors import CodegenError, LoweringError
+from rip.core.names import token
 from rip.frontend.ir import Graph
 
 
@@ -203,7 +204,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         )
     table = sorted(req.lifetimes.values(), key=lambda lt: (lt.first, lt.id))
     return EmittedModel(
-        name=graph.name,
+        name=token(graph.name),  # it reaches C strings, Makefiles, CMake and the result line
         strategy=strategy,
         arena_bytes=plan.peak,
         scratch_bytes=req.scratch_bytes,

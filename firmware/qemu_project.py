@@ -14,16 +14,15 @@ of the emitted model: model.c's template and the kernels stay as they are.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rip.boards import Board
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
+from rip.core import jsonio
 from rip.core.errors import EmulatedFitError, RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.result import (
@@ -33,6 +32,7 @@ from rip.firmware.result import (
     Result,
     c_result_fields,
 )
+from rip.firmware.tools import run_tool
 from rip.frontend.ir import Graph
 
 GCC_HINT = "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi"
@@ -163,14 +163,14 @@ def write_qemu_project(
     copy_kernels(out)
     write_expected(model, out, board.name, checksum)
     expected = out / "expected.json"
-    data = json.loads(expected.read_text(encoding="utf-8"))
+    data = jsonio.loads(expected.read_text(encoding="utf-8"))
     data["qemu_machine"] = board.qemu_machine
     data["instructions_per_tick"] = board.instructions_per_tick
     if model_macs is not None:
         data["macs"] = model_macs
     if profile:
         data["profile_marks"] = [{"op": k.op, "part": k.part} for k in marks]
-    expected.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    expected.write_text(jsonio.dumps(data, indent=2) + "\n", encoding="utf-8")
     return marks
 
 
@@ -186,8 +186,7 @@ def build_qemu_project(out: Path, board: Board) -> Path:
     gcc = shutil.which("arm-none-eabi-gcc")
     if make is None or gcc is None:
         raise BuildError(f"building for {board.name} needs make and arm-none-eabi-gcc ({GCC_HINT})")
-    proc = subprocess.run([make, "-C", str(out), f"CC={gcc}", "model.elf"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = run_tool([make, "-C", str(out), f"CC={gcc}", "model.elf"], f"build for {board.name}")
     if proc.returncode != 0:
         text = proc.stderr + proc.stdout
         m = _OVERFLOW.search(text)

@@ -7,7 +7,6 @@ timeout, on an error and on Ctrl-C (KeyboardInterrupt), so no emulator is left r
 
 from __future__ import annotations
 
-import json
 import shutil
 import socket
 import subprocess
@@ -19,6 +18,7 @@ import serial
 
 from rip.boards import Board, load_board
 from rip.codegen.templating import render
+from rip.core import jsonio, processes
 from rip.core.errors import FirmwareError, NoAnswerError, RipError
 from rip.firmware.qemu_project import (
     build_qemu_project,
@@ -26,7 +26,14 @@ from rip.firmware.qemu_project import (
     require_qemu,
 )
 from rip.firmware.result import Result
-from rip.firmware.serial_port import LineReader, open_port, wait_for_result
+from rip.firmware.serial_port import (
+    MAX_WAIT_SECONDS,
+    LineReader,
+    check_wait,
+    open_port,
+    wait_for_result,
+)
+from rip.firmware.tools import run_tool
 
 QEMU_HINT = "apt-get install qemu-system-arm"
 CONNECT_SECONDS = 10.0  # QEMU opens its socket within a fraction of a second
@@ -63,19 +70,11 @@ def _connect(port: int, proc: subprocess.Popen) -> serial.SerialBase:
             time.sleep(0.05)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()  # SIGKILL cannot be ignored
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-
-
 def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -> QemuRun:
     """Run ``elf`` on the board's QEMU machine until the firmware prints its result line
     (or, with ``until``, a line starting so), reports an error, or ``timeout`` seconds
     pass; QEMU is stopped in every case."""
+    check_wait(timeout)
     require_qemu(board)
     qemu = shutil.which("qemu-system-arm")
     if qemu is None:
@@ -84,7 +83,8 @@ def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -
     cmd = [qemu, *qemu_args(board), "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on",
            "-kernel", str(elf)]  # fmt: skip
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # its own process group, dying with rip: stopped on Ctrl-C and SIGTERM, or if rip is killed
+    proc = processes.spawn(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         link = _connect(port, proc)
         lines: list[str] = []
@@ -99,8 +99,8 @@ def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -
                         break
         finally:
             link.close()
-    finally:  # also on KeyboardInterrupt: no QEMU is left running
-        _stop(proc)
+    finally:  # also on Ctrl-C and SIGTERM: no QEMU is left running
+        processes.stop(proc)
     return QemuRun(result, lines, time.monotonic() - t0)
 
 
@@ -111,7 +111,7 @@ def default_timeout(board: Board, macs: int | None) -> float:
     if not macs or not board.instructions_per_second_estimate:
         return 600.0
     seconds = macs * board.cycles_per_mac_estimate / board.instructions_per_second_estimate
-    return max(60.0, 4.0 * seconds)
+    return min(MAX_WAIT_SECONDS, max(60.0, 4.0 * seconds))
 
 
 def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | None = None,
@@ -140,9 +140,15 @@ def _expected(project_dir: Path) -> dict:
     if not path.is_file():
         raise RipError(f"{project_dir}: no expected.json; give the folder rip-compile -o wrote")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RipError(f"{path}: not valid JSON ({e})") from None
+        data = jsonio.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as e:
+        raise RipError(f"{path}: not valid JSON ({' '.join(str(e).split())[:200]})") from None
+    if not isinstance(data, dict):
+        raise RipError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    macs = data.get("macs")
+    if macs is not None and (not isinstance(macs, int) or isinstance(macs, bool) or macs < 0):
+        raise RipError(f"{path}: macs must be a whole number >= 0, got {macs!r}")
+    return data
 
 
 def is_emulated(expected: dict) -> bool:
@@ -168,11 +174,11 @@ def calibrate(board: Board, work: Path, iterations: int = 1_000_000) -> tuple[in
     if gcc is None:
         raise RipError(f"calibrating {board.name} needs arm-none-eabi-gcc")
     elf = work / "calibrate.elf"
-    proc = subprocess.run(
+    proc = run_tool(
         [gcc, *board.cflags, "-std=c99", "-Wall", "-Wextra", "-Werror", "-nostartfiles",
          "-T", str(work / "link.ld"), f"-I{work}", str(work / "calibrate.c"),
          str(work / "startup.c"), "-o", str(elf)],
-        capture_output=True, text=True, check=False,
+        "calibration build",
     )  # fmt: skip
     if proc.returncode != 0:
         raise RipError(f"calibration build failed: {proc.stderr.strip()[-500:]}")

@@ -25,6 +25,7 @@ from typing import Any
 
 from rip.allocator.planning.placement import Pair, Plan, Problem, measure_peak
 from rip.allocator.planning.replay import replay
+from rip.core import jsonio
 from rip.frontend.ir import Graph
 
 FORMAT = 1  # bump when an entry's layout changes
@@ -121,7 +122,7 @@ class PlanCache:
             "time_limit": time_limit,
             "code": code_identity(),
         }
-        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
+        return hashlib.sha256(jsonio.dumps(ident, sort_keys=True).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.directory / f"{key}.json"
@@ -170,7 +171,7 @@ class PlanCache:
             return
         try:
             with os.fdopen(fd, "w") as f:
-                json.dump(entry, f)
+                jsonio.dump(entry, f)
             os.replace(tmp, self._path(key))
         except (OSError, TypeError, ValueError):
             Path(tmp).unlink(missing_ok=True)

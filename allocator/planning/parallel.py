@@ -9,8 +9,9 @@
   fresh plan is stored.
 * ``time_limit`` bounds the whole stage: every solve shares one deadline.
 * Ctrl-C stops the stage: the workers ignore SIGINT outside a solve (SCIP catches it during
-  one and milp.py raises it), and the parent, on KeyboardInterrupt or any error, terminates
-  its workers instead of waiting for their solves to end.
+  one and milp.py raises it), and the parent, on KeyboardInterrupt (SIGTERM and SIGHUP
+  included, as ``rip.cli.guarded`` raises them) or any error, kills its workers instead of
+  waiting for their solves to end; a worker also dies when its parent does.
 
 Every plan returned has passed the independent replay (plan_model replays it; the cache
 replays what it reads back).
@@ -30,6 +31,7 @@ from rip.allocator.planning.placement import Plan, Problem
 from rip.allocator.planning.plan import plan_model
 from rip.allocator.planning.requirements import Requirements
 from rip.allocator.planning.strategies import STRATEGIES, build_problem
+from rip.core.processes import die_with_parent
 from rip.frontend.ir import Graph
 
 WARM_FROM = {"tinyengine": "dual"}  # a strategy, and the one whose plan it starts from
@@ -101,19 +103,25 @@ def _run_chain(
     return plans
 
 
-def _ignore_sigint() -> None:
-    """A worker's initializer: Ctrl-C is the parent's to handle (it terminates the
-    workers); an idle worker must not die with a traceback of its own."""
+def _ignore_sigint(parent: int | None = None) -> None:
+    """A worker's initializer: Ctrl-C is the parent's to handle (it kills the workers); an
+    idle worker must not die with a traceback of its own. SIGTERM and SIGHUP get their
+    default action back (the parent's handler, inherited by fork, would only run after a
+    solve), and the worker dies with its parent even if the parent is killed outright."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    die_with_parent(parent)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    """Terminate every worker now: their solves could run for the rest of the time limit,
-    and nothing they return would be used."""
+    """Kill every worker now (SIGKILL: a solve in C would defer SIGTERM's handler): their
+    solves could run for the rest of the time limit, and nothing they return is used."""
     workers = list((getattr(pool, "_processes", None) or {}).values())
     for p in workers:
         if p.is_alive():
-            p.terminate()
+            p.kill()
     pool.shutdown(wait=False, cancel_futures=True)
     for p in workers:
         p.join(timeout=5)
@@ -169,7 +177,10 @@ def plan_strategies(
         _shared.update(graph=graph, req=req)
         ctx = multiprocessing.get_context("fork")
         pool = ProcessPoolExecutor(
-            min(jobs, len(chains)), mp_context=ctx, initializer=_ignore_sigint
+            min(jobs, len(chains)),
+            mp_context=ctx,
+            initializer=_ignore_sigint,
+            initargs=(os.getpid(),),
         )
         try:
             futures = [

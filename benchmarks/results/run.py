@@ -18,6 +18,7 @@ import bench_cost
 
 from rip.boards import load_board
 from rip.compiler import Options, analyse
+from rip.core import jsonio
 from rip.core.terms import Strategy
 
 from . import cost, figures, graphs, layers, models, render, study
@@ -276,7 +277,7 @@ def collect(
 
 
 def write(data: dict, page: Path, data_path: Path, readme: Path | None, page_link: str) -> None:
-    data_path.write_text(json.dumps(data, indent=1) + "\n")
+    data_path.write_text(jsonio.dumps(data, indent=1) + "\n")
     page.write_text(render.render(data))
     if readme is not None and not write_readme(readme, render.headline_text(data), page_link):
         print(f"[results] {readme}: no headline markers; README left as it was", file=sys.stderr)
