@@ -36,6 +36,7 @@ from rip.core.errors import FitError, RipError
 from rip.core.terms import Placer, Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
+from rip.firmware.pico_build import PicoBuildOptions
 from rip.firmware.pico_project import build_pico_project, write_pico_project
 from rip.firmware.qemu_project import macs, write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
@@ -65,6 +66,8 @@ class Options:
     # fused: estimated instruction budget of the fused chains, a fraction of the unfused
     # model's (None: no budget); fusion_choice.choose
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD
+    # --build: --stdio, --build-type, --cmake-arg, the shared build folder
+    pico_build: PicoBuildOptions = field(default_factory=PicoBuildOptions)
 
 
 @dataclass(frozen=True)
@@ -298,9 +301,11 @@ def check_request(board: Board, options: Options) -> None:
         raise RipError(f"--build is for Pico boards; for {board.name} use --run")
 
 
-def build(board: Board, out: Path, arena_bytes: int) -> dict:
+def build(
+    board: Board, out: Path, arena_bytes: int, options: PicoBuildOptions | None = None
+) -> dict:
     """Pico boards: the firmware built with the Pico SDK, and the arena found in ``.bss``."""
-    return check_placement(build_pico_project(out, board), arena_bytes)
+    return check_placement(build_pico_project(out, board, options=options), arena_bytes)
 
 
 def check_placement(build: dict, arena_bytes: int) -> dict:
@@ -333,7 +338,9 @@ def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Opt
     with transaction(options.output) as stage:
         write_project(board, c.graph, model, stage.path, ref)
         check_ownership(stage)
-        built = build(board, stage.path, model.arena_bytes) if options.build else {}
+        built = (
+            build(board, stage.path, model.arena_bytes, options.pico_build) if options.build else {}
+        )
         result = run(board, stage.path, options.repeat) if options.run else None
     return replace(
         c,

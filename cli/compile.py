@@ -5,6 +5,8 @@ stages, ``rip.report`` formats the result, ``rip.cli.guarded`` turns errors into
 
 rip-compile model.tflite --board pico2 --strategy rip --placer milp --report [--json]
 rip-compile model.tflite --plot plan.png
+rip-compile model.tflite --board pico -o out/ --build [--stdio uart] [--build-type Debug]
+            [--cmake-arg -DNAME=VALUE ...]
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputErr
 from rip.core.printable import printable_lines
 from rip.core.terms import Placer, Strategy
 from rip.firmware.output_dir import cannot_write
+from rip.firmware.pico_build import (
+    BUILD_TYPES,
+    DEFAULT_BUILD_TYPE,
+    STDIO,
+    PicoBuildOptions,
+    summary_lines,
+)
+from rip.firmware.pico_project import check_build_request
 from rip.oplist import format_operator_table, operator_table
 from rip.report import build_report, format_generated, format_report
 
@@ -100,6 +110,25 @@ def _parser() -> argparse.ArgumentParser:
         help="(pico boards) build the firmware with the Pico SDK at $PICO_SDK_PATH",
     )
     p.add_argument(
+        "--stdio",
+        choices=tuple(STDIO),
+        help="with --build: where the firmware's result line goes: usb (USB serial), uart "
+        "(UART0, for clean timing) or both; default both, or uart with a warning when the "
+        "SDK has no TinyUSB",
+    )
+    p.add_argument(
+        "--build-type",
+        choices=BUILD_TYPES,
+        help=f"with --build: CMake build type (default {DEFAULT_BUILD_TYPE})",
+    )
+    p.add_argument(
+        "--cmake-arg",
+        action="append",
+        metavar="-DNAME=VALUE",
+        help="with --build: one more CMake cache entry for the configure (repeatable; "
+        "passed as one argument, never through a shell)",
+    )
+    p.add_argument(
         "--force",
         action="store_true",
         help="generate code even when the plan does not fit the board's SRAM",
@@ -109,7 +138,8 @@ def _parser() -> argparse.ArgumentParser:
         "--no-cache",
         action="store_true",
         help="plan afresh: neither read nor write the plan cache ($RIP_CACHE_DIR, "
-        "default ~/.cache/rip)",
+        "default ~/.cache/rip); with --build, also build in a fresh folder instead of the "
+        "shared configured one there",
     )
     return p
 
@@ -161,7 +191,39 @@ def _options(args: argparse.Namespace) -> Options:
         force=args.force,
         progress=not args.quiet and not args.json and sys.stderr.isatty(),
         max_overhead=max_overhead(args.max_overhead),
+        pico_build=pico_build_options(args),
     )
+
+
+def pico_build_options(args: argparse.Namespace) -> PicoBuildOptions:
+    """``--stdio``, ``--build-type`` and ``--cmake-arg`` (each checked: one line, exit 2);
+    they configure ``--build`` and mean nothing without it."""
+    given = [f for f, v in (("--stdio", args.stdio), ("--build-type", args.build_type),
+                            ("--cmake-arg", args.cmake_arg)) if v]  # fmt: skip
+    if given and not args.build:
+        raise RipError(f"{', '.join(given)}: only with --build")
+    return PicoBuildOptions(
+        stdio=args.stdio,
+        build_type=args.build_type or DEFAULT_BUILD_TYPE,
+        cmake_args=tuple(args.cmake_arg or ()),
+        shared=not args.no_cache,
+    )
+
+
+def joined_option_values(
+    argv: Sequence[str], options: tuple[str, ...] = ("--cmake-arg",)
+) -> list[str]:
+    """``--cmake-arg -DX=1`` as ``--cmake-arg=-DX=1``: argparse would read a value that
+    starts with a dash as an option of its own."""
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg in options:
+            value = next(it, None)
+            out.append(arg if value is None else f"{arg}={value}")
+        else:
+            out.append(arg)
+    return out
 
 
 # What matplotlib's savefig writes, by the file's extension.
@@ -215,7 +277,10 @@ def _compile(args: argparse.Namespace) -> int:
     board = load_board(args.board)
     if args.plot:
         check_plot(Path(args.plot))
-    c = compile_model(Path(args.model), board, _options(args))
+    options = _options(args)
+    if args.build and args.output and board.pico_board:
+        check_build_request(board, options.pico_build)  # before minutes of planning
+    c = compile_model(Path(args.model), board, options)
     if args.plot:
         _plot(c, Path(args.plot))
     # the model's tensor and file names reach the text: its control characters are escaped
@@ -230,6 +295,8 @@ def _compile(args: argparse.Namespace) -> int:
             print(picture(c.problem, c.plan))
         if args.output:
             print(printable_lines(format_generated(c)))
+    for line in summary_lines(c.build) if c.build else ():
+        print(printable_lines(f"rip-compile: {line}"), file=sys.stderr)
     return _exit_code(c)
 
 
@@ -252,7 +319,7 @@ def _exit_code(c: Compiled) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(joined_option_values(sys.argv[1:] if argv is None else argv))
     if args.list_ops:
         print(format_operator_table(operator_table()))
         return EXIT_OK
