@@ -21,9 +21,8 @@ folder it points to. A folder inside DIR that is another file system (a mount po
 refused the same way, since a rename cannot cross it; when DIR itself is a mount point the
 staging folder goes inside DIR, so that the renames stay on one file system.
 
-Known limit: a Pico build folder is configured in the staging folder, so a hand-run
-``cmake`` in ``DIR/build`` must start from a fresh folder (``rm -rf DIR/build``); rip's own
-``--build`` always does.
+A Pico ``DIR/build`` holds only the build's outputs and its log: rip configures and builds
+outside DIR (``rip.firmware.pico_build``), so nothing in DIR refers to the staging folder.
 """
 
 from __future__ import annotations
