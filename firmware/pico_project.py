@@ -163,6 +163,14 @@ def _tool(name: str, why: str) -> str:
     return path
 
 
+def _build_tools() -> tuple[str, str]:
+    """cmake and arm-none-eabi-gcc, or a BuildError saying which is missing."""
+    return (
+        _tool("cmake", "the Pico SDK builds with CMake 3.13 or newer"),
+        _tool("arm-none-eabi-gcc", "the Arm GNU toolchain compiles for the Pico"),
+    )
+
+
 def section_sizes(elf: Path, size_tool: str = "arm-none-eabi-size") -> dict[str, dict[str, int]]:
     """Every allocated section of ``elf``: {name: {"bytes": n, "address": a}}, from
     ``arm-none-eabi-size -A`` (System V format, decimal)."""
@@ -273,8 +281,7 @@ def check_build_request(board: Board, options: PicoBuildOptions | None = None) -
     options = options or PicoBuildOptions()
     _require_pico(board)
     sdk = sdk_path()
-    _tool("cmake", "the Pico SDK builds with CMake 3.13 or newer")
-    _tool("arm-none-eabi-gcc", "the Arm GNU toolchain compiles for the Pico")
+    _build_tools()
     choose_stdio(options.stdio, find_tinyusb(sdk, cmake_defines(options.cmake_args)))
 
 
@@ -308,8 +315,7 @@ def build_pico_project(
         raise RipError(f"{out}: no expected.json; is this a project written by rip-compile?")
     model = jsonio.loads(expected.read_text(encoding="utf-8"))["model"]
     app = app_name(model)
-    cmake = _tool("cmake", "the Pico SDK builds with CMake 3.13 or newer")
-    gcc = _tool("arm-none-eabi-gcc", "the Arm GNU toolchain compiles for the Pico")
+    cmake, gcc = _build_tools()
     size_tool = _tool("arm-none-eabi-size", "it measures .bss and .data")
     env = dict(os.environ, PICO_SDK_PATH=str(sdk))
     tinyusb = find_tinyusb(sdk, cmake_defines(options.cmake_args), env)

@@ -135,6 +135,10 @@ def test_expected_json(projects, board, emitted):
     assert data["board"] == board and data["model"] == emitted.name
     assert data["strategy"] == "rip" and data["arena_bytes"] == emitted.arena_bytes
     assert data["checksum"] == f"0x{CHECKSUM:08x}"
+    # the result line's cycles= is microseconds on the RP2040, said where it is read
+    assert data["cycles_unit"] == {"pico": "us", "pico2": "cycles"}[board]
+    readme = (projects[board] / "README.md").read_text()
+    assert ("**microseconds** of one inference, not cycles" in readme) == (board == "pico")
 
 
 def result_format(main_c: str) -> str:
