@@ -2,7 +2,8 @@
 Vela's ``compiler_driver.py``).
 
     read -> rewrite -> requirements -> plan (per strategy) -> replay -> fit
-         -> emit -> write project -> build (Pico) / run (host) -> commit ``-o DIR``
+         -> emit -> write project -> build (Pico) -> emulate (Pico 1) / run (host, QEMU)
+         -> commit ``-o DIR``
 
 Each stage is one function that takes what earlier stages made and returns its own typed
 result; ``compile_model`` runs them in order and collects every result into one frozen
@@ -40,6 +41,7 @@ from rip.firmware.pico_project import build_pico_project, write_pico_project
 from rip.firmware.qemu_project import macs, write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
 from rip.firmware.result import Result
+from rip.firmware.rp2040_emulator import EmulatedRun, checked, emulate_project, prepare
 from rip.frontend.fusion import FUSED_KIND, fuse
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
@@ -49,7 +51,8 @@ from rip.frontend.rewrite import rewrite
 @dataclass(frozen=True)
 class Options:
     """What to compile for, and how far to go: an ``output`` folder means emit and write a
-    project; ``build`` builds Pico firmware; ``run`` builds and runs on the host."""
+    project; ``build`` builds Pico firmware; ``emulate`` runs it on rp2040js (with the boot
+    ROM ``bootrom``, else $RIP_RP2040_BOOTROM); ``run`` builds and runs on the host."""
 
     strategy: Strategy = Strategy.RIP
     placer: Placer = Placer.MILP
@@ -58,6 +61,8 @@ class Options:
     output: Path | None = None
     build: bool = False
     run: bool = False
+    emulate: bool = False
+    bootrom: Path | None = None
     repeat: int = 1
     force: bool = False  # write code even when the plan does not fit
     progress: bool = False  # stage and solver progress on stderr
@@ -115,7 +120,8 @@ class Compiled:
     output_dir: Path | None = None
     committed: Committed | None = None  # what the -o transaction replaced and removed
     build: dict = field(default_factory=dict)  # the firmware build's paths, sizes, placement
-    run: Result | None = None
+    run: Result | None = None  # the result line of a host, QEMU or emulated-Pico run
+    emulation: EmulatedRun | None = None  # the emulated Pico run, when there was one
 
     @property
     def plan(self) -> Plan:
@@ -296,6 +302,8 @@ def check_request(board: Board, options: Options) -> None:
         )
     if options.build and not board.pico_board:
         raise RipError(f"--build is for Pico boards; for {board.name} use --run")
+    if options.emulate and not options.build:
+        raise RipError("--emulate runs the firmware --build makes: add --build")
 
 
 def build(board: Board, out: Path, arena_bytes: int) -> dict:
@@ -312,6 +320,16 @@ def check_placement(build: dict, arena_bytes: int) -> dict:
         )
     build["arena_in_bss"] = True
     return build
+
+
+def emulate(board: Board, out: Path, bootrom: Path | None) -> EmulatedRun:
+    """Pico boards with an emulator: the UF2 just built, run on rp2040js with the boot ROM
+    and read over the emulated UART0 and USB CDC; no result line within a bound that
+    scales with the model's MACs is a NoAnswerError (exit 2), a kernel error or a fault a
+    FirmwareError (exit 1)."""
+    emulated = emulate_project(out, board, bootrom)
+    checked(emulated, board)
+    return emulated
 
 
 def run(board: Board, out: Path, repeat: int) -> Result:
@@ -334,6 +352,7 @@ def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Opt
         write_project(board, c.graph, model, stage.path, ref)
         check_ownership(stage)
         built = build(board, stage.path, model.arena_bytes) if options.build else {}
+        emulated = emulate(board, stage.path, options.bootrom) if options.emulate else None
         result = run(board, stage.path, options.repeat) if options.run else None
     return replace(
         c,
@@ -342,7 +361,8 @@ def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Opt
         output_dir=options.output,
         committed=stage.committed,
         build=_moved(built, stage),
-        run=result,
+        run=emulated.result_line if emulated is not None else result,
+        emulation=emulated,
     )
 
 
@@ -361,6 +381,8 @@ def compile_model(path: Path, board: Board, options: Options = Options()) -> Com
         check_target(options.output)  # before minutes of planning
     elif options.run or options.build:
         raise RipError("--run and --build need -o DIR for the generated project")
+    if options.emulate:
+        prepare(board, options.bootrom)  # the board, the boot ROM and the runner, likewise
     c = analyse(path, board, options)
     if options.output is None:
         return c

@@ -12,6 +12,7 @@ from rip.allocator.planning.requirements import Requirements
 from rip.compiler import Compiled
 from rip.core.terms import Strategy
 from rip.firmware.output_dir import MANIFEST
+from rip.firmware.result import Result
 from rip.frontend.fusion import FUSED_KIND
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
@@ -190,7 +191,33 @@ def generated(c: Compiled) -> dict[str, Any]:
             info.update(
                 expected_checksum=info["reference_checksum"], instructions=c.run.instructions
             )
+    if c.emulation is not None:
+        info.update(expected_checksum=info["reference_checksum"], **emulated(c))
     return info
+
+
+def emulated(c: Compiled) -> dict[str, Any]:
+    """The emulated Pico run: the inference's time at the board's clock from what the
+    firmware measured (``cycles`` in ``unit``; the top-level ``seconds`` is the compile's),
+    and under ``emulation`` rp2040js's cycles, what each serial port said and the bounds."""
+    e = c.emulation
+    assert e is not None and c.run is not None
+    usb = e.usb_result
+    return {
+        "inference_seconds": c.run.seconds,
+        "emulation": {
+            "emulator": e.emulator,
+            "seconds": c.run.seconds,
+            "clock_hz": c.run.clock_hz,
+            "emulated_cycles": e.emulated_cycles,
+            "serial": {
+                "uart0": f"0x{c.run.checksum:08x}",
+                "usb_cdc": f"0x{usb.checksum:08x}" if isinstance(usb, Result) else None,
+            },
+            "max_emulated_cycles": e.max_cycles,
+            "wall_seconds": round(e.wall_seconds, 2),
+        },
+    }
 
 
 def format_report(rep: dict[str, Any]) -> str:
@@ -285,6 +312,19 @@ def format_report(rep: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def format_emulated(c: Compiled) -> str:
+    """One line on the emulated Pico run (``emulated``), with what its figure leaves out."""
+    e = emulated(c)["emulation"]
+    mhz = f" at {e['clock_hz'] / 1e6:g} MHz" if e["clock_hz"] else ""
+    took = f"{e['seconds']:.4g} s{mhz}" if e["seconds"] is not None else "no time"
+    cycles = f", {e['emulated_cycles']:,} emulated cycles" if e["emulated_cycles"] else ""
+    usb = "USB CDC said the same" if e["serial"]["usb_cdc"] else "USB CDC said nothing"
+    return (
+        f"on {e['emulator']} ({e['wall_seconds']:g} s wall): one inference {took}{cycles} "
+        f"(flash reads cost like SRAM, core 0 only); UART0 read, {usb}"
+    )
+
+
 def _names(names: tuple[str, ...], shown: int = 6) -> str:
     return ", ".join(names[:shown]) + (f", ... ({len(names)} in all)" if len(names) > shown else "")
 
@@ -332,6 +372,8 @@ def format_generated(c: Compiled) -> str:
             else f"no reference ({c.reference.status if c.reference else 'not computed'}: {why})"
         )
         lines.append(c.run.line())
+        if c.emulation is not None:
+            lines.append(format_emulated(c))
         lines.append(
             f"reference (TFLite Micro) checksum={None if ref is None else f'0x{ref:08x}'}: "
             f"{verdict}"

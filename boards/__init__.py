@@ -43,6 +43,9 @@ class Board:
     # against it.
     stack_limit_bytes: int = 0
     flash_bytes: int = 0  # the board's flash (the SDK's linker script enforces it); 0: none
+    # What runs this board's firmware without the board (rip-compile --emulate): "rp2040js"
+    # for the RP2040; None where nothing does (the RP2350).
+    emulator: str | None = None
     clock_hz: int = 0
     cycles_per_mac_estimate: float = 0.0
     # Emulated boards (QEMU): the machine, where code and data go, the CMSDK UART, and how

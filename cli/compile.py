@@ -4,6 +4,7 @@ Only the command line: arguments become ``rip.compiler.Options``, ``compile_mode
 stages, ``rip.report`` formats the result, ``rip.cli.guarded`` turns errors into exit codes.
 
 rip-compile model.tflite --board pico2 --strategy rip --placer milp --report [--json]
+rip-compile model.tflite --board pico -o DIR --build --emulate [--json]
 rip-compile model.tflite --plot plan.png
 """
 
@@ -99,6 +100,17 @@ def _parser() -> argparse.ArgumentParser:
         help="(pico boards) build the firmware with the Pico SDK at $PICO_SDK_PATH",
     )
     p.add_argument(
+        "--emulate",
+        action="store_true",
+        help="(pico) build, then run the firmware on the rp2040js emulator (Node.js) and "
+        "compare its serial result line with TFLite Micro's",
+    )
+    p.add_argument(
+        "--bootrom",
+        metavar="FILE",
+        help="with --emulate: the RP2040 boot ROM image (16 KB; default $RIP_RP2040_BOOTROM)",
+    )
+    p.add_argument(
         "--force",
         action="store_true",
         help="generate code even when the plan does not fit the board's SRAM",
@@ -141,8 +153,10 @@ def _options(args: argparse.Namespace) -> Options:
         placer=Placer(args.placer),
         time_limit=args.time_limit,
         output=Path(args.output) if args.output else None,
-        build=args.build,
+        build=args.build or args.emulate,
         run=args.run,
+        emulate=args.emulate,
+        bootrom=Path(args.bootrom) if args.bootrom else None,
         repeat=args.repeat,
         force=args.force,
         progress=not args.quiet and not args.json and sys.stderr.isatty(),
