@@ -203,11 +203,12 @@ def emulated(c: Compiled) -> dict[str, Any]:
     e = c.emulation
     assert e is not None and c.run is not None
     usb = e.usb_result
+    seconds = None if c.run.seconds is None else round(c.run.seconds, 9)
     return {
-        "inference_seconds": c.run.seconds,
+        "inference_seconds": seconds,
         "emulation": {
             "emulator": e.emulator,
-            "seconds": c.run.seconds,
+            "seconds": seconds,
             "clock_hz": c.run.clock_hz,
             "emulated_cycles": e.emulated_cycles,
             "serial": {

@@ -152,6 +152,22 @@ def _run(cmd: list[str], what: str, env: dict[str, str]) -> None:
         raise BuildError(f"{what} failed ({' '.join(cmd[:2])} ...):\n" + "\n".join(tail))
 
 
+def forget_moved_cache(build: Path) -> None:
+    """A build folder configured elsewhere and moved here (rip-compile builds in a staging
+    folder and then moves the project into ``-o DIR``) holds a CMakeCache.txt that CMake
+    refuses ("is different than the directory ... where CMakeCache.txt was created"): drop
+    the cache and CMake's own files, so the folder is configured afresh."""
+    cache = build / "CMakeCache.txt"
+    if not cache.is_file():
+        return
+    text = cache.read_text(encoding="utf-8", errors="replace")
+    made = re.search(r"^CMAKE_CACHEFILE_DIR:INTERNAL=(.*)$", text, re.MULTILINE)
+    if made is None or Path(made[1].strip()).resolve() == build.resolve():
+        return
+    cache.unlink()
+    shutil.rmtree(build / "CMakeFiles", ignore_errors=True)
+
+
 def _configure(
     cmake: str, out: Path, build: Path, sdk: Path, use_picotool: bool, env: dict[str, str]
 ) -> None:
@@ -235,6 +251,7 @@ def build_pico_project(
         ) in ("", "0")
 
     build = out / "build"
+    forget_moved_cache(build)
     env = dict(os.environ, PICO_SDK_PATH=str(sdk))
     note = None
     try:
