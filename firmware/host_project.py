@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.core.errors import BuildError
+from rip.core.errors import BuildError, RipError
 from rip.firmware.result import Result, c_printf, c_result_fields, parse_result_line
 
 
@@ -39,6 +39,18 @@ def write_expected(model: EmittedModel, out: Path, board: str, checksum: int | N
                     for t in model.outputs],
     }  # fmt: skip
     (out / "expected.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def read_expected(project_dir: Path) -> dict:
+    """The expected.json of the project rip-compile wrote in ``project_dir``; one line for
+    a folder without one or a file that is not JSON."""
+    path = project_dir / "expected.json"
+    if not path.is_file():
+        raise RipError(f"{project_dir}: no expected.json; give the folder rip-compile -o wrote")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RipError(f"{path}: not valid JSON ({' '.join(str(e).split())})") from None
 
 
 def write_host_project(model: EmittedModel, out: Path, checksum: int | None = None) -> None:

@@ -7,7 +7,6 @@ timeout, on an error and on Ctrl-C (KeyboardInterrupt), so no emulator is left r
 
 from __future__ import annotations
 
-import json
 import shutil
 import socket
 import subprocess
@@ -20,6 +19,7 @@ import serial
 from rip.boards import Board, load_board
 from rip.codegen.templating import render
 from rip.core.errors import FirmwareError, NoAnswerError, RipError
+from rip.firmware.host_project import read_expected
 from rip.firmware.qemu_project import (
     build_qemu_project,
     qemu_args,
@@ -119,7 +119,7 @@ def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | 
     """Build (``make``) and run the project rip-compile wrote for an emulated board; its
     Result. A RIP-ERROR line is returned as a Result-less error (RipError, exit 1); no
     result line within ``timeout`` is a NoAnswerError (exit 2)."""
-    expected = _expected(project_dir)
+    expected = read_expected(project_dir)
     if board is None:
         board = load_board(str(expected.get("board")))
     elf = build_qemu_project(project_dir, board) if build else project_dir / "model.elf"
@@ -133,16 +133,6 @@ def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | 
     if isinstance(run.result, str):
         raise FirmwareError(f"{board.name}: the firmware reported an error: {run.result}")
     return run.result
-
-
-def _expected(project_dir: Path) -> dict:
-    path = project_dir / "expected.json"
-    if not path.is_file():
-        raise RipError(f"{project_dir}: no expected.json; give the folder rip-compile -o wrote")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RipError(f"{path}: not valid JSON ({e})") from None
 
 
 def is_emulated(expected: dict) -> bool:

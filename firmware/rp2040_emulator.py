@@ -42,6 +42,7 @@ from rip.core.errors import (
     NoDeviceError,
     RipError,
 )
+from rip.firmware.host_project import read_expected
 from rip.firmware.pico_project import app_name, expected_inference_seconds
 from rip.firmware.result import Result
 from rip.firmware.rp2040js_install import install, locked_version, node
@@ -265,13 +266,7 @@ def run_uf2(
 def project_uf2(project_dir: Path) -> tuple[Path, dict]:
     """The UF2 the build wrote for the project rip-compile wrote in ``project_dir``, and
     the project's expected.json."""
-    path = project_dir / "expected.json"
-    if not path.is_file():
-        raise RipError(f"{project_dir}: no expected.json; give the folder rip-compile -o wrote")
-    try:
-        expected = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RipError(f"{path}: not valid JSON ({' '.join(str(e).split())})") from None
+    expected = read_expected(project_dir)
     uf2 = project_dir / "build" / f"{app_name(str(expected.get('model')))}.uf2"
     if not uf2.is_file():
         raise RipError(f"{uf2}: no such file; build the project first (rip-compile --build)")

@@ -127,9 +127,14 @@ async function main() {
   if (!args.uf2 || !args.bootrom) {
     fail('usage: node run.mjs --uf2 FILE --bootrom FILE [--clock-hz HZ] [--max-cycles N] [--max-wall-seconds S]');
   }
-  const clockHz = Number(args['clock-hz']);
-  const maxCycles = Number(args['max-cycles']);
-  const maxWallMs = Number(args['max-wall-seconds']) * 1000;
+  const positive = (name) => {
+    const value = Number(args[name]);
+    if (!Number.isFinite(value) || value <= 0) fail(`--${name} ${args[name]}: not a positive number`);
+    return value;
+  };
+  const clockHz = positive('clock-hz');
+  const maxCycles = positive('max-cycles');
+  const maxWallMs = positive('max-wall-seconds') * 1000;
   const mcu = new RP2040(); // on rp2040js's SimulationClock, which the loop below ticks
   const { clock } = mcu;
   mcu.logger = quietLogger();
