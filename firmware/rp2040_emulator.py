@@ -58,8 +58,9 @@ BOOTROM_HINT = (
 )
 # Bounds. Emulated: the boot (boot ROM, clocks, USB enumeration: about 0.1 s measured) and
 # twice the board file's generous estimate of one inference, as rip-verify waits for a real
-# board. Wall: that many cycles at a floor of rp2040js's speed on a loaded machine (about
-# 25 M emulated cycles/s measured on a quiet one), after the start.
+# board (the estimate is about three times what rp2040js takes). Wall: that many cycles at
+# a floor of rp2040js's speed (about 20 M emulated cycles/s here, 7 M on 2 cores under a
+# load of 14), after the start.
 BOOT_SECONDS = 1.0
 UNKNOWN_INFERENCE_SECONDS = 10.0  # a project whose expected.json carries no MAC count
 CYCLES_PER_WALL_SECOND_FLOOR = 5e6
@@ -199,7 +200,10 @@ def _stop(proc: subprocess.Popen) -> None:
     """Kill the runner's process group (it was started in its own session) and reap it."""
     if proc.poll() is None:
         with suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+            if hasattr(os, "killpg"):
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:  # Windows: no process groups; node is the only process
+                proc.kill()
     proc.wait()  # SIGKILL cannot be ignored
     for stream in (proc.stdin, proc.stdout):
         if stream is not None:
