@@ -34,7 +34,7 @@ from unittest import mock
 
 import numpy as np
 
-from rip.core.operators import Op
+from rip.core.operators import CONVOLUTIONS, Op
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -150,7 +150,7 @@ def model_layers(path: Path):
 
     graph = rewrite(read_model(path.read_bytes(), name=path.stem))
     for op in graph.operators:
-        if op.kind not in (Op.CONV_2D, Op.DEPTHWISE_CONV_2D):
+        if op.kind not in CONVOLUTIONS:
             continue
         p = cp.conv_params(graph, op)
         w = graph.tensors[op.inputs[1]].data

@@ -34,7 +34,7 @@ from rip.codegen.quant import (
     quantize_multiplier,
     where,
 )
-from rip.core.operators import Op
+from rip.core.operators import CONVOLUTIONS, Op
 from rip.core.shapes import nhwc
 from rip.frontend.ir import (
     Conv2DParams,
@@ -146,7 +146,7 @@ def _has_bias(graph: Graph, op: Operator) -> bool:
 def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
     """CONV_2D or DEPTHWISE_CONV_2D: TFLite Micro's ConvParamsQuantized /
     DepthwiseConvParamsQuantized and its per-channel multipliers."""
-    if op.kind not in (Op.CONV_2D, Op.DEPTHWISE_CONV_2D):
+    if op.kind not in CONVOLUTIONS:
         raise ParamsError(f"{where(op)}: not a convolution")
     p = op.params
     if not isinstance(p, Conv2DParams):
@@ -235,7 +235,7 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnectedKernelPa
 
 def op_params(graph: Graph, op: Operator) -> KernelParams:
     """The parameters of whichever rip_conv.h kernel runs ``op``."""
-    if op.kind in (Op.CONV_2D, Op.DEPTHWISE_CONV_2D):
+    if op.kind in CONVOLUTIONS:
         return conv_params(graph, op)
     if op.kind == Op.FULLY_CONNECTED:
         return fully_connected_params(graph, op)

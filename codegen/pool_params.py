@@ -27,7 +27,7 @@ from rip.codegen.quant import (
     quantize_multiplier,
     where,
 )
-from rip.core.operators import Op
+from rip.core.operators import WINDOW_POOLS, Op
 from rip.core.shapes import nhwc
 from rip.frontend.ir import Graph, Operator, PoolParams, ReduceParams
 
@@ -80,7 +80,7 @@ def fold_mean_count(multiplier: int, shift: int, count: int) -> tuple[int, int]:
 def pool_params(graph: Graph, op: Operator) -> PoolKernelParams:
     """AVERAGE_POOL_2D / MAX_POOL_2D: TFLite Micro's PoolingPrepare (input and output must
     share their quantization; the activation range is the output's)."""
-    if op.kind not in (Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D) or not isinstance(op.params, PoolParams):
+    if op.kind not in WINDOW_POOLS or not isinstance(op.params, PoolParams):
         raise ParamsError(f"{where(op)}: not a pooling layer")
     p = op.params
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -136,7 +136,7 @@ def mean_params(graph: Graph, op: Operator) -> MeanKernelParams:
 
 def op_params(graph: Graph, op: Operator) -> KernelParams:
     """The parameters of whichever rip_pool.h kernel runs ``op``."""
-    if op.kind in (Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D):
+    if op.kind in WINDOW_POOLS:
         return pool_params(graph, op)
     if op.kind in (Op.GLOBAL_AVERAGE_POOL, Op.MEAN):
         return mean_params(graph, op)

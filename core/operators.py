@@ -433,6 +433,11 @@ _ROWS = (
 )
 SPECS: dict[Op, OpSpec] = {row.op: row for row in _ROWS}
 
+# Two groups every stage asks about: the windowed convolutions (a filter tensor as input 1)
+# and the windowed pools (their window in PoolParams).
+CONVOLUTIONS = (Op.CONV_2D, Op.DEPTHWISE_CONV_2D)
+WINDOW_POOLS = (Op.MAX_POOL_2D, Op.AVERAGE_POOL_2D)
+
 # How the gap of each in-place class is found (allocator.planning.requirements), as
 # `rip-compile --list-ops` prints it.
 GAP_RULES: dict[InPlaceKind, str] = {

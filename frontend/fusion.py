@@ -22,10 +22,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from rip.core.operators import SPECS, Op, spec
+from rip.core.operators import SPECS, WINDOW_POOLS, Op, spec
 from rip.frontend.ir import Graph, Operator, Quant, Tensor
-
-POOLS = (Op.MAX_POOL_2D, Op.AVERAGE_POOL_2D)
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,7 @@ class ChainSpan:
 def kernel_rows(graph: Graph, op: Operator) -> tuple[int, int, int]:
     """(kernel height, stride, dilation) along H of a stage."""
     p = op.params
-    if op.kind in POOLS:
+    if op.kind in WINDOW_POOLS:
         return p.filter[0], p.stride[0], 1
     return graph.tensors[op.inputs[1]].shape[1], p.stride[0], p.dilation[0]
 
@@ -89,7 +87,7 @@ def _stage_ok(graph: Graph, op: Operator) -> bool:
         return False
     if op.kind == Op.DEPTHWISE_CONV_2D and op.params.depth_multiplier != 1:
         return False
-    if op.kind in POOLS:
+    if op.kind in WINDOW_POOLS:
         return False  # no row kernel for pools yet (rip_fused.c); they end a chain
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if x.dtype != "int8" or y.dtype != "int8" or len(x.shape) != 4 or len(y.shape) != 4:

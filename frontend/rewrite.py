@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from rip.core.operators import SPECS, Op, Role
+from rip.core.operators import CONVOLUTIONS, SPECS, WINDOW_POOLS, Op, Role
 from rip.core.terms import Activation
 from rip.frontend.ir import (
     Graph,
@@ -34,8 +34,6 @@ from rip.frontend.movement import contiguous_offset
 # kernel applies the fused activation as a clamp of the quantized output (TFLite's
 # CalculateActivationRangeQuantized; CONCATENATION has the field, but TFLite's kernels
 # require it to be NONE, so a RELU after one is never fused into it).
-CONVS = (Op.CONV_2D, Op.DEPTHWISE_CONV_2D)
-POOLS = (Op.MAX_POOL_2D, Op.AVERAGE_POOL_2D)
 
 
 def _role(op: Operator) -> Role | None:
@@ -175,9 +173,9 @@ def _pad_fold_blocker(graph: Graph, pad_index: int) -> str | None:
     # The PAD output must be the reader's data input itself, not an alias or a weight.
     if reader.inputs[0] != dst or dst in reader.inputs[1:]:
         return f"its output is not the data input of {reader.kind}"
-    if reader.kind in CONVS:
+    if reader.kind in CONVOLUTIONS:
         return None
-    if reader.kind in POOLS:
+    if reader.kind in WINDOW_POOLS:
         if reader.params.padding != Padding():
             return f"{reader.kind} has padding of its own"
         return None
@@ -236,7 +234,7 @@ def _fold_one_pad(graph: Graph, pad_index: int) -> Graph:
     reader_index = _readers(graph, dst)[0]
     reader = graph.operators[reader_index]
     padding = reader.params.padding + pad.params.padding
-    if reader.kind in POOLS:
+    if reader.kind in WINDOW_POOLS:
         params: object = replace(reader.params, padding=padding, pad_counts=True)
     else:
         params = replace(reader.params, padding=padding)
@@ -419,7 +417,7 @@ def _fold_one_space_batch(
         return None
     conv_at = producers.get(b2s.inputs[0])
     conv = graph.operators[conv_at] if conv_at is not None else None
-    if conv is None or conv.kind not in CONVS:
+    if conv is None or conv.kind not in CONVOLUTIONS:
         return None
     s2b_at = producers.get(conv.inputs[0])
     s2b = graph.operators[s2b_at] if s2b_at is not None else None

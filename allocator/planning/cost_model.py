@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from rip.core.operators import SPECS, CostClass, Op
+from rip.core.operators import SPECS, WINDOW_POOLS, CostClass, Op
 from rip.frontend.ir import Graph, Operator
 
 DATA = Path(__file__).with_name("cost_model.json")
@@ -79,7 +79,7 @@ def op_features(graph: Graph, op: Operator) -> tuple[float, ...]:
         macs = outputs * f[1] * f[2]
     elif op.kind == Op.FULLY_CONNECTED:
         macs = outputs * graph.tensors[op.inputs[1]].shape[-1]
-    elif op.kind in (Op.MAX_POOL_2D, Op.AVERAGE_POOL_2D):
+    elif op.kind in WINDOW_POOLS:
         macs = outputs * op.params.filter[0] * op.params.filter[1]
     else:
         macs = max(inputs, outputs)

@@ -32,14 +32,12 @@ from rip.allocator.theory.fused import fused_gap as chain_gap
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest
 from rip.core.errors import GraphError, LayerError
-from rip.core.operators import SPECS, Op
+from rip.core.operators import SPECS, WINDOW_POOLS, Op
 from rip.core.shapes import nearest_index_map, nhwc
 from rip.core.terms import InPlaceKind, Layout, Order, Taps
 from rip.frontend.fusion import FusedParams
 from rip.frontend.ir import Graph, Operator, Tensor
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
-
-_POOLS = (Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D)
 
 # the per-layer bound that gave a candidate -> how its output overlays its input
 KIND_OF_SCHEME = {
@@ -100,7 +98,7 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
     h, w, c_in = x.hwc
     h_out, w_out, c_out = y.hwc
     p = op.params
-    if op.kind in _POOLS:
+    if op.kind in WINDOW_POOLS:
         kh, kw = p.filter
         dh = dw = 1
     else:
