@@ -503,7 +503,7 @@ class _Reader:
         rank = len(r.in_shape)
         if not -rank <= axes[0] < rank:
             raise self.fail(f"{r.where}: axis {axes[0]} out of range for rank {rank}")
-        return self.reduce_params(r, (axes[0] % rank,), False)
+        return self.checked_axes(r, (axes[0] % rank,), False)
 
     def reducer(self, r: _Raw) -> ReduceParams:
         """MEAN, SUM, REDUCE_MAX, REDUCE_MIN: an int32 axis tensor and keep_dims (a
@@ -517,7 +517,7 @@ class _Reader:
             axes = self.infer_mean_axes(r, r.tensors[r.ins[1]], keep_dims)
         if any(not -rank <= a < rank for a in axes):
             raise self.fail(f"{r.where}: axes {axes} out of range for rank {rank}")
-        return self.reduce_params(r, tuple(sorted({a % rank for a in axes})), keep_dims)
+        return self.checked_axes(r, tuple(sorted({a % rank for a in axes})), keep_dims)
 
     def leaky_relu(self, r: _Raw) -> LeakyReluParams:
         o = self.options(r)
@@ -549,7 +549,7 @@ class _Reader:
             raise self.fail(f"{r.where}: {perm} is not a permutation of rank {len(r.in_shape)}")
         return TransposeParams(tuple(perm))
 
-    def reduce_params(self, r: _Raw, axes: tuple[int, ...], keep_dims: bool) -> ReduceParams:
+    def checked_axes(self, r: _Raw, axes: tuple[int, ...], keep_dims: bool) -> ReduceParams:
         """The reduction's axes, checked against the output: it holds the kept extents."""
         in_shape, out_shape = r.in_shape, r.out_shape
         kept = [d for j, d in enumerate(in_shape) if j not in axes]

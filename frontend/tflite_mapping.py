@@ -18,7 +18,7 @@ from rip.core.operators import SPECS, Op
 
 
 @dataclass(frozen=True)
-class Format:
+class OpFormat:
     """How a TFLite file spells an op: ``min_inputs`` to ``max_inputs`` inputs (None: any
     number), of which ``optional`` positions may be -1 (absent); its ``options`` table
     besides NONE (None: no options), which must be present when ``options_required``; one
@@ -44,11 +44,11 @@ def _f(
     required: bool = False,
     optional: tuple[int, ...] = (),
     multi: bool = False,
-) -> Format:
-    return Format(lo, hi, options, required, frozenset(optional), multi)
+) -> OpFormat:
+    return OpFormat(lo, hi, options, required, frozenset(optional), multi)
 
 
-FORMATS: dict[Op, Format] = {
+FORMATS: dict[Op, OpFormat] = {
     Op.CONV_2D: _f(2, 3, "Conv2DOptions", required=True, optional=(2,)),
     Op.DEPTHWISE_CONV_2D: _f(2, 3, "DepthwiseConv2DOptions", required=True, optional=(2,)),
     Op.FULLY_CONNECTED: _f(2, 3, "FullyConnectedOptions", optional=(2,)),

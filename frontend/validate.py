@@ -503,7 +503,7 @@ class _Validator:
         """The options table, then every rule of the op (`RULES`), in order."""
         kind = TFLITE_OPS[self.kinds[i]]
         _, ins, outs = self.ops[i]
-        check = Check(self, i, kind, ins, outs, self.options(i))
+        check = OpCheck(self, i, kind, ins, outs, self.options(i))
         for rule in RULES[kind]:
             rule(check)
 
@@ -564,7 +564,7 @@ class _Validator:
 
 
 @dataclass(frozen=True)
-class Check:
+class OpCheck:
     """What a rule sees of operator ``index``: its kind, operands and options table, the
     shapes of its first input (``xs``) and output (``ys``)."""
 
@@ -600,10 +600,10 @@ class Check:
             raise self.validator.op_fail(self.index, tid, message)
 
 
-Rule = Callable[[Check], None]
+Rule = Callable[[OpCheck], None]
 
 
-def constraint_nhwc_window(c: Check) -> None:
+def constraint_nhwc_window(c: OpCheck) -> None:
     """Input and output are 4-D NHWC tensors with the same batch."""
     xs, ys = c.xs, c.ys
     c.need(len(xs) == 4, c.x, f"{c.kind} needs a 4-D NHWC input, got {list(xs)}")
@@ -611,7 +611,7 @@ def constraint_nhwc_window(c: Check) -> None:
     c.need(ys[0] == xs[0], c.out, f"batch {ys[0]} differs from the input's {xs[0]}")
 
 
-def constraint_filter_window(c: Check) -> None:
+def constraint_filter_window(c: OpCheck) -> None:
     """The filter is 4-D; its window and dilation are at least 1 and within rip's limit."""
     w = c.ins[1]
     ws = c.shape(w)
@@ -619,7 +619,7 @@ def constraint_filter_window(c: Check) -> None:
     c.validator.window(c.index, w, ws[1], ws[2], c.opts.DilationHFactor(), c.opts.DilationWFactor())
 
 
-def constraint_conv_channels(c: Check) -> None:
+def constraint_conv_channels(c: OpCheck) -> None:
     """The filter [O, KH, KW, I] has the input's channels I and the output's O; the bias,
     if any, has O entries."""
     w, xs, ys = c.ins[1], c.xs, c.ys
@@ -629,7 +629,7 @@ def constraint_conv_channels(c: Check) -> None:
     c.validator.bias(c.index, c.ins, ws[0])
 
 
-def constraint_depthwise_channels(c: Check) -> None:
+def constraint_depthwise_channels(c: OpCheck) -> None:
     """The filter is [1, KH, KW, C_out]; C_out is a multiple of the input's channels that
     the depth multiplier (if not 0) agrees with; the bias, if any, has C_out entries."""
     w, xs, ys = c.ins[1], c.xs, c.ys
@@ -650,14 +650,14 @@ def constraint_depthwise_channels(c: Check) -> None:
     c.validator.bias(c.index, c.ins, ys[3])
 
 
-def constraint_pool_window(c: Check) -> None:
+def constraint_pool_window(c: OpCheck) -> None:
     """The output keeps the input's channels; the window is at least 1 and within rip's
     limit."""
     c.need(c.ys[3] == c.xs[3], c.out, f"{c.ys[3]} channels, the input has {c.xs[3]}")
     c.validator.window(c.index, None, c.opts.FilterHeight(), c.opts.FilterWidth(), 1, 1)
 
 
-def constraint_fully_connected(c: Check) -> None:
+def constraint_fully_connected(c: OpCheck) -> None:
     """The weights are 2-D [out, in], ``in`` divides the input's elements into rows, the
     output holds those rows of ``out`` units (its last axis); the bias, if any, has ``out``
     entries."""
@@ -675,7 +675,7 @@ def constraint_fully_connected(c: Check) -> None:
     c.validator.bias(c.index, c.ins, ws[0])
 
 
-def constraint_broadcast(c: Check) -> None:
+def constraint_broadcast(c: OpCheck) -> None:
     """The output is the broadcast of the two inputs' shapes (NumPy's rule)."""
     b = c.shape(c.ins[1])
     c.need(
@@ -685,7 +685,7 @@ def constraint_broadcast(c: Check) -> None:
     )
 
 
-def constraint_same_size(c: Check) -> None:
+def constraint_same_size(c: OpCheck) -> None:
     """Input and output have the same number of elements."""
     xs, ys = c.xs, c.ys
     c.need(
@@ -695,12 +695,12 @@ def constraint_same_size(c: Check) -> None:
     )
 
 
-def constraint_same_shape(c: Check) -> None:
+def constraint_same_shape(c: OpCheck) -> None:
     """The output has the input's shape."""
     c.need(c.ys == c.xs, c.out, f"output {list(c.ys)} differs from input {list(c.xs)}")
 
 
-def constraint_concatenation(c: Check) -> None:
+def constraint_concatenation(c: OpCheck) -> None:
     """The axis is in range; every input has the output's shape off the axis, and their
     extents along it add up to the output's."""
     ys = c.ys
@@ -717,7 +717,7 @@ def constraint_concatenation(c: Check) -> None:
     c.need(total == ys[axis], c.out, f"axis {axis} sums to {total}, output has {ys[axis]}")
 
 
-def constraint_resize_nearest(c: Check) -> None:
+def constraint_resize_nearest(c: OpCheck) -> None:
     """Input and output are 4-D NHWC with the same batch and channels."""
     xs, ys = c.xs, c.ys
     c.need(len(xs) == 4 and len(ys) == 4, c.out, f"needs 4-D NHWC, got {list(xs)}")
@@ -728,7 +728,7 @@ def constraint_resize_nearest(c: Check) -> None:
     )
 
 
-def constraint_permutation(c: Check) -> None:
+def constraint_permutation(c: OpCheck) -> None:
     """The output's extents are a permutation of the input's."""
     c.need(
         sorted(c.ys) == sorted(c.xs),
@@ -737,7 +737,7 @@ def constraint_permutation(c: Check) -> None:
     )
 
 
-def constraint_inputs_like_output(c: Check) -> None:
+def constraint_inputs_like_output(c: OpCheck) -> None:
     """Every input has the output's shape."""
     for t in c.ins:
         c.need(
@@ -747,7 +747,7 @@ def constraint_inputs_like_output(c: Check) -> None:
         )
 
 
-def constraint_reduces(c: Check) -> None:
+def constraint_reduces(c: OpCheck) -> None:
     """The output has no more elements than the input."""
     c.need(
         _shape_elements(c.ys) <= _shape_elements(c.xs),
