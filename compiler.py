@@ -33,6 +33,7 @@ from rip.boards import Board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
 from rip.core.errors import FitError, RipError
+from rip.core.operators import Op
 from rip.core.terms import Placer, Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
@@ -40,7 +41,7 @@ from rip.firmware.pico_project import build_pico_project, write_pico_project
 from rip.firmware.qemu_project import macs, write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
 from rip.firmware.result import Result
-from rip.frontend.fusion import FUSED_KIND, fuse
+from rip.frontend.fusion import fuse
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -201,7 +202,7 @@ def _fused_identity(graph: Graph) -> bytes:
     chains = [
         ([m.source_index for m in op.params.ops], list(op.params.ring_rows))
         for op in graph.operators
-        if op.kind == FUSED_KIND
+        if op.kind == Op.FUSED_CHAIN
     ]
     return f"\0fused {chains}".encode() if chains else b""
 

@@ -10,9 +10,9 @@ from typing import Any
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.compiler import Compiled
+from rip.core.operators import Op
 from rip.core.terms import Strategy
 from rip.firmware.output_dir import MANIFEST
-from rip.frontend.fusion import FUSED_KIND
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
 
@@ -58,7 +58,7 @@ def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[
 
 def _fused_columns(graph: Graph, op) -> dict[str, Any]:
     """A fused chain's members (TFLite operator indices) and ring bytes."""
-    if op.kind != FUSED_KIND:
+    if op.kind != Op.FUSED_CHAIN:
         return {}
     p = op.params
     return {

@@ -44,6 +44,8 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
+from rip.core.operators import Op
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cmsis_layers import CLASSES, Layer, LayerError, build_layers, op_class, plan_arena
 
@@ -157,6 +159,7 @@ def render_harness(name: str, layers: list[Layer], inputs: list[dict], outputs: 
         lstrip_blocks=True,
     )  # fmt: skip
     env.filters.update(c_values=c_values, dims=c_dims)
+    env.globals["Op"] = Op  # the template names op kinds as the operator table does
     return env.get_template("cmsis_model.c.j2").render(
         name=name, layers=layers, inputs=inputs, outputs=outputs,
         arena_bytes=max(arena_bytes, 16), scratch_bytes=SCRATCH_BYTES,
@@ -334,7 +337,7 @@ def tflm_tensors(path: Path, graph) -> tuple[dict[int, int], int]:
     keep = runtime.InterpreterConfig.kPreserveAllTensors  # (the keyword's spelling is theirs)
     it = runtime.Interpreter.from_bytes(path.read_bytes(), arena_size=64 << 20,
                                         intrepreter_config=keep)  # fmt: skip
-    boundary = {q: f for kind, f, q in graph.interface if kind == "QUANTIZE"}
+    boundary = {q: f for kind, f, q in graph.interface if kind == Op.QUANTIZE}
     for k, (t, x) in enumerate(zip(graph.inputs, default_inputs(graph), strict=True)):
         if t in boundary:  # the float values QUANTIZE maps onto these bytes (as the oracle)
             q = graph.tensors[t].quant

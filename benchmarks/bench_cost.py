@@ -24,6 +24,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from rip.allocator.planning.cost_model import op_class as cost_class
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import Board, load_board
 from rip.codegen.emit import EmittedModel, emit_model
@@ -45,25 +46,26 @@ CLASSES = ("1x1 conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other", "other conv", "
            "fused chain", "elementwise", "pooling", "other")  # fmt: skip
 
 
+# The breakdown's name of each cost class (allocator.planning.cost_model.op_class).
+LABELS = {
+    "conv1x1": "1x1 conv",
+    "conv": "other conv",
+    "fc": "fc",
+    "fused": "fused chain",
+    "elementwise": "elementwise",
+    "pool": "pooling",
+    "other": "other",
+}
+
+
 def op_class(graph: Graph, op: Operator) -> str:
-    """The breakdown's class of an op: 1x1 conv, depthwise by kernel size, other conv,
-    fully connected, elementwise, pooling, other."""
-    if op.kind == "CONV_2D":
-        f = graph.tensors[op.inputs[1]].shape
-        return "1x1 conv" if (f[1], f[2]) == (1, 1) else "other conv"
-    if op.kind == "DEPTHWISE_CONV_2D":
-        f = graph.tensors[op.inputs[1]].shape
-        name = f"dw {f[1]}x{f[2]}"
-        return name if name in CLASSES else "dw other"
-    if op.kind == "FULLY_CONNECTED":
-        return "fc"
-    if op.kind == "FUSED_CHAIN":
-        return "fused chain"
-    if op.kind in ("ADD", "MUL", "SUB"):
-        return "elementwise"
-    if "POOL" in op.kind or op.kind == "MEAN":
-        return "pooling"
-    return "other"
+    """The breakdown's class of an op: its cost class (`cost_model.op_class`), depthwise by
+    kernel size: 1x1 conv, dw 3x3 / 5x5 / 7x7 / other, other conv, fc, fused chain,
+    elementwise, pooling, other."""
+    cls = cost_class(graph, op, by_window=True)
+    if cls.startswith("dw"):
+        return cls if cls in CLASSES else "dw other"
+    return LABELS[cls]
 
 
 def measure(

@@ -34,6 +34,8 @@ from unittest import mock
 
 import numpy as np
 
+from rip.core.operators import CONVOLUTIONS, Op
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 KERNELS = ROOT / "kernels"
@@ -128,7 +130,7 @@ def dims(d) -> str:
 
 def layer_class(p) -> str:
     _, kh, kw, _ = p.filter_dims
-    if p.kind == "DEPTHWISE_CONV_2D":
+    if p.kind == Op.DEPTHWISE_CONV_2D:
         return f"depthwise {kh}x{kw}"
     if kh == kw == 1:
         return "conv 1x1"
@@ -138,7 +140,7 @@ def layer_class(p) -> str:
 def macs(p) -> int:
     _, kh, kw, c = p.filter_dims
     n, h, w, c_out = p.output_dims
-    return n * h * w * c_out * kh * kw * (c if p.kind == "CONV_2D" else 1)
+    return n * h * w * c_out * kh * kw * (c if p.kind == Op.CONV_2D else 1)
 
 
 def model_layers(path: Path):
@@ -148,7 +150,7 @@ def model_layers(path: Path):
 
     graph = rewrite(read_model(path.read_bytes(), name=path.stem))
     for op in graph.operators:
-        if op.kind not in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        if op.kind not in CONVOLUTIONS:
             continue
         p = cp.conv_params(graph, op)
         w = graph.tensors[op.inputs[1]].data
@@ -170,14 +172,14 @@ def emitted_kernel(p, w: bytes, b, reserved: int):
     from rip.codegen import kernel_choice as kc
 
     signed = w
-    if p.kind == "DEPTHWISE_CONV_2D":
+    if p.kind == Op.DEPTHWISE_CONV_2D:
         p = dataclasses.replace(p, fast_channels=kc.fast_channels(p, w, b))
     else:
         found = kc.fast_conv_channels(p, w, b)
         if found is not None:
             p = dataclasses.replace(p, fast_channels=found[0])
             signed = found[1]
-    inplace = "channel" if p.kind == "DEPTHWISE_CONV_2D" else None
+    inplace = "channel" if p.kind == Op.DEPTHWISE_CONV_2D else None
     choice = kc.choose_conv_kernel(p, inplace, reserved)
     if choice.function == "rip_conv2d_fast_rq_s8":
         return choice, kc.pack_filter_pairs(signed, p.output_dims[3]), None, p.fast_channels
@@ -214,7 +216,7 @@ def layer_source(layers) -> tuple[str, int, int]:
             body = ",".join("{" + ",".join(str(x) for x in r) + "}" for r in records)
             decls.append(f"static const rip_fast_channel {v}_ch[] = {{{body}}};")
             args = f"{v}_ch, &id, a, &fd, {v}_wf, &od"
-        dw = p.kind == "DEPTHWISE_CONV_2D"
+        dw = p.kind == Op.DEPTHWISE_CONV_2D
         head = f"""    {{
         const rip_dims id = {dims(p.input_dims)}, fd = {dims(p.filter_dims)},
                        bd = {{{p.output_dims[3]}, 1, 1, 1}}, od = {dims(p.output_dims)};
@@ -405,7 +407,7 @@ def generate(model_path: Path, out: Path, fast: bool) -> str:
 
     def reference_choice(p, inplace):
         ch = inplace == "channel"
-        if p.kind == "CONV_2D":
+        if p.kind == Op.CONV_2D:
             return kernel_choice.KernelChoice("rip_conv2d_s8", False, "reference")
         name = "rip_depthwise_conv2d_inplace_s8" if ch else "rip_depthwise_conv2d_s8"
         return kernel_choice.KernelChoice(name, False, "reference")

@@ -60,9 +60,10 @@ from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse, plan_strategies
 from rip.core import jsonio
 from rip.core.errors import LayerError
+from rip.core.operators import Op
 from rip.core.terms import Placer, Strategy
 from rip.firmware.result import parse_result_line
-from rip.frontend.fusion import FUSED_KIND, ChainSpan, candidates, fuse
+from rip.frontend.fusion import ChainSpan, candidates, fuse
 from rip.frontend.ir import Graph
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,7 +130,7 @@ def measure(path: str, boards: tuple[str, ...], time_limit: float = 60.0) -> dic
                 entries = []
                 for k, n in _profile(model, board, reference, Path(tmp) / f"{board}-{name}"):
                     op = g.operators[k]
-                    if op.kind != FUSED_KIND:
+                    if op.kind != Op.FUSED_CHAIN:
                         if name == "rip":  # k indexes the layer-by-layer graph only here
                             alone[k] = n
                         entry = {"n": n, "parts": [[op_class(g, op), op_features(g, op)]]}

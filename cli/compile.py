@@ -21,13 +21,13 @@ from rip.allocator.planning.fusion_choice import DEFAULT_MAX_OVERHEAD
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
+from rip.cli.list_ops import format_operator_table, operator_table, rules_text
 from rip.compiler import Compiled, Options, compile_model
 from rip.core import jsonio
 from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
 from rip.core.printable import printable_lines
 from rip.core.terms import Placer, Strategy
 from rip.firmware.output_dir import cannot_write
-from rip.oplist import format_operator_table, operator_table
 from rip.report import build_report, format_generated, format_report
 
 
@@ -41,6 +41,11 @@ def _parser() -> argparse.ArgumentParser:
         "--list-ops",
         action="store_true",
         help="print every accepted operator with its in-place class and kernel, and exit",
+    )
+    p.add_argument(
+        "--rules",
+        action="store_true",
+        help="with --list-ops: then what the model validator requires of each operator",
     )
     p.add_argument(
         "--board", default="pico2", help=f"one of {', '.join(board_names())} (default pico2)"
@@ -255,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list_ops:
         print(format_operator_table(operator_table()))
+        if args.rules:
+            print(f"\n{rules_text()}")
         return EXIT_OK
     if args.model is None:
         parser.error("the following arguments are required: model")

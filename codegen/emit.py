@@ -21,6 +21,7 @@ from rip.codegen.reference import default_inputs
 from rip.codegen.templating import render
 from rip.core.errors import CodegenError, LoweringError
 from rip.core.names import token
+from rip.core.operators import Op
 from rip.frontend.ir import Graph
 
 
@@ -63,7 +64,7 @@ class TensorRef:
 @dataclass(frozen=True)
 class EmittedOp:
     index: int
-    kind: str
+    kind: Op
     source_index: int
     decls: str  # definitions of its constant data (model_data.c)
     call: str
@@ -81,7 +82,7 @@ class Stripped:
     """A float boundary op the front end removed: QUANTIZE (float input -> int8) or
     DEQUANTIZE (int8 -> float output); the compiled model takes and returns the int8 side."""
 
-    kind: str
+    kind: Op
     float_tensor: TensorRef
     int8_tensor: TensorRef
 

@@ -24,6 +24,7 @@ from rip.codegen.kernel_choice import (
     folded_bias,
     pack_filter_pairs,
 )
+from rip.core.operators import Op
 from rip.frontend.fusion import FusedParams
 from rip.frontend.ir import Graph, Operator
 
@@ -69,7 +70,7 @@ def fused_params(
         c, weights, bias = _stage_arithmetic(c, weights, bias_of(m, c.output_dims[3]))
         stages.append(
             FusedStage(
-                "RIP_FUSED_CONV" if m.kind == "CONV_2D" else "RIP_FUSED_DEPTHWISE",
+                "RIP_FUSED_CONV" if m.kind == Op.CONV_2D else "RIP_FUSED_DEPTHWISE",
                 c,
                 weights,
                 bias,
@@ -94,7 +95,7 @@ def _stage_arithmetic(
 ) -> tuple[cp.ConvKernelParams, bytes, tuple[int, ...] | None]:
     """The member's params with its records (None where not proven), the filter its kernel
     reads and the folded bias (None with records): the unfused lowering's choice."""
-    if c.kind == "CONV_2D":
+    if c.kind == Op.CONV_2D:
         found = fast_conv_channels(c, weights, bias)
         if found is not None:
             records, signed = found

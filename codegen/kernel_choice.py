@@ -58,6 +58,7 @@ from rip.allocator.planning.scratch import (
 )
 from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
 from rip.codegen.requant import cheap_channels, cheap_channels_negating
+from rip.core.operators import Op
 from rip.core.terms import InPlaceKind
 
 CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_fast_s8
@@ -108,7 +109,7 @@ def choose_conv_kernel(
     """The kernel for one CONV_2D / DEPTHWISE_CONV_2D, given how the plan runs it and the
     scratch buffer the model reserves (``reserved_scratch``, the maximum of
     `planning.scratch.kernel_scratch_bytes` over its ops; None: only this op's own formula)."""
-    if p.kind == "CONV_2D":
+    if p.kind == Op.CONV_2D:
         if p.fast_channels is not None:
             return KernelChoice(
                 "rip_conv2d_fast_rq_s8",
@@ -152,7 +153,7 @@ def folded_bias(p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] 
     kernels' int32 accumulators wrap."""
     w = np.frombuffer(filter_bytes, dtype=np.int8).astype(np.int64)
     c_out = p.output_dims[3]
-    if p.kind == "CONV_2D":
+    if p.kind == Op.CONV_2D:
         sums = w.reshape(c_out, -1).sum(axis=1)  # [C_out, KH, KW, C_in]
     else:
         sums = w.reshape(-1, c_out).sum(axis=0)  # [1, KH, KW, C * M]
@@ -165,7 +166,7 @@ def abs_weight_sums(p: ConvKernelParams, filter_bytes: bytes) -> tuple[int, ...]
     """sum |w| over each output channel's taps (the accumulator bound's weight term)."""
     w = np.abs(np.frombuffer(filter_bytes, dtype=np.int8).astype(np.int64))
     c_out = p.output_dims[3]
-    if p.kind == "CONV_2D":
+    if p.kind == Op.CONV_2D:
         sums = w.reshape(c_out, -1).sum(axis=1)
     else:
         sums = w.reshape(-1, c_out).sum(axis=0)
@@ -233,7 +234,7 @@ def fc_as_conv(p: FullyConnectedKernelParams) -> ConvKernelParams:
     units = p.output_dims[3]
     repeat = 1 if p.per_channel else units
     return ConvKernelParams(
-        kind="CONV_2D",
+        kind=Op.CONV_2D,
         input_dims=(1, 1, batches, depth),
         filter_dims=(units, 1, 1, depth),
         output_dims=(1, 1, batches, units),
@@ -281,14 +282,14 @@ def depthwise_as_conv(
     (one receptive field); unproven, rip_conv2d_fast_s8 (two). None: keep the depthwise
     kernel."""
     _, kh, kw, c_out = p.filter_dims
-    if p.kind != "DEPTHWISE_CONV_2D" or p.input_dims[3] != 1 or p.depth_multiplier != c_out:
+    if p.kind != Op.DEPTHWISE_CONV_2D or p.input_dims[3] != 1 or p.depth_multiplier != c_out:
         return None
     taps = kh * kw
     w = np.frombuffer(filter_bytes, dtype=np.int8).reshape(taps, c_out)
     weights = np.ascontiguousarray(w.T).tobytes()
-    conv = dataclasses.replace(p, kind="CONV_2D", filter_dims=(c_out, kh, kw, 1),
+    conv = dataclasses.replace(p, kind=Op.CONV_2D, filter_dims=(c_out, kh, kw, 1),
                                depth_multiplier=1)  # fmt: skip
-    packed = kernel_scratch_bytes("CONV_2D", conv.input_dims, conv.filter_dims, conv.output_dims)
+    packed = kernel_scratch_bytes(Op.CONV_2D, conv.input_dims, conv.filter_dims, conv.output_dims)
     found = fast_conv_channels(conv, weights, bias)
     why = "one input channel: the CONV_2D it equals"
     if found is not None and packed <= reserved_scratch:

@@ -26,11 +26,12 @@ from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
 from rip.core.errors import BuildError, LayerError, ReplayError
+from rip.core.operators import Op
 from rip.core.terms import Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.qemu_project import write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
-from rip.frontend.fusion import FUSED_KIND, fuse
+from rip.frontend.fusion import fuse
 from rip.frontend.ir import Tensor
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -115,7 +116,7 @@ def records(request, monkeypatch) -> bool:
 def _emit_fixed(name: str):
     model = chain_model(*FIXED[name])
     graph, fgraph, req, plan = fused_plan(model)
-    assert [op.kind for op in fgraph.operators] == [FUSED_KIND]
+    assert [op.kind for op in fgraph.operators] == [Op.FUSED_CHAIN]
     emitted = emit_model(fgraph, req, plan, "fused")
     data = emitted.files["model_data.c"]
     return emitted, data, checksum(reference_outputs(model, graph))
@@ -186,7 +187,7 @@ def test_random_chains_match_tflite_micro(tmp_path_factory, seed, hw, c, stages,
         return
     graph = rewrite(read_model(model))
     fgraph = fuse(graph)
-    fused = [op for op in fgraph.operators if op.kind == FUSED_KIND]
+    fused = [op for op in fgraph.operators if op.kind == Op.FUSED_CHAIN]
     if not fused:  # e.g. a 1x1 output the writer reshaped: nothing to fuse
         return
     try:  # the theory's domain (Theorem 13: every window reaches a real row and column)
@@ -205,7 +206,7 @@ def _wide_chain() -> bytes:
 
 def test_gap_and_ring_one_unit_less_are_refused(tmp_path):
     _, fgraph, _, plan = fused_plan(_wide_chain())
-    (op,) = [op for op in fgraph.operators if op.kind == FUSED_KIND]
+    (op,) = [op for op in fgraph.operators if op.kind == Op.FUSED_CHAIN]
     (pair,) = plan.aliased
     assert pair.gap > 0 and pair.gap % 4 == 0
     replay(fgraph, plan, 4)
@@ -233,7 +234,7 @@ def test_gap_below_the_simulators_corrupts(tmp_path):
     alignment unit below it the kernel overwrites input rows it still reads."""
     model = _wide_chain()
     graph = rewrite(read_model(model))
-    (op,) = [op for op in fuse(graph).operators if op.kind == FUSED_KIND]
+    (op,) = [op for op in fuse(graph).operators if op.kind == Op.FUSED_CHAIN]
     chain = fused_chain(fuse(graph), op.params.members, False)
     safe = next(g for g in range(chain.n_out + 1) if run_fused(chain, g).corrupted == 0)
     safe = -(-safe // 4) * 4
@@ -260,7 +261,7 @@ def test_mbconv_residual_gap_is_zero():
     model = chain_model(1, (8, 8), 4, [], True)
     graph = rewrite(read_model(model))
     fgraph = fuse(graph)
-    (op,) = [op for op in fgraph.operators if op.kind == FUSED_KIND]
+    (op,) = [op for op in fgraph.operators if op.kind == Op.FUSED_CHAIN]
     assert simulate_fused(fused_chain(fgraph, op.params.members, True)) == 0
 
 

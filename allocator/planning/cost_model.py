@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from rip.frontend.fusion import FUSED_KIND
+from rip.core.operators import SPECS, WINDOW_POOLS, CostClass, Op
 from rip.frontend.ir import Graph, Operator
 
 DATA = Path(__file__).with_name("cost_model.json")
@@ -42,20 +42,20 @@ def _prod(xs: Sequence[int]) -> int:
     return n
 
 
-def op_class(graph: Graph, op: Operator) -> str:
-    """The cost class of an op (not a fused chain): its kernel family."""
-    if op.kind == "CONV_2D":
-        f = graph.tensors[op.inputs[1]].shape
-        return "conv1x1" if (f[1], f[2]) == (1, 1) else "conv"
-    if op.kind == "DEPTHWISE_CONV_2D":
-        return "dw"
-    if op.kind == "FULLY_CONNECTED":
-        return "fc"
-    if op.kind in ("ADD", "SUB", "MUL"):
-        return "elementwise"
-    if "POOL" in op.kind or op.kind == "MEAN":
-        return "pool"
-    return "other"
+def op_class(graph: Graph, op: Operator, by_window: bool = False) -> str:
+    """The cost class of an op: its operator table entry's (`OpSpec.cost_class`), refined
+    per layer, the one place that looks at a layer for its class: a CONV_2D with a 1x1
+    window is ``conv1x1`` (the classes of ``CLASSES`` and cost_model.json); with
+    ``by_window`` a depthwise op is named by its window too (``dw 3x3``), as the
+    benchmarks' per-class breakdowns are."""
+    cls = SPECS[op.kind].cost_class if op.kind in SPECS else CostClass.OTHER
+    if cls in (CostClass.CONV, CostClass.DEPTHWISE):
+        kh, kw = graph.tensors[op.inputs[1]].shape[1:3]
+        if cls == CostClass.CONV and (kh, kw) == (1, 1):
+            return "conv1x1"
+        if cls == CostClass.DEPTHWISE and by_window:
+            return f"dw {kh}x{kw}"
+    return cls.value
 
 
 def _pixels(graph: Graph, tid: int) -> int:
@@ -71,15 +71,15 @@ def op_features(graph: Graph, op: Operator) -> tuple[float, ...]:
     outputs = _prod(y.shape) if y is not None else 0
     ins = [graph.tensors[t] for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
     inputs = max((_prod(t.shape) for t in ins), default=0)
-    if op.kind == "CONV_2D":
+    if op.kind == Op.CONV_2D:
         f = graph.tensors[op.inputs[1]].shape
         macs = outputs * f[1] * f[2] * f[3]
-    elif op.kind == "DEPTHWISE_CONV_2D":
+    elif op.kind == Op.DEPTHWISE_CONV_2D:
         f = graph.tensors[op.inputs[1]].shape
         macs = outputs * f[1] * f[2]
-    elif op.kind == "FULLY_CONNECTED":
+    elif op.kind == Op.FULLY_CONNECTED:
         macs = outputs * graph.tensors[op.inputs[1]].shape[-1]
-    elif op.kind in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
+    elif op.kind in WINDOW_POOLS:
         macs = outputs * op.params.filter[0] * op.params.filter[1]
     else:
         macs = max(inputs, outputs)
@@ -118,7 +118,7 @@ class CostModel:
 
     def op(self, graph: Graph, op: Operator) -> float:
         """Estimated instructions of an op; a ``FUSED_CHAIN`` op by `chain`."""
-        if op.kind == FUSED_KIND:
+        if op.kind == Op.FUSED_CHAIN:
             p = op.params
             return self.chain(graph, p.members, p.residual)
         coef = self.ops.get(op_class(graph, op), self.ops.get("other", {}))

@@ -15,6 +15,7 @@ from rip.allocator.theory.bounds import rip_bound
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.herringbone import herringbone_bound
 from rip.core.errors import RipError
+from rip.core.operators import Op
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 
@@ -79,7 +80,7 @@ def collect(quick: bool) -> dict[str, Any]:
         models.setdefault(fam, []).append(stem)
         seen = per_family.setdefault(fam, {})
         for op in graph.operators:
-            if op.kind != "CONV_2D":
+            if op.kind != Op.CONV_2D:
                 continue
             g = conv_geometry(graph, op)
             key = tuple(sorted(vars(g).items()))
