@@ -1,7 +1,7 @@
 """Board descriptions: one TOML file per board in this folder, read by the compiler.
 
-Every chip fact lives in these files and nowhere else: SRAM, the SDK's static data and
-stack, alignment, the cycle counter, the Pico SDK board and platform, the UF2 family (and
+Every chip fact lives in these files and nowhere else: the core, SRAM, the SDK's static data
+and stack, alignment, the cycle counter, the Pico SDK board and platform, the UF2 family (and
 the RP2350's errata block family), and the BOOTSEL drive's label. ``boot_drives`` and
 ``uf2_chips`` collect the last two for the flasher, which must recognise any Pico."""
 
@@ -24,6 +24,9 @@ class Board:
     name: str
     description: str
     chip: str
+    # The core the code is built for (cortex-m33, cortex-m0plus; host): the planner's cost
+    # model is the one calibrated on a board with the same core (planning/cost_model.py).
+    core: str
     sram_bytes: int  # 0: no limit
     sdk_static_bytes: int
     stack_bytes: int

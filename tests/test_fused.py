@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from paths import MCUNET, shared_path
 from tflite_writer.generators import _Calibrated
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import fused_chain, requirements
 from rip.allocator.theory.simulate_fused import run_fused, simulate_fused
@@ -76,7 +76,7 @@ def fused_plan(model: bytes):
     graph = rewrite(read_model(model, name="m"))
     fgraph = fuse(graph)
     req = requirements(fgraph)
-    return graph, fgraph, req, plan_model(fgraph, req, "fused", "milp", 4, 60)
+    return graph, fgraph, req, plan_model(fgraph, req, "fused")
 
 
 def run_fused_c(model: bytes, tmp, plan_edit=None) -> tuple[int, int]:
@@ -223,7 +223,7 @@ def test_gap_and_ring_one_unit_less_are_refused(tmp_path):
     shrunk = fgraph.with_(tensors={**fgraph.tensors, ring: small})
     # the ring's bytes are its tensor's: plan the smaller one, which the replay refuses
     with pytest.raises(ReplayError, match="ring tensor"):
-        plan_model(shrunk, requirements(shrunk), "fused", "milp", 4, 60)
+        plan_model(shrunk, requirements(shrunk), "fused")
 
 
 def test_gap_below_the_simulators_corrupts(tmp_path):

@@ -22,12 +22,16 @@ import tflite
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.cli.bounds import evaluate
 from rip.core.errors import LayerError, ModelError, RipError
+from rip.core.terms import Placer
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+
+FIRST_FIT = PlanOptions(placer=Placer.FIRSTFIT)
 
 settings.register_profile(
     "ci",
@@ -57,7 +61,7 @@ def compile_or_refuse(data: bytes) -> None:
     try:
         graph = rewrite(graph)
         req = requirements(graph)
-        plan_model(graph, req, "rip", "firstfit")
+        plan_model(graph, req, "rip", FIRST_FIT)
     except RipError as e:
         assert "\n" not in str(e)
 
