@@ -201,6 +201,12 @@ def read(path: Path) -> Graph:
     return read_model(path)
 
 
+def front(path: Path) -> tuple[Graph, Graph]:
+    """The front end's stages alone: the model as read, and rewritten."""
+    source = read(path)
+    return source, rewrite(source)
+
+
 def prepare(path: Path, board: Board, options: Options = Options()) -> Prepared:
     """read, rewrite, requirements, and each strategy's variant (strategies.variant: the
     table's graph transform, that graph's requirements, the problem)."""

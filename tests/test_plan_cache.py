@@ -140,6 +140,27 @@ def test_equal_problems_are_planned_once(monkeypatch):
     assert calls == ["dual"] and plans["tinyengine"] is plans["dual"]
 
 
+def test_every_plan_is_replayed_once(model, tmp_path, monkeypatch):
+    """A fresh plan once when its solve returns, a cached one once as the cache's last
+    check; a plan two strategies share (dual and tinyengine here) once for both."""
+    g, req = model
+    replayed = []
+    real = parallel.replay
+
+    def counting(graph, plan, alignment):
+        replayed.append(id(plan))
+        return real(graph, plan, alignment)
+
+    monkeypatch.setattr(parallel, "replay", counting)
+    fresh = plan_graph(g, req, STRATEGIES, cache=PlanCache(MODEL, tmp_path), jobs=1)
+    assert sorted(replayed) == sorted({id(p) for p in fresh.values()})
+    replayed.clear()
+    cache = PlanCache(MODEL, tmp_path)
+    cached = plan_graph(g, req, STRATEGIES, cache=cache, jobs=1)
+    assert cache.hits == list(STRATEGIES)
+    assert len(replayed) == len(cached)  # each entry read back, once
+
+
 def test_parallel_plans_equal_sequential(model, monkeypatch):
     g, req = model
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BUFFERS", 0)  # fork even for a small model
