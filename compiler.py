@@ -147,7 +147,7 @@ class Compiled:
     planning: PlanOptions
     variants: dict[Strategy, Variant]
     plans: dict[Strategy, Plan]  # every one replayed on its variant's graph
-    seconds: float  # read to replay
+    seconds: float  # read to the last replayed plan
     stage_seconds: dict[str, float] = field(default_factory=dict)  # read .. plan, by name
     model: EmittedModel | None = None
     reference: Reference | None = None

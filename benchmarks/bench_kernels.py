@@ -400,7 +400,7 @@ def generate(model_path: Path, out: Path, fast: bool) -> str:
     from rip.codegen import kernel_choice, lower_conv
     from rip.core.terms import Strategy
 
-    def reference_choice(p, inplace):
+    def reference_choice(p, inplace, reserved_scratch=None):
         ch = inplace == "channel"
         if p.kind == "CONV_2D":
             return kernel_choice.KernelChoice("rip_conv2d_s8", False, "reference")

@@ -268,8 +268,8 @@ def test_mcunet_fused_arenas_meet_issue_12():
     """Issue 12's memory targets on the eleven MCUNet models (gated like
     test_models_memory: skipped without ../shared): MCUNet-in3 and Person-Det at most
     110 KB, a mean reduction of at least 55% against tinyengine, every one fits a Pico 1,
-    under the default instruction budget (5%, estimated by the cost model calibrated on
-    qemu-m33: allocator/planning/cost_model.json)."""
+    under the default instruction budget (5%, estimated by the cost model of the Pico's
+    core, calibrated on qemu-armv6m: allocator/planning/cost_model.json)."""
     board = load_board("pico")
     options = Options(strategies=(Strategy.TINYENGINE, Strategy.FUSED), cache=False)
     reductions = []

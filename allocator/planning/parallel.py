@@ -29,6 +29,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from functools import partial
 
 from rip.allocator.planning.cache import PlanCache
 from rip.allocator.planning.options import PlanOptions
@@ -192,7 +193,7 @@ def plan_strategies(
     plans: dict[Strategy, Plan] = {}
     if cache is not None:
         for s, v in variants.items():
-            hit = cache.get(v, options, lambda plan, v=v: _replay(v, plan))
+            hit = cache.get(v, options, partial(_replay, v))
             if hit is not None:
                 plans[s] = hit
     same_as: dict[Strategy, Strategy] = {}  # a strategy and the one with an equal problem
