@@ -91,7 +91,7 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         "inplace_tensors": len(plan.aliased),
         "inplace_share_pct": round(100 * len(plan.aliased) / n_tensors, 1) if n_tensors else 0.0,
         "shifts": [{"op": p.op, "tensor": p.input, "bytes": p.gap} for p in plan.shifts],
-        "scratch_bytes": c.req_of(strategy).scratch_bytes,
+        "scratch_bytes": c.variants[strategy].req.scratch_bytes,
         "needed_sram_bytes": fit.needed_bytes,
         "board_sram_bytes": fit.available_bytes,
         "fits": fit.fits,
@@ -107,7 +107,7 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
 def fusion_summary(c: Compiled) -> dict[str, Any] | None:
     """The ``fused`` strategy's choice: each chain fused (its ops) with its estimated
     overhead in instructions, their sum, and the budget (issue 12's ``--max-overhead``)."""
-    f = c.fusion
+    f = next((v.fusion for v in c.variants.values() if v.fusion is not None), None)
     if f is None:
         return None
     ops = c.graph.operators
@@ -153,7 +153,7 @@ def build_report(c: Compiled) -> dict[str, Any]:
         **plan_summary(c, c.strategy),
         "strategies": {s.value: plan_summary(c, s) for s in c.plans},
         "fusion": fusion_summary(c),
-        "op_table": op_table(c.graph_of(), c.req_of(), c.plan),
+        "op_table": op_table(c.variant.graph, c.variant.req, c.plan),
         "seconds": round(c.seconds, 3),
         **generated(c),
     }
@@ -306,7 +306,7 @@ def format_generated(c: Compiled) -> str:
         files += "expected.json"
     lines = [
         f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, scratch "
-        f"{c.req_of().scratch_bytes:,} B)"
+        f"{c.variant.req.scratch_bytes:,} B)"
     ]
     if c.committed is not None and (c.committed.replaced or c.committed.removed):
         done = c.committed

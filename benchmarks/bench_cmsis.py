@@ -277,15 +277,14 @@ def instrumented(model):
 
 def measure_rip(path: Path, board, work: Path) -> dict:
     """Instructions and output CRC of every op of rip's generated code (strategy rip)."""
-    from rip.codegen.emit import emit_model
-    from rip.compiler import Options, analyse
+    from rip.compiler import Options, analyse, emit
     from rip.core.terms import Placer, Strategy
     from rip.firmware.qemu_project import build_qemu_project, write_qemu_project
     from rip.firmware.result import parse_result_line
 
-    options = Options(placer=Placer("milp"), time_limit=60.0, strategies=(Strategy.RIP,))
+    options = Options(placer=Placer.MILP, strategies=(Strategy.RIP,))
     compiled = analyse(path, board, options)
-    model = emit_model(compiled.graph, compiled.req, compiled.plans[Strategy.RIP], Strategy.RIP)
+    model = emit(compiled)
     results = []
     for part, m in (("timed", instrumented(model)), ("plain", model)):
         write_qemu_project(m, work / part, board, None)

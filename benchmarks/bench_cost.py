@@ -1,10 +1,12 @@
 """make bench-cost: executed instructions of one inference on the emulated boards.
 
-For every shared model with weights that the reference file lists, under the strategies
-dual, tinyengine and rip, on qemu-m33 (Cortex-M33, the RP2350's core) and qemu-armv6m
-(Cortex-M0+ code, the RP2040's instruction set): MACs, instructions, instructions per MAC,
-the ratio rip / dual (the paper: 1.0005 mean on the Pico 2; ours must stay within 1.002),
-and the ratio to TFLite Micro with CMSIS-NN on the same emulated core, read from
+For every shared model with weights that the reference file lists, under every strategy
+(dual, tinyengine, rip, fused), compiled once by the compiler driver for qemu-m33 (so the
+fused chains are those the M33's cost model picks, on both boards) and that same code run
+on qemu-m33 (Cortex-M33, the RP2350's core) and qemu-armv6m (Cortex-M0+ code, the RP2040's
+instruction set): MACs, instructions, instructions per MAC, the ratio rip / dual (the
+paper: 1.0005 mean on the Pico 2; ours must stay within 1.002), and the ratio to TFLite
+Micro with CMSIS-NN on the same emulated core, read from
 ../shared/reference/cmsis-nn-m33-instructions.json (measured the same way: SysTick under
 -icount shift=0, wraps counted, only the inference, the same default input). Every run's
 checksum must equal TFLite Micro's. Then a per-op-class breakdown for one model from a
@@ -24,12 +26,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from rip import compiler
 from rip.allocator.planning.cost_model import op_class as cost_class
+from rip.allocator.planning.options import DEFAULT_TIME_LIMIT
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import Board, load_board
-from rip.codegen.emit import EmittedModel, emit_model
-from rip.codegen.reference import checksum, reference_outputs
-from rip.compiler import Options, analyse
+from rip.codegen.emit import EmittedModel
+from rip.compiler import Options, analyse, emit
 from rip.core import jsonio
 from rip.core.errors import RipError
 from rip.core.terms import Placer, Strategy
@@ -71,12 +74,12 @@ def op_class(graph: Graph, op: Operator) -> str:
 def measure(
     path: str,
     profile: bool = False,
-    time_limit: float = 60.0,
+    time_limit: float = DEFAULT_TIME_LIMIT,
     boards: tuple[str, ...] = BOARDS,
     strategies: tuple[str, ...] | None = None,
 ) -> dict:
-    """Compile, build and run one model on ``boards`` under ``strategies`` (default: every
-    strategy)."""
+    """Compile one model for ``BOARDS[0]`` under ``strategies`` (default: every strategy),
+    then build and run that code on each of ``boards``."""
     p = Path(path)
     board0 = load_board(BOARDS[0])
     t0 = time.perf_counter()
@@ -85,10 +88,10 @@ def measure(
     planned = STRATEGIES if profile else tuple(Strategy(s) for s in measured)
     options = Options(placer=Placer("milp"), time_limit=time_limit, strategies=planned)
     compiled = analyse(p, board0, options)
-    reference = checksum(reference_outputs(p, compiled.graph))
+    expected = compiler.reference(p, compiled.graph).checksum
     row: dict = {"model": compiled.graph.name, "macs": macs(compiled.graph),
-                 "checksum": f"0x{reference:08x}", "runs": {}, "mismatches": []}  # fmt: skip
-    models = {s: emitted(compiled, s) for s in measured}  # the same code on every board
+                 "checksum": f"0x{expected:08x}", "runs": {}, "mismatches": []}  # fmt: skip
+    models = {s: emit(compiled, Strategy(s)) for s in measured}  # the same code on every board
     with tempfile.TemporaryDirectory(prefix="bench-cost-") as tmp:
         for board_name in boards:
             board = load_board(board_name)
@@ -96,7 +99,7 @@ def measure(
                 model = models[strategy]
                 out = Path(tmp) / f"{board_name}-{strategy}"
                 try:
-                    write_qemu_project(model, out, board, reference)
+                    write_qemu_project(model, out, board, expected)
                     run = run_elf(build_qemu_project(out, board), board, 1800.0)
                 except RipError as e:
                     row["runs"][f"{board_name}/{strategy}"] = {"error": str(e).splitlines()[0]}
@@ -105,7 +108,7 @@ def measure(
                 if res is None or isinstance(res, str):
                     row["runs"][f"{board_name}/{strategy}"] = {"error": str(res)}
                     continue
-                if res.checksum != reference:
+                if res.checksum != expected:
                     row["mismatches"].append(f"{board_name}/{strategy}")
                 row["runs"][f"{board_name}/{strategy}"] = {
                     "instructions": res.instructions,
@@ -113,15 +116,9 @@ def measure(
                     "shifts": sum(1 for o in model.ops if o.shift),
                 }
         if profile:
-            row["profile"] = profile_model(compiled, reference, Path(tmp))
+            row["profile"] = profile_model(compiled, expected, Path(tmp))
     row["seconds"] = round(time.perf_counter() - t0, 1)
     return row
-
-
-def emitted(compiled, strategy) -> EmittedModel:
-    """The generated code of one strategy's plan (on the graph that plan places)."""
-    return emit_model(compiled.graph_of(strategy), compiled.req_of(strategy),
-                      compiled.plans[strategy], strategy)  # fmt: skip
 
 
 def profile_run(
@@ -140,9 +137,9 @@ def profile_model(compiled, reference: int, tmp: Path) -> dict:
     board = load_board("qemu-m33")
     table = {}
     for strategy in STRATEGIES:
-        graph = compiled.graph_of(strategy)
+        graph = compiled.variants[strategy].graph
         marks, figures, run = profile_run(
-            emitted(compiled, strategy), board, reference, tmp / f"profile-{strategy}"
+            emit(compiled, strategy), board, reference, tmp / f"profile-{strategy}"
         )
         sums = dict.fromkeys((*CLASSES, "shift"), 0)
         for mark, n in zip(marks, figures, strict=True):
@@ -236,7 +233,9 @@ def collect(
             calibration[b] = calibrate(load_board(b), Path(tmp) / b)
     with ProcessPoolExecutor(jobs) as pool:
         futures = [
-            pool.submit(measure, str(paths[m]), m == profile, 60.0, boards, strategies)
+            pool.submit(
+                measure, str(paths[m]), m == profile, DEFAULT_TIME_LIMIT, boards, strategies
+            )
             for m in paths
         ]
         rows = [f.result() for f in futures]

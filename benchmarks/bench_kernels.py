@@ -145,10 +145,9 @@ def macs(p) -> int:
 
 def model_layers(path: Path):
     from rip.codegen import conv_params as cp
-    from rip.frontend.reader import read_model
-    from rip.frontend.rewrite import rewrite
+    from rip.compiler import front
 
-    graph = rewrite(read_model(path.read_bytes(), name=path.stem))
+    _, graph = front(path)
     for op in graph.operators:
         if op.kind not in CONVOLUTIONS:
             continue
@@ -395,31 +394,30 @@ int main(void) {
 
 
 def generate(model_path: Path, out: Path, fast: bool) -> str:
-    """The host project of one model (plan, C, kernels); its expected checksum."""
-    from rip.allocator.planning.plan import plan_model
-    from rip.allocator.planning.requirements import requirements
+    """The host project of one model (rip's plan for the host board, its C, the kernels),
+    as the compiler driver makes it, with the reference kernels in place of the fast ones
+    unless ``fast``; its expected checksum (TFLite Micro's)."""
+    from rip import compiler
+    from rip.boards import load_board
     from rip.codegen import kernel_choice, lower_conv
-    from rip.codegen.emit import emit_model
-    from rip.codegen.reference import checksum, reference_outputs
-    from rip.firmware.host_project import write_host_project
-    from rip.frontend.reader import read_model
-    from rip.frontend.rewrite import rewrite
+    from rip.core.terms import Strategy
 
-    def reference_choice(p, inplace):
+    def reference_choice(p, inplace, reserved_scratch=None):
         ch = inplace == "channel"
         if p.kind == Op.CONV_2D:
             return kernel_choice.KernelChoice("rip_conv2d_s8", False, "reference")
         name = "rip_depthwise_conv2d_inplace_s8" if ch else "rip_depthwise_conv2d_s8"
         return kernel_choice.KernelChoice(name, False, "reference")
 
-    graph = rewrite(read_model(model_path.read_bytes(), name=model_path.stem))
-    req = requirements(graph)
-    plan = plan_model(graph, req, "rip", "milp", 4, 60)
+    host = load_board("host")
+    options = compiler.Options(strategies=(Strategy.RIP,), cache=False)
+    c = compiler.analyse(model_path, host, options)
     chooser = kernel_choice.choose_conv_kernel if fast else reference_choice
     with mock.patch.object(lower_conv, "choose_conv_kernel", chooser):
-        emitted = emit_model(graph, req, plan, "rip")
-    write_host_project(emitted, out)
-    return f"0x{checksum(reference_outputs(model_path, graph)):08x}"
+        emitted = compiler.emit(c)
+    ref = compiler.reference(model_path, c.graph)
+    compiler.write_project(host, c.graph, emitted, out, ref)
+    return f"0x{ref.checksum:08x}"
 
 
 def bench_whole(models: list[str], cpus: list[str], opt: str) -> None:

@@ -1,7 +1,7 @@
 """Board descriptions: one TOML file per board in this folder, read by the compiler.
 
-Every chip fact lives in these files and nowhere else: SRAM, the SDK's static data and
-stack, alignment, the cycle counter, the Pico SDK board and platform, the UF2 family (and
+Every chip fact lives in these files and nowhere else: the core, SRAM, the SDK's static data
+and stack, alignment, the cycle counter, the Pico SDK board and platform, the UF2 family (and
 the RP2350's errata block family), and the BOOTSEL drive's label. ``boot_drives`` and
 ``uf2_chips`` collect the last two for the flasher, which must recognise any Pico.
 
@@ -33,6 +33,9 @@ class Board:
     name: str
     description: str
     chip: str
+    # The core the code is built for (cortex-m33, cortex-m0plus; host): the planner's cost
+    # model is the one calibrated on a board with the same core (planning/cost_model.py).
+    core: str
     sram_bytes: int  # 0: no limit
     sdk_static_bytes: int
     stack_bytes: int
@@ -142,6 +145,8 @@ CFLAG = re.compile(
 )
 U32 = (0, 0xFFFFFFFF)
 CYCLE_COUNTERS = ("dwt_cyccnt", "timer_us", "clock_ns", "systick_instructions")
+# The cores code is built for: each keys a column of the fused budget's cost model.
+CORES = ("cortex-m33", "cortex-m0plus", "host")
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,7 @@ FIELD_RULES: dict[str, Rule] = {
     "name": Rule(str, pattern=BOARD_NAME),
     "description": Rule(str, pattern=DESCRIPTION),
     "chip": _text(r"[A-Za-z0-9]{1,16}"),
+    "core": Rule(str, choices=CORES),
     "sram_bytes": Rule(int, 0, 1 << 32),
     "sdk_static_bytes": Rule(int, 0, 1 << 32),
     "stack_bytes": Rule(int, 0, 1 << 32),

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rip.allocator.planning.check import picture
-from rip.allocator.planning.fusion_choice import DEFAULT_MAX_OVERHEAD
+from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--time-limit",
         type=float,
-        default=60.0,
+        default=DEFAULT_TIME_LIMIT,
         metavar="S",
         help="time limit of the whole planning stage (every strategy's solve shares it); "
         "past it the best verified plan found is used, with a note",
@@ -207,7 +207,7 @@ def _plot(c: Compiled, path: Path) -> None:
             c.plans,
             sram_bytes=board.sram_bytes,
             sram_label=f"{board.name} SRAM",
-            overhead_bytes=c.req_of().scratch_bytes + board.fixed_overhead_bytes,
+            overhead_bytes=c.variant.req.scratch_bytes + board.fixed_overhead_bytes,
         )
         os.replace(tmp, path)
     except OSError as e:

@@ -16,7 +16,7 @@ import cbuild as cb
 import pytest
 from tflite_writer import example_model
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.boards import load_board
 from rip.cli.flash import main as flash_main
@@ -47,7 +47,7 @@ BOARDS = {"pico": "cortex-m0plus", "pico2": "cortex-m33"}
 def emitted() -> EmittedModel:
     graph = rewrite(read_model(example_model(0), name="example"))
     req = requirements(graph)
-    plan = plan_model(graph, req, "rip", "milp", 4, 60)
+    plan = plan_model(graph, req, "rip")
     return emit_model(graph, req, plan, "rip")
 
 
@@ -672,7 +672,7 @@ def test_shared_model_firmware_compiles_for_both_cores(name, tmp_path):
         pytest.skip(f"{path} is absent (CI keeps ../shared beside the checkout)")
     graph = rewrite(read_model(path))
     req = requirements(graph)
-    model = emit_model(graph, req, plan_model(graph, req, "rip", "milp", 4, 60), "rip")
+    model = emit_model(graph, req, plan_model(graph, req, "rip"), "rip")
     for board, cpu in BOARDS.items():
         out = tmp_path / board
         write_pico_project(model, out, load_board(board), CHECKSUM)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from paths import MCUNET, shared_path
 from tflite_writer.generators import _Calibrated
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import fused_chain, requirements
 from rip.allocator.theory.simulate_fused import run_fused, simulate_fused
@@ -77,7 +77,7 @@ def fused_plan(model: bytes):
     graph = rewrite(read_model(model, name="m"))
     fgraph = fuse(graph)
     req = requirements(fgraph)
-    return graph, fgraph, req, plan_model(fgraph, req, "fused", "milp", 4, 60)
+    return graph, fgraph, req, plan_model(fgraph, req, "fused")
 
 
 def run_fused_c(model: bytes, tmp, plan_edit=None) -> tuple[int, int]:
@@ -224,7 +224,7 @@ def test_gap_and_ring_one_unit_less_are_refused(tmp_path):
     shrunk = fgraph.with_(tensors={**fgraph.tensors, ring: small})
     # the ring's bytes are its tensor's: plan the smaller one, which the replay refuses
     with pytest.raises(ReplayError, match="ring tensor"):
-        plan_model(shrunk, requirements(shrunk), "fused", "milp", 4, 60)
+        plan_model(shrunk, requirements(shrunk), "fused")
 
 
 def test_gap_below_the_simulators_corrupts(tmp_path):
@@ -269,8 +269,8 @@ def test_mcunet_fused_arenas_meet_issue_12():
     """Issue 12's memory targets on the eleven MCUNet models (gated like
     test_models_memory: skipped without ../shared): MCUNet-in3 and Person-Det at most
     110 KB, a mean reduction of at least 55% against tinyengine, every one fits a Pico 1,
-    under the default instruction budget (5%, estimated by the cost model calibrated on
-    qemu-m33: allocator/planning/cost_model.json)."""
+    under the default instruction budget (5%, estimated by the cost model of the Pico's
+    core, calibrated on qemu-armv6m: allocator/planning/cost_model.json)."""
     board = load_board("pico")
     options = Options(strategies=(Strategy.TINYENGINE, Strategy.FUSED), cache=False)
     reductions = []

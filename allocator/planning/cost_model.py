@@ -2,7 +2,8 @@
 
 A linear model per kernel, calibrated on an emulated core (``benchmarks/calibrate_cost.py``
 measures per-op instructions on QEMU with the profiling build and fits the coefficients;
-they live in ``cost_model.json`` beside this module, one column per board):
+they live in ``cost_model.json`` beside this module, one column per emulated board, and a
+board's plans use the column measured on its core, `for_core`):
 
 * an op alone costs ``sum(coef[class][f] * feature_f)`` over its class's features: MACs
   (the work of the inner loop), output elements (requantisation and store), output pixels
@@ -25,11 +26,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from rip.boards import load_board
 from rip.core.operators import SPECS, WINDOW_POOLS, CostClass, Op
 from rip.frontend.ir import Graph, Operator
 
 DATA = Path(__file__).with_name("cost_model.json")
-DEFAULT_BOARD = "qemu-m33"
+DEFAULT_BOARD = "qemu-m33"  # the column of a core nothing was calibrated on (the host)
 OP_FEATURES = ("macs", "outputs", "pixels", "calls")
 FUSED_FEATURES = ("pw_macs", "other_macs", "pw_outputs", "other_outputs", "rows", "pixels", "calls")
 CLASSES = ("conv1x1", "conv", "dw", "fc", "elementwise", "pool", "other")
@@ -149,3 +151,14 @@ def load(board: str = DEFAULT_BOARD, path: Path = DATA) -> CostModel:
     """The calibrated coefficients of ``board`` from the data file."""
     data = json.loads(path.read_text())["boards"][board]
     return CostModel(board, data["ops"], data["fused_overhead"])
+
+
+@cache
+def for_core(core: str, path: Path = DATA) -> CostModel:
+    """The coefficients measured on the core ``core`` (boards/*.toml): each column of the
+    data file is named for the emulated board it was calibrated on, and that board's file
+    names its core (qemu-m33 for cortex-m33, the Pico 2's; qemu-armv6m for cortex-m0plus,
+    the Pico's). A core with no column (the host) gets DEFAULT_BOARD's."""
+    columns = json.loads(path.read_text())["boards"]
+    column = next((b for b in columns if load_board(b).core == core), DEFAULT_BOARD)
+    return load(column, path)

@@ -128,7 +128,9 @@ def figure_section(data: dict, fig_dir: Path, link_prefix: str) -> dict:
     out: dict[str, Any] = {"lifecycle": []}
     for name in ("mcunet-in3", "person-det"):
         c = analyse(MODELS / "mcunet" / f"{name}.tflite", pico, Options(cache=False))
-        overhead = {str(s): c.req_of(s).scratch_bytes + pico.fixed_overhead_bytes for s in c.plans}
+        overhead = {
+            str(s): v.req.scratch_bytes + pico.fixed_overhead_bytes for s, v in c.variants.items()
+        }
         png = fig_dir / f"lifecycle-{name}.png"
         facts = figures.lifecycle(
             png,

@@ -7,11 +7,11 @@ from __future__ import annotations
 import copy
 import re
 import sys
+from pathlib import Path
 
 import pytest
-from paths import REPO
 
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks
 from results import layers, render
 
 NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
