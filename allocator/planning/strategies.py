@@ -28,8 +28,9 @@ from rip.allocator.planning.options import PlanOptions
 from rip.allocator.planning.placement import Pair, Problem, align_up
 from rip.allocator.planning.requirements import Requirements, requirements
 from rip.core.errors import RipError
+from rip.core.operators import Op
 from rip.core.terms import InPlaceKind, Strategy
-from rip.frontend.fusion import FUSED_KIND, fuse
+from rip.frontend.fusion import fuse
 from rip.frontend.ir import Graph
 
 
@@ -67,7 +68,7 @@ def fused_chains(graph: Graph, req: Requirements, options: PlanOptions) -> Trans
     fused = [
         ([m.source_index for m in op.params.ops], list(op.params.ring_rows))
         for op in fgraph.operators
-        if op.kind == FUSED_KIND
+        if op.kind == Op.FUSED_CHAIN
     ]
     return Transformed(fgraph, choice, f"fused {fused}" if fused else "")
 
