@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from rip.allocator.planning import parallel
 from rip.allocator.planning.cache import PlanCache
@@ -170,7 +171,9 @@ def plan_strategies(
     model_bytes = path.read_bytes() if options.cache else b""  # the cache's key
     problems: dict[Strategy, Problem] = {}
     plans: dict[Strategy, Plan] = {}
-    groups = [(graph, req, tuple(s for s in options.strategies if s != Strategy.FUSED))]
+    groups: list[tuple[Graph, Requirements, tuple[Strategy, ...]]] = [
+        (graph, req, tuple(s for s in options.strategies if s != Strategy.FUSED))
+    ]
     if fused is not None and Strategy.FUSED in options.strategies:
         groups.append((*fused, (Strategy.FUSED,)))
     for g, r, strategies in groups:
@@ -341,7 +344,7 @@ def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Opt
         reference=ref,
         output_dir=options.output,
         committed=stage.committed,
-        build=_moved(built, stage),
+        build=cast(dict, _moved(built, stage)),
         run=result,
     )
 

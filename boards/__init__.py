@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import MISSING, dataclass, fields
 from importlib import resources
+from typing import Any
 
 from rip.core.errors import RipError
 
@@ -150,4 +151,5 @@ def parse_board(data: bytes, source: str) -> Board:
     alignment = table["alignment"]
     if alignment < 1 or alignment & (alignment - 1):
         raise RipError(f"{where}: alignment must be a positive power of two, got {alignment}")
-    return Board(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+    return Board(**values)  # each value's type checked against its field above

@@ -124,7 +124,9 @@ def default_timeout_for(expected: dict) -> float:
     return max(MIN_TIMEOUT, 2.0 * seconds + 1.0 + BOOT_SECONDS)
 
 
-def _read_board(expected: dict, out: Path, port: str | None, timeout: float) -> tuple[object, str]:
+def _read_board(
+    expected: dict, out: Path, port: str | None, timeout: float
+) -> tuple[object, str | None]:
     """The board's answer (a Result, a RIP-ERROR line or None) and where it came from."""
     if port is None and is_emulated(expected):
         board = load_board(str(expected["board"]))
@@ -211,7 +213,7 @@ def main_monitor(argv: Sequence[str] | None = None) -> int:
     return guarded("rip-monitor", lambda: _monitor(open_port(args.port)))
 
 
-def _monitor(link: serial.SerialBase) -> int:
+def _monitor(link: serial.Serial) -> int:
     print(
         f"rip-monitor: {link.name} (Ctrl-C to stop); waiting for the first run: a board "
         "prints its first line after one inference, which can take many seconds",

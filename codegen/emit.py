@@ -20,6 +20,7 @@ from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import default_inputs
 from rip.codegen.templating import render
 from rip.core.errors import CodegenError, LoweringError
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph
 
 
@@ -165,7 +166,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         inplace = inplace_input = over = gap = None
         if i in aliased:
             p = aliased[i]
-            inplace = p.kind
+            inplace = InPlaceKind(p.kind)  # a model's pairs have a kind (placement.Pair)
             inplace_input = next(k for k, t in enumerate(op.inputs)
                                  if t >= 0 and graph.storage(t) == p.input)  # fmt: skip
             over = op.inputs[inplace_input]

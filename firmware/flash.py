@@ -88,8 +88,8 @@ def drive_chip(drive: Path) -> str | None:
             for label, board in boot_drives().items():
                 if board_id.startswith(label):
                     return board.chip
-    board = boot_drives().get(drive.name)
-    return board.chip if board else None
+    named = boot_drives().get(drive.name)
+    return named.chip if named else None
 
 
 def find_uf2(target: Path) -> Path:
@@ -158,9 +158,10 @@ def check_uf2(uf2: Path, want: tuple[str, int] | None = None) -> None:
         blocks = parse_uf2(data)
     except Uf2Error as e:
         raise FlashError(f"{uf2}: not a valid UF2 ({e})") from None
-    families = {b.family for b in blocks if not is_errata_block(b)}
-    if not families or None in families:
+    named = {b.family for b in blocks if not is_errata_block(b)}
+    if not named or None in named:
         raise FlashError(f"{uf2}: a block names no chip family; not a Pico UF2")
+    families = {f for f in named if f is not None}
     unknown = sorted(f for f in families if f not in FAMILY_CHIPS)
     if unknown:
         known = ", ".join(f"{chip} 0x{fam:08x}" for fam, chip in FAMILY_CHIPS.items())

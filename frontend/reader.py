@@ -738,7 +738,9 @@ class _Reader:
             return movement.slice_(shape(x), ints(ins[1]), ints(ins[2]), shape(y))
         if kind == "STRIDED_SLICE":
             o = self.options(op, tflite.StridedSliceOptions, index, kind, required=False)
-            masks = (o.BeginMask(), o.EndMask(), o.ShrinkAxisMask()) if o else (0, 0, 0)
+            masks: tuple[int, int, int] = (
+                (o.BeginMask(), o.EndMask(), o.ShrinkAxisMask()) if o else (0, 0, 0)
+            )
             if o is not None and (o.EllipsisMask() or o.NewAxisMask() or o.Offset()):
                 raise movement.Refused(
                     "ellipsis or new-axis masks or offset (TFLite Micro ignores them)"
@@ -785,9 +787,9 @@ class _Reader:
             return BlockParams(b)
         if kind == "GATHER":
             o = self.options(op, tflite.GatherOptions, index, kind, required=False)
-            axis, batch_dims = (o.Axis(), o.BatchDims()) if o is not None else (0, 0)
+            g_axis, batch_dims = (o.Axis(), o.BatchDims()) if o is not None else (0, 0)
             return movement.gather(
-                shape(x), axis, batch_dims, shape(ins[1]), ints(ins[1]), shape(y)
+                shape(x), g_axis, batch_dims, shape(ins[1]), ints(ins[1]), shape(y)
             )
         if kind in ("PADV2", "MIRROR_PAD"):
             pads = pairs(ins[1], len(shape(x)))

@@ -24,6 +24,7 @@ import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from typing import cast
 
 from rip.allocator.planning.cache import PlanCache
 from rip.allocator.planning.placement import Plan, Problem
@@ -89,8 +90,8 @@ def _run_chain(
 ) -> dict[str, Plan]:
     """Plan ``chain`` in order, each strategy warm-started from its predecessor's plan (or
     from ``known``, plans already at hand)."""
-    graph = graph if graph is not None else _shared["graph"]  # type: ignore[assignment]
-    req = req if req is not None else _shared["req"]  # type: ignore[assignment]
+    graph = graph if graph is not None else cast(Graph, _shared["graph"])
+    req = req if req is not None else cast(Requirements, _shared["req"])
     plans: dict[str, Plan] = {}
     for s in chain:
         have = {**known, **plans}
