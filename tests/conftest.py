@@ -14,7 +14,7 @@ from paths import REPO, shared_path
 # The slow tier, in one place: whole modules, and single tests (by function name) of
 # modules that are otherwise fast. Slow is a QEMU run, a build for the Pico cores (the Pico
 # SDK, or arm-none-eabi-gcc over the kernels or a project), a whole-model compile of the
-# shared models, or a generated model built and run under every strategy.
+# shared models, or a model compiled whole (planned, emitted, built) and run on the host.
 SLOW_MODULES = {
     "test_codegen_host.py": "every shared model compiled and run on the host, every strategy",
     "test_qemu_boards.py": "shared models on the emulated cores (QEMU)",
@@ -37,10 +37,14 @@ SLOW_TESTS = {
     ),
     "test_kernels_elementwise.py": ("test_kernels_compile_for_the_pico",),
     "test_lower_spatial.py": ("test_emitted_c_cross_compiles_for_the_picos",),
-    "test_lower_ops.py": ("test_chains_on_qemu_m33",),
-    "test_lower_movement.py": (
+    "test_lower_ops.py": ("test_chains_on_qemu_m33", "test_chain_model_matches_tflite_micro"),
+    "test_lower_movement.py": (  # generated models compiled whole and run on the host
         "test_sample_model_under_every_strategy",
         "test_split_views_live_through_the_plan",
+        "test_views_as_graph_outputs",
+        "test_an_op_reading_a_tensor_and_a_view_of_it_runs_out_of_place",
+        "test_resize_nearest_any_ratio_in_place_when_simulated",
+        "test_space_to_batch_around_conv_folds_into_dilation",
     ),
     "test_output_dir.py": ("test_a_failed_run_leaves_the_previous_project_exactly_as_it_was",),
     "test_simulate_depthwise_rows.py": ("test_every_depthwise_layer_of_the_model",),
