@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from rip.allocator.planning.cache import PlanCache
 from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT, PlanOptions
@@ -345,7 +345,7 @@ def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Opt
         reference=ref,
         output_dir=options.output,
         committed=stage.committed,
-        build=_moved(built, stage),
+        build=cast(dict, _moved(built, stage)),
         run=result,
     )
 

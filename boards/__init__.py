@@ -19,6 +19,7 @@ import re
 import sys
 from dataclasses import MISSING, dataclass, fields
 from importlib import resources
+from typing import Any
 
 from rip.core.errors import RipError
 
@@ -183,8 +184,8 @@ class Rule:
         for text in texts:
             if self.choices and text not in self.choices:
                 return f"{key} {shown} is not one of {', '.join(self.choices)}"
-            if self.pattern is not None and not self.pattern.fullmatch(text):
-                return f"{key} {text[:40]!r} holds a character or a form rip does not accept"
+            if self.pattern is not None and not self.pattern.fullmatch(str(text)):
+                return f"{key} {str(text)[:40]!r} holds a character or a form rip does not accept"
         return None
 
 
@@ -275,4 +276,5 @@ def parse_board(data: bytes, source: str) -> Board:
     for origin, size in (("code_origin", "code_bytes"), ("ram_origin", "sram_bytes")):
         if origin in table and table[origin] + table.get(size, 0) > 1 << 32:
             raise RipError(f"{where}: {origin} + {size} ends past the 4 GiB address space")
-    return Board(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+    return Board(**values)  # each value checked against its field's rule above

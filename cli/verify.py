@@ -102,7 +102,7 @@ def _checked_expected(expected: object, path: Path) -> dict:
         shown = repr(value)[:60]
         if not isinstance(value, types) or isinstance(value, bool):
             raise RipError(f"{path}: {key} has the wrong type ({shown})")
-        if span is not None and value is not None and not span[0] <= value <= span[1]:
+        if span is not None and isinstance(value, (int, float)) and not span[0] <= value <= span[1]:
             raise RipError(f"{path}: {key} {shown} is outside {span[0]:g}..{span[1]:g}")
     want = expected.get("checksum")
     if want is not None and not CHECKSUM.fullmatch(want):
@@ -144,7 +144,9 @@ def default_timeout_for(expected: dict) -> float:
     return min(MAX_WAIT_SECONDS, max(MIN_TIMEOUT, 2.0 * seconds + 1.0 + BOOT_SECONDS))
 
 
-def _read_board(expected: dict, out: Path, port: str | None, timeout: float) -> tuple[object, str]:
+def _read_board(
+    expected: dict, out: Path, port: str | None, timeout: float
+) -> tuple[object, str | None]:
     """The board's answer (a Result, a RIP-ERROR line or None) and where it came from."""
     if port is None and is_emulated(expected):
         board = load_board(str(expected["board"]))
@@ -236,7 +238,7 @@ def main_monitor(argv: Sequence[str] | None = None) -> int:
     return guarded("rip-monitor", lambda: _monitor(open_port(args.port)))
 
 
-def _monitor(link: serial.SerialBase) -> int:
+def _monitor(link: serial.Serial) -> int:
     print(
         f"rip-monitor: {link.name} (Ctrl-C to stop); waiting for the first run: a board "
         "prints its first line after one inference, which can take many seconds",

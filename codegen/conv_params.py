@@ -159,7 +159,7 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
     depthwise = isinstance(p, DepthwiseParams)
     w, wq = _weights(graph, op, c_out, 3 if depthwise else 0)
     filter_dims = nhwc(w.shape)
-    multiplier = p.depth_multiplier if depthwise else 1
+    multiplier = p.depth_multiplier if isinstance(p, DepthwiseParams) else 1
     if depthwise and c_out != input_dims[3] * multiplier:
         raise ParamsError(
             f"{where(op)}: {c_out} output channels, depth multiplier "

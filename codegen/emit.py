@@ -22,6 +22,7 @@ from rip.codegen.templating import render
 from rip.core.errors import CodegenError, LoweringError
 from rip.core.names import token
 from rip.core.operators import Op
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph
 
 
@@ -167,7 +168,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         inplace = inplace_input = over = gap = None
         if i in aliased:
             p = aliased[i]
-            inplace = p.kind
+            inplace = InPlaceKind(p.kind)  # a model's pairs have a kind (placement.Pair)
             inplace_input = next(k for k, t in enumerate(op.inputs)
                                  if t >= 0 and graph.storage(t) == p.input)  # fmt: skip
             over = op.inputs[inplace_input]
@@ -226,6 +227,6 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
             for lt in table
         ),
         stripped=tuple(
-            Stripped(kind, _ref(graph, f), _ref(graph, q)) for kind, f, q in graph.interface
+            Stripped(Op(kind), _ref(graph, f), _ref(graph, q)) for kind, f, q in graph.interface
         ),
     )

@@ -51,6 +51,7 @@ def lower_binary(
     check_buffers(graph, op, buffers)
     in_place = check_operand_in_place(graph, op, buffers, kernel, InPlaceKind.ELEMENTWISE, (0, 1))
     params = kernel_params(ep.op_params, graph, op)
+    assert not isinstance(params, ep.AddNParams)  # ADD_N is lower_add_n's
     x1, x2, y = (graph.tensors[t] for t in (*op.inputs[:2], op.outputs[0]))
     shape = kernel_params(lambda g, o: ep.broadcast_shape(x1, x2, y), graph, op)
     if in_place:
@@ -62,9 +63,10 @@ def lower_binary(
                 " again for every row)"
             )
     inputs, constants = operands(graph, op, (0, 1), buffers, prefix)
+    call: object = params
     if shape is not None:
-        kernel, params = broadcast_kernel(kernel), ep.BroadcastCall(params, shape)
-    return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, constants)
+        kernel, call = broadcast_kernel(kernel), ep.BroadcastCall(params, shape)
+    return render_kernel(graph, op, index, buffers, prefix, kernel, call, inputs, constants)
 
 
 def lower_add_n(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:

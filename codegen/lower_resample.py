@@ -54,7 +54,7 @@ def lower_transpose_conv(
     kernel = table_kernel(op)
     check_buffers(graph, op, buffers)
     check_operand_in_place(graph, op, buffers, kernel, None, ())
-    params = kernel_params(rp.op_params, graph, op, index)
+    params = kernel_params(rp.transpose_conv_params, graph, op, index)
     pointer = buffers.inputs[2]
     if pointer is None:
         raise LoweringError(f"{where(graph, op, index)}: its input is not an arena activation")

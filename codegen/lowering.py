@@ -232,7 +232,7 @@ def check_operand_in_place(
             f"{kernel.function} (in-place modes: {supported})"
         )
     k = buffers.inplace_input
-    if k not in inputs:
+    if k is None or k not in inputs:
         raise LoweringError(
             f"{where(graph, op)}: in place over input {k}; {op.kind} may only overwrite "
             f"input {' or '.join(str(i) for i in inputs)}"

@@ -57,9 +57,11 @@ def effective_scale(input_scale: float, weight_scale: float, output_scale: float
     )
 
 
-def activation_range(activation: Activation, quant: Quant) -> tuple[int, int]:
+def activation_range(activation: Activation, quant: Quant | None) -> tuple[int, int]:
     """CalculateActivationRangeQuantized for a per-tensor int8 output: the fused activation as
     a clamp, each bound ``zero_point + roundf(f / scale)`` with the division in float32."""
+    if quant is None:  # every caller has checked the output's quantization (int8_quant)
+        raise ParamsError("fused activation over an output without quantization")
     scale, zero_point = quant.scale[0], quant.zero_point[0]
 
     def quantize(f: float) -> int:

@@ -341,7 +341,7 @@ def mirror_pad_params(input: Tensor, output: Tensor, p: MirrorPadParams) -> Mirr
     )
 
 
-def _movement_params(graph: Graph, op: Operator) -> object:
+def _movement_params(graph: Graph, op: Operator) -> MovementKernelParams:
     ins = [graph.tensors[t] for t in op.inputs if t >= 0]
     out = graph.tensors[op.outputs[0]]
     p = op.params
@@ -362,7 +362,15 @@ def _movement_params(graph: Graph, op: Operator) -> object:
     raise ParamsError(f"{op.describe()} is not a shape kernel")
 
 
-KernelParams = ResizeNearestParams | ConcatKernelParams | TransposeKernelParams | PadKernelParams
+MovementKernelParams = (
+    SliceKernelParams
+    | ConcatKernelParams
+    | DepthSpaceKernelParams
+    | GatherKernelParams
+    | PadKernelParams
+    | MirrorPadKernelParams
+)
+KernelParams = ResizeNearestParams | TransposeKernelParams | MovementKernelParams
 
 
 def op_params(graph: Graph, op: Operator, in_place: bool = False) -> KernelParams:

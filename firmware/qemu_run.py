@@ -55,7 +55,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _connect(port: int, proc: subprocess.Popen) -> serial.SerialBase:
+def _connect(port: int, proc: subprocess.Popen) -> serial.Serial:
     """The pyserial link to QEMU's UART socket, retried until QEMU listens."""
     deadline = time.monotonic() + CONNECT_SECONDS
     while True:

@@ -32,6 +32,7 @@ from rip.frontend.ir import (
     DepthwiseParams,
     ElementwiseParams,
     FullyConnectedParams,
+    GatherParams,
     Graph,
     LeakyReluParams,
     MirrorPadParams,
@@ -623,14 +624,23 @@ class _Reader:
 
     def strided_slice(self, r: _Raw) -> SliceParams:
         o = self.options(r)
-        masks = (o.BeginMask(), o.EndMask(), o.ShrinkAxisMask()) if o else (0, 0, 0)
+        begin_mask, end_mask, shrink_mask = (
+            (o.BeginMask(), o.EndMask(), o.ShrinkAxisMask()) if o else (0, 0, 0)
+        )
         if o is not None and (o.EllipsisMask() or o.NewAxisMask() or o.Offset()):
             raise movement.Refused(
                 "ellipsis or new-axis masks or offset (TFLite Micro ignores them)"
             )
         begin, end, strides = (self.ints(r, t) for t in r.ins[1:4])
         return movement.strided_slice(
-            r.shape(r.ins[0]), begin, end, strides, *masks, r.shape(r.outs[0])
+            r.shape(r.ins[0]),
+            begin,
+            end,
+            strides,
+            begin_mask,
+            end_mask,
+            shrink_mask,
+            r.shape(r.outs[0]),
         )
 
     def split(self, r: _Raw) -> SplitParams:
@@ -676,7 +686,7 @@ class _Reader:
             raise movement.Refused(f"block {b} turns {list(x)} into {list(want)}")
         return BlockParams(b)
 
-    def gather(self, r: _Raw) -> SliceParams:
+    def gather(self, r: _Raw) -> GatherParams:
         o = self.options(r)
         axis, batch_dims = (o.Axis(), o.BatchDims()) if o is not None else (0, 0)
         indices = r.ins[1]

@@ -449,6 +449,7 @@ def _fold_one_space_batch(
         outputs=(y,),
         params=replace(p, dilation=s2b.params.block, padding=padding),
     )
+    assert conv_at is not None and s2b_at is not None  # conv and s2b were found above
     operators = list(graph.operators)
     operators[conv_at] = new
     return graph.with_(operators=_drop(tuple(operators), {s2b_at, k}))

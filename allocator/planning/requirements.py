@@ -60,7 +60,7 @@ class InPlace:
     output: int
     gap: int
     workspace: int
-    order: Order
+    order: Order | str  # "reverse": in-place upsampling (Theorem 14)
     kind: InPlaceKind
     theorem: str
 
@@ -105,9 +105,9 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
         wshape = graph.tensors[op.inputs[1]].shape  # [O, KH, KW, I] or [1, KH, KW, C]
         kh, kw = wshape[1], wshape[2]
         dh, dw = p.dilation
-    pad = p.padding
+    (sh, sw), pad = p.stride, p.padding
     try:
-        geom = ConvGeometry(h, w, c_in, c_out, kh, kw, *p.stride, dh, dw, *pad.as_tuple())
+        geom = ConvGeometry(h, w, c_in, c_out, kh, kw, sh, sw, dh, dw, *pad.as_tuple())
     except LayerError as e:
         raise GraphError(f"{op.describe()}: {e}") from None
     if (geom.h_out, geom.w_out) != (h_out, w_out):
@@ -138,7 +138,7 @@ def op_scratch_bytes(graph: Graph, op: Operator) -> int:
     formula = SPECS[op.kind].scratch if op.kind in SPECS else None
     if formula == "fused":
         stages = [
-            (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), tuple(graph.tensors[m.inputs[1]].shape))
+            (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), nhwc(graph.tensors[m.inputs[1]].shape))
             for m in op.params.members
         ]
         return fused_scratch_bytes(
@@ -150,7 +150,7 @@ def op_scratch_bytes(graph: Graph, op: Operator) -> int:
     if op.kind == Op.MEAN and (len(x.shape) != 4 or set(op.params.axes) != {1, 2}):
         return 0  # the reduction kernel, not the global pool: no scratch
     conv = formula in ("conv", "depthwise")
-    w = tuple(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
+    w = nhwc(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
     if formula == "depthwise":
         p = op.params
         return kernel_scratch_bytes(
