@@ -2,8 +2,10 @@
  * rip kernels: CONV_2D on the fast GEMM (rip_conv2d_fast.c): two output pixels x two
  * output channels per step (a 2x2 tile of the GEMM output), with SMLAD and SXTB16 (with
  * its rotate) on cores with the DSP extension and portable C elsewhere; one pixel pair's
- * receptive fields are gathered before any of their channels is written. Params, dims, the
- * folded bias and rip_fast_channel: rip_conv_types.h.
+ * receptive fields are gathered before any of their channels is written. They also run a
+ * DEPTHWISE_CONV_2D over one input channel, out of place, as the CONV_2D it equals
+ * (rip.codegen.kernel_choice.depthwise_as_conv). Params, dims, the folded bias and
+ * rip_fast_channel: rip_conv_types.h.
  */
 #ifndef RIP_CONV2D_FAST_H
 #define RIP_CONV2D_FAST_H

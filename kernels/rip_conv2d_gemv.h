@@ -1,6 +1,7 @@
 /*
  * rip kernels: CONV_2D on the packed GEMV (rip_conv2d_gemv.c), one receptive field at a
- * time. Params, dims and rip_fast_channel: rip_conv_types.h.
+ * time, for a DEPTHWISE_CONV_2D over one input channel (the CONV_2D it equals). Params,
+ * dims and rip_fast_channel (the folded bias in each record): rip_conv_types.h.
  */
 #ifndef RIP_CONV2D_GEMV_H
 #define RIP_CONV2D_GEMV_H

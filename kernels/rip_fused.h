@@ -1,5 +1,5 @@
 /*
- * rip kernels: a fused, row-streamed chain of convolutions (issue 12).
+ * rip kernels: a fused, row-streamed chain of convolutions (issue 12; the IR op FUSED_CHAIN).
  *
  * A chain of CONV_2D and DEPTHWISE_CONV_2D stages (depth multiplier 1), optionally ending in
  * the residual ADD of the chain's input, runs as one op: each intermediate tensor lives in a
