@@ -17,7 +17,7 @@ Data only: imports nothing but `rip.core`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rip.core.terms import InPlaceKind
 
@@ -37,6 +37,20 @@ class KernelVariant:
     cheap_twin: str | None = None  # its twin with the cheap requantisation (_rq)
     reference: bool = False  # TFLite's reference loop, linked against no fast kernel
     preconditions: str = ""
+
+
+def _cheap(exact: KernelVariant) -> KernelVariant:
+    """The ``_rq`` twin of an exact variant: its traversal, scratch and in-place contract
+    with the cheap requantisation, rip_fast_channel records in place of the bias and quant."""
+    if exact.cheap_twin is None:
+        raise ValueError(f"{exact.name} names no cheap twin")
+    return replace(
+        exact,
+        name=exact.cheap_twin,
+        cheap_twin=None,
+        preconditions=f"{exact.name}'s, with the cheap requantisation proven for every channel "
+        "(rip_fast_channel records)",
+    )
 
 
 # ---- CONV_2D (rip_conv2d*.h) -------------------------------------------------------------
@@ -119,14 +133,7 @@ DEPTHWISE_FAST = KernelVariant(
     preconditions="depth multiplier 1, a bias (folded); output disjoint from the input; no "
     "scratch: the row engine (kernels up to 16 rows), else one channel plane at a time",
 )
-DEPTHWISE_FAST_RQ = KernelVariant(
-    "rip_depthwise_conv2d_fast_rq_s8",
-    "rip_depthwise_fast.h",
-    ("DEPTHWISE_CONV_2D",),
-    folded_bias=True,
-    preconditions="rip_depthwise_conv2d_fast_s8's with the cheap requantisation proven for "
-    "every channel (rip_fast_channel records)",
-)
+DEPTHWISE_FAST_RQ = _cheap(DEPTHWISE_FAST)
 DEPTHWISE_INPLACE_FAST = KernelVariant(
     "rip_depthwise_conv2d_inplace_fast_s8",
     "rip_depthwise_inplace_fast.h",
@@ -140,17 +147,7 @@ DEPTHWISE_INPLACE_FAST = KernelVariant(
     "4 * floor(scratch / (4 * H_out * W_out)) channels a pass, else one plane at a time: in "
     "place where the row-streamed kernel does not apply or its ring does not fit",
 )
-DEPTHWISE_INPLACE_FAST_RQ = KernelVariant(
-    "rip_depthwise_conv2d_inplace_fast_rq_s8",
-    "rip_depthwise_inplace_fast.h",
-    ("DEPTHWISE_CONV_2D",),
-    (CHANNEL,),
-    out_of_place=False,
-    scratch="rip_depthwise_conv2d_inplace_s8_get_buffer_size",
-    folded_bias=True,
-    preconditions="rip_depthwise_conv2d_inplace_fast_s8's with the cheap requantisation "
-    "proven for every channel",
-)
+DEPTHWISE_INPLACE_FAST_RQ = _cheap(DEPTHWISE_INPLACE_FAST)
 DEPTHWISE_INPLACE_ROWS_FAST = KernelVariant(
     "rip_depthwise_conv2d_inplace_rows_fast_s8",
     "rip_depthwise_inplace_rows_fast.h",
@@ -165,17 +162,7 @@ DEPTHWISE_INPLACE_ROWS_FAST = KernelVariant(
     "ring of ring_rows input rows of scratch: in place wherever that ring fits the model's "
     "reserved scratch",
 )
-DEPTHWISE_INPLACE_ROWS_FAST_RQ = KernelVariant(
-    "rip_depthwise_conv2d_inplace_rows_fast_rq_s8",
-    "rip_depthwise_inplace_rows_fast.h",
-    ("DEPTHWISE_CONV_2D",),
-    (CHANNEL,),
-    out_of_place=False,
-    scratch="rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size",
-    folded_bias=True,
-    preconditions="rip_depthwise_conv2d_inplace_rows_fast_s8's with the cheap requantisation "
-    "proven for every channel",
-)
+DEPTHWISE_INPLACE_ROWS_FAST_RQ = _cheap(DEPTHWISE_INPLACE_ROWS_FAST)
 DEPTHWISE_ROW_FAST = KernelVariant(
     "rip_depthwise_conv2d_row_fast_s8",
     "rip_depthwise_row_fast.h",
@@ -186,14 +173,7 @@ DEPTHWISE_ROW_FAST = KernelVariant(
     "multiplier 1, a bias (folded), the output row apart from the input rows: the depthwise "
     "stage of rip_fused_chain_s8",
 )
-DEPTHWISE_ROW_FAST_RQ = KernelVariant(
-    "rip_depthwise_conv2d_row_fast_rq_s8",
-    "rip_depthwise_row_fast.h",
-    ("DEPTHWISE_CONV_2D",),
-    folded_bias=True,
-    preconditions="rip_depthwise_conv2d_row_fast_s8's with the cheap requantisation proven "
-    "for every channel",
-)
+DEPTHWISE_ROW_FAST_RQ = _cheap(DEPTHWISE_ROW_FAST)
 
 # ---- FULLY_CONNECTED (rip_fully_connected*.h) ----------------------------------------------
 
