@@ -316,12 +316,7 @@ def bench_layers(model: str, cpus: list[str], opt: str) -> None:
             out = build_and_run(
                 cpu,
                 opt,
-                [
-                    work / "bench.c",
-                    KERNELS / "rip_conv.c",
-                    KERNELS / "rip_conv_fast.c",
-                    KERNELS / "rip_depthwise_fast.c",
-                ],
+                [work / "bench.c", *sorted(KERNELS.glob("*.c"))],
                 [KERNELS],
                 work,
             )

@@ -1,5 +1,9 @@
 """Which C kernel runs a CONV_2D or DEPTHWISE_CONV_2D, and the folded bias it takes.
 
+The variants themselves (their names, the ops and in-place kinds they run, their scratch
+twins and preconditions) are rows of `rip.core.kernel_variants`; this module picks one per
+layer.
+
 The fast kernels (the _fast variants in kernels/rip_conv.h) multiply raw int8 inputs: the
 input offset's share of every accumulator, ``input_offset * sum(filter[oc])``, is added to
 the bias here, once, instead of to every input byte at run time. A padded tap reads the
@@ -58,6 +62,7 @@ from rip.allocator.planning.scratch import (
 )
 from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
 from rip.codegen.requant import cheap_channels, cheap_channels_negating
+from rip.core import kernel_variants as kv
 from rip.core.operators import Op
 from rip.core.terms import InPlaceKind
 
@@ -93,8 +98,8 @@ def _rows_choice(p: ConvKernelParams, reserved: int | None) -> KernelChoice | No
     rows, slots = depthwise_ring_schedule(*schedule)
     saved = sum(1 for k in slots if k >= 0)
     return KernelChoice(
-        "rip_depthwise_conv2d_inplace_rows_fast_s8",
-        True,
+        kv.DEPTHWISE_INPLACE_ROWS_FAST.name,
+        kv.DEPTHWISE_INPLACE_ROWS_FAST.folded_bias,
         f"in place row by row, channel-vectorised; {saved} input row(s) saved in a ring of "
         f"{rows} ({need} B of the {reserved} B scratch), schedule baked in",
         need,
@@ -112,23 +117,25 @@ def choose_conv_kernel(
     if p.kind == Op.CONV_2D:
         if p.fast_channels is not None:
             return KernelChoice(
-                "rip_conv2d_fast_rq_s8",
-                True,
+                kv.CONV2D_FAST_RQ.name,
+                kv.CONV2D_FAST_RQ.folded_bias,
                 "2x2 pixel x channel tiles, gap <= per-pixel gap; cheap requantisation proven",
             )
         return KernelChoice(
-            "rip_conv2d_fast_s8", True, "2x2 pixel x channel tiles, gap <= per-pixel gap"
+            kv.CONV2D_FAST.name,
+            kv.CONV2D_FAST.folded_bias,
+            "2x2 pixel x channel tiles, gap <= per-pixel gap",
         )
     channel = inplace == InPlaceKind.CHANNEL
     if p.depth_multiplier != 1:
-        name = "rip_depthwise_conv2d_inplace_s8" if channel else "rip_depthwise_conv2d_s8"
-        return KernelChoice(name, False, "depth multiplier != 1: reference kernel")
+        v = kv.DEPTHWISE_INPLACE if channel else kv.DEPTHWISE
+        return KernelChoice(v.name, v.folded_bias, "depth multiplier != 1: reference kernel")
     choice = _depthwise_choice(p, channel, reserved_scratch)
     if p.fast_channels is None:
         return choice
     return dataclasses.replace(
         choice,
-        function=choice.function.removesuffix("_s8") + "_rq_s8",
+        function=kv.cheap_twin(choice.function),
         reason=choice.reason + "; cheap requantisation proven",
     )
 
@@ -136,16 +143,16 @@ def choose_conv_kernel(
 def _depthwise_choice(p: ConvKernelParams, channel: bool, reserved_scratch: int | None):
     """The fast depthwise kernel (depth multiplier 1) with TFLite's general requantisation."""
     if not channel:
-        return KernelChoice("rip_depthwise_conv2d_fast_s8", True,
-                            "out of place, channel-vectorised")  # fmt: skip
+        v = kv.DEPTHWISE_FAST
+        return KernelChoice(v.name, v.folded_bias, "out of place, channel-vectorised")
     rows = _rows_choice(p, reserved_scratch)
     if rows is not None:
         return rows
     plane = p.scratch_bytes
     group = min(p.output_dims[3], (reserved_scratch or plane) // plane // 4 * 4)
     how = f"groups of {group} channels" if group >= 4 else "one channel plane at a time"
-    return KernelChoice("rip_depthwise_conv2d_inplace_fast_s8", True,
-                        f"in place by channel planes: {how}")  # fmt: skip
+    v = kv.DEPTHWISE_INPLACE_FAST
+    return KernelChoice(v.name, v.folded_bias, f"in place by channel planes: {how}")
 
 
 def folded_bias(p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] | None):
@@ -295,7 +302,8 @@ def depthwise_as_conv(
     if found is not None and packed <= reserved_scratch:
         choice = choose_conv_kernel(dataclasses.replace(conv, fast_channels=found[0]), None)
     elif found is not None and taps <= reserved_scratch:
-        choice = KernelChoice("rip_conv2d_gemv_rq_s8", True, "a pixel at a time, 1x4 channel "
+        v = kv.CONV2D_GEMV_RQ
+        choice = KernelChoice(v.name, v.folded_bias, "a pixel at a time, 1x4 channel "
                               "tiles; cheap requantisation proven", taps)  # fmt: skip
     elif found is None and CONV_TILE_PIXELS * taps <= reserved_scratch:
         choice = choose_conv_kernel(conv, None)

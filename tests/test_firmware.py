@@ -283,7 +283,7 @@ def test_project_compiles_and_links_for_the_core(projects, board, tmp_path):
         "-o",
         str(elf),
     )
-    dis = cb.disassemble(tmp_path / "rip_conv.o")
+    dis = cb.disassemble(tmp_path / "rip_conv2d.o")
     if board == "pico2" and dis is not None:  # the kernels chose their DSP path by themselves
         assert "smlad" in dis
 

@@ -1,5 +1,5 @@
-"""The spatial int8 kernels (kernels/rip_conv.c, kernels/rip_pool.c) against TensorFlow Lite
-Micro, byte for byte, out of place and in place.
+"""The spatial int8 kernels (the families of kernels/rip_conv.h, kernels/rip_pool.c) against
+TensorFlow Lite Micro, byte for byte, out of place and in place.
 
 The C sources are compiled once per session into a shared library and called through
 ctypes; the kernel parameters come from codegen.conv_params and codegen.pool_params on the
@@ -1227,7 +1227,7 @@ def test_cross_compiles_for_the_picos(tmp_path: Path, cpu: str) -> None:
     for source in cb.SPATIAL:
         obj = cb.cross_compile(cb.KERNELS / source, cpu, tmp_path / f"{source}.o")
         listing = cb.disassemble(obj)
-        if source == "rip_conv.c" and listing is not None:
+        if source == "rip_conv2d.c" and listing is not None:
             assert ("smlad" in listing) == (cpu == "cortex-m33")
 
 

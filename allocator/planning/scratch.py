@@ -127,7 +127,7 @@ def _align4(n: int) -> int:
     return (n + 3) // 4 * 4
 
 
-ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_depthwise_fast.c
+ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_dw_row_engine.h
 
 
 def depthwise_rows_apply(input_dims: Dims, filter_dims: Dims, output_dims: Dims) -> bool:
