@@ -56,6 +56,24 @@ class Board:
     uart_base: int | None = None
     instructions_per_tick: int | None = None
     instructions_per_second_estimate: float = 0.0
+    # The Pico timing model (rip.timing, docs/pico-timing.md). An emulated board names the
+    # Pico whose cycles its runs estimate; a Pico board gives its core's cost table, its XIP
+    # cache (geometry, and the stall of a miss at the SDK's default flash clock), the cost of
+    # an exception entry and of integer division.
+    timing_board: str | None = None  # emulated boards: "pico" or "pico2"
+    timing_label: str | None = None  # Pico boards: the report's key prefix (pico1_cycles)
+    core: str | None = None  # m0plus | m33: the plugin's cost table
+    xip_cache_bytes: int = 0
+    xip_cache_ways: int = 0
+    xip_line_bytes: int = 0
+    xip_fill_bytes: int = 0  # bytes one miss brings in
+    xip_miss_cycles: int = 0  # stall of a miss: one fresh QSPI transfer
+    xip_sequential_miss_cycles: int = 0  # a miss continuing the open transfer (0: never)
+    xip_cooldown_cycles: int = 0  # how long a transfer stays open after its last data
+    xip_pagebreak_bytes: int = 0  # a transfer never continues across this alignment
+    exception_entry_cycles: int = 0
+    divide_cycles: int = 0  # SDIV/UDIV (the M33's; operand-dependent on silicon)
+    divider_call_cycles: int = 0  # a 32-bit division call through the RP2040's SIO divider
 
     @property
     def fixed_overhead_bytes(self) -> int:

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +64,14 @@ def _connect(port: int, proc: subprocess.Popen) -> serial.SerialBase:
             time.sleep(0.05)
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen, settle: float = 0.0) -> None:
+    """QEMU stopped: given ``settle`` seconds to end by itself (the firmware exits after its
+    result line, and a plugin writes what it measured when QEMU exits), then killed."""
+    if settle and proc.poll() is None:
+        try:
+            proc.wait(timeout=settle)
+        except subprocess.TimeoutExpired:
+            pass
     if proc.poll() is None:
         proc.kill()
     proc.wait()  # SIGKILL cannot be ignored
@@ -72,17 +80,25 @@ def _stop(proc: subprocess.Popen) -> None:
             stream.close()
 
 
-def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -> QemuRun:
+def run_elf(
+    elf: Path,
+    board: Board,
+    timeout: float,
+    until: str | None = None,
+    extra_args: Sequence[str] = (),
+    settle: float = 0.0,
+) -> QemuRun:
     """Run ``elf`` on the board's QEMU machine until the firmware prints its result line
     (or, with ``until``, a line starting so), reports an error, or ``timeout`` seconds
-    pass; QEMU is stopped in every case."""
+    pass; QEMU is stopped in every case. ``extra_args`` go to QEMU (a ``-plugin``), and
+    ``settle`` seconds are left for it to exit by itself afterwards."""
     require_qemu(board)
     qemu = shutil.which("qemu-system-arm")
     if qemu is None:
         raise RipError(f"running on {board.name} needs qemu-system-arm ({QEMU_HINT})")
     port = _free_port()
     cmd = [qemu, *qemu_args(board), "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on",
-           "-kernel", str(elf)]  # fmt: skip
+           "-kernel", str(elf), *extra_args]  # fmt: skip
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -99,8 +115,10 @@ def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -
                         break
         finally:
             link.close()
-    finally:  # also on KeyboardInterrupt: no QEMU is left running
+    except BaseException:  # also on KeyboardInterrupt: no QEMU is left running
         _stop(proc)
+        raise
+    _stop(proc, settle)
     return QemuRun(result, lines, time.monotonic() - t0)
 
 
