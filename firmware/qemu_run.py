@@ -7,6 +7,7 @@ timeout, on an error and on Ctrl-C (KeyboardInterrupt), so no emulator is left r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -68,10 +69,8 @@ def _stop(proc: subprocess.Popen, settle: float = 0.0) -> None:
     """QEMU stopped: given ``settle`` seconds to end by itself (the firmware exits after its
     result line, and a plugin writes what it measured when QEMU exits), then killed."""
     if settle and proc.poll() is None:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=settle)
-        except subprocess.TimeoutExpired:
-            pass
     if proc.poll() is None:
         proc.kill()
     proc.wait()  # SIGKILL cannot be ignored
