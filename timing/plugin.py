@@ -37,7 +37,8 @@ def plugin_path(cache_dir: Path | None = None) -> Path:
     so = folder / f"pico_timing-{_digest()}.so"
     if so.is_file():
         return so
-    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    wanted = os.environ.get("CC")
+    cc = shutil.which(wanted) if wanted else shutil.which("gcc") or shutil.which("cc")
     if not cc:
         raise PluginError("the Pico timing model needs a host C compiler (gcc) for its plugin")
     folder.mkdir(parents=True, exist_ok=True)

@@ -399,7 +399,7 @@ static void decode32(struct insn *in, uint32_t h1, uint32_t h2) {
             } else {
                 load1(in, rt, rn == 15 ? 0 : (uint16_t)(bit(rn) | (reg ? bit(h2 & 0xf) : 0)));
             }
-        } else if ((h1 & 0x0780) == 0x0700) { /* long multiply, divide */
+        } else if ((h1 & 0x0780) == 0x0380) { /* long multiply, divide */
             if ((h1 & 0x0070) == 0x0010 || (h1 & 0x0070) == 0x0030) {
                 in->flags |= F_DIV;
                 in->base = (uint16_t)P.div;
