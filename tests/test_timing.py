@@ -25,8 +25,10 @@ from rip.timing.plugin import PluginError, plugin_path
 
 DATA = Path(__file__).parent / "data" / "timing"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "example-cnn.tflite"
-TOOLS = shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm") and (
-    shutil.which("gcc") or shutil.which("cc")
+TOOLS = (
+    shutil.which("arm-none-eabi-gcc")
+    and shutil.which("qemu-system-arm")
+    and (shutil.which("gcc") or shutil.which("cc"))
 )
 pytestmark = pytest.mark.skipif(
     not TOOLS, reason="needs arm-none-eabi-gcc, qemu-system-arm and a host C compiler"
