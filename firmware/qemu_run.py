@@ -13,7 +13,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,18 +131,24 @@ def default_timeout(board: Board, macs: int | None) -> float:
     return max(60.0, 4.0 * seconds)
 
 
+Runner = Callable[[Path, Board, float], QemuRun]
+
+
 def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | None = None,
-                build: bool = True) -> Result:  # fmt: skip
+                build: bool = True, runner: Runner = run_elf,
+                slowdown: float = 1.0) -> Result:  # fmt: skip
     """Build (``make``) and run the project rip-compile wrote for an emulated board; its
     Result. A RIP-ERROR line is returned as a Result-less error (RipError, exit 1); no
-    result line within ``timeout`` is a NoAnswerError (exit 2)."""
+    result line within ``timeout`` is a NoAnswerError (exit 2). ``runner`` runs the ELF
+    (``run_elf``, or a run under a plugin ``slowdown`` times slower, which the default
+    timeout allows for)."""
     expected = _expected(project_dir)
     if board is None:
         board = load_board(str(expected.get("board")))
     elf = build_qemu_project(project_dir, board) if build else project_dir / "model.elf"
     if timeout is None:
-        timeout = default_timeout(board, expected.get("macs"))
-    run = run_elf(elf, board, timeout)
+        timeout = slowdown * default_timeout(board, expected.get("macs"))
+    run = runner(elf, board, timeout)
     if run.result is None:
         raise NoAnswerError(
             f"{board.name} ({board.qemu_machine}) printed no result line within {timeout:g} s"

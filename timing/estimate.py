@@ -15,7 +15,8 @@ from pathlib import Path
 
 from rip.boards import Board
 from rip.core.errors import NoAnswerError, RipError
-from rip.firmware.qemu_run import QemuRun, run_elf
+from rip.firmware.qemu_run import QemuRun, run_elf, run_on_qemu
+from rip.firmware.result import Result
 from rip.timing.model import TimingModel
 from rip.timing.plugin import plugin_path
 
@@ -136,3 +137,25 @@ def run_timed(
         if not out.is_file():
             raise NoAnswerError(f"{board.name}: QEMU ended without the timing plugin's figures")
         return run, Estimate(model, parse_segments(out.read_text(encoding="utf-8")))
+
+
+SLOWDOWN = 20.0  # how much longer a run under the plugin may take (measured ~10x CPU)
+
+
+def run_project_timed(project_dir: Path, board: Board) -> tuple[Result, Estimate | str]:
+    """``run_on_qemu`` under the timing plugin: the result line and the estimate of its
+    inference, or (the plugin cannot be built here) an untimed run and the reason."""
+    try:
+        model = TimingModel.of(board)
+        plugin_path()
+    except RipError as e:
+        return run_on_qemu(project_dir, board), str(e)
+    estimates: list[Estimate] = []
+
+    def runner(elf: Path, b: Board, timeout: float) -> QemuRun:
+        run, estimate = run_timed(elf, b, timeout, model)
+        estimates.append(estimate)
+        return run
+
+    result = run_on_qemu(project_dir, board, runner=runner, slowdown=SLOWDOWN)
+    return result, estimates[0]

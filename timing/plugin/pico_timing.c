@@ -88,8 +88,9 @@ static struct {
     .miss = 40, .seq_miss = 0, .cooldown = 0, .pagebreak = 0, .div = 12, .exception = 15,
 };
 
-/* The cache: sets x ways tags, a valid bit per fill unit, and the age of each way. */
-static uint32_t n_sets, fills_per_line;
+/* The cache: sets x ways tags, a valid bit per fill unit, and the age of each way. Sizes
+ * are powers of two, so addresses split with shifts (this runs for every fetch). */
+static uint32_t n_sets, line_shift, set_shift, fill_shift;
 static uint32_t *tags;
 static uint8_t *valid, *age;
 
@@ -129,9 +130,9 @@ static uint64_t flash_access(uint32_t a, int fetch) {
         return 0;
     }
     const uint32_t off = a - P.flash_lo;
-    const uint32_t line = off / P.line;
-    const uint32_t set = line % n_sets, tag = line / n_sets;
-    const uint32_t unit = (off % P.line) / P.fill;
+    const uint32_t line = off >> line_shift;
+    const uint32_t set = line & (n_sets - 1), tag = line >> set_shift;
+    const uint32_t unit = (off & (P.line - 1)) >> fill_shift;
     uint32_t *t = &tags[set * P.ways];
     uint8_t *v = &valid[set * P.ways], *g = &age[set * P.ways];
     uint32_t way = P.ways;
@@ -163,10 +164,10 @@ static uint64_t flash_access(uint32_t a, int fetch) {
     }
     v[way] |= (uint8_t)(1u << unit);
     fetch ? s->fetch_misses++ : s->data_misses++;
-    const uint32_t fill = off - off % P.fill;
+    const uint32_t fill = off & ~(P.fill - 1);
     uint64_t cost = P.miss;
     if (P.seq_miss && S.have_fill && fill == S.last_fill + P.fill &&
-        S.now <= S.last_fill_end + P.cooldown && (!P.pagebreak || fill % P.pagebreak != 0)) {
+        S.now <= S.last_fill_end + P.cooldown && (!P.pagebreak || (fill & (P.pagebreak - 1)))) {
         cost = P.seq_miss; /* the QMI appends the next fill to the open transfer */
         s->seq_misses++;
     }
@@ -626,6 +627,9 @@ static void write_out(qemu_plugin_id_t id, void *userdata) {
     }
 }
 
+static int pow2(uint32_t x) { return x && !(x & (x - 1)); }
+static uint32_t log2u(uint32_t x) { return (uint32_t)__builtin_ctz(x); }
+
 static int parse_u32(const char *s, uint32_t *v) {
     char *end;
     unsigned long x = strtoul(s, &end, 0);
@@ -696,13 +700,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             return -1;
         }
     }
-    if (!P.out[0] || !P.line || !P.fill || P.line % P.fill || P.line / P.fill > 8 || !P.ways ||
-        P.cache_bytes % (P.ways * P.line)) {
-        fprintf(stderr, "pico_timing: need out=PATH and a cache of whole sets\n");
+    if (!P.out[0] || !pow2(P.line) || !pow2(P.fill) || P.fill > P.line || P.line / P.fill > 8 ||
+        !P.ways || P.ways > 255 || P.cache_bytes % (P.ways * P.line) ||
+        !pow2(P.cache_bytes / (P.ways * P.line)) || (P.pagebreak && !pow2(P.pagebreak))) {
+        fprintf(stderr, "pico_timing: need out=PATH and a cache of power-of-two sizes\n");
         return -1;
     }
     n_sets = P.cache_bytes / (P.ways * P.line);
-    fills_per_line = P.line / P.fill;
+    line_shift = log2u(P.line);
+    set_shift = log2u(n_sets);
+    fill_shift = log2u(P.fill);
     tags = calloc((size_t)n_sets * P.ways, sizeof *tags);
     valid = calloc((size_t)n_sets * P.ways, 1);
     age = calloc((size_t)n_sets * P.ways, 1);
