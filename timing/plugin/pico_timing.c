@@ -223,13 +223,15 @@ static void store1(struct insn *in, uint16_t addr, int imm_offset) {
     in->base = (uint16_t)(P.core == CORE_M33 && imm_offset ? 1 : 2);
 }
 
-/* LDM/STM/PUSH/POP of `n` registers: 1 + N; loading the PC adds the refill. */
+/* LDM/STM/PUSH/POP of `n` registers (the PC included): 1 + N; loading the PC adds the
+ * refill. The M0+'s POP {<loreglist>, PC} is 3 + N with N the low registers: one issue
+ * cycle, N + 1 loads and its one-cycle refill. */
 static void multi(struct insn *in, unsigned n, int loads_pc) {
     in->base = (uint16_t)(1 + n);
     if (loads_pc) {
         in->flags |= F_BRANCH;
         if (P.core == CORE_M0PLUS) {
-            in->base = (uint16_t)(3 + n); /* POP {..., PC}: 3 + N */
+            in->base = (uint16_t)(3 + n - 1);
         } else {
             in->taken = P_LOAD;
         }
