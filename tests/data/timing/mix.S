@@ -32,7 +32,8 @@ __divsi3:                 /* stands in for libgcc's: charged as the SIO-divider 
 
     .type func, %function
 func:
-    bx lr
+    push {r4, lr}
+    pop {r4, pc}
     .size func, . - func
 
     .type rip_reset_handler, %function
