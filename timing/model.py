@@ -11,9 +11,10 @@ from rip.boards import Board, load_board
 from rip.core.errors import RipError
 from rip.firmware.pico_project import symbol_placement
 
-# The runtime's SysTick read (templates/qemu/startup.c.j2): every call opens a segment, so
-# the segments are exactly the intervals the firmware times (segment 1: the inference).
-MARK_SYMBOL = "rip_systick_ticks"
+# The runtime's SysTick reads (templates/qemu/startup.c.j2): every call opens a segment, so
+# the segments are exactly the intervals the firmware times (segment 1: the inference). A
+# profiling build's rip_profile_mark reads SysTick with rip_systick_ticks inlined into it.
+MARK_SYMBOLS = ("rip_systick_ticks", "rip_profile_mark")
 # libgcc's 32-bit division (the sized symbols; __aeabi_idiv/__aeabi_uidiv are aliases of
 # __divsi3/__udivsi3). The Pico SDK replaces all of them by its SIO-divider routine.
 LIBGCC_DIVISION = ("__divsi3", "__udivsi3", "__aeabi_idivmod", "__aeabi_uidivmod", "__aeabi_idiv0")
@@ -63,11 +64,12 @@ class TimingModel:
         ]
         if c.divide_cycles:
             args.append(f"div={c.divide_cycles}")
-        names = (MARK_SYMBOL, *LIBGCC_DIVISION) if c.divider_call_cycles else (MARK_SYMBOL,)
-        symbols = symbol_placement(elf, names)
-        if MARK_SYMBOL in symbols:
-            args.append(f"mark=0x{int(symbols[MARK_SYMBOL]['address']) & ~1:x}")
-        for name in LIBGCC_DIVISION if c.divider_call_cycles else ():
+        division = LIBGCC_DIVISION if c.divider_call_cycles else ()
+        symbols = symbol_placement(elf, (*MARK_SYMBOLS, *division))
+        for name in MARK_SYMBOLS:
+            if name in symbols:
+                args.append(f"mark=0x{int(symbols[name]['address']) & ~1:x}")
+        for name in division:
             if name in symbols:
                 start = int(symbols[name]["address"]) & ~1
                 end = start + int(symbols[name]["bytes"])
