@@ -72,7 +72,9 @@ bench-host: $(STAMP)
 bench-compile: $(STAMP)
 	$(BIN)/python benchmarks/bench_compile.py $(BENCH_ARGS)
 # Executed instructions per inference on the emulated boards (QEMU), every shared model with
-# weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core.
+# weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core; then
+# the MCUNet models timed as the Pico 1 / Pico 2 (rip.timing, docs/pico-timing.md), rip and
+# (with CMSIS_NN_DIR and CMSIS_CORE_DIR set, as for bench-cmsis) CMSIS-NN's kernels.
 bench-cost: $(STAMP)
 	$(BIN)/python benchmarks/bench_cost.py --jobs $(JOBS) $(BENCH_ARGS)
 

@@ -51,12 +51,12 @@ from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
 from rip.firmware.pico_project import build_pico_project, write_pico_project
 from rip.firmware.qemu_project import macs, write_qemu_project
-from rip.firmware.qemu_run import run_on_qemu
 from rip.firmware.result import Result
 from rip.frontend.fusion import ChainSpan
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+from rip.timing.estimate import Estimate, run_project_timed
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,8 @@ class Compiled:
     committed: Committed | None = None  # what the -o transaction replaced and removed
     build: dict = field(default_factory=dict)  # the firmware build's paths, sizes, placement
     run: Result | None = None
+    # an emulated board's run timed as its Pico (rip.timing), or why it could not be
+    estimate: Estimate | str | None = None
 
     @property
     def variant(self) -> Variant:
@@ -318,14 +320,15 @@ def check_placement(build: dict, arena_bytes: int) -> dict:
     return build
 
 
-def run(board: Board, out: Path, repeat: int) -> Result:
+def run(board: Board, out: Path, repeat: int) -> tuple[Result, Estimate | str | None]:
     """Build and run the written project and return its result line: under QEMU for an
     emulated board (built with arm-none-eabi-gcc; QEMU is stopped on any error or Ctrl-C),
-    on the host with the system compiler otherwise."""
+    timed as the board's Pico by the timing plugin (rip.timing), on the host with the
+    system compiler otherwise."""
     if board.qemu_machine:
-        return run_on_qemu(out, board)
+        return run_project_timed(out, board)
     build_host(out)
-    return run_host(out, repeat)
+    return run_host(out, repeat), None
 
 
 def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Options) -> Compiled:
@@ -338,7 +341,7 @@ def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Opt
         write_project(board, c.graph, model, stage.path, ref)
         check_ownership(stage)
         built = build(board, stage.path, model.arena_bytes) if options.build else {}
-        result = run(board, stage.path, options.repeat) if options.run else None
+        result, estimate = run(board, stage.path, options.repeat) if options.run else (None, None)
     return replace(
         c,
         model=model,
@@ -347,6 +350,7 @@ def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Opt
         committed=stage.committed,
         build=cast(dict, _moved(built, stage)),
         run=result,
+        estimate=estimate,
     )
 
 

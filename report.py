@@ -190,7 +190,16 @@ def generated(c: Compiled) -> dict[str, Any]:
             info.update(
                 expected_checksum=info["reference_checksum"], instructions=c.run.instructions
             )
+    info.update(timing_summary(c))
     return info
+
+
+def timing_summary(c: Compiled) -> dict[str, Any]:
+    """The Pico timing model's estimate of the run (``pico2_cycles``, ``pico2_ms``, the
+    flash-miss share, ...; ``pico1_`` for the RP2040), or why there is none."""
+    if isinstance(c.estimate, str):
+        return {"timing_unavailable": c.estimate}
+    return c.estimate.summary() if c.estimate is not None else {}
 
 
 def format_report(rep: dict[str, Any]) -> str:
@@ -336,4 +345,22 @@ def format_generated(c: Compiled) -> str:
             f"reference (TFLite Micro) checksum={None if ref is None else f'0x{ref:08x}'}: "
             f"{verdict}"
         )
+        lines.extend(format_timing(c))
     return "\n".join(lines)
+
+
+def format_timing(c: Compiled) -> list[str]:
+    """One line: the run timed as its Pico (an estimate, rip.timing), or why it is not."""
+    if isinstance(c.estimate, str):
+        return [f"no Pico timing estimate: {c.estimate}"]
+    if c.estimate is None:
+        return []
+    e = c.estimate
+    w = e.window()
+    chip = e.model.chip
+    return [
+        f"estimated on the {chip.description.split(' (')[0]} ({chip.chip} at "
+        f"{chip.clock_hz / 1e6:g} MHz, timing model): {w.cycles:,} cycles = "
+        f"{1e3 * e.seconds(w.cycles):,.2f} ms, {100 * w.stall_share:.1f}% of them stalled on "
+        f"XIP cache misses ({w.misses:,} misses)"
+    ]

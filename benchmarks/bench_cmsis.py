@@ -193,6 +193,19 @@ def runtime_files(board, work: Path) -> None:
 def measure_cmsis(graph, nn: Path, core: Path, lib: Path, board, work: Path) -> dict:
     """Instructions and output CRC of every layer of the CMSIS-NN chain, and the chain's
     output checksum."""
+    elf, layers = build_harness(graph, nn, core, lib, board, work)
+    lines = run_qemu(elf, board)
+    result = parse_cmsis(lines)
+    if len(result["layers"]) != len(layers):
+        tail = " | ".join(lines[-3:])
+        raise BenchError(f"{graph.name}: the CMSIS-NN harness stopped after "
+                         f"{len(result['layers'])} of {len(layers)} layers ({tail})")  # fmt: skip
+    result["spec"] = layers
+    return result
+
+
+def build_harness(graph, nn: Path, core: Path, lib: Path, board, work: Path) -> tuple[Path, list]:
+    """The CMSIS-NN chain of ``graph`` for ``board``, built in ``work``: its ELF and layers."""
     from rip.codegen.reference import default_inputs
 
     offsets, arena = plan_arena(graph)
@@ -213,14 +226,7 @@ def measure_cmsis(graph, nn: Path, core: Path, lib: Path, board, work: Path) -> 
     if proc.returncode:
         raise BenchError(f"{graph.name}: the CMSIS-NN harness does not build: "
                          f"{proc.stderr.strip()[-400:]}")  # fmt: skip
-    lines = run_qemu(elf, board)
-    result = parse_cmsis(lines)
-    if len(result["layers"]) != len(layers):
-        tail = " | ".join(lines[-3:])
-        raise BenchError(f"{graph.name}: the CMSIS-NN harness stopped after "
-                         f"{len(result['layers'])} of {len(layers)} layers ({tail})")  # fmt: skip
-    result["spec"] = layers
-    return result
+    return elf, layers
 
 
 def parse_cmsis(lines: list[str]) -> dict:

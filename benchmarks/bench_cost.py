@@ -26,6 +26,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import pico_cost
+
 from rip import compiler
 from rip.allocator.planning.cost_model import op_class as cost_class
 from rip.allocator.planning.options import DEFAULT_TIME_LIMIT
@@ -242,12 +244,25 @@ def collect(
     return {"rows": rows, "calibration": calibration}
 
 
+def pico_estimates(models: list[str], jobs: int, reference: dict[str, dict],
+                   nn: str | None = None, core: str | None = None) -> dict:  # fmt: skip
+    """The Pico 1 / Pico 2 estimates (pico_cost) of the MCUNet models among ``models``."""
+    from results.common import MCUNET
+
+    paths = {m: model_path(reference[m]) for m in models if m in reference and m in MCUNET}
+    return pico_cost.collect(paths, jobs, nn, core)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", help="comma-separated model names (default: all listed)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--profile", default="mcunet-in0", help="model of the per-op breakdown")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--no-pico", action="store_true", help="skip the Pico timing estimates")
+    ap.add_argument("--cmsis-nn", help="CMSIS-NN checkout for the Pico estimates of TFLite Micro "
+                    "+ CMSIS-NN (default $CMSIS_NN_DIR)")  # fmt: skip
+    ap.add_argument("--cmsis-core", help="CMSIS_6 checkout (default $CMSIS_CORE_DIR)")
     args = ap.parse_args(argv)
     if not REFERENCE.is_file():
         print(f"bench-cost: {REFERENCE} is not there (../shared)", file=sys.stderr)
@@ -257,6 +272,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     data = collect(chosen, args.jobs, args.profile, reference)
     print_tables(data["rows"], reference, data["calibration"])
+    if not args.no_pico:
+        data["pico"] = pico_estimates(chosen, args.jobs, reference, args.cmsis_nn, args.cmsis_core)
+        print()
+        pico_cost.print_tables(data["pico"])
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
     if args.json:
         Path(args.json).write_text(jsonio.dumps(data, indent=1))

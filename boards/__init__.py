@@ -69,6 +69,23 @@ class Board:
     uart_base: int | None = None
     instructions_per_tick: int | None = None
     instructions_per_second_estimate: float = 0.0
+    # The Pico timing model (rip.timing, docs/pico-timing.md). An emulated board names the
+    # Pico whose cycles its runs estimate; a Pico board gives its core's cost table, its XIP
+    # cache (geometry, and the stall of a miss at the SDK's default flash clock), the cost of
+    # an exception entry and of integer division.
+    timing_board: str | None = None  # emulated boards: "pico" or "pico2"
+    timing_label: str | None = None  # Pico boards: the report's key prefix (pico1_cycles)
+    xip_cache_bytes: int = 0
+    xip_cache_ways: int = 0
+    xip_line_bytes: int = 0
+    xip_fill_bytes: int = 0  # bytes one miss brings in
+    xip_miss_cycles: int = 0  # stall of a miss: one fresh QSPI transfer
+    xip_sequential_miss_cycles: int = 0  # a miss continuing the open transfer (0: never)
+    xip_cooldown_cycles: int = 0  # how long a transfer stays open after its last data
+    xip_pagebreak_bytes: int = 0  # a transfer never continues across this alignment
+    exception_entry_cycles: int = 0
+    divide_cycles: int = 0  # SDIV/UDIV (the M33's; operand-dependent on silicon)
+    divider_call_cycles: int = 0  # a 32-bit division call through the RP2040's SIO divider
 
     @property
     def fixed_overhead_bytes(self) -> int:
@@ -229,6 +246,19 @@ FIELD_RULES: dict[str, Rule] = {
     "uart_base": Rule(int, *U32),
     "instructions_per_tick": Rule(int, 1, 10**6),
     "instructions_per_second_estimate": Rule(float, 0, 10**12),
+    "timing_board": Rule(str, pattern=BOARD_NAME),
+    "timing_label": _text(r"[a-z0-9]{1,16}"),
+    "xip_cache_bytes": Rule(int, 0, 1 << 24),
+    "xip_cache_ways": Rule(int, 0, 64),
+    "xip_line_bytes": Rule(int, 0, 4096),
+    "xip_fill_bytes": Rule(int, 0, 4096),
+    "xip_miss_cycles": Rule(int, 0, 10**6),
+    "xip_sequential_miss_cycles": Rule(int, 0, 10**6),
+    "xip_cooldown_cycles": Rule(int, 0, 10**6),
+    "xip_pagebreak_bytes": Rule(int, 0, 1 << 24),
+    "exception_entry_cycles": Rule(int, 0, 10**4),
+    "divide_cycles": Rule(int, 0, 10**4),
+    "divider_call_cycles": Rule(int, 0, 10**4),
 }
 assert set(FIELD_RULES) == {f.name for f in fields(Board)}, "a Board field without a rule"
 

@@ -7,10 +7,12 @@ timeout, on an error and on Ctrl-C (KeyboardInterrupt), so no emulator is left r
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,10 +72,19 @@ def _connect(port: int, proc: subprocess.Popen) -> serial.Serial:
             time.sleep(0.05)
 
 
-def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -> QemuRun:
+def run_elf(
+    elf: Path,
+    board: Board,
+    timeout: float,
+    until: str | None = None,
+    extra_args: Sequence[str] = (),
+    settle: float = 0.0,
+) -> QemuRun:
     """Run ``elf`` on the board's QEMU machine until the firmware prints its result line
     (or, with ``until``, a line starting so), reports an error, or ``timeout`` seconds
-    pass; QEMU is stopped in every case."""
+    pass; QEMU is stopped in every case. ``extra_args`` go to QEMU (a ``-plugin``), and
+    ``settle`` seconds are left for it to exit by itself afterwards (the firmware exits
+    after its result line, and a plugin writes what it measured when QEMU exits)."""
     check_wait(timeout)
     require_qemu(board)
     qemu = shutil.which("qemu-system-arm")
@@ -81,7 +92,7 @@ def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -
         raise RipError(f"running on {board.name} needs qemu-system-arm ({QEMU_HINT})")
     port = _free_port()
     cmd = [qemu, *qemu_args(board), "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on",
-           "-kernel", str(elf)]  # fmt: skip
+           "-kernel", str(elf), *extra_args]  # fmt: skip
     t0 = time.monotonic()
     # its own process group, dying with rip: stopped on Ctrl-C and SIGTERM, or if rip is killed
     proc = processes.spawn(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -99,6 +110,9 @@ def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -
                         break
         finally:
             link.close()
+        if settle:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=settle)
     finally:  # also on Ctrl-C and SIGTERM: no QEMU is left running
         processes.stop(proc)
     return QemuRun(result, lines, time.monotonic() - t0)
@@ -114,18 +128,24 @@ def default_timeout(board: Board, macs: int | None) -> float:
     return min(MAX_WAIT_SECONDS, max(60.0, 4.0 * seconds))
 
 
+Runner = Callable[[Path, Board, float], QemuRun]
+
+
 def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | None = None,
-                build: bool = True) -> Result:  # fmt: skip
+                build: bool = True, runner: Runner = run_elf,
+                slowdown: float = 1.0) -> Result:  # fmt: skip
     """Build (``make``) and run the project rip-compile wrote for an emulated board; its
     Result. A RIP-ERROR line is returned as a Result-less error (RipError, exit 1); no
-    result line within ``timeout`` is a NoAnswerError (exit 2)."""
+    result line within ``timeout`` is a NoAnswerError (exit 2). ``runner`` runs the ELF
+    (``run_elf``, or a run under a plugin ``slowdown`` times slower, which the default
+    timeout allows for)."""
     expected = _expected(project_dir)
     if board is None:
         board = load_board(str(expected.get("board")))
     elf = build_qemu_project(project_dir, board) if build else project_dir / "model.elf"
     if timeout is None:
-        timeout = default_timeout(board, expected.get("macs"))
-    run = run_elf(elf, board, timeout)
+        timeout = slowdown * default_timeout(board, expected.get("macs"))
+    run = runner(elf, board, timeout)
     if run.result is None:
         raise NoAnswerError(
             f"{board.name} ({board.qemu_machine}) printed no result line within {timeout:g} s"

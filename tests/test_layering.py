@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("allocator.planning", ("allocator.planning",)),  # per-model plans
     ("codegen", ("codegen",)),  # plan -> C (never firmware, a later layer)
     ("firmware", ("firmware",)),  # C -> project, build, run, serial
+    ("timing", ("timing",)),  # a firmware run timed as its Pico (QEMU plugin, XIP cache)
     ("compiler", ("compiler",)),  # the driver: every stage, in order
     ("presentation", ("report", "plot", "oplist")),  # formats what the driver made
     ("cli", ("cli",)),  # argument parsing and printing
