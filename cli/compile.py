@@ -11,7 +11,6 @@ rip-compile model.tflite --plot plan.png
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -19,15 +18,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rip.allocator.planning.check import picture
-from rip.allocator.planning.fusion_choice import DEFAULT_MAX_OVERHEAD
+from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
+from rip.cli.list_ops import format_operator_table, operator_table, rules_text
 from rip.compiler import Compiled, Options, compile_model
+from rip.core import jsonio
 from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
+from rip.core.printable import printable_lines
 from rip.core.terms import Placer, Strategy
 from rip.firmware.output_dir import cannot_write
-from rip.oplist import format_operator_table, operator_table
 from rip.report import build_report, format_generated, format_report
 
 
@@ -41,6 +42,11 @@ def _parser() -> argparse.ArgumentParser:
         "--list-ops",
         action="store_true",
         help="print every accepted operator with its in-place class and kernel, and exit",
+    )
+    p.add_argument(
+        "--rules",
+        action="store_true",
+        help="with --list-ops: then what the model validator requires of each operator",
     )
     p.add_argument(
         "--board", default="pico2", help=f"one of {', '.join(board_names())} (default pico2)"
@@ -61,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--time-limit",
         type=float,
-        default=60.0,
+        default=DEFAULT_TIME_LIMIT,
         metavar="S",
         help="time limit of the whole planning stage (every strategy's solve shares it); "
         "past it the best verified plan found is used, with a note",
@@ -143,6 +149,19 @@ def max_overhead(text: str) -> float | None:
     return value
 
 
+MAX_TIME_LIMIT = 86400.0  # a day: planning waits for nothing longer
+
+
+def time_limit(seconds: float) -> float:
+    """``--time-limit``: finite, above 0 and at most a day (``inf`` would be a planning
+    stage with no bound); a RipError (exit 2) otherwise."""
+    if not math.isfinite(seconds) or not 0 < seconds <= MAX_TIME_LIMIT:
+        raise RipError(
+            f"--time-limit {seconds:g}: give seconds above 0 and at most {MAX_TIME_LIMIT:g}"
+        )
+    return seconds
+
+
 def _options(args: argparse.Namespace) -> Options:
     # -o alone needs only the selected strategy; a report, JSON or plot compares them all
     only = args.output and not (args.report or args.json or args.plot)
@@ -151,7 +170,7 @@ def _options(args: argparse.Namespace) -> Options:
         strategies=(Strategy(args.strategy),) if only else STRATEGIES,
         cache=not args.no_cache,
         placer=Placer(args.placer),
-        time_limit=args.time_limit,
+        time_limit=time_limit(args.time_limit),
         output=Path(args.output) if args.output else None,
         build=args.build or args.emulate,
         run=args.run,
@@ -202,7 +221,7 @@ def _plot(c: Compiled, path: Path) -> None:
             c.plans,
             sram_bytes=board.sram_bytes,
             sram_label=f"{board.name} SRAM",
-            overhead_bytes=c.req_of().scratch_bytes + board.fixed_overhead_bytes,
+            overhead_bytes=c.variant.req.scratch_bytes + board.fixed_overhead_bytes,
         )
         os.replace(tmp, path)
     except OSError as e:
@@ -218,17 +237,18 @@ def _compile(args: argparse.Namespace) -> int:
     c = compile_model(Path(args.model), board, _options(args))
     if args.plot:
         _plot(c, Path(args.plot))
+    # the model's tensor and file names reach the text: its control characters are escaped
     if args.json:
-        print(json.dumps(build_report(c), indent=2))
+        print(jsonio.dumps(build_report(c), indent=2))
     else:
         if args.report or not args.output:
-            print(format_report(build_report(c)))
+            print(printable_lines(format_report(build_report(c))))
         if args.report:
             print()
             print(f"arena under {c.strategy} (time x address):")
             print(picture(c.problem, c.plan))
         if args.output:
-            print(format_generated(c))
+            print(printable_lines(format_generated(c)))
     return _exit_code(c)
 
 
@@ -254,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list_ops:
         print(format_operator_table(operator_table()))
+        if args.rules:
+            print(f"\n{rules_text()}")
         return EXIT_OK
     if args.model is None:
         parser.error("the following arguments are required: model")

@@ -10,11 +10,9 @@ should print.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import subprocess
 from importlib import resources
 from pathlib import Path
 
@@ -22,9 +20,11 @@ from rip.boards import Board
 from rip.codegen.cformat import c_ident
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
+from rip.core import jsonio
 from rip.core.errors import PicoSdkMissing, RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.result import Result, c_printf, c_result_fields
+from rip.firmware.tools import run_tool
 from rip.firmware.uf2 import write_uf2
 
 # What the firmware prints as the unit of ``cycles``, by the board file's cycle_counter.
@@ -120,9 +120,9 @@ def write_pico_project(
     seconds = expected_inference_seconds(board, macs) if macs else None
     if seconds is not None:
         expected = out / "expected.json"
-        data = json.loads(expected.read_text(encoding="utf-8"))
+        data = jsonio.loads(expected.read_text(encoding="utf-8"))
         data.update(macs=macs, expected_inference_seconds=seconds)
-        expected.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        expected.write_text(jsonio.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def _sdk_path() -> Path:
@@ -146,7 +146,7 @@ def _tool(name: str, why: str) -> str:
 
 
 def _run(cmd: list[str], what: str, env: dict[str, str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    proc = run_tool(cmd, what, env=env)
     if proc.returncode != 0:
         tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-15:]
         raise BuildError(f"{what} failed ({' '.join(cmd[:2])} ...):\n" + "\n".join(tail))
@@ -189,9 +189,7 @@ def _configure(
 def section_sizes(elf: Path, size_tool: str = "arm-none-eabi-size") -> dict[str, dict[str, int]]:
     """Every allocated section of ``elf``: {name: {"bytes": n, "address": a}}, from
     ``arm-none-eabi-size -A`` (System V format, decimal)."""
-    proc = subprocess.run(
-        [size_tool, "-A", "-d", str(elf)], capture_output=True, text=True, check=False
-    )
+    proc = run_tool([size_tool, "-A", "-d", str(elf)], size_tool, timeout=60.0)
     if proc.returncode != 0:
         raise BuildError(f"{size_tool} {elf}: {proc.stderr.strip()}")
     sections = {}
@@ -206,9 +204,7 @@ def symbol_placement(
     elf: Path, names: tuple[str, ...] = ("rip_arena", "rip_scratch"), nm: str = "arm-none-eabi-nm"
 ) -> dict[str, dict[str, int | str]]:
     """Address, size and nm type letter ('b' is .bss) of the named symbols in ``elf``."""
-    proc = subprocess.run(
-        [nm, "-S", "--defined-only", str(elf)], capture_output=True, text=True, check=False
-    )
+    proc = run_tool([nm, "-S", "--defined-only", str(elf)], nm, timeout=60.0)
     found: dict[str, dict[str, int | str]] = {}
     if proc.returncode != 0:
         return found
@@ -240,7 +236,7 @@ def build_pico_project(
     expected = out / "expected.json"
     if not expected.is_file():
         raise RipError(f"{out}: no expected.json; is this a project written by rip-compile?")
-    app = app_name(json.loads(expected.read_text(encoding="utf-8"))["model"])
+    app = app_name(jsonio.loads(expected.read_text(encoding="utf-8"))["model"])
     cmake = _tool("cmake", "the Pico SDK builds with CMake 3.13 or newer")
     _tool("arm-none-eabi-gcc", "the Arm GNU toolchain compiles for the Pico")
     size_tool = _tool("arm-none-eabi-size", "it measures .bss and .data")

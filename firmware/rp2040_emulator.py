@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import serial
 
@@ -171,13 +172,13 @@ class _Records:
             return None
 
 
-def _stderr_tail(err: tempfile._TemporaryFileWrapper) -> str:
+def _stderr_tail(err: IO[bytes]) -> str:
     err.seek(0)
     text = err.read().decode("utf-8", errors="replace")
     return " ".join(text.split())[-300:] or "no message"
 
 
-def _listen(records: _Records, err: tempfile._TemporaryFileWrapper) -> dict:
+def _listen(records: _Records, err: IO[bytes]) -> dict:
     """The runner's two ports, or its error as one line."""
     record = records.next(START_SECONDS)
     if record is not None and "listen" in record:

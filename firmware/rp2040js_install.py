@@ -33,7 +33,7 @@ NPM_SECONDS = 600.0
 
 
 def _source(name: str) -> bytes:
-    return resources.files("rip").joinpath("firmware", "rp2040js", name).read_bytes()
+    return (resources.files("rip") / "firmware" / "rp2040js" / name).read_bytes()
 
 
 def lock_key() -> str:
