@@ -1,7 +1,7 @@
 """Board descriptions: one TOML file per board in this folder, read by the compiler.
 
-Every chip fact lives in these files and nowhere else: SRAM, the SDK's static data and
-stack, alignment, the cycle counter, the Pico SDK board and platform, the UF2 family (and
+Every chip fact lives in these files and nowhere else: the core, SRAM, the SDK's static data
+and stack, alignment, the cycle counter, the Pico SDK board and platform, the UF2 family (and
 the RP2350's errata block family), and the BOOTSEL drive's label. ``boot_drives`` and
 ``uf2_chips`` collect the last two for the flasher, which must recognise any Pico.
 
@@ -19,6 +19,7 @@ import re
 import sys
 from dataclasses import MISSING, dataclass, fields
 from importlib import resources
+from typing import Any
 
 from rip.core.errors import RipError
 
@@ -33,6 +34,9 @@ class Board:
     name: str
     description: str
     chip: str
+    # The core the code is built for (cortex-m33, cortex-m0plus; host): the planner's cost
+    # model is the one calibrated on a board with the same core (planning/cost_model.py).
+    core: str
     sram_bytes: int  # 0: no limit
     sdk_static_bytes: int
     stack_bytes: int
@@ -52,6 +56,9 @@ class Board:
     # against it.
     stack_limit_bytes: int = 0
     flash_bytes: int = 0  # the board's flash (the SDK's linker script enforces it); 0: none
+    # What runs this board's firmware without the board (rip-compile --emulate): "rp2040js"
+    # for the RP2040; None where nothing does (the RP2350).
+    emulator: str | None = None
     clock_hz: int = 0
     cycles_per_mac_estimate: float = 0.0
     # Emulated boards (QEMU): the machine, where code and data go, the CMSDK UART, and how
@@ -65,6 +72,23 @@ class Board:
     uart_base: int | None = None
     instructions_per_tick: int | None = None
     instructions_per_second_estimate: float = 0.0
+    # The Pico timing model (rip.timing, docs/pico-timing.md). An emulated board names the
+    # Pico whose cycles its runs estimate; a Pico board gives its core's cost table, its XIP
+    # cache (geometry, and the stall of a miss at the SDK's default flash clock), the cost of
+    # an exception entry and of integer division.
+    timing_board: str | None = None  # emulated boards: "pico" or "pico2"
+    timing_label: str | None = None  # Pico boards: the report's key prefix (pico1_cycles)
+    xip_cache_bytes: int = 0
+    xip_cache_ways: int = 0
+    xip_line_bytes: int = 0
+    xip_fill_bytes: int = 0  # bytes one miss brings in
+    xip_miss_cycles: int = 0  # stall of a miss: one fresh QSPI transfer
+    xip_sequential_miss_cycles: int = 0  # a miss continuing the open transfer (0: never)
+    xip_cooldown_cycles: int = 0  # how long a transfer stays open after its last data
+    xip_pagebreak_bytes: int = 0  # a transfer never continues across this alignment
+    exception_entry_cycles: int = 0
+    divide_cycles: int = 0  # SDIV/UDIV (the M33's; operand-dependent on silicon)
+    divider_call_cycles: int = 0  # a 32-bit division call through the RP2040's SIO divider
 
     @property
     def fixed_overhead_bytes(self) -> int:
@@ -142,6 +166,8 @@ CFLAG = re.compile(
 )
 U32 = (0, 0xFFFFFFFF)
 CYCLE_COUNTERS = ("dwt_cyccnt", "timer_us", "clock_ns", "systick_instructions")
+# The cores code is built for: each keys a column of the fused budget's cost model.
+CORES = ("cortex-m33", "cortex-m0plus", "host")
 
 
 @dataclass(frozen=True)
@@ -178,8 +204,8 @@ class Rule:
         for text in texts:
             if self.choices and text not in self.choices:
                 return f"{key} {shown} is not one of {', '.join(self.choices)}"
-            if self.pattern is not None and not self.pattern.fullmatch(text):
-                return f"{key} {text[:40]!r} holds a character or a form rip does not accept"
+            if self.pattern is not None and not self.pattern.fullmatch(str(text)):
+                return f"{key} {str(text)[:40]!r} holds a character or a form rip does not accept"
         return None
 
 
@@ -199,6 +225,7 @@ FIELD_RULES: dict[str, Rule] = {
     "name": Rule(str, pattern=BOARD_NAME),
     "description": Rule(str, pattern=DESCRIPTION),
     "chip": _text(r"[A-Za-z0-9]{1,16}"),
+    "core": Rule(str, choices=CORES),
     "sram_bytes": Rule(int, 0, 1 << 32),
     "sdk_static_bytes": Rule(int, 0, 1 << 32),
     "stack_bytes": Rule(int, 0, 1 << 32),
@@ -222,6 +249,19 @@ FIELD_RULES: dict[str, Rule] = {
     "uart_base": Rule(int, *U32),
     "instructions_per_tick": Rule(int, 1, 10**6),
     "instructions_per_second_estimate": Rule(float, 0, 10**12),
+    "timing_board": Rule(str, pattern=BOARD_NAME),
+    "timing_label": _text(r"[a-z0-9]{1,16}"),
+    "xip_cache_bytes": Rule(int, 0, 1 << 24),
+    "xip_cache_ways": Rule(int, 0, 64),
+    "xip_line_bytes": Rule(int, 0, 4096),
+    "xip_fill_bytes": Rule(int, 0, 4096),
+    "xip_miss_cycles": Rule(int, 0, 10**6),
+    "xip_sequential_miss_cycles": Rule(int, 0, 10**6),
+    "xip_cooldown_cycles": Rule(int, 0, 10**6),
+    "xip_pagebreak_bytes": Rule(int, 0, 1 << 24),
+    "exception_entry_cycles": Rule(int, 0, 10**4),
+    "divide_cycles": Rule(int, 0, 10**4),
+    "divider_call_cycles": Rule(int, 0, 10**4),
 }
 assert set(FIELD_RULES) == {f.name for f in fields(Board)}, "a Board field without a rule"
 
@@ -269,4 +309,5 @@ def parse_board(data: bytes, source: str) -> Board:
     for origin, size in (("code_origin", "code_bytes"), ("ram_origin", "sram_bytes")):
         if origin in table and table[origin] + table.get(size, 0) > 1 << 32:
             raise RipError(f"{where}: {origin} + {size} ends past the 4 GiB address space")
-    return Board(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+    return Board(**values)  # each value checked against its field's rule above

@@ -73,7 +73,7 @@ def _padding(value: Any) -> str | tuple[int, int, int, int]:
         raise LayerError(f"padding: expected same, valid or T,B,L,R, got {value!r}")
     if min(value) < 0:
         raise LayerError(f"padding: values must be non-negative, got {value!r}")
-    return tuple(value)  # type: ignore[return-value]
+    return tuple(value)
 
 
 def _count(name: str, value: Any) -> int:

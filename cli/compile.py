@@ -4,6 +4,7 @@ Only the command line: arguments become ``rip.compiler.Options``, ``compile_mode
 stages, ``rip.report`` formats the result, ``rip.cli.guarded`` turns errors into exit codes.
 
 rip-compile model.tflite --board pico2 --strategy rip --placer milp --report [--json]
+rip-compile model.tflite --board pico -o DIR --build --emulate [--json]
 rip-compile model.tflite --plot plan.png
 rip-compile model.tflite --board pico -o out/ --build [--stdio uart] [--build-type Debug]
             [--cmake-arg -DNAME=VALUE ...]
@@ -19,10 +20,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rip.allocator.planning.check import picture
-from rip.allocator.planning.fusion_choice import DEFAULT_MAX_OVERHEAD
+from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
+from rip.cli.list_ops import format_operator_table, operator_table, rules_text
 from rip.compiler import Compiled, Options, compile_model
 from rip.core import jsonio
 from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
@@ -37,7 +39,6 @@ from rip.firmware.pico_build import (
     summary_lines,
 )
 from rip.firmware.pico_project import check_build_request
-from rip.oplist import format_operator_table, operator_table
 from rip.report import build_report, format_generated, format_report
 
 
@@ -51,6 +52,11 @@ def _parser() -> argparse.ArgumentParser:
         "--list-ops",
         action="store_true",
         help="print every accepted operator with its in-place class and kernel, and exit",
+    )
+    p.add_argument(
+        "--rules",
+        action="store_true",
+        help="with --list-ops: then what the model validator requires of each operator",
     )
     p.add_argument(
         "--board", default="pico2", help=f"one of {', '.join(board_names())} (default pico2)"
@@ -71,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--time-limit",
         type=float,
-        default=60.0,
+        default=DEFAULT_TIME_LIMIT,
         metavar="S",
         help="time limit of the whole planning stage (every strategy's solve shares it); "
         "past it the best verified plan found is used, with a note",
@@ -127,6 +133,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="-DNAME=VALUE",
         help="with --build: one more CMake cache entry for the configure (repeatable; "
         "passed as one argument, never through a shell)",
+    )
+    p.add_argument(
+        "--emulate",
+        action="store_true",
+        help="(pico) build, then run the firmware on the rp2040js emulator (Node.js) and "
+        "compare its serial result line with TFLite Micro's",
+    )
+    p.add_argument(
+        "--bootrom",
+        metavar="FILE",
+        help="with --emulate: the RP2040 boot ROM image (16 KB; default $RIP_RP2040_BOOTROM)",
     )
     p.add_argument(
         "--force",
@@ -185,8 +202,10 @@ def _options(args: argparse.Namespace) -> Options:
         placer=Placer(args.placer),
         time_limit=time_limit(args.time_limit),
         output=Path(args.output) if args.output else None,
-        build=args.build,
+        build=args.build or args.emulate,
         run=args.run,
+        emulate=args.emulate,
+        bootrom=Path(args.bootrom) if args.bootrom else None,
         repeat=args.repeat,
         force=args.force,
         progress=not args.quiet and not args.json and sys.stderr.isatty(),
@@ -264,7 +283,7 @@ def _plot(c: Compiled, path: Path) -> None:
             c.plans,
             sram_bytes=board.sram_bytes,
             sram_label=f"{board.name} SRAM",
-            overhead_bytes=c.req_of().scratch_bytes + board.fixed_overhead_bytes,
+            overhead_bytes=c.variant.req.scratch_bytes + board.fixed_overhead_bytes,
         )
         os.replace(tmp, path)
     except OSError as e:
@@ -278,7 +297,7 @@ def _compile(args: argparse.Namespace) -> int:
     if args.plot:
         check_plot(Path(args.plot))
     options = _options(args)
-    if args.build and args.output and board.pico_board:
+    if (args.build or args.emulate) and args.output and board.pico_board:
         check_build_request(board, options.pico_build)  # before minutes of planning
     c = compile_model(Path(args.model), board, options)
     if args.plot:
@@ -322,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(joined_option_values(sys.argv[1:] if argv is None else argv))
     if args.list_ops:
         print(format_operator_table(operator_table()))
+        if args.rules:
+            print(f"\n{rules_text()}")
         return EXIT_OK
     if args.model is None:
         parser.error("the following arguments are required: model")

@@ -7,6 +7,10 @@ rip-verify out/ [--port P] [--timeout S]
     qemu-armv6m) without --port it builds the firmware and runs it under QEMU, the UART on
     a local socket read by the same code. The default timeout covers the expected
     inference time of the model on the board (expected.json), a first run included.
+rip-verify out/ --emulate [--bootrom FILE]
+    for a Pico (RP2040) project: builds it with the Pico SDK ($PICO_SDK_PATH) and runs the
+    UF2 on rp2040js with the RP2040 boot ROM, its UART0 and USB CDC read by the same code;
+    the wait is bounded in emulated cycles by the model's MACs (--timeout bounds wall time).
 rip-monitor [--port P]
     prints every line until Ctrl-C (its normal end: exit 0); exit 2 when there is no
     device.
@@ -31,9 +35,11 @@ from rip.cli import guarded
 from rip.core import jsonio
 from rip.core.errors import RipError
 from rip.core.printable import printable
+from rip.firmware.pico_project import build_pico_project
 from rip.firmware.qemu_project import build_qemu_project
 from rip.firmware.qemu_run import default_timeout, is_emulated, run_elf
 from rip.firmware.result import Result
+from rip.firmware.rp2040_emulator import bootrom_path, check_board, checked, emulate_project
 from rip.firmware.serial_port import (
     MAX_WAIT_SECONDS,
     LineReader,
@@ -102,7 +108,7 @@ def _checked_expected(expected: object, path: Path) -> dict:
         shown = repr(value)[:60]
         if not isinstance(value, types) or isinstance(value, bool):
             raise RipError(f"{path}: {key} has the wrong type ({shown})")
-        if span is not None and value is not None and not span[0] <= value <= span[1]:
+        if span is not None and isinstance(value, (int, float)) and not span[0] <= value <= span[1]:
             raise RipError(f"{path}: {key} {shown} is outside {span[0]:g}..{span[1]:g}")
     want = expected.get("checksum")
     if want is not None and not CHECKSUM.fullmatch(want):
@@ -144,7 +150,9 @@ def default_timeout_for(expected: dict) -> float:
     return min(MAX_WAIT_SECONDS, max(MIN_TIMEOUT, 2.0 * seconds + 1.0 + BOOT_SECONDS))
 
 
-def _read_board(expected: dict, out: Path, port: str | None, timeout: float) -> tuple[object, str]:
+def _read_board(
+    expected: dict, out: Path, port: str | None, timeout: float
+) -> tuple[object, str | None]:
     """The board's answer (a Result, a RIP-ERROR line or None) and where it came from."""
     if port is None and is_emulated(expected):
         board = load_board(str(expected["board"]))
@@ -165,17 +173,46 @@ def _read_board(expected: dict, out: Path, port: str | None, timeout: float) -> 
         link.close()
 
 
+def _emulate(
+    expected: dict, out: Path, bootrom: Path | None, timeout: float | None
+) -> tuple[Result | str | None, str]:
+    """The board's answer from rp2040js (the project built first) and where it came from;
+    no answer is an error: NoAnswerError (exit 2) in time, FirmwareError (exit 1) for a
+    fault, as rip-compile --emulate."""
+    board = load_board(str(expected.get("board")))
+    check_board(board)
+    bootrom_path(bootrom)  # before a build
+    print(f"rip-verify: building {out} with the Pico SDK and running it on rp2040js",
+          file=sys.stderr)  # fmt: skip
+    build_pico_project(out, board)
+    run = emulate_project(out, board, bootrom, timeout)
+    if not isinstance(run.result, str):  # a RIP-ERROR line is reported below
+        checked(run, board)  # raises for no line (saying why) and for USB CDC disagreeing
+    return run.result, f"{board.name} on {run.emulator}"
+
+
 def _say(text: str) -> None:
     """A line of the verdict on stdout: it quotes the board's and expected.json's bytes, so
     their control characters are escaped (no terminal control reaches the terminal)."""
     print(printable(text))
 
 
-def _verify(out: Path, port: str | None, timeout: float | None) -> int:
+def _verify(
+    out: Path, port: str | None, timeout: float | None, emulate: bool, bootrom: Path | None
+) -> int:
     expected = _expected(out)
     want = expected.get("checksum")
-    timeout = default_timeout_for(expected) if timeout is None else check_wait(timeout, "--timeout")
-    got, source = _read_board(expected, out if out.is_dir() else out.parent, port, timeout)
+    folder = out if out.is_dir() else out.parent
+    if timeout is not None:
+        timeout = check_wait(timeout, "--timeout")
+    got: object
+    source: str | None
+    if emulate:
+        got, source = _emulate(expected, folder, bootrom, timeout)
+    else:
+        if timeout is None:
+            timeout = default_timeout_for(expected)
+        got, source = _read_board(expected, folder, port, timeout)
     if got is None:
         print(f"rip-verify: no result line from {source} within {timeout:g} s", file=sys.stderr)
         return EXIT_NO_RESULT
@@ -220,10 +257,23 @@ def main_verify(argv: Sequence[str] | None = None) -> int:
         help="seconds to wait for a result line, at most a day (default: enough for the "
         "model's expected inference time on the board, from expected.json, and at least 30)",
     )
+    p.add_argument(
+        "--emulate",
+        action="store_true",
+        help="(pico projects) build with the Pico SDK and run on the rp2040js emulator",
+    )
+    p.add_argument(
+        "--bootrom",
+        metavar="FILE",
+        help="with --emulate: the RP2040 boot ROM image (default $RIP_RP2040_BOOTROM)",
+    )
     args = p.parse_args(argv)
+    if args.emulate and args.port:
+        p.error("--emulate and --port exclude each other")
+    bootrom = Path(args.bootrom) if args.bootrom else None
     return guarded(
         "rip-verify",
-        lambda: _verify(Path(args.project), args.port, args.timeout),
+        lambda: _verify(Path(args.project), args.port, args.timeout, args.emulate, bootrom),
     )
 
 
@@ -236,7 +286,7 @@ def main_monitor(argv: Sequence[str] | None = None) -> int:
     return guarded("rip-monitor", lambda: _monitor(open_port(args.port)))
 
 
-def _monitor(link: serial.SerialBase) -> int:
+def _monitor(link: serial.Serial) -> int:
     print(
         f"rip-monitor: {link.name} (Ctrl-C to stop); waiting for the first run: a board "
         "prints its first line after one inference, which can take many seconds",

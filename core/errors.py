@@ -107,6 +107,13 @@ class PicoSdkMissing(RipError):
     exit_code = 5  # a build that could not run, as BuildError
 
 
+class EmulatorMissing(RipError):
+    """``--emulate`` without what it runs on (Node.js, the rp2040js package, the RP2040 boot
+    ROM): the message says where to get it."""
+
+    exit_code = 5  # a run that could not start, as PicoSdkMissing
+
+
 class Uf2Error(RipError):
     """A UF2 file that is not well formed, or a BIN that cannot become one."""
 

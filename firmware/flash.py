@@ -89,8 +89,8 @@ def drive_chip(drive: Path) -> str | None:
             for label, board in boot_drives().items():
                 if board_id.startswith(label):
                     return board.chip
-    board = boot_drives().get(drive.name)
-    return board.chip if board else None
+    named = boot_drives().get(drive.name)
+    return named.chip if named else None
 
 
 def find_uf2(target: Path) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
 from rip.core import jsonio, processes
-from rip.core.errors import BuildError
+from rip.core.errors import BuildError, RipError
 from rip.firmware.result import Result, c_printf, c_result_fields, parse_result_line
 from rip.firmware.tools import run_tool
 
@@ -40,6 +40,24 @@ def write_expected(model: EmittedModel, out: Path, board: str, checksum: int | N
                     for t in model.outputs],
     }  # fmt: skip
     (out / "expected.json").write_text(jsonio.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def read_expected(project_dir: Path) -> dict:
+    """The expected.json of the project rip-compile wrote in ``project_dir``; one line for
+    a folder without one or a file that is not JSON."""
+    path = project_dir / "expected.json"
+    if not path.is_file():
+        raise RipError(f"{project_dir}: no expected.json; give the folder rip-compile -o wrote")
+    try:
+        data = jsonio.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise RipError(f"{path}: not valid JSON ({' '.join(str(e).split())[:200]})") from None
+    if not isinstance(data, dict):
+        raise RipError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    macs = data.get("macs")
+    if macs is not None and (not isinstance(macs, int) or isinstance(macs, bool) or macs < 0):
+        raise RipError(f"{path}: macs must be a whole number >= 0, got {macs!r}")
+    return data
 
 
 def write_host_project(model: EmittedModel, out: Path, checksum: int | None = None) -> None:

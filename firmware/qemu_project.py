@@ -24,6 +24,7 @@ from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
 from rip.core import jsonio
 from rip.core.errors import EmulatedFitError, RipError
+from rip.core.operators import Op
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.result import (
     ERROR_PREFIX,
@@ -81,16 +82,16 @@ def macs(graph: Graph) -> int:
     FULLY_CONNECTED (output elements x input features), as the reference file counts."""
     total = 0
     for op in graph.operators:
-        if op.kind not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+        if op.kind not in (Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED):
             continue
         out = graph.tensors[op.outputs[0]].shape
         filt = graph.tensors[op.inputs[1]].shape
         n = 1
         for d in out:
             n *= d
-        if op.kind == "CONV_2D":
+        if op.kind == Op.CONV_2D:
             n *= filt[1] * filt[2] * filt[3]
-        elif op.kind == "DEPTHWISE_CONV_2D":
+        elif op.kind == Op.DEPTHWISE_CONV_2D:
             n *= filt[1] * filt[2]
         else:
             n *= filt[-1]

@@ -7,10 +7,12 @@ timeout, on an error and on Ctrl-C (KeyboardInterrupt), so no emulator is left r
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +20,9 @@ import serial
 
 from rip.boards import Board, load_board
 from rip.codegen.templating import render
-from rip.core import jsonio, processes
+from rip.core import processes
 from rip.core.errors import FirmwareError, NoAnswerError, RipError
+from rip.firmware.host_project import read_expected
 from rip.firmware.qemu_project import (
     build_qemu_project,
     qemu_args,
@@ -55,7 +58,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _connect(port: int, proc: subprocess.Popen) -> serial.SerialBase:
+def _connect(port: int, proc: subprocess.Popen) -> serial.Serial:
     """The pyserial link to QEMU's UART socket, retried until QEMU listens."""
     deadline = time.monotonic() + CONNECT_SECONDS
     while True:
@@ -70,10 +73,19 @@ def _connect(port: int, proc: subprocess.Popen) -> serial.SerialBase:
             time.sleep(0.05)
 
 
-def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -> QemuRun:
+def run_elf(
+    elf: Path,
+    board: Board,
+    timeout: float,
+    until: str | None = None,
+    extra_args: Sequence[str] = (),
+    settle: float = 0.0,
+) -> QemuRun:
     """Run ``elf`` on the board's QEMU machine until the firmware prints its result line
     (or, with ``until``, a line starting so), reports an error, or ``timeout`` seconds
-    pass; QEMU is stopped in every case."""
+    pass; QEMU is stopped in every case. ``extra_args`` go to QEMU (a ``-plugin``), and
+    ``settle`` seconds are left for it to exit by itself afterwards (the firmware exits
+    after its result line, and a plugin writes what it measured when QEMU exits)."""
     check_wait(timeout)
     require_qemu(board)
     qemu = shutil.which("qemu-system-arm")
@@ -81,7 +93,7 @@ def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -
         raise RipError(f"running on {board.name} needs qemu-system-arm ({QEMU_HINT})")
     port = _free_port()
     cmd = [qemu, *qemu_args(board), "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on",
-           "-kernel", str(elf)]  # fmt: skip
+           "-kernel", str(elf), *extra_args]  # fmt: skip
     t0 = time.monotonic()
     # its own process group, dying with rip: stopped on Ctrl-C and SIGTERM, or if rip is killed
     proc = processes.spawn(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -99,6 +111,9 @@ def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -
                         break
         finally:
             link.close()
+        if settle:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=settle)
     finally:  # also on Ctrl-C and SIGTERM: no QEMU is left running
         processes.stop(proc)
     return QemuRun(result, lines, time.monotonic() - t0)
@@ -114,18 +129,24 @@ def default_timeout(board: Board, macs: int | None) -> float:
     return min(MAX_WAIT_SECONDS, max(60.0, 4.0 * seconds))
 
 
+Runner = Callable[[Path, Board, float], QemuRun]
+
+
 def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | None = None,
-                build: bool = True) -> Result:  # fmt: skip
+                build: bool = True, runner: Runner = run_elf,
+                slowdown: float = 1.0) -> Result:  # fmt: skip
     """Build (``make``) and run the project rip-compile wrote for an emulated board; its
     Result. A RIP-ERROR line is returned as a Result-less error (RipError, exit 1); no
-    result line within ``timeout`` is a NoAnswerError (exit 2)."""
-    expected = _expected(project_dir)
+    result line within ``timeout`` is a NoAnswerError (exit 2). ``runner`` runs the ELF
+    (``run_elf``, or a run under a plugin ``slowdown`` times slower, which the default
+    timeout allows for)."""
+    expected = read_expected(project_dir)
     if board is None:
         board = load_board(str(expected.get("board")))
     elf = build_qemu_project(project_dir, board) if build else project_dir / "model.elf"
     if timeout is None:
-        timeout = default_timeout(board, expected.get("macs"))
-    run = run_elf(elf, board, timeout)
+        timeout = slowdown * default_timeout(board, expected.get("macs"))
+    run = runner(elf, board, timeout)
     if run.result is None:
         raise NoAnswerError(
             f"{board.name} ({board.qemu_machine}) printed no result line within {timeout:g} s"
@@ -133,22 +154,6 @@ def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | 
     if isinstance(run.result, str):
         raise FirmwareError(f"{board.name}: the firmware reported an error: {run.result}")
     return run.result
-
-
-def _expected(project_dir: Path) -> dict:
-    path = project_dir / "expected.json"
-    if not path.is_file():
-        raise RipError(f"{project_dir}: no expected.json; give the folder rip-compile -o wrote")
-    try:
-        data = jsonio.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError) as e:
-        raise RipError(f"{path}: not valid JSON ({' '.join(str(e).split())[:200]})") from None
-    if not isinstance(data, dict):
-        raise RipError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    macs = data.get("macs")
-    if macs is not None and (not isinstance(macs, int) or isinstance(macs, bool) or macs < 0):
-        raise RipError(f"{path}: macs must be a whole number >= 0, got {macs!r}")
-    return data
 
 
 def is_emulated(expected: dict) -> bool:

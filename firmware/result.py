@@ -40,6 +40,7 @@ ERROR_PREFIX = "RIP-ERROR"
 # (the historical name, whatever the unit).
 INSTRUCTIONS = "instructions"
 COUNT_KEYS = ("cycles", INSTRUCTIONS)
+SECONDS_PER_UNIT = {"us": 1e-6, "ns": 1e-9}  # the units that are times
 UNITS = ("cycles", "us", "ns", INSTRUCTIONS)
 
 _NAME = f"[{NAME_CHARS}]{{1,{MAX_NAME}}}"
@@ -77,6 +78,16 @@ class Result:
     def instructions(self) -> int | None:
         """Executed instructions, when that is what was measured."""
         return self.cycles if self.unit == INSTRUCTIONS else None
+
+    @property
+    def seconds(self) -> float | None:
+        """The measured figure in seconds: a time as it is, cycles at ``clock_hz``; None
+        for an instruction count (or cycles without a clock)."""
+        if self.unit in SECONDS_PER_UNIT:
+            return self.cycles * SECONDS_PER_UNIT[self.unit]
+        if self.unit == "cycles" and self.clock_hz:
+            return self.cycles / self.clock_hz
+        return None
 
     def line(self) -> str:
         clock = f" clock_hz={self.clock_hz}" if self.clock_hz is not None else ""

@@ -29,7 +29,7 @@ def find_ports() -> list[str]:
     return sorted(p.device for p in list_ports.comports() if p.vid == RASPBERRY_PI_VID)
 
 
-def open_port(port: str | None = None, timeout: float = 0.1) -> serial.SerialBase:
+def open_port(port: str | None = None, timeout: float = 0.1) -> serial.Serial:
     """The named port (a device path or a pyserial URL), or the one Raspberry Pi port
     when ``port`` is None. ``timeout`` bounds each read, so callers can keep deadlines."""
     if port is None:
@@ -88,7 +88,7 @@ class LineReader:
 
     def __init__(
         self,
-        port: serial.SerialBase,
+        port: serial.Serial,
         max_line: int = MAX_LINE_BYTES,
         on_drop: Callable[[int], None] = _say_dropped,
     ) -> None:
@@ -151,7 +151,7 @@ def _text(raw: bytes) -> str:
 
 
 def wait_for_result(
-    port: serial.SerialBase,
+    port: serial.Serial,
     timeout: float,
     echo: bool = False,
     collect: list[str] | None = None,

@@ -227,7 +227,7 @@ def check_image(data: bytes) -> int:
     families = {b.family for _, b in body}
     if None in families:
         raise Uf2Error("a block names no chip family; not a Pico UF2")
-    unknown = sorted(f for f in families if f not in chips)  # type: ignore[misc]
+    unknown = sorted(f for f in families if f is not None and f not in chips)
     if unknown:
         known = ", ".join(f"{chip} 0x{fam:08x}" for fam, (chip, _) in chips.items())
         raise Uf2Error(f"family 0x{unknown[0]:08x} is not a Pico's ({known})")

@@ -28,6 +28,7 @@ name = "bad"
 description = "a Pico-like board"
 chip = "RP2040"
 sram_bytes = 262144
+core = "cortex-m0plus"
 sdk_static_bytes = 7964
 stack_bytes = 2048
 alignment = 4

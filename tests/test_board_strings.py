@@ -35,7 +35,8 @@ def test_the_widest_accepted_strings_stay_plain_text_in_the_makefile(tmp_path):
         pytest.skip("needs make")
     assert DESCRIPTION.fullmatch(WIDEST_DESCRIPTION)
     board = replace(load_board("qemu-m33"), description=WIDEST_DESCRIPTION, cflags=WIDEST_FLAGS)
-    from rip.allocator.planning.plan import plan_model
+    from rip.allocator.planning.options import PlanOptions
+    from rip.allocator.planning.parallel import plan_model
     from rip.allocator.planning.requirements import requirements
     from rip.codegen.emit import emit_model
     from rip.frontend.reader import read_model
@@ -43,7 +44,9 @@ def test_the_widest_accepted_strings_stay_plain_text_in_the_makefile(tmp_path):
 
     graph = rewrite(read_model(example_model(0), name="example"))
     req = requirements(graph)
-    model: EmittedModel = emit_model(graph, req, plan_model(graph, req, "rip", "firstfit"), "rip")
+    model: EmittedModel = emit_model(
+        graph, req, plan_model(graph, req, "rip", PlanOptions(placer="firstfit")), "rip"
+    )
     write_qemu_project(model, tmp_path, board, 0x1234)
     done = subprocess.run(["make", "-n", "-C", str(tmp_path), "model.elf"], capture_output=True,
                           text=True, check=False)  # fmt: skip

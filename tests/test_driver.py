@@ -153,6 +153,28 @@ def test_analyse_collects_every_stage(example_file):
     assert rep["arena_bytes"] == c.plan.peak and "output_dir" not in rep
 
 
+def test_each_strategy_is_one_variant_and_one_problem(example_file, monkeypatch):
+    """The strategy table has one entry per strategy, and the driver builds each
+    strategy's placement problem once (strategies.build_problem), on its own variant."""
+    from rip.allocator.planning import strategies
+
+    assert tuple(strategies.TABLE) == tuple(Strategy)
+    built = []
+    real = strategies.build_problem
+
+    def counting(req, strategy, alignment):
+        built.append(strategy)
+        return real(req, strategy, alignment)
+
+    monkeypatch.setattr(strategies, "build_problem", counting)
+    c = analyse(example_file, load_board("host"), Options(placer=Placer.FIRSTFIT, cache=False))
+    assert built == list(Strategy)
+    assert {s: v.strategy for s, v in c.variants.items()} == {s: s for s in Strategy}
+    fused = c.variants[Strategy.FUSED]
+    assert fused.fusion is not None and c.variants[Strategy.RIP].graph is c.graph
+    assert fused.graph is not c.graph or not fused.fusion.chains  # fused: its own graph
+
+
 def test_fit_error_before_any_file_is_written(example_file, tmp_path):
     tiny = replace(load_board("pico"), sram_bytes=1024)
     out = tmp_path / "out"

@@ -16,7 +16,7 @@ import cbuild as cb
 import pytest
 from tflite_writer import example_model
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.boards import load_board
 from rip.cli.flash import main as flash_main
@@ -47,7 +47,7 @@ BOARDS = {"pico": "cortex-m0plus", "pico2": "cortex-m33"}
 def emitted() -> EmittedModel:
     graph = rewrite(read_model(example_model(0), name="example"))
     req = requirements(graph)
-    plan = plan_model(graph, req, "rip", "milp", 4, 60)
+    plan = plan_model(graph, req, "rip")
     return emit_model(graph, req, plan, "rip")
 
 
@@ -301,7 +301,7 @@ def test_project_compiles_and_links_for_the_core(projects, board, tmp_path):
         "-o",
         str(elf),
     )
-    dis = cb.disassemble(tmp_path / "rip_conv.o")
+    dis = cb.disassemble(tmp_path / "rip_conv2d.o")
     if board == "pico2" and dis is not None:  # the kernels chose their DSP path by themselves
         assert "smlad" in dis
 
@@ -743,7 +743,7 @@ def test_shared_model_firmware_compiles_for_both_cores(name, tmp_path):
         pytest.skip(f"{path} is absent (CI keeps ../shared beside the checkout)")
     graph = rewrite(read_model(path))
     req = requirements(graph)
-    model = emit_model(graph, req, plan_model(graph, req, "rip", "milp", 4, 60), "rip")
+    model = emit_model(graph, req, plan_model(graph, req, "rip"), "rip")
     for board, cpu in BOARDS.items():
         out = tmp_path / board
         write_pico_project(model, out, load_board(board), CHECKSUM)

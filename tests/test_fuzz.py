@@ -35,13 +35,15 @@ import tflite
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.boards import FIELD_RULES, parse_board
 from rip.cli.bounds import evaluate
 from rip.cli.verify import _checked_expected as checked_expected
 from rip.cli.verify import default_timeout_for
 from rip.core.errors import LayerError, ModelError, RipError, Uf2Error
+from rip.core.terms import Placer
 from rip.firmware.output_dir import _owned as owned_files
 from rip.firmware.result import ERROR_PREFIX, PREFIX, parse_result_line
 from rip.firmware.serial_port import MAX_WAIT_SECONDS
@@ -53,6 +55,8 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+FIRST_FIT = PlanOptions(placer=Placer.FIRSTFIT)
 
 settings.register_profile(
     "ci",
@@ -82,7 +86,7 @@ def compile_or_refuse(data: bytes) -> None:
     try:
         graph = rewrite(graph)
         req = requirements(graph)
-        plan_model(graph, req, "rip", "firstfit")
+        plan_model(graph, req, "rip", FIRST_FIT)
     except RipError as e:
         assert "\n" not in str(e)
 

@@ -21,8 +21,10 @@ from pathlib import Path
 import pytest
 from adversarial_models import hard_packing, overlapping_adds
 
-from rip.allocator.planning.parallel import plan_strategies
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_graph
 from rip.allocator.planning.requirements import requirements
+from rip.allocator.planning.strategies import STRATEGIES
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 
@@ -135,7 +137,7 @@ def test_time_limit_bounds_the_whole_planning_stage(hard_model):
     graph = rewrite(read_model(hard_model))
     req = requirements(graph)
     t0 = time.monotonic()
-    plans = plan_strategies(graph, req, time_limit=5.0, jobs=1)
+    plans = plan_graph(graph, req, STRATEGIES, PlanOptions(time_limit=5.0), jobs=1)
     seconds = time.monotonic() - t0
     assert seconds < 5.0 + 3.5, f"{seconds:.1f} s"  # first fit, model building, replay
     notes = " ".join(n for plan in plans.values() for n in plan.notes)

@@ -15,7 +15,8 @@ import pytest
 from paths import REPO
 from tflite_writer import example_model
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.boards import FIELD_RULES, load_board
 from rip.cli.verify import _expected, default_timeout_for
@@ -77,7 +78,9 @@ def test_expected_json_of_the_most_extreme_board_is_finite(tmp_path: Path) -> No
     expected.json's inference time is finite and rip-verify's wait is capped at a day."""
     graph = rewrite(read_model(example_model(0), name="example"))
     req = requirements(graph)
-    model = emit_model(graph, req, plan_model(graph, req, "rip", "firstfit"), "rip")
+    model = emit_model(
+        graph, req, plan_model(graph, req, "rip", PlanOptions(placer="firstfit")), "rip"
+    )
     board = replace(
         load_board("pico"),
         cycles_per_mac_estimate=FIELD_RULES["cycles_per_mac_estimate"].high,

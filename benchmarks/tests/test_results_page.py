@@ -7,11 +7,11 @@ from __future__ import annotations
 import copy
 import re
 import sys
+from pathlib import Path
 
 import pytest
-from paths import REPO
 
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks
 from results import layers, render
 
 NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
@@ -57,6 +57,7 @@ def synthetic() -> dict:
             "models": {"seconds": 10.7, "status": "ok", "note": None},
             "graphs": {"seconds": None, "status": "skipped", "note": "bench-quick"},
             "cost": {"seconds": 191.9, "status": "ok", "note": None},
+            "pico": {"seconds": 913.3, "status": "ok", "note": None},
             "figures": {"seconds": 8.6, "status": "ok", "note": None},
         },
     }
@@ -343,10 +344,41 @@ def synthetic() -> dict:
         "models": models,
         "graphs": None,
         "cost": cost,
+        "pico": pico_section(),
         "graphs_synthetic": graphs,
         "figures": figures,
         "headline": headline,
     }
+
+
+def pico_section() -> dict:
+    """The Pico timing model's section: one model on two chips, one ranking."""
+    chip = {"board": "qemu-m33", "label": "pico2", "chip": "RP2350", "core": "m33",
+            "clock_mhz": 151.0, "cache_kib": 17, "ways": 3, "line": 9, "fill": 11, "miss": 113,
+            "sequential_miss": 49, "divider_call": 0, "divide": 13}  # fmt: skip
+    pico1 = {**chip, "board": "qemu-armv6m", "label": "pico1", "chip": "RP2040",
+             "core": "m0plus", "clock_mhz": 127.0, "sequential_miss": 0, "divider_call": 21,
+             "divide": 0}  # fmt: skip
+    row = {"model": "mcunet-in3", "chip": "pico2", "instructions": 200_000_113,
+           "cycles": 335_000_127, "ms": 2233.3, "stall_pct": 17.9, "checksum_ok": True,
+           "cmsis_cycles": 600_000_131, "cmsis_ms": 4000.1, "cmsis_stall_pct": 3.7,
+           "vs_cmsis": 0.558}  # fmt: skip
+    return {
+        "rows": [row, {**row, "chip": "pico1", "cmsis_cycles": None, "cmsis_ms": None,
+                       "cmsis_stall_pct": None, "vs_cmsis": None}],
+        "beside_paper": [{"model": "mcunet-in3", "pico2_mcycles": 335.0,
+                          "paper_pico2_mcycles": 380.8, "pico2_vs_paper": 0.88,
+                          "pico1_ms": 7777.7, "paper_pico1_ms": 19388.2,
+                          "pico1_vs_paper": 0.401}],
+        "rankings": [{"model": "mcunet-in3", "chip": "pico2", "total_stall": 59_999_137,
+                      "ops": [{"op": 139, "kind": "CONV_2D", "output": "1x7x7x160",
+                               "weight_bytes": 55_297, "cycles": 9_000_149,
+                               "stall": 5_000_151, "stall_pct": 55.6, "share_pct": 8.3}]}],
+        "chips": [pico1, chip],
+        "cmsis_note": None,
+        "errors": [],
+        "all_checksums_equal": True,
+    }  # fmt: skip
 
 
 def accepted(data: object) -> set[str]:
@@ -398,6 +430,7 @@ def test_renders_every_section(data):
         "## 5. Cost",
         "### qemu-armv6m",
         "### Host inference time",
+        "### Estimated Pico 1 and Pico 2 time (timing model)",
         "## 6. Figures",
     ):
         assert heading in page

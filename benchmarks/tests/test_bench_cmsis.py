@@ -8,10 +8,10 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from paths import REPO
 
 from rip.frontend.ir import (
     Conv2DParams,
@@ -24,9 +24,11 @@ from rip.frontend.ir import (
     Tensor,
 )
 
+BENCHMARKS = Path(__file__).resolve().parents[1]
+
 
 def _load(name: str):
-    path = REPO / "benchmarks" / f"{name}.py"
+    path = BENCHMARKS / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -1,12 +1,12 @@
 /*
- * rip kernels: the fast CONV_2D variant of rip_conv.h (the API, the folded bias and the
- * in-place contracts are documented there).
+ * rip kernels: CONV_2D on the fast GEMM (rip_conv2d_fast.h has the API and the in-place
+ * contracts): rip_conv2d_fast_s8 (the 2x2 tile over gathered fields, TFLite's
+ * requantisation) and rip_conv2d_fast_rq_s8 (the packed filter against the pixel pair
+ * widened once, the cheap requantisation).
  */
 #include <stddef.h>
-#include "rip_conv.h"
-#include "rip_conv_internal.h"
-
-#define RIP_INLINE static inline __attribute__((always_inline))
+#include "rip_conv2d_fast.h"
+#include "rip_conv_support.h"
 
 #if defined(__ARM_FEATURE_DSP)
 /* One 4-tap step of a 2 x 2 tile, the pixels' taps already widened (SXTB16 pairs: taps 0, 2
@@ -51,11 +51,6 @@ RIP_INLINE void rip_fast_dot_2x2(const int8_t *x0, const int8_t *x1, const int8_
     *p10 = a10;
     *p11 = a11;
 }
-
-/* How a tile's accumulators become int8: TFLite's general path (per-channel multiplier and
- * shift, rip_fast_requantize) or the cheap one (rip_fast_channel, rip_cheap_requantize),
- * clamped to the full int8 range by saturation or to the activation range. */
-enum { RIP_RQ_EXACT, RIP_RQ_CHEAP_SAT, RIP_RQ_CHEAP_CLAMP };
 
 typedef struct {
     const int32_t *bias, *multiplier, *shift; /* RIP_RQ_EXACT */
@@ -104,92 +99,6 @@ RIP_INLINE void rip_fast_gemm_2px(const int8_t *x0, const int8_t *x1, int32_t k,
         rip_fast_dot_2x2(x0, x1, w0, w0, k, &a00, &a01, &a10, &a11);
         y0[oc] = rip_fast_out(e, mode, oc, a00);
         y1[oc] = rip_fast_out(e, mode, oc, a10);
-    }
-}
-
-/* Taps k in [0, k_size) with 0 <= origin + k * dilation < extent form one run [*lo, *hi):
- * counted, not divided (k_size is a kernel dimension). */
-void rip_conv_tap_range(int32_t origin, int32_t dilation, int32_t k_size,
-                               int32_t extent, int32_t *lo, int32_t *hi) {
-    int32_t a = 0;
-    while (a < k_size && origin + a * dilation < 0) {
-        ++a;
-    }
-    int32_t b = a;
-    while (b < k_size && origin + b * dilation < extent) {
-        ++b;
-    }
-    *lo = a;
-    *hi = b;
-}
-
-/* Copy one receptive-field row of n bytes. Short rows inline, a library memcpy of a few
- * bytes costing more than the copy: word by word where unaligned words load, else byte by
- * byte, the empty asm keeping GCC from turning the loop back into a memcpy call. */
-static inline void rip_copy_row(int8_t *dst, const int8_t *src, size_t n) {
-#if defined(__ARM_ARCH_6M__) || defined(__ARM_FEATURE_UNALIGNED)
-    if (n <= 64) {
-        size_t j = 0;
-#if !defined(__ARM_ARCH_6M__)
-        for (; j + 4 <= n; j += 4) {
-            int32_t v;
-            __asm__("ldr %0, [%1]" : "=r"(v) : "r"(src + j) : "memory");
-            __asm__("str %0, [%1]" : : "r"(v), "r"(dst + j) : "memory");
-        }
-#endif
-        for (; j < n; ++j) {
-            dst[j] = src[j];
-            __asm__("" : : : "memory");
-        }
-        return;
-    }
-#endif
-    memcpy(dst, src, n);
-}
-
-/* Copy output pixel (oy, ox)'s receptive field into dst (KH * KW * C_in bytes), padded
- * taps filled with the input zero point. */
-void rip_conv_gather_s8(const int8_t *in, const rip_dims *input_dims,
-                        const rip_dims *filter_dims, const rip_conv_params *params, int32_t oy,
-                        int32_t ox, int8_t *dst) {
-    const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
-    const int32_t kh = filter_dims->h, kw = filter_dims->w;
-    const int32_t dh = params->dilation.h, dw = params->dilation.w;
-    const int pad_byte = (int)(int8_t)(-params->input_offset);
-    const int32_t iy0 = oy * params->stride.h - params->padding.h;
-    const int32_t ix0 = ox * params->stride.w - params->padding.w;
-    int32_t ky_lo, ky_hi, kx_lo, kx_hi;
-    rip_conv_tap_range(iy0, dh, kh, h, &ky_lo, &ky_hi);
-    rip_conv_tap_range(ix0, dw, kw, w, &kx_lo, &kx_hi);
-    const size_t pixel_in = (size_t)c_in;
-    const size_t row_bytes = (size_t)kw * pixel_in;
-    for (int32_t ky = 0; ky < kh; ++ky) {
-        if (ky < ky_lo || ky >= ky_hi) {
-            memset(dst, pad_byte, row_bytes);
-            dst += row_bytes;
-            continue;
-        }
-        const int8_t *row = in + ((size_t)(iy0 + ky * dh) * w) * pixel_in;
-        const size_t left = (size_t)kx_lo * pixel_in;
-        const size_t right = (size_t)(kw - kx_hi) * pixel_in;
-        if (left != 0) {
-            memset(dst, pad_byte, left);
-            dst += left;
-        }
-        if (dw == 1) {
-            const size_t run = (size_t)(kx_hi - kx_lo) * pixel_in;
-            rip_copy_row(dst, row + (size_t)(ix0 + kx_lo) * pixel_in, run);
-            dst += run;
-        } else {
-            for (int32_t kx = kx_lo; kx < kx_hi; ++kx) {
-                memcpy(dst, row + (size_t)(ix0 + kx * dw) * pixel_in, pixel_in);
-                dst += pixel_in;
-            }
-        }
-        if (right != 0) {
-            memset(dst, pad_byte, right);
-            dst += right;
-        }
     }
 }
 
@@ -278,9 +187,9 @@ rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *par
 /* rip_conv2d_fast_rq_s8: packed filter, inputs widened once per pixel pair                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Taps rounded up to whole words: the packed filter's row length (its padding weights are
- * 0, and the widened inputs' padding taps are 0 too). */
-static inline int32_t rip_rq_k4(int32_t taps) { return (taps + 3) & ~3; }
+/* ---------------------------------------------------------------------------------------- */
+/* rip_conv2d_fast_rq_s8: packed filter, inputs widened once per pixel pair                  */
+/* ---------------------------------------------------------------------------------------- */
 
 int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
                                               const rip_dims *filter_dims) {
@@ -316,12 +225,6 @@ static void rip_rq_widen_2px(const int8_t *xa, const int8_t *xb, int32_t k, int3
     }
 }
 #endif
-
-RIP_INLINE int8_t rip_rq_out(const rip_fast_channel *c, const int mode, int32_t lo, int32_t hi,
-                             int32_t acc) {
-    const int32_t y = rip_cheap_requantize(acc, c->multiplier, c->round, c->shift);
-    return (int8_t)(mode == RIP_RQ_CHEAP_SAT ? rip_sat_s8(y) : rip_clamp32(y, lo, hi));
-}
 
 /* One channel pair's dot products with the pair of pixels: `xs` the widened pair, `*wp` the
  * pair's packed filter rows (advanced past them). */
@@ -438,7 +341,7 @@ RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_
 }
 
 /* All channels of a pixel pair: `xs` the pair widened (int16 pairs with DSP, int32
- * without), `filter` the packed filter (rip_conv.h), k4 taps a channel, channels in pairs
+ * without), `filter` the packed filter (rip_conv2d_fast.h), k4 taps a channel, channels in pairs
  * with their words interleaved. */
 RIP_INLINE void rip_rq_gemm_2px(const void *xs, int32_t k4, const int8_t *filter,
                                 int32_t c_out, const rip_fast_channel *ch, const int mode,
@@ -549,250 +452,6 @@ rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *
     } else {
         rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output,
                    ctx->buf, channels, RIP_RQ_CHEAP_CLAMP);
-    }
-    return RIP_OK;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* rip_fully_connected_fast_rq_s8: the packed filter against one raw input row (a GEMV)      */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Four output channels (packed pairs `wa` and `wb`, rows of k4 taps with their words
- * interleaved as rip_conv2d_fast_rq_s8 reads them) against one row `x` of k raw int8 taps:
- * a GEMV has no second pixel to share a weight with, so the tile is 1 x 4 and each input
- * word is widened once for the four channels. `wb` == `wa` runs one pair twice. */
-RIP_INLINE void rip_rq_dot_1x4(const int8_t *x, const int8_t *wa, const int8_t *wb, int32_t k,
-                               int32_t *p0, int32_t *p1, int32_t *p2, int32_t *p3) {
-    int32_t a0 = *p0, a1 = *p1, a2 = *p2, a3 = *p3;
-    const int32_t groups = k >> 2;
-#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
-    /* 22 instructions per 16 MACs (the loop runs two groups a pass): one unaligned LDR of
-     * four inputs widened by two SXTB16s, an LDRD per pair's four taps of both channels,
-     * two SXTB16s and two SMLADs a channel. */
-#define RIP_FC_GROUP                                                                    \
-    "ldr %[xv], [%[x]], #4\n"                                                           \
-    "ldrd %[w0], %[w1], [%[wa]], #8\n"                                                  \
-    "sxtb16 %[x13], %[xv], ror #8\n"                                                    \
-    "sxtb16 %[xv], %[xv]\n"                                                             \
-    "sxtb16 %[t], %[w0], ror #8\n"                                                      \
-    "sxtb16 %[w0], %[w0]\n"                                                             \
-    "smlad %[a0], %[xv], %[w0], %[a0]\n"                                                \
-    "smlad %[a0], %[x13], %[t], %[a0]\n"                                                \
-    "sxtb16 %[t], %[w1], ror #8\n"                                                      \
-    "sxtb16 %[w1], %[w1]\n"                                                             \
-    "smlad %[a1], %[xv], %[w1], %[a1]\n"                                                \
-    "smlad %[a1], %[x13], %[t], %[a1]\n"                                                \
-    "ldrd %[w0], %[w1], [%[wb]], #8\n"                                                  \
-    "sxtb16 %[t], %[w0], ror #8\n"                                                      \
-    "sxtb16 %[w0], %[w0]\n"                                                             \
-    "smlad %[a2], %[xv], %[w0], %[a2]\n"                                                \
-    "smlad %[a2], %[x13], %[t], %[a2]\n"                                                \
-    "sxtb16 %[t], %[w1], ror #8\n"                                                      \
-    "sxtb16 %[w1], %[w1]\n"                                                             \
-    "smlad %[a3], %[xv], %[w1], %[a3]\n"                                                \
-    "smlad %[a3], %[x13], %[t], %[a3]\n"
-#define RIP_FC_OPERANDS                                                                 \
-    [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [wa] "+r"(wa), \
-        [wb] "+r"(wb), [xv] "=&r"(xv), [x13] "=&r"(x13), [w0] "=&r"(w0), [w1] "=&r"(w1),  \
-        [t] "=&r"(t)
-    {
-        int32_t xv, x13, w0, w1, t;
-        const int8_t *const end = wa + 8 * groups;
-        if (groups & 1) {
-            __asm__ volatile(RIP_FC_GROUP : RIP_FC_OPERANDS : : "cc", "memory");
-        }
-        if (groups >= 2) {
-            __asm__ volatile("1:\n" RIP_FC_GROUP RIP_FC_GROUP "cmp %[wa], %[end]\n"
-                             "bne 1b\n"
-                             : RIP_FC_OPERANDS
-                             : [end] "r"(end)
-                             : "cc", "memory");
-        }
-    }
-#undef RIP_FC_GROUP
-#undef RIP_FC_OPERANDS
-#elif defined(__ARM_ARCH_6M__) && RIP_HAND_ASM
-    /* 59 instructions per 16 MACs: LDRSB takes a register offset only, so one index i
-     * walks the packed rows (steps 1, 1, 1, 5) and the input pointer moves back 4 a group
-     * to read x[i - 4g]; accumulators in high registers. */
-    if (groups > 0) {
-        const int8_t *px = x;
-        const int8_t *const wa4 = wa + 4, *const wb4 = wb + 4;
-        int32_t i = 0, t1, t2;
-        __asm__ volatile(
-            ".syntax unified\n"
-            ".macro RIP_FC_TAP step\n"
-            "ldrsb %[t1], [%[px], %[i]]\n"
-            "ldrsb %[t2], [%[wa], %[i]]\n"
-            "muls %[t2], %[t1]\n"
-            "add %[a0], %[t2]\n"
-            "ldrsb %[t2], [%[wa4], %[i]]\n"
-            "muls %[t2], %[t1]\n"
-            "add %[a1], %[t2]\n"
-            "ldrsb %[t2], [%[wb], %[i]]\n"
-            "muls %[t2], %[t1]\n"
-            "add %[a2], %[t2]\n"
-            "ldrsb %[t2], [%[wb4], %[i]]\n"
-            "muls %[t2], %[t1]\n"
-            "add %[a3], %[t2]\n"
-            "adds %[i], #\\step\n"
-            ".endm\n"
-            "1:\n"
-            "RIP_FC_TAP 1\n"
-            "RIP_FC_TAP 1\n"
-            "RIP_FC_TAP 1\n"
-            "RIP_FC_TAP 5\n"
-            "subs %[px], #4\n"
-            "cmp %[i], %[n]\n"
-            "bne 1b\n"
-            ".purgem RIP_FC_TAP\n"
-            : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [px] "+l"(px),
-              [i] "+l"(i), [t1] "=&l"(t1), [t2] "=&l"(t2)
-            : [wa] "l"(wa), [wa4] "l"(wa4), [wb] "l"(wb), [wb4] "l"(wb4), [n] "h"(8 * groups)
-            : "cc", "memory");
-        x += 4 * groups;
-        wa += 8 * groups;
-        wb += 8 * groups;
-    }
-#else
-    for (int32_t g = 0; g < groups; ++g, x += 4, wa += 8, wb += 8) {
-        for (int32_t j = 0; j < 4; ++j) {
-            const int32_t v = x[j];
-            a0 += v * wa[j];
-            a1 += v * wa[4 + j];
-            a2 += v * wb[j];
-            a3 += v * wb[4 + j];
-        }
-    }
-#endif
-    for (int32_t j = 0; j < (k & 3); ++j) { /* the last k % 4 taps (the rest padding) */
-        const int32_t v = x[j];
-        a0 += v * wa[j];
-        a1 += v * wa[4 + j];
-        a2 += v * wb[j];
-        a3 += v * wb[4 + j];
-    }
-    *p0 = a0;
-    *p1 = a1;
-    *p2 = a2;
-    *p3 = a3;
-}
-
-/* All output channels of one input row: channel quads (two packed pairs), then the last
- * one to three channels (their pairs, a lone pair run twice; the packed filter's zero row
- * and unused sums discarded). */
-RIP_INLINE void rip_rq_gemv(const int8_t *x, int32_t k, const int8_t *filter, int32_t c_out,
-                            const rip_fast_channel *ch, const int mode, int32_t lo, int32_t hi,
-                            int8_t *y) {
-    const size_t pair = 2 * (size_t)rip_rq_k4(k);
-    const int8_t *w = (const int8_t *)__builtin_assume_aligned(filter, 4);
-    int32_t oc = 0;
-    for (; oc + 4 <= c_out; oc += 4) {
-        int32_t a0 = ch[oc].bias, a1 = ch[oc + 1].bias, a2 = ch[oc + 2].bias,
-                a3 = ch[oc + 3].bias;
-        rip_rq_dot_1x4(x, w, w + pair, k, &a0, &a1, &a2, &a3);
-        y[oc] = rip_rq_out(&ch[oc], mode, lo, hi, a0);
-        y[oc + 1] = rip_rq_out(&ch[oc + 1], mode, lo, hi, a1);
-        y[oc + 2] = rip_rq_out(&ch[oc + 2], mode, lo, hi, a2);
-        y[oc + 3] = rip_rq_out(&ch[oc + 3], mode, lo, hi, a3);
-        w += 2 * pair;
-    }
-    const int32_t left = c_out - oc;
-    if (left > 0) {
-        int32_t a0 = ch[oc].bias, a1 = left > 1 ? ch[oc + 1].bias : 0;
-        int32_t a2 = left > 2 ? ch[oc + 2].bias : 0, a3 = 0;
-        rip_rq_dot_1x4(x, w, left > 2 ? w + pair : w, k, &a0, &a1, &a2, &a3);
-        y[oc] = rip_rq_out(&ch[oc], mode, lo, hi, a0);
-        if (left > 1) {
-            y[oc + 1] = rip_rq_out(&ch[oc + 1], mode, lo, hi, a1);
-        }
-        if (left > 2) {
-            y[oc + 2] = rip_rq_out(&ch[oc + 2], mode, lo, hi, a2);
-        }
-    }
-}
-
-RIP_INLINE void rip_rq_fc_run(const int8_t *input, int32_t batches, int32_t depth,
-                              const int8_t *filter, int32_t units, const rip_fast_channel *ch,
-                              const int mode, int32_t lo, int32_t hi, int8_t *output) {
-    for (int32_t b = 0; b < batches; ++b) {
-        rip_rq_gemv(input + (size_t)b * depth, depth, filter, units, ch, mode, lo, hi,
-                    output + (size_t)b * units);
-    }
-}
-
-rip_status rip_fully_connected_fast_rq_s8(const rip_context *ctx, const rip_fc_params *params,
-                                          const rip_fast_channel *channels,
-                                          const rip_dims *input_dims, const int8_t *input,
-                                          const rip_dims *filter_dims, const int8_t *filter,
-                                          const rip_dims *output_dims, int8_t *output) {
-    (void)ctx;
-    const int32_t depth = filter_dims->c, units = output_dims->c;
-    const int32_t batches = output_dims->n * output_dims->h * output_dims->w;
-    const int32_t in_count = input_dims->n * input_dims->h * input_dims->w * input_dims->c;
-    if (channels == NULL || depth < 1 || units < 1 || units != filter_dims->n ||
-        params->filter_offset != 0 ||
-        in_count != batches * depth || !rip_conv_valid_act(params->activation) ||
-        ((uintptr_t)filter & 3u) != 0) {
-        return RIP_ERROR_ARGUMENT;
-    }
-    const int32_t lo = params->activation.min, hi = params->activation.max;
-    if (lo == -128 && hi == 127) {
-        rip_rq_fc_run(input, batches, depth, filter, units, channels, RIP_RQ_CHEAP_SAT, lo, hi,
-                      output);
-    } else {
-        rip_rq_fc_run(input, batches, depth, filter, units, channels, RIP_RQ_CHEAP_CLAMP, lo,
-                      hi, output);
-    }
-    return RIP_OK;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* rip_conv2d_gemv_rq_s8: one gathered receptive field at a time against the packed filter  */
-/* ---------------------------------------------------------------------------------------- */
-
-RIP_INLINE void rip_rq_conv_gemv_run(const rip_conv_params *params, const rip_dims *input_dims,
-                                     const int8_t *input, const rip_dims *filter_dims,
-                                     const int8_t *filter, const rip_dims *output_dims,
-                                     int8_t *output, int8_t *col, const rip_fast_channel *ch,
-                                     const int mode) {
-    const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
-    const int32_t c_out = output_dims->c;
-    const int32_t taps = filter_dims->h * filter_dims->w * c_in;
-    const int32_t lo = params->activation.min, hi = params->activation.max;
-    for (int32_t b = 0; b < input_dims->n; ++b) {
-        const int8_t *in = input + (size_t)b * h * w * c_in;
-        int8_t *out = output + (size_t)b * output_dims->h * output_dims->w * c_out;
-        for (int32_t oy = 0; oy < output_dims->h; ++oy) {
-            for (int32_t ox = 0; ox < output_dims->w; ++ox) {
-                /* Gather (sigma = 0): every read for this pixel before any of its writes. */
-                rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col);
-                rip_rq_gemv(col, taps, filter, c_out, ch, mode, lo, hi, out);
-                out += c_out;
-            }
-        }
-    }
-}
-
-rip_status rip_conv2d_gemv_rq_s8(const rip_context *ctx, const rip_conv_params *params,
-                                 const rip_fast_channel *channels, const rip_dims *input_dims,
-                                 const int8_t *input, const rip_dims *filter_dims,
-                                 const int8_t *filter, const rip_dims *output_dims,
-                                 int8_t *output) {
-    const int32_t taps = filter_dims->h * filter_dims->w * input_dims->c;
-    if (channels == NULL || ctx == NULL || ctx->buf == NULL || ctx->size < taps ||
-        filter_dims->c != input_dims->c || filter_dims->n != output_dims->c ||
-        input_dims->n != output_dims->n || params->stride.h < 1 || params->stride.w < 1 ||
-        params->dilation.h < 1 || params->dilation.w < 1 ||
-        !rip_conv_valid_act(params->activation) || ((uintptr_t)filter & 3u) != 0) {
-        return RIP_ERROR_ARGUMENT;
-    }
-    if (params->activation.min == -128 && params->activation.max == 127) {
-        rip_rq_conv_gemv_run(params, input_dims, input, filter_dims, filter, output_dims, output,
-                             ctx->buf, channels, RIP_RQ_CHEAP_SAT);
-    } else {
-        rip_rq_conv_gemv_run(params, input_dims, input, filter_dims, filter, output_dims, output,
-                             ctx->buf, channels, RIP_RQ_CHEAP_CLAMP);
     }
     return RIP_OK;
 }
