@@ -168,6 +168,8 @@ U32 = (0, 0xFFFFFFFF)
 CYCLE_COUNTERS = ("dwt_cyccnt", "timer_us", "clock_ns", "systick_instructions")
 # The cores code is built for: each keys a column of the fused budget's cost model.
 CORES = ("cortex-m33", "cortex-m0plus", "host")
+# What can run a board's firmware without the board: rip.firmware.rp2040_emulator.
+EMULATORS = ("rp2040js",)
 
 
 @dataclass(frozen=True)
@@ -249,6 +251,7 @@ FIELD_RULES: dict[str, Rule] = {
     "uart_base": Rule(int, *U32),
     "instructions_per_tick": Rule(int, 1, 10**6),
     "instructions_per_second_estimate": Rule(float, 0, 10**12),
+    "emulator": Rule(str, choices=EMULATORS),
     "timing_board": Rule(str, pattern=BOARD_NAME),
     "timing_label": _text(r"[a-z0-9]{1,16}"),
     "xip_cache_bytes": Rule(int, 0, 1 << 24),

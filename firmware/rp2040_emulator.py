@@ -34,7 +34,7 @@ from typing import IO
 
 import serial
 
-from rip.boards import Board
+from rip.boards import EMULATORS, Board
 from rip.core.errors import (
     BuildError,
     EmulatorMissing,
@@ -103,7 +103,7 @@ def check_board(board: Board) -> None:
     if not board.pico_board:
         other = "--run runs it under QEMU" if board.qemu_machine else "--run runs it here"
         raise RipError(f"--emulate runs Pico firmware; {board.name} is not a Pico ({other})")
-    if board.emulator != "rp2040js":
+    if board.emulator != EMULATORS[0]:
         raise RipError(
             f"--emulate: nothing here emulates the {board.chip} ({board.name}); rp2040js runs "
             "RP2040 (pico) firmware only"
