@@ -52,7 +52,7 @@ from rip.firmware import rp2040_emulator
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
 from rip.firmware.pico_build import PicoBuildOptions
-from rip.firmware.pico_project import build_pico_project, write_pico_project
+from rip.firmware.pico_project import build_pico_project, check_build_request, write_pico_project
 from rip.firmware.qemu_project import macs, write_qemu_project
 from rip.firmware.result import Result
 from rip.firmware.rp2040_emulator import EmulatedRun, checked, emulate_project
@@ -410,6 +410,8 @@ def compile_model(path: Path, board: Board, options: Options = Options()) -> Com
         raise RipError("--run and --build need -o DIR for the generated project")
     if options.emulate:
         rp2040_emulator.prepare(board, options.bootrom)  # the board, the boot ROM and the runner
+    if options.build and options.output is not None and board.pico_board:
+        check_build_request(board, options.pico_build)  # the SDK, its TinyUSB, --stdio
     c = analyse(path, board, options)
     if options.output is None:
         return c

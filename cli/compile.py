@@ -38,7 +38,6 @@ from rip.firmware.pico_build import (
     PicoBuildOptions,
     summary_lines,
 )
-from rip.firmware.pico_project import check_build_request
 from rip.report import build_report, format_generated, format_report
 
 
@@ -297,8 +296,6 @@ def _compile(args: argparse.Namespace) -> int:
     if args.plot:
         check_plot(Path(args.plot))
     options = _options(args)
-    if (args.build or args.emulate) and args.output and board.pico_board:
-        check_build_request(board, options.pico_build)  # before minutes of planning
     c = compile_model(Path(args.model), board, options)
     if args.plot:
         _plot(c, Path(args.plot))

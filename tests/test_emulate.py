@@ -27,6 +27,7 @@ from rip.boards import load_board
 from rip.cli.compile import main as compile_main
 from rip.cli.verify import main_verify
 from rip.core.errors import FirmwareError, NoAnswerError, RipError
+from rip.firmware.pico_project import MODEL_DIR
 from rip.firmware.result import Result
 from rip.firmware.rp2040_emulator import (
     BOOTROM_ENV,
@@ -311,12 +312,13 @@ def test_a_broken_weight_on_rp2040js_is_a_mismatch(tmp_path, capsys, pico_env):
     assert compile_main([str(path), "--board", "pico", "-o", str(out), "--quiet"]) == 0
     assert main_verify([str(out), "--emulate"]) == 0
     assert "match" in capsys.readouterr().out
-    text = (out / "model_data.c").read_text()
+    data = out / MODEL_DIR / "model_data.c"  # the model library's folder
+    text = data.read_text()
     found = list(re.finditer(r"const int8_t (?:__attribute__\(\(aligned\(4\)\)\) )?"
                              r"rip_op\d+_filter\[\d+\] = \{\s*(-?\d+)", text))  # fmt: skip
     assert found, "no weight array found in model_data.c"
     m = found[-1]  # the first weight of the last weighted op: its outputs are the model's
     flipped = 127 if int(m[1]) < 0 else -128
-    (out / "model_data.c").write_text(text[: m.start(1)] + str(flipped) + text[m.end(1) :])
+    data.write_text(text[: m.start(1)] + str(flipped) + text[m.end(1) :])
     assert main_verify([str(out), "--emulate"]) == 1
     assert "MISMATCH" in capsys.readouterr().out

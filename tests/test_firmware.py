@@ -439,16 +439,24 @@ def test_build_with_a_wrong_pico_sdk_path(projects, monkeypatch, tmp_path):
         build_pico_project(projects["pico2"], load_board("pico2"))
 
 
-def real_sdk() -> bool:
-    path = os.environ.get("PICO_SDK_PATH")
-    return bool(path) and (Path(path) / "pico_sdk_init.cmake").is_file() and ARM_GCC is not None
+def real_sdk() -> Path | None:
+    """$PICO_SDK_PATH when it names an SDK, else ../shared/pico's (CI keeps it beside the
+    checkout); None without one or without the Arm toolchain."""
+    shared = Path(__file__).resolve().parents[2] / "shared" / "pico" / "pico-sdk"
+    for path in (os.environ.get("PICO_SDK_PATH"), shared):
+        if path and (Path(path) / "pico_sdk_init.cmake").is_file() and ARM_GCC is not None:
+            return Path(path)
+    return None
 
 
-@pytest.mark.skipif(not real_sdk(), reason="PICO_SDK_PATH does not name a Pico SDK")
+@pytest.mark.skipif(
+    real_sdk() is None, reason="no Pico SDK ($PICO_SDK_PATH or ../shared/pico/pico-sdk)"
+)
 @pytest.mark.parametrize("board", BOARDS)
-def test_build_with_the_pico_sdk(emitted, tmp_path, board):
+def test_build_with_the_pico_sdk(emitted, tmp_path, board, monkeypatch):
     """With a real SDK: ELF, BIN and UF2 (ours when picotool is absent); the arena and the
     scratch are .bss symbols in SRAM."""
+    monkeypatch.setenv("PICO_SDK_PATH", str(real_sdk()))
     b = load_board(board)
     write_pico_project(emitted, tmp_path, b, CHECKSUM)
     info = build_pico_project(tmp_path, b)
