@@ -6,12 +6,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test lint fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cmsis calibrate-cost clean
+.PHONY: run test test-fast lint typecheck fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cmsis calibrate-cost clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
 # The main job on the host (no hardware): plan the bundled example model's memory, generate
@@ -19,22 +19,38 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/rip-compile examples/example-cnn.tflite --board host --report -o build/example --run
 
-# pytest exits 5 when it collects nothing: say so, and fail (a suite that runs no test
-# has verified nothing).
-test: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(JOBS); rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
+# Every test, after the lint and the type check. pytest exits 5 when it collects nothing:
+# say so, and fail (a suite that runs no test has verified nothing).
+PYTEST = $(BIN)/python -m pytest -n $(JOBS) $(1); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make $@: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
+test: lint
+	$(call PYTEST,)
 
-# Longer fuzzing of the reader, validator and planner than CI's bounded run (tests/test_fuzz.py):
-# random examples, FUZZ_EXAMPLES per target. A crash found is fixed and kept in the corpus.
+# The edit loop's tier: the same lint and type check, then the tests not marked slow
+# (tests/conftest.py marks QEMU runs, Pico SDK builds and whole shared-model compiles).
+test-fast: lint
+	$(call PYTEST,-m "not slow")
+
+# Longer fuzzing than CI's bounded run (tests/test_fuzz.py): the model reader, validator and
+# planner, rip-bounds' fields, and (issue 22) board files, result lines, UF2 and ELF files,
+# expected.json fields and -o manifests; random examples, FUZZ_EXAMPLES per target. A crash
+# found is fixed and kept in the corpus (tests/make_bad_models.py, tests/make_bad_inputs.py).
 FUZZ_EXAMPLES ?= 5000
 fuzz: $(STAMP)
 	RIP_FUZZ_PROFILE=fuzz RIP_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -p no:xdist -x tests/test_fuzz.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(MAKE) --no-print-directory typecheck
+
+# mypy over the package ([tool.mypy] in pyproject.toml). The repository root is the
+# package `rip` and no checkout path names it, so mypy finds it through a link,
+# build/typecheck/rip -> the root.
+typecheck: $(STAMP)
+	@mkdir -p build/typecheck && ln -sfn ../.. build/typecheck/rip
+	$(BIN)/mypy
 
 # The 10,000-layer sweep of Sec. 5.2 with its wall time (target: under 5 minutes here), then
 # 3,000 random fused chains (issue 12): chain gap and ring rows against the fused simulator.
@@ -56,7 +72,9 @@ bench-host: $(STAMP)
 bench-compile: $(STAMP)
 	$(BIN)/python benchmarks/bench_compile.py $(BENCH_ARGS)
 # Executed instructions per inference on the emulated boards (QEMU), every shared model with
-# weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core.
+# weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core; then
+# the MCUNet models timed as the Pico 1 / Pico 2 (rip.timing, docs/pico-timing.md), rip and
+# (with CMSIS_NN_DIR and CMSIS_CORE_DIR set, as for bench-cmsis) CMSIS-NN's kernels.
 bench-cost: $(STAMP)
 	$(BIN)/python benchmarks/bench_cost.py --jobs $(JOBS) $(BENCH_ARGS)
 

@@ -1,15 +1,28 @@
 """The compiler driver: every stage of ``rip-compile``, in order, in one place (after Arm
 Vela's ``compiler_driver.py``).
 
-    read -> rewrite -> requirements -> plan (per strategy) -> replay -> fit
-         -> emit -> write project -> build (Pico) / run (host) -> commit ``-o DIR``
+    read -> rewrite -> requirements
+         -> variants: per strategy, its graph transform, that graph's requirements and
+            its placement problem
+         -> plan: per variant, a cached plan or a placed one, each replayed once
+         -> fit -> emit -> write project -> build (Pico) -> emulate (Pico 1 on rp2040js)
+            / run (host, QEMU) -> commit ``-o DIR``
+
+A strategy is one entry of the strategy table (``rip.allocator.planning.strategies``):
+which in-place candidates its problem may use and which graph it plans on. ``dual``,
+``tinyengine`` and ``rip`` plan on the rewritten graph; ``fused`` plans on the graph whose
+chains `fusion_choice.choose` picks under the instruction budget (estimated with the cost
+model of the board's core), fused by the front end's ``fuse``, and on that graph's own
+requirements. Each variant is planned and replayed on its own graph and emitted from it.
 
 Each stage is one function that takes what earlier stages made and returns its own typed
 result; ``compile_model`` runs them in order and collects every result into one frozen
-``Compiled``. Nothing here prints or parses arguments (``rip.cli.compile``), or formats
-(``rip.report``). Data flows one way: model file -> ``Graph`` (frontend) -> ``Requirements``
-and ``Problem`` (planning) -> ``Plan`` -> ``EmittedModel`` (codegen) -> project folder and
-firmware (firmware) -> the result line, checked against TFLite Micro's checksum.
+``Compiled``. The planning options are one ``PlanOptions``, built once from the ``Options``
+and the board (``Options.planning``). Nothing here prints or parses arguments
+(``rip.cli.compile``), or formats (``rip.report``). Data flows one way: model file ->
+``Graph`` (frontend) -> ``Requirements`` and ``Problem`` per variant (planning) -> ``Plan``
+-> ``EmittedModel`` (codegen) -> project folder and firmware (firmware) -> the result
+line, checked against TFLite Micro's checksum.
 
 ``-o DIR`` is a transaction (``rip.firmware.output_dir``): the project is written, built and
 run in a staging folder beside DIR and moved into DIR only when all of that succeeded, so a
@@ -19,45 +32,52 @@ failure or Ctrl-C leaves DIR as it was.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar, cast
 
-from rip.allocator.planning import parallel
 from rip.allocator.planning.cache import PlanCache
-from rip.allocator.planning.fusion_choice import DEFAULT_MAX_OVERHEAD, Choice, choose
+from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT, PlanOptions
+from rip.allocator.planning.parallel import plan_strategies
 from rip.allocator.planning.placement import Plan, Problem
-from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import Requirements, requirements
-from rip.allocator.planning.strategies import STRATEGIES, build_problem
+from rip.allocator.planning.strategies import STRATEGIES, Variant, variants
 from rip.boards import Board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
 from rip.core.errors import FitError, RipError
 from rip.core.terms import Placer, Strategy
+from rip.firmware import rp2040_emulator
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
-from rip.firmware.pico_project import build_pico_project, write_pico_project
+from rip.firmware.pico_build import PicoBuildOptions
+from rip.firmware.pico_project import build_pico_project, check_build_request, write_pico_project
 from rip.firmware.qemu_project import macs, write_qemu_project
-from rip.firmware.qemu_run import run_on_qemu
 from rip.firmware.result import Result
-from rip.frontend.fusion import FUSED_KIND, fuse
+from rip.firmware.rp2040_emulator import EmulatedRun, checked, emulate_project
+from rip.frontend.fusion import ChainSpan
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+from rip.timing.estimate import Estimate, run_project_timed
 
 
 @dataclass(frozen=True)
 class Options:
     """What to compile for, and how far to go: an ``output`` folder means emit and write a
-    project; ``build`` builds Pico firmware; ``run`` builds and runs on the host."""
+    project; ``build`` builds Pico firmware; ``emulate`` runs it on rp2040js (with the boot
+    ROM ``bootrom``, else $RIP_RP2040_BOOTROM); ``run`` builds and runs on the host."""
 
     strategy: Strategy = Strategy.RIP
     placer: Placer = Placer.MILP
-    time_limit: float = 60.0
+    time_limit: float = DEFAULT_TIME_LIMIT
     strategies: tuple[Strategy, ...] = STRATEGIES  # every strategy planned, for comparison
     output: Path | None = None
     build: bool = False
     run: bool = False
+    emulate: bool = False
+    bootrom: Path | None = None
     repeat: int = 1
     force: bool = False  # write code even when the plan does not fit
     progress: bool = False  # stage and solver progress on stderr
@@ -65,6 +85,20 @@ class Options:
     # fused: estimated instruction budget of the fused chains, a fraction of the unfused
     # model's (None: no budget); fusion_choice.choose
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD
+    # --build: --stdio, --build-type, --cmake-arg, the shared build folder
+    pico_build: PicoBuildOptions = field(default_factory=PicoBuildOptions)
+    fuse_chains: tuple[ChainSpan, ...] | None = None  # fused: these chains, not the choice
+
+    def planning(self, board: Board) -> PlanOptions:
+        """The planning stage's options on ``board``: built once per compile."""
+        return PlanOptions(
+            board=board,
+            placer=self.placer,
+            time_limit=self.time_limit,
+            progress=self.progress,
+            max_overhead=self.max_overhead,
+            fuse_chains=self.fuse_chains,
+        )
 
 
 @dataclass(frozen=True)
@@ -94,51 +128,65 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class Prepared:
+    """The stages before planning: the model as read, rewritten, its requirements, the
+    planning options, and one variant per strategy asked for (in that order)."""
+
+    path: Path
+    source: Graph  # as read
+    graph: Graph  # rewritten: PADs folded, aliases, interface stripped
+    req: Requirements  # of the rewritten graph
+    planning: PlanOptions
+    variants: dict[Strategy, Variant]
+    stage_seconds: dict[str, float]  # wall time of each stage, by name
+
+
+@dataclass(frozen=True)
 class Compiled:
     """Every stage's result. The analysis (source .. plans) is always there; ``model`` and
-    the later fields only when the options asked for them."""
+    the later fields only when the options asked for them. Each planned strategy has its
+    variant (the graph it plans on, that graph's requirements, its problem) and its plan."""
 
     path: Path
     board: Board
     strategy: Strategy  # the selected strategy, whose plan is emitted
     source: Graph  # as read
-    graph: Graph  # rewritten: PADs folded, aliases, interface stripped
-    req: Requirements
-    problems: dict[Strategy, Problem]
-    plans: dict[Strategy, Plan]  # every one replayed
-    seconds: float  # read to replay
-    fused_graph: Graph | None = None  # the graph with fused chains (strategy fused only)
-    fused_req: Requirements | None = None
-    fusion: Choice | None = None  # which chains were fused, their estimated overhead, budget
+    graph: Graph  # rewritten: the graph every strategy's transform starts from
+    req: Requirements  # of the rewritten graph
+    planning: PlanOptions
+    variants: dict[Strategy, Variant]
+    plans: dict[Strategy, Plan]  # every one replayed on its variant's graph
+    seconds: float  # read to the last replayed plan
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # read .. plan, by name
     model: EmittedModel | None = None
     reference: Reference | None = None
     output_dir: Path | None = None
     committed: Committed | None = None  # what the -o transaction replaced and removed
     build: dict = field(default_factory=dict)  # the firmware build's paths, sizes, placement
-    run: Result | None = None
+    run: Result | None = None  # the result line of a host, QEMU or emulated-Pico run
+    emulation: EmulatedRun | None = None  # the emulated Pico run, when there was one
+    # an emulated board's run timed as its Pico (rip.timing), or why it could not be
+    estimate: Estimate | str | None = None
+
+    @property
+    def variant(self) -> Variant:
+        return self.variants[self.strategy]
 
     @property
     def plan(self) -> Plan:
         return self.plans[self.strategy]
 
-    def graph_of(self, strategy: Strategy | None = None) -> Graph:
-        """The graph a strategy's plan places: with fused chains for ``fused``."""
-        if (strategy or self.strategy) == Strategy.FUSED and self.fused_graph is not None:
-            return self.fused_graph
-        return self.graph
-
-    def req_of(self, strategy: Strategy | None = None) -> Requirements:
-        if (strategy or self.strategy) == Strategy.FUSED and self.fused_req is not None:
-            return self.fused_req
-        return self.req
-
     @property
     def problem(self) -> Problem:
-        return self.problems[self.strategy]
+        return self.variant.problem
+
+    @property
+    def problems(self) -> dict[Strategy, Problem]:
+        return {s: v.problem for s, v in self.variants.items()}
 
     def fit(self, strategy: Strategy | None = None) -> Fit:
-        plan = self.plans[strategy or self.strategy]
-        return Fit(*self.board.budget(plan.peak, self.req_of(strategy).scratch_bytes))
+        s = strategy or self.strategy
+        return Fit(*self.board.budget(self.plans[s].peak, self.variants[s].req.scratch_bytes))
 
     @property
     def match(self) -> bool | None:
@@ -149,104 +197,69 @@ class Compiled:
 
 
 # --- the stages, in order ---------------------------------------------------------------
+T = TypeVar("T")
+
+
+def _timed(seconds: dict[str, float], name: str, stage: Callable[[], T]) -> T:
+    t0 = time.perf_counter()
+    out = stage()
+    seconds[name] = time.perf_counter() - t0
+    return out
+
+
 def read(path: Path) -> Graph:
     if not path.is_file():
         raise RipError(f"{path}: no such file")
     return read_model(path)
 
 
-def plan_strategies(
-    path: Path,
-    graph: Graph,
-    req: Requirements,
-    board: Board,
-    options: Options,
-    fused: tuple[Graph, Requirements] | None = None,
-) -> tuple[dict[Strategy, Problem], dict[Strategy, Plan]]:
-    """One placement problem per strategy, and its plan: strategies planned in parallel
-    processes, plans of an unchanged model and options taken from the plan cache
-    (allocator/planning/parallel.py, cache.py). ``fused``: the graph with fused chains and
-    its requirements, which the ``fused`` strategy plans on."""
-    model_bytes = path.read_bytes() if options.cache else b""  # the cache's key
-    problems: dict[Strategy, Problem] = {}
-    plans: dict[Strategy, Plan] = {}
-    groups = [(graph, req, tuple(s for s in options.strategies if s != Strategy.FUSED))]
-    if fused is not None and Strategy.FUSED in options.strategies:
-        groups.append((*fused, (Strategy.FUSED,)))
-    for g, r, strategies in groups:
-        if not strategies:
-            continue
-        # the fused graph depends on the chains chosen (the budget): part of the cache key
-        cache = PlanCache(model_bytes + _fused_identity(g)) if options.cache else None
-        problems.update({s: build_problem(r, s, board.alignment) for s in strategies})
-        done = parallel.plan_strategies(
-            g, r, strategies, options.placer, board.alignment, options.time_limit,
-            options.progress, cache,
-        )  # fmt: skip
-        plans.update({Strategy(s): plan for s, plan in done.items()})
-    return problems, {s: plans[s] for s in options.strategies if s in plans}
+def front(path: Path) -> tuple[Graph, Graph]:
+    """The front end's stages alone: the model as read, and rewritten."""
+    source = read(path)
+    return source, rewrite(source)
 
 
-def replay_plans(
-    graphs: dict[Strategy, Graph], plans: dict[Strategy, Plan], alignment: int
-) -> None:
-    """Every plan replayed over a byte map, on the graph it places; a ReplayError (exit 70)
-    stops the compile."""
-    for s, plan in plans.items():
-        replay(graphs[s], plan, alignment)
+def prepare(path: Path, board: Board, options: Options = Options()) -> Prepared:
+    """read, rewrite, requirements, and each strategy's variant (strategies.variant: the
+    table's graph transform, that graph's requirements, the problem)."""
+    seconds: dict[str, float] = {}
+    planning = options.planning(board)
+    source = _timed(seconds, "read", lambda: read(path))
+    graph = _timed(seconds, "rewrite", lambda: rewrite(source))
+    req = _timed(seconds, "requirements", lambda: requirements(graph))
+    made = _timed(seconds, "variants", lambda: variants(graph, req, options.strategies, planning))
+    return Prepared(path, source, graph, req, planning, made, seconds)
 
 
-def _fused_identity(graph: Graph) -> bytes:
-    """The fused chains of ``graph`` (members and ring rows), b"" when it has none."""
-    chains = [
-        ([m.source_index for m in op.params.ops], list(op.params.ring_rows))
-        for op in graph.operators
-        if op.kind == FUSED_KIND
-    ]
-    return f"\0fused {chains}".encode() if chains else b""
-
-
-def fused_stage(
-    graph: Graph,
-    req: Requirements,
-    alignment: int,
-    max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
-    choice: Choice | None = None,
-) -> tuple[Graph, Requirements]:
-    """The ``fused`` strategy's graph: the chains `fusion_choice.choose` picks under the
-    budget (or ``choice``), fused."""
-    if choice is None:
-        choice = choose(graph, req, alignment, max_overhead)
-    fgraph = fuse(graph, list(choice.chains))
-    return fgraph, requirements(fgraph)
+def plan(
+    path: Path, made: dict[Strategy, Variant], planning: PlanOptions, cache: bool = True
+) -> dict[Strategy, Plan]:
+    """Every variant's plan, replayed on its graph: strategies planned in parallel
+    processes, plans of an unchanged model and options taken from the plan cache, keyed by
+    the model file's bytes (allocator/planning/parallel.py, cache.py)."""
+    store = PlanCache(path.read_bytes()) if cache else None
+    return plan_strategies(made, planning, store)
 
 
 def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
-    """The model's stages up to replayed plans: read, rewrite, requirements, plan, replay."""
+    """The model's stages up to replayed plans: read, rewrite, requirements, variants,
+    plan."""
     t0 = time.perf_counter()
-    source = read(path)
-    graph = rewrite(source)
-    req = requirements(graph)
-    fused = choice = None
-    if Strategy.FUSED in options.strategies:
-        choice = choose(graph, req, board.alignment, options.max_overhead)
-        fused = fused_stage(graph, req, board.alignment, choice=choice)
-    problems, plans = plan_strategies(path, graph, req, board, options, fused)
-    graphs = {s: fused[0] if s == Strategy.FUSED and fused else graph for s in plans}
-    replay_plans(graphs, plans, board.alignment)
+    p = prepare(path, board, options)
+    seconds = dict(p.stage_seconds)
+    plans = _timed(seconds, "plan", lambda: plan(path, p.variants, p.planning, options.cache))
     return Compiled(
         path=path,
         board=board,
         strategy=Strategy(options.strategy),
-        source=source,
-        graph=graph,
-        req=req,
-        problems=problems,
+        source=p.source,
+        graph=p.graph,
+        req=p.req,
+        planning=p.planning,
+        variants=p.variants,
         plans=plans,
         seconds=time.perf_counter() - t0,
-        fused_graph=fused[0] if fused else None,
-        fused_req=fused[1] if fused else None,
-        fusion=choice,
+        stage_seconds=seconds,
     )
 
 
@@ -261,8 +274,11 @@ def check_fit(c: Compiled, force: bool) -> Fit:
     return fit
 
 
-def emit(c: Compiled) -> EmittedModel:
-    return emit_model(c.graph_of(), c.req_of(), c.plan, c.strategy)
+def emit(c: Compiled, strategy: Strategy | None = None) -> EmittedModel:
+    """The C of a strategy's plan (default: the selected one), lowered from its variant."""
+    s = strategy or c.strategy
+    v = c.variants[s]
+    return emit_model(v.graph, v.req, c.plans[s], s)
 
 
 def reference(path: Path, graph: Graph) -> Reference:
@@ -296,11 +312,15 @@ def check_request(board: Board, options: Options) -> None:
         )
     if options.build and not board.pico_board:
         raise RipError(f"--build is for Pico boards; for {board.name} use --run")
+    if options.emulate and not options.build:
+        raise RipError("--emulate runs the firmware --build makes: add --build")
 
 
-def build(board: Board, out: Path, arena_bytes: int) -> dict:
+def build(
+    board: Board, out: Path, arena_bytes: int, options: PicoBuildOptions | None = None
+) -> dict:
     """Pico boards: the firmware built with the Pico SDK, and the arena found in ``.bss``."""
-    return check_placement(build_pico_project(out, board), arena_bytes)
+    return check_placement(build_pico_project(out, board, options=options), arena_bytes)
 
 
 def check_placement(build: dict, arena_bytes: int) -> dict:
@@ -314,14 +334,25 @@ def check_placement(build: dict, arena_bytes: int) -> dict:
     return build
 
 
-def run(board: Board, out: Path, repeat: int) -> Result:
+def emulate(board: Board, out: Path, bootrom: Path | None) -> EmulatedRun:
+    """Pico boards with an emulator: the UF2 just built, run on rp2040js with the boot ROM
+    and read over the emulated UART0 and USB CDC; no result line within a bound that
+    scales with the model's MACs is a NoAnswerError (exit 2), a kernel error or a fault a
+    FirmwareError (exit 1)."""
+    emulated = emulate_project(out, board, bootrom)
+    checked(emulated, board)
+    return emulated
+
+
+def run(board: Board, out: Path, repeat: int) -> tuple[Result, Estimate | str | None]:
     """Build and run the written project and return its result line: under QEMU for an
     emulated board (built with arm-none-eabi-gcc; QEMU is stopped on any error or Ctrl-C),
-    on the host with the system compiler otherwise."""
+    timed as the board's Pico by the timing plugin (rip.timing), on the host with the
+    system compiler otherwise."""
     if board.qemu_machine:
-        return run_on_qemu(out, board)
+        return run_project_timed(out, board)
     build_host(out)
-    return run_host(out, repeat)
+    return run_host(out, repeat), None
 
 
 def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Options) -> Compiled:
@@ -333,16 +364,21 @@ def output_stages(c: Compiled, model: EmittedModel, ref: Reference, options: Opt
     with transaction(options.output) as stage:
         write_project(board, c.graph, model, stage.path, ref)
         check_ownership(stage)
-        built = build(board, stage.path, model.arena_bytes) if options.build else {}
-        result = run(board, stage.path, options.repeat) if options.run else None
+        built = (
+            build(board, stage.path, model.arena_bytes, options.pico_build) if options.build else {}
+        )
+        emulated = emulate(board, stage.path, options.bootrom) if options.emulate else None
+        result, estimate = run(board, stage.path, options.repeat) if options.run else (None, None)
     return replace(
         c,
         model=model,
         reference=ref,
         output_dir=options.output,
         committed=stage.committed,
-        build=_moved(built, stage),
-        run=result,
+        build=cast(dict, _moved(built, stage)),
+        run=emulated.result_line if emulated is not None else result,
+        emulation=emulated,
+        estimate=estimate,
     )
 
 
@@ -355,17 +391,28 @@ def _moved(value: object, stage: Staging) -> object:
     return value
 
 
+def generate(c: Compiled, options: Options, ref: Reference | None = None) -> Compiled:
+    """The stages after the plans, for the selected strategy: fit, emit, TFLite Micro's
+    reference (unless given), and write, build and run in the ``-o`` transaction."""
+    assert options.output is not None
+    check_fit(c, options.force)
+    check_request(c.board, options)
+    model = emit(c)
+    ref = reference(c.path, c.graph) if ref is None else ref
+    return output_stages(c, model, ref, options)
+
+
 def compile_model(path: Path, board: Board, options: Options = Options()) -> Compiled:
     """Every stage the options ask for, in order; each result lands in the ``Compiled``."""
     if options.output is not None:
         check_target(options.output)  # before minutes of planning
     elif options.run or options.build:
         raise RipError("--run and --build need -o DIR for the generated project")
+    if options.emulate:
+        rp2040_emulator.prepare(board, options.bootrom)  # the board, the boot ROM and the runner
+    if options.build and options.output is not None and board.pico_board:
+        check_build_request(board, options.pico_build)  # the SDK, its TinyUSB, --stdio
     c = analyse(path, board, options)
     if options.output is None:
         return c
-    check_fit(c, options.force)
-    check_request(board, options)
-    model = emit(c)
-    ref = reference(path, c.graph)
-    return output_stages(c, model, ref, options)
+    return generate(c, options)

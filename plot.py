@@ -17,13 +17,14 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from rip.allocator.planning.placement import Plan, Problem
+from rip.core.terms import Strategy
 
 
 def plot_plans(
     path: Path,
     title: str,
-    problems: dict[str, Problem],
-    plans: dict[str, Plan],
+    problems: dict[Strategy, Problem],
+    plans: dict[Strategy, Plan],
     sram_bytes: int = 0,
     sram_label: str = "SRAM",
     overhead_bytes: int = 0,

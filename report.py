@@ -10,9 +10,10 @@ from typing import Any
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.compiler import Compiled
+from rip.core.operators import Op
 from rip.core.terms import Strategy
 from rip.firmware.output_dir import MANIFEST
-from rip.frontend.fusion import FUSED_KIND
+from rip.firmware.result import Result
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
 
@@ -58,7 +59,7 @@ def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[
 
 def _fused_columns(graph: Graph, op) -> dict[str, Any]:
     """A fused chain's members (TFLite operator indices) and ring bytes."""
-    if op.kind != FUSED_KIND:
+    if op.kind != Op.FUSED_CHAIN:
         return {}
     p = op.params
     return {
@@ -91,7 +92,7 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         "inplace_tensors": len(plan.aliased),
         "inplace_share_pct": round(100 * len(plan.aliased) / n_tensors, 1) if n_tensors else 0.0,
         "shifts": [{"op": p.op, "tensor": p.input, "bytes": p.gap} for p in plan.shifts],
-        "scratch_bytes": c.req_of(strategy).scratch_bytes,
+        "scratch_bytes": c.variants[strategy].req.scratch_bytes,
         "needed_sram_bytes": fit.needed_bytes,
         "board_sram_bytes": fit.available_bytes,
         "fits": fit.fits,
@@ -107,7 +108,7 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
 def fusion_summary(c: Compiled) -> dict[str, Any] | None:
     """The ``fused`` strategy's choice: each chain fused (its ops) with its estimated
     overhead in instructions, their sum, and the budget (issue 12's ``--max-overhead``)."""
-    f = c.fusion
+    f = next((v.fusion for v in c.variants.values() if v.fusion is not None), None)
     if f is None:
         return None
     ops = c.graph.operators
@@ -153,7 +154,7 @@ def build_report(c: Compiled) -> dict[str, Any]:
         **plan_summary(c, c.strategy),
         "strategies": {s.value: plan_summary(c, s) for s in c.plans},
         "fusion": fusion_summary(c),
-        "op_table": op_table(c.graph_of(), c.req_of(), c.plan),
+        "op_table": op_table(c.variant.graph, c.variant.req, c.plan),
         "seconds": round(c.seconds, 3),
         **generated(c),
     }
@@ -190,7 +191,43 @@ def generated(c: Compiled) -> dict[str, Any]:
             info.update(
                 expected_checksum=info["reference_checksum"], instructions=c.run.instructions
             )
+    if c.emulation is not None:
+        info.update(expected_checksum=info["reference_checksum"], **emulated(c))
+    info.update(timing_summary(c))
     return info
+
+
+def emulated(c: Compiled) -> dict[str, Any]:
+    """The emulated Pico run: the inference's time at the board's clock from what the
+    firmware measured (``cycles`` in ``unit``; the top-level ``seconds`` is the compile's),
+    and under ``emulation`` rp2040js's cycles, what each serial port said and the bounds."""
+    e = c.emulation
+    assert e is not None and c.run is not None
+    usb = e.usb_result
+    seconds = None if c.run.seconds is None else round(c.run.seconds, 9)
+    return {
+        "inference_seconds": seconds,
+        "emulation": {
+            "emulator": e.emulator,
+            "seconds": seconds,
+            "clock_hz": c.run.clock_hz,
+            "emulated_cycles": e.emulated_cycles,
+            "serial": {
+                "uart0": f"0x{c.run.checksum:08x}",
+                "usb_cdc": f"0x{usb.checksum:08x}" if isinstance(usb, Result) else None,
+            },
+            "max_emulated_cycles": e.max_cycles,
+            "wall_seconds": round(e.wall_seconds, 2),
+        },
+    }
+
+
+def timing_summary(c: Compiled) -> dict[str, Any]:
+    """The Pico timing model's estimate of the run (``pico2_cycles``, ``pico2_ms``, the
+    flash-miss share, ...; ``pico1_`` for the RP2040), or why there is none."""
+    if isinstance(c.estimate, str):
+        return {"timing_unavailable": c.estimate}
+    return c.estimate.summary() if c.estimate is not None else {}
 
 
 def format_report(rep: dict[str, Any]) -> str:
@@ -285,6 +322,19 @@ def format_report(rep: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def format_emulated(c: Compiled) -> str:
+    """One line on the emulated Pico run (``emulated``), with what its figure leaves out."""
+    e = emulated(c)["emulation"]
+    mhz = f" at {e['clock_hz'] / 1e6:g} MHz" if e["clock_hz"] else ""
+    took = f"{e['seconds']:.4g} s{mhz}" if e["seconds"] is not None else "no time"
+    cycles = f", {e['emulated_cycles']:,} emulated cycles" if e["emulated_cycles"] else ""
+    usb = "USB CDC said the same" if e["serial"]["usb_cdc"] else "USB CDC said nothing"
+    return (
+        f"on {e['emulator']} ({e['wall_seconds']:g} s wall): one inference {took}{cycles} "
+        f"(flash reads cost like SRAM, core 0 only); UART0 read, {usb}"
+    )
+
+
 def _names(names: tuple[str, ...], shown: int = 6) -> str:
     return ", ".join(names[:shown]) + (f", ... ({len(names)} in all)" if len(names) > shown else "")
 
@@ -306,7 +356,7 @@ def format_generated(c: Compiled) -> str:
         files += "expected.json"
     lines = [
         f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, scratch "
-        f"{c.req_of().scratch_bytes:,} B)"
+        f"{c.variant.req.scratch_bytes:,} B)"
     ]
     if c.committed is not None and (c.committed.replaced or c.committed.removed):
         done = c.committed
@@ -332,8 +382,28 @@ def format_generated(c: Compiled) -> str:
             else f"no reference ({c.reference.status if c.reference else 'not computed'}: {why})"
         )
         lines.append(c.run.line())
+        if c.emulation is not None:
+            lines.append(format_emulated(c))
         lines.append(
             f"reference (TFLite Micro) checksum={None if ref is None else f'0x{ref:08x}'}: "
             f"{verdict}"
         )
+        lines.extend(format_timing(c))
     return "\n".join(lines)
+
+
+def format_timing(c: Compiled) -> list[str]:
+    """One line: the run timed as its Pico (an estimate, rip.timing), or why it is not."""
+    if isinstance(c.estimate, str):
+        return [f"no Pico timing estimate: {c.estimate}"]
+    if c.estimate is None:
+        return []
+    e = c.estimate
+    w = e.window()
+    chip = e.model.chip
+    return [
+        f"estimated on the {chip.description.split(' (')[0]} ({chip.chip} at "
+        f"{chip.clock_hz / 1e6:g} MHz, timing model): {w.cycles:,} cycles = "
+        f"{1e3 * e.seconds(w.cycles):,.2f} ms, {100 * w.stall_share:.1f}% of them stalled on "
+        f"XIP cache misses ({w.misses:,} misses)"
+    ]

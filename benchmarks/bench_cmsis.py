@@ -44,8 +44,12 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
+from rip.core.operators import Op
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cmsis_layers import CLASSES, Layer, LayerError, build_layers, op_class, plan_arena
+
+from rip.core import jsonio
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared"
@@ -155,6 +159,7 @@ def render_harness(name: str, layers: list[Layer], inputs: list[dict], outputs: 
         lstrip_blocks=True,
     )  # fmt: skip
     env.filters.update(c_values=c_values, dims=c_dims)
+    env.globals["Op"] = Op  # the template names op kinds as the operator table does
     return env.get_template("cmsis_model.c.j2").render(
         name=name, layers=layers, inputs=inputs, outputs=outputs,
         arena_bytes=max(arena_bytes, 16), scratch_bytes=SCRATCH_BYTES,
@@ -188,6 +193,19 @@ def runtime_files(board, work: Path) -> None:
 def measure_cmsis(graph, nn: Path, core: Path, lib: Path, board, work: Path) -> dict:
     """Instructions and output CRC of every layer of the CMSIS-NN chain, and the chain's
     output checksum."""
+    elf, layers = build_harness(graph, nn, core, lib, board, work)
+    lines = run_qemu(elf, board)
+    result = parse_cmsis(lines)
+    if len(result["layers"]) != len(layers):
+        tail = " | ".join(lines[-3:])
+        raise BenchError(f"{graph.name}: the CMSIS-NN harness stopped after "
+                         f"{len(result['layers'])} of {len(layers)} layers ({tail})")  # fmt: skip
+    result["spec"] = layers
+    return result
+
+
+def build_harness(graph, nn: Path, core: Path, lib: Path, board, work: Path) -> tuple[Path, list]:
+    """The CMSIS-NN chain of ``graph`` for ``board``, built in ``work``: its ELF and layers."""
     from rip.codegen.reference import default_inputs
 
     offsets, arena = plan_arena(graph)
@@ -208,14 +226,7 @@ def measure_cmsis(graph, nn: Path, core: Path, lib: Path, board, work: Path) -> 
     if proc.returncode:
         raise BenchError(f"{graph.name}: the CMSIS-NN harness does not build: "
                          f"{proc.stderr.strip()[-400:]}")  # fmt: skip
-    lines = run_qemu(elf, board)
-    result = parse_cmsis(lines)
-    if len(result["layers"]) != len(layers):
-        tail = " | ".join(lines[-3:])
-        raise BenchError(f"{graph.name}: the CMSIS-NN harness stopped after "
-                         f"{len(result['layers'])} of {len(layers)} layers ({tail})")  # fmt: skip
-    result["spec"] = layers
-    return result
+    return elf, layers
 
 
 def parse_cmsis(lines: list[str]) -> dict:
@@ -272,15 +283,14 @@ def instrumented(model):
 
 def measure_rip(path: Path, board, work: Path) -> dict:
     """Instructions and output CRC of every op of rip's generated code (strategy rip)."""
-    from rip.codegen.emit import emit_model
-    from rip.compiler import Options, analyse
+    from rip.compiler import Options, analyse, emit
     from rip.core.terms import Placer, Strategy
     from rip.firmware.qemu_project import build_qemu_project, write_qemu_project
     from rip.firmware.result import parse_result_line
 
-    options = Options(placer=Placer("milp"), time_limit=60.0, strategies=(Strategy.RIP,))
+    options = Options(placer=Placer.MILP, strategies=(Strategy.RIP,))
     compiled = analyse(path, board, options)
-    model = emit_model(compiled.graph, compiled.req, compiled.plans[Strategy.RIP], Strategy.RIP)
+    model = emit(compiled)
     results = []
     for part, m in (("timed", instrumented(model)), ("plain", model)):
         write_qemu_project(m, work / part, board, None)
@@ -332,7 +342,7 @@ def tflm_tensors(path: Path, graph) -> tuple[dict[int, int], int]:
     keep = runtime.InterpreterConfig.kPreserveAllTensors  # (the keyword's spelling is theirs)
     it = runtime.Interpreter.from_bytes(path.read_bytes(), arena_size=64 << 20,
                                         intrepreter_config=keep)  # fmt: skip
-    boundary = {q: f for kind, f, q in graph.interface if kind == "QUANTIZE"}
+    boundary = {q: f for kind, f, q in graph.interface if kind == Op.QUANTIZE}
     for k, (t, x) in enumerate(zip(graph.inputs, default_inputs(graph), strict=True)):
         if t in boundary:  # the float values QUANTIZE maps onto these bytes (as the oracle)
             q = graph.tensors[t].quant
@@ -576,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
         print("outputs: every layer's CMSIS-NN, rip and TFLite Micro bytes are equal")
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs; CMSIS-NN {nn}")
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+        Path(args.json).write_text(jsonio.dumps(rows, indent=1))
     return 1 if bad else 0
 
 

@@ -5,10 +5,12 @@
 
 For every model of ../shared/models (the keras graphs of Table 7 and the MCUNet set):
 
-* the wall time of each stage, in this process: read, rewrite, requirements, the plan of
-  each strategy as the command makes it (dual, then tinyengine warm-started from it, then
-  rip; each includes its replay), the replay alone (all three plans again), and emit (the
-  rip plan's C; graph-only files have no weights, so none);
+* the wall time of each stage of the compiler driver (``rip.compiler.analyse``, which
+  records them), in this process: read, rewrite, requirements, variants (each strategy's
+  graph transform, requirements and problem), plan (every strategy's plan as the command
+  makes it, in parallel processes when the problems are big, each replayed once), then
+  each strategy's own solve time, and emit (the rip plan's C; graph-only files have no
+  weights, so none);
 * ``total``: ``rip-compile MODEL --board host --report --no-cache --json`` as a user runs
   it (interpreter start, imports, strategies in parallel processes), wall time;
 * ``prev``: the same command of the previous release (``--previous``, a commit of this
@@ -33,18 +35,15 @@ import time
 from io import BytesIO
 from pathlib import Path
 
-from rip.allocator.planning.plan import plan_model
-from rip.allocator.planning.replay import replay
-from rip.allocator.planning.requirements import requirements
-from rip.codegen.emit import emit_model
-from rip.frontend.reader import read_model
-from rip.frontend.rewrite import rewrite
+from rip.allocator.planning.options import DEFAULT_TIME_LIMIT
+from rip.allocator.planning.strategies import STRATEGIES
+from rip.boards import load_board
+from rip.compiler import Options, analyse, emit
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO.parent / "shared" / "models"
 PREVIOUS = "752b6bf"  # the release before compile-time work (issue 13)
-ORDER = ("dual", "tinyengine", "rip")
-WARM = {"tinyengine": "dual"}
+STAGES = ("read", "rewrite", "requirements", "variants", "plan")
 
 
 def model_files(stems: list[str] | None) -> list[Path]:
@@ -57,32 +56,16 @@ def model_files(stems: list[str] | None) -> list[Path]:
 
 
 def stages(path: Path, time_limit: float) -> dict[str, float | None]:
-    """Each stage's wall time in this process (seconds); emit None without weights."""
-    t: dict[str, float | None] = {}
-    c = time.perf_counter()
-    source = read_model(path)
-    t["read"] = time.perf_counter() - c
-    c = time.perf_counter()
-    graph = rewrite(source)
-    t["rewrite"] = time.perf_counter() - c
-    c = time.perf_counter()
-    req = requirements(graph)
-    t["requirements"] = time.perf_counter() - c
-    plans = {}
-    for s in ORDER:
-        warm = tuple(plans[w] for w in (WARM.get(s),) if w in plans)
-        c = time.perf_counter()
-        plans[s] = plan_model(graph, req, s, "milp", 4, time_limit, False, warm)
-        t[f"plan {s}"] = time.perf_counter() - c
-    c = time.perf_counter()
-    for plan in plans.values():
-        replay(graph, plan, 4)
-    t["replay"] = time.perf_counter() - c
+    """Each driver stage's wall time in this process, each strategy's solve (seconds);
+    emit None without weights."""
+    c = analyse(path, load_board("host"), Options(time_limit=time_limit, cache=False))
+    t: dict[str, float | None] = {name: c.stage_seconds[name] for name in STAGES}
+    t.update({f"solve {s}": p.solve_seconds for s, p in c.plans.items()})
     t["emit"] = None
-    if graph.has_weights:
-        c = time.perf_counter()
-        emit_model(graph, req, plans["rip"], "rip")
-        t["emit"] = time.perf_counter() - c
+    if c.graph.has_weights:
+        t0 = time.perf_counter()
+        emit(c)
+        t["emit"] = time.perf_counter() - t0
     return t
 
 
@@ -123,14 +106,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", nargs="*", help="file stems under shared/models/{keras,mcunet}")
     p.add_argument("--previous", default=PREVIOUS, help="commit of the previous release")
     p.add_argument("--no-previous", action="store_true", help="skip the previous release")
-    p.add_argument("--time-limit", type=float, default=60.0, help="MILP limit per strategy")
+    p.add_argument(
+        "--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="planning stage limit (s)"
+    )
     args = p.parse_args(argv)
     files = model_files(args.models)
     if not files:
         print(f"bench-compile: no models under {MODELS}", file=sys.stderr)
         return 2
-    cols = ["read", "rewrite", "requirements", *(f"plan {s}" for s in ORDER), "replay", "emit"]
-    short = ["read", "rewr", "req", "p dual", "p tiny", "p rip", "replay", "emit"]
+    cols = [*STAGES, *(f"solve {s}" for s in STRATEGIES), "emit"]
+    short = ["read", "rewr", "req", "variant", "plan", *(f"s {s}"[:7] for s in STRATEGIES), "emit"]
     head = (
         f"{'model':<20} "
         + " ".join(f"{c:>7}" for c in short)

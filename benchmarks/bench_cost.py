@@ -1,10 +1,12 @@
 """make bench-cost: executed instructions of one inference on the emulated boards.
 
-For every shared model with weights that the reference file lists, under the strategies
-dual, tinyengine and rip, on qemu-m33 (Cortex-M33, the RP2350's core) and qemu-armv6m
-(Cortex-M0+ code, the RP2040's instruction set): MACs, instructions, instructions per MAC,
-the ratio rip / dual (the paper: 1.0005 mean on the Pico 2; ours must stay within 1.002),
-and the ratio to TFLite Micro with CMSIS-NN on the same emulated core, read from
+For every shared model with weights that the reference file lists, under every strategy
+(dual, tinyengine, rip, fused), compiled once by the compiler driver for qemu-m33 (so the
+fused chains are those the M33's cost model picks, on both boards) and that same code run
+on qemu-m33 (Cortex-M33, the RP2350's core) and qemu-armv6m (Cortex-M0+ code, the RP2040's
+instruction set): MACs, instructions, instructions per MAC, the ratio rip / dual (the
+paper: 1.0005 mean on the Pico 2; ours must stay within 1.002), and the ratio to TFLite
+Micro with CMSIS-NN on the same emulated core, read from
 ../shared/reference/cmsis-nn-m33-instructions.json (measured the same way: SysTick under
 -icount shift=0, wraps counted, only the inference, the same default input). Every run's
 checksum must equal TFLite Micro's. Then a per-op-class breakdown for one model from a
@@ -24,11 +26,16 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import pico_cost
+
+from rip import compiler
+from rip.allocator.planning.cost_model import op_class as cost_class
+from rip.allocator.planning.options import DEFAULT_TIME_LIMIT
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import Board, load_board
-from rip.codegen.emit import EmittedModel, emit_model
-from rip.codegen.reference import checksum, reference_outputs
-from rip.compiler import Options, analyse
+from rip.codegen.emit import EmittedModel
+from rip.compiler import Options, analyse, emit
+from rip.core import jsonio
 from rip.core.errors import RipError
 from rip.core.terms import Placer, Strategy
 from rip.firmware.qemu_project import ProfileMark, build_qemu_project, macs, write_qemu_project
@@ -44,36 +51,37 @@ CLASSES = ("1x1 conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other", "other conv", "
            "fused chain", "elementwise", "pooling", "other")  # fmt: skip
 
 
+# The breakdown's name of each cost class (allocator.planning.cost_model.op_class).
+LABELS = {
+    "conv1x1": "1x1 conv",
+    "conv": "other conv",
+    "fc": "fc",
+    "fused": "fused chain",
+    "elementwise": "elementwise",
+    "pool": "pooling",
+    "other": "other",
+}
+
+
 def op_class(graph: Graph, op: Operator) -> str:
-    """The breakdown's class of an op: 1x1 conv, depthwise by kernel size, other conv,
-    fully connected, elementwise, pooling, other."""
-    if op.kind == "CONV_2D":
-        f = graph.tensors[op.inputs[1]].shape
-        return "1x1 conv" if (f[1], f[2]) == (1, 1) else "other conv"
-    if op.kind == "DEPTHWISE_CONV_2D":
-        f = graph.tensors[op.inputs[1]].shape
-        name = f"dw {f[1]}x{f[2]}"
-        return name if name in CLASSES else "dw other"
-    if op.kind == "FULLY_CONNECTED":
-        return "fc"
-    if op.kind == "FUSED_CHAIN":
-        return "fused chain"
-    if op.kind in ("ADD", "MUL", "SUB"):
-        return "elementwise"
-    if "POOL" in op.kind or op.kind == "MEAN":
-        return "pooling"
-    return "other"
+    """The breakdown's class of an op: its cost class (`cost_model.op_class`), depthwise by
+    kernel size: 1x1 conv, dw 3x3 / 5x5 / 7x7 / other, other conv, fc, fused chain,
+    elementwise, pooling, other."""
+    cls = cost_class(graph, op, by_window=True)
+    if cls.startswith("dw"):
+        return cls if cls in CLASSES else "dw other"
+    return LABELS[cls]
 
 
 def measure(
     path: str,
     profile: bool = False,
-    time_limit: float = 60.0,
+    time_limit: float = DEFAULT_TIME_LIMIT,
     boards: tuple[str, ...] = BOARDS,
     strategies: tuple[str, ...] | None = None,
 ) -> dict:
-    """Compile, build and run one model on ``boards`` under ``strategies`` (default: every
-    strategy)."""
+    """Compile one model for ``BOARDS[0]`` under ``strategies`` (default: every strategy),
+    then build and run that code on each of ``boards``."""
     p = Path(path)
     board0 = load_board(BOARDS[0])
     t0 = time.perf_counter()
@@ -82,10 +90,10 @@ def measure(
     planned = STRATEGIES if profile else tuple(Strategy(s) for s in measured)
     options = Options(placer=Placer("milp"), time_limit=time_limit, strategies=planned)
     compiled = analyse(p, board0, options)
-    reference = checksum(reference_outputs(p, compiled.graph))
+    expected = compiler.reference(p, compiled.graph).checksum
     row: dict = {"model": compiled.graph.name, "macs": macs(compiled.graph),
-                 "checksum": f"0x{reference:08x}", "runs": {}, "mismatches": []}  # fmt: skip
-    models = {s: emitted(compiled, s) for s in measured}  # the same code on every board
+                 "checksum": f"0x{expected:08x}", "runs": {}, "mismatches": []}  # fmt: skip
+    models = {s: emit(compiled, Strategy(s)) for s in measured}  # the same code on every board
     with tempfile.TemporaryDirectory(prefix="bench-cost-") as tmp:
         for board_name in boards:
             board = load_board(board_name)
@@ -93,7 +101,7 @@ def measure(
                 model = models[strategy]
                 out = Path(tmp) / f"{board_name}-{strategy}"
                 try:
-                    write_qemu_project(model, out, board, reference)
+                    write_qemu_project(model, out, board, expected)
                     run = run_elf(build_qemu_project(out, board), board, 1800.0)
                 except RipError as e:
                     row["runs"][f"{board_name}/{strategy}"] = {"error": str(e).splitlines()[0]}
@@ -102,7 +110,7 @@ def measure(
                 if res is None or isinstance(res, str):
                     row["runs"][f"{board_name}/{strategy}"] = {"error": str(res)}
                     continue
-                if res.checksum != reference:
+                if res.checksum != expected:
                     row["mismatches"].append(f"{board_name}/{strategy}")
                 row["runs"][f"{board_name}/{strategy}"] = {
                     "instructions": res.instructions,
@@ -110,15 +118,9 @@ def measure(
                     "shifts": sum(1 for o in model.ops if o.shift),
                 }
         if profile:
-            row["profile"] = profile_model(compiled, reference, Path(tmp))
+            row["profile"] = profile_model(compiled, expected, Path(tmp))
     row["seconds"] = round(time.perf_counter() - t0, 1)
     return row
-
-
-def emitted(compiled, strategy) -> EmittedModel:
-    """The generated code of one strategy's plan (on the graph that plan places)."""
-    return emit_model(compiled.graph_of(strategy), compiled.req_of(strategy),
-                      compiled.plans[strategy], strategy)  # fmt: skip
 
 
 def profile_run(
@@ -137,9 +139,9 @@ def profile_model(compiled, reference: int, tmp: Path) -> dict:
     board = load_board("qemu-m33")
     table = {}
     for strategy in STRATEGIES:
-        graph = compiled.graph_of(strategy)
+        graph = compiled.variants[strategy].graph
         marks, figures, run = profile_run(
-            emitted(compiled, strategy), board, reference, tmp / f"profile-{strategy}"
+            emit(compiled, strategy), board, reference, tmp / f"profile-{strategy}"
         )
         sums = dict.fromkeys((*CLASSES, "shift"), 0)
         for mark, n in zip(marks, figures, strict=True):
@@ -233,11 +235,22 @@ def collect(
             calibration[b] = calibrate(load_board(b), Path(tmp) / b)
     with ProcessPoolExecutor(jobs) as pool:
         futures = [
-            pool.submit(measure, str(paths[m]), m == profile, 60.0, boards, strategies)
+            pool.submit(
+                measure, str(paths[m]), m == profile, DEFAULT_TIME_LIMIT, boards, strategies
+            )
             for m in paths
         ]
         rows = [f.result() for f in futures]
     return {"rows": rows, "calibration": calibration}
+
+
+def pico_estimates(models: list[str], jobs: int, reference: dict[str, dict],
+                   nn: str | None = None, core: str | None = None) -> dict:  # fmt: skip
+    """The Pico 1 / Pico 2 estimates (pico_cost) of the MCUNet models among ``models``."""
+    from results.common import MCUNET
+
+    paths = {m: model_path(reference[m]) for m in models if m in reference and m in MCUNET}
+    return pico_cost.collect(paths, jobs, nn, core)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--profile", default="mcunet-in0", help="model of the per-op breakdown")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--no-pico", action="store_true", help="skip the Pico timing estimates")
+    ap.add_argument("--cmsis-nn", help="CMSIS-NN checkout for the Pico estimates of TFLite Micro "
+                    "+ CMSIS-NN (default $CMSIS_NN_DIR)")  # fmt: skip
+    ap.add_argument("--cmsis-core", help="CMSIS_6 checkout (default $CMSIS_CORE_DIR)")
     args = ap.parse_args(argv)
     if not REFERENCE.is_file():
         print(f"bench-cost: {REFERENCE} is not there (../shared)", file=sys.stderr)
@@ -255,9 +272,13 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     data = collect(chosen, args.jobs, args.profile, reference)
     print_tables(data["rows"], reference, data["calibration"])
+    if not args.no_pico:
+        data["pico"] = pico_estimates(chosen, args.jobs, reference, args.cmsis_nn, args.cmsis_core)
+        print()
+        pico_cost.print_tables(data["pico"])
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
     if args.json:
-        Path(args.json).write_text(json.dumps(data, indent=1))
+        Path(args.json).write_text(jsonio.dumps(data, indent=1))
     return 1 if any(r["mismatches"] for r in data["rows"]) else 0
 
 

@@ -8,7 +8,9 @@ the memory in place leaves the time unchanged.
 Both sides report the fastest of ``--repeat`` runs (the generated binary times its own
 invoke; the interpreter is timed around ``invoke()`` from Python, whose call overhead is
 microseconds against milliseconds of inference). Both use the reference kernels' integer
-arithmetic, so the outputs are also compared.
+arithmetic, so the outputs are also compared. rip's side is the compiler driver's
+(``rip.compiler``: planned for the host board, then emitted, written, built and run as
+``rip-compile --board host -o DIR --run`` does, for each strategy).
 """
 
 from __future__ import annotations
@@ -17,19 +19,18 @@ import argparse
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from rip.allocator.planning.plan import plan_model
-from rip.allocator.planning.requirements import requirements
-from rip.codegen.emit import emit_model
-from rip.codegen.reference import checksum, default_inputs, reference_outputs
-from rip.firmware.host_project import build_host, run_host, write_host_project
-from rip.frontend.reader import read_model
-from rip.frontend.rewrite import rewrite
+from rip.boards import load_board
+from rip.codegen.reference import default_inputs
+from rip.compiler import Options, analyse, generate, reference
+from rip.core.terms import Strategy
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+STRATEGIES = (Strategy.TINYENGINE, Strategy.RIP)
 
 
 def tflm_seconds(path: Path, graph, repeat: int) -> float:
@@ -53,21 +54,18 @@ def tflm_seconds(path: Path, graph, repeat: int) -> float:
 def measure(path: Path, repeat: int) -> dict:
     """One model's host figures: the generated C under tinyengine and rip (fastest of
     ``repeat`` runs, ms), TFLite Micro's interpreter (ms), arena bytes, outputs equal."""
-    graph = rewrite(read_model(path))
-    req = requirements(graph)
-    runs, arenas = {}, {}
-    for strategy in ("tinyengine", "rip"):
-        plan = plan_model(graph, req, strategy, "milp", 4, 60)
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp)
-            write_host_project(emit_model(graph, req, plan, strategy), out)
-            build_host(out)
-            runs[strategy] = run_host(out, repeat)
-        arenas[strategy] = plan.peak
-    reference = checksum(reference_outputs(path, graph))
-    ours = runs["rip"].cycles / 1e6
-    base = runs["tinyengine"].cycles / 1e6
-    theirs = tflm_seconds(path, graph, repeat) * 1e3
+    c = analyse(path, load_board("host"), Options(strategies=STRATEGIES, cache=False))
+    ref = reference(path, c.graph)
+    done = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for s in STRATEGIES:
+            options = Options(strategy=s, output=Path(tmp) / s, run=True, repeat=repeat)
+            done[s] = generate(replace(c, strategy=s), options, ref)
+    runs = {s: d.run for s, d in done.items() if d.run is not None}
+    arenas = {s: d.plan.peak for s, d in done.items()}
+    ours = runs[Strategy.RIP].cycles / 1e6
+    base = runs[Strategy.TINYENGINE].cycles / 1e6
+    theirs = tflm_seconds(path, c.graph, repeat) * 1e3
     return {
         "model": path.stem,
         "repeat": repeat,
@@ -76,9 +74,9 @@ def measure(path: Path, repeat: int) -> dict:
         "tflm_over_rip": theirs / ours,
         "tinyengine_ms": base,
         "rip_over_tinyengine": ours / base,
-        "rip_arena_bytes": arenas["rip"],
-        "tinyengine_arena_bytes": arenas["tinyengine"],
-        "outputs_equal": all(r.checksum == reference for r in runs.values()),
+        "rip_arena_bytes": arenas[Strategy.RIP],
+        "tinyengine_arena_bytes": arenas[Strategy.TINYENGINE],
+        "outputs_equal": all(d.match is True for d in done.values()),
     }
 
 

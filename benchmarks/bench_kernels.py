@@ -34,6 +34,8 @@ from unittest import mock
 
 import numpy as np
 
+from rip.core.operators import CONVOLUTIONS, Op
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 KERNELS = ROOT / "kernels"
@@ -128,7 +130,7 @@ def dims(d) -> str:
 
 def layer_class(p) -> str:
     _, kh, kw, _ = p.filter_dims
-    if p.kind == "DEPTHWISE_CONV_2D":
+    if p.kind == Op.DEPTHWISE_CONV_2D:
         return f"depthwise {kh}x{kw}"
     if kh == kw == 1:
         return "conv 1x1"
@@ -138,17 +140,16 @@ def layer_class(p) -> str:
 def macs(p) -> int:
     _, kh, kw, c = p.filter_dims
     n, h, w, c_out = p.output_dims
-    return n * h * w * c_out * kh * kw * (c if p.kind == "CONV_2D" else 1)
+    return n * h * w * c_out * kh * kw * (c if p.kind == Op.CONV_2D else 1)
 
 
 def model_layers(path: Path):
     from rip.codegen import conv_params as cp
-    from rip.frontend.reader import read_model
-    from rip.frontend.rewrite import rewrite
+    from rip.compiler import front
 
-    graph = rewrite(read_model(path.read_bytes(), name=path.stem))
+    _, graph = front(path)
     for op in graph.operators:
-        if op.kind not in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        if op.kind not in CONVOLUTIONS:
             continue
         p = cp.conv_params(graph, op)
         w = graph.tensors[op.inputs[1]].data
@@ -170,14 +171,14 @@ def emitted_kernel(p, w: bytes, b, reserved: int):
     from rip.codegen import kernel_choice as kc
 
     signed = w
-    if p.kind == "DEPTHWISE_CONV_2D":
+    if p.kind == Op.DEPTHWISE_CONV_2D:
         p = dataclasses.replace(p, fast_channels=kc.fast_channels(p, w, b))
     else:
         found = kc.fast_conv_channels(p, w, b)
         if found is not None:
             p = dataclasses.replace(p, fast_channels=found[0])
             signed = found[1]
-    inplace = "channel" if p.kind == "DEPTHWISE_CONV_2D" else None
+    inplace = "channel" if p.kind == Op.DEPTHWISE_CONV_2D else None
     choice = kc.choose_conv_kernel(p, inplace, reserved)
     if choice.function == "rip_conv2d_fast_rq_s8":
         return choice, kc.pack_filter_pairs(signed, p.output_dims[3]), None, p.fast_channels
@@ -214,7 +215,7 @@ def layer_source(layers) -> tuple[str, int, int]:
             body = ",".join("{" + ",".join(str(x) for x in r) + "}" for r in records)
             decls.append(f"static const rip_fast_channel {v}_ch[] = {{{body}}};")
             args = f"{v}_ch, &id, a, &fd, {v}_wf, &od"
-        dw = p.kind == "DEPTHWISE_CONV_2D"
+        dw = p.kind == Op.DEPTHWISE_CONV_2D
         head = f"""    {{
         const rip_dims id = {dims(p.input_dims)}, fd = {dims(p.filter_dims)},
                        bd = {{{p.output_dims[3]}, 1, 1, 1}}, od = {dims(p.output_dims)};
@@ -315,12 +316,7 @@ def bench_layers(model: str, cpus: list[str], opt: str) -> None:
             out = build_and_run(
                 cpu,
                 opt,
-                [
-                    work / "bench.c",
-                    KERNELS / "rip_conv.c",
-                    KERNELS / "rip_conv_fast.c",
-                    KERNELS / "rip_depthwise_fast.c",
-                ],
+                [work / "bench.c", *sorted(KERNELS.glob("*.c"))],
                 [KERNELS],
                 work,
             )
@@ -393,31 +389,30 @@ int main(void) {
 
 
 def generate(model_path: Path, out: Path, fast: bool) -> str:
-    """The host project of one model (plan, C, kernels); its expected checksum."""
-    from rip.allocator.planning.plan import plan_model
-    from rip.allocator.planning.requirements import requirements
+    """The host project of one model (rip's plan for the host board, its C, the kernels),
+    as the compiler driver makes it, with the reference kernels in place of the fast ones
+    unless ``fast``; its expected checksum (TFLite Micro's)."""
+    from rip import compiler
+    from rip.boards import load_board
     from rip.codegen import kernel_choice, lower_conv
-    from rip.codegen.emit import emit_model
-    from rip.codegen.reference import checksum, reference_outputs
-    from rip.firmware.host_project import write_host_project
-    from rip.frontend.reader import read_model
-    from rip.frontend.rewrite import rewrite
+    from rip.core.terms import Strategy
 
-    def reference_choice(p, inplace):
+    def reference_choice(p, inplace, reserved_scratch=None):
         ch = inplace == "channel"
-        if p.kind == "CONV_2D":
+        if p.kind == Op.CONV_2D:
             return kernel_choice.KernelChoice("rip_conv2d_s8", False, "reference")
         name = "rip_depthwise_conv2d_inplace_s8" if ch else "rip_depthwise_conv2d_s8"
         return kernel_choice.KernelChoice(name, False, "reference")
 
-    graph = rewrite(read_model(model_path.read_bytes(), name=model_path.stem))
-    req = requirements(graph)
-    plan = plan_model(graph, req, "rip", "milp", 4, 60)
+    host = load_board("host")
+    options = compiler.Options(strategies=(Strategy.RIP,), cache=False)
+    c = compiler.analyse(model_path, host, options)
     chooser = kernel_choice.choose_conv_kernel if fast else reference_choice
     with mock.patch.object(lower_conv, "choose_conv_kernel", chooser):
-        emitted = emit_model(graph, req, plan, "rip")
-    write_host_project(emitted, out)
-    return f"0x{checksum(reference_outputs(model_path, graph)):08x}"
+        emitted = compiler.emit(c)
+    ref = compiler.reference(model_path, c.graph)
+    compiler.write_project(host, c.graph, emitted, out, ref)
+    return f"0x{ref.checksum:08x}"
 
 
 def bench_whole(models: list[str], cpus: list[str], opt: str) -> None:

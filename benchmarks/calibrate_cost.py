@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 from bench_cost import profile_run
 
+from rip import compiler
 from rip.allocator.planning.cost_model import (
     CLASSES,
     DATA,
@@ -52,16 +53,16 @@ from rip.allocator.planning.cost_model import (
     op_class,
     op_features,
 )
-from rip.allocator.planning.replay import replay
-from rip.allocator.planning.requirements import fused_chain, requirements
+from rip.allocator.planning.options import DEFAULT_TIME_LIMIT
+from rip.allocator.planning.requirements import fused_chain
 from rip.boards import load_board
-from rip.codegen.emit import emit_model
-from rip.codegen.reference import checksum, reference_outputs
-from rip.compiler import Options, analyse, plan_strategies
+from rip.compiler import Options, analyse, emit
+from rip.core import jsonio
 from rip.core.errors import LayerError
+from rip.core.operators import Op
 from rip.core.terms import Placer, Strategy
 from rip.firmware.result import parse_result_line
-from rip.frontend.fusion import FUSED_KIND, ChainSpan, candidates, fuse
+from rip.frontend.fusion import ChainSpan, candidates
 from rip.frontend.ir import Graph
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,38 +98,43 @@ def _profile(model, board_name: str, reference: int, out: Path) -> list[tuple[in
     return [(m.op, n) for m, n in zip(marks, figures, strict=True) if m.part == "op"]
 
 
-def measure(path: str, boards: tuple[str, ...], time_limit: float = 60.0) -> dict:
+def measure(path: str, boards: tuple[str, ...], time_limit: float = DEFAULT_TIME_LIMIT) -> dict:
     """One model's runs: per (board, variant) the ops it executed, each as its measured
     instructions ``n``, the ops it stands for alone (``parts``: class and features), and
-    for a fused chain its features and what its ops took alone under ``rip``."""
+    for a fused chain its features and what its ops took alone under ``rip``. Every
+    variant is the compiler driver's: ``rip``, and ``fused`` with exactly the chains of
+    each measured set (``Options.fuse_chains``)."""
     p = Path(path)
     board0 = load_board(boards[0])
     options = Options(placer=Placer.MILP, time_limit=time_limit, strategies=(Strategy.RIP,))
     c = analyse(p, board0, options)
-    graph, req = c.graph, c.req
-    reference = checksum(reference_outputs(p, graph))
-    graphs = {"rip": (graph, req, c.plans[Strategy.RIP], Strategy.RIP)}
-    fused_options = replace(options, strategies=(Strategy.FUSED,), cache=False)
+    graph = c.graph
+    reference = compiler.reference(p, graph).checksum
+    compiled = {"rip": c}
     for name, chains in variants(graph).items():
         if not chains:
             continue
-        fgraph = fuse(graph, chains)
-        freq = requirements(fgraph)
-        _, plans = plan_strategies(p, graph, req, board0, fused_options, (fgraph, freq))
-        replay(fgraph, plans[Strategy.FUSED], board0.alignment)
-        graphs[name] = (fgraph, freq, plans[Strategy.FUSED], Strategy.FUSED)
-    index = {id(op): k for k, op in enumerate(graph.operators)}
+        fused = replace(
+            options,
+            strategy=Strategy.FUSED,
+            strategies=(Strategy.FUSED,),
+            cache=False,
+            fuse_chains=tuple(chains),
+        )
+        compiled[name] = analyse(p, board0, fused)
+    # ops by their TFLite index: each analyse reads the model afresh
+    index = {op.source_index: k for k, op in enumerate(graph.operators)}
     runs = []
     with tempfile.TemporaryDirectory(prefix="calibrate-cost-") as tmp:
-        models = {name: emit_model(g, r, plan, s) for name, (g, r, plan, s) in graphs.items()}
+        models = {name: emit(v) for name, v in compiled.items()}
         for board in boards:
             alone: dict[int, int] = {}
-            for name, (g, _r, _plan, _strategy) in graphs.items():
-                model = models[name]
+            for name, v in compiled.items():
+                g, model = v.variant.graph, models[name]
                 entries = []
                 for k, n in _profile(model, board, reference, Path(tmp) / f"{board}-{name}"):
                     op = g.operators[k]
-                    if op.kind != FUSED_KIND:
+                    if op.kind != Op.FUSED_CHAIN:
                         if name == "rip":  # k indexes the layer-by-layer graph only here
                             alone[k] = n
                         entry = {"n": n, "parts": [[op_class(g, op), op_features(g, op)]]}
@@ -138,7 +144,7 @@ def measure(path: str, boards: tuple[str, ...], time_limit: float = 60.0) -> dic
                             "n": n,
                             "parts": [[op_class(g, m), op_features(g, m)] for m in fp.ops],
                             "fused": fused_features(g, fp.members, fp.residual),
-                            "alone": sum(alone[index[id(m)]] for m in fp.ops),
+                            "alone": sum(alone[index[m.source_index]] for m in fp.ops),
                         }
                     entries.append(entry)
                 runs.append({"board": board, "variant": name, "ops": entries})
@@ -257,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         with ProcessPoolExecutor(args.jobs) as pool:
             rows = list(pool.map(measure, map(str, paths), [boards] * len(paths)))
         if args.json:
-            Path(args.json).write_text(json.dumps(rows))
+            Path(args.json).write_text(jsonio.dumps(rows))
     fitted = {b: fit(rows, b) for b in boards}
     worst = report(rows, fitted)
     for b in boards:
@@ -276,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         "fused_features": list(FUSED_FEATURES),
         "boards": fitted,
     }
-    Path(args.out).write_text(json.dumps(data, indent=1) + "\n")
+    Path(args.out).write_text(jsonio.dumps(data, indent=1) + "\n")
     print(f"\nwrote {args.out}; wall {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -28,12 +28,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rip.allocator.planning.cost_model import op_class as cost_class
 from rip.codegen.quant import (
     activation_range,
     effective_scale,
     quantize_multiplier,
     quantize_multiplier_smaller_than_one_exp,
 )
+from rip.core.operators import Op
 from rip.frontend.ir import Graph, Operator
 
 CLASSES = ("1x1 conv", "other conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other", "elementwise",
@@ -64,35 +66,36 @@ class Layer:
     data: dict = field(default_factory=dict)
 
 
+# The breakdown's name of each cost class (allocator.planning.cost_model.op_class).
+LABELS = {
+    "conv1x1": "1x1 conv",
+    "conv": "other conv",
+    "fc": "fully connected",
+    "elementwise": "elementwise",
+    "pool": "pooling",
+}
+
+
 def op_class(graph: Graph, op: Operator) -> str:
-    """The benchmark's class of an op (the issue's breakdown)."""
-    if op.kind == "CONV_2D":
-        f = graph.tensors[op.inputs[1]].shape
-        return "1x1 conv" if (f[1], f[2]) == (1, 1) else "other conv"
-    if op.kind == "DEPTHWISE_CONV_2D":
-        f = graph.tensors[op.inputs[1]].shape
-        name = f"dw {f[1]}x{f[2]}"
-        return name if name in CLASSES else "dw other"
-    if op.kind == "FULLY_CONNECTED":
-        return "fully connected"
-    if op.kind in ("ADD", "SUB", "MUL"):
-        return "elementwise"
-    if op.kind in ("AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN"):
-        return "pooling"
-    if op.kind == "PAD":
+    """The benchmark's class of an op (the issue's breakdown): its cost class
+    (`cost_model.op_class`), depthwise by kernel size, PAD on its own."""
+    if op.kind == Op.PAD:
         return "pad"
-    return "other"
+    cls = cost_class(graph, op, by_window=True)
+    if cls.startswith("dw"):
+        return cls if cls in CLASSES else "dw other"
+    return LABELS.get(cls, "other")
 
 
 def op_macs(graph: Graph, op: Operator) -> int:
     """Multiply-accumulates of one op, counted as the reference file counts them."""
-    if op.kind not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+    if op.kind not in (Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED):
         return 0
     n = math.prod(graph.tensors[op.outputs[0]].shape)
     f = graph.tensors[op.inputs[1]].shape
-    if op.kind == "CONV_2D":
+    if op.kind == Op.CONV_2D:
         return n * f[1] * f[2] * f[3]
-    if op.kind == "DEPTHWISE_CONV_2D":
+    if op.kind == Op.DEPTHWISE_CONV_2D:
         return n * f[1] * f[2]
     return n * f[-1]
 
@@ -280,23 +283,23 @@ def _resize(graph: Graph, op: Operator, layer: Layer) -> None:
 
 
 ROUTINES = {
-    "ADD": "arm_elementwise_add_s8",
-    "AVERAGE_POOL_2D": "arm_avgpool_s8",
-    "MAX_POOL_2D": "arm_max_pool_s8",
-    "FULLY_CONNECTED": "arm_fully_connected_wrapper_s8",
-    "PAD": "arm_pad_s8",
-    "RESIZE_NEAREST_NEIGHBOR": "(gather)",
+    Op.ADD: "arm_elementwise_add_s8",
+    Op.AVERAGE_POOL_2D: "arm_avgpool_s8",
+    Op.MAX_POOL_2D: "arm_max_pool_s8",
+    Op.FULLY_CONNECTED: "arm_fully_connected_wrapper_s8",
+    Op.PAD: "arm_pad_s8",
+    Op.RESIZE_NEAREST_NEIGHBOR: "(gather)",
 }
 
 BUILDERS = {
-    "CONV_2D": _conv,
-    "DEPTHWISE_CONV_2D": _depthwise,
-    "ADD": _add,
-    "AVERAGE_POOL_2D": _pool,
-    "MAX_POOL_2D": _pool,
-    "FULLY_CONNECTED": _fc,
-    "PAD": _pad,
-    "RESIZE_NEAREST_NEIGHBOR": _resize,
+    Op.CONV_2D: _conv,
+    Op.DEPTHWISE_CONV_2D: _depthwise,
+    Op.ADD: _add,
+    Op.AVERAGE_POOL_2D: _pool,
+    Op.MAX_POOL_2D: _pool,
+    Op.FULLY_CONNECTED: _fc,
+    Op.PAD: _pad,
+    Op.RESIZE_NEAREST_NEIGHBOR: _resize,
 }
 
 
@@ -306,7 +309,7 @@ def build_layers(graph: Graph, offsets: dict[int, int]) -> list[Layer]:
     out (it shares its input's bytes)."""
     layers: list[Layer] = []
     for k, op in enumerate(graph.operators):
-        if op.kind == "RESHAPE":
+        if op.kind == Op.RESHAPE:
             continue
         build = BUILDERS.get(op.kind)
         out = graph.tensors[op.outputs[0]]
@@ -333,7 +336,7 @@ def storage_map(graph: Graph) -> dict[int, int]:
     """Tensor -> the tensor whose bytes it uses: a RESHAPE output shares its input's."""
     storage: dict[int, int] = {}
     for op in graph.operators:
-        if op.kind == "RESHAPE":
+        if op.kind == Op.RESHAPE:
             src = op.inputs[0]
             storage[op.outputs[0]] = storage.get(src, src)
     return storage

@@ -6,7 +6,9 @@ headline block.
 
 ``--quick``: the MCUNet models only (no keras graphs), fewer host repeats. ``--render-only``:
 rewrite the page, the README block and the figures drawn from data (bars, scatter) from
-docs/results.json without measuring.
+docs/results.json without measuring. ``--pico``: measure the Pico timing section alone (it
+takes long) into docs/results.json, the other sections kept from their run (the page's
+section table says so), and rewrite the page.
 """
 
 from __future__ import annotations
@@ -25,10 +27,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="MCUNet models only")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--render-only", action="store_true", help="re-render docs/results.json")
+    ap.add_argument("--pico", action="store_true",
+                    help="measure only the Pico timing section into docs/results.json")  # fmt: skip
     args = ap.parse_args(argv)
     docs = REPO / "docs"
     page, data_path, readme = docs / "RESULTS.md", docs / "results.json", REPO / "README.md"
-    if args.render_only:
+    if args.pico:
+        data = json.loads(data_path.read_text())
+        run.add_pico(data, args.jobs)
+    elif args.render_only:
         data = json.loads(data_path.read_text())
         if data.get("figures"):
             data["figures"].update(run.data_figures(data, docs / "figures", "figures"))

@@ -20,6 +20,7 @@ from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.herringbone import herringbone_bound
 from rip.allocator.theory.simulate import simulate_herringbone, simulate_rip
 from rip.cli import guarded
+from rip.core import jsonio
 from rip.core.errors import LayerError, RipError
 from rip.core.limits import MAX_KERNEL_WORK, kernel_work
 
@@ -72,7 +73,7 @@ def _padding(value: Any) -> str | tuple[int, int, int, int]:
         raise LayerError(f"padding: expected same, valid or T,B,L,R, got {value!r}")
     if min(value) < 0:
         raise LayerError(f"padding: values must be non-negative, got {value!r}")
-    return tuple(value)  # type: ignore[return-value]
+    return tuple(value)
 
 
 def _count(name: str, value: Any) -> int:
@@ -223,10 +224,6 @@ def _fields(args: argparse.Namespace) -> dict[str, Any]:
     return fields
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 def _batch_line(lineno: int, raw: bytes) -> dict[str, Any] | None:
     """One batch line's result, or None for a blank line; never raises for bad input."""
     try:
@@ -236,7 +233,7 @@ def _batch_line(lineno: int, raw: bytes) -> dict[str, Any] | None:
     if not line.strip():
         return None
     try:
-        fields = json.loads(line, parse_constant=_reject_constant)
+        fields = jsonio.loads(line)
         if not isinstance(fields, dict):
             raise LayerError("expected a JSON object")
         return evaluate(fields)
@@ -244,7 +241,7 @@ def _batch_line(lineno: int, raw: bytes) -> dict[str, Any] | None:
         return {"error": f"line {lineno}: not JSON (nested too deeply)"}
     except json.JSONDecodeError as e:
         return {"error": f"line {lineno}: not JSON ({e.msg})"}
-    except ValueError as e:  # Infinity, NaN
+    except ValueError as e:  # Infinity, NaN, 1e400, 4,301 digits
         return {"error": f"line {lineno}: not JSON ({e})"}
     except RipError as e:
         return {"error": f"line {lineno}: {e}"}
@@ -259,7 +256,7 @@ def _run_batch(path: str) -> int:
         for lineno, raw in enumerate(stream, 1):
             out = _batch_line(lineno, raw)
             if out is not None:
-                print(json.dumps(out), flush=False)
+                print(jsonio.dumps(out), flush=False)
     return 0
 
 
@@ -271,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     if args.batch is not None:
         return _run_batch(args.batch)
-    print(json.dumps(evaluate(_fields(args)), indent=2))
+    print(jsonio.dumps(evaluate(_fields(args)), indent=2))
     return 0
 
 

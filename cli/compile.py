@@ -4,13 +4,15 @@ Only the command line: arguments become ``rip.compiler.Options``, ``compile_mode
 stages, ``rip.report`` formats the result, ``rip.cli.guarded`` turns errors into exit codes.
 
 rip-compile model.tflite --board pico2 --strategy rip --placer milp --report [--json]
+rip-compile model.tflite --board pico -o DIR --build --emulate [--json]
 rip-compile model.tflite --plot plan.png
+rip-compile model.tflite --board pico -o out/ --build [--stdio uart] [--build-type Debug]
+            [--cmake-arg -DNAME=VALUE ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -18,15 +20,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rip.allocator.planning.check import picture
-from rip.allocator.planning.fusion_choice import DEFAULT_MAX_OVERHEAD
+from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.boards import board_names, load_board
 from rip.cli import guarded
+from rip.cli.list_ops import format_operator_table, operator_table, rules_text
 from rip.compiler import Compiled, Options, compile_model
+from rip.core import jsonio
 from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
+from rip.core.printable import printable_lines
 from rip.core.terms import Placer, Strategy
 from rip.firmware.output_dir import cannot_write
-from rip.oplist import format_operator_table, operator_table
+from rip.firmware.pico_build import (
+    BUILD_TYPES,
+    DEFAULT_BUILD_TYPE,
+    STDIO,
+    PicoBuildOptions,
+    summary_lines,
+)
 from rip.report import build_report, format_generated, format_report
 
 
@@ -40,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
         "--list-ops",
         action="store_true",
         help="print every accepted operator with its in-place class and kernel, and exit",
+    )
+    p.add_argument(
+        "--rules",
+        action="store_true",
+        help="with --list-ops: then what the model validator requires of each operator",
     )
     p.add_argument(
         "--board", default="pico2", help=f"one of {', '.join(board_names())} (default pico2)"
@@ -60,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--time-limit",
         type=float,
-        default=60.0,
+        default=DEFAULT_TIME_LIMIT,
         metavar="S",
         help="time limit of the whole planning stage (every strategy's solve shares it); "
         "past it the best verified plan found is used, with a note",
@@ -99,6 +115,36 @@ def _parser() -> argparse.ArgumentParser:
         help="(pico boards) build the firmware with the Pico SDK at $PICO_SDK_PATH",
     )
     p.add_argument(
+        "--stdio",
+        choices=tuple(STDIO),
+        help="with --build: where the firmware's result line goes: usb (USB serial), uart "
+        "(UART0, for clean timing) or both; default both, or uart with a warning when the "
+        "SDK has no TinyUSB",
+    )
+    p.add_argument(
+        "--build-type",
+        choices=BUILD_TYPES,
+        help=f"with --build: CMake build type (default {DEFAULT_BUILD_TYPE})",
+    )
+    p.add_argument(
+        "--cmake-arg",
+        action="append",
+        metavar="-DNAME=VALUE",
+        help="with --build: one more CMake cache entry for the configure (repeatable; "
+        "passed as one argument, never through a shell)",
+    )
+    p.add_argument(
+        "--emulate",
+        action="store_true",
+        help="(pico) build, then run the firmware on the rp2040js emulator (Node.js) and "
+        "compare its serial result line with TFLite Micro's",
+    )
+    p.add_argument(
+        "--bootrom",
+        metavar="FILE",
+        help="with --emulate: the RP2040 boot ROM image (16 KB; default $RIP_RP2040_BOOTROM)",
+    )
+    p.add_argument(
         "--force",
         action="store_true",
         help="generate code even when the plan does not fit the board's SRAM",
@@ -108,7 +154,8 @@ def _parser() -> argparse.ArgumentParser:
         "--no-cache",
         action="store_true",
         help="plan afresh: neither read nor write the plan cache ($RIP_CACHE_DIR, "
-        "default ~/.cache/rip)",
+        "default ~/.cache/rip); with --build, also build in a fresh folder instead of the "
+        "shared configured one there",
     )
     return p
 
@@ -131,6 +178,19 @@ def max_overhead(text: str) -> float | None:
     return value
 
 
+MAX_TIME_LIMIT = 86400.0  # a day: planning waits for nothing longer
+
+
+def time_limit(seconds: float) -> float:
+    """``--time-limit``: finite, above 0 and at most a day (``inf`` would be a planning
+    stage with no bound); a RipError (exit 2) otherwise."""
+    if not math.isfinite(seconds) or not 0 < seconds <= MAX_TIME_LIMIT:
+        raise RipError(
+            f"--time-limit {seconds:g}: give seconds above 0 and at most {MAX_TIME_LIMIT:g}"
+        )
+    return seconds
+
+
 def _options(args: argparse.Namespace) -> Options:
     # -o alone needs only the selected strategy; a report, JSON or plot compares them all
     only = args.output and not (args.report or args.json or args.plot)
@@ -139,15 +199,49 @@ def _options(args: argparse.Namespace) -> Options:
         strategies=(Strategy(args.strategy),) if only else STRATEGIES,
         cache=not args.no_cache,
         placer=Placer(args.placer),
-        time_limit=args.time_limit,
+        time_limit=time_limit(args.time_limit),
         output=Path(args.output) if args.output else None,
-        build=args.build,
+        build=args.build or args.emulate,
         run=args.run,
+        emulate=args.emulate,
+        bootrom=Path(args.bootrom) if args.bootrom else None,
         repeat=args.repeat,
         force=args.force,
         progress=not args.quiet and not args.json and sys.stderr.isatty(),
         max_overhead=max_overhead(args.max_overhead),
+        pico_build=pico_build_options(args),
     )
+
+
+def pico_build_options(args: argparse.Namespace) -> PicoBuildOptions:
+    """``--stdio``, ``--build-type`` and ``--cmake-arg`` (each checked: one line, exit 2);
+    they configure ``--build`` and mean nothing without it."""
+    given = [f for f, v in (("--stdio", args.stdio), ("--build-type", args.build_type),
+                            ("--cmake-arg", args.cmake_arg)) if v]  # fmt: skip
+    if given and not args.build:
+        raise RipError(f"{', '.join(given)}: only with --build")
+    return PicoBuildOptions(
+        stdio=args.stdio,
+        build_type=args.build_type or DEFAULT_BUILD_TYPE,
+        cmake_args=tuple(args.cmake_arg or ()),
+        shared=not args.no_cache,
+    )
+
+
+def joined_option_values(
+    argv: Sequence[str], options: tuple[str, ...] = ("--cmake-arg",)
+) -> list[str]:
+    """``--cmake-arg -DX=1`` as ``--cmake-arg=-DX=1``: argparse would read a value that
+    starts with a dash as an option of its own."""
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg in options:
+            value = next(it, None)
+            out.append(arg if value is None else f"{arg}={value}")
+        else:
+            out.append(arg)
+    return out
 
 
 # What matplotlib's savefig writes, by the file's extension.
@@ -188,7 +282,7 @@ def _plot(c: Compiled, path: Path) -> None:
             c.plans,
             sram_bytes=board.sram_bytes,
             sram_label=f"{board.name} SRAM",
-            overhead_bytes=c.req_of().scratch_bytes + board.fixed_overhead_bytes,
+            overhead_bytes=c.variant.req.scratch_bytes + board.fixed_overhead_bytes,
         )
         os.replace(tmp, path)
     except OSError as e:
@@ -201,20 +295,24 @@ def _compile(args: argparse.Namespace) -> int:
     board = load_board(args.board)
     if args.plot:
         check_plot(Path(args.plot))
-    c = compile_model(Path(args.model), board, _options(args))
+    options = _options(args)
+    c = compile_model(Path(args.model), board, options)
     if args.plot:
         _plot(c, Path(args.plot))
+    # the model's tensor and file names reach the text: its control characters are escaped
     if args.json:
-        print(json.dumps(build_report(c), indent=2))
+        print(jsonio.dumps(build_report(c), indent=2))
     else:
         if args.report or not args.output:
-            print(format_report(build_report(c)))
+            print(printable_lines(format_report(build_report(c))))
         if args.report:
             print()
             print(f"arena under {c.strategy} (time x address):")
             print(picture(c.problem, c.plan))
         if args.output:
-            print(format_generated(c))
+            print(printable_lines(format_generated(c)))
+    for line in summary_lines(c.build) if c.build else ():
+        print(printable_lines(f"rip-compile: {line}"), file=sys.stderr)
     return _exit_code(c)
 
 
@@ -237,9 +335,11 @@ def _exit_code(c: Compiled) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(joined_option_values(sys.argv[1:] if argv is None else argv))
     if args.list_ops:
         print(format_operator_table(operator_table()))
+        if args.rules:
+            print(f"\n{rules_text()}")
         return EXIT_OK
     if args.model is None:
         parser.error("the following arguments are required: model")

@@ -9,7 +9,6 @@ of ``allocator/theory/fused.py`` against the fused-schedule simulator.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from rip.allocator.theory.sweep import (
 )
 from rip.allocator.theory.sweep_fused import FusedSweepResult, run_fused_sweep
 from rip.cli import guarded
+from rip.core import jsonio
 from rip.core.errors import OutputError, RipError
 
 PROG = "rip-sweep"
@@ -214,7 +214,7 @@ def _run(args: argparse.Namespace) -> int:
             payload["fused"] = {"wall_seconds": round(fused.wall_seconds, 3), **fused.summary}
         if args.csv != NO_CSV:
             payload["csv"] = args.csv
-        print(json.dumps(payload, indent=2))
+        print(jsonio.dumps(payload, indent=2))
     else:
         print(format_table(result))
         if fused is not None:

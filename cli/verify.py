@@ -7,6 +7,10 @@ rip-verify out/ [--port P] [--timeout S]
     qemu-armv6m) without --port it builds the firmware and runs it under QEMU, the UART on
     a local socket read by the same code. The default timeout covers the expected
     inference time of the model on the board (expected.json), a first run included.
+rip-verify out/ --emulate [--bootrom FILE]
+    for a Pico (RP2040) project: builds it with the Pico SDK ($PICO_SDK_PATH) and runs the
+    UF2 on rp2040js with the RP2040 boot ROM, its UART0 and USB CDC read by the same code;
+    the wait is bounded in emulated cycles by the model's MACs (--timeout bounds wall time).
 rip-monitor [--port P]
     prints every line until Ctrl-C (its normal end: exit 0); exit 2 when there is no
     device.
@@ -18,7 +22,8 @@ without it the Raspberry Pi board on USB is found by its vendor id.
 from __future__ import annotations
 
 import argparse
-import json
+import math
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,11 +32,23 @@ import serial
 
 from rip.boards import load_board
 from rip.cli import guarded
+from rip.core import jsonio
 from rip.core.errors import RipError
+from rip.core.printable import printable
+from rip.firmware.pico_project import build_pico_project
 from rip.firmware.qemu_project import build_qemu_project
 from rip.firmware.qemu_run import default_timeout, is_emulated, run_elf
 from rip.firmware.result import Result
-from rip.firmware.serial_port import LineReader, NoDeviceError, open_port, wait_for_result
+from rip.firmware.rp2040_emulator import bootrom_path, check_board, checked, emulate_project
+from rip.firmware.serial_port import (
+    MAX_WAIT_SECONDS,
+    LineReader,
+    NoDeviceError,
+    check_wait,
+    open_port,
+    wait_for_result,
+)
+from rip.firmware.tools import BUILD_SECONDS
 
 EXIT_MATCH, EXIT_MISMATCH, EXIT_NO_RESULT = 0, 1, 2
 
@@ -48,9 +65,11 @@ def _expected(out: Path) -> dict:
     if not path.is_file():
         raise RipError(f"{path}: no such file; give the folder rip-compile -o wrote")
     try:
-        expected = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RipError(f"{path}: not valid JSON ({' '.join(str(e).split())})") from None
+        if path.stat().st_size > MAX_EXPECTED_BYTES:
+            raise RipError(f"{path}: {path.stat().st_size:,} B, too big for an expected.json")
+        expected = jsonio.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError, NaN, 1e400, 4,301 digits
+        raise RipError(f"{path}: not valid JSON ({' '.join(str(e).split())[:200]})") from None
     except RecursionError:
         raise RipError(f"{path}: not valid JSON (nested too deeply)") from None
     except OSError as e:
@@ -58,35 +77,42 @@ def _expected(out: Path) -> dict:
     return _checked_expected(expected, path)
 
 
-# expected.json fields rip-verify reads, and the JSON types each may have.
-_EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
-    "checksum": (str, type(None)),
-    "checksum_source": (str, type(None)),
-    "model": (str,),
-    "board": (str,),
-    "strategy": (str,),
-    "arena_bytes": (int,),
+MAX_EXPECTED_BYTES = 1 << 20  # rip writes a few hundred bytes (a profile: a few KB)
+U32 = 0xFFFFFFFF
+# expected.json fields rip-verify reads: the JSON types each may have, and for numbers the
+# closed range (every number finite: jsonio refuses NaN and Infinity).
+_EXPECTED_TYPES: dict[str, tuple[tuple[type, ...], tuple[float, float] | None]] = {
+    "checksum": ((str, type(None)), None),
+    "checksum_source": ((str, type(None)), None),
+    "model": ((str,), None),
+    "board": ((str,), None),
+    "strategy": ((str,), None),
+    "arena_bytes": ((int,), (0, U32)),
+    "qemu_machine": ((str, type(None)), None),
+    "macs": ((int,), (0, 1 << 63)),
+    # any finite time (rip writes what the board file's figures give); the wait is capped
+    "expected_inference_seconds": ((int, float, type(None)), (0, math.inf)),
 }
+CHECKSUM = re.compile(r"0x[0-9a-fA-F]{1,8}", re.ASCII)
 
 
 def _checked_expected(expected: object, path: Path) -> dict:
-    """The fields rip-verify reads have the types it expects: one line naming the field
-    otherwise."""
+    """The fields rip-verify reads have the types and ranges it expects, and the checksum
+    is ``0x`` and up to eight ASCII hex digits: one line naming the field otherwise."""
     if not isinstance(expected, dict):
         raise RipError(f"{path}: expected a JSON object, got {type(expected).__name__}")
-    for key, types in _EXPECTED_TYPES.items():
-        if key in expected and (
-            not isinstance(expected[key], types) or isinstance(expected[key], bool)
-        ):
-            raise RipError(f"{path}: {key} has the wrong type ({expected[key]!r})")
+    for key, (types, span) in _EXPECTED_TYPES.items():
+        value = expected.get(key)
+        if key not in expected:
+            continue
+        shown = repr(value)[:60]
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise RipError(f"{path}: {key} has the wrong type ({shown})")
+        if span is not None and isinstance(value, (int, float)) and not span[0] <= value <= span[1]:
+            raise RipError(f"{path}: {key} {shown} is outside {span[0]:g}..{span[1]:g}")
     want = expected.get("checksum")
-    if want is not None:
-        try:
-            value = int(want, 16)
-        except ValueError:
-            value = -1
-        if not 0 <= value <= 0xFFFFFFFF:
-            raise RipError(f"{path}: checksum {want!r} is not a 32-bit hex number")
+    if want is not None and not CHECKSUM.fullmatch(want):
+        raise RipError(f"{path}: checksum {want[:40]!r} is not a 32-bit hex number (0x...)")
     return expected
 
 
@@ -121,15 +147,17 @@ def default_timeout_for(expected: dict) -> float:
             return 600.0
         return default_timeout(board, expected.get("macs"))
     seconds = float(expected.get("expected_inference_seconds") or 0.0)
-    return max(MIN_TIMEOUT, 2.0 * seconds + 1.0 + BOOT_SECONDS)
+    return min(MAX_WAIT_SECONDS, max(MIN_TIMEOUT, 2.0 * seconds + 1.0 + BOOT_SECONDS))
 
 
-def _read_board(expected: dict, out: Path, port: str | None, timeout: float) -> tuple[object, str]:
+def _read_board(
+    expected: dict, out: Path, port: str | None, timeout: float
+) -> tuple[object, str | None]:
     """The board's answer (a Result, a RIP-ERROR line or None) and where it came from."""
     if port is None and is_emulated(expected):
         board = load_board(str(expected["board"]))
-        print(f"rip-verify: building {out} and running it on QEMU {board.qemu_machine}",
-              file=sys.stderr)  # fmt: skip
+        print(f"rip-verify: building {out} (up to {BUILD_SECONDS:g} s) and running it on QEMU "
+              f"{board.qemu_machine}; waiting up to {timeout:g} s", file=sys.stderr)  # fmt: skip
         run = run_elf(build_qemu_project(out, board), board, timeout)
         return run.result, f"QEMU {board.qemu_machine}"
     link = open_port(port)
@@ -145,18 +173,52 @@ def _read_board(expected: dict, out: Path, port: str | None, timeout: float) -> 
         link.close()
 
 
-def _verify(out: Path, port: str | None, timeout: float | None) -> int:
+def _emulate(
+    expected: dict, out: Path, bootrom: Path | None, timeout: float | None
+) -> tuple[Result | str | None, str]:
+    """The board's answer from rp2040js (the project built first) and where it came from;
+    no answer is an error: NoAnswerError (exit 2) in time, FirmwareError (exit 1) for a
+    fault, as rip-compile --emulate."""
+    board = load_board(str(expected.get("board")))
+    check_board(board)
+    bootrom_path(bootrom)  # before a build
+    print(f"rip-verify: building {out} with the Pico SDK and running it on rp2040js",
+          file=sys.stderr)  # fmt: skip
+    build_pico_project(out, board)
+    run = emulate_project(out, board, bootrom, timeout)
+    if not isinstance(run.result, str):  # a RIP-ERROR line is reported below
+        checked(run, board)  # raises for no line (saying why) and for USB CDC disagreeing
+    return run.result, f"{board.name} on {run.emulator}"
+
+
+def _say(text: str) -> None:
+    """A line of the verdict on stdout: it quotes the board's and expected.json's bytes, so
+    their control characters are escaped (no terminal control reaches the terminal)."""
+    print(printable(text))
+
+
+def _verify(
+    out: Path, port: str | None, timeout: float | None, emulate: bool, bootrom: Path | None
+) -> int:
     expected = _expected(out)
     want = expected.get("checksum")
-    if timeout is None:
-        timeout = default_timeout_for(expected)
-    got, source = _read_board(expected, out if out.is_dir() else out.parent, port, timeout)
+    folder = out if out.is_dir() else out.parent
+    if timeout is not None:
+        timeout = check_wait(timeout, "--timeout")
+    got: object
+    source: str | None
+    if emulate:
+        got, source = _emulate(expected, folder, bootrom, timeout)
+    else:
+        if timeout is None:
+            timeout = default_timeout_for(expected)
+        got, source = _read_board(expected, folder, port, timeout)
     if got is None:
         print(f"rip-verify: no result line from {source} within {timeout:g} s", file=sys.stderr)
         return EXIT_NO_RESULT
     if isinstance(got, str):
-        print(f"device:   {got}")
-        print("FAILED: the firmware reported a kernel error")
+        _say(f"device:   {got}")
+        _say("FAILED: the firmware reported a kernel error")
         return EXIT_MISMATCH
     assert isinstance(got, Result)
     stack = f" stack={got.stack} B" if got.stack is not None else ""
@@ -165,18 +227,18 @@ def _verify(out: Path, port: str | None, timeout: float | None) -> int:
         f"device:   checksum=0x{got.checksum:08x} {got.count_key}={got.cycles} "
         f"unit={got.unit}{clock}{stack}"
     )
-    print(f"expected: checksum={want} ({expected.get('checksum_source') or 'no reference'})")
+    _say(f"expected: checksum={want} ({expected.get('checksum_source') or 'no reference'})")
     if want is None:
         print("cannot verify: expected.json has no reference checksum", file=sys.stderr)
         return EXIT_NO_RESULT
     others = _identity_mismatches(expected, got)
     if others:
-        print("MISMATCH: the board runs another build: " + "; ".join(others))
+        _say("MISMATCH: the board runs another build: " + "; ".join(others))
         return EXIT_MISMATCH
     if got.checksum != int(want, 16):
-        print("MISMATCH: the board's output differs from the host's")
+        _say("MISMATCH: the board's output differs from the host's")
         return EXIT_MISMATCH
-    print("match")
+    _say("match")
     return EXIT_MATCH
 
 
@@ -192,13 +254,26 @@ def main_verify(argv: Sequence[str] | None = None) -> int:
         type=float,
         default=None,
         metavar="S",
-        help="seconds to wait for a result line (default: enough for the model's expected "
-        "inference time on the board, from expected.json, and at least 30)",
+        help="seconds to wait for a result line, at most a day (default: enough for the "
+        "model's expected inference time on the board, from expected.json, and at least 30)",
+    )
+    p.add_argument(
+        "--emulate",
+        action="store_true",
+        help="(pico projects) build with the Pico SDK and run on the rp2040js emulator",
+    )
+    p.add_argument(
+        "--bootrom",
+        metavar="FILE",
+        help="with --emulate: the RP2040 boot ROM image (default $RIP_RP2040_BOOTROM)",
     )
     args = p.parse_args(argv)
+    if args.emulate and args.port:
+        p.error("--emulate and --port exclude each other")
+    bootrom = Path(args.bootrom) if args.bootrom else None
     return guarded(
         "rip-verify",
-        lambda: _verify(Path(args.project), args.port, args.timeout),
+        lambda: _verify(Path(args.project), args.port, args.timeout, args.emulate, bootrom),
     )
 
 
@@ -211,7 +286,7 @@ def main_monitor(argv: Sequence[str] | None = None) -> int:
     return guarded("rip-monitor", lambda: _monitor(open_port(args.port)))
 
 
-def _monitor(link: serial.SerialBase) -> int:
+def _monitor(link: serial.Serial) -> int:
     print(
         f"rip-monitor: {link.name} (Ctrl-C to stop); waiting for the first run: a board "
         "prints its first line after one inference, which can take many seconds",
@@ -219,7 +294,7 @@ def _monitor(link: serial.SerialBase) -> int:
     )
     try:
         for line in LineReader(link).lines():
-            print(line, flush=True)
+            print(printable(line), flush=True)  # the board's bytes: no terminal control
     except KeyboardInterrupt:
         return 0
     except (serial.SerialException, OSError) as e:  # unplugged or reset

@@ -34,6 +34,7 @@ from rip.codegen.quant import (
     scale_zp,
     tensor_size,
 )
+from rip.core.operators import Op
 from rip.frontend.ir import Graph, LeakyReluParams, Operator, Tensor
 
 SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
@@ -59,7 +60,7 @@ class RequantizeParams:
 class SigmoidParams:
     """rip_sigmoid_params (LOGISTIC, TANH)."""
 
-    kind: str  # "LOGISTIC" | "TANH"
+    kind: Op  # LOGISTIC | TANH
     input_zero_point: int
     input_range_radius: int
     input_multiplier: int
@@ -91,14 +92,14 @@ class SoftmaxKernelParams:
     row_size: int
 
 
-def relu_params(input: Tensor, output: Tensor, kind: str = "RELU") -> RequantizeParams:
+def relu_params(input: Tensor, output: Tensor, kind: Op = Op.RELU) -> RequantizeParams:
     """Standalone RELU (CalculateReluOpData: requantize by s_in / s_out in double, clamp at
     the output zero point) or RELU6 (Relu6Prepare: TFLite Micro clamps the input bytes to
     [zero_point, zero_point + round(6 / s_in)] in the input's quantization and never reads the
     output's, so neither do we)."""
     si, zi = scale_zp(input)
     so, zo = scale_zp(output)
-    if kind == "RELU":
+    if kind == Op.RELU:
         m, shift = quantize_multiplier(si / so)
         return RequantizeParams(
             input_offset=-zi,
@@ -110,7 +111,7 @@ def relu_params(input: Tensor, output: Tensor, kind: str = "RELU") -> Requantize
             clamp_only=(m, shift) == IDENTITY_QUANT and zi == zo,
             size=tensor_size(input),
         )
-    if kind == "RELU6":
+    if kind == Op.RELU6:
         # FloatToQuantizedType: round(6.0f / scale) + zero point, clamped to int8.
         six = min(INT8_MAX, max(INT8_MIN, round_half_away(float(f32(6.0) / f32(si))) + zi))
         return RequantizeParams(
@@ -155,16 +156,16 @@ def calculate_input_radius(input_integer_bits: int, input_left_shift: int) -> in
     )  # fmt: skip
 
 
-def sigmoid_params(input: Tensor, output: Tensor, kind: str = "LOGISTIC") -> SigmoidParams:
+def sigmoid_params(input: Tensor, output: Tensor, kind: Op = Op.LOGISTIC) -> SigmoidParams:
     """LOGISTIC (CalculateArithmeticOpDataLogistic) or TANH (tanh.cc): the input scale times
     2^27 split by frexp into a Q31 multiplier and a left shift. LOGISTIC requires an output
     zero point of -128 and then assumes scale 1/256 without checking it; TANH checks nothing
     and assumes 1/128 and 0."""
     si, zi = scale_zp(input)
     _, zo = scale_zp(output)
-    if kind == "LOGISTIC" and zo != SOFTMAX_OUTPUT_ZERO_POINT:
+    if kind == Op.LOGISTIC and zo != SOFTMAX_OUTPUT_ZERO_POINT:
         raise ParamsError(f"LOGISTIC output {output.name!r} needs zero point -128, has {zo}")
-    if kind not in ("LOGISTIC", "TANH"):
+    if kind not in (Op.LOGISTIC, Op.TANH):
         raise ParamsError(f"sigmoid_params computes LOGISTIC or TANH, not {kind}")
     input_integer_bits = 4
     mantissa, left_shift = math.frexp(si * (1 << (31 - input_integer_bits)))
@@ -386,22 +387,22 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
     ins = [graph.tensors[t] for t in op.inputs if t >= 0]
     out = graph.tensors[op.outputs[0]]
     p = op.params
-    if op.kind in ("RELU", "RELU6"):
+    if op.kind in (Op.RELU, Op.RELU6):
         return relu_params(ins[0], out, op.kind)
-    if op.kind == "QUANTIZE":
+    if op.kind == Op.QUANTIZE:
         return quantize_params(ins[0], out)
-    if op.kind in ("LOGISTIC", "TANH"):
+    if op.kind in (Op.LOGISTIC, Op.TANH):
         return sigmoid_params(ins[0], out, op.kind)
-    if op.kind == "HARD_SWISH":
+    if op.kind == Op.HARD_SWISH:
         return hard_swish_params(ins[0], out)
-    if op.kind == "SOFTMAX":
+    if op.kind == Op.SOFTMAX:
         return softmax_params(ins[0], out, p.beta)
-    if op.kind == "LOG_SOFTMAX":
+    if op.kind == Op.LOG_SOFTMAX:
         return log_softmax_params(ins[0], out)
-    if op.kind == "ABS":
+    if op.kind == Op.ABS:
         return abs_params(ins[0], out)
-    if op.kind == "LEAKY_RELU" and isinstance(p, LeakyReluParams):
+    if op.kind == Op.LEAKY_RELU and isinstance(p, LeakyReluParams):
         return leaky_relu_params(ins[0], out, p.alpha)
-    if op.kind == "ELU":
+    if op.kind == Op.ELU:
         return elu_params(ins[0], out)
     raise ParamsError(f"{op.describe()} is not an activation kernel")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -40,7 +41,19 @@ def shape(dims: Iterable[int]) -> str:
     return "x".join(str(d) for d in dims) or "1"
 
 
+def c_float(value: float) -> str:
+    """A float literal that reads back as the same float32 (9 significant digits), always
+    with a point or an exponent so that the ``f`` suffix is legal: ``0.00392156886f``."""
+    if not math.isfinite(value):
+        raise ValueError(f"no C float literal for {value}")
+    text = f"{float(value):.9g}"
+    if not any(ch in text for ch in ".eE"):
+        text += ".0"
+    return f"{text}f"
+
+
 FILTERS = {
+    "c_float": c_float,
     "c_array": c_array,
     "c_int8_array": c_int8_array,
     "c_ident": c_ident,

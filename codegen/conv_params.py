@@ -34,6 +34,7 @@ from rip.codegen.quant import (
     quantize_multiplier,
     where,
 )
+from rip.core.operators import CONVOLUTIONS, Op
 from rip.core.shapes import nhwc
 from rip.frontend.ir import (
     Conv2DParams,
@@ -51,7 +52,7 @@ class ConvKernelParams:
     """``rip_conv2d_s8`` / ``rip_depthwise_conv2d[_inplace]_s8``: rip_conv_params (or
     rip_dw_conv_params), rip_per_channel_quant and the dims structs."""
 
-    kind: str  # CONV_2D | DEPTHWISE_CONV_2D
+    kind: Op  # CONV_2D | DEPTHWISE_CONV_2D
     input_dims: Dims
     filter_dims: Dims  # conv [C_out, KH, KW, C_in]; depthwise [1, KH, KW, C * M]
     output_dims: Dims
@@ -145,7 +146,7 @@ def _has_bias(graph: Graph, op: Operator) -> bool:
 def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
     """CONV_2D or DEPTHWISE_CONV_2D: TFLite Micro's ConvParamsQuantized /
     DepthwiseConvParamsQuantized and its per-channel multipliers."""
-    if op.kind not in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+    if op.kind not in CONVOLUTIONS:
         raise ParamsError(f"{where(op)}: not a convolution")
     p = op.params
     if not isinstance(p, Conv2DParams):
@@ -158,7 +159,7 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
     depthwise = isinstance(p, DepthwiseParams)
     w, wq = _weights(graph, op, c_out, 3 if depthwise else 0)
     filter_dims = nhwc(w.shape)
-    multiplier = p.depth_multiplier if depthwise else 1
+    multiplier = p.depth_multiplier if isinstance(p, DepthwiseParams) else 1
     if depthwise and c_out != input_dims[3] * multiplier:
         raise ParamsError(
             f"{where(op)}: {c_out} output channels, depth multiplier "
@@ -196,7 +197,7 @@ def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
 def fully_connected_params(graph: Graph, op: Operator) -> FullyConnectedKernelParams:
     """FULLY_CONNECTED: TFLite Micro's CalculateOpDataFullyConnected (per-tensor or
     per-channel weights). The input is flattened to [batches, depth] as TFLite does."""
-    if op.kind != "FULLY_CONNECTED":
+    if op.kind != Op.FULLY_CONNECTED:
         raise ParamsError(f"{where(op)}: not a fully connected layer")
     p = op.params if isinstance(op.params, FullyConnectedParams) else FullyConnectedParams()
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -234,8 +235,8 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnectedKernelPa
 
 def op_params(graph: Graph, op: Operator) -> KernelParams:
     """The parameters of whichever rip_conv.h kernel runs ``op``."""
-    if op.kind in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+    if op.kind in CONVOLUTIONS:
         return conv_params(graph, op)
-    if op.kind == "FULLY_CONNECTED":
+    if op.kind == Op.FULLY_CONNECTED:
         return fully_connected_params(graph, op)
     raise ParamsError(f"{where(op)}: no rip_conv.h kernel for this operator")

@@ -28,6 +28,8 @@ from rip.codegen.quant import (
     scale_zp,
     tensor_size,
 )
+from rip.core.operators import Op
+from rip.core.terms import Activation
 from rip.frontend.ir import Graph, Operator, Tensor
 
 ADD_LEFT_SHIFT = 20  # TFLite's int8 ADD/SUB headroom: |x - zp| << 20 stays below 2^31
@@ -37,7 +39,7 @@ ADD_LEFT_SHIFT = 20  # TFLite's int8 ADD/SUB headroom: |x - zp| << 20 stays belo
 class AddParams:
     """rip_add_params (ADD and SUB) and the operand sizes of the call."""
 
-    kind: str  # "ADD" | "SUB" | "SQUARED_DIFFERENCE"
+    kind: Op  # ADD | SUB | SQUARED_DIFFERENCE
     input1_offset: int
     input2_offset: int
     output_offset: int
@@ -177,7 +179,11 @@ def broadcast_shape(input1: Tensor, input2: Tensor, output: Tensor) -> Broadcast
 
 
 def add_params(
-    input1: Tensor, input2: Tensor, output: Tensor, activation: str = "NONE", kind: str = "ADD"
+    input1: Tensor,
+    input2: Tensor,
+    output: Tensor,
+    activation: Activation = Activation.NONE,
+    kind: Op = Op.ADD,
 ) -> AddParams:
     """ADD (CalculateOpDataAdd) or SUB (CalculateOpDataSub): both inputs rescaled to twice
     the larger input scale with 20 bits of headroom, all three multipliers through
@@ -186,7 +192,7 @@ def add_params(
     TFLite Micro's SUB source of 2023-2026 wrote these ratios in float32; the installed
     interpreter computes them in double like ADD (its machine code, and 14 of 14 quantizations
     where the two differ; a test pins one)."""
-    if kind not in ("ADD", "SUB"):
+    if kind not in (Op.ADD, Op.SUB):
         raise ParamsError(f"add_params computes ADD or SUB, not {kind}")
     s1, z1 = scale_zp(input1)
     s2, z2 = scale_zp(input2)
@@ -220,7 +226,7 @@ def add_params(
 
 
 def mul_params(
-    input1: Tensor, input2: Tensor, output: Tensor, activation: str = "NONE"
+    input1: Tensor, input2: Tensor, output: Tensor, activation: Activation = Activation.NONE
 ) -> MulParams:
     """MUL (CalculateOpDataMul): one multiplier s1 * s2 / s_out in double, any shift."""
     s1, z1 = scale_zp(input1)
@@ -303,7 +309,7 @@ def squared_difference_params(input1: Tensor, input2: Tensor, output: Tensor) ->
         raise ParamsError(f"SQUARED_DIFFERENCE {output.name!r}: {e}") from None
     mo, sho = quantize_multiplier(real_out)
     return AddParams(
-        kind="SQUARED_DIFFERENCE",
+        kind=Op.SQUARED_DIFFERENCE,
         input1_offset=-z1,
         input2_offset=-z2,
         output_offset=zo,
@@ -384,16 +390,16 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
     ins = [graph.tensors[t] for t in op.inputs if t >= 0]
     out = graph.tensors[op.outputs[0]]
     p = op.params
-    if op.kind in ("ADD", "SUB"):
+    if op.kind in (Op.ADD, Op.SUB):
         return add_params(ins[0], ins[1], out, p.activation, op.kind)
-    if op.kind == "MUL":
+    if op.kind == Op.MUL:
         return mul_params(ins[0], ins[1], out, p.activation)
-    if op.kind in ("MAXIMUM", "MINIMUM"):
-        return MaxMinParams(int(op.kind == "MAXIMUM"), **_operand_sizes(ins[0], ins[1], out))
-    if op.kind == "SQUARED_DIFFERENCE":
+    if op.kind in (Op.MAXIMUM, Op.MINIMUM):
+        return MaxMinParams(int(op.kind == Op.MAXIMUM), **_operand_sizes(ins[0], ins[1], out))
+    if op.kind == Op.SQUARED_DIFFERENCE:
         return squared_difference_params(ins[0], ins[1], out)
-    if op.kind == "PRELU":
+    if op.kind == Op.PRELU:
         return prelu_params(ins[0], ins[1], out)
-    if op.kind == "ADD_N":
+    if op.kind == Op.ADD_N:
         return add_n_params(ins, out)
     raise ParamsError(f"{op.describe()} is not an elementwise kernel")

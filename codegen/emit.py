@@ -20,6 +20,9 @@ from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import default_inputs
 from rip.codegen.templating import render
 from rip.core.errors import CodegenError, LoweringError
+from rip.core.names import token
+from rip.core.operators import Op
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph
 
 
@@ -62,7 +65,7 @@ class TensorRef:
 @dataclass(frozen=True)
 class EmittedOp:
     index: int
-    kind: str
+    kind: Op
     source_index: int
     decls: str  # definitions of its constant data (model_data.c)
     call: str
@@ -80,7 +83,7 @@ class Stripped:
     """A float boundary op the front end removed: QUANTIZE (float input -> int8) or
     DEQUANTIZE (int8 -> float output); the compiled model takes and returns the int8 side."""
 
-    kind: str
+    kind: Op
     float_tensor: TensorRef
     int8_tensor: TensorRef
 
@@ -165,7 +168,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         inplace = inplace_input = over = gap = None
         if i in aliased:
             p = aliased[i]
-            inplace = p.kind
+            inplace = InPlaceKind(p.kind)  # a model's pairs have a kind (placement.Pair)
             inplace_input = next(k for k, t in enumerate(op.inputs)
                                  if t >= 0 and graph.storage(t) == p.input)  # fmt: skip
             over = op.inputs[inplace_input]
@@ -203,7 +206,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         )
     table = sorted(req.lifetimes.values(), key=lambda lt: (lt.first, lt.id))
     return EmittedModel(
-        name=graph.name,
+        name=token(graph.name),  # it reaches C strings, Makefiles, CMake and the result line
         strategy=strategy,
         arena_bytes=plan.peak,
         scratch_bytes=req.scratch_bytes,
@@ -224,6 +227,6 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
             for lt in table
         ),
         stripped=tuple(
-            Stripped(kind, _ref(graph, f), _ref(graph, q)) for kind, f, q in graph.interface
+            Stripped(Op(kind), _ref(graph, f), _ref(graph, q)) for kind, f, q in graph.interface
         ),
     )

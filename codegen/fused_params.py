@@ -11,6 +11,7 @@ the general requantisation with the folded bias.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rip.allocator.planning.requirements import fused_chain
@@ -24,6 +25,7 @@ from rip.codegen.kernel_choice import (
     folded_bias,
     pack_filter_pairs,
 )
+from rip.core.operators import Op
 from rip.frontend.fusion import FusedParams
 from rip.frontend.ir import Graph, Operator
 
@@ -53,8 +55,8 @@ class FusedKernelParams:
 def fused_params(
     graph: Graph,
     op: Operator,
-    constant: object,
-    bias_of: object,
+    constant: Callable[[Operator, int, str, int], bytes],
+    bias_of: Callable[[Operator, int], tuple[int, ...] | None],
 ) -> FusedKernelParams:
     """The chain's kernel parameters. ``constant(member, k, what, nbytes)`` and
     ``bias_of(member, channels)`` read a member's constant inputs (the conv lowering's
@@ -69,7 +71,7 @@ def fused_params(
         c, weights, bias = _stage_arithmetic(c, weights, bias_of(m, c.output_dims[3]))
         stages.append(
             FusedStage(
-                "RIP_FUSED_CONV" if m.kind == "CONV_2D" else "RIP_FUSED_DEPTHWISE",
+                "RIP_FUSED_CONV" if m.kind == Op.CONV_2D else "RIP_FUSED_DEPTHWISE",
                 c,
                 weights,
                 bias,
@@ -78,6 +80,7 @@ def fused_params(
             )
         )
     residual = None if p.residual is None else ep.op_params(graph, p.residual)
+    assert residual is None or isinstance(residual, ep.AddParams)  # fusion takes an ADD only
     first = p.residual is not None and graph.storage(p.residual.inputs[0]) == graph.storage(
         op.inputs[0]
     )
@@ -94,16 +97,16 @@ def _stage_arithmetic(
 ) -> tuple[cp.ConvKernelParams, bytes, tuple[int, ...] | None]:
     """The member's params with its records (None where not proven), the filter its kernel
     reads and the folded bias (None with records): the unfused lowering's choice."""
-    if c.kind == "CONV_2D":
+    if c.kind == Op.CONV_2D:
         found = fast_conv_channels(c, weights, bias)
         if found is not None:
             records, signed = found
             packed = pack_filter_pairs(signed, c.output_dims[3])
             return dataclasses.replace(c, fast_channels=records), packed, None
     else:
-        records = fast_channels(c, weights, bias)
-        if records is not None:
-            return dataclasses.replace(c, fast_channels=records), weights, None
+        channels = fast_channels(c, weights, bias)
+        if channels is not None:
+            return dataclasses.replace(c, fast_channels=channels), weights, None
     return c, weights, folded_bias(c, weights, bias)
 
 

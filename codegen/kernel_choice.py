@@ -1,5 +1,9 @@
 """Which C kernel runs a CONV_2D or DEPTHWISE_CONV_2D, and the folded bias it takes.
 
+The variants themselves (their names, the ops and in-place kinds they run, their scratch
+twins and preconditions) are rows of `rip.core.kernel_variants`; this module picks one per
+layer.
+
 The fast kernels (the _fast variants in kernels/rip_conv.h) multiply raw int8 inputs: the
 input offset's share of every accumulator, ``input_offset * sum(filter[oc])``, is added to
 the bias here, once, instead of to every input byte at run time. A padded tap reads the
@@ -58,6 +62,8 @@ from rip.allocator.planning.scratch import (
 )
 from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
 from rip.codegen.requant import cheap_channels, cheap_channels_negating
+from rip.core import kernel_variants as kv
+from rip.core.operators import Op
 from rip.core.terms import InPlaceKind
 
 CONV_TILE_PIXELS = 2  # output pixels gathered together by rip_conv2d_fast_s8
@@ -92,8 +98,8 @@ def _rows_choice(p: ConvKernelParams, reserved: int | None) -> KernelChoice | No
     rows, slots = depthwise_ring_schedule(*schedule)
     saved = sum(1 for k in slots if k >= 0)
     return KernelChoice(
-        "rip_depthwise_conv2d_inplace_rows_fast_s8",
-        True,
+        kv.DEPTHWISE_INPLACE_ROWS_FAST.name,
+        kv.DEPTHWISE_INPLACE_ROWS_FAST.folded_bias,
         f"in place row by row, channel-vectorised; {saved} input row(s) saved in a ring of "
         f"{rows} ({need} B of the {reserved} B scratch), schedule baked in",
         need,
@@ -108,26 +114,28 @@ def choose_conv_kernel(
     """The kernel for one CONV_2D / DEPTHWISE_CONV_2D, given how the plan runs it and the
     scratch buffer the model reserves (``reserved_scratch``, the maximum of
     `planning.scratch.kernel_scratch_bytes` over its ops; None: only this op's own formula)."""
-    if p.kind == "CONV_2D":
+    if p.kind == Op.CONV_2D:
         if p.fast_channels is not None:
             return KernelChoice(
-                "rip_conv2d_fast_rq_s8",
-                True,
+                kv.CONV2D_FAST_RQ.name,
+                kv.CONV2D_FAST_RQ.folded_bias,
                 "2x2 pixel x channel tiles, gap <= per-pixel gap; cheap requantisation proven",
             )
         return KernelChoice(
-            "rip_conv2d_fast_s8", True, "2x2 pixel x channel tiles, gap <= per-pixel gap"
+            kv.CONV2D_FAST.name,
+            kv.CONV2D_FAST.folded_bias,
+            "2x2 pixel x channel tiles, gap <= per-pixel gap",
         )
     channel = inplace == InPlaceKind.CHANNEL
     if p.depth_multiplier != 1:
-        name = "rip_depthwise_conv2d_inplace_s8" if channel else "rip_depthwise_conv2d_s8"
-        return KernelChoice(name, False, "depth multiplier != 1: reference kernel")
+        v = kv.DEPTHWISE_INPLACE if channel else kv.DEPTHWISE
+        return KernelChoice(v.name, v.folded_bias, "depth multiplier != 1: reference kernel")
     choice = _depthwise_choice(p, channel, reserved_scratch)
     if p.fast_channels is None:
         return choice
     return dataclasses.replace(
         choice,
-        function=choice.function.removesuffix("_s8") + "_rq_s8",
+        function=kv.cheap_twin(choice.function),
         reason=choice.reason + "; cheap requantisation proven",
     )
 
@@ -135,16 +143,16 @@ def choose_conv_kernel(
 def _depthwise_choice(p: ConvKernelParams, channel: bool, reserved_scratch: int | None):
     """The fast depthwise kernel (depth multiplier 1) with TFLite's general requantisation."""
     if not channel:
-        return KernelChoice("rip_depthwise_conv2d_fast_s8", True,
-                            "out of place, channel-vectorised")  # fmt: skip
+        v = kv.DEPTHWISE_FAST
+        return KernelChoice(v.name, v.folded_bias, "out of place, channel-vectorised")
     rows = _rows_choice(p, reserved_scratch)
     if rows is not None:
         return rows
     plane = p.scratch_bytes
     group = min(p.output_dims[3], (reserved_scratch or plane) // plane // 4 * 4)
     how = f"groups of {group} channels" if group >= 4 else "one channel plane at a time"
-    return KernelChoice("rip_depthwise_conv2d_inplace_fast_s8", True,
-                        f"in place by channel planes: {how}")  # fmt: skip
+    v = kv.DEPTHWISE_INPLACE_FAST
+    return KernelChoice(v.name, v.folded_bias, f"in place by channel planes: {how}")
 
 
 def folded_bias(p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] | None):
@@ -152,7 +160,7 @@ def folded_bias(p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] 
     kernels' int32 accumulators wrap."""
     w = np.frombuffer(filter_bytes, dtype=np.int8).astype(np.int64)
     c_out = p.output_dims[3]
-    if p.kind == "CONV_2D":
+    if p.kind == Op.CONV_2D:
         sums = w.reshape(c_out, -1).sum(axis=1)  # [C_out, KH, KW, C_in]
     else:
         sums = w.reshape(-1, c_out).sum(axis=0)  # [1, KH, KW, C * M]
@@ -165,7 +173,7 @@ def abs_weight_sums(p: ConvKernelParams, filter_bytes: bytes) -> tuple[int, ...]
     """sum |w| over each output channel's taps (the accumulator bound's weight term)."""
     w = np.abs(np.frombuffer(filter_bytes, dtype=np.int8).astype(np.int64))
     c_out = p.output_dims[3]
-    if p.kind == "CONV_2D":
+    if p.kind == Op.CONV_2D:
         sums = w.reshape(c_out, -1).sum(axis=1)
     else:
         sums = w.reshape(-1, c_out).sum(axis=0)
@@ -233,7 +241,7 @@ def fc_as_conv(p: FullyConnectedKernelParams) -> ConvKernelParams:
     units = p.output_dims[3]
     repeat = 1 if p.per_channel else units
     return ConvKernelParams(
-        kind="CONV_2D",
+        kind=Op.CONV_2D,
         input_dims=(1, 1, batches, depth),
         filter_dims=(units, 1, 1, depth),
         output_dims=(1, 1, batches, units),
@@ -281,20 +289,21 @@ def depthwise_as_conv(
     (one receptive field); unproven, rip_conv2d_fast_s8 (two). None: keep the depthwise
     kernel."""
     _, kh, kw, c_out = p.filter_dims
-    if p.kind != "DEPTHWISE_CONV_2D" or p.input_dims[3] != 1 or p.depth_multiplier != c_out:
+    if p.kind != Op.DEPTHWISE_CONV_2D or p.input_dims[3] != 1 or p.depth_multiplier != c_out:
         return None
     taps = kh * kw
     w = np.frombuffer(filter_bytes, dtype=np.int8).reshape(taps, c_out)
     weights = np.ascontiguousarray(w.T).tobytes()
-    conv = dataclasses.replace(p, kind="CONV_2D", filter_dims=(c_out, kh, kw, 1),
+    conv = dataclasses.replace(p, kind=Op.CONV_2D, filter_dims=(c_out, kh, kw, 1),
                                depth_multiplier=1)  # fmt: skip
-    packed = kernel_scratch_bytes("CONV_2D", conv.input_dims, conv.filter_dims, conv.output_dims)
+    packed = kernel_scratch_bytes(Op.CONV_2D, conv.input_dims, conv.filter_dims, conv.output_dims)
     found = fast_conv_channels(conv, weights, bias)
     why = "one input channel: the CONV_2D it equals"
     if found is not None and packed <= reserved_scratch:
         choice = choose_conv_kernel(dataclasses.replace(conv, fast_channels=found[0]), None)
     elif found is not None and taps <= reserved_scratch:
-        choice = KernelChoice("rip_conv2d_gemv_rq_s8", True, "a pixel at a time, 1x4 channel "
+        v = kv.CONV2D_GEMV_RQ
+        choice = KernelChoice(v.name, v.folded_bias, "a pixel at a time, 1x4 channel "
                               "tiles; cheap requantisation proven", taps)  # fmt: skip
     elif found is None and CONV_TILE_PIXELS * taps <= reserved_scratch:
         choice = choose_conv_kernel(conv, None)

@@ -4,7 +4,7 @@ TANH, HARD_SWISH, SOFTMAX, and ABS, LEAKY_RELU and ELU (a table of all 256 input
 The parameters are `rip.codegen.activation_params` (TFLite Micro's Prepare, bit for bit);
 the C text comes from the template pair ``templates/ops/activation_{data,call}.c.j2``
 through `rip.codegen.lowering.render_op`; `rip.codegen.lowerings` maps each op kind to its
-lowering.
+lowering, the operator table (rip.core.operators) to its kernel.
 
 In place (`rip.core.terms.InPlaceKind` ``"elementwise"``) for all but SOFTMAX: the same call, with
 the output at or below the input; the kernels read element i before storing it, first to
@@ -15,30 +15,15 @@ anything else is a `LoweringError`.
 from __future__ import annotations
 
 from rip.codegen import activation_params as ap
-from rip.codegen.lowering import Kernel, Lowered, OpBuffers, lower_one_input
+from rip.codegen.lowering import Lowered, OpBuffers, lower_one_input, table_kernel
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-
-HEADER = "rip_activation.h"
-KERNELS: dict[str, Kernel] = {
-    "RELU": Kernel("rip_relu_s8", "rip_relu_params", HEADER),
-    "RELU6": Kernel("rip_relu_s8", "rip_relu_params", HEADER),
-    "QUANTIZE": Kernel("rip_quantize_s8", "rip_quantize_params", HEADER),
-    "LOGISTIC": Kernel("rip_logistic_s8", "rip_logistic_params", HEADER),
-    "TANH": Kernel("rip_tanh_s8", "rip_tanh_params", HEADER),
-    "HARD_SWISH": Kernel("rip_hard_swish_s8", "rip_hard_swish_params", HEADER),
-    "SOFTMAX": Kernel("rip_softmax_s8", "rip_softmax_params", HEADER),
-    "LOG_SOFTMAX": Kernel("rip_log_softmax_s8", "rip_log_softmax_params", HEADER),
-    "ABS": Kernel("rip_lut_s8", "rip_lut_params", HEADER),
-    "LEAKY_RELU": Kernel("rip_lut_s8", "rip_lut_params", HEADER),
-    "ELU": Kernel("rip_lut_s8", "rip_lut_params", HEADER),
-}
 
 
 def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC, TANH, HARD_SWISH, ABS, LEAKY_RELU,
     ELU: one pass over the elements, in place at or below the input."""
-    kernel = KERNELS[op.kind]
+    kernel = table_kernel(op)
     return lower_one_input(
         graph, op, index, buffers, prefix, kernel, ap.op_params, InPlaceKind.ELEMENTWISE
     )
@@ -49,4 +34,4 @@ def lower_softmax(
 ) -> Lowered:
     """SOFTMAX over the last axis (each row is read twice: max, then sum): output disjoint
     from the input."""
-    return lower_one_input(graph, op, index, buffers, prefix, KERNELS[op.kind], ap.op_params, None)
+    return lower_one_input(graph, op, index, buffers, prefix, table_kernel(op), ap.op_params, None)

@@ -38,10 +38,14 @@ from rip.codegen.lowering import activation_input as _activation_input
 from rip.codegen.lowering import check_inplace as _check_inplace
 from rip.codegen.lowering import kernel_params as _params
 from rip.core.errors import LoweringError
+from rip.core.operators import Op, kernel_of
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
 
-CONV_HEADER = "rip_conv.h"
+# the reference kernels (params structs, header) of the operator table; the faster variants
+# are chosen per layer (rip.codegen.kernel_choice)
+CONV, DEPTHWISE = kernel_of(Op.CONV_2D), kernel_of(Op.DEPTHWISE_CONV_2D)
+FULLY_CONNECTED = kernel_of(Op.FULLY_CONNECTED)
 
 
 def constant_bytes(graph: Graph, op: Operator, index: int, k: int, what: str, nbytes: int) -> bytes:
@@ -78,12 +82,12 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     the planner's gap below its input) and DEPTHWISE_CONV_2D (out of place, or "channel":
     the channel in-place kernel over the shared base)."""
     p = _params(cp.conv_params, graph, op, index)
-    depthwise = op.kind == "DEPTHWISE_CONV_2D"
+    depthwise = op.kind == Op.DEPTHWISE_CONV_2D
     _check_inplace(
         graph, op, index, buffers, (InPlaceKind.CHANNEL,) if depthwise else (InPlaceKind.RIP,)
     )
     x = _activation_input(graph, op, index, buffers)
-    kernel = "rip_conv2d_s8"
+    kernel = CONV.function
     if depthwise and buffers.inplace == InPlaceKind.CHANNEL:
         # The in-place kernel has one pointer: it is only right if the plan really put
         # the output where the input is.
@@ -99,7 +103,7 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             )
         kernel = "rip_depthwise_conv2d_inplace_s8"
     elif depthwise:
-        kernel = "rip_depthwise_conv2d_s8"
+        kernel = DEPTHWISE.function
     n, kh, kw, c = p.filter_dims
     weights = constant_bytes(graph, op, index, 1, "filter", n * kh * kw * c)
     bias = bias_values(graph, op, index, p.output_dims[3])
@@ -128,9 +132,9 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     return render_op(
         OpContext(
             kind=op.kind,
-            header=CONV_HEADER,
+            header=CONV.header,
             function=kernel,
-            struct="rip_dw_conv_params" if depthwise else "rip_conv_params",
+            struct=DEPTHWISE.struct if depthwise else CONV.struct,
             params=p,
             prefix=prefix,
             status=index + 1,
@@ -168,13 +172,13 @@ def lower_fully_connected(
     elif p.per_channel:
         function, quant = "rip_fully_connected_per_channel_s8", "per_channel"
     else:
-        function, quant = "rip_fully_connected_s8", "per_tensor"
+        function, quant = FULLY_CONNECTED.function, "per_tensor"
     return render_op(
         OpContext(
             kind=op.kind,
-            header=CONV_HEADER,
+            header=FULLY_CONNECTED.header,
             function=function,
-            struct="rip_fc_params",
+            struct=FULLY_CONNECTED.struct,
             params=p,
             prefix=prefix,
             status=index + 1,

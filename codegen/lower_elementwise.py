@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from rip.codegen import elementwise_params as ep
 from rip.codegen.lowering import (
-    Kernel,
     Lowered,
     OpBuffers,
     check_buffers,
@@ -25,30 +24,19 @@ from rip.codegen.lowering import (
     kernel_params,
     operands,
     render_kernel,
+    table_kernel,
     where,
 )
 from rip.core.errors import LoweringError
+from rip.core.operators import Kernel
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-
-HEADER = "rip_elementwise.h"
-KERNELS: dict[str, Kernel] = {
-    "ADD": Kernel("rip_add_s8", "rip_add_params", HEADER),
-    "SUB": Kernel("rip_sub_s8", "rip_sub_params", HEADER),
-    "MUL": Kernel("rip_mul_s8", "rip_mul_params", HEADER),
-    "MAXIMUM": Kernel("rip_max_min_s8", "rip_max_min_params", HEADER),
-    "MINIMUM": Kernel("rip_max_min_s8", "rip_max_min_params", HEADER),
-    "SQUARED_DIFFERENCE": Kernel(
-        "rip_squared_difference_s8", "rip_squared_difference_params", HEADER
-    ),
-    "PRELU": Kernel("rip_prelu_s8", "rip_prelu_params", HEADER),
-    "ADD_N": Kernel("rip_add_n_s8", "rip_add_n_params", HEADER),
-}
 
 
 def broadcast_kernel(kernel: Kernel) -> Kernel:
     """The general-broadcast twin of a flat binary kernel (rip_add_s8 -> rip_add_broadcast_s8)."""
-    return Kernel(kernel.function.removesuffix("_s8") + "_broadcast_s8", kernel.struct, HEADER)
+    function = kernel.function.removesuffix("_s8") + "_broadcast_s8"
+    return Kernel(function, kernel.struct, kernel.family)
 
 
 def lower_binary(
@@ -59,10 +47,11 @@ def lower_binary(
     its general-broadcast twin; a constant operand (e.g. a per-channel scale of shape
     1x1x1xC, PRELU's alpha) is emitted as the op's own data. In place over a full-size
     operand."""
-    kernel = KERNELS[op.kind]
+    kernel = table_kernel(op)
     check_buffers(graph, op, buffers)
     in_place = check_operand_in_place(graph, op, buffers, kernel, InPlaceKind.ELEMENTWISE, (0, 1))
     params = kernel_params(ep.op_params, graph, op)
+    assert not isinstance(params, ep.AddNParams)  # ADD_N is lower_add_n's
     x1, x2, y = (graph.tensors[t] for t in (*op.inputs[:2], op.outputs[0]))
     shape = kernel_params(lambda g, o: ep.broadcast_shape(x1, x2, y), graph, op)
     if in_place:
@@ -74,14 +63,15 @@ def lower_binary(
                 " again for every row)"
             )
     inputs, constants = operands(graph, op, (0, 1), buffers, prefix)
+    call: object = params
     if shape is not None:
-        kernel, params = broadcast_kernel(kernel), ep.BroadcastCall(params, shape)
-    return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, constants)
+        kernel, call = broadcast_kernel(kernel), ep.BroadcastCall(params, shape)
+    return render_kernel(graph, op, index, buffers, prefix, kernel, call, inputs, constants)
 
 
 def lower_add_n(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """ADD_N over inputs of one shape and quantization; in place over any of them."""
-    kernel = KERNELS[op.kind]
+    kernel = table_kernel(op)
     check_buffers(graph, op, buffers)
     positions = range(len(op.inputs))
     check_operand_in_place(graph, op, buffers, kernel, InPlaceKind.ELEMENTWISE, positions)

@@ -17,13 +17,12 @@ from rip.codegen.lowering import (
     grouped,
     kernel_params,
     render_op,
+    table_kernel,
     where,
 )
 from rip.core.errors import LoweringError
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-
-HEADER = "rip_fused.h"
 
 
 def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
@@ -42,12 +41,13 @@ def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
         )
 
     params = kernel_params(compute, graph, op, index)
+    kernel = table_kernel(op)
     return render_op(
         OpContext(
             kind=op.kind,
-            header=HEADER,
-            function="rip_fused_chain_s8",
-            struct="rip_fused_chain",
+            header=kernel.header,
+            function=kernel.function,
+            struct=kernel.struct,
             params=params,
             prefix=prefix,
             status=index + 1,

@@ -9,21 +9,16 @@ reads each element before storing it.
 from __future__ import annotations
 
 from rip.codegen import norm_params as npm
-from rip.codegen.lowering import Kernel, Lowered, OpBuffers, lower_one_input
+from rip.codegen.lowering import Lowered, OpBuffers, lower_one_input, table_kernel
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-
-HEADER = "rip_norm.h"
-KERNELS: dict[str, Kernel] = {
-    "L2_NORMALIZATION": Kernel("rip_l2norm_s8", "rip_l2norm_params", HEADER),
-}
 
 
 def lower_l2norm(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
     """L2_NORMALIZATION over the last axis, in place at or below its input."""
-    kernel = KERNELS[op.kind]
+    kernel = table_kernel(op)
     return lower_one_input(
         graph, op, index, buffers, prefix, kernel, npm.op_params, InPlaceKind.ELEMENTWISE
     )

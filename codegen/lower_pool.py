@@ -21,11 +21,11 @@ from rip.codegen.lowering import (
     grouped,
     kernel_params,
     render_op,
+    table_kernel,
 )
+from rip.core.operators import Kernel, Op, kernel_of
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-
-POOL_HEADER = "rip_pool.h"
 
 
 def lower_pool(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
@@ -33,7 +33,7 @@ def lower_pool(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     accumulated in scratch before any is stored)."""
     p = kernel_params(pp.pool_params, graph, op, index)
     check_inplace(graph, op, index, buffers, (InPlaceKind.RIP,))
-    return _pool_op(graph, op, index, buffers, prefix, p, "rip_pool_params")
+    return _pool_op(graph, op, index, buffers, prefix, p, table_kernel(op))
 
 
 def lower_global_pool(
@@ -44,7 +44,8 @@ def lower_global_pool(
     reduction is not among the planner's in-place operators (Appendix I)."""
     p = kernel_params(pp.mean_params, graph, op, index)
     check_inplace(graph, op, index, buffers, ())
-    return _pool_op(graph, op, index, buffers, prefix, p, "rip_mean_params")
+    # a MEAN over H and W runs the global pool's kernel too
+    return _pool_op(graph, op, index, buffers, prefix, p, kernel_of(Op.GLOBAL_AVERAGE_POOL))
 
 
 def _pool_op(
@@ -54,15 +55,14 @@ def _pool_op(
     buffers: OpBuffers,
     prefix: str,
     p: pp.KernelParams,
-    struct: str,
+    kernel: Kernel,
 ) -> Lowered:
-    functions = {"AVERAGE_POOL_2D": "rip_avg_pool_s8", "MAX_POOL_2D": "rip_max_pool_s8"}
     return render_op(
         OpContext(
             kind=op.kind,
-            header=POOL_HEADER,
-            function=functions.get(op.kind, "rip_global_avg_pool_s8"),
-            struct=struct,
+            header=kernel.header,
+            function=kernel.function,
+            struct=kernel.struct,
             params=p,
             prefix=prefix,
             status=index + 1,

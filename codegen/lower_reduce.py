@@ -16,7 +16,6 @@ from __future__ import annotations
 from rip.codegen import lower_pool
 from rip.codegen import reduce_params as rp
 from rip.codegen.lowering import (
-    Kernel,
     Lowered,
     OpBuffers,
     activation_input,
@@ -25,23 +24,16 @@ from rip.codegen.lowering import (
     grouped,
     kernel_params,
     render_kernel,
+    table_kernel,
 )
 from rip.frontend.ir import Graph, Operator
-
-HEADER = "rip_reduce.h"
-KERNELS: dict[str, Kernel] = {
-    kind: Kernel(function, "rip_reduce_params", HEADER)
-    for kind, function in rp.FUNCTIONS.items()
-    if kind != "MEAN"  # lower_mean picks the global pool or this kernel
-}
-MEAN_KERNEL = Kernel(rp.FUNCTIONS["MEAN"], "rip_reduce_params", HEADER)
 
 
 def lower_reduce(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
     """One walk over the input per output element; output disjoint from the input."""
-    kernel = MEAN_KERNEL if op.kind == "MEAN" else KERNELS[op.kind]
+    kernel = table_kernel(op)
     check_buffers(graph, op, buffers)
     check_operand_in_place(graph, op, buffers, kernel, None, (0,))
     params = kernel_params(rp.reduce_params, graph, op)

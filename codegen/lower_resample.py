@@ -13,7 +13,6 @@ import numpy as np
 
 from rip.codegen import resample_params as rp
 from rip.codegen.lowering import (
-    Kernel,
     Lowered,
     OpBuffers,
     OpContext,
@@ -22,23 +21,18 @@ from rip.codegen.lowering import (
     kernel_params,
     lower_one_input,
     render_op,
+    table_kernel,
     where,
 )
 from rip.core.errors import LoweringError
 from rip.frontend.ir import Graph, Operator
-
-HEADER = "rip_resample.h"
-KERNELS: dict[str, Kernel] = {
-    "RESIZE_BILINEAR": Kernel("rip_resize_bilinear_s8", "rip_resize_bilinear_params", HEADER),
-    "TRANSPOSE_CONV": Kernel("rip_transpose_conv_s8", "rip_transpose_conv_params", HEADER),
-}
 
 
 def lower_resize_bilinear(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
     """RESIZE_BILINEAR; the size tensor is implied by the output shape."""
-    kernel = KERNELS[op.kind]
+    kernel = table_kernel(op)
     return lower_one_input(graph, op, index, buffers, prefix, kernel, rp.op_params, None)
 
 
@@ -57,10 +51,10 @@ def lower_transpose_conv(
 ) -> Lowered:
     """TRANSPOSE_CONV: filter, bias and per-channel requantization as constant data; the
     data input is input 2 (input 0 is the output shape)."""
-    kernel = KERNELS[op.kind]
+    kernel = table_kernel(op)
     check_buffers(graph, op, buffers)
     check_operand_in_place(graph, op, buffers, kernel, None, ())
-    params = kernel_params(rp.op_params, graph, op, index)
+    params = kernel_params(rp.transpose_conv_params, graph, op, index)
     pointer = buffers.inputs[2]
     if pointer is None:
         raise LoweringError(f"{where(graph, op, index)}: its input is not an arena activation")

@@ -20,7 +20,6 @@ from functools import partial
 
 from rip.codegen import shape_params as sp
 from rip.codegen.lowering import (
-    Kernel,
     Lowered,
     OpBuffers,
     check_buffers,
@@ -29,30 +28,12 @@ from rip.codegen.lowering import (
     lower_one_input,
     operands,
     render_kernel,
+    table_kernel,
     where,
 )
 from rip.core.errors import LoweringError
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
-
-HEADER = "rip_shape.h"
-KERNELS: dict[str, Kernel] = {
-    "RESIZE_NEAREST_NEIGHBOR": Kernel("rip_resize_nearest_s8", "rip_resize_nearest_params", HEADER),
-    "CONCATENATION": Kernel("rip_concatenation_s8", "rip_concat_params", HEADER),
-    "TRANSPOSE": Kernel("rip_transpose_s8", "rip_transpose_params", HEADER),
-    "PAD": Kernel("rip_pad_s8", "rip_pad_params", HEADER),
-    "STRIDED_SLICE": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
-    "SLICE": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
-    "SPLIT": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
-    "SPLIT_V": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
-    "UNPACK": Kernel("rip_slice_s8", "rip_slice_params", HEADER),
-    "PACK": Kernel("rip_concatenation_s8", "rip_concat_params", HEADER),
-    "DEPTH_TO_SPACE": Kernel("rip_depth_space_s8", "rip_depth_space_params", HEADER),
-    "SPACE_TO_DEPTH": Kernel("rip_depth_space_s8", "rip_depth_space_params", HEADER),
-    "GATHER": Kernel("rip_gather_s8", "rip_gather_params", HEADER),
-    "PADV2": Kernel("rip_pad_s8", "rip_pad_params", HEADER),
-    "MIRROR_PAD": Kernel("rip_mirror_pad_s8", "rip_mirror_pad_params", HEADER),
-}
 
 
 def lower_transpose(
@@ -60,7 +41,7 @@ def lower_transpose(
 ) -> Lowered:
     """TRANSPOSE (gathers across the tensor): output disjoint from the input. The permutation
     is in the params."""
-    return lower_one_input(graph, op, index, buffers, prefix, KERNELS[op.kind], sp.op_params, None)
+    return lower_one_input(graph, op, index, buffers, prefix, table_kernel(op), sp.op_params, None)
 
 
 def lower_resize_nearest(
@@ -69,7 +50,7 @@ def lower_resize_nearest(
     """RESIZE_NEAREST_NEIGHBOR; in place (``"reverse"``: output base == input base) the
     kernel runs backwards. The size tensor is implied by the output shape."""
     compute = partial(sp.op_params, in_place=buffers.inplace is not None)
-    kernel = KERNELS[op.kind]
+    kernel = table_kernel(op)
     return lower_one_input(graph, op, index, buffers, prefix, kernel, compute, InPlaceKind.REVERSE)
 
 
@@ -79,7 +60,7 @@ def lower_concatenation(
     """CONCATENATION of any number of inputs (an input quantized unlike the output is
     requantized as a QUANTIZE before it would); the pointer table is built in the call
     because arena pointers need not be constant expressions at file scope."""
-    kernel = KERNELS[op.kind]
+    kernel = table_kernel(op)
     check_buffers(graph, op, buffers)
     check_operand_in_place(graph, op, buffers, kernel, None, ())
     if any(t < 0 for t in op.inputs):
@@ -92,7 +73,7 @@ def lower_concatenation(
 def lower_pad(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """An explicit PAD the rewrites kept (channel pads, several readers, a graph output),
     filled with the zero point."""
-    kernel = KERNELS[op.kind]
+    kernel = table_kernel(op)
     check_buffers(graph, op, buffers)
     check_operand_in_place(graph, op, buffers, kernel, None, ())
     # A graph-only model's paddings were guessed from the shapes by the reader (enough to
@@ -114,7 +95,7 @@ def lower_movement(
     """STRIDED_SLICE, SLICE, SPLIT, SPLIT_V, UNPACK (the slices the rewrites did not turn into
     views), DEPTH_TO_SPACE, SPACE_TO_DEPTH, GATHER and MIRROR_PAD: one data input, output
     disjoint from it (each reads its input out of output order)."""
-    return lower_one_input(graph, op, index, buffers, prefix, KERNELS[op.kind], sp.op_params, None)
+    return lower_one_input(graph, op, index, buffers, prefix, table_kernel(op), sp.op_params, None)
 
 
 def refuse_space_batch(

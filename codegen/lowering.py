@@ -19,6 +19,7 @@ from typing import TypeVar
 from rip.codegen.quant import ParamsError
 from rip.codegen.templating import render
 from rip.core.errors import LoweringError
+from rip.core.operators import Kernel, kernel_of
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
 
@@ -82,7 +83,7 @@ class OpContext:
     pointers, or the names of the op's own ``constants``); ``params`` is the params module's
     dataclass for the kernel (its fields map onto the C struct ``struct``)."""
 
-    kind: str  # the IR op kind
+    kind: str  # the IR op kind (an Op)
     header: str  # the kernel header, e.g. "rip_conv.h"
     function: str  # the C kernel called
     struct: str  # its params struct type
@@ -187,14 +188,13 @@ def check_inplace(
         )
 
 
-@dataclass(frozen=True)
-class Kernel:
-    """The C side of one op kind: kernel function, params struct type and its header (which
-    picks the template pair)."""
-
-    function: str
-    struct: str
-    header: str
+def table_kernel(op: Operator) -> Kernel:
+    """The kernel the operator table names for ``op`` (`OpSpec.kernel`: function, params
+    struct and family, whose header picks the template pair)."""
+    try:
+        return kernel_of(op.kind)
+    except KeyError:
+        raise LoweringError(f"no kernel for {op.describe()}") from None
 
 
 def check_buffers(graph: Graph, op: Operator, buffers: OpBuffers) -> None:
@@ -232,7 +232,7 @@ def check_operand_in_place(
             f"{kernel.function} (in-place modes: {supported})"
         )
     k = buffers.inplace_input
-    if k not in inputs:
+    if k is None or k not in inputs:
         raise LoweringError(
             f"{where(graph, op)}: in place over input {k}; {op.kind} may only overwrite "
             f"input {' or '.join(str(i) for i in inputs)}"

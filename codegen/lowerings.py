@@ -1,9 +1,11 @@
-"""The kernel table: which lowering turns each IR op kind into a kernel call.
+"""Which lowering turns each op into a kernel call (`LOWERINGS`, keyed by `Op`).
 
-Written out, not filled by import side effects: adding a kernel is adding its lowering here.
-Each lowering renders the template pair of its kernel header (`rip.codegen.lowering`); there is
-one lowering module and one params module per header (``lower_conv`` and ``conv_params`` for
-kernels/rip_conv.h, and likewise pool, elementwise, activation and shape).
+Written out, not filled by import side effects: adding an op is adding its row to the
+operator table (rip.core.operators: its family, kernel function and params struct) and its
+lowering here. Each lowering renders the template pair of its kernel family
+(`rip.codegen.lowering`); there is one lowering module and one params module per family
+(``lower_conv`` and ``conv_params`` for kernels/rip_conv.h, and likewise pool, reduce,
+elementwise, activation, shape, resample, norm and fused).
 """
 
 from __future__ import annotations
@@ -21,71 +23,73 @@ from rip.codegen import (
 )
 from rip.codegen.lowering import Lowering
 from rip.core.errors import LoweringError
+from rip.core.operators import Op
 from rip.frontend.ir import Graph, Operator
 
-LOWERINGS: dict[str, Lowering] = {
+# The lowering of every op the code generator runs (role kernel, and the folded ops, whose
+# lowering refuses them); the kernel each calls is the operator table's (rip.core.operators).
+LOWERINGS: dict[Op, Lowering] = {
     # kernels/rip_conv.h
-    "CONV_2D": lower_conv.lower_conv,
-    "DEPTHWISE_CONV_2D": lower_conv.lower_conv,
-    "FULLY_CONNECTED": lower_conv.lower_fully_connected,
+    Op.CONV_2D: lower_conv.lower_conv,
+    Op.DEPTHWISE_CONV_2D: lower_conv.lower_conv,
+    Op.FULLY_CONNECTED: lower_conv.lower_fully_connected,
     # kernels/rip_pool.h
-    "AVERAGE_POOL_2D": lower_pool.lower_pool,
-    "MAX_POOL_2D": lower_pool.lower_pool,
-    "GLOBAL_AVERAGE_POOL": lower_pool.lower_global_pool,
+    Op.AVERAGE_POOL_2D: lower_pool.lower_pool,
+    Op.MAX_POOL_2D: lower_pool.lower_pool,
+    Op.GLOBAL_AVERAGE_POOL: lower_pool.lower_global_pool,
     # kernels/rip_reduce.h (a MEAN over H and W of NHWC runs rip_pool.h's global pool)
-    "MEAN": lower_reduce.lower_mean,
-    "SUM": lower_reduce.lower_reduce,
-    "REDUCE_MAX": lower_reduce.lower_reduce,
-    "REDUCE_MIN": lower_reduce.lower_reduce,
-    "ARG_MAX": lower_reduce.lower_reduce,
-    "ARG_MIN": lower_reduce.lower_reduce,
+    Op.MEAN: lower_reduce.lower_mean,
+    Op.SUM: lower_reduce.lower_reduce,
+    Op.REDUCE_MAX: lower_reduce.lower_reduce,
+    Op.REDUCE_MIN: lower_reduce.lower_reduce,
+    Op.ARG_MAX: lower_reduce.lower_reduce,
+    Op.ARG_MIN: lower_reduce.lower_reduce,
     # kernels/rip_elementwise.h
-    "ADD": lower_elementwise.lower_binary,
-    "SUB": lower_elementwise.lower_binary,
-    "MUL": lower_elementwise.lower_binary,
-    "MAXIMUM": lower_elementwise.lower_binary,
-    "MINIMUM": lower_elementwise.lower_binary,
-    "SQUARED_DIFFERENCE": lower_elementwise.lower_binary,
-    "PRELU": lower_elementwise.lower_binary,
-    "ADD_N": lower_elementwise.lower_add_n,
+    Op.ADD: lower_elementwise.lower_binary,
+    Op.SUB: lower_elementwise.lower_binary,
+    Op.MUL: lower_elementwise.lower_binary,
+    Op.MAXIMUM: lower_elementwise.lower_binary,
+    Op.MINIMUM: lower_elementwise.lower_binary,
+    Op.SQUARED_DIFFERENCE: lower_elementwise.lower_binary,
+    Op.PRELU: lower_elementwise.lower_binary,
+    Op.ADD_N: lower_elementwise.lower_add_n,
     # kernels/rip_activation.h
-    "RELU": lower_activation.lower_unary,
-    "RELU6": lower_activation.lower_unary,
-    "QUANTIZE": lower_activation.lower_unary,
-    "LOGISTIC": lower_activation.lower_unary,
-    "TANH": lower_activation.lower_unary,
-    "HARD_SWISH": lower_activation.lower_unary,
-    "SOFTMAX": lower_activation.lower_softmax,
-    "LOG_SOFTMAX": lower_activation.lower_softmax,
-    "ABS": lower_activation.lower_unary,
-    "LEAKY_RELU": lower_activation.lower_unary,
-    "ELU": lower_activation.lower_unary,
+    Op.RELU: lower_activation.lower_unary,
+    Op.RELU6: lower_activation.lower_unary,
+    Op.QUANTIZE: lower_activation.lower_unary,
+    Op.LOGISTIC: lower_activation.lower_unary,
+    Op.TANH: lower_activation.lower_unary,
+    Op.HARD_SWISH: lower_activation.lower_unary,
+    Op.SOFTMAX: lower_activation.lower_softmax,
+    Op.LOG_SOFTMAX: lower_activation.lower_softmax,
+    Op.ABS: lower_activation.lower_unary,
+    Op.LEAKY_RELU: lower_activation.lower_unary,
+    Op.ELU: lower_activation.lower_unary,
     # kernels/rip_shape.h
-    "TRANSPOSE": lower_shape.lower_transpose,
-    "RESIZE_NEAREST_NEIGHBOR": lower_shape.lower_resize_nearest,
-    "CONCATENATION": lower_shape.lower_concatenation,
-    "PAD": lower_shape.lower_pad,
-    # ---- kernels/rip_shape.h --------------------------------------------------------------------
-    "STRIDED_SLICE": lower_shape.lower_movement,
-    "SLICE": lower_shape.lower_movement,
-    "SPLIT": lower_shape.lower_movement,
-    "SPLIT_V": lower_shape.lower_movement,
-    "UNPACK": lower_shape.lower_movement,
-    "PACK": lower_shape.lower_concatenation,
-    "DEPTH_TO_SPACE": lower_shape.lower_movement,
-    "SPACE_TO_DEPTH": lower_shape.lower_movement,
-    "GATHER": lower_shape.lower_movement,
-    "PADV2": lower_shape.lower_pad,
-    "MIRROR_PAD": lower_shape.lower_movement,
-    "SPACE_TO_BATCH_ND": lower_shape.refuse_space_batch,  # folded into dilated convs
-    "BATCH_TO_SPACE_ND": lower_shape.refuse_space_batch,
+    Op.TRANSPOSE: lower_shape.lower_transpose,
+    Op.RESIZE_NEAREST_NEIGHBOR: lower_shape.lower_resize_nearest,
+    Op.CONCATENATION: lower_shape.lower_concatenation,
+    Op.PAD: lower_shape.lower_pad,
+    Op.STRIDED_SLICE: lower_shape.lower_movement,
+    Op.SLICE: lower_shape.lower_movement,
+    Op.SPLIT: lower_shape.lower_movement,
+    Op.SPLIT_V: lower_shape.lower_movement,
+    Op.UNPACK: lower_shape.lower_movement,
+    Op.PACK: lower_shape.lower_concatenation,
+    Op.DEPTH_TO_SPACE: lower_shape.lower_movement,
+    Op.SPACE_TO_DEPTH: lower_shape.lower_movement,
+    Op.GATHER: lower_shape.lower_movement,
+    Op.PADV2: lower_shape.lower_pad,
+    Op.MIRROR_PAD: lower_shape.lower_movement,
+    Op.SPACE_TO_BATCH_ND: lower_shape.refuse_space_batch,  # folded into dilated convs
+    Op.BATCH_TO_SPACE_ND: lower_shape.refuse_space_batch,
     # kernels/rip_resample.h
-    "RESIZE_BILINEAR": lower_resample.lower_resize_bilinear,
-    "TRANSPOSE_CONV": lower_resample.lower_transpose_conv,
+    Op.RESIZE_BILINEAR: lower_resample.lower_resize_bilinear,
+    Op.TRANSPOSE_CONV: lower_resample.lower_transpose_conv,
     # kernels/rip_norm.h
-    "L2_NORMALIZATION": lower_norm.lower_l2norm,
+    Op.L2_NORMALIZATION: lower_norm.lower_l2norm,
     # kernels/rip_fused.h
-    "FUSED_CHAIN": lower_fused.lower_fused,
+    Op.FUSED_CHAIN: lower_fused.lower_fused,
 }
 
 

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 
 from rip.codegen.quant import ParamsError, scale_zp
+from rip.core.operators import Op
+from rip.core.terms import Activation
 from rip.frontend.ir import Graph, Operator
 
 
@@ -27,11 +29,11 @@ class L2NormParams:
 def op_params(graph: Graph, op: Operator) -> L2NormParams:
     """Kernel parameters of one rip_norm.h operator of the graph."""
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    if op.kind != "L2_NORMALIZATION":
+    if op.kind != Op.L2_NORMALIZATION:
         raise ParamsError(f"{op.describe()} is not a normalization kernel")
     if len(x.shape) > 4 or x.shape != y.shape or not x.shape:
         raise ParamsError(f"L2_NORMALIZATION of {x.shape} -> {y.shape} (TFLite Micro: <= 4-D)")
-    if getattr(op.params, "activation", "NONE") != "NONE":
+    if getattr(op.params, "activation", Activation.NONE) != Activation.NONE:
         raise ParamsError(f"L2_NORMALIZATION with fused {op.params.activation} (TFLite refuses)")
     _, zp = scale_zp(x)
     return L2NormParams(zp, math.prod(x.shape[:-1]), x.shape[-1])

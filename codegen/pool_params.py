@@ -27,6 +27,7 @@ from rip.codegen.quant import (
     quantize_multiplier,
     where,
 )
+from rip.core.operators import WINDOW_POOLS, Op
 from rip.core.shapes import nhwc
 from rip.frontend.ir import Graph, Operator, PoolParams, ReduceParams
 
@@ -79,7 +80,7 @@ def fold_mean_count(multiplier: int, shift: int, count: int) -> tuple[int, int]:
 def pool_params(graph: Graph, op: Operator) -> PoolKernelParams:
     """AVERAGE_POOL_2D / MAX_POOL_2D: TFLite Micro's PoolingPrepare (input and output must
     share their quantization; the activation range is the output's)."""
-    if op.kind not in ("AVERAGE_POOL_2D", "MAX_POOL_2D") or not isinstance(op.params, PoolParams):
+    if op.kind not in WINDOW_POOLS or not isinstance(op.params, PoolParams):
         raise ParamsError(f"{where(op)}: not a pooling layer")
     p = op.params
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -108,7 +109,7 @@ def mean_params(graph: Graph, op: Operator) -> MeanKernelParams:
     """GLOBAL_AVERAGE_POOL (a MEAN over H and W, see rewrite.mean_to_global_pool), or such a
     MEAN itself: TFLite Micro's PrepareMeanOrSumHelper and QuantizedMeanOrSum."""
     axes_ok = isinstance(op.params, ReduceParams) and set(op.params.axes) == {1, 2}
-    if op.kind not in ("GLOBAL_AVERAGE_POOL", "MEAN") or not axes_ok:
+    if op.kind not in (Op.GLOBAL_AVERAGE_POOL, Op.MEAN) or not axes_ok:
         raise ParamsError(f"{where(op)}: not a mean over H and W")
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if len(x.shape) != 4:
@@ -135,8 +136,8 @@ def mean_params(graph: Graph, op: Operator) -> MeanKernelParams:
 
 def op_params(graph: Graph, op: Operator) -> KernelParams:
     """The parameters of whichever rip_pool.h kernel runs ``op``."""
-    if op.kind in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+    if op.kind in WINDOW_POOLS:
         return pool_params(graph, op)
-    if op.kind in ("GLOBAL_AVERAGE_POOL", "MEAN"):
+    if op.kind in (Op.GLOBAL_AVERAGE_POOL, Op.MEAN):
         return mean_params(graph, op)
     raise ParamsError(f"{where(op)}: no rip_pool.h kernel for this operator")

@@ -12,6 +12,7 @@ import numpy as np
 
 from rip.core.errors import ParamsError
 from rip.core.shapes import nhwc
+from rip.core.terms import Activation
 from rip.frontend.ir import Operator, Quant, Tensor
 
 INT8_MIN, INT8_MAX = -128, 127
@@ -56,21 +57,23 @@ def effective_scale(input_scale: float, weight_scale: float, output_scale: float
     )
 
 
-def activation_range(activation: str, quant: Quant) -> tuple[int, int]:
+def activation_range(activation: Activation, quant: Quant | None) -> tuple[int, int]:
     """CalculateActivationRangeQuantized for a per-tensor int8 output: the fused activation as
     a clamp, each bound ``zero_point + roundf(f / scale)`` with the division in float32."""
+    if quant is None:  # every caller has checked the output's quantization (int8_quant)
+        raise ParamsError("fused activation over an output without quantization")
     scale, zero_point = quant.scale[0], quant.zero_point[0]
 
     def quantize(f: float) -> int:
         return zero_point + round_half_away(float(np.float32(f) / np.float32(scale)))
 
-    if activation == "NONE":
+    if activation == Activation.NONE:
         return INT8_MIN, INT8_MAX
-    if activation == "RELU":
+    if activation == Activation.RELU:
         return max(INT8_MIN, quantize(0.0)), INT8_MAX
-    if activation == "RELU6":
+    if activation == Activation.RELU6:
         return max(INT8_MIN, quantize(0.0)), min(INT8_MAX, quantize(6.0))
-    if activation == "RELU_N1_TO_1":
+    if activation == Activation.RELU_N1_TO_1:
         return max(INT8_MIN, quantize(-1.0)), min(INT8_MAX, quantize(1.0))
     raise ParamsError(f"fused activation {activation} is not supported by int8 kernels")
 

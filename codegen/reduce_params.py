@@ -20,17 +20,10 @@ import numpy as np
 
 from rip.codegen.pool_params import fold_mean_count
 from rip.codegen.quant import ParamsError, int8_per_tensor, quantize_multiplier, where
+from rip.core.operators import Op, of_family
 from rip.frontend.ir import Graph, Operator, ReduceParams
 
 MAX_RANK = 8  # RIP_REDUCE_MAX_RANK in kernels/rip_reduce.h
-FUNCTIONS = {
-    "MEAN": "rip_reduce_sum_s8",  # the mean's 1 / count is in the multiplier
-    "SUM": "rip_reduce_sum_s8",
-    "REDUCE_MAX": "rip_reduce_max_s8",
-    "REDUCE_MIN": "rip_reduce_min_s8",
-    "ARG_MAX": "rip_arg_max_s8",
-    "ARG_MIN": "rip_arg_min_s8",
-}
 
 
 @dataclass(frozen=True)
@@ -70,7 +63,7 @@ def merge_axes(shape: tuple[int, ...], axes: frozenset[int]) -> tuple[tuple[int,
 
 def reduce_params(graph: Graph, op: Operator) -> ReduceKernelParams:
     """The rip_reduce_params of one reduction (see the module docstring)."""
-    if op.kind not in FUNCTIONS or not isinstance(op.params, ReduceParams):
+    if op.kind not in of_family("reduce") or not isinstance(op.params, ReduceParams):
         raise ParamsError(f"{where(op)}: not a reduction")
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     in_scale, in_zp = int8_per_tensor(x, op, "the input")
@@ -87,7 +80,7 @@ def reduce_params(graph: Graph, op: Operator) -> ReduceKernelParams:
     if len(dims) > MAX_RANK:
         raise ParamsError(f"{where(op)}: rank {len(dims)} after merging axes, at most {MAX_RANK}")
     multiplier = shift = out_zp = 0
-    if op.kind in ("ARG_MAX", "ARG_MIN"):
+    if op.kind in (Op.ARG_MAX, Op.ARG_MIN):
         if y.dtype != "int32":
             raise ParamsError(
                 f"{where(op)}: output tensor {y.id} {y.name!r} is {y.dtype}; TFLite Micro's"
@@ -97,14 +90,14 @@ def reduce_params(graph: Graph, op: Operator) -> ReduceKernelParams:
             raise ParamsError(f"{where(op)}: reduces {len(axes)} axes, {op.kind} takes one")
     else:
         out_scale, out_zp = int8_per_tensor(y, op, "the output")
-        if op.kind in ("REDUCE_MAX", "REDUCE_MIN"):
+        if op.kind in (Op.REDUCE_MAX, Op.REDUCE_MIN):
             # EvalMinMaxHelper: the float32 scales compared as doubles, and the zero points.
             if np.float32(in_scale) != np.float32(out_scale) or in_zp != out_zp:
                 raise ParamsError(f"{where(op)}: input and output quantization differ")
         else:
             real = float(np.float64(np.float32(in_scale)) / np.float64(np.float32(out_scale)))
             multiplier, shift = quantize_multiplier(real)
-            if op.kind == "MEAN":
+            if op.kind == Op.MEAN:
                 multiplier, shift = fold_mean_count(multiplier, shift, count)
     return ReduceKernelParams(
         kind=op.kind,

@@ -19,9 +19,9 @@ import numpy as np
 from rip.core.errors import ReferenceRunError
 from rip.frontend.ir import Graph
 
-try:  # the oracle is the test extra (pip install rip[test])
+try:  # the oracle, a dependency of rip (--run checks against it)
     from tflite_micro import runtime
-except ImportError as e:  # pragma: no cover - the test extra installs it
+except ImportError as e:  # pragma: no cover - a platform without a tflite-micro wheel
     runtime, _MISSING = None, str(e)
 
 
@@ -60,6 +60,8 @@ def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
     for k, (t, x) in enumerate(zip(graph.inputs, default_inputs(graph), strict=True)):
         tensor = graph.tensors[t]
         if t in boundary:  # float input: the values that QUANTIZE maps onto our bytes
+            if tensor.quant is None:
+                raise ReferenceRunError(f"input {t}: int8 side of QUANTIZE has no quantization")
             scale = np.float32(tensor.quant.scale[0])
             zp = tensor.quant.zero_point[0]
             real = (x.astype(np.float32) - np.float32(zp)) * scale
@@ -75,6 +77,8 @@ def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
         y = np.asarray(it.get_output(k))
         if t in boundary:  # float output: back to the int8 bytes it dequantized from
             q = graph.tensors[t].quant
+            if q is None:
+                raise ReferenceRunError(f"output {t}: int8 side of DEQUANTIZE has no quantization")
             y = np.round(y / np.float32(q.scale[0])) + q.zero_point[0]
             y = np.clip(y, -128, 127)
         # int8 bytes, or the tensor's own type (the int32 indices of ARG_MAX / ARG_MIN)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rip.codegen.reference import ReferenceRunError, checksum, reference_outputs
+from rip.core import jsonio, processes
 from rip.frontend.ir import Graph
 
 MARKER = "RIP-REFERENCE "
@@ -71,13 +72,9 @@ def run_reference(
     interpreter does; ``status`` says what happened."""
     data = Path(model).read_bytes() if isinstance(model, Path) else bytes(model)
     payload = pickle.dumps((data, graph), protocol=pickle.HIGHEST_PROTOCOL)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "rip.codegen.reference_process"],
-            input=payload,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
+    try:  # its own process group, dying with rip: never left behind by a signal
+        done = processes.run(
+            [sys.executable, "-m", "rip.codegen.reference_process"], timeout, input=payload
         )
     except subprocess.TimeoutExpired:
         return ReferenceOutcome(
@@ -127,7 +124,7 @@ def _child() -> int:
         answer = {"refused": str(e)}
     except Exception as e:  # the interpreter's own exceptions: a refusal, not a crash
         answer = {"refused": f"TFLite Micro failed: {type(e).__name__}: {e}"}
-    sys.stdout.write(MARKER + json.dumps(answer) + "\n")
+    sys.stdout.write(MARKER + jsonio.dumps(answer) + "\n")
     sys.stdout.flush()
     return 0
 

@@ -1,5 +1,5 @@
 """The cheap requantisation of the fast kernels (``rip_cheap_requantize`` in
-kernels/rip_conv_internal.h, records ``rip_fast_channel`` in kernels/rip_conv.h), and the
+kernels/rip_support.h, records ``rip_fast_channel`` in kernels/rip_conv_types.h), and the
 per-layer proof that it equals TFLite's.
 
 TFLite's MultiplyByQuantizedMultiplier(acc, m, shift) with shift = -e < 0 is

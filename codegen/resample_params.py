@@ -22,6 +22,7 @@ from rip.codegen.quant import (
     int8_quant,
     quantize_multiplier,
 )
+from rip.core.operators import Op
 from rip.frontend.ir import Graph, Operator, Tensor
 
 
@@ -115,10 +116,10 @@ def transpose_conv_params(graph: Graph, op: Operator) -> TransposeConvKernelPara
 
 def op_params(graph: Graph, op: Operator) -> ResizeBilinearParams | TransposeConvKernelParams:
     """Kernel parameters of one rip_resample.h operator of the graph."""
-    if op.kind == "TRANSPOSE_CONV":
+    if op.kind == Op.TRANSPOSE_CONV:
         return transpose_conv_params(graph, op)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    if op.kind == "RESIZE_BILINEAR":
+    if op.kind == Op.RESIZE_BILINEAR:
         p = op.params
         return resize_bilinear_params(x, y, p.align_corners, p.half_pixel_centers)
     raise ParamsError(f"{op.describe()} is not a resampling kernel")

@@ -20,7 +20,9 @@ import numpy as np
 
 from rip.codegen.activation_params import RequantizeParams, quantize_params
 from rip.codegen.quant import ParamsError, dims4, scale_zp
+from rip.core.operators import Op
 from rip.core.shapes import nearest_index_map
+from rip.core.terms import Activation
 from rip.frontend.ir import (
     GatherParams,
     Graph,
@@ -134,12 +136,12 @@ def resize_nearest_params(
 
 
 def concatenation_params(
-    inputs: Sequence[Tensor], output: Tensor, axis: int, activation: str = "NONE"
+    inputs: Sequence[Tensor], output: Tensor, axis: int, activation: Activation = Activation.NONE
 ) -> ConcatKernelParams:
     """CONCATENATION along ``axis``. TFLite Micro (and TFLite) require every int8 input to
     share the output's scale and zero point and the activation to be NONE; rip also accepts a
     differing input and requantizes it exactly as a QUANTIZE op in front of it would."""
-    if activation != "NONE":
+    if activation != Activation.NONE:
         raise ParamsError(f"CONCATENATION {output.name!r}: fused {activation} (TFLite refuses)")
     rank = len(output.shape)
     if not -rank <= axis < rank:
@@ -308,7 +310,7 @@ def depth_space_params(
     kind: str, input: Tensor, output: Tensor, block: int
 ) -> DepthSpaceKernelParams:
     _same_quant(kind, input, output)
-    return DepthSpaceKernelParams(block, kind == "DEPTH_TO_SPACE", dims4(input.shape))
+    return DepthSpaceKernelParams(block, kind == Op.DEPTH_TO_SPACE, dims4(input.shape))
 
 
 def gather_params(input: Tensor, coords: Tensor, p: GatherParams) -> GatherKernelParams:
@@ -329,7 +331,7 @@ def gather_params(input: Tensor, coords: Tensor, p: GatherParams) -> GatherKerne
 
 
 def mirror_pad_params(input: Tensor, output: Tensor, p: MirrorPadParams) -> MirrorPadKernelParams:
-    _same_quant("MIRROR_PAD", input, output)
+    _same_quant(Op.MIRROR_PAD, input, output)
     pairs = [(0, 0)] * (4 - len(p.pairs)) + list(p.pairs)
     return MirrorPadKernelParams(
         before=tuple(lo for lo, _ in pairs),  # type: ignore[arg-type]
@@ -339,28 +341,36 @@ def mirror_pad_params(input: Tensor, output: Tensor, p: MirrorPadParams) -> Mirr
     )
 
 
-def _movement_params(graph: Graph, op: Operator) -> object:
+def _movement_params(graph: Graph, op: Operator) -> MovementKernelParams:
     ins = [graph.tensors[t] for t in op.inputs if t >= 0]
     out = graph.tensors[op.outputs[0]]
     p = op.params
     if isinstance(p, SliceParams):
         return slice_params(op.kind, ins[0], out, p)
-    if op.kind == "PACK":
+    if op.kind == Op.PACK:
         return pack_params(ins, out, p.axis)
-    if op.kind in ("DEPTH_TO_SPACE", "SPACE_TO_DEPTH"):
+    if op.kind in (Op.DEPTH_TO_SPACE, Op.SPACE_TO_DEPTH):
         return depth_space_params(op.kind, ins[0], out, p.block)
-    if op.kind == "GATHER":
-        _same_quant("GATHER", ins[0], out)
+    if op.kind == Op.GATHER:
+        _same_quant(Op.GATHER, ins[0], out)
         return gather_params(ins[0], ins[1], p)
-    if op.kind == "PADV2":
+    if op.kind == Op.PADV2:
         params = pad_params(ins[0], out, p.pairs)
         return params if p.value is None else replace(params, pad_value=p.value)
-    if op.kind == "MIRROR_PAD":
+    if op.kind == Op.MIRROR_PAD:
         return mirror_pad_params(ins[0], out, p)
     raise ParamsError(f"{op.describe()} is not a shape kernel")
 
 
-KernelParams = ResizeNearestParams | ConcatKernelParams | TransposeKernelParams | PadKernelParams
+MovementKernelParams = (
+    SliceKernelParams
+    | ConcatKernelParams
+    | DepthSpaceKernelParams
+    | GatherKernelParams
+    | PadKernelParams
+    | MirrorPadKernelParams
+)
+KernelParams = ResizeNearestParams | TransposeKernelParams | MovementKernelParams
 
 
 def op_params(graph: Graph, op: Operator, in_place: bool = False) -> KernelParams:
@@ -369,15 +379,15 @@ def op_params(graph: Graph, op: Operator, in_place: bool = False) -> KernelParam
     ins = [graph.tensors[t] for t in op.inputs if t >= 0]
     out = graph.tensors[op.outputs[0]]
     p = op.params
-    if op.kind == "RESIZE_NEAREST_NEIGHBOR":
+    if op.kind == Op.RESIZE_NEAREST_NEIGHBOR:
         return resize_nearest_params(
             ins[0], out, p.align_corners, p.half_pixel_centers, in_place=in_place
         )
-    if op.kind == "CONCATENATION":
+    if op.kind == Op.CONCATENATION:
         return concatenation_params(ins, out, p.axis, p.activation)
-    if op.kind == "TRANSPOSE":
+    if op.kind == Op.TRANSPOSE:
         return transpose_params(ins[0], p.perm)
-    if op.kind == "PAD":
+    if op.kind == Op.PAD:
         pad = p.padding
         pairs = [(0, 0), (pad.top, pad.bottom), (pad.left, pad.right), p.channels]
         return pad_params(ins[0], out, pairs[4 - len(ins[0].shape) :])

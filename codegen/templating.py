@@ -7,6 +7,7 @@ from functools import cache
 import jinja2
 
 from rip.codegen.cformat import FILTERS
+from rip.core.operators import Op
 
 
 @cache
@@ -19,6 +20,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
+    env.globals["Op"] = Op  # templates name op kinds as the operator table does (Op.QUANTIZE)
     return env
 
 

@@ -5,11 +5,16 @@ Exit codes (the README's table; every CLI uses them): 0 ok, 1 a result that does
 TFLite Micro (or the firmware reported an error), 2 bad input (the default: a model, an
 argument, a path that cannot be written), 3 a plan that does not fit the board, 4 ``--run``
 ran but there is no TFLite Micro reference to compare with, 5 a build or run of a valid
-project failed, 70 an internal error (a plan the replay rejects is never output, an
-unexpected exception), 130 interrupted (Ctrl-C). The modules that raise an error import it
-from here; the old homes (``rip.codegen.emit.CodegenError``, ...) re-import it so both
-names work.
+project failed, 6 no space left on a device (a disk or quota filled while rip wrote), 70 an
+internal error (a plan the replay rejects is never output, an unexpected exception),
+128 + N stopped by signal N: 130 Ctrl-C (SIGINT), 129 SIGHUP, 143 SIGTERM. The modules
+that raise an error import it from here; the old homes (``rip.codegen.emit.CodegenError``,
+...) re-import it so both names work.
 """
+
+from __future__ import annotations
+
+import errno
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1
@@ -17,8 +22,12 @@ EXIT_BAD_INPUT = 2
 EXIT_DOES_NOT_FIT = 3
 EXIT_NO_REFERENCE = 4
 EXIT_BUILD_FAILED = 5
+EXIT_NO_SPACE = 6
 EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130
+EXIT_SIGNAL_BASE = 128  # stopped by signal N: 128 + N, as a shell reports it
+EXIT_HANGUP = EXIT_SIGNAL_BASE + 1  # SIGHUP: the terminal went away
+EXIT_INTERRUPTED = EXIT_SIGNAL_BASE + 2  # SIGINT: Ctrl-C
+EXIT_TERMINATED = EXIT_SIGNAL_BASE + 15  # SIGTERM: kill, a CI runner's cancel, systemd
 
 
 class RipError(Exception):
@@ -98,6 +107,13 @@ class PicoSdkMissing(RipError):
     exit_code = 5  # a build that could not run, as BuildError
 
 
+class EmulatorMissing(RipError):
+    """``--emulate`` without what it runs on (Node.js, the rp2040js package, the RP2040 boot
+    ROM): the message says where to get it."""
+
+    exit_code = 5  # a run that could not start, as PicoSdkMissing
+
+
 class Uf2Error(RipError):
     """A UF2 file that is not well formed, or a BIN that cannot become one."""
 
@@ -124,6 +140,23 @@ class FirmwareError(RipError):
     """The firmware ran but reported a kernel error or a fault."""
 
     exit_code = EXIT_MISMATCH
+
+
+# errno values that mean "no space left": the disk is full, or the user's quota is spent.
+NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+def is_no_space(error: BaseException) -> bool:
+    """True for an OSError that says the device (or the quota) is full."""
+    return isinstance(error, OSError) and error.errno in NO_SPACE_ERRNOS
+
+
+class DiskFullError(RipError):
+    """No space left on the device (ENOSPC) or the quota is spent (EDQUOT) while rip wrote
+    a file or a build wrote its objects: not the input's fault, so not exit 2; whatever was
+    being written was removed (``-o`` is left as it was)."""
+
+    exit_code = EXIT_NO_SPACE
 
 
 class OutputError(RipError):

@@ -4,6 +4,7 @@ other rip imports)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,7 +27,7 @@ def conv_out_size(padded: int, k: int, stride: int, dilation: int = 1) -> int:
     return (padded - dilated(k, dilation)) // stride + 1
 
 
-def nhwc(shape: tuple[int, ...] | list[int]) -> tuple[int, int, int, int]:
+def nhwc(shape: Sequence[int]) -> tuple[int, int, int, int]:
     """A shape as (N, H, W, C), the one conversion every stage uses: TFLite's
     ``RuntimeShape::ExtendedShape(4, shape)``, ones prepended (``[C]`` is 1x1x1xC, ``[W, C]``
     1x1xWxC, ``[H, W, C]`` 1xHxWxC). More than four dimensions is a ValueError."""

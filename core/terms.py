@@ -1,5 +1,6 @@
 """The words every stage shares, one vocabulary each: execution strategy, placer, layer
-layout, tap order, traversal order, and how an op's output overlays the input it overwrites.
+layout, tap order, traversal order, how an op's output overlays the input it overwrites, and
+a fused activation.
 
 Each is a ``str`` enum: members compare equal to their value, so JSON, command-line choices
 and messages keep the plain words (``"rip"``, ``"dense"``) while code gets a closed set.
@@ -77,3 +78,19 @@ class InPlaceKind(Word):
     def exact(self) -> bool:
         """The output must start exactly at its input (no gap can be traded for a shift)."""
         return self in (InPlaceKind.CHANNEL, InPlaceKind.REVERSE)
+
+
+class Activation(Word):
+    """A fused activation, TFLite's ``ActivationFunctionType`` by name. The int8 kernels
+    apply the clamping ones (`clamps`) to their output; the reader refuses the others."""
+
+    NONE = "NONE"
+    RELU = "RELU"
+    RELU_N1_TO_1 = "RELU_N1_TO_1"
+    RELU6 = "RELU6"
+    TANH = "TANH"
+    SIGN_BIT = "SIGN_BIT"
+
+    @property
+    def clamps(self) -> bool:
+        return self not in (Activation.TANH, Activation.SIGN_BIT)

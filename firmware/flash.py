@@ -5,7 +5,6 @@ that the board shows while BOOTSEL is held at power-up."""
 from __future__ import annotations
 
 import glob
-import json
 import os
 import shutil
 import subprocess
@@ -14,8 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rip.boards import boot_drives, load_board, uf2_chips
+from rip.core import jsonio, processes
 from rip.core.errors import FlashError, RipError
-from rip.firmware.uf2 import Uf2Error, image_family, is_errata_block, parse_uf2
+from rip.firmware.uf2 import Uf2Error, check_image, max_uf2_bytes
 
 BOOT_LABELS = tuple(boot_drives())  # from boards/*.toml: ("RPI-RP2", "RP2350")
 INFO_FILE = "INFO_UF2.TXT"  # every UF2 bootloader drive has it; a plain folder does not
@@ -34,6 +34,7 @@ DRIVE_PATTERNS = tuple(
     )
 )
 FAMILY_CHIPS = uf2_chips()  # from boards/*.toml
+PICOTOOL_SECONDS = 120.0  # a 4 MB image loads in well under a minute
 
 
 def _mounted_drives() -> list[Path]:
@@ -88,8 +89,8 @@ def drive_chip(drive: Path) -> str | None:
             for label, board in boot_drives().items():
                 if board_id.startswith(label):
                     return board.chip
-    board = boot_drives().get(drive.name)
-    return board.chip if board else None
+    named = boot_drives().get(drive.name)
+    return named.chip if named else None
 
 
 def find_uf2(target: Path) -> Path:
@@ -111,7 +112,7 @@ def find_uf2(target: Path) -> Path:
         if expected.is_file():
             from rip.firmware.pico_project import app_name
 
-            stem = app_name(json.loads(expected.read_text(encoding="utf-8"))["model"])
+            stem = app_name(str(_expected(expected).get("model")))
             named = [f for f in found if f.stem == stem]
             if named:
                 return named[0]
@@ -119,13 +120,14 @@ def find_uf2(target: Path) -> Path:
     return found[0]
 
 
-def uf2_chip(uf2: Path) -> str | None:
-    """The chip a UF2 is for, by its family id (None when unknown)."""
+def _expected(path: Path) -> dict:
+    """A project's expected.json as a dict ({} when it is unreadable, not JSON, holds a
+    non-finite number or is not an object)."""
     try:
-        family = image_family(uf2.read_bytes())
-    except Uf2Error as e:
-        raise FlashError(f"{uf2}: {e}") from None
-    return FAMILY_CHIPS.get(family) if family is not None else None
+        data = jsonio.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def project_family(target: Path) -> tuple[str, int] | None:
@@ -135,52 +137,50 @@ def project_family(target: Path) -> tuple[str, int] | None:
     if not target.is_dir() or not expected.is_file():
         return None
     try:
-        data = json.loads(expected.read_text(encoding="utf-8"))
-        board = load_board(str(data["board"])) if isinstance(data, dict) else None
-    except (OSError, ValueError, KeyError, RipError):
+        board = load_board(str(_expected(expected)["board"]))
+    except (KeyError, RipError):
         return None
     if board is None or board.uf2_family is None:
         return None
     return board.name, board.uf2_family
 
 
-def check_uf2(uf2: Path, want: tuple[str, int] | None = None) -> None:
+def check_uf2(uf2: Path, want: tuple[str, int] | None = None) -> bytes:
     """Refuse, before anything is copied or loaded, a UF2 the bootloader would ignore or
-    misuse: empty, a block with a bad magic or size, no Pico family, or the family of
-    another board than the project's (``want``: board name and family id)."""
+    misuse (``uf2.check_image``: empty, too big, a bad block, inconsistent block numbers
+    or counts, an address outside the chip's flash or unaligned, no Pico family), or the
+    family of another board than the project's (``want``: board name and family id). The
+    file's size is checked before it is read; the bytes checked are returned, and they are
+    what is copied (the file may change on disk meanwhile)."""
     try:
+        if uf2.stat().st_size > max_uf2_bytes():
+            raise FlashError(f"{uf2}: {uf2.stat().st_size:,} B, more than any Pico's flash takes")
         data = uf2.read_bytes()
     except OSError as e:
         raise FlashError(f"{uf2}: cannot read ({e.strerror})") from None
     if not data:
         raise FlashError(f"{uf2} is empty: rebuild it (rip-compile ... --build)")
     try:
-        blocks = parse_uf2(data)
+        family = check_image(data)
     except Uf2Error as e:
-        raise FlashError(f"{uf2}: not a valid UF2 ({e})") from None
-    families = {b.family for b in blocks if not is_errata_block(b)}
-    if not families or None in families:
-        raise FlashError(f"{uf2}: a block names no chip family; not a Pico UF2")
-    unknown = sorted(f for f in families if f not in FAMILY_CHIPS)
-    if unknown:
-        known = ", ".join(f"{chip} 0x{fam:08x}" for fam, chip in FAMILY_CHIPS.items())
-        raise FlashError(f"{uf2}: family 0x{unknown[0]:08x} is not a Pico's ({known})")
-    if len(families) > 1:
-        raise FlashError(f"{uf2}: blocks for several chip families; not one firmware image")
-    family = families.pop()
+        raise FlashError(f"{uf2}: not a valid Pico UF2 ({e})") from None
     if want is not None and family != want[1]:
         raise FlashError(
             f"{uf2} is for the {FAMILY_CHIPS[family]}, but the project is for {want[0]} "
             f"({FAMILY_CHIPS.get(want[1], 'another chip')}): rebuild it"
         )
+    return data
 
 
-def copy_to_drive(uf2: Path, drive: Path) -> Path:
-    """Copy ``uf2`` onto a bootloader drive (checking the chip matches); the board
-    reboots into the new firmware once the last block is written."""
+def copy_to_drive(uf2: Path, drive: Path, data: bytes | None = None) -> Path:
+    """Copy ``uf2`` (its checked bytes ``data``; checked here when not given) onto a
+    bootloader drive, after checking the chip matches; the board reboots into the new
+    firmware once the last block is written."""
     if not drive.is_dir():
         raise FlashError(f"{drive}: no such drive (is the board in BOOTSEL mode?)")
-    want, have = uf2_chip(uf2), drive_chip(drive)
+    if data is None:
+        data = check_uf2(uf2)
+    want, have = FAMILY_CHIPS.get(check_image(data)), drive_chip(drive)
     if want and have and want != have:
         raise FlashError(
             f"{uf2.name} is for the {want} but {drive} is an {have} bootloader: compile for "
@@ -188,8 +188,8 @@ def copy_to_drive(uf2: Path, drive: Path) -> Path:
         )
     dest = drive / uf2.name
     try:
-        with uf2.open("rb") as src, dest.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
+        with dest.open("wb") as dst:
+            dst.write(data)
             dst.flush()
             os.fsync(dst.fileno())  # the bootloader acts on blocks, not on file close
     except OSError as e:
@@ -201,9 +201,10 @@ def picotool_load(uf2: Path, picotool: str) -> None:
     """``picotool load -x UF2 -f``: write, then run. ``-f`` lets picotool reboot a board
     running firmware with the SDK's USB reset interface (as rip's does) into BOOTSEL, so
     re-flashing needs no button."""
-    proc = subprocess.run(
-        [picotool, "load", "-x", str(uf2), "-f"], capture_output=True, text=True, check=False
-    )
+    try:
+        proc = processes.run([picotool, "load", "-x", str(uf2), "-f"], PICOTOOL_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise FlashError(f"picotool load did not finish within {PICOTOOL_SECONDS:g} s") from None
     if proc.returncode != 0:
         words = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()
         raise FlashError(f"picotool load failed: {words[-1]}")
@@ -215,9 +216,9 @@ def flash(target: Path, drive: Path | None = None, use_picotool: bool | None = N
     ``use_picotool`` None means: when it is on PATH. When picotool fails (no board in
     BOOTSEL, no USB permission) and a bootloader drive is mounted, the drive is used."""
     uf2 = find_uf2(target)
-    check_uf2(uf2, project_family(target))
+    data = check_uf2(uf2, project_family(target))
     if drive is not None:
-        return f"copied {uf2.name} to {copy_to_drive(uf2, drive)}"
+        return f"copied {uf2.name} to {copy_to_drive(uf2, drive, data)}"
     picotool = shutil.which("picotool") if use_picotool in (None, True) else None
     if use_picotool and picotool is None:
         raise FlashError("picotool is not on PATH")
@@ -241,4 +242,4 @@ def flash(target: Path, drive: Path | None = None, use_picotool: bool | None = N
             f"several bootloader drives are mounted ({', '.join(map(str, drives))}): "
             "choose one with --drive PATH"
         )
-    return f"copied {uf2.name} to {copy_to_drive(uf2, drives[0])}"
+    return f"copied {uf2.name} to {copy_to_drive(uf2, drives[0], data)}"

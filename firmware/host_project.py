@@ -3,7 +3,6 @@ folder with the kernels it needs, and built and run on this machine."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from importlib import resources
@@ -11,8 +10,10 @@ from pathlib import Path
 
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
-from rip.core.errors import BuildError
+from rip.core import jsonio, processes
+from rip.core.errors import BuildError, RipError
 from rip.firmware.result import Result, c_printf, c_result_fields, parse_result_line
+from rip.firmware.tools import run_tool
 
 
 def copy_kernels(out: Path) -> None:
@@ -38,7 +39,25 @@ def write_expected(model: EmittedModel, out: Path, board: str, checksum: int | N
         "outputs": [{"name": t.name, "shape": list(t.shape), "bytes": t.nbytes}
                     for t in model.outputs],
     }  # fmt: skip
-    (out / "expected.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    (out / "expected.json").write_text(jsonio.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def read_expected(project_dir: Path) -> dict:
+    """The expected.json of the project rip-compile wrote in ``project_dir``; one line for
+    a folder without one or a file that is not JSON."""
+    path = project_dir / "expected.json"
+    if not path.is_file():
+        raise RipError(f"{project_dir}: no expected.json; give the folder rip-compile -o wrote")
+    try:
+        data = jsonio.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise RipError(f"{path}: not valid JSON ({' '.join(str(e).split())[:200]})") from None
+    if not isinstance(data, dict):
+        raise RipError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    macs = data.get("macs")
+    if macs is not None and (not isinstance(macs, int) or isinstance(macs, bool) or macs < 0):
+        raise RipError(f"{path}: macs must be a whole number >= 0, got {macs!r}")
+    return data
 
 
 def write_host_project(model: EmittedModel, out: Path, checksum: int | None = None) -> None:
@@ -58,8 +77,7 @@ def build_host(out: Path, cc: str | None = None) -> Path:
     compiler = cc or shutil.which("cc") or shutil.which("gcc")
     if make is None or compiler is None:
         raise BuildError("building on the host needs make and a C compiler (cc or gcc)")
-    proc = subprocess.run([make, "-C", str(out), f"CC={compiler}", "model"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = run_tool([make, "-C", str(out), f"CC={compiler}", "model"], "host build")
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
         raise BuildError(f"{out}: host build failed:\n" + "\n".join(tail))
@@ -68,8 +86,10 @@ def build_host(out: Path, cc: str | None = None) -> Path:
 
 def run_host(out: Path, repeats: int = 1, timeout: float = 600.0) -> Result:
     binary = out / "model"
-    proc = subprocess.run([str(binary), str(repeats)], capture_output=True, text=True,
-                          timeout=timeout, check=False)  # fmt: skip
+    try:
+        proc = processes.run([str(binary), str(repeats)], timeout)
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"{binary} printed no result line within {timeout:g} s; stopped") from None
     for line in proc.stdout.splitlines():
         result = parse_result_line(line)
         if result is not None:

@@ -3,18 +3,21 @@ build itself (ELF, BIN, UF2) when the SDK is at hand.
 
 The folder has the shape of every ``pico-examples`` project (``pico_sdk_import.cmake``,
 ``CMakeLists.txt`` with ``pico_sdk_init()``, ``pico_enable_stdio_usb``,
-``pico_add_extra_outputs``), with the model as one more library target. ``main.c`` prints
-the result line of ``rip.firmware.result`` every second; ``expected.json`` holds what it
-should print.
+``pico_add_extra_outputs``). The model is a library in ``model/`` (its own
+``CMakeLists.txt``, ``model.h`` with the C API, the kernels) that any Pico application can
+``add_subdirectory()``; ``main.c`` is the example application: it prints the result line of
+``rip.firmware.result`` every second, and ``expected.json`` holds what it should print.
+How ``--build`` runs CMake (options, the shared build folder, the log) is
+``rip.firmware.pico_build``; what it checks of the SDK first is ``rip.firmware.pico_sdk``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import subprocess
+import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -22,18 +25,42 @@ from rip.boards import Board
 from rip.codegen.cformat import c_ident
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
+from rip.core import jsonio
 from rip.core.errors import PicoSdkMissing, RipError
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
+from rip.firmware.pico_build import (
+    BuildLog,
+    BuildTree,
+    PicoBuildOptions,
+    build_tree,
+    choose_stdio,
+    cmake_defines,
+    sync_sources,
+    timed,
+    tool_identity,
+    tool_warnings,
+    tree_key,
+)
+from rip.firmware.pico_sdk import SDK_HINT, find_tinyusb, sdk_path, sdk_version
 from rip.firmware.result import Result, c_printf, c_result_fields
+from rip.firmware.tools import run_tool
 from rip.firmware.uf2 import write_uf2
+
+__all__ = ["SDK_HINT", "PicoSdkMissing", "build_pico_project", "write_pico_project"]
 
 # What the firmware prints as the unit of ``cycles``, by the board file's cycle_counter.
 CYCLE_UNITS = {"dwt_cyccnt": "cycles", "timer_us": "us"}
-# The volume label of the bootloader's USB drive, by chip.
-SDK_HINT = (
-    "git clone https://github.com/raspberrypi/pico-sdk && "
-    "(cd pico-sdk && git submodule update --init) && export PICO_SDK_PATH=$PWD/pico-sdk"
-)
+# ... and what that unit means, for expected.json and the READMEs.
+CYCLE_MEANINGS = {
+    "cycles": "CPU cycles of one inference (DWT CYCCNT)",
+    "us": "microseconds of one inference (the RP2040's timer), not CPU cycles",
+}
+MODEL_DIR = "model"  # the library's folder inside the project
+APP_TARGET = "rip_app"  # the example application's CMake target in every project
+# The files of the built example application, beside the ELF (pico_add_extra_outputs).
+OUTPUT_SUFFIXES = (".elf", ".bin", ".hex", ".dis", ".elf.map", ".uf2")
+# Symbols that say which stdio the firmware really has (stdio_init_all calls them).
+STDIO_SYMBOLS = {"usb": "stdio_usb_init", "uart": "stdio_uart_init"}
 
 
 def app_name(model_name: str) -> str:
@@ -81,22 +108,25 @@ def write_pico_project(
     macs: int | None = None,
 ) -> None:
     """The Pico SDK project for ``model`` on ``board`` in ``out``: CMakeLists.txt,
-    pico_sdk_import.cmake, main.c, README.md, model.c/model.h, kernels/ and expected.json
-    (``checksum`` is the host's CRC-32 of the outputs on the default input, or None;
-    ``macs``, the model's multiply-accumulates, gives rip-verify the expected inference
-    time to wait for)."""
+    pico_sdk_import.cmake, main.c, README.md and expected.json, and the model library in
+    model/ (CMakeLists.txt, model.c/model.h, model_data.c/.h, kernels/). ``checksum`` is the
+    host's CRC-32 of the outputs on the default input, or None; ``macs``, the model's
+    multiply-accumulates, gives rip-verify the expected inference time to wait for."""
     _require_pico(board)
-    out.mkdir(parents=True, exist_ok=True)
+    library = out / MODEL_DIR
+    library.mkdir(parents=True, exist_ok=True)
     unit = CYCLE_UNITS[board.cycle_counter]
     fields = c_result_fields(
         board.name, unit, "elapsed", clock_expr="clock_get_hz(clk_sys)", stack_expr="stack_bytes"
     )
     example = Result(model.name, board.name, model.strategy, model.arena_bytes, 0, 0, unit,
                      stack=0, clock_hz=board.clock_hz or None).line()  # fmt: skip
+    seconds = expected_inference_seconds(board, macs) if macs else None
     ctx = {
         "m": model,
         "board": board,
         "app": app_name(model.name),
+        "target": APP_TARGET,
         "dwt": board.cycle_counter == "dwt_cyccnt",
         "unit": unit,
         "result_printf": c_printf(fields),
@@ -106,36 +136,24 @@ def write_pico_project(
         "kernel_sources": kernel_sources(),
         "drive": board.boot_drive,
         "checksum": checksum,
-        "seconds": expected_inference_seconds(board, macs) if macs else None,
+        "seconds": seconds,
     }
-    files = dict(model.files)
+    files = {f"{MODEL_DIR}/{name}": text for name, text in model.files.items()}
+    files[f"{MODEL_DIR}/CMakeLists.txt"] = render("pico/model_CMakeLists.txt.j2", **ctx)
     files["main.c"] = render("pico/main.c.j2", **ctx)
     files["CMakeLists.txt"] = render("pico/CMakeLists.txt.j2", **ctx)
     files["pico_sdk_import.cmake"] = render("pico/pico_sdk_import.cmake.j2", **ctx)
     files["README.md"] = render("pico/README.md.j2", **ctx)
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")
-    copy_kernels(out)
+    copy_kernels(library)
     write_expected(model, out, board.name, checksum)
-    seconds = expected_inference_seconds(board, macs) if macs else None
+    expected = out / "expected.json"
+    data = jsonio.loads(expected.read_text(encoding="utf-8"))
+    data.update(cycles_unit=unit, cycles_means=CYCLE_MEANINGS[unit])
     if seconds is not None:
-        expected = out / "expected.json"
-        data = json.loads(expected.read_text(encoding="utf-8"))
         data.update(macs=macs, expected_inference_seconds=seconds)
-        expected.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-
-
-def _sdk_path() -> Path:
-    raw = os.environ.get("PICO_SDK_PATH", "").strip()
-    if not raw:
-        raise PicoSdkMissing(f"--build needs the Pico SDK: PICO_SDK_PATH is not set ({SDK_HINT})")
-    sdk = Path(raw).expanduser()
-    if not (sdk / "pico_sdk_init.cmake").is_file():
-        raise PicoSdkMissing(
-            f"PICO_SDK_PATH={raw} has no pico_sdk_init.cmake: point it at the top folder "
-            "of the Pico SDK"
-        )
-    return sdk.resolve()
+    expected.write_text(jsonio.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def _tool(name: str, why: str) -> str:
@@ -145,37 +163,18 @@ def _tool(name: str, why: str) -> str:
     return path
 
 
-def _run(cmd: list[str], what: str, env: dict[str, str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    if proc.returncode != 0:
-        tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-15:]
-        raise BuildError(f"{what} failed ({' '.join(cmd[:2])} ...):\n" + "\n".join(tail))
-
-
-def _configure(
-    cmake: str, out: Path, build: Path, sdk: Path, use_picotool: bool, env: dict[str, str]
-) -> None:
-    cmd = [
-        cmake,
-        "-S",
-        str(out),
-        "-B",
-        str(build),
-        f"-DPICO_SDK_PATH={sdk}",
-        f"-DPICO_NO_PICOTOOL={0 if use_picotool else 1}",
-    ]
-    # A build folder remembers its generator; choosing Ninja again for it would fail.
-    if not (build / "CMakeCache.txt").is_file() and shutil.which("ninja"):
-        cmd += ["-G", "Ninja"]
-    _run(cmd, "cmake configure", env)
+def _build_tools() -> tuple[str, str]:
+    """cmake and arm-none-eabi-gcc, or a BuildError saying which is missing."""
+    return (
+        _tool("cmake", "the Pico SDK builds with CMake 3.13 or newer"),
+        _tool("arm-none-eabi-gcc", "the Arm GNU toolchain compiles for the Pico"),
+    )
 
 
 def section_sizes(elf: Path, size_tool: str = "arm-none-eabi-size") -> dict[str, dict[str, int]]:
     """Every allocated section of ``elf``: {name: {"bytes": n, "address": a}}, from
     ``arm-none-eabi-size -A`` (System V format, decimal)."""
-    proc = subprocess.run(
-        [size_tool, "-A", "-d", str(elf)], capture_output=True, text=True, check=False
-    )
+    proc = run_tool([size_tool, "-A", "-d", str(elf)], size_tool, timeout=60.0)
     if proc.returncode != 0:
         raise BuildError(f"{size_tool} {elf}: {proc.stderr.strip()}")
     sections = {}
@@ -190,9 +189,7 @@ def symbol_placement(
     elf: Path, names: tuple[str, ...] = ("rip_arena", "rip_scratch"), nm: str = "arm-none-eabi-nm"
 ) -> dict[str, dict[str, int | str]]:
     """Address, size and nm type letter ('b' is .bss) of the named symbols in ``elf``."""
-    proc = subprocess.run(
-        [nm, "-S", "--defined-only", str(elf)], capture_output=True, text=True, check=False
-    )
+    proc = run_tool([nm, "-S", "--defined-only", str(elf)], nm, timeout=60.0)
     found: dict[str, dict[str, int | str]] = {}
     if proc.returncode != 0:
         return found
@@ -207,77 +204,209 @@ def symbol_placement(
     return found
 
 
+def _step(cmd: list[str], step: str, env: dict[str, str], log: BuildLog) -> None:
+    """One CMake command of the build, timed and logged; a BuildError with the tail of its
+    output when it fails."""
+    start = time.monotonic()
+    proc = run_tool(cmd, f"cmake {step}", env=env)
+    log.record(step, cmd, time.monotonic() - start, proc.returncode, proc.stdout, proc.stderr)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-15:]
+        raise BuildError(f"cmake {step} failed ({' '.join(cmd[:2])} ...):\n" + "\n".join(tail))
+
+
+def _configure(
+    cmake: str,
+    tree: BuildTree,
+    settings: list[str],
+    use_picotool: bool,
+    generator: str | None,
+    env: dict[str, str],
+    log: BuildLog,
+) -> None:
+    cmd = [cmake, "-S", str(tree.source), "-B", str(tree.build), *settings,
+           f"-DPICO_NO_PICOTOOL={0 if use_picotool else 1}"]  # fmt: skip
+    # A build folder remembers its generator; choosing one again for it would fail.
+    if generator and not (tree.build / "CMakeCache.txt").is_file():
+        cmd += ["-G", generator]
+    _step(cmd, "configure", env, log)
+
+
+def _configure_tree(
+    cmake: str,
+    tree: BuildTree,
+    settings: list[str],
+    use_picotool: bool,
+    auto: bool,
+    generator: str | None,
+    env: dict[str, str],
+    log: BuildLog,
+) -> tuple[bool, str | None]:
+    """Configure ``tree``; returns whether the SDK uses picotool, and a note when it could
+    not. A shared folder that no longer configures (left half-made by a killed run, or by
+    a tool that changed) is started afresh once; picotool on PATH is not always one the
+    SDK can use (it looks for picotool's installed CMake package, and else downloads and
+    builds it), so an automatic choice of it falls back to rip's own UF2 writer."""
+    note = None
+    while True:
+        try:
+            _configure(cmake, tree, settings, use_picotool, generator, env, log)
+            return use_picotool, note
+        except BuildError as e:
+            if tree.reused:
+                shutil.rmtree(tree.build, ignore_errors=True)
+                tree.reused = False
+            elif auto and use_picotool:
+                why = str(e).splitlines()[-1]
+                note = f"the SDK could not use picotool, so rip wrote the UF2 ({why})"
+                use_picotool = False
+            else:
+                raise
+
+
+def _kept_log(tree: BuildTree) -> Path:
+    """The build log of a failed build, where it survives the build folder: in the shared
+    folder itself, else copied out of the temporary one."""
+    if tree.shared or not tree.log.is_file():
+        return tree.log
+    fd, name = tempfile.mkstemp(prefix="rip-pico-build-", suffix=".log")
+    os.close(fd)
+    shutil.copyfile(tree.log, name)
+    return Path(name)
+
+
+def check_build_request(board: Board, options: PicoBuildOptions | None = None) -> None:
+    """What ``--build`` needs, checked before minutes of planning: the SDK, the tools, and
+    TinyUSB when the stdio asked for needs it (each a one-line error, exit 5)."""
+    options = options or PicoBuildOptions()
+    _require_pico(board)
+    sdk = sdk_path()
+    _build_tools()
+    choose_stdio(options.stdio, find_tinyusb(sdk, cmake_defines(options.cmake_args)))
+
+
 def build_pico_project(
-    out: Path, board: Board, jobs: int | None = None, use_picotool: bool | None = None
+    out: Path,
+    board: Board,
+    jobs: int | None = None,
+    use_picotool: bool | None = None,
+    options: PicoBuildOptions | None = None,
 ) -> dict:
     """Configure and build the project in ``out`` with the Pico SDK at ``PICO_SDK_PATH``.
+
+    TinyUSB is checked before anything runs (``pico_build.choose_stdio``: ``--stdio usb``
+    without it is refused, the default falls back to UART with a warning), and the ELF is
+    checked after: the stdio reported is the one the firmware has. The build runs in a
+    shared configured folder (``rip.firmware.pico_build``) or a temporary one, and its
+    outputs (ELF, BIN, HEX, DIS, map, UF2) and ``build.log`` land in ``out/build``.
 
     ``use_picotool`` None means: when picotool is on PATH (and ``PICO_NO_PICOTOOL`` is not
     set in the environment) the SDK makes the UF2 with it; otherwise the build runs with
     ``PICO_NO_PICOTOOL=1`` (the SDK would else try to download picotool) and the UF2 is
     written here from the BIN, errata block included. Returns the output paths, which tool
-    wrote the UF2, and the ELF's section sizes and arena/scratch placement for the
-    linker-placement check.
+    wrote the UF2, the stdio, each step's seconds, the tools' warnings and rip's own, and
+    the ELF's section sizes and arena/scratch placement for the linker-placement check.
     """
+    options = options or PicoBuildOptions()
     family = _require_pico(board)
-    sdk = _sdk_path()
+    sdk = sdk_path()
     expected = out / "expected.json"
     if not expected.is_file():
         raise RipError(f"{out}: no expected.json; is this a project written by rip-compile?")
-    app = app_name(json.loads(expected.read_text(encoding="utf-8"))["model"])
-    cmake = _tool("cmake", "the Pico SDK builds with CMake 3.13 or newer")
-    _tool("arm-none-eabi-gcc", "the Arm GNU toolchain compiles for the Pico")
+    model = jsonio.loads(expected.read_text(encoding="utf-8"))["model"]
+    app = app_name(model)
+    cmake, gcc = _build_tools()
     size_tool = _tool("arm-none-eabi-size", "it measures .bss and .data")
+    env = dict(os.environ, PICO_SDK_PATH=str(sdk))
+    tinyusb = find_tinyusb(sdk, cmake_defines(options.cmake_args), env)
+    stdio, notes = choose_stdio(options.stdio, tinyusb)
     auto = use_picotool is None
     if use_picotool is None:
         use_picotool = shutil.which("picotool") is not None and os.environ.get(
             "PICO_NO_PICOTOOL", "0"
         ) in ("", "0")
-
-    build = out / "build"
-    env = dict(os.environ, PICO_SDK_PATH=str(sdk))
-    note = None
-    try:
-        _configure(cmake, out, build, sdk, use_picotool, env)
-    except BuildError as e:
-        # picotool on PATH is not always one the SDK can use (it looks for picotool's
-        # installed CMake package, and else downloads and builds it): build without it.
-        if not (auto and use_picotool):
-            raise
-        note = f"the SDK could not use picotool, so rip wrote the UF2 ({str(e).splitlines()[-1]})"
-        use_picotool = False
-        _configure(cmake, out, build, sdk, use_picotool, env)
-    _run(
-        [cmake, "--build", str(build), "--parallel", str(jobs or os.cpu_count() or 1)],
-        "cmake build",
-        env,
-    )
-
-    elf, bin_path, uf2 = (build / f"{app}{ext}" for ext in (".elf", ".bin", ".uf2"))
-    for path in (elf, bin_path):
-        if not path.is_file():
-            raise BuildError(f"the build finished without {path}")
-    # picotool's UF2 when it made a fresh one; ours otherwise (a stale UF2 from an
-    # earlier build must not survive a rebuild).
-    fresh = uf2.is_file() and uf2.stat().st_mtime >= elf.stat().st_mtime
-    if use_picotool and fresh:
-        writer = "picotool"
-    else:
-        write_uf2(bin_path, uf2, family, board.uf2_errata_family)
-        writer = "rip"
+    generator = "Ninja" if shutil.which("ninja") else None
+    settings = [f"-DPICO_SDK_PATH={sdk}", f"-DCMAKE_BUILD_TYPE={options.build_type}",
+                f"-DRIP_STDIO={stdio.name}", *options.cmake_args]  # fmt: skip
+    facts = {
+        "board": [board.name, board.pico_board, board.pico_platform],
+        "sdk": [str(sdk), sdk_version(sdk)],
+        "settings": settings,
+        "picotool": use_picotool,
+        "generator": generator,
+        "tools": [tool_identity(cmake), tool_identity(gcc)],
+    }
+    dest = out / "build"
+    dest.mkdir(exist_ok=True)
+    name = f"{board.name}-{options.build_type}-{stdio.name}"
+    with build_tree(options, name, tree_key(**facts), facts) as tree:
+        log = BuildLog(tree.log)
+        how = ("shared, " + ("reused" if tree.reused else "new")) if tree.shared else "temporary"
+        log.start(
+            f"rip-compile --build of {app} (model {model}) for {board.name}\n"
+            f"Pico SDK {sdk_version(sdk)} at {sdk}; TinyUSB "
+            f"{'at ' + str(tinyusb.path) if tinyusb.present else 'absent: ' + tinyusb.problem}\n"
+            f"build folder {tree.root} ({how})"
+        )
+        try:
+            with timed("copy", log):
+                sync_sources(out, tree.source)
+            use_picotool, note = _configure_tree(
+                cmake, tree, settings, use_picotool, auto, generator, env, log
+            )
+            parallel = str(options.jobs or jobs or os.cpu_count() or 1)
+            _step([cmake, "--build", str(tree.build), "--parallel", parallel], "compile", env, log)
+            for suffix in OUTPUT_SUFFIXES:
+                built = tree.build / f"{app}{suffix}"
+                if built.is_file():
+                    shutil.copy2(built, dest / built.name)
+            elf, bin_path, uf2 = (dest / f"{app}{ext}" for ext in (".elf", ".bin", ".uf2"))
+            for path in (elf, bin_path):
+                if not path.is_file():
+                    raise BuildError(f"the build finished without {path.name}")
+            # picotool's UF2 when it made a fresh one; ours otherwise (a stale UF2 from an
+            # earlier build must not survive a rebuild).
+            fresh = uf2.is_file() and uf2.stat().st_mtime >= elf.stat().st_mtime
+            if use_picotool and fresh:
+                writer = "picotool"
+            else:
+                with timed("uf2", log):
+                    write_uf2(bin_path, uf2, family, board.uf2_errata_family)
+                writer = "rip"
+        except BuildError as e:
+            raise BuildError(f"{e}\nfull build log: {_kept_log(tree)}") from None
+        shutil.copyfile(tree.log, dest / "build.log")
+        shared = {"path": str(tree.root), "shared": tree.shared, "reused": tree.reused}
+    warnings = tool_warnings(log.texts)
     sections = section_sizes(elf, size_tool)
     nm = shutil.which("arm-none-eabi-nm") or "arm-none-eabi-nm"
+    symbols = symbol_placement(elf, names=("rip_arena", "rip_scratch", *STDIO_SYMBOLS.values()),
+                               nm=nm)  # fmt: skip
+    has = {kind: symbols.pop(sym, None) is not None for kind, sym in STDIO_SYMBOLS.items()}
+    if stdio.usb and not has["usb"]:
+        raise BuildError(
+            f"{elf.name} has no USB serial (no stdio_usb_init), although the build asked for "
+            f"it (--stdio {stdio.name}): check TinyUSB at {tinyusb.path}, or use --stdio uart"
+        )
     return {
-        "build_dir": str(build),
+        "build_dir": str(dest),
         "elf": str(elf),
         "bin": str(bin_path),
         "uf2": str(uf2),
         "uf2_writer": writer,
+        "log": str(dest / "build.log"),
+        "build_type": options.build_type,
+        "cmake_args": list(options.cmake_args),
+        "stdio": {"requested": options.stdio or "default", **has},
+        "tinyusb": str(tinyusb.path) if tinyusb.present else None,
+        "seconds": {k: round(v, 1) for k, v in log.seconds.items()},
+        "tree": shared,
+        "warnings": warnings,
+        "notes": [*notes, *([note] if note else [])],
         "bss_bytes": sections.get(".bss", {}).get("bytes", 0),
         "data_bytes": sections.get(".data", {}).get("bytes", 0),
         "image_bytes": bin_path.stat().st_size,  # what goes to flash: code, weights, .data
         "flash_bytes": board.flash_bytes,
         "sections": sections,
-        "symbols": symbol_placement(elf, nm=nm),
-        **({"note": note} if note else {}),
+        "symbols": symbols,
     }

@@ -14,17 +14,17 @@ of the emitted model: model.c's template and the kernels stay as they are.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rip.boards import Board
 from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
+from rip.core import jsonio
 from rip.core.errors import EmulatedFitError, RipError
+from rip.core.operators import Op
 from rip.firmware.host_project import BuildError, copy_kernels, write_expected
 from rip.firmware.result import (
     ERROR_PREFIX,
@@ -33,6 +33,7 @@ from rip.firmware.result import (
     Result,
     c_result_fields,
 )
+from rip.firmware.tools import run_tool
 from rip.frontend.ir import Graph
 
 GCC_HINT = "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi"
@@ -81,16 +82,16 @@ def macs(graph: Graph) -> int:
     FULLY_CONNECTED (output elements x input features), as the reference file counts."""
     total = 0
     for op in graph.operators:
-        if op.kind not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+        if op.kind not in (Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED):
             continue
         out = graph.tensors[op.outputs[0]].shape
         filt = graph.tensors[op.inputs[1]].shape
         n = 1
         for d in out:
             n *= d
-        if op.kind == "CONV_2D":
+        if op.kind == Op.CONV_2D:
             n *= filt[1] * filt[2] * filt[3]
-        elif op.kind == "DEPTHWISE_CONV_2D":
+        elif op.kind == Op.DEPTHWISE_CONV_2D:
             n *= filt[1] * filt[2]
         else:
             n *= filt[-1]
@@ -163,14 +164,14 @@ def write_qemu_project(
     copy_kernels(out)
     write_expected(model, out, board.name, checksum)
     expected = out / "expected.json"
-    data = json.loads(expected.read_text(encoding="utf-8"))
+    data = jsonio.loads(expected.read_text(encoding="utf-8"))
     data["qemu_machine"] = board.qemu_machine
     data["instructions_per_tick"] = board.instructions_per_tick
     if model_macs is not None:
         data["macs"] = model_macs
     if profile:
         data["profile_marks"] = [{"op": k.op, "part": k.part} for k in marks]
-    expected.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    expected.write_text(jsonio.dumps(data, indent=2) + "\n", encoding="utf-8")
     return marks
 
 
@@ -186,8 +187,7 @@ def build_qemu_project(out: Path, board: Board) -> Path:
     gcc = shutil.which("arm-none-eabi-gcc")
     if make is None or gcc is None:
         raise BuildError(f"building for {board.name} needs make and arm-none-eabi-gcc ({GCC_HINT})")
-    proc = subprocess.run([make, "-C", str(out), f"CC={gcc}", "model.elf"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = run_tool([make, "-C", str(out), f"CC={gcc}", "model.elf"], f"build for {board.name}")
     if proc.returncode != 0:
         text = proc.stderr + proc.stdout
         m = _OVERFLOW.search(text)

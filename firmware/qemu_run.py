@@ -7,11 +7,12 @@ timeout, on an error and on Ctrl-C (KeyboardInterrupt), so no emulator is left r
 
 from __future__ import annotations
 
-import json
+import contextlib
 import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,14 +20,23 @@ import serial
 
 from rip.boards import Board, load_board
 from rip.codegen.templating import render
+from rip.core import processes
 from rip.core.errors import FirmwareError, NoAnswerError, RipError
+from rip.firmware.host_project import read_expected
 from rip.firmware.qemu_project import (
     build_qemu_project,
     qemu_args,
     require_qemu,
 )
 from rip.firmware.result import Result
-from rip.firmware.serial_port import LineReader, open_port, wait_for_result
+from rip.firmware.serial_port import (
+    MAX_WAIT_SECONDS,
+    LineReader,
+    check_wait,
+    open_port,
+    wait_for_result,
+)
+from rip.firmware.tools import run_tool
 
 QEMU_HINT = "apt-get install qemu-system-arm"
 CONNECT_SECONDS = 10.0  # QEMU opens its socket within a fraction of a second
@@ -48,7 +58,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _connect(port: int, proc: subprocess.Popen) -> serial.SerialBase:
+def _connect(port: int, proc: subprocess.Popen) -> serial.Serial:
     """The pyserial link to QEMU's UART socket, retried until QEMU listens."""
     deadline = time.monotonic() + CONNECT_SECONDS
     while True:
@@ -63,28 +73,30 @@ def _connect(port: int, proc: subprocess.Popen) -> serial.SerialBase:
             time.sleep(0.05)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()  # SIGKILL cannot be ignored
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-
-
-def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -> QemuRun:
+def run_elf(
+    elf: Path,
+    board: Board,
+    timeout: float,
+    until: str | None = None,
+    extra_args: Sequence[str] = (),
+    settle: float = 0.0,
+) -> QemuRun:
     """Run ``elf`` on the board's QEMU machine until the firmware prints its result line
     (or, with ``until``, a line starting so), reports an error, or ``timeout`` seconds
-    pass; QEMU is stopped in every case."""
+    pass; QEMU is stopped in every case. ``extra_args`` go to QEMU (a ``-plugin``), and
+    ``settle`` seconds are left for it to exit by itself afterwards (the firmware exits
+    after its result line, and a plugin writes what it measured when QEMU exits)."""
+    check_wait(timeout)
     require_qemu(board)
     qemu = shutil.which("qemu-system-arm")
     if qemu is None:
         raise RipError(f"running on {board.name} needs qemu-system-arm ({QEMU_HINT})")
     port = _free_port()
     cmd = [qemu, *qemu_args(board), "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on",
-           "-kernel", str(elf)]  # fmt: skip
+           "-kernel", str(elf), *extra_args]  # fmt: skip
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # its own process group, dying with rip: stopped on Ctrl-C and SIGTERM, or if rip is killed
+    proc = processes.spawn(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         link = _connect(port, proc)
         lines: list[str] = []
@@ -99,8 +111,11 @@ def run_elf(elf: Path, board: Board, timeout: float, until: str | None = None) -
                         break
         finally:
             link.close()
-    finally:  # also on KeyboardInterrupt: no QEMU is left running
-        _stop(proc)
+        if settle:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=settle)
+    finally:  # also on Ctrl-C and SIGTERM: no QEMU is left running
+        processes.stop(proc)
     return QemuRun(result, lines, time.monotonic() - t0)
 
 
@@ -111,21 +126,27 @@ def default_timeout(board: Board, macs: int | None) -> float:
     if not macs or not board.instructions_per_second_estimate:
         return 600.0
     seconds = macs * board.cycles_per_mac_estimate / board.instructions_per_second_estimate
-    return max(60.0, 4.0 * seconds)
+    return min(MAX_WAIT_SECONDS, max(60.0, 4.0 * seconds))
+
+
+Runner = Callable[[Path, Board, float], QemuRun]
 
 
 def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | None = None,
-                build: bool = True) -> Result:  # fmt: skip
+                build: bool = True, runner: Runner = run_elf,
+                slowdown: float = 1.0) -> Result:  # fmt: skip
     """Build (``make``) and run the project rip-compile wrote for an emulated board; its
     Result. A RIP-ERROR line is returned as a Result-less error (RipError, exit 1); no
-    result line within ``timeout`` is a NoAnswerError (exit 2)."""
-    expected = _expected(project_dir)
+    result line within ``timeout`` is a NoAnswerError (exit 2). ``runner`` runs the ELF
+    (``run_elf``, or a run under a plugin ``slowdown`` times slower, which the default
+    timeout allows for)."""
+    expected = read_expected(project_dir)
     if board is None:
         board = load_board(str(expected.get("board")))
     elf = build_qemu_project(project_dir, board) if build else project_dir / "model.elf"
     if timeout is None:
-        timeout = default_timeout(board, expected.get("macs"))
-    run = run_elf(elf, board, timeout)
+        timeout = slowdown * default_timeout(board, expected.get("macs"))
+    run = runner(elf, board, timeout)
     if run.result is None:
         raise NoAnswerError(
             f"{board.name} ({board.qemu_machine}) printed no result line within {timeout:g} s"
@@ -133,16 +154,6 @@ def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | 
     if isinstance(run.result, str):
         raise FirmwareError(f"{board.name}: the firmware reported an error: {run.result}")
     return run.result
-
-
-def _expected(project_dir: Path) -> dict:
-    path = project_dir / "expected.json"
-    if not path.is_file():
-        raise RipError(f"{project_dir}: no expected.json; give the folder rip-compile -o wrote")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RipError(f"{path}: not valid JSON ({e})") from None
 
 
 def is_emulated(expected: dict) -> bool:
@@ -168,11 +179,11 @@ def calibrate(board: Board, work: Path, iterations: int = 1_000_000) -> tuple[in
     if gcc is None:
         raise RipError(f"calibrating {board.name} needs arm-none-eabi-gcc")
     elf = work / "calibrate.elf"
-    proc = subprocess.run(
+    proc = run_tool(
         [gcc, *board.cflags, "-std=c99", "-Wall", "-Wextra", "-Werror", "-nostartfiles",
          "-T", str(work / "link.ld"), f"-I{work}", str(work / "calibrate.c"),
          str(work / "startup.c"), "-o", str(elf)],
-        capture_output=True, text=True, check=False,
+        "calibration build",
     )  # fmt: skip
     if proc.returncode != 0:
         raise RipError(f"calibration build failed: {proc.stderr.strip()[-500:]}")

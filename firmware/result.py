@@ -4,14 +4,23 @@
                <cycles|instructions>=<n> unit=<cycles|us|ns|instructions> [clock_hz=<Hz>]
                [stack=<bytes>]
 
-(on one line). ``checksum`` is zlib's CRC-32 of the int8 output tensors' bytes,
-concatenated in output order, on the default test input. The measured figure counts in
-``unit``: CPU cycles (DWT CYCCNT on the RP2350), microseconds (the RP2040's timer),
-nanoseconds (host clock), or executed instructions (an emulated board's SysTick under
-QEMU's ``-icount shift=0``, which counts instructions and never cycles: its key is then
-``instructions``, not ``cycles``). ``clock_hz`` is the system clock the figure was taken
-at, where the firmware can read it (the Pico boards). A failing kernel prints
-``RIP-ERROR op=<index> status=<n>`` instead.
+(on one line, each field once and in this order, nothing after it). ``checksum`` is zlib's
+CRC-32 of the int8 output tensors' bytes, concatenated in output order, on the default
+test input. The measured figure counts in ``unit``: CPU cycles (DWT CYCCNT on the
+RP2350), microseconds (the RP2040's timer), nanoseconds (host clock), or executed
+instructions (an emulated board's SysTick under QEMU's ``-icount shift=0``, which counts
+instructions and never cycles: its key is then ``instructions``, not ``cycles``).
+``clock_hz`` is the system clock the figure was taken at, where the firmware can read it
+(the Pico boards). A failing kernel prints ``RIP-ERROR op=<index> status=<n>`` instead.
+
+The grammar is exact (``RESULT_LINE``): names in the safe set of ``rip.core.names``,
+decimal numbers as ASCII digits without sign, underscore or leading zero and within their
+C type, the checksum as ``0x`` and exactly eight lower-case hex digits (what ``%08lx``
+prints). Python's ``int()`` would take ``0x23c6_8d3f``, ``+1``, full-width and
+Arabic-Indic digits, and a line with two results would give the last one's fields; none of
+them is a result line. Bytes before ``RIP-RESULT`` on the same line (noise, a partial line
+from a port opened mid-line) are ignored unless they hold another result or an error line:
+one result per line, and a line that also reports an error is no result.
 
 The C side of every firmware is rendered from :func:`c_result_fields` (a list of fields
 with their C expressions) by :func:`c_printf` or by a template's own per-field writer, so
@@ -23,14 +32,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rip.core.names import MAX_NAME, NAME_CHARS
+
 PREFIX = "RIP-RESULT"
 ERROR_PREFIX = "RIP-ERROR"
-_FIELD = re.compile(r"(\w+)=(\S+)")
-REQUIRED = ("model", "board", "strategy", "arena", "checksum", "unit")
 # The key of the measured figure: "instructions" for emulated boards, "cycles" otherwise
 # (the historical name, whatever the unit).
 INSTRUCTIONS = "instructions"
 COUNT_KEYS = ("cycles", INSTRUCTIONS)
+SECONDS_PER_UNIT = {"us": 1e-6, "ns": 1e-9}  # the units that are times
+UNITS = ("cycles", "us", "ns", INSTRUCTIONS)
+
+_NAME = f"[{NAME_CHARS}]{{1,{MAX_NAME}}}"
+_U32 = "0|[1-9][0-9]{0,9}"  # and at most 2^32 - 1, checked after the match
+_U64 = "0|[1-9][0-9]{0,19}"  # and at most 2^64 - 1
+RESULT_LINE = re.compile(
+    f"{PREFIX} model=(?P<model>{_NAME}) board=(?P<board>{_NAME}) "
+    f"strategy=(?P<strategy>{_NAME}) arena=(?P<arena>{_U32}) "
+    "checksum=0x(?P<checksum>[0-9a-f]{8}) "
+    f"(?P<count_key>{'|'.join(COUNT_KEYS)})=(?P<count>{_U64}) "
+    f"unit=(?P<unit>{'|'.join(UNITS)})"
+    f"(?: clock_hz=(?P<clock_hz>{_U32}))?(?: stack=(?P<stack>{_U32}))?",
+    re.ASCII,
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +79,16 @@ class Result:
         """Executed instructions, when that is what was measured."""
         return self.cycles if self.unit == INSTRUCTIONS else None
 
+    @property
+    def seconds(self) -> float | None:
+        """The measured figure in seconds: a time as it is, cycles at ``clock_hz``; None
+        for an instruction count (or cycles without a clock)."""
+        if self.unit in SECONDS_PER_UNIT:
+            return self.cycles * SECONDS_PER_UNIT[self.unit]
+        if self.unit == "cycles" and self.clock_hz:
+            return self.cycles / self.clock_hz
+        return None
+
     def line(self) -> str:
         clock = f" clock_hz={self.clock_hz}" if self.clock_hz is not None else ""
         stack = f" stack={self.stack}" if self.stack is not None else ""
@@ -66,28 +100,31 @@ class Result:
 
 
 def parse_result_line(line: str) -> Result | None:
-    """The Result on this line, or None if it is not a complete result line."""
-    start = line.find(PREFIX + " ")
-    if start < 0:
+    """The Result on this line, or None unless the line ends in the one result line of the
+    exact grammar (``RESULT_LINE``), its numbers within their C types and its figure's key
+    agreeing with its unit (see the module docstring)."""
+    start = line.find(PREFIX)
+    if start < 0 or line.count(PREFIX) > 1 or ERROR_PREFIX in line:
         return None
-    fields = dict(_FIELD.findall(line[start + len(PREFIX) :]))
-    count = next((fields[k] for k in COUNT_KEYS if k in fields), None)
-    if count is None or any(k not in fields for k in REQUIRED):
+    m = RESULT_LINE.fullmatch(line, start)
+    if m is None:
         return None
-    try:
-        return Result(
-            fields["model"],
-            fields["board"],
-            fields["strategy"],
-            int(fields["arena"]),
-            int(fields["checksum"], 16),
-            int(count),
-            fields["unit"],
-            int(fields["stack"]) if "stack" in fields else None,
-            int(fields["clock_hz"]) if "clock_hz" in fields else None,
-        )
-    except ValueError:
+    u32 = [int(m[k]) for k in ("arena", "clock_hz", "stack") if m[k] is not None]
+    if any(v > 0xFFFFFFFF for v in u32) or int(m["count"]) > 0xFFFFFFFFFFFFFFFF:
         return None
+    if (m["count_key"] == INSTRUCTIONS) != (m["unit"] == INSTRUCTIONS):
+        return None
+    return Result(
+        m["model"],
+        m["board"],
+        m["strategy"],
+        int(m["arena"]),
+        int(m["checksum"], 16),
+        int(m["count"]),
+        m["unit"],
+        int(m["stack"]) if m["stack"] is not None else None,
+        int(m["clock_hz"]) if m["clock_hz"] is not None else None,
+    )
 
 
 # ---- the C side ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ through ``serial.serial_for_url``.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -15,7 +16,8 @@ from collections.abc import Callable, Iterator
 import serial
 from serial.tools import list_ports
 
-from rip.core.errors import NoDeviceError
+from rip.core.errors import NoDeviceError, RipError
+from rip.core.printable import printable
 from rip.firmware.result import ERROR_PREFIX, Result, parse_result_line
 
 RASPBERRY_PI_VID = 0x2E8A
@@ -27,7 +29,7 @@ def find_ports() -> list[str]:
     return sorted(p.device for p in list_ports.comports() if p.vid == RASPBERRY_PI_VID)
 
 
-def open_port(port: str | None = None, timeout: float = 0.1) -> serial.SerialBase:
+def open_port(port: str | None = None, timeout: float = 0.1) -> serial.Serial:
     """The named port (a device path or a pyserial URL), or the one Raspberry Pi port
     when ``port`` is None. ``timeout`` bounds each read, so callers can keep deadlines."""
     if port is None:
@@ -46,6 +48,22 @@ def open_port(port: str | None = None, timeout: float = 0.1) -> serial.SerialBas
         return serial.serial_for_url(port, baudrate=BAUD_RATE, timeout=timeout)
     except (serial.SerialException, ValueError, OSError) as e:
         raise NoDeviceError(f"cannot open {port}: {e}") from None
+
+
+# The longest any wait for a board's line may be: a day (one inference of the largest model
+# rip plans takes minutes on a Pico). rip-verify refuses a longer --timeout and caps the
+# wait it computes from expected.json at this.
+MAX_WAIT_SECONDS = 86400.0
+
+
+def check_wait(seconds: float, what: str = "timeout") -> float:
+    """``seconds`` if it is a wait rip can keep (finite, > 0, at most a day); a RipError
+    (one line, exit 2) otherwise, so that no wait is ever unbounded."""
+    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+        raise RipError(f"{what} {seconds!r}: not a finite number of seconds")
+    if not 0 < seconds <= MAX_WAIT_SECONDS:
+        raise RipError(f"{what} {seconds:g} s: give more than 0 and at most {MAX_WAIT_SECONDS:g}")
+    return float(seconds)
 
 
 MAX_LINE_BYTES = 64 * 1024  # a result line is ~200 B; a profiling line well under 1 KiB
@@ -70,7 +88,7 @@ class LineReader:
 
     def __init__(
         self,
-        port: serial.SerialBase,
+        port: serial.Serial,
         max_line: int = MAX_LINE_BYTES,
         on_drop: Callable[[int], None] = _say_dropped,
     ) -> None:
@@ -133,7 +151,7 @@ def _text(raw: bytes) -> str:
 
 
 def wait_for_result(
-    port: serial.SerialBase,
+    port: serial.Serial,
     timeout: float,
     echo: bool = False,
     collect: list[str] | None = None,
@@ -141,7 +159,7 @@ def wait_for_result(
     """The first complete result line within ``timeout`` seconds, as a Result; a
     ``RIP-ERROR`` line as its text; None on timeout. Other lines are ignored (or printed,
     with ``echo``; or appended to ``collect``, e.g. a profiling build's per-op lines)."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + check_wait(timeout)
     for line in LineReader(port).lines(deadline):
         if collect is not None:
             collect.append(line)
@@ -151,5 +169,5 @@ def wait_for_result(
         if ERROR_PREFIX in line:
             return line[line.index(ERROR_PREFIX) :]
         if echo and line.strip():
-            print(line, flush=True)
+            print(printable(line), flush=True)  # the board's bytes: no terminal control
     return None

@@ -22,10 +22,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from rip.core.operators import SPECS, WINDOW_POOLS, Op, spec
 from rip.frontend.ir import Graph, Operator, Quant, Tensor
-
-FUSED_KIND = "FUSED_CHAIN"
-STAGE_KINDS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D"})
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,7 @@ class ChainSpan:
 def kernel_rows(graph: Graph, op: Operator) -> tuple[int, int, int]:
     """(kernel height, stride, dilation) along H of a stage."""
     p = op.params
-    if op.kind in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
+    if op.kind in WINDOW_POOLS:
         return p.filter[0], p.stride[0], 1
     return graph.tensors[op.inputs[1]].shape[1], p.stride[0], p.dilation[0]
 
@@ -85,18 +83,18 @@ def ring_rows(graph: Graph, reader: Operator, height: int) -> int:
 
 
 def _stage_ok(graph: Graph, op: Operator) -> bool:
-    if op.kind not in STAGE_KINDS:
+    if op.kind not in SPECS or not spec(op.kind).chain_stage:
         return False
-    if op.kind == "DEPTHWISE_CONV_2D" and op.params.depth_multiplier != 1:
+    if op.kind == Op.DEPTHWISE_CONV_2D and op.params.depth_multiplier != 1:
         return False
-    if op.kind in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
+    if op.kind in WINDOW_POOLS:
         return False  # no row kernel for pools yet (rip_fused.c); they end a chain
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if x.dtype != "int8" or y.dtype != "int8" or len(x.shape) != 4 or len(y.shape) != 4:
         return False
     if x.shape[0] != 1:
         return False
-    return op.kind != "CONV_2D" or graph.tensors[op.inputs[1]].is_constant
+    return op.kind != Op.CONV_2D or graph.tensors[op.inputs[1]].is_constant
 
 
 def _readers(graph: Graph) -> dict[int, set[int]]:
@@ -125,7 +123,7 @@ def _residual(graph: Graph, chain_input: int, last: int) -> int | None:
         return None
     op = graph.operators[i]
     out = graph.operators[last].outputs[0]
-    if op.kind != "ADD" or len(op.inputs) != 2 or out not in op.inputs:
+    if op.kind != Op.ADD or len(op.inputs) != 2 or out not in op.inputs:
         return None
     other = op.inputs[1] if op.inputs[0] == out else op.inputs[0]
     if other == out or graph.storage(other) != graph.storage(chain_input):
@@ -206,7 +204,7 @@ def fuse(graph: Graph, chains: list[ChainSpan] | None = None) -> Graph:
         out = (residual or members[-1]).outputs[0]
         operators.append(
             Operator(
-                FUSED_KIND,
+                Op.FUSED_CHAIN,
                 (members[0].inputs[0],),
                 (out, *rings),
                 params,

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rip.core.operators import Op
 from rip.core.shapes import nhwc
+from rip.core.terms import Activation
 
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1}
 
@@ -82,7 +84,7 @@ class Conv2DParams:
     stride: tuple[int, int] = (1, 1)
     dilation: tuple[int, int] = (1, 1)
     padding: Padding = field(default_factory=Padding)
-    activation: str = "NONE"  # NONE | RELU | RELU6 | RELU_N1_TO_1
+    activation: Activation = Activation.NONE  # NONE | RELU | RELU6 | RELU_N1_TO_1
 
 
 @dataclass(frozen=True)
@@ -103,13 +105,13 @@ class PoolParams:
     filter: tuple[int, int] = (1, 1)
     stride: tuple[int, int] = (1, 1)
     padding: Padding = field(default_factory=Padding)
-    activation: str = "NONE"
+    activation: Activation = Activation.NONE
     pad_counts: bool = False
 
 
 @dataclass(frozen=True)
 class FullyConnectedParams:
-    activation: str = "NONE"
+    activation: Activation = Activation.NONE
     keep_num_dims: bool = False
 
 
@@ -118,13 +120,13 @@ class ElementwiseParams:
     """ADD, SUB, MUL (their fused activation; any broadcast), and the option-less binary ops
     (MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU, ADD_N) read as NoParams."""
 
-    activation: str = "NONE"
+    activation: Activation = Activation.NONE
 
 
 @dataclass(frozen=True)
 class ConcatParams:
     axis: int = -1
-    activation: str = "NONE"
+    activation: Activation = Activation.NONE
 
 
 @dataclass(frozen=True)
@@ -245,7 +247,7 @@ class Operator:
     """One step of the schedule. ``inputs``/``outputs`` are tensor ids (-1: optional input
     absent). ``source_index`` is the operator's index in the .tflite file, for messages."""
 
-    kind: str
+    kind: Op  # (a name compares and hashes as its Op)
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     params: Any
@@ -294,7 +296,7 @@ class Graph:
     EXPAND_DIMS, and contiguous slices); ``view_offsets`` gives the byte offset of a view
     inside the tensor it aliases (absent: 0), so a slice's bytes are a range of its input's.
     ``interface`` records boundary ops stripped from the graph, e.g.
-    ``("QUANTIZE", input_float_id, int8_id)``: the compiled model runs int8 inside.
+    ``(Op.QUANTIZE, input_float_id, int8_id)``: the compiled model runs int8 inside.
     """
 
     name: str

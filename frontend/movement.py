@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from rip.core.operators import Op
 from rip.frontend.ir import GatherParams, SliceParams, SpaceBatchParams, SplitParams
 
 Shape = tuple[int, ...]
@@ -188,7 +189,7 @@ def space_batch(
     bh, bw = block
     if min(t, b, left, r) < 0:
         raise Refused(f"negative paddings {pads}")
-    if kind == "SPACE_TO_BATCH_ND":
+    if kind == Op.SPACE_TO_BATCH_ND:
         if (h + t + b) % bh or (w + left + r) % bw:
             raise Refused(f"padded {h + t + b}x{w + left + r} is not a multiple of {block}")
         want = (n * bh * bw, (h + t + b) // bh, (w + left + r) // bw, c)

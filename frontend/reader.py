@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import struct
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,9 @@ import numpy as np
 import tflite
 
 from rip.core.errors import ModelError
+from rip.core.operators import Op, spec
 from rip.core.shapes import conv_out_size, same_padding
+from rip.core.terms import Activation
 from rip.frontend import movement
 from rip.frontend.ir import (
     BlockParams,
@@ -28,6 +32,7 @@ from rip.frontend.ir import (
     DepthwiseParams,
     ElementwiseParams,
     FullyConnectedParams,
+    GatherParams,
     Graph,
     LeakyReluParams,
     MirrorPadParams,
@@ -41,115 +46,24 @@ from rip.frontend.ir import (
     Quant,
     ReduceParams,
     ResizeParams,
+    SliceParams,
     SoftmaxParams,
+    SpaceBatchParams,
+    SplitParams,
     Tensor,
     TransposeParams,
     describe,
 )
+from rip.frontend.tflite_mapping import FORMATS, TFLITE_OPS, accepted, builtin_name
 from rip.frontend.validate import validate_model
 
 FILE_IDENTIFIER = b"TFL3"
 
-SUPPORTED_OPS = frozenset(
-    {
-        "CONV_2D",
-        "DEPTHWISE_CONV_2D",
-        "FULLY_CONNECTED",
-        "ADD",
-        "SUB",
-        "MUL",
-        "AVERAGE_POOL_2D",
-        "MAX_POOL_2D",
-        "MEAN",
-        "PAD",
-        "RESHAPE",
-        "SQUEEZE",
-        "SOFTMAX",
-        "LOGISTIC",
-        "HARD_SWISH",
-        "RELU",
-        "RELU6",
-        "CONCATENATION",
-        "RESIZE_NEAREST_NEIGHBOR",
-        "TRANSPOSE",
-        "QUANTIZE",
-        "DEQUANTIZE",
-        # reductions (kernels/rip_reduce.h)
-        "SUM",
-        "REDUCE_MAX",
-        "REDUCE_MIN",
-        "ARG_MAX",
-        "ARG_MIN",
-        # activations and elementwise (kernels/rip_activation.h, rip_elementwise.h)
-        "TANH",
-        "LEAKY_RELU",
-        "ELU",
-        "LOG_SOFTMAX",
-        "ABS",
-        "PRELU",
-        "MAXIMUM",
-        "MINIMUM",
-        "SQUARED_DIFFERENCE",
-        "ADD_N",
-    }
-)
-
-# Reductions with ReducerOptions and an axis tensor.
-REDUCER_OPS = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"})
-# Ops whose int8 input gives an int32 output (an index).
-INDEX_OPS = frozenset({"ARG_MAX", "ARG_MIN"})
-
-# Ops TFLite Micro has no int8 kernel for (float32 only): nothing to be bit-exact with.
-FLOAT_ONLY_IN_TFLM = frozenset({"NEG", "L2_POOL_2D"})
-
-# ---- data movement and resampling ---------------------------------------------------------------
-MOVEMENT_OPS = frozenset(
-    {
-        "STRIDED_SLICE",
-        "SLICE",
-        "SPLIT",
-        "SPLIT_V",
-        "PACK",
-        "UNPACK",
-        "EXPAND_DIMS",
-        "DEPTH_TO_SPACE",
-        "SPACE_TO_DEPTH",
-        "GATHER",
-        "PADV2",
-        "MIRROR_PAD",
-        "SPACE_TO_BATCH_ND",
-        "BATCH_TO_SPACE_ND",
-        "RESIZE_BILINEAR",
-        "L2_NORMALIZATION",
-        "TRANSPOSE_CONV",
-    }
-)
-SUPPORTED_OPS |= MOVEMENT_OPS
-
-# Ops that only occur in recurrent or stateful models (cells, gates, state variables): their
-# presence turns "unsupported operator" into "recurrent models are not supported".
-RECURRENT_MARKERS = frozenset(
-    {
-        "SVDF",
-        "LSTM",
-        "RNN",
-        "UNIDIRECTIONAL_SEQUENCE_LSTM",
-        "UNIDIRECTIONAL_SEQUENCE_RNN",
-        "BIDIRECTIONAL_SEQUENCE_LSTM",
-        "BIDIRECTIONAL_SEQUENCE_RNN",
-        "TANH",
-        "VAR_HANDLE",
-        "READ_VARIABLE",
-        "ASSIGN_VARIABLE",
-    }
-)
-
 _TYPE_NAMES = {
     getattr(tflite.TensorType, n): n.lower() for n in vars(tflite.TensorType) if n.isupper()
 }
-_ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
-# Fused activations that int8 kernels implement as a clamp of the output; others are refused.
-_CLAMP_ACTIVATIONS = frozenset({"NONE", "RELU", "RELU_N1_TO_1", "RELU6"})
+# TFLite's ActivationFunctionType codes (the int8 kernels implement the clamping ones).
+_ACTIVATIONS = {getattr(tflite.ActivationFunctionType, a.value): a for a in Activation}
 
 # Flatbuffers does not bound-check offsets: a truncated or corrupt file shows up as one of
 # these while reading (numpy raises ValueError for a vector past the end of the buffer,
@@ -256,10 +170,11 @@ class _Reader:
         }
         self.check_activations(raw_ops, tensors, graph_inputs, graph_outputs)
 
-        operators = tuple(
-            Operator(kind, ins, outs, self.params(i, kind, op, ins, outs, tensors), i)
-            for i, (kind, ins, outs, op) in enumerate(raw_ops)
-        )
+        operators: list[Operator] = []
+        for i, (name, ins, outs, op) in enumerate(raw_ops):
+            kind = TFLITE_OPS[name]
+            params = self.params(_Raw(i, kind, op, ins, outs, tensors))
+            operators.append(Operator(kind, ins, outs, params, i))
         op_inputs = {t for op in operators for t in op.inputs if t >= 0}
         missing = [
             t for t in sorted(op_inputs) if tensors[t].is_constant and tensors[t].data is None
@@ -276,7 +191,7 @@ class _Reader:
         return Graph(
             name=self.graph_name,
             tensors=tensors,
-            operators=operators,
+            operators=tuple(operators),
             inputs=graph_inputs,
             outputs=graph_outputs,
             has_weights=has_weights,
@@ -285,19 +200,17 @@ class _Reader:
 
     @staticmethod
     def op_name(code: Any) -> str:
-        # Codes past 127 live only in BuiltinCode; old files only fill the deprecated field.
-        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-        if builtin == tflite.BuiltinOperator.CUSTOM:
+        if max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) == tflite.BuiltinOperator.CUSTOM:
             custom = code.CustomCode()
             return f"CUSTOM {custom.decode(errors='replace')!r}" if custom else "CUSTOM"
-        return tflite.BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}")
+        return builtin_name(code)
 
     def check_operators(self, raw_ops: list, raw_tensors: dict[int, Any]) -> None:
         kinds = {kind for kind, *_ in raw_ops}
         stateful = any(t.IsVariable() for t in raw_tensors.values())
-        markers = sorted(kinds & RECURRENT_MARKERS)
+        markers = sorted(k for k in kinds if k in TFLITE_OPS and spec(k).recurrent_marker)
         for i, (kind, _, outs, _) in enumerate(raw_ops):
-            if kind in SUPPORTED_OPS:
+            if accepted(kind) is not None:
                 continue
             if outs and outs[0] >= 0:
                 out_name = (raw_tensors[outs[0]].Name() or b"").decode(errors="replace")
@@ -305,8 +218,9 @@ class _Reader:
             else:
                 where = describe(kind, i, output=-1)
             message = f"unsupported {where}"
-            if kind in FLOAT_ONLY_IN_TFLM:
-                message += "; TFLite Micro runs it on float32 only (no int8 kernel to match)"
+            refusal = spec(kind).refusal if kind in TFLITE_OPS else None
+            if refusal:
+                message += f"; {refusal}"
             if markers or stateful:
                 uses = ", ".join(markers) or "variable tensors"
                 message += f"; recurrent models are not supported (this one uses {uses})"
@@ -388,7 +302,7 @@ class _Reader:
                     raise self.fail(f"int8 {_tensor_desc(t)} has no quantization parameters")
                 continue
             index_op = raw_ops[producer[tid]][0] if tid in producer else None
-            if index_op in INDEX_OPS:
+            if index_op is not None and spec(index_op).writes_indices:
                 if t.dtype == "int32":
                     continue
                 raise self.fail(
@@ -403,11 +317,11 @@ class _Reader:
             if t.dtype == "float32":
                 users = [raw_ops[c][0] for c in consumers.get(tid, [])]
                 quantized_input = tid in graph_inputs and tid not in producer
-                quantized_input = quantized_input and all(u == "QUANTIZE" for u in users)
+                quantized_input = quantized_input and all(u == Op.QUANTIZE for u in users)
                 dequantized_output = (
                     tid in graph_outputs
                     and tid in producer
-                    and raw_ops[producer[tid]][0] == "DEQUANTIZE"
+                    and raw_ops[producer[tid]][0] == Op.DEQUANTIZE
                     and not users
                 )
                 if quantized_input or dequantized_output:
@@ -429,21 +343,29 @@ class _Reader:
 
     # ---- operator options ------------------------------------------------------------
 
-    def options(self, op: Any, cls: type, index: int, kind: str, required: bool = True) -> Any:
-        table = op.BuiltinOptions()
+    def options(self, r: _Raw) -> Any:
+        """The op's options table, read with its `FORMATS` class; None when it has none
+        (the validator refused a missing table where one is required)."""
+        table = r.op.BuiltinOptions()
+        fmt = FORMATS[r.kind]
         if table is None:
-            if required:
-                raise self.fail(f"{describe(kind, index)} has no options")
+            if fmt.options_required:
+                raise self.fail(f"{r.where} has no options")
             return None
-        opts = cls()
+        opts = fmt.options_class()()
         opts.Init(table.Bytes, table.Pos)
         return opts
 
-    def activation(self, code: int, index: int, kind: str) -> str:
-        act = _ACTIVATIONS.get(code, f"code {code}")
-        if act not in _CLAMP_ACTIVATIONS:
-            raise self.fail(f"unsupported fused activation {act} on {describe(kind, index)}")
+    def activation(self, code: int, r: _Raw) -> Activation:
+        act = _ACTIVATIONS.get(code)
+        if act is None or not act.clamps:
+            shown = act if act is not None else f"code {code}"
+            raise self.fail(f"unsupported fused activation {shown} on {r.where}")
         return act
+
+    def activation_of(self, o: Any, r: _Raw) -> Activation:
+        """The fused activation of options ``o`` (NONE when the op has no options)."""
+        return Activation.NONE if o is None else self.activation(o.FusedActivationFunction(), r)
 
     def constant_ints(self, tid: int, tensors: dict[int, Tensor]) -> list[int] | None:
         t = tensors[tid]
@@ -453,6 +375,20 @@ class _Reader:
         if dtype is None or not t.is_constant:
             raise self.fail(f"{_tensor_desc(t)} should be a constant int32 tensor")
         return [int(v) for v in np.frombuffer(t.data, dtype=dtype)]
+
+    def ints(self, r: _Raw, tid: int) -> list[int]:
+        """A constant int tensor's values; movement.Refused when it has no data."""
+        values = self.constant_ints(tid, r.tensors)
+        if values is None:
+            raise movement.Refused(f"tensor {tid} {r.tensors[tid].name!r} has no data")
+        return values
+
+    def pairs(self, r: _Raw, tid: int, rank: int) -> tuple[tuple[int, int], ...]:
+        """A [rank, 2] paddings tensor as (before, after) pairs; movement.Refused if not."""
+        v = self.ints(r, tid)
+        if len(v) != 2 * rank:
+            raise movement.Refused(f"{len(v)} padding values for rank {rank}")
+        return tuple((v[2 * k], v[2 * k + 1]) for k in range(rank))
 
     def window_padding(
         self,
@@ -492,166 +428,142 @@ class _Reader:
             )
         return padding
 
-    def params(
-        self,
-        index: int,
-        kind: str,
-        op: Any,
-        ins: tuple[int, ...],
-        outs: tuple[int, ...],
-        tensors: dict[int, Tensor],
-    ) -> Any:
-        where = describe(kind, index)
-        in_shape = tensors[ins[0]].shape if ins and ins[0] >= 0 else ()
-        out_shape = tensors[outs[0]].shape if outs and outs[0] >= 0 else ()
+    def params(self, r: _Raw) -> Any:
+        """The op's parameters, by its decoder (`DECODERS`); a data-movement refusal
+        (movement.Refused) becomes one line naming the op."""
+        try:
+            return DECODERS[r.kind](self, r)
+        except movement.Refused as exc:
+            raise self.fail(f"{r.where}: {exc}") from None
 
-        if kind in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-            depthwise = kind == "DEPTHWISE_CONV_2D"
-            cls = tflite.DepthwiseConv2DOptions if depthwise else tflite.Conv2DOptions
-            o = self.options(op, cls, index, kind)
-            filter_shape = tensors[ins[1]].shape
-            if len(filter_shape) != 4:
-                raise self.fail(f"{where}: filter shape {filter_shape} is not 4-D")
-            stride = (o.StrideH(), o.StrideW())
-            dilation = (o.DilationHFactor(), o.DilationWFactor())
-            padding = self.window_padding(
-                o.Padding(), in_shape, out_shape, filter_shape[1:3], stride, dilation, where
-            )
-            act = self.activation(o.FusedActivationFunction(), index, kind)
-            if not depthwise:
-                return Conv2DParams(stride, dilation, padding, act)
-            # The kernels use channels_out / channels_in; old converters wrote 0 here.
-            if out_shape[3] % in_shape[3]:
-                raise self.fail(f"{where}: {out_shape[3]} output channels for {in_shape[3]} in")
-            return DepthwiseParams(stride, dilation, padding, act, out_shape[3] // in_shape[3])
+    # ---- the option decoders, one per op (DECODERS) ------------------------------------
 
-        if kind in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
-            o = self.options(op, tflite.Pool2DOptions, index, kind)
-            size = (o.FilterHeight(), o.FilterWidth())
-            stride = (o.StrideH(), o.StrideW())
-            padding = self.window_padding(
-                o.Padding(), in_shape, out_shape, size, stride, (1, 1), where
-            )
-            act = self.activation(o.FusedActivationFunction(), index, kind)
-            return PoolParams(size, stride, padding, act)
-
-        if kind == "FULLY_CONNECTED":
-            o = self.options(op, tflite.FullyConnectedOptions, index, kind, required=False)
-            if o is None:
-                return FullyConnectedParams()
-            if o.WeightsFormat() != 0:
-                raise self.fail(f"{where}: shuffled weights format is not supported")
-            act = self.activation(o.FusedActivationFunction(), index, kind)
-            return FullyConnectedParams(act, bool(o.KeepNumDims()))
-
-        if kind in ("ADD", "SUB", "MUL"):
-            cls = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions, "MUL": tflite.MulOptions}
-            o = self.options(op, cls[kind], index, kind, required=False)
-            act = "NONE" if o is None else self.activation(o.FusedActivationFunction(), index, kind)
-            return ElementwiseParams(act)
-
-        if kind in INDEX_OPS:
-            axis_tensor = tensors[ins[1]]
-            if axis_tensor.dtype != "int32":
-                raise self.fail(
-                    f"{where}: axis {_tensor_desc(axis_tensor)} is {axis_tensor.dtype}; "
-                    f"TFLite Micro's {kind} takes an int32 axis"
-                )
-            axes = self.constant_ints(ins[1], tensors)
-            if axes is None or len(axes) != 1:
-                raise self.fail(f"{where}: the axis tensor must hold one constant axis")
-            rank = len(in_shape)
-            if not -rank <= axes[0] < rank:
-                raise self.fail(f"{where}: axis {axes[0]} out of range for rank {rank}")
-            return self.reduce_params(in_shape, out_shape, (axes[0] % rank,), False, where)
-
-        if kind == "LEAKY_RELU":
-            o = self.options(op, tflite.LeakyReluOptions, index, kind, required=False)
-            return LeakyReluParams(float(o.Alpha()) if o is not None else 0.0)
-
-        if kind in REDUCER_OPS:
-            axis_tensor = tensors[ins[1]]
-            if axis_tensor.dtype != "int32":
-                raise self.fail(
-                    f"{where}: axis {_tensor_desc(axis_tensor)} is {axis_tensor.dtype}; "
-                    f"TFLite Micro's {kind} takes an int32 axis"
-                )
-            o = self.options(op, tflite.ReducerOptions, index, kind, required=False)
-            keep_dims = bool(o.KeepDims()) if o is not None else False
-            rank = len(in_shape)
-            axes = self.constant_ints(ins[1], tensors)
-            if axes is None:
-                axes = self.infer_mean_axes(in_shape, out_shape, tensors[ins[1]], keep_dims, where)
-            if any(not -rank <= a < rank for a in axes):
-                raise self.fail(f"{where}: axes {axes} out of range for rank {rank}")
-            axes = sorted({a % rank for a in axes})
-            return self.reduce_params(in_shape, out_shape, tuple(axes), keep_dims, where)
-
-        if kind == "PAD":
-            return self.pad_params(ins, in_shape, out_shape, tensors, where)
-
-        if kind == "SOFTMAX":
-            o = self.options(op, tflite.SoftmaxOptions, index, kind, required=False)
-            return SoftmaxParams(float(o.Beta()) if o is not None else 1.0)
-
-        if kind == "CONCATENATION":
-            o = self.options(op, tflite.ConcatenationOptions, index, kind)
-            act = self.activation(o.FusedActivationFunction(), index, kind)
-            rank = len(out_shape)
-            if not -rank <= o.Axis() < rank:
-                raise self.fail(f"{where}: axis {o.Axis()} out of range for rank {rank}")
-            return ConcatParams(o.Axis() % rank, act)
-
-        if kind == "RESIZE_NEAREST_NEIGHBOR":
-            o = self.options(op, tflite.ResizeNearestNeighborOptions, index, kind, required=False)
-            if o is None:
-                return ResizeParams()
-            return ResizeParams(bool(o.AlignCorners()), bool(o.HalfPixelCenters()))
-
-        if kind == "TRANSPOSE":
-            perm = self.constant_ints(ins[1], tensors)
-            if perm is None:
-                raise self.fail(f"{where}: the permutation tensor has no data")
-            if sorted(perm) != list(range(len(in_shape))):
-                raise self.fail(f"{where}: {perm} is not a permutation of rank {len(in_shape)}")
-            return TransposeParams(tuple(perm))
-
-        if kind in MOVEMENT_OPS:
-            try:
-                return self.movement_params(index, kind, op, ins, outs, tensors)
-            except movement.Refused as exc:
-                raise self.fail(f"{where}: {exc}") from None
-
-        # RESHAPE, SQUEEZE (the output shape says it all), LOGISTIC, HARD_SWISH, RELU, RELU6,
-        # QUANTIZE, DEQUANTIZE, ELU, ABS, PRELU, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, ADD_N.
+    def no_params(self, r: _Raw) -> NoParams:
+        """RESHAPE, SQUEEZE (the output shape says it all) and the ops without options."""
         return NoParams()
 
-    def reduce_params(
-        self,
-        in_shape: tuple[int, ...],
-        out_shape: tuple[int, ...],
-        axes: tuple[int, ...],
-        keep_dims: bool,
-        where: str,
-    ) -> ReduceParams:
+    def conv(self, r: _Raw) -> Conv2DParams:
+        """CONV_2D and DEPTHWISE_CONV_2D: stride, dilation, padding, fused activation (and
+        the depth multiplier, from the channels)."""
+        o = self.options(r)
+        in_shape, out_shape, where = r.in_shape, r.out_shape, r.where
+        filter_shape = r.tensors[r.ins[1]].shape
+        if len(filter_shape) != 4:
+            raise self.fail(f"{where}: filter shape {filter_shape} is not 4-D")
+        stride = (o.StrideH(), o.StrideW())
+        dilation = (o.DilationHFactor(), o.DilationWFactor())
+        padding = self.window_padding(
+            o.Padding(), in_shape, out_shape, filter_shape[1:3], stride, dilation, where
+        )
+        act = self.activation(o.FusedActivationFunction(), r)
+        if r.kind != Op.DEPTHWISE_CONV_2D:
+            return Conv2DParams(stride, dilation, padding, act)
+        # The kernels use channels_out / channels_in; old converters wrote 0 here.
+        if out_shape[3] % in_shape[3]:
+            raise self.fail(f"{where}: {out_shape[3]} output channels for {in_shape[3]} in")
+        return DepthwiseParams(stride, dilation, padding, act, out_shape[3] // in_shape[3])
+
+    def pool(self, r: _Raw) -> PoolParams:
+        """AVERAGE_POOL_2D and MAX_POOL_2D: window, stride, padding, fused activation."""
+        o = self.options(r)
+        size = (o.FilterHeight(), o.FilterWidth())
+        stride = (o.StrideH(), o.StrideW())
+        padding = self.window_padding(
+            o.Padding(), r.in_shape, r.out_shape, size, stride, (1, 1), r.where
+        )
+        act = self.activation(o.FusedActivationFunction(), r)
+        return PoolParams(size, stride, padding, act)
+
+    def fully_connected(self, r: _Raw) -> FullyConnectedParams:
+        o = self.options(r)
+        if o is None:
+            return FullyConnectedParams()
+        if o.WeightsFormat() != 0:
+            raise self.fail(f"{r.where}: shuffled weights format is not supported")
+        act = self.activation(o.FusedActivationFunction(), r)
+        return FullyConnectedParams(act, bool(o.KeepNumDims()))
+
+    def binary(self, r: _Raw) -> ElementwiseParams:
+        """ADD, SUB, MUL: the fused activation."""
+        return ElementwiseParams(self.activation_of(self.options(r), r))
+
+    def int32_axis(self, r: _Raw) -> None:
+        axis_tensor = r.tensors[r.ins[1]]
+        if axis_tensor.dtype != "int32":
+            raise self.fail(
+                f"{r.where}: axis {_tensor_desc(axis_tensor)} is {axis_tensor.dtype}; "
+                f"TFLite Micro's {r.kind} takes an int32 axis"
+            )
+
+    def arg_reduce(self, r: _Raw) -> ReduceParams:
+        """ARG_MAX and ARG_MIN: one constant int32 axis."""
+        self.int32_axis(r)
+        axes = self.constant_ints(r.ins[1], r.tensors)
+        if axes is None or len(axes) != 1:
+            raise self.fail(f"{r.where}: the axis tensor must hold one constant axis")
+        rank = len(r.in_shape)
+        if not -rank <= axes[0] < rank:
+            raise self.fail(f"{r.where}: axis {axes[0]} out of range for rank {rank}")
+        return self.checked_axes(r, (axes[0] % rank,), False)
+
+    def reducer(self, r: _Raw) -> ReduceParams:
+        """MEAN, SUM, REDUCE_MAX, REDUCE_MIN: an int32 axis tensor and keep_dims (a
+        graph-only model's MEAN axes inferred from the shapes)."""
+        self.int32_axis(r)
+        o = self.options(r)
+        keep_dims = bool(o.KeepDims()) if o is not None else False
+        rank = len(r.in_shape)
+        axes = self.constant_ints(r.ins[1], r.tensors)
+        if axes is None:
+            axes = self.infer_mean_axes(r, r.tensors[r.ins[1]], keep_dims)
+        if any(not -rank <= a < rank for a in axes):
+            raise self.fail(f"{r.where}: axes {axes} out of range for rank {rank}")
+        return self.checked_axes(r, tuple(sorted({a % rank for a in axes})), keep_dims)
+
+    def leaky_relu(self, r: _Raw) -> LeakyReluParams:
+        o = self.options(r)
+        return LeakyReluParams(float(o.Alpha()) if o is not None else 0.0)
+
+    def softmax(self, r: _Raw) -> SoftmaxParams:
+        o = self.options(r)
+        return SoftmaxParams(float(o.Beta()) if o is not None else 1.0)
+
+    def concatenation(self, r: _Raw) -> ConcatParams:
+        o = self.options(r)
+        act = self.activation(o.FusedActivationFunction(), r)
+        rank = len(r.out_shape)
+        if not -rank <= o.Axis() < rank:
+            raise self.fail(f"{r.where}: axis {o.Axis()} out of range for rank {rank}")
+        return ConcatParams(o.Axis() % rank, act)
+
+    def resize_nearest(self, r: _Raw) -> ResizeParams:
+        o = self.options(r)
+        if o is None:
+            return ResizeParams()
+        return ResizeParams(bool(o.AlignCorners()), bool(o.HalfPixelCenters()))
+
+    def transpose(self, r: _Raw) -> TransposeParams:
+        perm = self.constant_ints(r.ins[1], r.tensors)
+        if perm is None:
+            raise self.fail(f"{r.where}: the permutation tensor has no data")
+        if sorted(perm) != list(range(len(r.in_shape))):
+            raise self.fail(f"{r.where}: {perm} is not a permutation of rank {len(r.in_shape)}")
+        return TransposeParams(tuple(perm))
+
+    def checked_axes(self, r: _Raw, axes: tuple[int, ...], keep_dims: bool) -> ReduceParams:
         """The reduction's axes, checked against the output: it holds the kept extents."""
+        in_shape, out_shape = r.in_shape, r.out_shape
         kept = [d for j, d in enumerate(in_shape) if j not in axes]
         if math.prod(kept) != math.prod(out_shape):
             raise self.fail(
-                f"{where}: output {list(out_shape)} does not hold {list(in_shape)} reduced over"
-                f" axes {list(axes)}"
+                f"{r.where}: output {list(out_shape)} does not hold {list(in_shape)} reduced"
+                f" over axes {list(axes)}"
             )
         return ReduceParams(axes, keep_dims)
 
-    def infer_mean_axes(
-        self,
-        in_shape: tuple[int, ...],
-        out_shape: tuple[int, ...],
-        axes_tensor: Tensor,
-        keep_dims: bool,
-        where: str,
-    ) -> list[int]:
+    def infer_mean_axes(self, r: _Raw, axes_tensor: Tensor, keep_dims: bool) -> list[int]:
         """Axes of a graph-only model's MEAN (its axis tensor was emptied), from shapes."""
+        in_shape, out_shape = r.in_shape, r.out_shape
         count = axes_tensor.shape[0] if axes_tensor.shape else 1
         rank = len(in_shape)
 
@@ -664,21 +576,16 @@ class _Reader:
         if len(fits) > 1 and (1, 2) in fits and rank == 4:
             fits = [(1, 2)]  # keras global average pooling: the spatial axes of NHWC
         if len(fits) != 1:
-            raise self.fail(f"{where}: the axis tensor has no data and shapes do not fix it")
+            raise self.fail(f"{r.where}: the axis tensor has no data and shapes do not fix it")
         self.inferred["MEAN axes"] += 1
         return list(fits[0])
 
-    def pad_params(
-        self,
-        ins: tuple[int, ...],
-        in_shape: tuple[int, ...],
-        out_shape: tuple[int, ...],
-        tensors: dict[int, Tensor],
-        where: str,
-    ) -> PadParams:
+    def pad(self, r: _Raw) -> PadParams:
+        """PAD of 4-D NHWC (a graph-only model's amounts split from the shapes as SAME)."""
+        in_shape, out_shape, where = r.in_shape, r.out_shape, r.where
         if len(in_shape) != 4 or len(out_shape) != 4:
             raise self.fail(f"{where}: only 4-D NHWC PAD is supported, got {in_shape}")
-        values = self.constant_ints(ins[1], tensors)
+        values = self.constant_ints(r.ins[1], r.tensors)
         if values is None:
             # Graph-only model: the amounts are gone; split each total like SAME does. Only
             # planning uses these files, and the planner needs the sizes, not the split.
@@ -701,151 +608,157 @@ class _Reader:
             )
         return PadParams(Padding(*pairs[1], *pairs[2]), pairs[3])
 
-    # ---- data movement and resampling -----------------------------------------------------------
+    # ---- data movement and resampling (rip.frontend.movement; these raise Refused) ----------
 
-    def movement_params(
-        self,
-        index: int,
-        kind: str,
-        op: Any,
-        ins: tuple[int, ...],
-        outs: tuple[int, ...],
-        tensors: dict[int, Tensor],
-    ) -> Any:
-        """Params of a MOVEMENT_OPS operator (rip.frontend.movement); raises Refused."""
+    def expand_dims(self, r: _Raw) -> NoParams:
+        x, y = r.shape(r.ins[0]), r.shape(r.outs[0])
+        if math.prod(x) != math.prod(y):
+            raise movement.Refused(f"{list(x)} and {list(y)} differ in size")
+        return NoParams()
 
-        def shape(t: int) -> tuple[int, ...]:
-            return tensors[t].shape
+    def slice(self, r: _Raw) -> SliceParams:
+        ins = r.ins
+        return movement.slice_(
+            r.shape(ins[0]), self.ints(r, ins[1]), self.ints(r, ins[2]), r.shape(r.outs[0])
+        )
 
-        def ints(t: int) -> list[int]:
-            values = self.constant_ints(t, tensors)
-            if values is None:
-                raise movement.Refused(f"tensor {t} {tensors[t].name!r} has no data")
-            return values
-
-        def pairs(t: int, rank: int) -> tuple[tuple[int, int], ...]:
-            v = ints(t)
-            if len(v) != 2 * rank:
-                raise movement.Refused(f"{len(v)} padding values for rank {rank}")
-            return tuple((v[2 * k], v[2 * k + 1]) for k in range(rank))
-
-        x, y = ins[0], outs[0]
-        if kind == "EXPAND_DIMS":
-            if math.prod(shape(x)) != math.prod(shape(y)):
-                raise movement.Refused(f"{list(shape(x))} and {list(shape(y))} differ in size")
-            return NoParams()
-        if kind == "SLICE":
-            return movement.slice_(shape(x), ints(ins[1]), ints(ins[2]), shape(y))
-        if kind == "STRIDED_SLICE":
-            o = self.options(op, tflite.StridedSliceOptions, index, kind, required=False)
-            masks = (o.BeginMask(), o.EndMask(), o.ShrinkAxisMask()) if o else (0, 0, 0)
-            if o is not None and (o.EllipsisMask() or o.NewAxisMask() or o.Offset()):
-                raise movement.Refused(
-                    "ellipsis or new-axis masks or offset (TFLite Micro ignores them)"
-                )
-            return movement.strided_slice(
-                shape(x), ints(ins[1]), ints(ins[2]), ints(ins[3]), *masks, shape(y)
+    def strided_slice(self, r: _Raw) -> SliceParams:
+        o = self.options(r)
+        begin_mask, end_mask, shrink_mask = (
+            (o.BeginMask(), o.EndMask(), o.ShrinkAxisMask()) if o else (0, 0, 0)
+        )
+        if o is not None and (o.EllipsisMask() or o.NewAxisMask() or o.Offset()):
+            raise movement.Refused(
+                "ellipsis or new-axis masks or offset (TFLite Micro ignores them)"
             )
-        out_shapes = [shape(t) for t in outs]
-        if kind == "SPLIT":
-            axis, data = ints(ins[0]), shape(ins[1])
-            rank = len(data)
-            if len(axis) != 1 or not -rank <= axis[0] < rank:
-                raise movement.Refused(f"axis {axis} for rank {rank}")
-            n = len(outs)
-            if data[axis[0] % rank] % n:
-                raise movement.Refused(f"axis of size {data[axis[0] % rank]} into {n} pieces")
-            return movement.split(data, axis[0], [data[axis[0] % rank] // n] * n, out_shapes)
-        if kind == "SPLIT_V":
-            axis = ints(ins[2])
-            if len(axis) != 1:
-                raise movement.Refused(f"axis {axis}")
-            return movement.split(shape(x), axis[0], ints(ins[1]), out_shapes)
-        if kind == "UNPACK":
-            o = self.options(op, tflite.UnpackOptions, index, kind)
-            return movement.unpack(shape(x), o.Axis(), o.Num(), out_shapes)
-        if kind == "PACK":
-            o = self.options(op, tflite.PackOptions, index, kind)
-            rank = len(shape(y))
-            if not -rank <= o.Axis() < rank:
-                raise movement.Refused(f"axis {o.Axis()} out of range for rank {rank}")
-            axis = o.Axis() % rank
-            want = (*shape(x)[:axis], len(ins), *shape(x)[axis:])
-            if any(shape(t) != shape(x) for t in ins) or want != shape(y):
-                raise movement.Refused(f"inputs of {list(shape(x))} do not pack into {shape(y)}")
-            return PackParams(axis)
-        if kind in ("DEPTH_TO_SPACE", "SPACE_TO_DEPTH"):
-            cls = tflite.DepthToSpaceOptions if kind[0] == "D" else tflite.SpaceToDepthOptions
-            b = self.options(op, cls, index, kind).BlockSize()
-            (n, h, w, c), up = nhwc4(shape(x)), kind == "DEPTH_TO_SPACE"
-            want = (n, h * b, w * b, c // (b * b)) if up else (n, h // b, w // b, c * b * b)
-            exact = c % (b * b) == 0 if up else h % b == 0 and w % b == 0
-            if b < 1 or not exact or len(shape(x)) != 4 or want != shape(y):
-                raise movement.Refused(f"block {b} turns {list(shape(x))} into {list(want)}")
-            return BlockParams(b)
-        if kind == "GATHER":
-            o = self.options(op, tflite.GatherOptions, index, kind, required=False)
-            axis, batch_dims = (o.Axis(), o.BatchDims()) if o is not None else (0, 0)
-            return movement.gather(
-                shape(x), axis, batch_dims, shape(ins[1]), ints(ins[1]), shape(y)
-            )
-        if kind in ("PADV2", "MIRROR_PAD"):
-            pads = pairs(ins[1], len(shape(x)))
-            want = tuple(d + lo + hi for d, (lo, hi) in zip(shape(x), pads, strict=True))
-            if min(v for p in pads for v in p) < 0 or want != shape(y) or len(want) > 4:
-                raise movement.Refused(f"paddings {pads} turn {list(shape(x))} into {list(want)}")
-            if kind == "PADV2":
-                value = None
-                if len(ins) > 2 and ins[2] >= 0:
-                    v = tensors[ins[2]]
-                    if v.dtype != "int8" or v.data is None or len(v.data) != 1:
-                        raise movement.Refused("constant_values is not one constant int8 value")
-                    value = int(np.frombuffer(v.data, dtype=np.int8)[0])
-                return PadValueParams(pads, value)
-            o = self.options(op, tflite.MirrorPadOptions, index, kind, required=False)
-            symmetric = o is not None and o.Mode() == tflite.MirrorPadMode.SYMMETRIC
-            limit = 0 if symmetric else 1  # REFLECT may not repeat the edge
-            if any(p > d - limit for d, pair in zip(shape(x), pads, strict=True) for p in pair):
-                raise movement.Refused(f"paddings {pads} exceed the input {list(shape(x))}")
-            return MirrorPadParams(pads, symmetric)
-        if kind in ("SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"):
-            block, pads = ints(ins[1]), pairs(ins[2], 2)
-            if len(shape(x)) != 4 or len(block) != 2 or min(block) < 1:
-                raise movement.Refused(f"block {block} on {list(shape(x))}: 4-D NHWC only")
-            return movement.space_batch(kind, shape(x), (block[0], block[1]), pads, shape(y))
-        if kind == "RESIZE_BILINEAR":
-            o = self.options(op, tflite.ResizeBilinearOptions, index, kind, required=False)
-            if len(shape(x)) != 4 or shape(x)[::3] != shape(y)[::3]:
-                raise movement.Refused(f"{list(shape(x))} -> {list(shape(y))}: 4-D, same N, C")
-            if o is None:
-                return ResizeParams()
-            if o.AlignCorners() and o.HalfPixelCenters():
-                raise movement.Refused("align_corners with half_pixel_centers")
-            return ResizeParams(bool(o.AlignCorners()), bool(o.HalfPixelCenters()))
-        if kind == "TRANSPOSE_CONV":
-            return self.transpose_conv_params(index, op, ins, outs, tensors)
-        if kind == "L2_NORMALIZATION":
-            o = self.options(op, tflite.L2NormOptions, index, kind, required=False)
-            act = "NONE" if o is None else self.activation(o.FusedActivationFunction(), index, kind)
-            if act != "NONE" or shape(x) != shape(y) or not 1 <= len(shape(x)) <= 4:
-                raise movement.Refused(f"{list(shape(x))} -> {list(shape(y))}, fused {act}")
-            return ElementwiseParams(act)
-        raise movement.Refused("no parameters")  # pragma: no cover (MOVEMENT_OPS is complete)
+        begin, end, strides = (self.ints(r, t) for t in r.ins[1:4])
+        return movement.strided_slice(
+            r.shape(r.ins[0]),
+            begin,
+            end,
+            strides,
+            begin_mask,
+            end_mask,
+            shrink_mask,
+            r.shape(r.outs[0]),
+        )
 
-    def transpose_conv_params(
-        self,
-        index: int,
-        op: Any,
-        ins: tuple[int, ...],
-        outs: tuple[int, ...],
-        tensors: dict[int, Tensor],
-    ) -> Conv2DParams:
+    def split(self, r: _Raw) -> SplitParams:
+        axis, data = self.ints(r, r.ins[0]), r.shape(r.ins[1])
+        rank = len(data)
+        if len(axis) != 1 or not -rank <= axis[0] < rank:
+            raise movement.Refused(f"axis {axis} for rank {rank}")
+        n = len(r.outs)
+        if data[axis[0] % rank] % n:
+            raise movement.Refused(f"axis of size {data[axis[0] % rank]} into {n} pieces")
+        return movement.split(data, axis[0], [data[axis[0] % rank] // n] * n, r.out_shapes)
+
+    def split_v(self, r: _Raw) -> SplitParams:
+        axis = self.ints(r, r.ins[2])
+        if len(axis) != 1:
+            raise movement.Refused(f"axis {axis}")
+        return movement.split(r.shape(r.ins[0]), axis[0], self.ints(r, r.ins[1]), r.out_shapes)
+
+    def unpack(self, r: _Raw) -> SplitParams:
+        o = self.options(r)
+        return movement.unpack(r.shape(r.ins[0]), o.Axis(), o.Num(), r.out_shapes)
+
+    def pack(self, r: _Raw) -> PackParams:
+        o = self.options(r)
+        x, y = r.shape(r.ins[0]), r.shape(r.outs[0])
+        rank = len(y)
+        if not -rank <= o.Axis() < rank:
+            raise movement.Refused(f"axis {o.Axis()} out of range for rank {rank}")
+        axis = o.Axis() % rank
+        want = (*x[:axis], len(r.ins), *x[axis:])
+        if any(r.shape(t) != x for t in r.ins) or want != y:
+            raise movement.Refused(f"inputs of {list(x)} do not pack into {y}")
+        return PackParams(axis)
+
+    def depth_space(self, r: _Raw) -> BlockParams:
+        """DEPTH_TO_SPACE and SPACE_TO_DEPTH: the block size, checked against the shapes."""
+        b = self.options(r).BlockSize()
+        x, y = r.shape(r.ins[0]), r.shape(r.outs[0])
+        (n, h, w, c), up = nhwc4(x), r.kind == Op.DEPTH_TO_SPACE
+        want = (n, h * b, w * b, c // (b * b)) if up else (n, h // b, w // b, c * b * b)
+        exact = c % (b * b) == 0 if up else h % b == 0 and w % b == 0
+        if b < 1 or not exact or len(x) != 4 or want != y:
+            raise movement.Refused(f"block {b} turns {list(x)} into {list(want)}")
+        return BlockParams(b)
+
+    def gather(self, r: _Raw) -> GatherParams:
+        o = self.options(r)
+        axis, batch_dims = (o.Axis(), o.BatchDims()) if o is not None else (0, 0)
+        indices = r.ins[1]
+        return movement.gather(
+            r.shape(r.ins[0]),
+            axis,
+            batch_dims,
+            r.shape(indices),
+            self.ints(r, indices),
+            r.shape(r.outs[0]),
+        )
+
+    def paddings(self, r: _Raw) -> tuple[tuple[int, int], ...]:
+        """PADV2's and MIRROR_PAD's paddings, checked against the shapes."""
+        x, y = r.shape(r.ins[0]), r.shape(r.outs[0])
+        pads = self.pairs(r, r.ins[1], len(x))
+        want = tuple(d + lo + hi for d, (lo, hi) in zip(x, pads, strict=True))
+        if min(v for p in pads for v in p) < 0 or want != y or len(want) > 4:
+            raise movement.Refused(f"paddings {pads} turn {list(x)} into {list(want)}")
+        return pads
+
+    def padv2(self, r: _Raw) -> PadValueParams:
+        pads, value = self.paddings(r), None
+        if len(r.ins) > 2 and r.ins[2] >= 0:
+            v = r.tensors[r.ins[2]]
+            if v.dtype != "int8" or v.data is None or len(v.data) != 1:
+                raise movement.Refused("constant_values is not one constant int8 value")
+            value = int(np.frombuffer(v.data, dtype=np.int8)[0])
+        return PadValueParams(pads, value)
+
+    def mirror_pad(self, r: _Raw) -> MirrorPadParams:
+        pads, x = self.paddings(r), r.shape(r.ins[0])
+        o = self.options(r)
+        symmetric = o is not None and o.Mode() == tflite.MirrorPadMode.SYMMETRIC
+        limit = 0 if symmetric else 1  # REFLECT may not repeat the edge
+        if any(p > d - limit for d, pair in zip(x, pads, strict=True) for p in pair):
+            raise movement.Refused(f"paddings {pads} exceed the input {list(x)}")
+        return MirrorPadParams(pads, symmetric)
+
+    def space_batch(self, r: _Raw) -> SpaceBatchParams:
+        """SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND: block and paddings (or crops)."""
+        x = r.shape(r.ins[0])
+        block, pads = self.ints(r, r.ins[1]), self.pairs(r, r.ins[2], 2)
+        if len(x) != 4 or len(block) != 2 or min(block) < 1:
+            raise movement.Refused(f"block {block} on {list(x)}: 4-D NHWC only")
+        return movement.space_batch(r.kind, x, (block[0], block[1]), pads, r.shape(r.outs[0]))
+
+    def resize_bilinear(self, r: _Raw) -> ResizeParams:
+        o = self.options(r)
+        x, y = r.shape(r.ins[0]), r.shape(r.outs[0])
+        if len(x) != 4 or x[::3] != y[::3]:
+            raise movement.Refused(f"{list(x)} -> {list(y)}: 4-D, same N, C")
+        if o is None:
+            return ResizeParams()
+        if o.AlignCorners() and o.HalfPixelCenters():
+            raise movement.Refused("align_corners with half_pixel_centers")
+        return ResizeParams(bool(o.AlignCorners()), bool(o.HalfPixelCenters()))
+
+    def l2_normalization(self, r: _Raw) -> ElementwiseParams:
+        act = self.activation_of(self.options(r), r)
+        x, y = r.shape(r.ins[0]), r.shape(r.outs[0])
+        if act != Activation.NONE or x != y or not 1 <= len(x) <= 4:
+            raise movement.Refused(f"{list(x)} -> {list(y)}, fused {act}")
+        return ElementwiseParams(act)
+
+    def transpose_conv(self, r: _Raw) -> Conv2DParams:
         """TRANSPOSE_CONV (inputs: output shape, weights [O, KH, KW, I], input, bias):
         padding as TFLite Micro's Prepare computes it, SAME/VALID of the convolution whose
         transpose this is (from the output's size); only the top and left amounts are used."""
-        kind = "TRANSPOSE_CONV"
-        o = self.options(op, tflite.TransposeConvOptions, index, kind)
-        x, w, y = tensors[ins[2]].shape, tensors[ins[1]].shape, tensors[outs[0]].shape
+        o = self.options(r)
+        ins, tensors = r.ins, r.tensors
+        x, w, y = tensors[ins[2]].shape, tensors[ins[1]].shape, tensors[r.outs[0]].shape
         if len(x) != 4 or len(w) != 4 or len(y) != 4:
             raise movement.Refused(f"needs 4-D tensors, got {list(x)}, {list(w)}, {list(y)}")
         if w[3] != x[3] or w[0] != y[3] or x[0] != y[0]:
@@ -863,8 +776,108 @@ class _Reader:
             top = left = 0
         else:
             raise movement.Refused(f"unknown padding code {o.Padding()}")
-        act = self.activation(o.FusedActivationFunction(), index, kind)
+        act = self.activation(o.FusedActivationFunction(), r)
         return Conv2DParams(stride, (1, 1), Padding(top, 0, left, 0), act)
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """One operator as read from the file, before it is an IR `Operator`: what a decoder
+    sees (``op`` is the flatbuffer's Operator table)."""
+
+    index: int
+    kind: Op
+    op: Any
+    ins: tuple[int, ...]
+    outs: tuple[int, ...]
+    tensors: dict[int, Tensor]
+
+    @property
+    def where(self) -> str:
+        return describe(self.kind, self.index)
+
+    def shape(self, tid: int) -> tuple[int, ...]:
+        return self.tensors[tid].shape
+
+    @property
+    def in_shape(self) -> tuple[int, ...]:
+        return self.tensors[self.ins[0]].shape if self.ins and self.ins[0] >= 0 else ()
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return self.tensors[self.outs[0]].shape if self.outs and self.outs[0] >= 0 else ()
+
+    @property
+    def out_shapes(self) -> list[tuple[int, ...]]:
+        return [self.tensors[t].shape for t in self.outs]
+
+
+Decoder = Callable[[_Reader, _Raw], Any]
+
+# The reader's option decoder of every op it accepts (tests/test_operators.py checks that
+# these are exactly the accepted ops).
+DECODERS: dict[Op, Decoder] = {
+    Op.CONV_2D: _Reader.conv,
+    Op.DEPTHWISE_CONV_2D: _Reader.conv,
+    Op.FULLY_CONNECTED: _Reader.fully_connected,
+    Op.ADD: _Reader.binary,
+    Op.SUB: _Reader.binary,
+    Op.MUL: _Reader.binary,
+    Op.AVERAGE_POOL_2D: _Reader.pool,
+    Op.MAX_POOL_2D: _Reader.pool,
+    Op.MEAN: _Reader.reducer,
+    Op.SUM: _Reader.reducer,
+    Op.REDUCE_MAX: _Reader.reducer,
+    Op.REDUCE_MIN: _Reader.reducer,
+    Op.ARG_MAX: _Reader.arg_reduce,
+    Op.ARG_MIN: _Reader.arg_reduce,
+    Op.PAD: _Reader.pad,
+    Op.SOFTMAX: _Reader.softmax,
+    Op.LEAKY_RELU: _Reader.leaky_relu,
+    Op.CONCATENATION: _Reader.concatenation,
+    Op.RESIZE_NEAREST_NEIGHBOR: _Reader.resize_nearest,
+    Op.TRANSPOSE: _Reader.transpose,
+    **dict.fromkeys(
+        (
+            Op.RESHAPE,
+            Op.SQUEEZE,
+            Op.LOGISTIC,
+            Op.HARD_SWISH,
+            Op.RELU,
+            Op.RELU6,
+            Op.QUANTIZE,
+            Op.DEQUANTIZE,
+            Op.TANH,
+            Op.ELU,
+            Op.LOG_SOFTMAX,
+            Op.ABS,
+            Op.PRELU,
+            Op.MAXIMUM,
+            Op.MINIMUM,
+            Op.SQUARED_DIFFERENCE,
+            Op.ADD_N,
+        ),
+        _Reader.no_params,
+    ),
+    # data movement and resampling
+    Op.EXPAND_DIMS: _Reader.expand_dims,
+    Op.SLICE: _Reader.slice,
+    Op.STRIDED_SLICE: _Reader.strided_slice,
+    Op.SPLIT: _Reader.split,
+    Op.SPLIT_V: _Reader.split_v,
+    Op.UNPACK: _Reader.unpack,
+    Op.PACK: _Reader.pack,
+    Op.DEPTH_TO_SPACE: _Reader.depth_space,
+    Op.SPACE_TO_DEPTH: _Reader.depth_space,
+    Op.GATHER: _Reader.gather,
+    Op.PADV2: _Reader.padv2,
+    Op.MIRROR_PAD: _Reader.mirror_pad,
+    Op.SPACE_TO_BATCH_ND: _Reader.space_batch,
+    Op.BATCH_TO_SPACE_ND: _Reader.space_batch,
+    Op.RESIZE_BILINEAR: _Reader.resize_bilinear,
+    Op.TRANSPOSE_CONV: _Reader.transpose_conv,
+    Op.L2_NORMALIZATION: _Reader.l2_normalization,
+}
 
 
 def nhwc4(shape: tuple[int, ...]) -> tuple[int, int, int, int]:

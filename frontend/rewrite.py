@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from rip.core.operators import CONVOLUTIONS, SPECS, WINDOW_POOLS, Op, Role
+from rip.core.terms import Activation
 from rip.frontend.ir import (
     Graph,
     Operator,
@@ -27,18 +29,22 @@ from rip.frontend.ir import (
 )
 from rip.frontend.movement import contiguous_offset
 
-CONV_KINDS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
-POOL_KINDS = frozenset({"MAX_POOL_2D", "AVERAGE_POOL_2D"})
-# Ops whose output is their input's bytes: they become aliases (`alias_reshapes`), no code.
-ALIAS_KINDS = frozenset({"RESHAPE", "SQUEEZE"})
-# Ops removed at a float model boundary (`strip_interface`).
-INTERFACE_KINDS = frozenset({"QUANTIZE", "DEQUANTIZE"})
-# Producers whose int8 kernels apply the fused activation as a clamp of the quantized output
-# (TFLite's CalculateActivationRangeQuantized). CONCATENATION has the field, but TFLite's
-# kernels require it to be NONE, so a RELU after one is never fused into it.
-RELU_FUSABLE_KINDS = frozenset(
-    {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", *POOL_KINDS}
-)
+# What the passes read of the operator table (rip.core.operators): aliases are the ops whose
+# output is their input's bytes (`alias_reshapes`); a RELU folds into a producer whose int8
+# kernel applies the fused activation as a clamp of the quantized output (TFLite's
+# CalculateActivationRangeQuantized; CONCATENATION has the field, but TFLite's kernels
+# require it to be NONE, so a RELU after one is never fused into it).
+
+
+def _role(op: Operator) -> Role | None:
+    row = SPECS.get(op.kind)
+    return row.role if row is not None else None
+
+
+def _spec_says(op: Operator, field: str) -> bool:
+    """The operator table's flag ``field`` for ``op`` (False for a kind it does not hold)."""
+    row = SPECS.get(op.kind)
+    return row is not None and bool(getattr(row, field))
 
 
 def _readers(graph: Graph, tid: int) -> list[int]:
@@ -94,18 +100,18 @@ def strip_interface(graph: Graph) -> Graph:
         if graph.tensor(tid).dtype != "float32" or len(users) != 1:
             continue
         op = graph.operators[users[0]]
-        if op.kind == "QUANTIZE" and graph.tensor(op.outputs[0]).dtype == "int8":
+        if op.kind == Op.QUANTIZE and graph.tensor(op.outputs[0]).dtype == "int8":
             removed.add(users[0])
             inputs[k] = op.outputs[0]
-            interface.append(("QUANTIZE", tid, op.outputs[0]))
+            interface.append((Op.QUANTIZE, tid, op.outputs[0]))
     for k, tid in enumerate(graph.outputs):
         if graph.tensor(tid).dtype != "float32" or tid not in producers or consumers.get(tid):
             continue
         op = graph.operators[producers[tid]]
-        if op.kind == "DEQUANTIZE" and graph.tensor(op.inputs[0]).dtype == "int8":
+        if op.kind == Op.DEQUANTIZE and graph.tensor(op.inputs[0]).dtype == "int8":
             removed.add(producers[tid])
             outputs[k] = op.inputs[0]
-            interface.append(("DEQUANTIZE", tid, op.inputs[0]))
+            interface.append((Op.DEQUANTIZE, tid, op.inputs[0]))
     if not removed:
         return graph
     result = graph.with_(
@@ -132,7 +138,7 @@ def alias_reshapes(graph: Graph) -> Graph:
     aliases = dict(graph.aliases)
     removed: set[int] = set()
     for i, op in enumerate(graph.operators):
-        if op.kind not in ALIAS_KINDS or len(op.outputs) != 1:
+        if _role(op) is not Role.ALIAS or len(op.outputs) != 1:
             continue
         src, dst = op.inputs[0], op.outputs[0]
         a, b = graph.tensor(src), graph.tensor(dst)
@@ -167,9 +173,9 @@ def _pad_fold_blocker(graph: Graph, pad_index: int) -> str | None:
     # The PAD output must be the reader's data input itself, not an alias or a weight.
     if reader.inputs[0] != dst or dst in reader.inputs[1:]:
         return f"its output is not the data input of {reader.kind}"
-    if reader.kind in CONV_KINDS:
+    if reader.kind in CONVOLUTIONS:
         return None
-    if reader.kind in POOL_KINDS:
+    if reader.kind in WINDOW_POOLS:
         if reader.params.padding != Padding():
             return f"{reader.kind} has padding of its own"
         return None
@@ -203,7 +209,7 @@ def fold_pad(graph: Graph) -> Graph:
         # chain folds first, so the one before it then sees the conv as its reader.
         for i in reversed(range(len(graph.operators))):
             op = graph.operators[i]
-            if op.kind != "PAD" or _pad_fold_blocker(graph, i) is not None:
+            if op.kind != Op.PAD or _pad_fold_blocker(graph, i) is not None:
                 continue
             into[graph.operators[_readers(graph, op.outputs[0])[0]].kind] += 1
             graph = _fold_one_pad(graph, i)
@@ -211,7 +217,7 @@ def fold_pad(graph: Graph) -> Graph:
     kept = [
         f"{op.describe()}: {_pad_fold_blocker(graph, i)}"
         for i, op in enumerate(graph.operators)
-        if op.kind == "PAD"
+        if op.kind == Op.PAD
     ]
     if not into and not kept:
         return graph
@@ -228,7 +234,7 @@ def _fold_one_pad(graph: Graph, pad_index: int) -> Graph:
     reader_index = _readers(graph, dst)[0]
     reader = graph.operators[reader_index]
     padding = reader.params.padding + pad.params.padding
-    if reader.kind in POOL_KINDS:
+    if reader.kind in WINDOW_POOLS:
         params: object = replace(reader.params, padding=padding, pad_counts=True)
     else:
         params = replace(reader.params, padding=padding)
@@ -251,10 +257,10 @@ def mean_to_global_pool(graph: Graph) -> Graph:
     operators = list(graph.operators)
     count = 0
     for i, op in enumerate(operators):
-        if op.kind != "MEAN" or not isinstance(op.params, ReduceParams):
+        if op.kind != Op.MEAN or not isinstance(op.params, ReduceParams):
             continue
         if len(graph.tensor(op.inputs[0]).shape) == 4 and set(op.params.axes) == {1, 2}:
-            operators[i] = op.with_(kind="GLOBAL_AVERAGE_POOL")
+            operators[i] = op.with_(kind=Op.GLOBAL_AVERAGE_POOL)
             count += 1
     if not count:
         return graph
@@ -277,14 +283,14 @@ def fold_relu(graph: Graph) -> Graph:
     operators: list[Operator | None] = list(graph.operators)
     count = 0
     for i, op in enumerate(graph.operators):
-        if op.kind not in ("RELU", "RELU6") or op.inputs[0] not in producers:
+        if op.kind not in (Op.RELU, Op.RELU6) or op.inputs[0] not in producers:
             continue
         src, dst = op.inputs[0], op.outputs[0]
         p = producers[src]
         producer = operators[p]
-        if producer is None or producer.kind not in RELU_FUSABLE_KINDS:
+        if producer is None or not _spec_says(producer, "fused_activation"):
             continue
-        if getattr(producer.params, "activation", None) != "NONE":
+        if getattr(producer.params, "activation", None) != Activation.NONE:
             continue
         a, b = graph.tensor(src), graph.tensor(dst)
         if a.dtype != b.dtype or a.quant != b.quant or a.dtype != "int8":
@@ -293,7 +299,7 @@ def fold_relu(graph: Graph) -> Graph:
             continue
         operators[p] = producer.with_(
             outputs=tuple(dst if t == src else t for t in producer.outputs),
-            params=replace(producer.params, activation=op.kind),
+            params=replace(producer.params, activation=Activation(op.kind)),
         )
         operators[i] = None
         count += 1
@@ -304,8 +310,6 @@ def fold_relu(graph: Graph) -> Graph:
 
 
 # ---- data movement ------------------------------------------------------------------------------
-
-SLICE_KINDS = frozenset({"STRIDED_SLICE", "SLICE", "SPLIT", "SPLIT_V", "UNPACK"})
 
 
 def split_outputs(graph: Graph) -> Graph:
@@ -322,7 +326,7 @@ def split_outputs(graph: Graph) -> Graph:
         if not isinstance(op.params, SplitParams):
             operators.append(op)
             continue
-        data = op.inputs[1] if op.kind == "SPLIT" else op.inputs[0]
+        data = op.inputs[1] if op.kind == Op.SPLIT else op.inputs[0]
         for out, piece in zip(op.outputs, op.params.slices, strict=True):
             if not _readers(graph, out) and not _reaches_output(graph, out):
                 continue  # a piece nobody reads is never computed
@@ -347,9 +351,9 @@ def alias_views(graph: Graph) -> Graph:
     offsets = dict(graph.view_offsets)
     removed: set[int] = set()
     for i, op in enumerate(graph.operators):
-        if op.kind == "EXPAND_DIMS":
+        if _role(op) is Role.VIEW:
             offset: int | None = 0
-        elif op.kind in SLICE_KINDS and isinstance(op.params, SliceParams):
+        elif _spec_says(op, "view_when_contiguous") and isinstance(op.params, SliceParams):
             offset = contiguous_offset(graph.tensor(op.inputs[0]).shape, op.params)
         else:
             continue
@@ -409,15 +413,15 @@ def fold_space_batch(graph: Graph) -> Graph:
 def _fold_one_space_batch(
     graph: Graph, k: int, b2s: Operator, producers: dict[int, int]
 ) -> Graph | None:
-    if b2s.kind != "BATCH_TO_SPACE_ND" or not isinstance(b2s.params, SpaceBatchParams):
+    if b2s.kind != Op.BATCH_TO_SPACE_ND or not isinstance(b2s.params, SpaceBatchParams):
         return None
     conv_at = producers.get(b2s.inputs[0])
     conv = graph.operators[conv_at] if conv_at is not None else None
-    if conv is None or conv.kind not in CONV_KINDS:
+    if conv is None or conv.kind not in CONVOLUTIONS:
         return None
     s2b_at = producers.get(conv.inputs[0])
     s2b = graph.operators[s2b_at] if s2b_at is not None else None
-    if s2b is None or s2b.kind != "SPACE_TO_BATCH_ND" or s2b.params.block != b2s.params.block:
+    if s2b is None or s2b.kind != Op.SPACE_TO_BATCH_ND or s2b.params.block != b2s.params.block:
         return None
     x, t1, t2, y = s2b.inputs[0], s2b.outputs[0], conv.outputs[0], b2s.outputs[0]
     p = conv.params
@@ -445,6 +449,7 @@ def _fold_one_space_batch(
         outputs=(y,),
         params=replace(p, dilation=s2b.params.block, padding=padding),
     )
+    assert conv_at is not None and s2b_at is not None  # conv and s2b were found above
     operators = list(graph.operators)
     operators[conv_at] = new
     return graph.with_(operators=_drop(tuple(operators), {s2b_at, k}))

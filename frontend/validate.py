@@ -38,6 +38,8 @@ a tighter limit than the host's.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,8 +48,10 @@ from flatbuffers.table import Table
 
 from rip.core.errors import ModelError
 from rip.core.limits import HOST_LIMIT_BYTES, MAX_EXTENT, MAX_KERNEL_WORK, kernel_work
+from rip.core.operators import Op
 from rip.frontend.ir import DTYPE_BYTES, Graph
 from rip.frontend.liveness import live_bytes
+from rip.frontend.tflite_mapping import FORMATS, TFLITE_OPS
 
 _TYPE_NAMES = {
     getattr(tflite.TensorType, n): n.lower() for n in vars(tflite.TensorType) if n.isupper()
@@ -63,95 +67,6 @@ _ZERO_POINT_RANGE = {
     "int16": (-32768, 32767),
 }
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
-
-
-# Per supported operator: (min inputs, max inputs or None, optional input positions,
-# accepted options table besides NONE, options required).
-_OP_SPECS: dict[str, tuple[int, int | None, frozenset[int], str | None, bool]] = {
-    "CONV_2D": (2, 3, frozenset({2}), "Conv2DOptions", True),
-    "DEPTHWISE_CONV_2D": (2, 3, frozenset({2}), "DepthwiseConv2DOptions", True),
-    "FULLY_CONNECTED": (2, 3, frozenset({2}), "FullyConnectedOptions", False),
-    "ADD": (2, 2, frozenset(), "AddOptions", False),
-    "SUB": (2, 2, frozenset(), "SubOptions", False),
-    "MUL": (2, 2, frozenset(), "MulOptions", False),
-    "AVERAGE_POOL_2D": (1, 1, frozenset(), "Pool2DOptions", True),
-    "MAX_POOL_2D": (1, 1, frozenset(), "Pool2DOptions", True),
-    "MEAN": (2, 2, frozenset(), "ReducerOptions", False),
-    "PAD": (2, 2, frozenset(), "PadOptions", False),
-    "RESHAPE": (1, 2, frozenset(), "ReshapeOptions", False),
-    "SQUEEZE": (1, 1, frozenset(), "SqueezeOptions", False),
-    "SOFTMAX": (1, 1, frozenset(), "SoftmaxOptions", False),
-    "LOGISTIC": (1, 1, frozenset(), None, False),
-    "HARD_SWISH": (1, 1, frozenset(), "HardSwishOptions", False),
-    "RELU": (1, 1, frozenset(), None, False),
-    "RELU6": (1, 1, frozenset(), None, False),
-    "CONCATENATION": (1, None, frozenset(), "ConcatenationOptions", True),
-    "RESIZE_NEAREST_NEIGHBOR": (2, 2, frozenset(), "ResizeNearestNeighborOptions", False),
-    "TRANSPOSE": (2, 2, frozenset(), "TransposeOptions", False),
-    "QUANTIZE": (1, 1, frozenset(), "QuantizeOptions", False),
-    "DEQUANTIZE": (1, 1, frozenset(), "DequantizeOptions", False),
-    "SUM": (2, 2, frozenset(), "ReducerOptions", False),
-    "REDUCE_MAX": (2, 2, frozenset(), "ReducerOptions", False),
-    "REDUCE_MIN": (2, 2, frozenset(), "ReducerOptions", False),
-    "ARG_MAX": (2, 2, frozenset(), "ArgMaxOptions", False),
-    "ARG_MIN": (2, 2, frozenset(), "ArgMinOptions", False),
-    "LEAKY_RELU": (1, 1, frozenset(), "LeakyReluOptions", False),
-    "TANH": (1, 1, frozenset(), None, False),
-    "ELU": (1, 1, frozenset(), None, False),
-    "LOG_SOFTMAX": (1, 1, frozenset(), "LogSoftmaxOptions", False),
-    "ABS": (1, 1, frozenset(), "AbsOptions", False),
-    "PRELU": (2, 2, frozenset(), None, False),
-    "MAXIMUM": (2, 2, frozenset(), "MaximumMinimumOptions", False),
-    "MINIMUM": (2, 2, frozenset(), "MaximumMinimumOptions", False),
-    "SQUARED_DIFFERENCE": (2, 2, frozenset(), "SquaredDifferenceOptions", False),
-    "ADD_N": (2, None, frozenset(), "AddNOptions", False),
-}
-# ---- data movement and resampling ---------------------------------------------------------------
-_OP_SPECS.update(
-    {
-        "STRIDED_SLICE": (4, 4, frozenset(), "StridedSliceOptions", False),
-        "SLICE": (3, 3, frozenset(), "SliceOptions", False),
-        "SPLIT": (2, 2, frozenset(), "SplitOptions", False),
-        "SPLIT_V": (3, 3, frozenset(), "SplitVOptions", False),
-        "PACK": (1, None, frozenset(), "PackOptions", True),
-        "UNPACK": (1, 1, frozenset(), "UnpackOptions", True),
-        "EXPAND_DIMS": (2, 2, frozenset(), "ExpandDimsOptions", False),
-        "DEPTH_TO_SPACE": (1, 1, frozenset(), "DepthToSpaceOptions", True),
-        "SPACE_TO_DEPTH": (1, 1, frozenset(), "SpaceToDepthOptions", True),
-        "GATHER": (2, 2, frozenset(), "GatherOptions", False),
-        "PADV2": (2, 3, frozenset({2}), "PadV2Options", False),
-        "MIRROR_PAD": (2, 2, frozenset(), "MirrorPadOptions", False),
-        "SPACE_TO_BATCH_ND": (3, 3, frozenset(), "SpaceToBatchNDOptions", False),
-        "BATCH_TO_SPACE_ND": (3, 3, frozenset(), "BatchToSpaceNDOptions", False),
-        "RESIZE_BILINEAR": (2, 2, frozenset(), "ResizeBilinearOptions", False),
-        "L2_NORMALIZATION": (1, 1, frozenset(), "L2NormOptions", False),
-        "TRANSPOSE_CONV": (3, 4, frozenset({3}), "TransposeConvOptions", True),
-    }
-)
-# Operators with one output per piece (their shapes are checked by rip.frontend.movement).
-_MULTI_OUTPUT_OPS = frozenset({"SPLIT", "SPLIT_V", "UNPACK"})
-
-_SAME_SHAPE_OPS = frozenset(
-    {
-        "SOFTMAX",
-        "LOGISTIC",
-        "HARD_SWISH",
-        "RELU",
-        "RELU6",
-        "QUANTIZE",
-        "DEQUANTIZE",
-        "LEAKY_RELU",
-        "TANH",
-        "ELU",
-        "ABS",
-        "LOG_SOFTMAX",
-    }
-)
-_BROADCAST_OPS = frozenset(
-    {"ADD", "SUB", "MUL", "PRELU", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"}
-)
-_REDUCE_OPS = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "ARG_MAX", "ARG_MIN"})
-_WINDOW_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
 
 
 class _Corrupt(Exception):
@@ -356,7 +271,7 @@ class _Validator:
         self.graph_order()
         self.tensors()
         for i in range(len(self.ops)):
-            if self.kinds[i] in _OP_SPECS:
+            if self.kinds[i] in FORMATS:
                 self.operator(i)
         self.live_set()
 
@@ -379,9 +294,9 @@ class _Validator:
             kind = self.kinds[i]
             if not outs:
                 raise self.op_fail(i, None, "has no output tensor")
-            spec = _OP_SPECS.get(kind)
+            fmt = FORMATS.get(kind)  # type: ignore[call-overload]  # a name finds its Op
             for pos, t in enumerate(ins):
-                if t == -1 and (spec is None or pos in spec[2]):
+                if t == -1 and (fmt is None or pos in fmt.optional):
                     continue
                 if not 0 <= t < n:
                     raise self.op_fail(
@@ -396,12 +311,12 @@ class _Validator:
                     raise self.op_fail(
                         i, None, f"output {pos} refers to tensor {t}, past the {n} tensors"
                     )
-            if spec is not None:
-                lo, hi, _, _, _ = spec
+            if fmt is not None:
+                lo, hi = fmt.min_inputs, fmt.max_inputs
                 if len(ins) < lo or (hi is not None and len(ins) > hi):
                     want = f"{lo}" if lo == hi else f"{lo} to {hi if hi is not None else 'any'}"
                     raise self.op_fail(i, None, f"has {len(ins)} inputs, {kind} takes {want}")
-                if len(outs) != 1 and kind not in _MULTI_OUTPUT_OPS:
+                if len(outs) != 1 and not fmt.multi_output:
                     raise self.op_fail(i, None, f"has {len(outs)} outputs, {kind} has one")
 
     def graph_order(self) -> None:
@@ -563,10 +478,11 @@ class _Validator:
     def options(self, i: int) -> Any:
         op = self.ops[i][0]
         kind = self.kinds[i]
-        _, _, _, name, required = _OP_SPECS[kind]
+        fmt = FORMATS[kind]  # type: ignore[index]  # a name finds its Op
+        name = fmt.options
         got = op.BuiltinOptionsType()
         if got == tflite.BuiltinOptions.NONE:
-            if required:
+            if fmt.options_required:
                 raise self.op_fail(i, None, f"has no {name}")
             return None
         if name is None or _OPTION_NAMES.get(got) != name:
@@ -578,125 +494,18 @@ class _Validator:
             )
         if op.BuiltinOptions() is None:
             raise self.op_fail(i, None, f"names {name} but stores no table")
-        opts = getattr(tflite, name)()
+        opts = fmt.options_class()()
         table = op.BuiltinOptions()
         opts.Init(table.Bytes, table.Pos)
         return opts
 
     def operator(self, i: int) -> None:
-        kind = self.kinds[i]
+        """The options table, then every rule of the op (`RULES`), in order."""
+        kind = TFLITE_OPS[self.kinds[i]]
         _, ins, outs = self.ops[i]
-        opts = self.options(i)
-        out = outs[0]
-        x = ins[0]
-        xs, ys = self.shapes[x], self.shapes[out]
-
-        def need(cond: bool, tid: int | None, message: str) -> None:
-            if not cond:
-                raise self.op_fail(i, tid, message)
-
-        if kind in _WINDOW_OPS:
-            need(len(xs) == 4, x, f"{kind} needs a 4-D NHWC input, got {list(xs)}")
-            need(len(ys) == 4, out, f"{kind} needs a 4-D NHWC output, got {list(ys)}")
-            need(ys[0] == xs[0], out, f"batch {ys[0]} differs from the input's {xs[0]}")
-        if kind in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-            w = ins[1]
-            ws = self.shapes[w]
-            need(len(ws) == 4, w, f"filter shape {list(ws)} is not 4-D")
-            self.window(i, w, ws[1], ws[2], opts.DilationHFactor(), opts.DilationWFactor())
-            if kind == "CONV_2D":
-                need(ws[3] == xs[3], w, f"filter has {ws[3]} input channels, input {xs[3]}")
-                need(ws[0] == ys[3], w, f"filter has {ws[0]} output channels, output {ys[3]}")
-                channels = ws[0]
-            else:
-                need(ws[0] == 1, w, f"depthwise filter shape {list(ws)} must start with 1")
-                need(ws[3] == ys[3], w, f"filter has {ws[3]} channels, output {ys[3]}")
-                need(
-                    ys[3] % xs[3] == 0,
-                    out,
-                    f"{ys[3]} output channels is not a multiple of {xs[3]} input channels",
-                )
-                mult = opts.DepthMultiplier()
-                need(
-                    mult in (0, ys[3] // xs[3]),
-                    out,
-                    f"depth multiplier {mult} contradicts {xs[3]} -> {ys[3]} channels",
-                )
-                channels = ys[3]
-            self.bias(i, ins, channels)
-        elif kind in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
-            need(ys[3] == xs[3], out, f"{ys[3]} channels, the input has {xs[3]}")
-            self.window(i, None, opts.FilterHeight(), opts.FilterWidth(), 1, 1)
-        elif kind == "FULLY_CONNECTED":
-            w = ins[1]
-            ws = self.shapes[w]
-            need(len(ws) == 2, w, f"weights shape {list(ws)} is not 2-D [out, in]")
-            n_in = _shape_elements(xs)
-            need(
-                ws[1] > 0 and n_in % ws[1] == 0,
-                w,
-                f"weights {list(ws)} do not fit input {list(xs)}",
-            )
-            need(bool(ys) and ys[-1] == ws[0], out, f"output {list(ys)} does not end in {ws[0]}")
-            need(
-                _shape_elements(ys) == n_in // max(ws[1], 1) * ws[0],
-                out,
-                f"output {list(ys)} does not hold {n_in // max(ws[1], 1)} rows of {ws[0]}",
-            )
-            self.bias(i, ins, ws[0])
-        elif kind in _BROADCAST_OPS:
-            b = self.shapes[ins[1]]
-            need(
-                _broadcast(xs, b) == ys,
-                out,
-                f"output {list(ys)} is not the broadcast of {list(xs)} and {list(b)}",
-            )
-        elif kind in ("RESHAPE", "SQUEEZE"):
-            need(
-                _shape_elements(xs) == _shape_elements(ys),
-                out,
-                f"{list(xs)} and {list(ys)} differ in size",
-            )
-        elif kind in _SAME_SHAPE_OPS:
-            need(ys == xs, out, f"output {list(ys)} differs from input {list(xs)}")
-        elif kind == "CONCATENATION":
-            rank = len(ys)
-            axis = opts.Axis()
-            need(-rank <= axis < rank, out, f"axis {axis} out of range for rank {rank}")
-            axis %= rank
-            total = 0
-            for t in ins:
-                s = self.shapes[t]
-                same = len(s) == rank and all(s[j] == ys[j] for j in range(rank) if j != axis)
-                need(same, t, f"shape {list(s)} does not concatenate into {list(ys)}")
-                total += s[axis]
-            need(total == ys[axis], out, f"axis {axis} sums to {total}, output has {ys[axis]}")
-        elif kind == "RESIZE_NEAREST_NEIGHBOR":
-            need(len(xs) == 4 and len(ys) == 4, out, f"needs 4-D NHWC, got {list(xs)}")
-            need(
-                xs[0] == ys[0] and xs[3] == ys[3],
-                out,
-                f"output {list(ys)} changes batch or channels of {list(xs)}",
-            )
-        elif kind == "TRANSPOSE":
-            need(
-                sorted(ys) == sorted(xs),
-                out,
-                f"output {list(ys)} is not a permutation of {list(xs)}",
-            )
-        elif kind == "ADD_N":
-            for t in ins:
-                need(
-                    self.shapes[t] == ys,
-                    t,
-                    f"shape {list(self.shapes[t])} differs from the output's {list(ys)}",
-                )
-        elif kind in _REDUCE_OPS:
-            need(
-                _shape_elements(ys) <= _shape_elements(xs),
-                out,
-                f"output {list(ys)} larger than input {list(xs)}",
-            )
+        check = OpCheck(self, i, kind, ins, outs, self.options(i))
+        for rule in RULES[kind]:
+            rule(check)
 
     def window(self, i: int, tid: int | None, kh: int, kw: int, dh: int, dw: int) -> None:
         if min(kh, kw, dh, dw) < 1:
@@ -746,3 +555,275 @@ class _Validator:
                     f"needs {live:,} B of live activations, more than rip's "
                     f"{HOST_LIMIT_BYTES:,} B limit",
                 )
+
+
+# ---- the per-operator rules ------------------------------------------------------------
+# Each rule is one small function whose docstring says, for users, what rip requires (as
+# Vela's ``constraint_*`` functions): `rip-compile --list-ops --rules` prints them
+# (rip.cli.list_ops).
+
+
+@dataclass(frozen=True)
+class OpCheck:
+    """What a rule sees of operator ``index``: its kind, operands and options table, the
+    shapes of its first input (``xs``) and output (``ys``)."""
+
+    validator: _Validator
+    index: int
+    kind: Op
+    ins: tuple[int, ...]
+    outs: tuple[int, ...]
+    opts: Any
+
+    @property
+    def x(self) -> int:
+        return self.ins[0]
+
+    @property
+    def out(self) -> int:
+        return self.outs[0]
+
+    @property
+    def xs(self) -> tuple[int, ...]:
+        return self.shape(self.ins[0])
+
+    @property
+    def ys(self) -> tuple[int, ...]:
+        return self.shape(self.outs[0])
+
+    def shape(self, tid: int) -> tuple[int, ...]:
+        return self.validator.shapes[tid]
+
+    def need(self, cond: bool, tid: int | None, message: str) -> None:
+        """Refuse the op with ``message`` (naming tensor ``tid``) unless ``cond``."""
+        if not cond:
+            raise self.validator.op_fail(self.index, tid, message)
+
+
+Rule = Callable[[OpCheck], None]
+
+
+def constraint_nhwc_window(c: OpCheck) -> None:
+    """Input and output are 4-D NHWC tensors with the same batch."""
+    xs, ys = c.xs, c.ys
+    c.need(len(xs) == 4, c.x, f"{c.kind} needs a 4-D NHWC input, got {list(xs)}")
+    c.need(len(ys) == 4, c.out, f"{c.kind} needs a 4-D NHWC output, got {list(ys)}")
+    c.need(ys[0] == xs[0], c.out, f"batch {ys[0]} differs from the input's {xs[0]}")
+
+
+def constraint_filter_window(c: OpCheck) -> None:
+    """The filter is 4-D; its window and dilation are at least 1 and within rip's limit."""
+    w = c.ins[1]
+    ws = c.shape(w)
+    c.need(len(ws) == 4, w, f"filter shape {list(ws)} is not 4-D")
+    c.validator.window(c.index, w, ws[1], ws[2], c.opts.DilationHFactor(), c.opts.DilationWFactor())
+
+
+def constraint_conv_channels(c: OpCheck) -> None:
+    """The filter [O, KH, KW, I] has the input's channels I and the output's O; the bias,
+    if any, has O entries."""
+    w, xs, ys = c.ins[1], c.xs, c.ys
+    ws = c.shape(w)
+    c.need(ws[3] == xs[3], w, f"filter has {ws[3]} input channels, input {xs[3]}")
+    c.need(ws[0] == ys[3], w, f"filter has {ws[0]} output channels, output {ys[3]}")
+    c.validator.bias(c.index, c.ins, ws[0])
+
+
+def constraint_depthwise_channels(c: OpCheck) -> None:
+    """The filter is [1, KH, KW, C_out]; C_out is a multiple of the input's channels that
+    the depth multiplier (if not 0) agrees with; the bias, if any, has C_out entries."""
+    w, xs, ys = c.ins[1], c.xs, c.ys
+    ws = c.shape(w)
+    c.need(ws[0] == 1, w, f"depthwise filter shape {list(ws)} must start with 1")
+    c.need(ws[3] == ys[3], w, f"filter has {ws[3]} channels, output {ys[3]}")
+    c.need(
+        ys[3] % xs[3] == 0,
+        c.out,
+        f"{ys[3]} output channels is not a multiple of {xs[3]} input channels",
+    )
+    mult = c.opts.DepthMultiplier()
+    c.need(
+        mult in (0, ys[3] // xs[3]),
+        c.out,
+        f"depth multiplier {mult} contradicts {xs[3]} -> {ys[3]} channels",
+    )
+    c.validator.bias(c.index, c.ins, ys[3])
+
+
+def constraint_pool_window(c: OpCheck) -> None:
+    """The output keeps the input's channels; the window is at least 1 and within rip's
+    limit."""
+    c.need(c.ys[3] == c.xs[3], c.out, f"{c.ys[3]} channels, the input has {c.xs[3]}")
+    c.validator.window(c.index, None, c.opts.FilterHeight(), c.opts.FilterWidth(), 1, 1)
+
+
+def constraint_fully_connected(c: OpCheck) -> None:
+    """The weights are 2-D [out, in], ``in`` divides the input's elements into rows, the
+    output holds those rows of ``out`` units (its last axis); the bias, if any, has ``out``
+    entries."""
+    w, xs, ys = c.ins[1], c.xs, c.ys
+    ws = c.shape(w)
+    c.need(len(ws) == 2, w, f"weights shape {list(ws)} is not 2-D [out, in]")
+    n_in = _shape_elements(xs)
+    c.need(ws[1] > 0 and n_in % ws[1] == 0, w, f"weights {list(ws)} do not fit input {list(xs)}")
+    c.need(bool(ys) and ys[-1] == ws[0], c.out, f"output {list(ys)} does not end in {ws[0]}")
+    c.need(
+        _shape_elements(ys) == n_in // max(ws[1], 1) * ws[0],
+        c.out,
+        f"output {list(ys)} does not hold {n_in // max(ws[1], 1)} rows of {ws[0]}",
+    )
+    c.validator.bias(c.index, c.ins, ws[0])
+
+
+def constraint_broadcast(c: OpCheck) -> None:
+    """The output is the broadcast of the two inputs' shapes (NumPy's rule)."""
+    b = c.shape(c.ins[1])
+    c.need(
+        _broadcast(c.xs, b) == c.ys,
+        c.out,
+        f"output {list(c.ys)} is not the broadcast of {list(c.xs)} and {list(b)}",
+    )
+
+
+def constraint_same_size(c: OpCheck) -> None:
+    """Input and output have the same number of elements."""
+    xs, ys = c.xs, c.ys
+    c.need(
+        _shape_elements(xs) == _shape_elements(ys),
+        c.out,
+        f"{list(xs)} and {list(ys)} differ in size",
+    )
+
+
+def constraint_same_shape(c: OpCheck) -> None:
+    """The output has the input's shape."""
+    c.need(c.ys == c.xs, c.out, f"output {list(c.ys)} differs from input {list(c.xs)}")
+
+
+def constraint_concatenation(c: OpCheck) -> None:
+    """The axis is in range; every input has the output's shape off the axis, and their
+    extents along it add up to the output's."""
+    ys = c.ys
+    rank = len(ys)
+    axis = c.opts.Axis()
+    c.need(-rank <= axis < rank, c.out, f"axis {axis} out of range for rank {rank}")
+    axis %= rank
+    total = 0
+    for t in c.ins:
+        s = c.shape(t)
+        same = len(s) == rank and all(s[j] == ys[j] for j in range(rank) if j != axis)
+        c.need(same, t, f"shape {list(s)} does not concatenate into {list(ys)}")
+        total += s[axis]
+    c.need(total == ys[axis], c.out, f"axis {axis} sums to {total}, output has {ys[axis]}")
+
+
+def constraint_resize_nearest(c: OpCheck) -> None:
+    """Input and output are 4-D NHWC with the same batch and channels."""
+    xs, ys = c.xs, c.ys
+    c.need(len(xs) == 4 and len(ys) == 4, c.out, f"needs 4-D NHWC, got {list(xs)}")
+    c.need(
+        xs[0] == ys[0] and xs[3] == ys[3],
+        c.out,
+        f"output {list(ys)} changes batch or channels of {list(xs)}",
+    )
+
+
+def constraint_permutation(c: OpCheck) -> None:
+    """The output's extents are a permutation of the input's."""
+    c.need(
+        sorted(c.ys) == sorted(c.xs),
+        c.out,
+        f"output {list(c.ys)} is not a permutation of {list(c.xs)}",
+    )
+
+
+def constraint_inputs_like_output(c: OpCheck) -> None:
+    """Every input has the output's shape."""
+    for t in c.ins:
+        c.need(
+            c.shape(t) == c.ys,
+            t,
+            f"shape {list(c.shape(t))} differs from the output's {list(c.ys)}",
+        )
+
+
+def constraint_reduces(c: OpCheck) -> None:
+    """The output has no more elements than the input."""
+    c.need(
+        _shape_elements(c.ys) <= _shape_elements(c.xs),
+        c.out,
+        f"output {list(c.ys)} larger than input {list(c.xs)}",
+    )
+
+
+_CONV = (constraint_nhwc_window, constraint_filter_window)
+_POOL = (constraint_nhwc_window, constraint_pool_window)
+_SAME = (constraint_same_shape,)
+_BROADCAST = (constraint_broadcast,)
+_REDUCE = (constraint_reduces,)
+
+# The validator's rules of every op it accepts, in the order they run (tests/test_operators.py
+# checks that these are exactly the accepted ops). An op without rules has its shapes
+# checked by its reader decoder (rip.frontend.reader.DECODERS, e.g. rip.frontend.movement).
+RULES: dict[Op, tuple[Rule, ...]] = {
+    Op.CONV_2D: (*_CONV, constraint_conv_channels),
+    Op.DEPTHWISE_CONV_2D: (*_CONV, constraint_depthwise_channels),
+    Op.AVERAGE_POOL_2D: _POOL,
+    Op.MAX_POOL_2D: _POOL,
+    Op.FULLY_CONNECTED: (constraint_fully_connected,),
+    Op.ADD: _BROADCAST,
+    Op.SUB: _BROADCAST,
+    Op.MUL: _BROADCAST,
+    Op.PRELU: _BROADCAST,
+    Op.MAXIMUM: _BROADCAST,
+    Op.MINIMUM: _BROADCAST,
+    Op.SQUARED_DIFFERENCE: _BROADCAST,
+    Op.ADD_N: (constraint_inputs_like_output,),
+    Op.RESHAPE: (constraint_same_size,),
+    Op.SQUEEZE: (constraint_same_size,),
+    Op.SOFTMAX: _SAME,
+    Op.LOGISTIC: _SAME,
+    Op.HARD_SWISH: _SAME,
+    Op.RELU: _SAME,
+    Op.RELU6: _SAME,
+    Op.QUANTIZE: _SAME,
+    Op.DEQUANTIZE: _SAME,
+    Op.LEAKY_RELU: _SAME,
+    Op.TANH: _SAME,
+    Op.ELU: _SAME,
+    Op.ABS: _SAME,
+    Op.LOG_SOFTMAX: _SAME,
+    Op.CONCATENATION: (constraint_concatenation,),
+    Op.RESIZE_NEAREST_NEIGHBOR: (constraint_resize_nearest,),
+    Op.TRANSPOSE: (constraint_permutation,),
+    Op.MEAN: _REDUCE,
+    Op.SUM: _REDUCE,
+    Op.REDUCE_MAX: _REDUCE,
+    Op.REDUCE_MIN: _REDUCE,
+    Op.ARG_MAX: _REDUCE,
+    Op.ARG_MIN: _REDUCE,
+    # shapes checked by the reader's decoders (rip.frontend.movement)
+    **dict.fromkeys(
+        (
+            Op.STRIDED_SLICE,
+            Op.SLICE,
+            Op.SPLIT,
+            Op.SPLIT_V,
+            Op.PACK,
+            Op.UNPACK,
+            Op.EXPAND_DIMS,
+            Op.DEPTH_TO_SPACE,
+            Op.SPACE_TO_DEPTH,
+            Op.GATHER,
+            Op.PADV2,
+            Op.MIRROR_PAD,
+            Op.SPACE_TO_BATCH_ND,
+            Op.BATCH_TO_SPACE_ND,
+            Op.RESIZE_BILINEAR,
+            Op.L2_NORMALIZATION,
+            Op.TRANSPOSE_CONV,
+            Op.PAD,
+        ),
+        (),
+    ),
+}

@@ -1,52 +1,24 @@
 /* rip kernels: int8 activations (see rip_activation.h for the contract). */
 #include "rip_activation.h"
+#include "rip_support.h"
 
 /* ---- gemmlowp fixed point on int32 (fixedpoint/fixedpoint.h), in our own words ----------
- * A value in Qm.(31-m) is a raw int32; multiplying two of them is
- * SaturatingRoundingDoublingHighMul, whose result has the sum of their integer bits. */
+ * A value in Qm.(31-m) is a raw int32; rip_fp_mul (rip_support.h) multiplies two. */
 
 #define FP_ONE_Q0 INT32_MAX       /* 1.0 in Q0.31 saturates to the largest raw value */
 #define FP_ONE_Q2 (1 << 29)       /* 1.0 in Q2.29 */
-
-static inline int32_t fp_mul(int32_t a, int32_t b) {
-    return rip_sat_rounding_doubling_high_mul(a, b);
-}
-
-/* Multiply by 2^exponent: saturating left shift, or rounding right shift. */
-static inline int32_t fp_mul_pot(int32_t x, int exponent) {
-    if (exponent > 0) {
-        const int32_t threshold = (int32_t)((1u << (31 - exponent)) - 1u);
-        if (x > threshold) {
-            return INT32_MAX;
-        }
-        if (x < -threshold) {
-            return INT32_MIN;
-        }
-        return (int32_t)((uint32_t)x << exponent);
-    }
-    if (exponent < 0) {
-        return rip_rounding_divide_by_pot(x, -exponent);
-    }
-    return x;
-}
-
-/* Round-half-away (a + b) / 2 without overflow. */
-static inline int32_t fp_rounding_half_sum(int32_t a, int32_t b) {
-    const int64_t sum = (int64_t)a + (int64_t)b;
-    return (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
-}
 
 /* exp(a) for a in [-1/4, 0), Q0.31 in and out: Taylor series about -1/8. */
 static int32_t fp_exp_on_interval_between_negative_one_quarter_and_0_excl(int32_t a) {
     const int32_t constant_term = 1895147668; /* exp(-1/8) */
     const int32_t one_third = 715827883;
     const int32_t x = a + (1 << 28); /* a + 1/8 */
-    const int32_t x2 = fp_mul(x, x);
-    const int32_t x3 = fp_mul(x2, x);
-    const int32_t x4 = fp_mul(x2, x2);
-    const int32_t x4_over_4 = fp_mul_pot(x4, -2);
-    const int32_t poly = fp_mul_pot(fp_mul(x4_over_4 + x3, one_third) + x2, -1);
-    return constant_term + fp_mul(constant_term, x + poly);
+    const int32_t x2 = rip_fp_mul(x, x);
+    const int32_t x3 = rip_fp_mul(x2, x);
+    const int32_t x4 = rip_fp_mul(x2, x2);
+    const int32_t x4_over_4 = rip_fp_mul_pot(x4, -2);
+    const int32_t poly = rip_fp_mul_pot(rip_fp_mul(x4_over_4 + x3, one_third) + x2, -1);
+    return constant_term + rip_fp_mul(constant_term, x + poly);
 }
 
 /* exp(a) for a <= 0 in Q(integer_bits), result Q0.31: the fraction modulo 1/4 by the series,
@@ -66,11 +38,11 @@ static int32_t fp_exp_on_negative_values(int32_t a, int integer_bits) {
     const int32_t mask = one_quarter - 1;
     const int32_t a_mod_quarter_minus_one_quarter = (a & mask) - one_quarter;
     int32_t result = fp_exp_on_interval_between_negative_one_quarter_and_0_excl(
-        fp_mul_pot(a_mod_quarter_minus_one_quarter, integer_bits));
+        rip_fp_mul_pot(a_mod_quarter_minus_one_quarter, integer_bits));
     const int32_t remainder = a_mod_quarter_minus_one_quarter - a;
     for (int k = -2; k <= 4; ++k) {
         if (integer_bits > k && (remainder & ((int32_t)1 << (fractional_bits + k)))) {
-            result = fp_mul(result, barrel[k + 2]);
+            result = rip_fp_mul(result, barrel[k + 2]);
         }
     }
     if (integer_bits > 5) {
@@ -86,25 +58,25 @@ static int32_t fp_exp_on_negative_values(int32_t a, int integer_bits) {
 static int32_t fp_newton_reciprocal_q2(int32_t half_denominator) {
     const int32_t constant_48_over_17 = 1515870810;
     const int32_t constant_neg_32_over_17 = -1010580540;
-    int32_t x = constant_48_over_17 + fp_mul(half_denominator, constant_neg_32_over_17);
+    int32_t x = constant_48_over_17 + rip_fp_mul(half_denominator, constant_neg_32_over_17);
     for (int i = 0; i < 3; ++i) {
-        const int32_t half_denominator_times_x = fp_mul(half_denominator, x);
+        const int32_t half_denominator_times_x = rip_fp_mul(half_denominator, x);
         const int32_t one_minus = FP_ONE_Q2 - half_denominator_times_x;
-        x = x + fp_mul_pot(fp_mul(x, one_minus), 2); /* Q4 product back to Q2 */
+        x = x + rip_fp_mul_pot(rip_fp_mul(x, one_minus), 2); /* Q4 product back to Q2 */
     }
     return x;
 }
 
 /* 1 / (1 + a) for a in [0, 1), Q0.31 in and out. */
 static int32_t fp_one_over_one_plus_x_for_x_in_0_1(int32_t a) {
-    const int32_t x = fp_newton_reciprocal_q2(fp_rounding_half_sum(a, FP_ONE_Q0));
-    return fp_mul_pot(x, 1); /* x / 2 in Q1 read as Q0 */
+    const int32_t x = fp_newton_reciprocal_q2(rip_rounding_half_sum(a, FP_ONE_Q0));
+    return rip_fp_mul_pot(x, 1); /* x / 2 in Q1 read as Q0 */
 }
 
 /* (1 - a) / (1 + a) for a in [0, 1), Q0.31 in and out. */
 static int32_t fp_one_minus_x_over_one_plus_x_for_x_in_0_1(int32_t a) {
-    const int32_t x = fp_newton_reciprocal_q2(fp_rounding_half_sum(a, FP_ONE_Q0));
-    return fp_mul_pot(x - FP_ONE_Q2, 2);
+    const int32_t x = fp_newton_reciprocal_q2(rip_rounding_half_sum(a, FP_ONE_Q0));
+    return rip_fp_mul_pot(x - FP_ONE_Q2, 2);
 }
 
 /* Logistic of a in Q(integer_bits), result Q0.31. */
@@ -128,55 +100,6 @@ static int32_t fp_tanh(int32_t a, int integer_bits) {
         return 0;
     }
     return a < 0 ? -t : t;
-}
-
-static inline int rip_clz32(uint32_t x) {
-#if defined(__GNUC__)
-    return x ? __builtin_clz(x) : 32;
-#else
-    int n = 0;
-    if (!x) {
-        return 32;
-    }
-    while (!(x & 0x80000000u)) {
-        x <<= 1;
-        ++n;
-    }
-    return n;
-#endif
-}
-
-/* ---- int16 fixed point of TFLite's hard swish ------------------------------------------ */
-
-static inline int16_t sat_rounding_doubling_high_mul16(int16_t a, int16_t b) {
-    if (a == b && a == INT16_MIN) {
-        return INT16_MAX;
-    }
-    const int32_t ab = (int32_t)a * (int32_t)b;
-    const int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
-    return (int16_t)((ab + nudge) / (1 << 15));
-}
-
-/* Truncating (not rounding) doubling high multiply, like SQDMULH: it cancels the bias of the
- * rounding one above, which is why TFLite uses it for the final product. */
-static inline int16_t sat_doubling_high_mul16(int16_t a, int16_t b) {
-    if (a == b && a == INT16_MIN) {
-        return INT16_MAX;
-    }
-    return (int16_t)(((int32_t)a * (int32_t)b) / (1 << 15));
-}
-
-/* gemmlowp's RoundingDivideByPOT evaluated in int16 arithmetic. */
-static inline int16_t rounding_divide_by_pot16(int16_t x, int exponent) {
-    const int16_t mask = (int16_t)(((int64_t)1 << exponent) - 1);
-    const int16_t remainder = (int16_t)(x & mask);
-    const int16_t threshold = (int16_t)((mask >> 1) + (x < 0 ? 1 : 0));
-    return (int16_t)((x >> exponent) + (remainder > threshold ? 1 : 0));
-}
-
-static inline int16_t saturating_left_shift16(int16_t value, int amount) {
-    const int64_t result = (int64_t)value * ((int64_t)1 << amount);
-    return (int16_t)(result > INT16_MAX ? INT16_MAX : (result < INT16_MIN ? INT16_MIN : result));
 }
 
 /* ---- kernels ---------------------------------------------------------------------------- */
@@ -265,24 +188,24 @@ rip_status rip_hard_swish_s8(const rip_hard_swish_params *params, int32_t size,
         /* 7 bits of headroom used up front: |x| <= 255, so x * 128 fits int16. */
         const int16_t x_hires = (int16_t)(x * (1 << 7));
         const int16_t x_preshift_output =
-            sat_rounding_doubling_high_mul16(x_hires, output_multiplier);
+            rip_sat_rounding_doubling_high_mul16(x_hires, output_multiplier);
         /* "Relu-ish" factor: x on a scale where 3.0 is 32768, saturated to [-1, 1]. The
          * left shift is split so that only its last bit can saturate. */
         int16_t reluish = x_hires;
         if (reluish_exponent > 0) {
-            reluish = saturating_left_shift16(reluish, reluish_exponent - 1);
+            reluish = rip_saturating_left_shift16(reluish, reluish_exponent - 1);
         }
-        reluish = sat_rounding_doubling_high_mul16(reluish, reluish_multiplier);
+        reluish = rip_sat_rounding_doubling_high_mul16(reluish, reluish_multiplier);
         if (reluish_exponent > 0) {
-            reluish = saturating_left_shift16(reluish, 1);
+            reluish = rip_saturating_left_shift16(reluish, 1);
         }
         if (reluish_exponent < 0) {
-            reluish = rounding_divide_by_pot16(reluish, -reluish_exponent);
+            reluish = rip_rounding_divide_by_pot16(reluish, -reluish_exponent);
         }
         reluish = (int16_t)(((int32_t)reluish + (1 << 15)) >> 1); /* [-1, 1] to [0, 1] */
-        const int16_t preshift = sat_doubling_high_mul16(reluish, x_preshift_output);
+        const int16_t preshift = rip_sat_doubling_high_mul16(reluish, x_preshift_output);
         int16_t y =
-            rounding_divide_by_pot16(preshift, -(int)params->output_multiplier_exponent);
+            rip_rounding_divide_by_pot16(preshift, -(int)params->output_multiplier_exponent);
         y = (int16_t)(y + params->output_zero_point);
         output[i] = (int8_t)(y > INT8_MAX ? INT8_MAX : (y < INT8_MIN ? INT8_MIN : y));
     }
@@ -309,8 +232,9 @@ rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, in
             if (diff >= params->diff_min) {
                 const int32_t scaled = rip_multiply_by_quantized_multiplier_greater_than_one(
                     diff, params->input_multiplier, params->input_left_shift);
-                sum_of_exps += fp_mul_pot(fp_exp_on_negative_values(scaled, kScaledDiffIntegerBits),
-                                          -kAccumulationIntegerBits);
+                sum_of_exps +=
+                    rip_fp_mul_pot(fp_exp_on_negative_values(scaled, kScaledDiffIntegerBits),
+                                   -kAccumulationIntegerBits);
             }
         }
         /* 1 / sum: normalise the sum to [1, 2), take 1 / (1 + f) and remember the shift.
@@ -331,7 +255,7 @@ rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, in
                 const int32_t scaled = rip_multiply_by_quantized_multiplier_greater_than_one(
                     diff, params->input_multiplier, params->input_left_shift);
                 const int32_t e = fp_exp_on_negative_values(scaled, kScaledDiffIntegerBits);
-                out = rip_rounding_divide_by_pot(fp_mul(shifted_scale, e), exponent) + INT8_MIN;
+                out = rip_rounding_divide_by_pot(rip_fp_mul(shifted_scale, e), exponent) + INT8_MIN;
                 out = rip_clamp32(out, INT8_MIN, INT8_MAX);
             }
             y[c] = (int8_t)out;
@@ -353,24 +277,6 @@ rip_status rip_lut_s8(const rip_lut_params *params, int32_t size, const int8_t *
 
 /* ---- LOG_SOFTMAX: gemmlowp fixed point, the log of TFLite's common.h in our own words ---- */
 
-static inline int32_t sat_add32(int32_t a, int32_t b) {
-    const int64_t s = (int64_t)a + (int64_t)b;
-    return (int32_t)(s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : s));
-}
-
-static inline int32_t sat_sub32(int32_t a, int32_t b) {
-    const int64_t s = (int64_t)a - (int64_t)b;
-    return (int32_t)(s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : s));
-}
-
-static inline int32_t wrap_add32(int32_t a, int32_t b) {
-    return (int32_t)((uint32_t)a + (uint32_t)b);
-}
-
-static inline int32_t wrap_sub32(int32_t a, int32_t b) {
-    return (int32_t)((uint32_t)a - (uint32_t)b);
-}
-
 /* log(x) for x >= 1 given in Q12.19, result in Q5.26: x = 2^k r with r in [sqrt(1/2), 1)
  * or the same times sqrt(1/2) (whichever leaves r nearer 1), then k log 2 plus a rational
  * approximation of log(r) around sqrt(sqrt(1/2)); the sum carries one extra integer bit. */
@@ -383,35 +289,38 @@ static int32_t fp_log_q12_to_q5(int32_t x) {
     const int32_t alpha_d = 127690142;
     const int32_t alpha_i = 1057819769;
     const int32_t alpha_f = 638450708;
-    const int32_t shifted_quarter = fp_mul_pot(536870912, -kAccumBits); /* 1/4 in Q6 */
+    const int32_t shifted_quarter = rip_fp_mul_pot(536870912, -kAccumBits); /* 1/4 in Q6 */
 
     const int z_a_headroom_plus_1 = rip_clz32((uint32_t)x);
-    const int32_t r_a_tmp = fp_mul_pot(x, z_a_headroom_plus_1 - 1);
-    const int32_t r_a = fp_mul_pot(fp_mul(r_a_tmp, sqrt_half), 1);
+    const int32_t r_a_tmp = rip_fp_mul_pot(x, z_a_headroom_plus_1 - 1);
+    const int32_t r_a = rip_fp_mul_pot(rip_fp_mul(r_a_tmp, sqrt_half), 1);
     const int32_t z_a_pow_2_adj =
-        sat_add32(fp_mul_pot(kInputBits - z_a_headroom_plus_1, 31 - kAccumBits), shifted_quarter);
+        rip_sat_add32(rip_fp_mul_pot(kInputBits - z_a_headroom_plus_1, 31 - kAccumBits),
+                      shifted_quarter);
 
-    const int32_t z_b = fp_mul(x, sqrt_half);
+    const int32_t z_b = rip_fp_mul(x, sqrt_half);
     const int z_b_headroom = rip_clz32((uint32_t)z_b) - 1;
-    const int32_t r_b = fp_mul_pot(x, z_b_headroom);
+    const int32_t r_b = rip_fp_mul_pot(x, z_b_headroom);
     const int32_t z_b_pow_2_adj =
-        sat_sub32(fp_mul_pot(kInputBits - z_b_headroom, 31 - kAccumBits), shifted_quarter);
+        rip_sat_sub32(rip_fp_mul_pot(kInputBits - z_b_headroom, 31 - kAccumBits), shifted_quarter);
 
     const int32_t r = r_a < r_b ? r_a : r_b;
     const int32_t z_pow_2_adj = z_a_pow_2_adj > z_b_pow_2_adj ? z_a_pow_2_adj : z_b_pow_2_adj;
 
-    const int32_t p = fp_rounding_half_sum(r, sqrt_sqrt_half);
-    int32_t q = wrap_sub32(r, sqrt_sqrt_half);
-    q = wrap_add32(q, q);
-    const int32_t common_sq = fp_mul(q, q);
-    const int32_t num = wrap_add32(fp_mul(q, r), fp_mul(fp_mul(q, common_sq), alpha_n));
-    const int32_t denom_minus_one = wrap_add32(
-        fp_mul(p, wrap_add32(wrap_add32(alpha_i, q), fp_mul(alpha_d, common_sq))),
-        fp_mul(alpha_f, q));
+    const int32_t p = rip_rounding_half_sum(r, sqrt_sqrt_half);
+    int32_t q = rip_wrap_sub32(r, sqrt_sqrt_half);
+    q = rip_wrap_add32(q, q);
+    const int32_t common_sq = rip_fp_mul(q, q);
+    const int32_t num =
+        rip_wrap_add32(rip_fp_mul(q, r), rip_fp_mul(rip_fp_mul(q, common_sq), alpha_n));
+    const int32_t denom_minus_one = rip_wrap_add32(
+        rip_fp_mul(p, rip_wrap_add32(rip_wrap_add32(alpha_i, q), rip_fp_mul(alpha_d, common_sq))),
+        rip_fp_mul(alpha_f, q));
     const int32_t recip_denom = fp_one_over_one_plus_x_for_x_in_0_1(denom_minus_one);
-    const int32_t num_scaled = fp_mul_pot(num, -kAccumBits);
-    const int32_t sum = wrap_add32(fp_mul(z_pow_2_adj, log_2), fp_mul(num_scaled, recip_denom));
-    return fp_mul_pot(sum, kAccumBits - 5);
+    const int32_t num_scaled = rip_fp_mul_pot(num, -kAccumBits);
+    const int32_t sum =
+        rip_wrap_add32(rip_fp_mul(z_pow_2_adj, log_2), rip_fp_mul(num_scaled, recip_denom));
+    return rip_fp_mul_pot(sum, kAccumBits - 5);
 }
 
 rip_status rip_log_softmax_s8(const rip_log_softmax_params *params, int32_t num_rows,
@@ -435,16 +344,16 @@ rip_status rip_log_softmax_s8(const rip_log_softmax_params *params, int32_t num_
             if (diff >= params->diff_min) {
                 const int32_t scaled = rip_multiply_by_quantized_multiplier(
                     diff, params->input_multiplier, params->input_left_shift);
-                sum_of_exps = wrap_add32(
+                sum_of_exps = rip_wrap_add32(
                     sum_of_exps,
-                    fp_mul_pot(fp_exp_on_negative_values(scaled, kScaledDiffIntegerBits),
-                               -kAccumulationIntegerBits));
+                    rip_fp_mul_pot(fp_exp_on_negative_values(scaled, kScaledDiffIntegerBits),
+                                   -kAccumulationIntegerBits));
             }
         }
         const int32_t log_sum = fp_log_q12_to_q5(sum_of_exps);
         const int32_t adjusted_diff_min = rip_max32(
             params->diff_min - 1,
-            rip_multiply_by_quantized_multiplier(wrap_add32(log_sum, INT32_MIN),
+            rip_multiply_by_quantized_multiplier(rip_wrap_add32(log_sum, INT32_MIN),
                                                  params->reverse_multiplier,
                                                  params->reverse_shift));
         for (int32_t c = 0; c < row_size; ++c) {
@@ -454,7 +363,7 @@ rip_status rip_log_softmax_s8(const rip_log_softmax_params *params, int32_t num_
                 const int32_t scaled = rip_multiply_by_quantized_multiplier(
                     diff, params->input_multiplier, params->input_left_shift);
                 out = rip_rounding_divide_by_pot(
-                          wrap_sub32(scaled, log_sum),
+                          rip_wrap_sub32(scaled, log_sum),
                           31 - kScaledDiffIntegerBits - kOutputIntegerBits) +
                       INT8_MAX;
                 out = rip_clamp32(out, INT8_MIN, INT8_MAX);

@@ -1,6 +1,6 @@
 /* rip kernels: int8 ADD, SUB and MUL (see rip_elementwise.h for the contract). */
 #include "rip_elementwise.h"
-#include "rip_conv_internal.h" /* rip_smmulr: SMMULR, or 16-bit products on ARMv6-M */
+#include "rip_support.h"
 
 static int sizes_ok(int32_t input1_size, int32_t input2_size, int32_t output_size) {
     return input1_size > 0 && input2_size > 0 && output_size > 0 &&

@@ -2,8 +2,8 @@
  * rip kernels: the fused, row-streamed convolution chain of rip_fused.h.
  */
 #include <stddef.h>
-#include "rip_conv_internal.h"
 #include "rip_fused.h"
+#include "rip_support.h"
 
 typedef struct {
     const rip_fused_chain *chain;

@@ -1,5 +1,5 @@
 /*
- * rip kernels: a fused, row-streamed chain of convolutions (issue 12).
+ * rip kernels: a fused, row-streamed chain of convolutions (issue 12; the IR op FUSED_CHAIN).
  *
  * A chain of CONV_2D and DEPTHWISE_CONV_2D stages (depth multiplier 1), optionally ending in
  * the residual ADD of the chain's input, runs as one op: each intermediate tensor lives in a
@@ -64,7 +64,7 @@ typedef struct {
     rip_per_channel_quant quant; /* the general requantisation's (channels == NULL) */
     const int8_t *filter;  /* conv with channels: packed as rip_conv2d_fast_rq_s8 reads it
                               (4-byte aligned); otherwise the model's */
-    const int32_t *bias;   /* the folded bias (rip_conv.h), not NULL without channels */
+    const int32_t *bias;   /* the folded bias (rip_conv_types.h), not NULL without channels */
     const rip_fast_channel *channels; /* the cheap requantisation's records, one per output
                                          channel, where proven for the member; else NULL */
     int32_t ring_rows;     /* slots of this stage's output ring; 0 for the last stage */
@@ -79,8 +79,8 @@ typedef struct {
     int32_t residual_input_first;    /* 1: ADD(input, chain), 0: ADD(chain, input) */
 } rip_fused_chain;
 
-/* Scratch (rip.scratch.fused_scratch_bytes): the residual row W_out * C_out rounded up to
- * 4 when there is an ADD, then the largest stage need: a CONV_2D stage the scratch of
+/* Scratch (rip.allocator.planning.scratch.fused_scratch_bytes): the residual row
+ * W_out * C_out rounded up to 4 when there is an ADD, then the largest stage need: a CONV_2D stage the scratch of
  * rip_conv2d_fast_rq_s8 (8 * K4 + 2 * KH * KW * C_in, K4 the taps rounded up to 4; it also
  * covers rip_conv2d_fast_s8's), plus two gathered fields (2 * KH * KW * C_in rounded up to
  * 4) for a stage after the first with KH > 1; a depthwise stage none. */

@@ -1,30 +1,6 @@
 /* rip kernels: int8 L2_NORMALIZATION (see rip_norm.h for the contract). */
 #include "rip_norm.h"
-
-/* gemmlowp's SaturatingRoundingMultiplyByPOT for a positive exponent: x * 2^exponent,
- * saturated to int32. */
-static int32_t saturating_shift_left(int32_t x, int exponent) {
-    const int32_t threshold = (int32_t)(((int64_t)1 << (31 - exponent)) - 1);
-    if (x > threshold) {
-        return INT32_MAX;
-    }
-    if (x < -threshold) {
-        return INT32_MIN;
-    }
-    return (int32_t)((uint32_t)x << exponent);
-}
-
-static int leading_zeros(uint32_t x) {
-    int n = 0;
-    if (x == 0) {
-        return 32;
-    }
-    while (!(x & 0x80000000u)) {
-        x <<= 1;
-        ++n;
-    }
-    return n;
-}
+#include "rip_support.h"
 
 /* 1 / sqrt(sum) as a quantized multiplier and a left shift (TFLite's
  * GetInvSqrtQuantizedMultiplierExp with reverse_shift -1). Fixed-point values carry their
@@ -40,7 +16,7 @@ static void inv_sqrt(int32_t sum, int32_t *multiplier, int32_t *shift) {
         sum /= 4;
         ++right;
     }
-    const int pairs = (leading_zeros((uint32_t)sum) - 1) / 2 - 1;
+    const int pairs = (rip_clz32((uint32_t)sum) - 1) / 2 - 1;
     right -= pairs;
     sum = (int32_t)((uint32_t)sum << (2 * pairs)); /* now in [2^27, 2^29) */
     const int32_t q3_input = sum >> 1;
@@ -50,10 +26,10 @@ static void inv_sqrt(int32_t sum, int32_t *multiplier, int32_t *shift) {
     for (int i = 0; i < 5; ++i) {
         const int32_t q6_x2 = rip_sat_rounding_doubling_high_mul(q3_x, q3_x);
         const int32_t q9_x3 = rip_sat_rounding_doubling_high_mul(q6_x2, q3_x);
-        const int32_t q3_x3 = saturating_shift_left(q9_x3, 6);
+        const int32_t q3_x3 = rip_fp_mul_pot(q9_x3, 6);
         const int32_t q6_a = rip_sat_rounding_doubling_high_mul(q3_three_halves, q3_x);
         const int32_t q6_b = rip_sat_rounding_doubling_high_mul(q3_half_input, q3_x3);
-        q3_x = saturating_shift_left((int32_t)((uint32_t)q6_a - (uint32_t)q6_b), 3);
+        q3_x = rip_fp_mul_pot((int32_t)((uint32_t)q6_a - (uint32_t)q6_b), 3);
     }
     int32_t raw = rip_sat_rounding_doubling_high_mul(q3_x, 1518500250); /* * sqrt(2) / 2 */
     if (right < 0) {

@@ -3,6 +3,7 @@
  */
 #include <string.h>
 #include "rip_pool.h"
+#include "rip_support.h"
 
 int32_t rip_avg_pool_s8_get_buffer_size(const rip_dims *output_dims) {
     return 4 * output_dims->c;

@@ -35,9 +35,9 @@ typedef struct {
     int32_t shift;
 } rip_mean_params;
 
-/* Scratch of the pools, 4 * C bytes (rip.scratch.scratch_bytes for pooling,
- * GLOBAL_AVERAGE_POOL and MEAN over H and W): the global pool's int32 sums; the first C bytes
- * stage one output pixel of an in-place pool. */
+/* Scratch of the pools, 4 * C bytes (rip.allocator.planning.scratch.kernel_scratch_bytes for
+ * pooling, GLOBAL_AVERAGE_POOL and MEAN over H and W): the global pool's int32 sums; the
+ * first C bytes stage one output pixel of an in-place pool. */
 int32_t rip_avg_pool_s8_get_buffer_size(const rip_dims *output_dims);
 int32_t rip_max_pool_s8_get_buffer_size(const rip_dims *output_dims);
 int32_t rip_global_avg_pool_s8_get_buffer_size(const rip_dims *output_dims);

@@ -1,5 +1,6 @@
 /* rip kernels: int8 reductions (see rip_reduce.h for the contract). */
 #include "rip_reduce.h"
+#include "rip_support.h"
 
 /* The kept axes (outer walk, in output order) and the reduced axes (inner walk), each as
  * extents and input strides. */

@@ -1,5 +1,6 @@
 /* rip kernels: int8 resampling (see rip_resample.h for the contract). */
 #include "rip_resample.h"
+#include "rip_support.h"
 
 /* Source coordinate of output index o in 1/1024 units, and the two input indices around it. */
 static void source_span(int32_t o, int32_t scale_10, int32_t half_pixel, int32_t in_size,

@@ -1,5 +1,6 @@
 /* rip kernels: int8 data movement (see rip_shape.h for the contract). */
 #include "rip_shape.h"
+#include "rip_support.h"
 
 /* ---- RESIZE_NEAREST_NEIGHBOR ----------------------------------------------------------- */
 

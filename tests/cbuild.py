@@ -23,7 +23,11 @@ from typing import Any
 import pytest
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
-SPATIAL = ("rip_conv.c", "rip_conv_fast.c", "rip_depthwise_fast.c", "rip_pool.c")
+# The weighted families (rip_conv.h), one source each, with their support, then pooling.
+SPATIAL = ("rip_conv_support.c", "rip_conv2d.c", "rip_conv2d_fast.c", "rip_conv2d_gemv.c",
+           "rip_depthwise.c", "rip_depthwise_fast.c", "rip_depthwise_inplace_fast.c",
+           "rip_depthwise_inplace_rows_fast.c", "rip_depthwise_row_fast.c",
+           "rip_fully_connected.c", "rip_fully_connected_fast.c", "rip_pool.c")  # fmt: skip
 ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c", "rip_reduce.c")
 RESAMPLE = ("rip_resample.c", "rip_norm.c")
 SOURCES = (*SPATIAL, *ELEMENTWISE, *RESAMPLE)
@@ -67,7 +71,7 @@ Act = struct("Act", ("min", I32), ("max", I32))
 Context = struct("Context", ("buf", P), ("size", I32))
 PerChannelQuant = struct("PerChannelQuant", ("multiplier", P), ("shift", P))
 Quant = struct("Quant", ("multiplier", I32), ("shift", I32))
-# rip_conv.h
+# rip_conv_types.h
 ConvParams = struct("ConvParams", ("input_offset", I32), ("output_offset", I32),
                     ("stride", HW), ("padding", HW), ("dilation", HW),
                     ("activation", Act))  # fmt: skip

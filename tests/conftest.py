@@ -1,13 +1,82 @@
-"""Shared fixtures: where the shared reference data lives, and skips when it is absent."""
+"""Shared fixtures: where the shared reference data lives, and skips when it is absent; and
+the one list of slow tests, which ``make test-fast`` (``pytest -m "not slow"``) leaves out."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from cbuild import kernel_lib, kernel_objs  # noqa: F401  (the C build fixtures)
 from paths import REPO, shared_path
+
+# The slow tier, in one place: whole modules, and single tests (by function name) of
+# modules that are otherwise fast. Slow is a QEMU run, a build for the Pico cores (the Pico
+# SDK, or arm-none-eabi-gcc over the kernels or a project), a whole-model compile of the
+# shared models, or a model compiled whole (planned, emitted, built) and run on the host.
+SLOW_MODULES = {
+    "test_codegen_host.py": "every shared model compiled and run on the host, every strategy",
+    "test_qemu_boards.py": "shared models on the emulated cores (QEMU)",
+    "test_fused.py": "fused chains built and run on the host and under QEMU",
+    "test_interrupt.py": "real solves stopped by signals and time limits",
+    "test_models_memory.py": "the MILP over the shared models (Tables 3 and 7)",
+    "test_packaging.py": "a wheel built with pip and installed elsewhere",
+}
+SLOW_TESTS = {
+    "test_firmware.py": (
+        "test_project_compiles_and_links_for_the_core",  # arm-none-eabi-gcc, whole project
+        "test_build_with_the_pico_sdk",
+        "test_main_on_qemu_prints_the_host_checksum_every_time",
+        "test_shared_model_firmware_compiles_for_both_cores",
+        "test_kernels_compile_at_every_pico_sdk_optimisation",
+    ),
+    "test_kernels_spatial.py": (
+        "test_kernels_on_the_cores_under_qemu",
+        "test_cross_compiles_for_the_picos",
+    ),
+    "test_kernels_elementwise.py": ("test_kernels_compile_for_the_pico",),
+    "test_lower_spatial.py": ("test_emitted_c_cross_compiles_for_the_picos",),
+    "test_lower_ops.py": ("test_chains_on_qemu_m33", "test_chain_model_matches_tflite_micro"),
+    "test_lower_movement.py": (  # generated models compiled whole and run on the host
+        "test_sample_model_under_every_strategy",
+        "test_split_views_live_through_the_plan",
+        "test_views_as_graph_outputs",
+        "test_an_op_reading_a_tensor_and_a_view_of_it_runs_out_of_place",
+        "test_resize_nearest_any_ratio_in_place_when_simulated",
+        "test_space_to_batch_around_conv_folds_into_dilation",
+    ),
+    "test_output_dir.py": ("test_a_failed_run_leaves_the_previous_project_exactly_as_it_was",),
+    "test_simulate_depthwise_rows.py": ("test_every_depthwise_layer_of_the_model",),
+}
+
+
+def _check_slow_lists() -> None:
+    """Every name above exists, so a renamed test cannot drop into the fast tier unseen."""
+    tests = Path(__file__).parent
+    for module in [*SLOW_MODULES, *SLOW_TESTS]:
+        if not (tests / module).is_file():
+            raise pytest.UsageError(f"tests/conftest.py names {module}, which does not exist")
+    for module, names in SLOW_TESTS.items():
+        text = (tests / module).read_text(encoding="utf-8")
+        for name in names:
+            if not re.search(rf"^def {name}\(", text, re.MULTILINE):
+                raise pytest.UsageError(f"tests/conftest.py names {module}::{name}, not there")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: QEMU, Pico builds, whole-model compiles (make test-fast skips them)"
+    )
+    _check_slow_lists()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.name
+        name = getattr(item, "originalname", item.name)
+        if module in SLOW_MODULES or name in SLOW_TESTS.get(module, ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

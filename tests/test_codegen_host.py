@@ -20,19 +20,21 @@ from tflite_writer import (
     random_upsample_model,
 )
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import conv_geometry, requirements
+from rip.allocator.planning.strategies import variant
 from rip.allocator.theory.simulate import simulate_rip
 from rip.cli.compile import main
 from rip.codegen.emit import CodegenError, emit_model
 from rip.codegen.reference import checksum, reference_outputs
-from rip.compiler import fused_stage
-from rip.core.terms import Strategy
+from rip.core.terms import Placer, Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 
+FIRST_FIT = PlanOptions(placer=Placer.FIRSTFIT)
 STRATEGIES = ("dual", "tinyengine", "rip", "fused")
 UNSUPPORTED = {"tflm-keyword_scrambled_8bit"}  # SVDF
 # Random weights give these two keras models SOFTMAX logits so finely quantized that
@@ -60,8 +62,9 @@ def compile_and_run(model: bytes | Path, tmp: Path, strategy: str, plan_edit=Non
     source = rewrite(read_model(model, name="m"))
     graph, req = source, requirements(source)
     if strategy == Strategy.FUSED:
-        graph, req = fused_stage(source, req, 4, max_overhead=None)
-    plan = plan_model(graph, req, strategy, "milp", 4, 60)
+        fused = variant(strategy, source, req, PlanOptions(max_overhead=None))
+        graph, req = fused.graph, fused.req
+    plan = plan_model(graph, req, strategy)
     if plan_edit is not None:
         plan = plan_edit(graph, plan)
     emitted = emit_model(graph, req, plan, strategy)
@@ -188,7 +191,7 @@ def test_in_place_is_real_one_gap_unit_less_corrupts(tmp_path):
 def test_example_model_project_files(tmp_path):
     graph = rewrite(read_model(example_model(0), name="example"))
     req = requirements(graph)
-    plan = plan_model(graph, req, "rip", "milp", 4, 30)
+    plan = plan_model(graph, req, "rip", PlanOptions(time_limit=30))
     emitted = emit_model(graph, req, plan, "rip")
     write_host_project(emitted, tmp_path, 0x1234)
     for name in ("model.c", "model.h", "main.c", "Makefile", "expected.json",
@@ -204,7 +207,7 @@ def test_graph_only_models_are_refused():
         pytest.skip(f"{model} is absent")
     graph = rewrite(read_model(model))
     req = requirements(graph)
-    plan = plan_model(graph, req, "rip", "firstfit", 4)
+    plan = plan_model(graph, req, "rip", FIRST_FIT)
     with pytest.raises(CodegenError, match="no weights"):
         emit_model(graph, req, plan, "rip")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,12 +22,16 @@ from rip.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_BUILD_FAILED,
     EXIT_DOES_NOT_FIT,
+    EXIT_HANGUP,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_MISMATCH,
     EXIT_NO_REFERENCE,
+    EXIT_NO_SPACE,
     EXIT_OK,
+    EXIT_TERMINATED,
     BuildError,
+    DiskFullError,
     FitError,
     Interrupted,
     LayerError,
@@ -148,6 +153,28 @@ def test_analyse_collects_every_stage(example_file):
     assert rep["arena_bytes"] == c.plan.peak and "output_dir" not in rep
 
 
+def test_each_strategy_is_one_variant_and_one_problem(example_file, monkeypatch):
+    """The strategy table has one entry per strategy, and the driver builds each
+    strategy's placement problem once (strategies.build_problem), on its own variant."""
+    from rip.allocator.planning import strategies
+
+    assert tuple(strategies.TABLE) == tuple(Strategy)
+    built = []
+    real = strategies.build_problem
+
+    def counting(req, strategy, alignment):
+        built.append(strategy)
+        return real(req, strategy, alignment)
+
+    monkeypatch.setattr(strategies, "build_problem", counting)
+    c = analyse(example_file, load_board("host"), Options(placer=Placer.FIRSTFIT, cache=False))
+    assert built == list(Strategy)
+    assert {s: v.strategy for s, v in c.variants.items()} == {s: s for s in Strategy}
+    fused = c.variants[Strategy.FUSED]
+    assert fused.fusion is not None and c.variants[Strategy.RIP].graph is c.graph
+    assert fused.graph is not c.graph or not fused.fusion.chains  # fused: its own graph
+
+
 def test_fit_error_before_any_file_is_written(example_file, tmp_path):
     tiny = replace(load_board("pico"), sram_bytes=1024)
     out = tmp_path / "out"
@@ -206,11 +233,58 @@ def test_exit_codes_are_the_documented_ones():
     assert (EXIT_NO_REFERENCE, EXIT_BUILD_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED) == (
         4, 5, 70, 130,
     )  # fmt: skip
+    assert (EXIT_NO_SPACE, EXIT_HANGUP, EXIT_TERMINATED) == (6, 129, 143)
     assert RipError.exit_code == 2 and FitError.exit_code == 3 and BuildError.exit_code == 5
     assert Interrupted.exit_code == 130 and PlacementError.exit_code == 70
+    assert DiskFullError.exit_code == 6
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    for code in (0, 1, 2, 3, 4, 5, 70, 130):
+    for code in (0, 1, 2, 3, 4, 5, 6, 70, "128 + N"):
         assert f"| {code} |" in readme
+    row = next(line for line in readme.splitlines() if line.startswith("| 128 + N |"))
+    assert "130 Ctrl-C" in row and "143 SIGTERM" in row and "129 SIGHUP" in row
+
+
+def test_guarded_turns_sigterm_and_sighup_into_128_plus_n(capsys):
+    """The signals stop the work as Ctrl-C does: the same exception, so the same cleanup."""
+    import os
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers run in the main thread only")
+    cleaned = []
+
+    def work(sig: int) -> int:
+        try:
+            os.kill(os.getpid(), sig)
+            time.sleep(5)  # the handler raises here
+            return 0
+        finally:
+            cleaned.append(sig)
+
+    for sig, code in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
+        before = signal.getsignal(sig)
+        assert guarded("rip-x", lambda sig=sig: work(sig)) == code
+        assert capsys.readouterr().err == f"rip-x: stopped by {signal.Signals(sig).name}\n"
+        assert signal.getsignal(sig) is before  # restored after the work
+    assert cleaned == [signal.SIGTERM, signal.SIGHUP]
+
+
+def test_guarded_says_no_space_in_one_line_and_escapes_control_characters(capsys):
+    import errno
+
+    def full() -> int:
+        raise OSError(errno.ENOSPC, "No space left on device", "/x/model_data.c")
+
+    assert guarded("rip-x", full) == 6
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no space left on the device writing /x/model_data.c" in err
+
+    def hostile() -> int:
+        raise RipError("tensor 'a\x1b[2J\x07b' is bad")
+
+    assert guarded("rip-x", hostile) == 2
+    assert capsys.readouterr().err == "rip-x: error: tensor 'a\\x1b[2J\\x07b' is bad\n"
 
 
 @pytest.mark.parametrize(

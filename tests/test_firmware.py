@@ -16,7 +16,7 @@ import cbuild as cb
 import pytest
 from tflite_writer import example_model
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.boards import load_board
 from rip.cli.flash import main as flash_main
@@ -47,7 +47,7 @@ BOARDS = {"pico": "cortex-m0plus", "pico2": "cortex-m33"}
 def emitted() -> EmittedModel:
     graph = rewrite(read_model(example_model(0), name="example"))
     req = requirements(graph)
-    plan = plan_model(graph, req, "rip", "milp", 4, 60)
+    plan = plan_model(graph, req, "rip")
     return emit_model(graph, req, plan, "rip")
 
 
@@ -73,15 +73,16 @@ def test_project_files(projects, board):
         "CMakeLists.txt",
         "pico_sdk_import.cmake",
         "main.c",
-        "model.c",
-        "model.h",
-        "model_data.c",
-        "model_data.h",
+        "model/CMakeLists.txt",
+        "model/model.c",
+        "model/model.h",
+        "model/model_data.c",
+        "model/model_data.h",
         "README.md",
         "expected.json",
     ):
         assert (out / name).is_file(), name
-    kernels = {p.name for p in (out / "kernels").iterdir()}
+    kernels = {p.name for p in (out / "model" / "kernels").iterdir()}
     assert set(kernel_sources()) <= kernels and "rip_crc32.h" in kernels
 
 
@@ -90,6 +91,7 @@ def test_cmakelists_has_the_shape_pico_users_know(projects, board, emitted):
     text = (projects[board] / "CMakeLists.txt").read_text()
     app = app_name(emitted.name)
     b = load_board(board)
+    target = "rip_app"  # the same in every project: the SDK's objects serve every model
     order = [
         "cmake_minimum_required(VERSION 3.13)",
         f"set(PICO_BOARD {b.pico_board} ",
@@ -97,22 +99,28 @@ def test_cmakelists_has_the_shape_pico_users_know(projects, board, emitted):
         "include(pico_sdk_import.cmake)",
         f"project({app} C CXX ASM)",
         "pico_sdk_init()",
-        "add_library(rip_model STATIC",
-        f"add_executable({app}",
-        f"target_link_libraries({app}",
-        f"pico_enable_stdio_usb({app} 1)",
-        f"pico_enable_stdio_uart({app} 1)",
-        f"pico_add_extra_outputs({app})",
+        "add_subdirectory(model)",
+        f"add_executable({target}",
+        f"set_target_properties({target} PROPERTIES OUTPUT_NAME {app})",
+        f"target_link_libraries({target}",
+        f"pico_enable_stdio_usb({target} 1)",
+        f"pico_enable_stdio_uart({target} 1)",
+        f"pico_add_extra_outputs({target})",
     ]
     places = [position(text, needle) for needle in order]
     assert places == sorted(places)
-    link = text[position(text, f"target_link_libraries({app}") :]
+    link = text[position(text, f"target_link_libraries({target}") :]
     link = link[: link.index(")")]
     assert "pico_stdlib" in link and "rip_model" in link
-    library = text[position(text, "add_library(rip_model") :]
+    # nothing that differs between models reaches the SDK's compile definitions
+    assert "pico_set_program_name" not in text and "pico_set_program_description" not in text
+    lib_text = (projects[board] / "model" / "CMakeLists.txt").read_text()
+    library = lib_text[position(lib_text, "add_library(rip_model STATIC") :]
     library = library[: library.index(")")]
-    for source in ["model.c", *(f"kernels/{k}" for k in kernel_sources())]:
+    for source in ["model.c", "model_data.c", *(f"kernels/{k}" for k in kernel_sources())]:
         assert source in library
+    code = "\n".join(line for line in lib_text.splitlines() if not line.startswith("#"))
+    assert "pico_sdk_init" not in code and "project(" not in code
 
 
 def test_app_name_is_a_c_identifier():
@@ -127,6 +135,10 @@ def test_expected_json(projects, board, emitted):
     assert data["board"] == board and data["model"] == emitted.name
     assert data["strategy"] == "rip" and data["arena_bytes"] == emitted.arena_bytes
     assert data["checksum"] == f"0x{CHECKSUM:08x}"
+    # the result line's cycles= is microseconds on the RP2040, said where it is read
+    assert data["cycles_unit"] == {"pico": "us", "pico2": "cycles"}[board]
+    readme = (projects[board] / "README.md").read_text()
+    assert ("**microseconds** of one inference, not cycles" in readme) == (board == "pico")
 
 
 def result_format(main_c: str) -> str:
@@ -230,6 +242,10 @@ enum clock_index { clk_gpout0 = 0, clk_ref = 4, clk_sys = 5 };
 typedef enum clock_index clock_handle_t;
 uint32_t clock_get_hz(clock_handle_t clock);
 """
+STUB_BINARY_INFO = """\
+/* pico/binary_info.h, reduced to bi_decl: a declaration that keeps `bi_decl(...);` legal C. */
+#define bi_decl(_decl) extern const char *rip_stub_binary_info
+"""
 STUB_IMPL = """\
 #include <stdbool.h>
 #include <stdint.h>
@@ -247,6 +263,7 @@ def stub_sdk(root: Path) -> Path:
     (root / "pico" / "stdlib.h").write_text(STUB_STDLIB)
     (root / "hardware" / "structs" / "m33.h").write_text(STUB_M33)
     (root / "hardware" / "clocks.h").write_text(STUB_CLOCKS)
+    (root / "pico" / "binary_info.h").write_text(STUB_BINARY_INFO)
     (root / "stub_sdk.c").write_text(STUB_IMPL)
     return root
 
@@ -264,12 +281,13 @@ def test_project_compiles_and_links_for_the_core(projects, board, tmp_path):
     cpu = BOARDS[board]
     out = projects[board]
     stubs = stub_sdk(tmp_path / "stubs")
-    sources = [out / "main.c", out / "model.c", out / "model_data.c",
-               *sorted((out / "kernels").glob("*.c"))]  # fmt: skip
+    lib = out / "model"
+    sources = [out / "main.c", lib / "model.c", lib / "model_data.c",
+               *sorted((lib / "kernels").glob("*.c"))]  # fmt: skip
     objects = []
     for source in sources:
         obj = tmp_path / f"{source.stem}.o"
-        arm_gcc(cpu, f"-I{stubs}", f"-I{out}", f"-I{out / 'kernels'}", "-c", str(source),
+        arm_gcc(cpu, f"-I{stubs}", f"-I{lib}", f"-I{lib / 'kernels'}", "-c", str(source),
                 "-o", str(obj))  # fmt: skip
         objects.append(str(obj))
     elf = tmp_path / "app.elf"
@@ -283,7 +301,7 @@ def test_project_compiles_and_links_for_the_core(projects, board, tmp_path):
         "-o",
         str(elf),
     )
-    dis = cb.disassemble(tmp_path / "rip_conv.o")
+    dis = cb.disassemble(tmp_path / "rip_conv2d.o")
     if board == "pico2" and dis is not None:  # the kernels chose their DSP path by themselves
         assert "smlad" in dis
 
@@ -291,10 +309,12 @@ def test_project_compiles_and_links_for_the_core(projects, board, tmp_path):
 # --- PICO_SDK_PATH --------------------------------------------------------------------------
 
 
-def configure(out: Path, build: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+def configure(
+    out: Path, build: Path, env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess:
     assert CMAKE is not None
     return subprocess.run(
-        [CMAKE, "-S", str(out), "-B", str(build)],
+        [CMAKE, "-S", str(out), "-B", str(build), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -313,13 +333,17 @@ def test_sdk_import_without_pico_sdk_path(projects, tmp_path):
 
 
 FAKE_SDK = """\
-# A stand-in Pico SDK that records the calls the project makes.
+# A stand-in Pico SDK that records the calls the project makes. FAKE_NO_TINYUSB: as an SDK
+# whose lib/tinyusb is empty, it defines no pico_stdio_usb.
 if (DEFINED PROJECT_NAME)
     message(FATAL_ERROR "pico_sdk_init.cmake included after project()")
 endif ()
 function(pico_sdk_init)
     message(STATUS "FAKE pico_sdk_init board=${PICO_BOARD} platform=${PICO_PLATFORM}")
     add_library(pico_stdlib INTERFACE)
+    if (NOT FAKE_NO_TINYUSB)
+        add_library(pico_stdio_usb INTERFACE)
+    endif ()
 endfunction()
 foreach (f pico_enable_stdio_usb pico_enable_stdio_uart pico_add_extra_outputs
          pico_set_program_name pico_set_program_description)
@@ -334,24 +358,69 @@ endforeach ()
 """
 
 
-@pytest.mark.skipif(CMAKE is None or shutil.which("cc") is None, reason="needs cmake and cc")
-def test_cmakelists_configures_against_a_stand_in_sdk(projects, emitted, tmp_path):
+def fake_sdk(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pico_sdk_init.cmake").write_text(FAKE_SDK)
+    return root
+
+
+def fake_calls(proc: subprocess.CompletedProcess) -> list[str]:
+    return [line.split("FAKE ", 1)[1] for line in proc.stdout.splitlines() if "FAKE " in line]
+
+
+NEED_CC = pytest.mark.skipif(
+    CMAKE is None or shutil.which("cc") is None, reason="needs cmake and cc"
+)
+
+
+@NEED_CC
+def test_cmakelists_configures_against_a_stand_in_sdk(projects, tmp_path):
     """Our pico_sdk_import.cmake finds the SDK from the environment and includes it before
-    project(); every SDK function is called on a target that exists."""
-    sdk = tmp_path / "sdk"
-    sdk.mkdir()
-    (sdk / "pico_sdk_init.cmake").write_text(FAKE_SDK)
+    project(); every SDK function is called on a target that exists; the example
+    application's target is rip_app, and its stdio is USB and UART by default."""
+    sdk = fake_sdk(tmp_path / "sdk")
     proc = configure(projects["pico"], tmp_path / "build", dict(os.environ, PICO_SDK_PATH=str(sdk)))
     assert proc.returncode == 0, proc.stderr
-    fake = [line.split("FAKE ", 1)[1] for line in proc.stdout.splitlines() if "FAKE " in line]
-    assert fake == [
+    assert fake_calls(proc) == [
         "pico_sdk_init board=pico platform=rp2040",
-        "pico_set_program_name example example",
-        f"pico_set_program_description example rip: example (rip, arena {emitted.arena_bytes} B)",
-        "pico_enable_stdio_usb example 1",
-        "pico_enable_stdio_uart example 1",
-        "pico_add_extra_outputs example ",
+        "pico_enable_stdio_usb rip_app 1",
+        "pico_enable_stdio_uart rip_app 1",
+        "pico_add_extra_outputs rip_app ",
     ]
+
+
+@NEED_CC
+@pytest.mark.parametrize(
+    "stdio, usb, uart", [("usb", "1", "0"), ("uart", "0", "1"), ("both", "1", "1")]
+)
+def test_rip_stdio_chooses_the_sdk_calls(projects, tmp_path, stdio, usb, uart):
+    sdk = fake_sdk(tmp_path / "sdk")
+    env = dict(os.environ, PICO_SDK_PATH=str(sdk))
+    proc = configure(projects["pico"], tmp_path / "build", env, f"-DRIP_STDIO={stdio}")
+    assert proc.returncode == 0, proc.stderr
+    calls = fake_calls(proc)
+    assert f"pico_enable_stdio_usb rip_app {usb}" in calls
+    assert f"pico_enable_stdio_uart rip_app {uart}" in calls
+
+
+@NEED_CC
+def test_a_hand_build_without_tinyusb_stops_and_says_why(projects, tmp_path):
+    """The SDK alone builds a firmware with no USB serial when lib/tinyusb is empty; the
+    project's configure stops instead, naming TinyUSB and the fix, unless RIP_STDIO=uart."""
+    sdk = fake_sdk(tmp_path / "sdk")
+    env = dict(os.environ, PICO_SDK_PATH=str(sdk))
+    for stdio in ("both", "usb"):
+        proc = configure(projects["pico"], tmp_path / f"b-{stdio}", env,
+                         "-DFAKE_NO_TINYUSB=1", f"-DRIP_STDIO={stdio}")  # fmt: skip
+        assert proc.returncode != 0
+        words = " ".join(proc.stderr.split())
+        assert "has no TinyUSB" in words and "git submodule update --init lib/tinyusb" in words
+    proc = configure(projects["pico"], tmp_path / "b-uart", env, "-DFAKE_NO_TINYUSB=1",
+                     "-DRIP_STDIO=uart")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "pico_enable_stdio_usb rip_app 0" in fake_calls(proc)
+    proc = configure(projects["pico"], tmp_path / "b-bad", env, "-DRIP_STDIO=serial")
+    assert proc.returncode != 0 and "give usb, uart or both" in proc.stderr
 
 
 def test_build_without_pico_sdk_path_is_one_line(projects, monkeypatch):
@@ -370,16 +439,24 @@ def test_build_with_a_wrong_pico_sdk_path(projects, monkeypatch, tmp_path):
         build_pico_project(projects["pico2"], load_board("pico2"))
 
 
-def real_sdk() -> bool:
-    path = os.environ.get("PICO_SDK_PATH")
-    return bool(path) and (Path(path) / "pico_sdk_init.cmake").is_file() and ARM_GCC is not None
+def real_sdk() -> Path | None:
+    """$PICO_SDK_PATH when it names an SDK, else ../shared/pico's (CI keeps it beside the
+    checkout); None without one or without the Arm toolchain."""
+    shared = Path(__file__).resolve().parents[2] / "shared" / "pico" / "pico-sdk"
+    for path in (os.environ.get("PICO_SDK_PATH"), shared):
+        if path and (Path(path) / "pico_sdk_init.cmake").is_file() and ARM_GCC is not None:
+            return Path(path)
+    return None
 
 
-@pytest.mark.skipif(not real_sdk(), reason="PICO_SDK_PATH does not name a Pico SDK")
+@pytest.mark.skipif(
+    real_sdk() is None, reason="no Pico SDK ($PICO_SDK_PATH or ../shared/pico/pico-sdk)"
+)
 @pytest.mark.parametrize("board", BOARDS)
-def test_build_with_the_pico_sdk(emitted, tmp_path, board):
+def test_build_with_the_pico_sdk(emitted, tmp_path, board, monkeypatch):
     """With a real SDK: ELF, BIN and UF2 (ours when picotool is absent); the arena and the
     scratch are .bss symbols in SRAM."""
+    monkeypatch.setenv("PICO_SDK_PATH", str(real_sdk()))
     b = load_board(board)
     write_pico_project(emitted, tmp_path, b, CHECKSUM)
     info = build_pico_project(tmp_path, b)
@@ -626,23 +703,25 @@ def test_main_on_qemu_prints_the_host_checksum_every_time(emitted, host_checksum
     (harness / "pico" / "stdlib.h").write_text(STUB_STDLIB)
     (harness / "hardware" / "structs" / "m33.h").write_text(HARNESS_M33)
     (harness / "hardware" / "clocks.h").write_text(STUB_CLOCKS)
+    (harness / "pico" / "binary_info.h").write_text(STUB_BINARY_INFO)
     (harness / "harness.c").write_text(HARNESS_C)
     (harness / "link.ld").write_text(HARNESS_LD)
     elf = tmp_path / "app.elf"
+    lib = out / "model"
     arm_gcc(
         BOARDS[board],
         f"-I{harness}",
-        f"-I{out}",
-        f"-I{out / 'kernels'}",
+        f"-I{lib}",
+        f"-I{lib / 'kernels'}",
         "--specs=nosys.specs",
         "-nostartfiles",
         "-T",
         str(harness / "link.ld"),
         str(harness / "harness.c"),
         str(out / "main.c"),
-        str(out / "model.c"),
-        str(out / "model_data.c"),
-        *map(str, sorted((out / "kernels").glob("*.c"))),
+        str(lib / "model.c"),
+        str(lib / "model_data.c"),
+        *map(str, sorted((lib / "kernels").glob("*.c"))),
         "-o",
         str(elf),
     )
@@ -672,13 +751,14 @@ def test_shared_model_firmware_compiles_for_both_cores(name, tmp_path):
         pytest.skip(f"{path} is absent (CI keeps ../shared beside the checkout)")
     graph = rewrite(read_model(path))
     req = requirements(graph)
-    model = emit_model(graph, req, plan_model(graph, req, "rip", "milp", 4, 60), "rip")
+    model = emit_model(graph, req, plan_model(graph, req, "rip"), "rip")
     for board, cpu in BOARDS.items():
         out = tmp_path / board
         write_pico_project(model, out, load_board(board), CHECKSUM)
-        for source in [out / "model.c", out / "model_data.c",
-                       *sorted((out / "kernels").glob("*.c"))]:  # fmt: skip
-            arm_gcc(cpu, f"-I{out}", f"-I{out / 'kernels'}", "-c", str(source),
+        lib = out / "model"
+        for source in [lib / "model.c", lib / "model_data.c",
+                       *sorted((lib / "kernels").glob("*.c"))]:  # fmt: skip
+            arm_gcc(cpu, f"-I{lib}", f"-I{lib / 'kernels'}", "-c", str(source),
                     "-o", str(tmp_path / f"{board}-{source.stem}.o"))  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from paths import MCUNET, shared_path
 from tflite_writer.generators import _Calibrated
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import fused_chain, requirements
 from rip.allocator.theory.simulate_fused import run_fused, simulate_fused
@@ -26,11 +26,12 @@ from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
 from rip.core.errors import BuildError, LayerError, ReplayError
+from rip.core.operators import Op
 from rip.core.terms import Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.qemu_project import write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
-from rip.frontend.fusion import FUSED_KIND, fuse
+from rip.frontend.fusion import fuse
 from rip.frontend.ir import Tensor
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -76,7 +77,7 @@ def fused_plan(model: bytes):
     graph = rewrite(read_model(model, name="m"))
     fgraph = fuse(graph)
     req = requirements(fgraph)
-    return graph, fgraph, req, plan_model(fgraph, req, "fused", "milp", 4, 60)
+    return graph, fgraph, req, plan_model(fgraph, req, "fused")
 
 
 def run_fused_c(model: bytes, tmp, plan_edit=None) -> tuple[int, int]:
@@ -115,7 +116,7 @@ def records(request, monkeypatch) -> bool:
 def _emit_fixed(name: str):
     model = chain_model(*FIXED[name])
     graph, fgraph, req, plan = fused_plan(model)
-    assert [op.kind for op in fgraph.operators] == [FUSED_KIND]
+    assert [op.kind for op in fgraph.operators] == [Op.FUSED_CHAIN]
     emitted = emit_model(fgraph, req, plan, "fused")
     data = emitted.files["model_data.c"]
     return emitted, data, checksum(reference_outputs(model, graph))
@@ -186,7 +187,7 @@ def test_random_chains_match_tflite_micro(tmp_path_factory, seed, hw, c, stages,
         return
     graph = rewrite(read_model(model))
     fgraph = fuse(graph)
-    fused = [op for op in fgraph.operators if op.kind == FUSED_KIND]
+    fused = [op for op in fgraph.operators if op.kind == Op.FUSED_CHAIN]
     if not fused:  # e.g. a 1x1 output the writer reshaped: nothing to fuse
         return
     try:  # the theory's domain (Theorem 13: every window reaches a real row and column)
@@ -205,7 +206,7 @@ def _wide_chain() -> bytes:
 
 def test_gap_and_ring_one_unit_less_are_refused(tmp_path):
     _, fgraph, _, plan = fused_plan(_wide_chain())
-    (op,) = [op for op in fgraph.operators if op.kind == FUSED_KIND]
+    (op,) = [op for op in fgraph.operators if op.kind == Op.FUSED_CHAIN]
     (pair,) = plan.aliased
     assert pair.gap > 0 and pair.gap % 4 == 0
     replay(fgraph, plan, 4)
@@ -223,7 +224,7 @@ def test_gap_and_ring_one_unit_less_are_refused(tmp_path):
     shrunk = fgraph.with_(tensors={**fgraph.tensors, ring: small})
     # the ring's bytes are its tensor's: plan the smaller one, which the replay refuses
     with pytest.raises(ReplayError, match="ring tensor"):
-        plan_model(shrunk, requirements(shrunk), "fused", "milp", 4, 60)
+        plan_model(shrunk, requirements(shrunk), "fused")
 
 
 def test_gap_below_the_simulators_corrupts(tmp_path):
@@ -233,7 +234,7 @@ def test_gap_below_the_simulators_corrupts(tmp_path):
     alignment unit below it the kernel overwrites input rows it still reads."""
     model = _wide_chain()
     graph = rewrite(read_model(model))
-    (op,) = [op for op in fuse(graph).operators if op.kind == FUSED_KIND]
+    (op,) = [op for op in fuse(graph).operators if op.kind == Op.FUSED_CHAIN]
     chain = fused_chain(fuse(graph), op.params.members, False)
     safe = next(g for g in range(chain.n_out + 1) if run_fused(chain, g).corrupted == 0)
     safe = -(-safe // 4) * 4
@@ -260,7 +261,7 @@ def test_mbconv_residual_gap_is_zero():
     model = chain_model(1, (8, 8), 4, [], True)
     graph = rewrite(read_model(model))
     fgraph = fuse(graph)
-    (op,) = [op for op in fgraph.operators if op.kind == FUSED_KIND]
+    (op,) = [op for op in fgraph.operators if op.kind == Op.FUSED_CHAIN]
     assert simulate_fused(fused_chain(fgraph, op.params.members, True)) == 0
 
 
@@ -268,8 +269,8 @@ def test_mcunet_fused_arenas_meet_issue_12():
     """Issue 12's memory targets on the eleven MCUNet models (gated like
     test_models_memory: skipped without ../shared): MCUNet-in3 and Person-Det at most
     110 KB, a mean reduction of at least 55% against tinyengine, every one fits a Pico 1,
-    under the default instruction budget (5%, estimated by the cost model calibrated on
-    qemu-m33: allocator/planning/cost_model.json)."""
+    under the default instruction budget (5%, estimated by the cost model of the Pico's
+    core, calibrated on qemu-armv6m: allocator/planning/cost_model.json)."""
     board = load_board("pico")
     options = Options(strategies=(Strategy.TINYENGINE, Strategy.FUSED), cache=False)
     reductions = []

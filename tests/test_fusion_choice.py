@@ -12,13 +12,16 @@ import pytest
 from paths import REPO, shared_path
 from tflite_writer.generators import _Calibrated
 
-from rip.allocator.planning.cost_model import CLASSES, CostModel, load
+from rip.allocator.planning.cost_model import CLASSES, CostModel, for_core, load
 from rip.allocator.planning.fusion_choice import choose
+from rip.allocator.planning.options import PlanOptions
 from rip.allocator.planning.requirements import fused_chain, requirements
-from rip.allocator.planning.strategies import build_problem
+from rip.allocator.planning.strategies import build_problem, variant
 from rip.allocator.theory.fused import ring_rows
+from rip.boards import load_board
 from rip.cli.compile import main, max_overhead
 from rip.core.errors import LayerError
+from rip.core.terms import Strategy
 from rip.frontend.fusion import ChainSpan, candidates, fuse
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -151,6 +154,21 @@ def test_calibrated_model_covers_both_boards_and_every_class():
         assert cm.board == board
         assert all(cm.ops[c]["macs"] >= 0 for c in cm.ops)
         assert {"conv1x1", "dw", "elementwise"} <= set(cm.ops)
+
+
+@pytest.mark.parametrize(
+    "board,column",
+    [("qemu-m33", "qemu-m33"), ("pico2", "qemu-m33"), ("qemu-armv6m", "qemu-armv6m"),
+     ("pico", "qemu-armv6m"), ("host", "qemu-m33")],
+)  # fmt: skip
+def test_the_budget_is_estimated_with_the_cost_model_of_the_boards_core(model, board, column):
+    """The column measured on the board's core (the host has none: the M33's)."""
+    assert for_core(load_board(board).core) == load(column)
+    graph, req = model
+    options = PlanOptions(board=load_board(board))
+    fused = variant(Strategy.FUSED, graph, req, options)
+    assert fused.fusion is not None and fused.fusion.board == column
+    assert fused.fusion == choose(graph, req, 4, options.max_overhead, load(column))
 
 
 def test_default_budget_on_a_real_model_stays_within_it():

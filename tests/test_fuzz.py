@@ -3,7 +3,11 @@
 Property: whatever the bytes, ``read_model`` returns a graph or raises a one-line
 ``ModelError``; a graph it returns goes through rewriting, requirements and first-fit
 planning to a plan or a ``RipError``, never another exception, a hang or unbounded memory.
-The same for ``rip-bounds``'s layer evaluation on arbitrary JSON-like fields.
+The same for ``rip-bounds``'s layer evaluation on arbitrary JSON-like fields, and (issue
+22) for board files (an accepted board holds only finite numbers and safe strings), result
+lines (an accepted line is exactly the canonical one), UF2 and ELF files (an accepted one
+writes only inside the chip's flash), expected.json fields (a bounded wait) and manifests
+(only entries inside -o are owned).
 
 CI runs the ``ci`` profile: derandomized (the same examples every run), a bounded number
 of examples (tens of seconds in all). ``make fuzz`` runs the ``fuzz`` profile
@@ -13,21 +17,46 @@ input added to tests/make_bad_models.py (the corpus) as a regression case.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import random
+import re
+import struct
+import sys
+import tempfile
+from dataclasses import fields as dataclass_fields
+from pathlib import Path
 
+import make_bad_inputs as mbi
 import make_bad_models as mbm
 import pytest
 import tflite
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.requirements import requirements
+from rip.boards import FIELD_RULES, parse_board
 from rip.cli.bounds import evaluate
-from rip.core.errors import LayerError, ModelError, RipError
+from rip.cli.verify import _checked_expected as checked_expected
+from rip.cli.verify import default_timeout_for
+from rip.core.errors import LayerError, ModelError, RipError, Uf2Error
+from rip.core.terms import Placer
+from rip.firmware.output_dir import _owned as owned_files
+from rip.firmware.result import ERROR_PREFIX, PREFIX, parse_result_line
+from rip.firmware.serial_port import MAX_WAIT_SECONDS
+from rip.firmware.uf2 import check_image, elf_image
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+FIRST_FIT = PlanOptions(placer=Placer.FIRSTFIT)
 
 settings.register_profile(
     "ci",
@@ -57,7 +86,7 @@ def compile_or_refuse(data: bytes) -> None:
     try:
         graph = rewrite(graph)
         req = requirements(graph)
-        plan_model(graph, req, "rip", "firstfit")
+        plan_model(graph, req, "rip", FIRST_FIT)
     except RipError as e:
         assert "\n" not in str(e)
 
@@ -153,3 +182,242 @@ def test_bounds_fields(fields: dict) -> None:
         assert "\n" not in str(e)
     except RipError as e:  # pragma: no cover - every refusal is a LayerError today
         pytest.fail(f"not a LayerError: {e}")
+
+
+# ---- issue 22: board files, result lines, UF2 and ELF files, expected.json, manifests ----------
+_TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(codec="utf-8"),
+        st.sampled_from([*list("$`\"'\\\n\r#;{}()<>|&*=,/ -_.+"), "\x1b", "\x07", "\u202e"]),
+    ),
+    max_size=24,
+)
+_VALUES = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    _TEXT,
+    st.lists(_TEXT, max_size=4),
+    st.lists(st.integers(), max_size=3),
+)
+# What no accepted board string may hold: anything Make, CMake, a shell or a C comment
+# would act on, and any control character (an oracle independent of the board rules).
+_DANGER = re.compile(r"[$`\"\\#{}<>|&\n\r\x00-\x1f\x7f]|\*/|/\*")
+
+
+def _toml(value: object) -> str:
+    """A TOML literal for a scalar or a flat list (tomllib reads; nothing in the stdlib
+    writes)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return (
+            "nan"
+            if math.isnan(value)
+            else "inf"
+            if value > 0 and math.isinf(value)
+            else ("-inf" if math.isinf(value) else repr(value))
+        )
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string (JSON's escapes are TOML's)
+    return "[" + ", ".join(_toml(v) for v in value) + "]"  # type: ignore[union-attr]
+
+
+@PROFILE
+@given(
+    st.dictionaries(
+        st.sampled_from([*sorted(FIELD_RULES), "extra", "name"]), _VALUES, min_size=1, max_size=3
+    )
+)
+def test_board_fields(changes: dict) -> None:
+    """A board file with a few fields set to anything: a Board whose every number is finite
+    and every string safe for Make, CMake and C, or one line naming the file."""
+    table = tomllib.loads(mbi.BOARD)
+    table.update(changes)
+    text = "".join(f"{k} = {_toml(v)}\n" for k, v in table.items())
+    try:
+        board = parse_board(text.encode("utf-8", "surrogatepass"), "fuzz.toml")
+    except RipError as e:
+        assert "\n" not in str(e) and str(e).startswith("board file fuzz.toml: ")
+        return
+    for f in dataclass_fields(board):
+        value = getattr(board, f.name)
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, float):
+                assert math.isfinite(item), (f.name, item)
+            if isinstance(item, int) and not isinstance(item, bool):
+                assert 0 <= item <= 1 << 32, (f.name, item)
+            if isinstance(item, str):
+                assert not _DANGER.search(item) and item.isascii(), (f.name, item)
+
+
+@PROFILE
+@given(st.lists(st.tuples(st.integers(0, len(mbi.BOARD) - 1), st.integers(0, 255)), max_size=6))
+def test_board_file_bytes(patches: list[tuple[int, int]]) -> None:
+    data = bytearray(mbi.BOARD.encode())
+    for at, value in patches:
+        data[at] = value
+    try:
+        parse_board(bytes(data), "fuzz.toml")
+    except RipError as e:
+        assert "\n" not in str(e) and str(e).startswith("board file fuzz.toml: ")
+
+
+_LINE_CHARS = st.sampled_from(
+    [*list("0123456789abcdefABCDEF_+-= x"), "１", "٣", "\x1b", "RIP-RESULT ", "RIP-ERROR ", "\t"]
+)
+
+
+@PROFILE
+@given(
+    st.lists(
+        st.tuples(st.integers(0, len(mbi.GOOD_LINE)), st.integers(0, 2), _LINE_CHARS), max_size=4
+    )
+)
+def test_result_lines(edits: list[tuple[int, int, str]]) -> None:
+    """A result line with a few characters inserted, replaced or deleted: no result, or a
+    result whose canonical line is exactly the line's text from RIP-RESULT on (so no
+    second reading of any field, and nothing lenient, can pass)."""
+    line = mbi.GOOD_LINE
+    for at, how, text in edits:
+        at = min(at, len(line))
+        line = (
+            line[:at] + text + line[at:]
+            if how == 0
+            else line[:at] + text + line[at + 1 :]
+            if how == 1
+            else line[:at] + line[at + 1 :]
+        )
+    result = parse_result_line(line)
+    if result is not None:
+        assert result.line() == line[line.index(PREFIX) :], line
+        assert line.count(PREFIX) == 1 and ERROR_PREFIX not in line
+
+
+_UF2_FIELDS = {"flags": 2, "address": 3, "size": 4, "number": 5, "count": 6, "family": 7}
+
+
+@PROFILE
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.sampled_from(sorted(_UF2_FIELDS)),
+            st.one_of(st.integers(0, 2**32 - 1), st.sampled_from([0, 1, 2, 3, 255, 256, 257])),
+        ),
+        max_size=4,
+    ),
+    st.integers(1, 4),
+)
+def test_uf2_mutants(patches: list[tuple[int, str, int]], count: int) -> None:
+    """A good image with header words changed: refused, or every block of it is one a Pico
+    bootloader writes into its chip's flash (checked here from the raw bytes)."""
+    data = bytearray(mbi.image(count))
+    for block, name, value in patches:
+        if block < count:
+            struct.pack_into("<I", data, block * 512 + 4 * _UF2_FIELDS[name], value)
+    try:
+        family = check_image(bytes(data))
+    except Uf2Error as e:
+        assert "\n" not in str(e)
+        return
+    flash = {mbi.RP2040: 2 << 20, mbi.RP2350: 4 << 20}[family]
+    words = [struct.unpack_from("<8I", data, k * 512) for k in range(len(data) // 512)]
+    assert sorted(w[5] for w in words) == list(range(len(words)))
+    for _, _, flags, address, size, _, n, fam in words:
+        assert (flags, size, n, fam) == (0x2000, 256, len(words), family)
+        assert address % 256 == 0 and mbi.FLASH <= address <= mbi.FLASH + flash - 256
+    assert len({w[3] for w in words}) == len(words)
+
+
+_ELF_FIELDS = {  # offset and struct format of ELF header and first program header fields
+    "e_type": (16, "<H"),
+    "e_machine": (18, "<H"),
+    "e_phoff": (28, "<I"),
+    "e_phentsize": (42, "<H"),
+    "e_phnum": (44, "<H"),
+    "p_offset": (56, "<I"),
+    "p_paddr": (64, "<I"),
+    "p_filesz": (68, "<I"),
+    "p2_paddr": (96, "<I"),
+    "p2_filesz": (100, "<I"),
+}
+
+
+@PROFILE
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(sorted(_ELF_FIELDS)),
+            st.one_of(
+                st.integers(0, 2**32 - 1),
+                st.sampled_from([0, 1, 2, 32, 40, 64, 65, 65535, 0x10000000, 0x101FFF00]),
+            ),
+        ),
+        max_size=4,
+    )
+)
+def test_elf_mutants(patches: list[tuple[str, int]]) -> None:
+    """A good two-segment ELF with header fields changed: refused in one line, or an
+    image no larger than the RP2040's flash, inside it."""
+    data = bytearray(mbi.elf([(mbi.FLASH, mbi.CODE), (mbi.FLASH + 4096, mbi.CODE)]))
+    for name, value in patches:
+        offset, fmt = _ELF_FIELDS[name]
+        struct.pack_into(fmt, data, offset, value % (1 << (8 * struct.calcsize(fmt))))
+    window = (mbi.FLASH, mbi.FLASH + (2 << 20))
+    try:
+        base, image = elf_image(bytes(data), window, "RP2040")
+    except Uf2Error as e:
+        assert "\n" not in str(e)
+        return
+    assert window[0] <= base and base + len(image) <= window[1] and image
+
+
+_EXPECTED_VALUES = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+    _TEXT,
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@PROFILE
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["checksum", "model", "board", "arena_bytes", "macs", "expected_inference_seconds",
+             "qemu_machine", "strategy"]
+        ),
+        _EXPECTED_VALUES,
+    )
+)  # fmt: skip
+def test_expected_fields(fields: dict) -> None:
+    """expected.json with any values: refused in one line, or every field rip-verify uses
+    has its type, its numbers are finite and in range, and the wait it gives is bounded."""
+    try:
+        checked = checked_expected(fields, Path("expected.json"))
+    except RipError as e:
+        assert "\n" not in str(e)
+        return
+    seconds = default_timeout_for({**checked, "board": "pico2"})
+    assert math.isfinite(seconds) and 0 < seconds <= MAX_WAIT_SECONDS
+    if checked.get("checksum") is not None:
+        assert 0 <= int(checked["checksum"], 16) <= 0xFFFFFFFF
+
+
+@PROFILE
+@given(st.lists(st.one_of(_TEXT, st.sampled_from(["../x", "/etc/passwd", "a/../../b", ".", ""])),
+                max_size=6))  # fmt: skip
+def test_manifest_entries(files: list[str]) -> None:
+    """A manifest listing anything: rip owns only entries that stay inside -o."""
+    with tempfile.TemporaryDirectory(prefix="rip-fuzz-") as tmp:
+        target = Path(tmp) / "out"
+        target.mkdir()
+        (target / ".rip-manifest.json").write_text(json.dumps({"files": files}))
+        for rel in owned_files(target):
+            inside = os.path.normpath(target / rel)
+            assert inside.startswith(str(target) + os.sep) and "\n" not in rel, rel

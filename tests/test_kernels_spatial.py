@@ -1,5 +1,5 @@
-"""The spatial int8 kernels (kernels/rip_conv.c, kernels/rip_pool.c) against TensorFlow Lite
-Micro, byte for byte, out of place and in place.
+"""The spatial int8 kernels (the families of kernels/rip_conv.h, kernels/rip_pool.c) against
+TensorFlow Lite Micro, byte for byte, out of place and in place.
 
 The C sources are compiled once per session into a shared library and called through
 ctypes; the kernel parameters come from codegen.conv_params and codegen.pool_params on the
@@ -30,7 +30,6 @@ from tflite_writer import ModelBuilder, conv_output_size
 
 from rip.allocator.planning.requirements import conv_geometry, op_scratch_bytes, requirements
 from rip.allocator.planning.scratch import (
-    BUFFER_SIZE_FUNCTION,
     ROWS_BUFFER_SIZE_FUNCTION,
     depthwise_ring_rows,
     depthwise_ring_slots,
@@ -55,6 +54,7 @@ from rip.codegen.kernel_choice import (
 )
 from rip.codegen.quant import ParamsError, activation_range
 from rip.core.errors import LayerError
+from rip.core.operators import spec
 from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -1159,8 +1159,8 @@ def test_random_global_avg_pool_matches_tflm_mean(
 
 
 def c_buffer_size(lib: ctypes.CDLL, kind: str, p: Any) -> int:
-    """The C kernel's own ..._get_buffer_size(), the twin planning.scratch names for ``kind``."""
-    fn = getattr(lib, BUFFER_SIZE_FUNCTION[kind])
+    """The C kernel's own ..._get_buffer_size(), the twin the operator table names for ``kind``."""
+    fn = getattr(lib, spec(kind).scratch_twin)
     if kind == "CONV_2D":
         return fn(dims(p.input_dims), dims(p.filter_dims))
     if kind == "DEPTHWISE_CONV_2D":
@@ -1227,7 +1227,7 @@ def test_cross_compiles_for_the_picos(tmp_path: Path, cpu: str) -> None:
     for source in cb.SPATIAL:
         obj = cb.cross_compile(cb.KERNELS / source, cpu, tmp_path / f"{source}.o")
         listing = cb.disassemble(obj)
-        if source == "rip_conv.c" and listing is not None:
+        if source == "rip_conv2d.c" and listing is not None:
             assert ("smlad" in listing) == (cpu == "cortex-m33")
 
 

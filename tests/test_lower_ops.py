@@ -28,7 +28,7 @@ from test_lower_elementwise import Layout, finish, layout, program, read
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder
 
-from rip.allocator.planning.requirements import IN_PLACE_CLASSES
+from rip.allocator.planning.requirements import BOUNDS
 from rip.boards import load_board
 from rip.codegen.emit import emit_model
 from rip.codegen.lowering import OpBuffers
@@ -500,7 +500,7 @@ def test_in_place_one_alignment_unit_less_gap_corrupts(
     differ from TFLite Micro's. (MUL here is the general-broadcast kernel.)"""
     model = _one_op(kind)
     graph = read(model)
-    assert graph.operators[0].kind in IN_PLACE_CLASSES
+    assert graph.operators[0].kind in BOUNDS
     got, want, _ = run_op(model, 9, kernel_objs, tmp_path, inplace="elementwise")
     assert got == want
     rng = np.random.default_rng(9)

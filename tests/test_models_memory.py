@@ -17,10 +17,14 @@ import os
 import pytest
 from paths import KERAS_FILES, MCUNET, shared_path
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.requirements import requirements
+from rip.core.terms import Placer
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+
+FIRST_FIT = PlanOptions(placer=Placer.FIRSTFIT)
 
 CI_KERAS = [
     "MobileNet",
@@ -45,8 +49,8 @@ def load(path):
 def test_table3_mcunet(paper_tables, name):
     want = paper_tables["table3_mcunet_peak_activation_bytes"][name]
     graph, req = load(shared_path("models", "mcunet", f"{name}.tflite"))
-    base = plan_model(graph, req, "tinyengine", "milp", 4, 60)
-    rip = plan_model(graph, req, "rip", "milp", 4, 60)
+    base = plan_model(graph, req, "tinyengine")
+    rip = plan_model(graph, req, "rip")
     assert base.peak == want["base"]
     assert rip.peak <= want["rip"]
     assert rip.peak == rip.lower_bound  # the layer-by-layer limit: exact, not approximate
@@ -60,8 +64,8 @@ def test_first_fit_strands_what_the_milp_recovers(paper_tables, name):
     even above the baseline), the MILP reaches the RiP figure."""
     want = paper_tables["table3_mcunet_peak_activation_bytes"][name]
     graph, req = load(shared_path("models", "mcunet", f"{name}.tflite"))
-    ff = plan_model(graph, req, "rip", "firstfit", 4)
-    opt = plan_model(graph, req, "rip", "milp", 4, 60)
+    ff = plan_model(graph, req, "rip", FIRST_FIT)
+    opt = plan_model(graph, req, "rip")
     assert ff.peak >= want["base"] > opt.peak == want["rip"]
 
 
@@ -72,8 +76,8 @@ def test_table7_keras(paper_tables, name):
     if dual_kb is None or rip_kb is None:
         pytest.skip(f"paper-tables.json has no peak figures for {name}")
     graph, req = load(shared_path("models", "keras", f"{KERAS_FILES[name]}.graph.tflite"))
-    dual = plan_model(graph, req, "dual", "milp", 4, 120)
-    rip = plan_model(graph, req, "rip", "milp", 4, 120)
+    dual = plan_model(graph, req, "dual", PlanOptions(time_limit=120))
+    rip = plan_model(graph, req, "rip", PlanOptions(time_limit=120))
     # the table gives KB to one decimal: within half a unit of the last digit
     assert abs(dual.peak / 1024 - dual_kb) <= 0.05 + 1e-9
     assert rip.peak / 1024 <= rip_kb + 0.05 + 1e-9

@@ -18,7 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-DATA_DIRS = ("kernels", "templates", "boards")
+DATA_DIRS = ("kernels", "templates", "boards", "firmware/rp2040js")  # rp2040js: --emulate's runner
 
 
 @pytest.fixture(scope="module")

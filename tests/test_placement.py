@@ -11,8 +11,9 @@ from tflite_writer import example_model
 
 from rip.allocator.planning.check import verify
 from rip.allocator.planning.milp import MilpOptions, milp
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.placement import Buffer, Pair, Problem, first_fit, measure_peak
-from rip.allocator.planning.plan import plan_model
 from rip.allocator.planning.replay import ReplayError, _min_gap, replay
 from rip.allocator.planning.requirements import requirements
 from rip.frontend.reader import read_model
@@ -94,7 +95,7 @@ def test_deterministic():
 def planned():
     g = rewrite(read_model(example_model(0), name="example"))
     req = requirements(g)
-    plan = plan_model(g, req, "rip", "milp", 4, 20)
+    plan = plan_model(g, req, "rip", PlanOptions(time_limit=20))
     return g, plan
 
 

@@ -4,6 +4,7 @@ a corrupt entry is ignored and rewritten, and nothing is used without the replay
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from paths import shared_path
@@ -12,10 +13,11 @@ from tflite_writer import example_model
 from rip.allocator.planning import parallel
 from rip.allocator.planning.cache import PlanCache, default_cache_dir
 from rip.allocator.planning.milp import MilpOptions, _feasible, milp
-from rip.allocator.planning.parallel import plan_strategies
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_graph, plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.allocator.planning.strategies import STRATEGIES, build_problem
+from rip.boards import load_board
 from rip.cli.compile import main
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -39,9 +41,9 @@ def test_cache_dir_from_the_environment(monkeypatch, tmp_path):
 
 def test_second_run_reuses_every_plan(model, tmp_path):
     g, req = model
-    first = plan_strategies(g, req, cache=PlanCache(MODEL, tmp_path), jobs=1)
+    first = plan_graph(g, req, STRATEGIES, cache=PlanCache(MODEL, tmp_path), jobs=1)
     cache = PlanCache(MODEL, tmp_path)
-    again = plan_strategies(g, req, cache=cache, jobs=1)
+    again = plan_graph(g, req, STRATEGIES, cache=cache, jobs=1)
     assert cache.hits == list(STRATEGIES) and not cache.rejected
     for s in STRATEGIES:
         assert again[s].offsets == first[s].offsets
@@ -50,13 +52,14 @@ def test_second_run_reuses_every_plan(model, tmp_path):
 
 def test_any_change_misses(model, tmp_path):
     g, req = model
-    plan_strategies(g, req, ("rip",), cache=PlanCache(MODEL, tmp_path), jobs=1)
+    plan_graph(g, req, ("rip",), cache=PlanCache(MODEL, tmp_path), jobs=1)
     other_model = PlanCache(MODEL + b"\0", tmp_path)
-    plan_strategies(g, req, ("rip",), cache=other_model, jobs=1)
+    plan_graph(g, req, ("rip",), cache=other_model, jobs=1)
     other_limit = PlanCache(MODEL, tmp_path)
-    plan_strategies(g, req, ("rip",), time_limit=30.0, cache=other_limit, jobs=1)
+    plan_graph(g, req, ("rip",), PlanOptions(time_limit=30.0), cache=other_limit, jobs=1)
     other_alignment = PlanCache(MODEL, tmp_path)
-    plan_strategies(g, req, ("rip",), alignment=8, cache=other_alignment, jobs=1)
+    align8 = PlanOptions(board=replace(load_board("host"), alignment=8))
+    plan_graph(g, req, ("rip",), align8, cache=other_alignment, jobs=1)
     assert not other_model.hits and not other_limit.hits and not other_alignment.hits
     keys = {PlanCache(MODEL, tmp_path).key("rip", "milp", 4, 60.0)}
     keys.add(PlanCache(MODEL, tmp_path).key("rip", "firstfit", 4, 60.0))
@@ -93,12 +96,12 @@ def _entry(tmp_path, strategy="rip"):
 )
 def test_a_corrupt_entry_is_ignored_and_rewritten(model, tmp_path, corrupt):
     g, req = model
-    want = plan_strategies(g, req, ("rip",), cache=PlanCache(MODEL, tmp_path), jobs=1)["rip"]
+    want = plan_graph(g, req, ("rip",), cache=PlanCache(MODEL, tmp_path), jobs=1)["rip"]
     path = _entry(tmp_path)
     good = path.read_text()
     path.write_text(corrupt(json.loads(good)))
     cache = PlanCache(MODEL, tmp_path)
-    got = plan_strategies(g, req, ("rip",), cache=cache, jobs=1)["rip"]
+    got = plan_graph(g, req, ("rip",), cache=cache, jobs=1)["rip"]
     assert cache.rejected == ["rip"] and not cache.hits
     assert got.offsets == want.offsets and got.peak == want.peak
     stored, before = json.loads(path.read_text())["plan"], json.loads(good)["plan"]
@@ -109,14 +112,14 @@ def test_a_corrupt_entry_is_ignored_and_rewritten(model, tmp_path, corrupt):
 def test_only_what_is_asked_is_planned(model, monkeypatch):
     g, req = model
     calls = []
-    real = parallel.plan_model
+    real = parallel._run_chain
 
     def counting(*args, **kwargs):
-        calls.append(args[2])
+        calls.extend(args[0])  # the strategies of one chain, each placed once
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(parallel, "plan_model", counting)
-    plans = plan_strategies(g, req, ("rip",), jobs=1)
+    monkeypatch.setattr(parallel, "_run_chain", counting)
+    plans = plan_graph(g, req, ("rip",), jobs=1)
     assert list(plans) == ["rip"] and calls == ["rip"]
 
 
@@ -126,25 +129,46 @@ def test_equal_problems_are_planned_once(monkeypatch):
     req = requirements(g)
     assert build_problem(req, "tinyengine", 4) == build_problem(req, "dual", 4)
     calls = []
-    real = parallel.plan_model
+    real = parallel._run_chain
 
     def counting(*args, **kwargs):
-        calls.append(args[2])
+        calls.extend(args[0])  # the strategies of one chain, each placed once
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(parallel, "plan_model", counting)
-    plans = plan_strategies(g, req, ("dual", "tinyengine"), jobs=1)
+    monkeypatch.setattr(parallel, "_run_chain", counting)
+    plans = plan_graph(g, req, ("dual", "tinyengine"), jobs=1)
     assert calls == ["dual"] and plans["tinyengine"] is plans["dual"]
+
+
+def test_every_plan_is_replayed_once(model, tmp_path, monkeypatch):
+    """A fresh plan once when its solve returns, a cached one once as the cache's last
+    check; a plan two strategies share (dual and tinyengine here) once for both."""
+    g, req = model
+    replayed = []
+    real = parallel.replay
+
+    def counting(graph, plan, alignment):
+        replayed.append(id(plan))
+        return real(graph, plan, alignment)
+
+    monkeypatch.setattr(parallel, "replay", counting)
+    fresh = plan_graph(g, req, STRATEGIES, cache=PlanCache(MODEL, tmp_path), jobs=1)
+    assert sorted(replayed) == sorted({id(p) for p in fresh.values()})
+    replayed.clear()
+    cache = PlanCache(MODEL, tmp_path)
+    cached = plan_graph(g, req, STRATEGIES, cache=cache, jobs=1)
+    assert cache.hits == list(STRATEGIES)
+    assert len(replayed) == len(cached)  # each entry read back, once
 
 
 def test_parallel_plans_equal_sequential(model, monkeypatch):
     g, req = model
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BUFFERS", 0)  # fork even for a small model
-    together = plan_strategies(g, req, jobs=2)
-    alone = {s: plan_model(g, req, s, "milp", 4, 60.0) for s in ("dual", "rip")}
+    together = plan_graph(g, req, STRATEGIES, jobs=2)
+    alone = {s: plan_model(g, req, s) for s in ("dual", "rip")}
     for s in ("dual", "rip"):
         assert together[s].offsets == alone[s].offsets
-    assert together["tinyengine"].peak == plan_model(g, req, "tinyengine", "milp", 4).peak
+    assert together["tinyengine"].peak == plan_model(g, req, "tinyengine").peak
 
 
 def test_a_warm_start_from_another_strategy_is_checked(model):

@@ -99,7 +99,7 @@ def compile_and_run(name: str, board_name: str, strategy: str, out: Path):
         ),
     )
     reference = checksum(reference_outputs(path, compiled.graph))
-    graph, req = compiled.graph_of(), compiled.req_of()
+    graph, req = compiled.variant.graph, compiled.variant.req
     model = emit_model(graph, req, compiled.plans[compiled.strategy], strategy)
     write_qemu_project(model, out, board, reference, model_macs=macs(graph))
     result = run_on_qemu(out, board)

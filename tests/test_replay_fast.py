@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from paths import REPO, SHARED
 from tflite_writer import example_model
 
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.placement import Plan, first_fit
-from rip.allocator.planning.plan import plan_model
 from rip.allocator.planning.replay import ReplayError, _check_upsample, _min_gap, replay
 from rip.allocator.planning.requirements import requirements
 from rip.allocator.planning.strategies import STRATEGIES, build_problem
@@ -136,7 +137,7 @@ def cases() -> list[tuple[Graph, Plan]]:
     for _, g in _graphs():
         req = requirements(g)
         for s in STRATEGIES:
-            out.append((g, plan_model(g, req, s, "milp", 4, 20)))
+            out.append((g, plan_model(g, req, s, PlanOptions(time_limit=20))))
             out.append((g, first_fit(build_problem(req, s, 4))))
     return out
 

@@ -120,10 +120,10 @@ PICO = (BOARDS / "pico.toml").read_bytes()
     [
         (b"name = ", "not valid TOML"),
         (b"\xff\xfename = 'x'", "not UTF-8"),
-        (PICO.replace(b"alignment = 4", b"alignment = 0"), "positive power of two"),
+        (PICO.replace(b"alignment = 4", b"alignment = 0"), "power of two in 1..4,096"),
         (PICO.replace(b"alignment = 4", b"alignment = 1.5"), "alignment has the wrong type"),
-        (PICO.replace(b"alignment = 4", b"alignment = -4"), "alignment must not be negative"),
-        (PICO.replace(b"alignment = 4", b"alignment = 3"), "positive power of two"),
+        (PICO.replace(b"alignment = 4", b"alignment = -4"), "alignment must be a power of two in"),
+        (PICO.replace(b"alignment = 4", b"alignment = 3"), "must be a power of two, got 3"),
         (PICO.replace(b"sram_bytes = 262144", b"sram_bytes = '256K'"), "sram_bytes has"),
         (
             PICO.replace(b'boot_drive = "RPI-RP2"', b"boot_drive = 2"),

@@ -227,16 +227,18 @@ def test_missing_expected_json(capsys, tmp_path):
     assert code == 2 and "expected.json" in err
 
 
-def test_monitor_prints_lines_until_the_board_goes(capsys):
-    master, slave = os.openpty()
+def monitor_until_unplugged(capsys, data: bytes) -> tuple[int, str]:
+    """rip-monitor on a pseudo-terminal that prints ``data`` and is then unplugged; its
+    exit code and what it printed."""
     import tty
 
+    master, slave = os.openpty()
     tty.setraw(slave)
     path = os.ttyname(slave)
 
     def board() -> None:
         time.sleep(0.3)
-        os.write(master, b"first\r\n" + result_line())
+        os.write(master, data)
         time.sleep(0.5)
         os.close(master)  # unplugged: reads on the port now fail
 
@@ -247,7 +249,11 @@ def test_monitor_prints_lines_until_the_board_goes(capsys):
         code = main_monitor(["--port", path])
     finally:
         thread.join(timeout=5)
-    out, _ = capsys.readouterr()
+    return code, capsys.readouterr().out
+
+
+def test_monitor_prints_lines_until_the_board_goes(capsys):
+    code, out = monitor_until_unplugged(capsys, b"first\r\n" + result_line())
     assert out.splitlines()[:2] == ["first", result_line().decode().strip()]
     assert code == 2
 
@@ -312,3 +318,83 @@ def test_wait_for_result_finds_the_line_after_noise(capsys):
     got = serial_port.wait_for_result(port, timeout=20)  # type: ignore[arg-type]
     assert isinstance(got, Result) and got.checksum == 0x1234ABCD
     assert "dropped a line of more than 65,536 B" in capsys.readouterr().err
+
+
+# ---- issue 22: exact grammar, escaped device bytes, bounded waits ------------------------------
+def test_a_wrong_result_followed_by_the_right_one_is_no_result(capsys, project):
+    """One result per line: a line with the wrong checksum and then the right one matched
+    (the last field won); now it is no result line at all."""
+    wrong = result_line(0xDEADBEEF).rstrip(b"\r\n")
+    with fake_board([wrong + b" " + result_line()]) as port:
+        code, out, err = verify(capsys, project, "--port", port, "--timeout", "1.5")
+    assert code == 2 and "no result line" in err and "match" not in out
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        (b"checksum=0x1a2b3c4d", b"checksum=0x1a2b_3c4d"),
+        (b"checksum=0x1a2b3c4d", b"checksum=+0x1a2b3c4d"),
+        (b"arena=16384", "arena=１６３８４".encode()),
+        (b"arena=16384", "arena=١٦٣٨٤".encode()),
+    ],
+    ids=["underscore", "plus", "full-width", "arabic-indic"],
+)
+def test_lenient_numbers_are_no_result(capsys, project, old, new):
+    line = result_line()
+    assert old in line
+    with fake_board([line.replace(old, new)]) as port:
+        code, out, err = verify(capsys, project, "--port", port, "--timeout", "1.5")
+    assert code == 2 and "no result line" in err and "match" not in out
+
+
+def test_terminal_control_from_the_board_is_escaped(capsys, project):
+    """ESC and BEL from the board reached the terminal through the error line; now they
+    are shown as escapes."""
+    with fake_board([b"RIP-ERROR op=3 status=4 \x1b]0;owned\x07\x1b[2J\r\n"]) as port:
+        code, out, _ = verify(capsys, project, "--port", port, "--timeout", "10")
+    assert code == 1 and "RIP-ERROR op=3" in out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b]0;owned\\x07" in out
+
+
+def test_terminal_control_from_expected_json_is_escaped(capsys, tmp_path):
+    (tmp_path / "expected.json").write_text(
+        json.dumps(dict(EXPECTED, model="ex\x1b[2Jample", checksum_source="\x1b[31mred"))
+    )
+    with fake_board([result_line()]) as port:
+        code, out, _ = verify(capsys, tmp_path, "--port", port, "--timeout", "10")
+    assert code == 1 and "MISMATCH" in out and "\x1b" not in out and "\\x1b[2J" in out
+
+
+def test_monitor_escapes_terminal_control(capsys):
+    code, out = monitor_until_unplugged(capsys, b"hello \x1b[2J\x07world\r\n")
+    assert code == 2 and "hello \\x1b[2J\\x07world" in out
+    assert "\x1b" not in out and "\x07" not in out
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "1e9"])
+def test_a_timeout_without_a_finite_bound_is_refused(capsys, project, value):
+    start = time.monotonic()
+    code, _, err = verify(capsys, project, "--port", "loop://", "--timeout", value)
+    assert code == 2 and err.count("\n") == 1 and "--timeout" in err, err
+    assert time.monotonic() - start < 5
+
+
+def test_verify_never_waits_past_its_stated_bound(capsys, project):
+    """A board that prints noise without end: rip-verify stops at the bound it states."""
+    with fake_board([b"noise " * 200 + b"\r\n"], delay=0.01) as port:
+        start = time.monotonic()
+        code, _, err = verify(capsys, project, "--port", port, "--timeout", "2")
+        seconds = time.monotonic() - start
+    assert code == 2 and "up to 2 s" in err and "within 2 s" in err
+    assert seconds < 2 + 1.0, f"{seconds:.2f} s"
+
+
+def test_the_default_wait_is_capped_at_a_day():
+    from rip.boards import load_board
+    from rip.cli.verify import default_timeout_for
+    from rip.firmware.qemu_run import default_timeout
+    from rip.firmware.serial_port import MAX_WAIT_SECONDS
+
+    assert default_timeout_for({"expected_inference_seconds": 1e11}) == MAX_WAIT_SECONDS
+    assert default_timeout(load_board("qemu-m33"), 1 << 62) == MAX_WAIT_SECONDS

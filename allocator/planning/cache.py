@@ -1,14 +1,15 @@
 """A plan cache: a second compile of an unchanged model under unchanged options is instant.
 
-An entry is one strategy's plan, keyed by the model file's bytes, the planning options
-(strategy, placer, alignment, time limit), rip's version, the solver's versions and the
-identity of the code that plans (a hash of every source file of the front end and the
-allocator), so any change to the model, the options or that code misses. Entries live in
-``$RIP_CACHE_DIR``, else ``$XDG_CACHE_HOME/rip``, else ``~/.cache/rip``.
+An entry is one strategy's plan, keyed by the model file's bytes, the strategy's variant
+(the chains the ``fused`` transform chose), the planning options (strategy, placer,
+alignment, time limit), rip's version, the solver's versions and the identity of the code
+that plans (a hash of every source file of the front end and the allocator), so any change
+to the model, the options or that code misses. Entries live in ``$RIP_CACHE_DIR``, else
+``$XDG_CACHE_HOME/rip``, else ``~/.cache/rip``.
 
 Nothing read back is trusted: an entry must decode, alias only pairs the problem allows,
-and pass the independent replay (replay.py) before it is used. A corrupt or stale entry is
-ignored, and the freshly planned one is written over it.
+and pass the caller's check (the planner's replay, replay.py) before it is used. A corrupt
+or stale entry is ignored, and the freshly planned one is written over it.
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from rip.allocator.planning.options import PlanOptions
 from rip.allocator.planning.placement import Pair, Plan, Problem, measure_peak
-from rip.allocator.planning.replay import replay
-from rip.frontend.ir import Graph
+from rip.allocator.planning.strategies import Variant
+from rip.core import jsonio
 
 FORMAT = 1  # bump when an entry's layout changes
 PACKAGE = Path(__file__).resolve().parents[2]  # the rip package: allocator/ and frontend/
@@ -110,32 +113,32 @@ class PlanCache:
         self.hits: list[str] = []
         self.rejected: list[str] = []
 
-    def key(self, strategy: str, placer: str, alignment: int, time_limit: float) -> str:
-        """The entry's name: model, options, version and code identity, hashed."""
+    def key(
+        self, strategy: str, placer: str, alignment: int, time_limit: float, variant: str = ""
+    ) -> str:
+        """The entry's name: model, variant, options, version and code identity, hashed."""
         ident = {
             "format": FORMAT,
             "model": self.model,
+            "variant": variant,
             "strategy": strategy,
             "placer": placer,
             "alignment": alignment,
             "time_limit": time_limit,
             "code": code_identity(),
         }
-        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
+        return hashlib.sha256(jsonio.dumps(ident, sort_keys=True).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.directory / f"{key}.json"
 
     def get(
-        self,
-        graph: Graph,
-        problem: Problem,
-        strategy: str,
-        placer: str,
-        time_limit: float,
+        self, variant: Variant, options: PlanOptions, check: Callable[[Plan], None]
     ) -> Plan | None:
-        """The stored plan, replayed on ``graph``; None when absent, corrupt or rejected."""
-        key = self.key(strategy, placer, problem.alignment, time_limit)
+        """The stored plan of ``variant``, once ``check`` (the replay) passed it; None when
+        absent, corrupt or rejected."""
+        problem, strategy = variant.problem, variant.strategy
+        key = self.key(strategy, options.placer, problem.alignment, options.time_limit, variant.key)
         path = self._path(key)
         if not path.is_file():
             return None
@@ -150,18 +153,19 @@ class PlanCache:
                 raise ValueError("peak is not the plan's")
             if plan.peak < problem.lower_bound():
                 raise ValueError("peak below the layer-by-layer limit")
-            replay(graph, plan, problem.alignment)
+            check(plan)
         except Exception:  # anything wrong with an entry: plan afresh, rewrite it
             self.rejected.append(strategy)
             return None
         self.hits.append(strategy)
         return replace(plan, notes=(*plan.notes, "plan cache: reused after an exact replay"))
 
-    def put(
-        self, plan: Plan, strategy: str, placer: str, alignment: int, time_limit: float
-    ) -> None:
+    def put(self, variant: Variant, plan: Plan, options: PlanOptions) -> None:
         """Store ``plan`` atomically; a cache that cannot be written is silently skipped."""
-        key = self.key(strategy, placer, alignment, time_limit)
+        strategy = variant.strategy
+        key = self.key(
+            strategy, options.placer, variant.problem.alignment, options.time_limit, variant.key
+        )
         entry = {"key": key, "strategy": strategy, "plan": _encode(plan)}
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -170,7 +174,7 @@ class PlanCache:
             return
         try:
             with os.fdopen(fd, "w") as f:
-                json.dump(entry, f)
+                jsonio.dump(entry, f)
             os.replace(tmp, self._path(key))
         except (OSError, TypeError, ValueError):
             Path(tmp).unlink(missing_ok=True)

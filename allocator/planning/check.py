@@ -53,8 +53,8 @@ def verify(problem: Problem, plan: Plan) -> None:
         for b in problem.buffers[i + 1 :]:
             if not a.overlaps(b):
                 continue
-            p = used.get(frozenset((a.id, b.id)))
-            if p is None:
+            found = used.get(frozenset((a.id, b.id)))
+            if found is None:
                 ea, eb = off[a.id] + _extent(plan, a), off[b.id] + _extent(plan, b)
                 if not (ea <= off[b.id] or eb <= off[a.id]):
                     raise PlanError(
@@ -62,6 +62,7 @@ def verify(problem: Problem, plan: Plan) -> None:
                         f"{max(a.first, b.first)}..{min(a.last, b.last)}) and share bytes"
                     )
                 continue
+            p = found
             gap = off[p.input] - off[p.output]
             if p in shifted:
                 ok, need = gap == 0, "the output at its input's base (shifted)"

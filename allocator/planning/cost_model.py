@@ -2,7 +2,8 @@
 
 A linear model per kernel, calibrated on an emulated core (``benchmarks/calibrate_cost.py``
 measures per-op instructions on QEMU with the profiling build and fits the coefficients;
-they live in ``cost_model.json`` beside this module, one column per board):
+they live in ``cost_model.json`` beside this module, one column per emulated board, and a
+board's plans use the column measured on its core, `for_core`):
 
 * an op alone costs ``sum(coef[class][f] * feature_f)`` over its class's features: MACs
   (the work of the inner loop), output elements (requantisation and store), output pixels
@@ -25,11 +26,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from rip.frontend.fusion import FUSED_KIND
+from rip.boards import load_board
+from rip.core.operators import SPECS, WINDOW_POOLS, CostClass, Op
 from rip.frontend.ir import Graph, Operator
 
 DATA = Path(__file__).with_name("cost_model.json")
-DEFAULT_BOARD = "qemu-m33"
+DEFAULT_BOARD = "qemu-m33"  # the column of a core nothing was calibrated on (the host)
 OP_FEATURES = ("macs", "outputs", "pixels", "calls")
 FUSED_FEATURES = ("pw_macs", "other_macs", "pw_outputs", "other_outputs", "rows", "pixels", "calls")
 CLASSES = ("conv1x1", "conv", "dw", "fc", "elementwise", "pool", "other")
@@ -42,20 +44,20 @@ def _prod(xs: Sequence[int]) -> int:
     return n
 
 
-def op_class(graph: Graph, op: Operator) -> str:
-    """The cost class of an op (not a fused chain): its kernel family."""
-    if op.kind == "CONV_2D":
-        f = graph.tensors[op.inputs[1]].shape
-        return "conv1x1" if (f[1], f[2]) == (1, 1) else "conv"
-    if op.kind == "DEPTHWISE_CONV_2D":
-        return "dw"
-    if op.kind == "FULLY_CONNECTED":
-        return "fc"
-    if op.kind in ("ADD", "SUB", "MUL"):
-        return "elementwise"
-    if "POOL" in op.kind or op.kind == "MEAN":
-        return "pool"
-    return "other"
+def op_class(graph: Graph, op: Operator, by_window: bool = False) -> str:
+    """The cost class of an op: its operator table entry's (`OpSpec.cost_class`), refined
+    per layer, the one place that looks at a layer for its class: a CONV_2D with a 1x1
+    window is ``conv1x1`` (the classes of ``CLASSES`` and cost_model.json); with
+    ``by_window`` a depthwise op is named by its window too (``dw 3x3``), as the
+    benchmarks' per-class breakdowns are."""
+    cls = SPECS[op.kind].cost_class if op.kind in SPECS else CostClass.OTHER
+    if cls in (CostClass.CONV, CostClass.DEPTHWISE):
+        kh, kw = graph.tensors[op.inputs[1]].shape[1:3]
+        if cls == CostClass.CONV and (kh, kw) == (1, 1):
+            return "conv1x1"
+        if cls == CostClass.DEPTHWISE and by_window:
+            return f"dw {kh}x{kw}"
+    return cls.value
 
 
 def _pixels(graph: Graph, tid: int) -> int:
@@ -71,15 +73,15 @@ def op_features(graph: Graph, op: Operator) -> tuple[float, ...]:
     outputs = _prod(y.shape) if y is not None else 0
     ins = [graph.tensors[t] for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
     inputs = max((_prod(t.shape) for t in ins), default=0)
-    if op.kind == "CONV_2D":
+    if op.kind == Op.CONV_2D:
         f = graph.tensors[op.inputs[1]].shape
         macs = outputs * f[1] * f[2] * f[3]
-    elif op.kind == "DEPTHWISE_CONV_2D":
+    elif op.kind == Op.DEPTHWISE_CONV_2D:
         f = graph.tensors[op.inputs[1]].shape
         macs = outputs * f[1] * f[2]
-    elif op.kind == "FULLY_CONNECTED":
+    elif op.kind == Op.FULLY_CONNECTED:
         macs = outputs * graph.tensors[op.inputs[1]].shape[-1]
-    elif op.kind in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
+    elif op.kind in WINDOW_POOLS:
         macs = outputs * op.params.filter[0] * op.params.filter[1]
     else:
         macs = max(inputs, outputs)
@@ -118,7 +120,7 @@ class CostModel:
 
     def op(self, graph: Graph, op: Operator) -> float:
         """Estimated instructions of an op; a ``FUSED_CHAIN`` op by `chain`."""
-        if op.kind == FUSED_KIND:
+        if op.kind == Op.FUSED_CHAIN:
             p = op.params
             return self.chain(graph, p.members, p.residual)
         coef = self.ops.get(op_class(graph, op), self.ops.get("other", {}))
@@ -149,3 +151,14 @@ def load(board: str = DEFAULT_BOARD, path: Path = DATA) -> CostModel:
     """The calibrated coefficients of ``board`` from the data file."""
     data = json.loads(path.read_text())["boards"][board]
     return CostModel(board, data["ops"], data["fused_overhead"])
+
+
+@cache
+def for_core(core: str, path: Path = DATA) -> CostModel:
+    """The coefficients measured on the core ``core`` (boards/*.toml): each column of the
+    data file is named for the emulated board it was calibrated on, and that board's file
+    names its core (qemu-m33 for cortex-m33, the Pico 2's; qemu-armv6m for cortex-m0plus,
+    the Pico's). A core with no column (the host) gets DEFAULT_BOARD's."""
+    columns = json.loads(path.read_text())["boards"]
+    column = next((b for b in columns if load_board(b).core == core), DEFAULT_BOARD)
+    return load(column, path)

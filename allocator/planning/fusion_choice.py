@@ -4,14 +4,14 @@ sub-chains (and ops left alone) that minimises the model's peak under an instruc
 
 Fusing saves memory but may cost loop overhead, so it is a decision: the plan minimises the
 estimated peak subject to the summed estimated overhead of the fused chains (each chain's
-estimate less its ops' estimates alone, `cost_model.CostModel.overhead`, calibrated on
-qemu-m33) staying within ``max_overhead`` times the estimated instructions of the unfused
-model (default 5%). For a candidate peak P, each chain's dynamic program over its split
-points picks the cheapest split (in estimated overhead; ties: fewer fused members) whose
-steps all stay within P bytes, so a chain whose steps already fit P stays unfused; the
-cheapest total overhead only falls as P grows, so a binary search over the step sizes finds
-the smallest P within the budget. With no budget (``max_overhead=None``) P is the lowest
-peak fusion reaches at all.
+estimate less its ops' estimates alone, `cost_model.CostModel.overhead`, calibrated on the
+board's core, `cost_model.for_core`) staying within ``max_overhead`` times the estimated
+instructions of the unfused model (default 5%). For a candidate peak P, each chain's
+dynamic program over its split points picks the cheapest split (in estimated overhead;
+ties: fewer fused members) whose steps all stay within P bytes, so a chain whose steps
+already fit P stays unfused; the cheapest total overhead only falls as P grows, so a binary
+search over the step sizes finds the smallest P within the budget. With no budget
+(``max_overhead=None``) P is the lowest peak fusion reaches at all.
 
 The bytes of a step are the layer-by-layer limit the MILP meets on these models
 (`Problem.lower_bound`'s formula): the bytes alive at the step, less what the op's
@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from rip.allocator.planning.cost_model import CostModel, load
+from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD
 from rip.allocator.planning.placement import align_up
 from rip.allocator.planning.requirements import Requirements, fused_chain
 from rip.allocator.theory.fused import fused_gap, ring_bytes, ring_rows
@@ -38,7 +39,6 @@ from rip.frontend.fusion import ChainSpan, candidates
 from rip.frontend.ir import Graph
 
 UNFUSABLE = 1 << 62  # the cost of a segment the theory refuses (Theorem 13's domain)
-DEFAULT_MAX_OVERHEAD = 0.05  # of the unfused model's estimated instructions (issue 12)
 
 
 @dataclass(frozen=True)

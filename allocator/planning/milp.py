@@ -34,6 +34,7 @@ import pyomo.environ as pe
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import TerminationCondition
 
+from rip.allocator.planning.options import DEFAULT_TIME_LIMIT
 from rip.allocator.planning.placement import (
     Pair,
     PlacementError,
@@ -56,7 +57,7 @@ MIN_SOLVE_SECONDS = 0.2  # less left before the deadline: the warm start is the 
 
 @dataclass(frozen=True)
 class MilpOptions:
-    time_limit: float = 60.0
+    time_limit: float = DEFAULT_TIME_LIMIT
     shift_penalty: float = SHIFT_PENALTY
     all_pairs: bool = False
     progress: bool = False

@@ -30,7 +30,7 @@ class Pair:
     exact: bool = False
     shiftable: bool = False
     kind: InPlaceKind | str = ""  # how the output overlays the input; "" in bare problems
-    order: Order = Order.ROW
+    order: Order | str = Order.ROW  # "reverse": in-place upsampling (Theorem 14)
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def first_fit(problem: Problem) -> Plan:
     order = sorted(problem.buffers, key=lambda b: (b.first, b.id))
     placed: dict[int, int] = {}
     aliased: list[Pair] = []
-    pairs_for = {}
+    pairs_for: dict[int, list[Pair]] = {}
     for p in problem.pairs:
         pairs_for.setdefault(p.output, []).append(p)
     active: list[Buffer] = []  # placed buffers still alive at the current first step

@@ -22,13 +22,14 @@ map as the reference and compares the two on random and corrupted plans.
 from __future__ import annotations
 
 from rip.allocator.planning.placement import Plan
-from rip.allocator.planning.requirements import POOLS, conv_geometry, fused_chain
+from rip.allocator.planning.requirements import conv_geometry, fused_chain
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest, simulate_rip, simulate_upsample
 from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows
 from rip.core.errors import ReplayError
+from rip.core.operators import SPECS, Op
 from rip.core.shapes import nearest_index_map, nhwc
-from rip.frontend.fusion import FUSED_KIND
+from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph
 
 LITERAL_LIMIT = 4096  # output scalars up to which the literal simulator is used
@@ -37,11 +38,12 @@ LITERAL_LIMIT = 4096  # output scalars up to which the literal simulator is used
 def _min_gap(graph: Graph, op_index: int, order: str) -> int:
     """The simulator's minimum gap for this op overwriting its input."""
     op = graph.operators[op_index]
-    if op.kind == "CONV_2D" or op.kind in POOLS:
+    cls = SPECS[op.kind].in_place if op.kind in SPECS else None
+    if cls is InPlaceKind.RIP:  # convolution and pooling
         geom: ConvGeometry = conv_geometry(graph, op)
         mode = "literal" if geom.n_out <= LITERAL_LIMIT and geom.kh * geom.kw <= 25 else "fast"
         return simulate_rip(geom, "dense", "gather", order, mode)
-    if op.kind == FUSED_KIND:  # the fused row schedule executed
+    if cls is InPlaceKind.FUSED:  # the fused row schedule executed
         p = op.params
         return simulate_fused(fused_chain(graph, p.members, p.residual is not None))
     return 0  # elementwise and activations: each output reads only its own index
@@ -183,7 +185,7 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
                     raise ReplayError(
                         f"{what}: in place needs the output at its input, gap is {gap}"
                     )
-                if op.kind == "RESIZE_NEAREST_NEIGHBOR":
+                if op.kind == Op.RESIZE_NEAREST_NEIGHBOR:
                     _check_upsample(graph, i)
             else:
                 need = _min_gap(graph, i, pair.order)
@@ -194,7 +196,7 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
             allowed.add(pair.input)
         # A fused chain's rings (outputs after the first) are written while its input is
         # still read and its output written: they may overlap nothing live.
-        rings = {storage[t] for t in op.outputs[1:]} if op.kind == FUSED_KIND else set()
+        rings = {storage[t] for t in op.outputs[1:]} if op.kind == Op.FUSED_CHAIN else set()
         if rings:
             _check_rings(graph, i)
         for t in op.outputs:

@@ -1,24 +1,24 @@
 """Per-op in-place requirements: which input each op may overwrite and the gap it needs.
 
-Operator classes follow Appendix I (`IN_PLACE_CLASSES`): convolution, depthwise
-convolution, pooling, elementwise binary ops (add, sub, mul, maximum, minimum, squared
-difference, prelu, add_n), activations and nearest upsampling may overwrite one input;
-concatenation, reductions (mean, sum, max, min, arg max / min), fully-connected, softmax,
-transpose and explicit pads need disjoint buffers. An input may only be overwritten by its
-last reader, so a tensor kept alive by a skip connection is never a candidate. Every
+Which ops may overwrite an input is the operator table's in-place class (Appendix I,
+`OpSpec.in_place`): convolution, depthwise convolution, pooling, elementwise binary ops
+(add, sub, mul, maximum, minimum, squared difference, prelu, add_n), activations, L2
+normalisation and nearest upsampling may overwrite one input; concatenation, reductions
+(mean, sum, max, min, arg max / min), fully-connected, softmax, transpose, explicit pads and
+the other data movement ops need disjoint buffers (each reads its input out of output
+order: gathers, transposes, block moves, interpolation from two rows, a transposed conv's
+scatter). `BOUNDS` gives the gap of each in-place op. An input may only be overwritten by
+its last reader, so a tensor kept alive by a skip connection is never a candidate. Every
 relation has one form: the output starts ``gap`` bytes below the input (the gap is 0 for
 channel in-place, elementwise and upsampling, whose output starts where its input does).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from rip.allocator.planning.scratch import (
-    BUFFER_SIZE_FUNCTION,
-    fused_scratch_bytes,
-    kernel_scratch_bytes,
-)
+from rip.allocator.planning.scratch import fused_scratch_bytes, kernel_scratch_bytes
 from rip.allocator.theory.bounds import (
     Bound,
     depthwise_bound,
@@ -32,78 +32,12 @@ from rip.allocator.theory.fused import fused_gap as chain_gap
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest
 from rip.core.errors import GraphError, LayerError
+from rip.core.operators import SPECS, WINDOW_POOLS, Op
 from rip.core.shapes import nearest_index_map, nhwc
 from rip.core.terms import InPlaceKind, Layout, Order, Taps
-from rip.frontend.fusion import FUSED_KIND, FusedParams
-from rip.frontend.ir import Graph, Operator
+from rip.frontend.fusion import FusedParams
+from rip.frontend.ir import Graph, Operator, Tensor
 from rip.frontend.liveness import Buffer, last_reader, lifetimes
-
-ELEMENTWISE = (
-    "ADD",
-    "SUB",
-    "MUL",
-    "MAXIMUM",
-    "MINIMUM",
-    "SQUARED_DIFFERENCE",
-    "PRELU",
-    "ADD_N",
-)
-ACTIVATIONS = (
-    "LOGISTIC",
-    "HARD_SWISH",
-    "RELU",
-    "RELU6",
-    "TANH",
-    "QUANTIZE",
-    "ABS",
-    "LEAKY_RELU",
-    "ELU",
-)
-POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
-# ---- data movement and resampling ---------------------------------------------------------------
-# Disjoint (Appendix I): each reads its input out of output order (gathers, transposes,
-# block moves, interpolation from two rows), so no gap is proven for them.
-DISJOINT_MOVEMENT = (
-    "STRIDED_SLICE",
-    "SLICE",
-    "SPLIT",
-    "SPLIT_V",
-    "UNPACK",
-    "PACK",
-    "DEPTH_TO_SPACE",
-    "SPACE_TO_DEPTH",
-    "GATHER",
-    "PADV2",
-    "MIRROR_PAD",
-    "RESIZE_BILINEAR",
-    "TRANSPOSE_CONV",  # scatters every input pixel over a window of outputs
-)
-# Views: no kernel, no bytes (rip.frontend.rewrite.alias_views); a slice that is not one
-# contiguous run stays an op of DISJOINT_MOVEMENT.
-VIEWS = ("EXPAND_DIMS", "RESHAPE", "SQUEEZE")
-# In place at gap 0 like an activation: each row is read whole before any of it is written.
-ROWWISE = ("L2_NORMALIZATION",)
-
-# Appendix I's in-place class of every op kind that may overwrite an input (`_bound` gives
-# the gap; any other kind needs disjoint buffers): `rip-compile --list-ops` prints this.
-IN_PLACE_CLASSES: dict[str, InPlaceKind] = {
-    "CONV_2D": InPlaceKind.RIP,
-    "DEPTHWISE_CONV_2D": InPlaceKind.CHANNEL,
-    **dict.fromkeys(POOLS, InPlaceKind.RIP),
-    **dict.fromkeys(ELEMENTWISE, InPlaceKind.ELEMENTWISE),
-    **dict.fromkeys(ACTIVATIONS, InPlaceKind.ELEMENTWISE),
-    **dict.fromkeys(ROWWISE, InPlaceKind.ELEMENTWISE),
-    "RESIZE_NEAREST_NEIGHBOR": InPlaceKind.REVERSE,
-    FUSED_KIND: InPlaceKind.FUSED,  # strategy `fused` only (rip.frontend.fusion)
-}
-# How each class's gap is found, for --list-ops.
-GAP_RULES: dict[InPlaceKind, str] = {
-    InPlaceKind.RIP: "gap from its window and stride (Theorem 13, pool bound)",
-    InPlaceKind.CHANNEL: "same base, one channel plane at a time (depth multiplier 1)",
-    InPlaceKind.ELEMENTWISE: "gap 0, over a full-size operand",
-    InPlaceKind.REVERSE: "same base, traversed backwards (Theorem 14; other ratios as simulated)",
-    InPlaceKind.FUSED: "the fused chain's row schedule (fused_gap, simulated)",
-}
 
 # the per-layer bound that gave a candidate -> how its output overlays its input
 KIND_OF_SCHEME = {
@@ -126,7 +60,7 @@ class InPlace:
     output: int
     gap: int
     workspace: int
-    order: Order
+    order: Order | str  # "reverse": in-place upsampling (Theorem 14)
     kind: InPlaceKind
     theorem: str
 
@@ -134,7 +68,7 @@ class InPlace:
 @dataclass(frozen=True)
 class OpRequirement:
     index: int
-    kind: str
+    kind: Op
     inputs: tuple[int, ...]  # activation storage ids read
     output: int  # activation storage id written
     candidates: tuple[InPlace, ...]
@@ -164,16 +98,16 @@ def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
     h, w, c_in = x.hwc
     h_out, w_out, c_out = y.hwc
     p = op.params
-    if op.kind in POOLS:
+    if op.kind in WINDOW_POOLS:
         kh, kw = p.filter
         dh = dw = 1
     else:
         wshape = graph.tensors[op.inputs[1]].shape  # [O, KH, KW, I] or [1, KH, KW, C]
         kh, kw = wshape[1], wshape[2]
         dh, dw = p.dilation
-    pad = p.padding
+    (sh, sw), pad = p.stride, p.padding
     try:
-        geom = ConvGeometry(h, w, c_in, c_out, kh, kw, *p.stride, dh, dw, *pad.as_tuple())
+        geom = ConvGeometry(h, w, c_in, c_out, kh, kw, sh, sw, dh, dw, *pad.as_tuple())
     except LayerError as e:
         raise GraphError(f"{op.describe()}: {e}") from None
     if (geom.h_out, geom.w_out) != (h_out, w_out):
@@ -201,22 +135,23 @@ def fused_gap(graph: Graph, op: Operator) -> int:
 def op_scratch_bytes(graph: Graph, op: Operator) -> int:
     """Scratch a kernel needs outside the arena: `planning.scratch.kernel_scratch_bytes`
     (the formulas of the kernels' ..._get_buffer_size) on this op's dims."""
-    if op.kind == FUSED_KIND:
+    formula = SPECS[op.kind].scratch if op.kind in SPECS else None
+    if formula == "fused":
         stages = [
-            (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), tuple(graph.tensors[m.inputs[1]].shape))
+            (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), nhwc(graph.tensors[m.inputs[1]].shape))
             for m in op.params.members
         ]
         return fused_scratch_bytes(
             stages, (1, *graph.tensors[op.outputs[0]].hwc), op.params.residual is not None
         )
-    if op.kind not in BUFFER_SIZE_FUNCTION:
+    if formula is None:
         return 0  # the kernel uses no scratch (and the tensors need not be NHWC)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    if op.kind == "MEAN" and (len(x.shape) != 4 or set(op.params.axes) != {1, 2}):
+    if op.kind == Op.MEAN and (len(x.shape) != 4 or set(op.params.axes) != {1, 2}):
         return 0  # the reduction kernel, not the global pool: no scratch
-    conv = op.kind in ("CONV_2D", "DEPTHWISE_CONV_2D")
-    w = tuple(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
-    if op.kind == "DEPTHWISE_CONV_2D":
+    conv = formula in ("conv", "depthwise")
+    w = nhwc(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
+    if formula == "depthwise":
         p = op.params
         return kernel_scratch_bytes(
             op.kind, (1, *x.hwc), w, (1, *y.hwc), stride=tuple(p.stride),
@@ -225,39 +160,71 @@ def op_scratch_bytes(graph: Graph, op: Operator) -> int:
     return kernel_scratch_bytes(op.kind, (1, *x.hwc), w, (1, *y.hwc))
 
 
+# ---- the gap of each in-place op (BOUNDS) ----------------------------------------------
+
+
+def _fused(graph: Graph, op: Operator, x: Tensor, y: Tensor) -> Bound:
+    gap = fused_gap(graph, op)
+    si, so = x.nbytes, y.nbytes
+    return Bound("fused", "dense", "gather", Order.ROW, gap, max(so, gap + si),
+                 y.hwc[:2], "fused row schedule (simulated)")  # fmt: skip
+
+
+def _conv(graph: Graph, op: Operator, x: Tensor, y: Tensor) -> Bound:
+    # The kernels gather each receptive field first and never store padding: dense
+    # layout, sigma = 0. They traverse row-major over HWC tensors; column order (Sec.
+    # 5.3) would need the tensors stored transposed, which no kernel does yet.
+    return rip_bound(conv_geometry(graph, op), Layout.DENSE, Taps.GATHER, Order.ROW)
+
+
+def _depthwise(graph: Graph, op: Operator, x: Tensor, y: Tensor) -> Bound:
+    if op.params.depth_multiplier != 1:
+        raise LayerError("depth multiplier is not 1")
+    return depthwise_bound(conv_geometry(graph, op))
+
+
+def _pool(graph: Graph, op: Operator, x: Tensor, y: Tensor) -> Bound:
+    return pool_bound(conv_geometry(graph, op), Layout.DENSE)
+
+
+def _elementwise(graph: Graph, op: Operator, x: Tensor, y: Tensor) -> Bound:
+    if x.shape != y.shape and x.nbytes != y.nbytes:
+        raise LayerError("it is the broadcast operand")
+    return elementwise_bound(x.nbytes, y.nbytes)
+
+
+def _resize_nearest(graph: Graph, op: Operator, x: Tensor, y: Tensor) -> Bound:
+    (h, w, c), (ho, wo, co) = x.hwc, y.hwc
+    if not (op.params.align_corners or ho % h or wo % w or ho // h != wo // w or c != co):
+        return upsample_bound(h, w, c, ho // h)
+    return resize_nearest_bound(graph, op)  # any ratio the simulator proves
+
+
+BoundRule = Callable[[Graph, Operator, Tensor, Tensor], Bound]
+
+# The gap of every op whose in-place class (`OpSpec.in_place`) lets it overwrite an input,
+# given the input and output tensors (tests/test_operators.py checks that these are exactly
+# the in-place ops).
+BOUNDS: dict[Op, BoundRule] = {
+    Op.CONV_2D: _conv,
+    Op.DEPTHWISE_CONV_2D: _depthwise,
+    Op.AVERAGE_POOL_2D: _pool,
+    Op.MAX_POOL_2D: _pool,
+    Op.RESIZE_NEAREST_NEIGHBOR: _resize_nearest,
+    Op.FUSED_CHAIN: _fused,  # strategy `fused` only (rip.frontend.fusion)
+    **dict.fromkeys(
+        (s.op for s in SPECS.values() if s.in_place is InPlaceKind.ELEMENTWISE), _elementwise
+    ),
+}
+
+
 def _bound(graph: Graph, op: Operator, tid: int) -> Bound:
     """The in-place bound for op overwriting activation input ``tid``; LayerError when the
     op cannot run in place over it."""
-    if op.kind not in IN_PLACE_CLASSES:
+    rule = BOUNDS.get(op.kind)
+    if rule is None:
         raise LayerError(f"{op.kind} needs disjoint input and output (Appendix I)")
-    x = graph.tensors[tid]
-    y = graph.tensors[op.outputs[0]]
-    if op.kind == FUSED_KIND:
-        gap = fused_gap(graph, op)
-        si, so = x.nbytes, y.nbytes
-        return Bound("fused", "dense", "gather", Order.ROW, gap, max(so, gap + si),
-                     y.hwc[:2], "fused row schedule (simulated)")  # fmt: skip
-    if op.kind == "CONV_2D":
-        # The kernels gather each receptive field first and never store padding: dense
-        # layout, sigma = 0. They traverse row-major over HWC tensors; column order (Sec.
-        # 5.3) would need the tensors stored transposed, which no kernel does yet.
-        return rip_bound(conv_geometry(graph, op), Layout.DENSE, Taps.GATHER, Order.ROW)
-    if op.kind == "DEPTHWISE_CONV_2D":
-        if op.params.depth_multiplier != 1:
-            raise LayerError("depth multiplier is not 1")
-        return depthwise_bound(conv_geometry(graph, op))
-    if op.kind in POOLS:
-        return pool_bound(conv_geometry(graph, op), Layout.DENSE)
-    if op.kind in ELEMENTWISE or op.kind in ACTIVATIONS or op.kind in ROWWISE:
-        if x.shape != y.shape and x.nbytes != y.nbytes:
-            raise LayerError("it is the broadcast operand")
-        return elementwise_bound(x.nbytes, y.nbytes)
-    if op.kind == "RESIZE_NEAREST_NEIGHBOR":
-        (h, w, c), (ho, wo, co) = x.hwc, y.hwc
-        if not (op.params.align_corners or ho % h or wo % w or ho // h != wo // w or c != co):
-            return upsample_bound(h, w, c, ho // h)
-        return resize_nearest_bound(graph, op)  # any ratio the simulator proves
-    raise LayerError(f"{op.kind} needs disjoint input and output (Appendix I)")
+    return rule(graph, op, graph.tensors[tid], graph.tensors[op.outputs[0]])
 
 
 def resize_nearest_bound(graph: Graph, op: Operator) -> Bound:

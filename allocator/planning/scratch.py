@@ -3,24 +3,18 @@
 Each kernel with a scratch need has a ``..._get_buffer_size()`` twin in C (kernels/*.h);
 `kernel_scratch_bytes` is the Python side of the same formulas, called by the planner
 (allocator.planning.requirements, to reserve it) and by the code generator (codegen, to
-size ``rip_scratch`` and check the plan). `BUFFER_SIZE_FUNCTION` names the C twin of each
-op kind; a test calls every twin and compares. Dims are (n, h, w, c), as ``rip_dims``.
+size ``rip_scratch`` and check the plan). The operator table names each op's formula
+(`OpSpec.scratch`, a key of `FORMULAS`) and its C twin (`OpSpec.scratch_twin`); a test
+calls every twin and compares. Dims are (n, h, w, c), as ``rip_dims``.
 """
 
 from __future__ import annotations
 
-Dims = tuple[int, int, int, int]
+from collections.abc import Callable
 
-# op kind -> the C function whose formula kernel_scratch_bytes mirrors for it
-BUFFER_SIZE_FUNCTION: dict[str, str] = {
-    "CONV_2D": "rip_conv2d_fast_rq_s8_get_buffer_size",
-    "DEPTHWISE_CONV_2D": "rip_depthwise_conv2d_scratch_get_buffer_size",
-    "AVERAGE_POOL_2D": "rip_avg_pool_s8_get_buffer_size",
-    "MAX_POOL_2D": "rip_max_pool_s8_get_buffer_size",
-    "GLOBAL_AVERAGE_POOL": "rip_global_avg_pool_s8_get_buffer_size",
-    "MEAN": "rip_global_avg_pool_s8_get_buffer_size",  # a MEAN over H and W runs that kernel
-    "FUSED_CHAIN": "rip_fused_chain_s8_get_buffer_size",  # fused_scratch_bytes
-}
+from rip.core.operators import SPECS, Op
+
+Dims = tuple[int, int, int, int]
 
 # The C twin of `depthwise_rows_scratch_bytes` (the row-streamed in-place depthwise kernel's
 # own need; the planner's reservation for a depthwise op, `kernel_scratch_bytes`, includes it).
@@ -37,8 +31,8 @@ def kernel_scratch_bytes(
     padding: tuple[int, int] | None = None,
     dilation: tuple[int, int] | None = None,
 ) -> int:
-    """Bytes of scratch the kernel running an op of ``kind`` needs (0 for a kind not in
-    `BUFFER_SIZE_FUNCTION`):
+    """Bytes of scratch the kernel running an op of ``kind`` needs (0 for a kind without
+    a scratch formula, `OpSpec.scratch`):
 
     - CONV_2D, ``rip_conv2d_fast_rq_s8_get_buffer_size``: two gathered receptive fields,
       2 * KH * KW * C_in (sigma = 0, Eq. 6, for the pixel pair the generated kernels
@@ -58,22 +52,47 @@ def kernel_scratch_bytes(
 
     ``input_dims`` is used by the depthwise formula only (the others keep CMSIS-NN's
     signature)."""
-    if kind == "CONV_2D":
-        taps = filter_dims[1] * filter_dims[2] * filter_dims[3]
-        return 2 * taps + 8 * (-(-taps // 4) * 4)
-    if kind == "DEPTHWISE_CONV_2D":
-        plane = output_dims[1] * output_dims[2]
+    formula = SPECS[kind].scratch if kind in SPECS else None  # type: ignore[index]
+    if formula == "conv":
+        return conv_scratch_bytes(filter_dims)
+    if formula == "depthwise":
         if stride is None or padding is None or dilation is None:
             raise ValueError("a depthwise op's scratch needs its stride, padding and dilation")
-        if not depthwise_rows_apply(input_dims, filter_dims, output_dims):
-            return plane
-        rows = depthwise_rows_scratch_bytes(
-            input_dims, output_dims, filter_dims[1:3], stride, padding, dilation
-        )
-        return max(plane, rows)
-    if kind in BUFFER_SIZE_FUNCTION:
-        return 4 * output_dims[3]
+        return depthwise_scratch_bytes(input_dims, filter_dims, output_dims, stride, padding,
+                                       dilation)  # fmt: skip
+    if formula == "pool":
+        return pool_scratch_bytes(output_dims)
     return 0
+
+
+def conv_scratch_bytes(filter_dims: Dims) -> int:
+    """CONV_2D's (see `kernel_scratch_bytes`): 2 * KH * KW * C_in + 8 * K4."""
+    taps = filter_dims[1] * filter_dims[2] * filter_dims[3]
+    return 2 * taps + 8 * (-(-taps // 4) * 4)
+
+
+def depthwise_scratch_bytes(
+    input_dims: Dims,
+    filter_dims: Dims,
+    output_dims: Dims,
+    stride: tuple[int, int],
+    padding: tuple[int, int],
+    dilation: tuple[int, int],
+) -> int:
+    """DEPTHWISE_CONV_2D's (see `kernel_scratch_bytes`): one output channel plane, or the
+    row kernel's ring where it is larger and the row kernel applies."""
+    plane = output_dims[1] * output_dims[2]
+    if not depthwise_rows_apply(input_dims, filter_dims, output_dims):
+        return plane
+    rows = depthwise_rows_scratch_bytes(
+        input_dims, output_dims, filter_dims[1:3], stride, padding, dilation
+    )
+    return max(plane, rows)
+
+
+def pool_scratch_bytes(output_dims: Dims) -> int:
+    """The pooling kernels' (see `kernel_scratch_bytes`): one pixel's int32 accumulators."""
+    return 4 * output_dims[3]
 
 
 def fused_scratch_bytes(
@@ -92,7 +111,7 @@ def fused_scratch_bytes(
     the other formulas)."""
     need = 0
     for j, (kind, input_dims, filter_dims) in enumerate(stages):
-        if kind != "CONV_2D":
+        if kind != Op.CONV_2D:
             continue
         _, kh, kw, c_in = filter_dims
         taps = kh * kw * c_in
@@ -108,7 +127,7 @@ def _align4(n: int) -> int:
     return (n + 3) // 4 * 4
 
 
-ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_depthwise_fast.c
+ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_dw_row_engine.h
 
 
 def depthwise_rows_apply(input_dims: Dims, filter_dims: Dims, output_dims: Dims) -> bool:
@@ -276,3 +295,12 @@ def depthwise_rows_scratch_bytes(
         h, w, h_out, w_out, kernel[0], stride[0], padding[0], dilation[0], cols
     )
     return rows * w * c
+
+
+# Each scratch formula the operator table names (`OpSpec.scratch`), by that name.
+FORMULAS: dict[str, Callable[..., int]] = {
+    "conv": conv_scratch_bytes,
+    "depthwise": depthwise_scratch_bytes,
+    "pool": pool_scratch_bytes,
+    "fused": fused_scratch_bytes,
+}

@@ -1,38 +1,101 @@
-"""Execution strategies: which in-place candidates a placement problem may use.
+"""Execution strategies: the strategy table, and the plan variant each strategy makes.
+
+A strategy is one entry of ``TABLE``: which in-place candidates its placement problem may
+use, the graph transform it plans on (None: the rewritten graph as it is), and the strategy
+whose plan its solve starts from.
 
 * ``dual``: nothing aliased; every op's output is disjoint from its inputs.
 * ``tinyengine``: only depthwise convolutions in place (channel in-place), the paper's
-  baseline (TinyEngine with in-place depthwise enabled).
+  baseline (TinyEngine with in-place depthwise enabled); starts from ``dual``'s plan, which
+  is feasible for it.
 * ``rip``: every in-place candidate of the front end (Appendix I's operator classes).
-* ``fused``: ``rip`` on the graph with fused chains (rip.frontend.fusion), each chain's
-  output over its input at the gap its row schedule needs.
+* ``fused``: ``rip`` on the graph with fused chains: the chains `fusion_choice.choose`
+  picks under the instruction budget (the cost model of the board's core), fused by the
+  front end's `fuse`; each chain's output over its input at the gap its row schedule needs.
+
+`variant` runs one entry: transform, the transformed graph's requirements, the problem. A
+new strategy (a streamed input, a second core) is a new entry with its own transform.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rip.allocator.planning.cost_model import for_core
+from rip.allocator.planning.fusion_choice import Choice, choose
+from rip.allocator.planning.options import PlanOptions
 from rip.allocator.planning.placement import Pair, Problem, align_up
-from rip.allocator.planning.requirements import InPlace, Requirements
+from rip.allocator.planning.requirements import Requirements, requirements
 from rip.core.errors import RipError
+from rip.core.operators import Op
 from rip.core.terms import InPlaceKind, Strategy
+from rip.frontend.fusion import fuse
+from rip.frontend.ir import Graph
 
-STRATEGIES = tuple(Strategy)
+
+@dataclass(frozen=True)
+class Transformed:
+    """A strategy's graph, what its transform chose (the fused chains), and that choice
+    as text for the plan cache's key ("" when the graph is the rewritten one)."""
+
+    graph: Graph
+    fusion: Choice | None = None
+    key: str = ""
 
 
-def _allowed(candidate: InPlace, strategy: Strategy | str) -> bool:
-    if strategy == Strategy.DUAL:
-        return False
-    if strategy == Strategy.TINYENGINE:
-        return candidate.kind == InPlaceKind.CHANNEL
-    if strategy == Strategy.RIP:
-        return candidate.kind != InPlaceKind.FUSED
-    if strategy == Strategy.FUSED:
-        return True
-    raise RipError(f"strategy must be one of {', '.join(Strategy.values())}, got {strategy!r}")
+Transform = Callable[[Graph, Requirements, PlanOptions], Transformed]
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    inplace: frozenset[InPlaceKind]  # the candidate kinds the problem may alias
+    transform: Transform | None = None  # the graph planned on (None: the rewritten one)
+    warm_from: Strategy | None = None  # whose plan the solve starts from, when planned
+
+
+def fused_chains(graph: Graph, req: Requirements, options: PlanOptions) -> Transformed:
+    """``fused``'s graph: the chains chosen under ``options.max_overhead`` (or exactly
+    ``options.fuse_chains``), fused."""
+    choice = None
+    if options.fuse_chains is None:
+        costs = for_core(options.board.core)
+        choice = choose(graph, req, options.alignment, options.max_overhead, costs)
+        chains = list(choice.chains)
+    else:
+        chains = list(options.fuse_chains)
+    fgraph = fuse(graph, chains)
+    fused = [
+        ([m.source_index for m in op.params.ops], list(op.params.ring_rows))
+        for op in fgraph.operators
+        if op.kind == Op.FUSED_CHAIN
+    ]
+    return Transformed(fgraph, choice, f"fused {fused}" if fused else "")
+
+
+TABLE: dict[Strategy, StrategySpec] = {
+    Strategy.DUAL: StrategySpec(frozenset()),
+    Strategy.TINYENGINE: StrategySpec(frozenset({InPlaceKind.CHANNEL}), warm_from=Strategy.DUAL),
+    Strategy.RIP: StrategySpec(frozenset(InPlaceKind) - {InPlaceKind.FUSED}),
+    Strategy.FUSED: StrategySpec(frozenset(InPlaceKind), fused_chains),
+}
+STRATEGIES = tuple(TABLE)
+
+
+def spec(strategy: Strategy | str) -> StrategySpec:
+    """The table's entry; a RipError naming the strategies for anything else."""
+    try:
+        return TABLE[Strategy(strategy)]
+    except (ValueError, KeyError):
+        raise RipError(
+            f"strategy must be one of {', '.join(Strategy.values())}, got {strategy!r}"
+        ) from None
 
 
 def build_problem(req: Requirements, strategy: Strategy | str, alignment: int) -> Problem:
     """The placement problem of a model under a strategy: gaps rounded up to the board's
     alignment V (Sec. 4.3), so that aligned offsets keep SIMD loads legal."""
+    allowed = spec(strategy).inplace
     buffers = tuple(req.lifetimes.values())
     pairs = tuple(
         Pair(
@@ -46,6 +109,47 @@ def build_problem(req: Requirements, strategy: Strategy | str, alignment: int) -
             order=c.order,
         )
         for c in req.candidates()
-        if _allowed(c, strategy)
+        if c.kind in allowed
     )
     return Problem(buffers, pairs, alignment)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One strategy's plan variant: the graph it plans on, that graph's requirements, its
+    placement problem, and what its transform chose (``fused``: the chains; ``key`` names
+    them in the plan cache)."""
+
+    strategy: Strategy
+    graph: Graph
+    req: Requirements
+    problem: Problem
+    fusion: Choice | None = None
+    key: str = ""
+
+    @classmethod
+    def of(
+        cls, strategy: Strategy | str, made: Transformed, req: Requirements, alignment: int
+    ) -> Variant:
+        """The variant of ``made.graph`` with requirements ``req``: the one place a
+        placement problem is built."""
+        problem = build_problem(req, strategy, alignment)
+        return cls(Strategy(strategy), made.graph, req, problem, made.fusion, made.key)
+
+
+def variant(
+    strategy: Strategy | str, graph: Graph, req: Requirements, options: PlanOptions
+) -> Variant:
+    """``strategy``'s variant of the rewritten ``graph`` (requirements ``req``): the table's
+    transform, the requirements of the graph it makes, the problem."""
+    transform = spec(strategy).transform
+    made = Transformed(graph) if transform is None else transform(graph, req, options)
+    made_req = req if made.graph is graph else requirements(made.graph)
+    return Variant.of(strategy, made, made_req, options.alignment)
+
+
+def variants(
+    graph: Graph, req: Requirements, strategies: tuple[Strategy, ...], options: PlanOptions
+) -> dict[Strategy, Variant]:
+    """Every strategy's variant, in the order given."""
+    return {Strategy(s): variant(s, graph, req, options) for s in strategies}

@@ -170,6 +170,7 @@ def rip_dense_gap(geom: ConvGeometry, taps: str = "gather", published: bool = Fa
         return (r * w_out + c + 1) * c_out - c_in * nli + s
 
     worst = max(debt(r, c) for r in rows.breakpoints() for c in cols.breakpoints())
+    first_pixel: float  # first_read is INF past the last row read
     if published:
         first_pixel = s
     else:  # pixel (0, 0) writes [0, C_out) while every input any output reads is live

@@ -133,13 +133,12 @@ from dataclasses import dataclass
 from rip.allocator.theory.bounds import INF, _Axis, check_dense
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.core.errors import LayerError
+from rip.core.operators import SPECS, WINDOW_POOLS, Op
 
-CONV = "CONV_2D"
-DEPTHWISE = "DEPTHWISE_CONV_2D"
-MAX_POOL = "MAX_POOL_2D"
-AVERAGE_POOL = "AVERAGE_POOL_2D"
-CHAIN_KINDS = (CONV, DEPTHWISE, MAX_POOL, AVERAGE_POOL)
-POOL_KINDS = (MAX_POOL, AVERAGE_POOL)
+CONV, DEPTHWISE = Op.CONV_2D, Op.DEPTHWISE_CONV_2D
+MAX_POOL, AVERAGE_POOL = Op.MAX_POOL_2D, Op.AVERAGE_POOL_2D
+CHAIN_KINDS = tuple(s.op for s in SPECS.values() if s.chain_stage)
+POOL_KINDS = WINDOW_POOLS
 THEOREM = "fused chain: Theorem 13 over row steps (Eq. 7, Eq. 40; Appendix F)"
 
 

@@ -123,7 +123,7 @@ def make_geometry(
     kernel: tuple[int, int] = (1, 1),
     stride: tuple[int, int] = (1, 1),
     dilation: tuple[int, int] = (1, 1),
-    padding: str | tuple[int, int, int, int] = "valid",
+    padding: str | tuple[int, ...] = "valid",
 ) -> ConvGeometry:
     """Build a geometry from CLI-style fields; ``padding`` is ``same``, ``valid`` or
     ``(top, bottom, left, right)``."""
@@ -136,6 +136,7 @@ def make_geometry(
     ):
         if any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in pair):
             raise LayerError(f"{name} must be positive integers, got {list(pair)}")
+    pads: tuple[int, ...]  # four values, checked below
     if isinstance(padding, str):
         if padding == "valid":
             pads = (0, 0, 0, 0)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from multiprocessing import Pool
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 from tqdm import tqdm
@@ -116,7 +116,7 @@ def _geom(
     k: tuple[int, int],
     s: tuple[int, int] = (1, 1),
     d: tuple[int, int] = (1, 1),
-    pads: tuple[int, int, int, int] = (0, 0, 0, 0),
+    pads: tuple[int, ...] = (0, 0, 0, 0),  # T, B, L, R
 ) -> ConvGeometry:
     return make_geometry((h, w), c_in, c_out, k, s, d, pads)
 
@@ -668,7 +668,10 @@ class SweepResult:
     jobs: int
 
 
-def chunks(items: Sequence[Layer], size: int) -> Iterator[Sequence[Layer]]:
+_T = TypeVar("_T")
+
+
+def chunks(items: Sequence[_T], size: int) -> Iterator[Sequence[_T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 

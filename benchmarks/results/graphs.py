@@ -1,6 +1,7 @@
 """Section 4, graph level (the paper's Table 7): the 33 keras.applications graphs. Per graph:
-ops, tensors, the MILP's size and solve time for dual and rip (bench_alloc's solve, our
-formulation, no shortcut so the model is always built), the end-to-end ``rip-compile``
+ops, tensors, the MILP's size and solve time for dual and rip (the driver's problems,
+``rip.compiler.prepare``, solved by bench_alloc's solve: our formulation, no shortcut so
+the model is always built), the end-to-end ``rip-compile``
 wall time in a fresh interpreter (bench_compile's command), peaks, ratio, in-place share
 and shifts, each beside the paper's figure."""
 
@@ -11,10 +12,9 @@ from typing import Any
 import bench_alloc
 import bench_compile
 
-from rip.allocator.planning.requirements import requirements
-from rip.allocator.planning.strategies import build_problem
-from rip.frontend.reader import read_model
-from rip.frontend.rewrite import rewrite
+from rip.boards import load_board
+from rip.compiler import Options, prepare
+from rip.core.terms import Strategy
 
 from .common import KERAS_FILES, MODELS, exact_ratio
 
@@ -35,12 +35,16 @@ COLUMNS = (
 
 def measure(name: str, paper_row: list | None, time_limit: float) -> dict[str, Any]:
     path = MODELS / "keras" / f"{KERAS_FILES[name]}.graph.tflite"
-    graph = rewrite(read_model(path))
-    req = requirements(graph)
-    row: dict[str, Any] = {"name": name, "ops": len(graph.operators), "tensors": len(req.lifetimes)}
-    for s in ("dual", "rip"):
-        seconds, plan = bench_alloc.solve_plan(build_problem(req, s, 4), False, time_limit)
-        row[s] = {
+    strategies = (Strategy.DUAL, Strategy.RIP)
+    p = prepare(path, load_board("host"), Options(strategies=strategies))
+    row: dict[str, Any] = {
+        "name": name,
+        "ops": len(p.graph.operators),
+        "tensors": len(p.req.lifetimes),
+    }
+    for s in strategies:
+        seconds, plan = bench_alloc.solve_plan(p.variants[s].problem, False, time_limit)
+        row[str(s)] = {
             "seconds": round(seconds, 2),
             "peak": plan.peak,
             "peak_kb": round(plan.peak / 1024, 1),

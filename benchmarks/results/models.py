@@ -1,15 +1,18 @@
 """Section 3, models (the paper's Table 3 and more): every shared model with weights
 planned for the Pico 1 under every strategy ``rip.core.terms.Strategy`` has at run time (the
-compiler's own ``analyse``: read, rewrite, requirements, plan, replay), rip's first-fit plan
-beside its MILP plan, TFLite Micro's arena from the reference file, scratch, and whether
-each plan fits a Pico 1 and a Pico 2 (boards/*.toml: arena + scratch + SDK + stack)."""
+compiler's own ``analyse``: read, rewrite, requirements, variants, plan), rip's first-fit
+plan of the same variant beside its MILP plan, TFLite Micro's arena from the reference
+file, scratch, and whether each plan fits a Pico 1 and a Pico 2 (boards/*.toml: arena +
+scratch + SDK + stack)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rip.allocator.planning.plan import plan_model
+from rip import compiler
+from rip.allocator.planning.options import DEFAULT_TIME_LIMIT
 from rip.boards import load_board
 from rip.compiler import Options, analyse
 from rip.core.errors import RipError
@@ -52,7 +55,9 @@ def measure(path: Path, reference: dict[str, dict], paper: dict, time_limit: flo
     row["seconds"] = round(c.seconds, 2)
     row["arena"] = {str(s): p.peak for s, p in c.plans.items()}
     row["optimal"] = {str(s): p.optimal for s, p in c.plans.items()}
-    row["rip_firstfit"] = plan_model(c.graph, c.req, Strategy.RIP, Placer.FIRSTFIT, 4).peak
+    first_fit = replace(c.planning, placer=Placer.FIRSTFIT)
+    rip = {Strategy.RIP: c.variants[Strategy.RIP]}
+    row["rip_firstfit"] = compiler.plan(path, rip, first_fit, cache=False)[Strategy.RIP].peak
     base = row["arena"].get(BASELINE)
     row["ratio"] = {s: exact_ratio(v, base) for s, v in row["arena"].items()}
     row["ratio_firstfit"] = exact_ratio(row["rip_firstfit"], base)
@@ -76,7 +81,9 @@ def measure(path: Path, reference: dict[str, dict], paper: dict, time_limit: flo
     return row
 
 
-def collect(quick: bool, reference: dict[str, dict], paper: dict, time_limit: float = 60.0) -> dict:
+def collect(
+    quick: bool, reference: dict[str, dict], paper: dict, time_limit: float = DEFAULT_TIME_LIMIT
+) -> dict:
     rows = [measure(p, reference, paper, time_limit) for p in model_files(quick, reference)]
     strategies = [str(s) for s in Strategy]
     ok = [r for r in rows if "arena" in r]

@@ -32,6 +32,7 @@ def render(data: dict) -> str:
     out += models(data)
     out += graphs(data)
     out += cost(data)
+    out += pico(data)
     out += figures(data)
     return "\n".join(out).rstrip() + "\n"
 
@@ -575,6 +576,93 @@ def cost(data: dict) -> list[str]:
         for h in d["host"]
     ]
     return out + table(head, rows) + [""]
+
+
+# --- 5, continued: the Pico timing model
+def pico(data: dict) -> list[str]:
+    out = ["### Estimated Pico 1 and Pico 2 time (timing model)", ""]
+    d = data.get("pico")
+    if not d:
+        return [*out, absent(data, "pico"), ""]
+    out += [
+        "The rip firmware of each model run under rip's QEMU timing plugin (rip.timing, "
+        "[docs/pico-timing.md](pico-timing.md) has every figure and its source): each executed "
+        "instruction costs what its core's reference manual gives, and every instruction "
+        "fetch and data read of code and weights goes through a model of the chip's XIP "
+        "flash cache. Assumptions:",
+        "",
+    ]
+    for c in d["chips"]:
+        div = (
+            f"32-bit division {b(c['divider_call'])} cycles (the Pico SDK's SIO-divider routine)"
+            if c["divider_call"]
+            else f"SDIV/UDIV {b(c['divide'])} cycles (the top of the TRM's range)"
+        )
+        seq = (
+            f", {b(c['sequential_miss'])} when it continues the open QSPI transfer"
+            if c["sequential_miss"]
+            else ""
+        )
+        out.append(
+            f"- {c['label']}: {c['chip']} ({c['core']}) at {g(c['clock_mhz'])} MHz; XIP cache "
+            f"{b(c['cache_kib'])} KB, {b(c['ways'])}-way, {b(c['line'])}-byte lines filled "
+            f"{b(c['fill'])} bytes a miss; a miss stalls {b(c['miss'])} cycles{seq}; {div}."
+        )
+    out += [
+        "- Not modelled: SRAM bank conflicts and bus contention (one core, no DMA), the "
+        "M33's dual issue, operand-dependent division time, interrupts (these firmwares "
+        "take none), the RP2040 boot ROM's memcpy/memset (newlib's run from flash here).",
+        "- TFLite Micro + CMSIS-NN: the CMSIS-NN routines TFLite Micro calls for every "
+        "layer, with its arguments (the `make bench-cmsis` harness), timed the same way and "
+        "summed; its interpreter (the op loop, each kernel's Eval) is not included."
+        + (f" {d['cmsis_note']}." if d.get("cmsis_note") else ""),
+        "",
+    ]
+    head = ["model", "chip", "rip instructions", "rip cycles", "rip ms", "rip flash stall",
+            "CMSIS-NN cycles", "CMSIS-NN ms", "CMSIS-NN flash stall", "rip / CMSIS-NN"]  # fmt: skip
+    rows = [
+        [r["model"], r["chip"], b(r["instructions"]), b(r["cycles"]), f(r["ms"], 1),
+         pct(r["stall_pct"]), b(r["cmsis_cycles"]), f(r["cmsis_ms"], 1),
+         pct(r["cmsis_stall_pct"]), f(r["vs_cmsis"], 3)]
+        for r in d["rows"]
+    ]  # fmt: skip
+    out += [*table(head, rows), ""]
+    out.append(
+        "Every timed run's checksum equals TFLite Micro's: " + yes(d["all_checksums_equal"]) + "."
+    )
+    out.append("")
+    if d["beside_paper"]:
+        out += [
+            "Beside the paper's Table 3 (measured on real boards with TinyEngine's kernels and "
+            "USB stdio on; ours: estimates for rip's kernels):",
+            "",
+        ]
+        head = ["model", "Pico 2 Mcycles (model)", "Pico 2 Mcycles (paper)", "model / paper",
+                "Pico 1 ms (model)", "Pico 1 ms (paper)", "model / paper"]  # fmt: skip
+        rows = [
+            [r["model"], f(r["pico2_mcycles"], 1), f(r["paper_pico2_mcycles"], 1),
+             f(r["pico2_vs_paper"], 3), f(r["pico1_ms"], 1), f(r["paper_pico1_ms"], 1),
+             f(r["pico1_vs_paper"], 3)]
+            for r in d["beside_paper"]
+        ]  # fmt: skip
+        out += [*table(head, rows), ""]
+    for rk in d["rankings"]:
+        out += [
+            f"Ops of {rk['model']} losing most cycles to flash misses on the {rk['chip']} "
+            f"(profiling build; {b(rk['total_stall'])} stall cycles over all ops):",
+            "",
+        ]
+        head = ["op", "kind", "output", "weights (B)", "cycles", "flash stall",
+                "stall / op", "share of all stall"]  # fmt: skip
+        rows = [
+            [str(o["op"]), o["kind"], o["output"], b(o["weight_bytes"]), b(o["cycles"]),
+             b(o["stall"]), pct(o["stall_pct"]), pct(o["share_pct"])]
+            for o in rk["ops"]
+        ]  # fmt: skip
+        out += [*table(head, rows), ""]
+    for e in d["errors"]:
+        out += [f"FAILED: {e}", ""]
+    return out
 
 
 # --- 6. figures

@@ -18,9 +18,10 @@ import bench_cost
 
 from rip.boards import load_board
 from rip.compiler import Options, analyse
+from rip.core import jsonio
 from rip.core.terms import Strategy
 
-from . import cost, figures, graphs, layers, models, render, study
+from . import cost, figures, graphs, layers, models, pico, render, study
 from .common import MCUNET, MODELS, REPO, exact_ratio, paper_tables
 
 CYCLES = Path(__file__).with_name("paper-table3-cycles.json")
@@ -127,7 +128,9 @@ def figure_section(data: dict, fig_dir: Path, link_prefix: str) -> dict:
     out: dict[str, Any] = {"lifecycle": []}
     for name in ("mcunet-in3", "person-det"):
         c = analyse(MODELS / "mcunet" / f"{name}.tflite", pico, Options(cache=False))
-        overhead = {str(s): c.req_of(s).scratch_bytes + pico.fixed_overhead_bytes for s in c.plans}
+        overhead = {
+            str(s): v.req.scratch_bytes + pico.fixed_overhead_bytes for s, v in c.variants.items()
+        }
         png = fig_dir / f"lifecycle-{name}.png"
         facts = figures.lifecycle(
             png,
@@ -268,6 +271,9 @@ def collect(
         meta, "graphs", graphs.collect, paper, skip=QUICK_NOTE if quick else None
     )
     data["cost"] = section(meta, "cost", cost_section, quick, jobs, reference)
+    data["pico"] = section(
+        meta, "pico", pico.collect, jobs, reference, skip=QUICK_NOTE if quick else None
+    )
     data["figures"] = section(meta, "figures", figure_section, data, fig_dir, link_prefix)
     data["headline"] = headline(data)
     meta["total_seconds"] = round(time.perf_counter() - t0, 1)
@@ -275,8 +281,21 @@ def collect(
     return data
 
 
+def add_pico(data: dict, jobs: int) -> None:
+    """The Pico timing section measured alone into ``data`` (make_results.py --pico); its
+    row of the section table says when and at which commit, apart from the run above."""
+    meta = data["meta"]
+    data["pico"] = section(meta, "pico", pico.collect, jobs, bench_cost.load_reference())
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    commit = git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if dirty() else "")
+    note = f"measured alone (make_results.py --pico) on {when}, commit {commit}"
+    meta["sections"]["pico"]["note"] = "; ".join(
+        n for n in (meta["sections"]["pico"].get("note"), note) if n
+    )
+
+
 def write(data: dict, page: Path, data_path: Path, readme: Path | None, page_link: str) -> None:
-    data_path.write_text(json.dumps(data, indent=1) + "\n")
+    data_path.write_text(jsonio.dumps(data, indent=1) + "\n")
     page.write_text(render.render(data))
     if readme is not None and not write_readme(readme, render.headline_text(data), page_link):
         print(f"[results] {readme}: no headline markers; README left as it was", file=sys.stderr)

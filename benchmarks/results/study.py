@@ -14,9 +14,9 @@ from rip.allocator.planning.requirements import conv_geometry
 from rip.allocator.theory.bounds import rip_bound
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.herringbone import herringbone_bound
+from rip.compiler import front
 from rip.core.errors import RipError
-from rip.frontend.reader import read_model
-from rip.frontend.rewrite import rewrite
+from rip.core.operators import Op
 
 from .common import MCUNET, MODELS, one_line
 
@@ -71,7 +71,7 @@ def collect(quick: bool) -> dict[str, Any]:
     for path in model_files(quick):
         stem = path.name.split(".")[0]
         try:
-            graph = rewrite(read_model(path))
+            _, graph = front(path)
         except RipError as e:
             refused[stem] = one_line(e, path)
             continue
@@ -79,7 +79,7 @@ def collect(quick: bool) -> dict[str, Any]:
         models.setdefault(fam, []).append(stem)
         seen = per_family.setdefault(fam, {})
         for op in graph.operators:
-            if op.kind != "CONV_2D":
+            if op.kind != Op.CONV_2D:
                 continue
             g = conv_geometry(graph, op)
             key = tuple(sorted(vars(g).items()))

@@ -1,0 +1,462 @@
+"""The kernel variants: every public C kernel of ``kernels/``, one row each.
+
+A row names the C function, the family header that declares it, the TFLite op kinds it runs,
+how its output may overlay its input (`InPlaceKind`, Appendix I), its scratch twin (the
+``..._get_buffer_size`` function whose formula `rip.allocator.planning.scratch` shares),
+and its preconditions: what the kernel refuses (``RIP_ERROR_ARGUMENT``) and when the code
+generator picks it. After Arm CMSIS-NN, one public family per source file: ``header``
+``rip_x.h`` is implemented by ``rip_x.c``.
+
+`rip.codegen.kernel_choice` picks among the weighted variants by these names; the C
+headers are tested against this table (``tests/test_kernel_variants.py``: every public
+``rip_*`` function declared in ``kernels/*.h`` is a row, a row's scratch twin or one of
+`HELPERS`, and every row's function and twin exist).
+
+Data only: imports nothing but `rip.core`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rip.core.operators import Op
+from rip.core.terms import InPlaceKind
+
+RIP, CHANNEL, ELEMENTWISE = InPlaceKind.RIP, InPlaceKind.CHANNEL, InPlaceKind.ELEMENTWISE
+REVERSE, FUSED = InPlaceKind.REVERSE, InPlaceKind.FUSED
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    name: str  # the C function
+    header: str  # the family header in kernels/ that declares it (its source: the .c)
+    ops: tuple[Op, ...]  # the op kinds it runs
+    in_place: tuple[InPlaceKind, ...] = ()  # how its output may overlay its input
+    out_of_place: bool = True  # False: one buffer holds the input and receives the output
+    scratch: str | None = None  # its ..._get_buffer_size twin (None: no scratch)
+    folded_bias: bool = False  # takes bias + input_offset * sum(filter), not the model's bias
+    cheap_twin: str | None = None  # its twin with the cheap requantisation (_rq)
+    reference: bool = False  # TFLite's reference loop, linked against no fast kernel
+    preconditions: str = ""
+
+
+def _cheap(exact: KernelVariant) -> KernelVariant:
+    """The ``_rq`` twin of an exact variant: its traversal, scratch and in-place contract
+    with the cheap requantisation, rip_fast_channel records in place of the bias and quant."""
+    if exact.cheap_twin is None:
+        raise ValueError(f"{exact.name} names no cheap twin")
+    return replace(
+        exact,
+        name=exact.cheap_twin,
+        cheap_twin=None,
+        preconditions=f"{exact.name}'s, with the cheap requantisation proven for every channel "
+        "(rip_fast_channel records)",
+    )
+
+
+# ---- CONV_2D (rip_conv2d*.h) -------------------------------------------------------------
+
+CONV2D = KernelVariant(
+    "rip_conv2d_s8",
+    "rip_conv2d.h",
+    (Op.CONV_2D,),
+    (RIP,),
+    scratch="rip_conv2d_s8_get_buffer_size",
+    reference=True,
+    preconditions="one gathered receptive field of scratch; output pixels in row-major order, "
+    "each field gathered before its channels are written (gap >= the per-pixel gather gap); "
+    "the generator's reference, never chosen",
+)
+CONV2D_FAST = KernelVariant(
+    "rip_conv2d_fast_s8",
+    "rip_conv2d_fast.h",
+    (Op.CONV_2D, Op.DEPTHWISE_CONV_2D),
+    (RIP,),
+    scratch="rip_conv2d_fast_s8_get_buffer_size",
+    folded_bias=True,
+    cheap_twin="rip_conv2d_fast_rq_s8",
+    preconditions="a bias (folded); two gathered receptive fields of scratch; pixel pairs "
+    "gathered before either is written (the simulator's tile=2, gap <= the per-pixel gap): "
+    "every CONV_2D whose cheap requantisation is not proven, and a DEPTHWISE_CONV_2D over one "
+    "input channel (the CONV_2D it equals, out of place) whose scratch holds two fields",
+)
+CONV2D_FAST_RQ = KernelVariant(
+    "rip_conv2d_fast_rq_s8",
+    "rip_conv2d_fast.h",
+    (Op.CONV_2D, Op.DEPTHWISE_CONV_2D),
+    (RIP,),
+    scratch="rip_conv2d_fast_rq_s8_get_buffer_size",
+    folded_bias=True,
+    preconditions="rip_conv2d_fast_s8's traversal; the cheap requantisation proven for every "
+    "channel (rip_fast_channel records); the filter packed in channel pairs, 4-byte aligned, "
+    "as is the scratch (the pair widened, then two fields): almost every CONV_2D, and a "
+    "one-channel DEPTHWISE_CONV_2D whose reserved scratch holds the widened pair",
+)
+CONV2D_GEMV_RQ = KernelVariant(
+    "rip_conv2d_gemv_rq_s8",
+    "rip_conv2d_gemv.h",
+    (Op.CONV_2D, Op.DEPTHWISE_CONV_2D),
+    (RIP,),
+    scratch="rip_conv2d_s8_get_buffer_size",
+    folded_bias=True,
+    preconditions="rip_conv2d_fast_rq_s8's records and packed filter, one gathered field of "
+    "scratch (rip_conv2d_s8's contract): a one-channel DEPTHWISE_CONV_2D whose reserved "
+    "scratch holds one receptive field but not the widened pixel pair",
+)
+
+# ---- DEPTHWISE_CONV_2D (rip_depthwise*.h) --------------------------------------------------
+
+DEPTHWISE = KernelVariant(
+    "rip_depthwise_conv2d_s8",
+    "rip_depthwise.h",
+    (Op.DEPTHWISE_CONV_2D,),
+    reference=True,
+    preconditions="any depth multiplier; output disjoint from the input; no scratch: the "
+    "out-of-place choice for a depth multiplier other than 1",
+)
+DEPTHWISE_INPLACE = KernelVariant(
+    "rip_depthwise_conv2d_inplace_s8",
+    "rip_depthwise.h",
+    (Op.DEPTHWISE_CONV_2D,),
+    (CHANNEL,),
+    out_of_place=False,
+    scratch="rip_depthwise_conv2d_inplace_s8_get_buffer_size",
+    reference=True,
+    preconditions="depth multiplier 1, H_out * W_out <= H * W, one channel plane of scratch; "
+    "output base == input base (TinyEngine's channel scheme)",
+)
+DEPTHWISE_FAST = KernelVariant(
+    "rip_depthwise_conv2d_fast_s8",
+    "rip_depthwise_fast.h",
+    (Op.DEPTHWISE_CONV_2D,),
+    folded_bias=True,
+    cheap_twin="rip_depthwise_conv2d_fast_rq_s8",
+    preconditions="depth multiplier 1, a bias (folded); output disjoint from the input; no "
+    "scratch: the row engine (kernels up to 16 rows), else one channel plane at a time",
+)
+DEPTHWISE_FAST_RQ = _cheap(DEPTHWISE_FAST)
+DEPTHWISE_INPLACE_FAST = KernelVariant(
+    "rip_depthwise_conv2d_inplace_fast_s8",
+    "rip_depthwise_inplace_fast.h",
+    (Op.DEPTHWISE_CONV_2D,),
+    (CHANNEL,),
+    out_of_place=False,
+    scratch="rip_depthwise_conv2d_inplace_s8_get_buffer_size",
+    folded_bias=True,
+    cheap_twin="rip_depthwise_conv2d_inplace_fast_rq_s8",
+    preconditions="rip_depthwise_conv2d_inplace_s8's contract, a bias (folded); groups of "
+    "4 * floor(scratch / (4 * H_out * W_out)) channels a pass, else one plane at a time: in "
+    "place where the row-streamed kernel does not apply or its ring does not fit",
+)
+DEPTHWISE_INPLACE_FAST_RQ = _cheap(DEPTHWISE_INPLACE_FAST)
+DEPTHWISE_INPLACE_ROWS_FAST = KernelVariant(
+    "rip_depthwise_conv2d_inplace_rows_fast_s8",
+    "rip_depthwise_inplace_rows_fast.h",
+    (Op.DEPTHWISE_CONV_2D,),
+    (CHANNEL,),
+    out_of_place=False,
+    scratch="rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size",
+    folded_bias=True,
+    cheap_twin="rip_depthwise_conv2d_inplace_rows_fast_rq_s8",
+    preconditions="depth multiplier 1, batch 1, KH <= 16, H_out * W_out <= H * W, a bias "
+    "(folded); the ring schedule baked in by the generator (ring_slots, ring_rows) and a "
+    "ring of ring_rows input rows of scratch: in place wherever that ring fits the model's "
+    "reserved scratch",
+)
+DEPTHWISE_INPLACE_ROWS_FAST_RQ = _cheap(DEPTHWISE_INPLACE_ROWS_FAST)
+DEPTHWISE_ROW_FAST = KernelVariant(
+    "rip_depthwise_conv2d_row_fast_s8",
+    "rip_depthwise_row_fast.h",
+    (Op.DEPTHWISE_CONV_2D,),
+    folded_bias=True,
+    cheap_twin="rip_depthwise_conv2d_row_fast_rq_s8",
+    preconditions="one output row from row pointers (NULL outside the input), depth "
+    "multiplier 1, a bias (folded), the output row apart from the input rows: the depthwise "
+    "stage of rip_fused_chain_s8",
+)
+DEPTHWISE_ROW_FAST_RQ = _cheap(DEPTHWISE_ROW_FAST)
+
+# ---- FULLY_CONNECTED (rip_fully_connected*.h) ----------------------------------------------
+
+FULLY_CONNECTED = KernelVariant(
+    "rip_fully_connected_s8",
+    "rip_fully_connected.h",
+    (Op.FULLY_CONNECTED,),
+    reference=True,
+    preconditions="per-tensor weights (a weights zero point allowed); output disjoint from "
+    "the input: where the cheap requantisation is not proven",
+)
+FULLY_CONNECTED_PER_CHANNEL = KernelVariant(
+    "rip_fully_connected_per_channel_s8",
+    "rip_fully_connected.h",
+    (Op.FULLY_CONNECTED,),
+    reference=True,
+    preconditions="per-channel weights; output disjoint from the input: where the cheap "
+    "requantisation is not proven",
+)
+FULLY_CONNECTED_FAST_RQ = KernelVariant(
+    "rip_fully_connected_fast_rq_s8",
+    "rip_fully_connected_fast.h",
+    (Op.FULLY_CONNECTED,),
+    preconditions="no weights zero point; the cheap requantisation proven for every unit "
+    "(the FULLY_CONNECTED as a 1x1 CONV_2D over its batches); the weights packed as "
+    "rip_conv2d_fast_rq_s8's, 4-byte aligned; output disjoint from the input; no scratch",
+)
+
+# ---- the other families, one kernel per op group -------------------------------------------
+
+_POOL = "rip_pool.h"
+_ELEMENTWISE = "rip_elementwise.h"
+_ACTIVATION = "rip_activation.h"
+_SHAPE = "rip_shape.h"
+_REDUCE = "rip_reduce.h"
+_BINARY = (
+    "int8 operands of one quantization each, suffix broadcasting (a full tensor, 1x1x1xC, a "
+    "scalar); in place over a full-size operand"
+)
+_GENERAL_BROADCAST = (
+    "any broadcast of the two operands (TFLite's general broadcast); in place over a "
+    "full-size operand"
+)
+_UNARY = (
+    "one pass over the elements, element i read before it is stored; in place at or below the input"
+)
+_DISJOINT = "output disjoint from the input"
+
+OTHERS = (
+    KernelVariant(
+        "rip_avg_pool_s8",
+        _POOL,
+        (Op.AVERAGE_POOL_2D,),
+        (RIP,),
+        scratch="rip_avg_pool_s8_get_buffer_size",
+        preconditions="every window touches the input unless padded cells count; "
+        "in place with the output the pool bound's gap below the input",
+    ),
+    KernelVariant(
+        "rip_max_pool_s8",
+        _POOL,
+        (Op.MAX_POOL_2D,),
+        (RIP,),
+        scratch="rip_max_pool_s8_get_buffer_size",
+        preconditions="as rip_avg_pool_s8",
+    ),
+    KernelVariant(
+        "rip_global_avg_pool_s8",
+        _POOL,
+        (Op.GLOBAL_AVERAGE_POOL, Op.MEAN),
+        scratch="rip_global_avg_pool_s8_get_buffer_size",
+        preconditions="a mean over H and W; 4-byte aligned scratch of 4 * C; " + _DISJOINT,
+    ),
+    KernelVariant("rip_add_s8", _ELEMENTWISE, (Op.ADD,), (ELEMENTWISE,), preconditions=_BINARY),
+    KernelVariant("rip_sub_s8", _ELEMENTWISE, (Op.SUB,), (ELEMENTWISE,), preconditions=_BINARY),
+    KernelVariant("rip_mul_s8", _ELEMENTWISE, (Op.MUL,), (ELEMENTWISE,), preconditions=_BINARY),
+    KernelVariant(
+        "rip_max_min_s8",
+        _ELEMENTWISE,
+        (Op.MAXIMUM, Op.MINIMUM),
+        (ELEMENTWISE,),
+        preconditions=_BINARY,
+    ),
+    KernelVariant(
+        "rip_squared_difference_s8",
+        _ELEMENTWISE,
+        (Op.SQUARED_DIFFERENCE,),
+        (ELEMENTWISE,),
+        preconditions=_BINARY,
+    ),
+    KernelVariant("rip_prelu_s8", _ELEMENTWISE, (Op.PRELU,), (ELEMENTWISE,), preconditions=_BINARY),
+    KernelVariant(
+        "rip_add_broadcast_s8",
+        _ELEMENTWISE,
+        (Op.ADD,),
+        (ELEMENTWISE,),
+        preconditions=_GENERAL_BROADCAST,
+    ),
+    KernelVariant(
+        "rip_sub_broadcast_s8",
+        _ELEMENTWISE,
+        (Op.SUB,),
+        (ELEMENTWISE,),
+        preconditions=_GENERAL_BROADCAST,
+    ),
+    KernelVariant(
+        "rip_mul_broadcast_s8",
+        _ELEMENTWISE,
+        (Op.MUL,),
+        (ELEMENTWISE,),
+        preconditions=_GENERAL_BROADCAST,
+    ),
+    KernelVariant(
+        "rip_max_min_broadcast_s8",
+        _ELEMENTWISE,
+        (Op.MAXIMUM, Op.MINIMUM),
+        (ELEMENTWISE,),
+        preconditions=_GENERAL_BROADCAST,
+    ),
+    KernelVariant(
+        "rip_squared_difference_broadcast_s8",
+        _ELEMENTWISE,
+        (Op.SQUARED_DIFFERENCE,),
+        (ELEMENTWISE,),
+        preconditions=_GENERAL_BROADCAST,
+    ),
+    KernelVariant(
+        "rip_prelu_broadcast_s8",
+        _ELEMENTWISE,
+        (Op.PRELU,),
+        (ELEMENTWISE,),
+        preconditions=_GENERAL_BROADCAST,
+    ),
+    KernelVariant(
+        "rip_add_n_s8",
+        _ELEMENTWISE,
+        (Op.ADD_N,),
+        (ELEMENTWISE,),
+        preconditions="inputs of one shape and quantization; in place over any",
+    ),
+    KernelVariant(
+        "rip_relu_s8", _ACTIVATION, (Op.RELU, Op.RELU6), (ELEMENTWISE,), preconditions=_UNARY
+    ),
+    KernelVariant(
+        "rip_quantize_s8",
+        _ACTIVATION,
+        (Op.QUANTIZE,),
+        (ELEMENTWISE,),
+        preconditions="int8 to int8; " + _UNARY,
+    ),
+    KernelVariant(
+        "rip_logistic_s8", _ACTIVATION, (Op.LOGISTIC,), (ELEMENTWISE,), preconditions=_UNARY
+    ),
+    KernelVariant("rip_tanh_s8", _ACTIVATION, (Op.TANH,), (ELEMENTWISE,), preconditions=_UNARY),
+    KernelVariant(
+        "rip_hard_swish_s8", _ACTIVATION, (Op.HARD_SWISH,), (ELEMENTWISE,), preconditions=_UNARY
+    ),
+    KernelVariant(
+        "rip_lut_s8",
+        _ACTIVATION,
+        (Op.ABS, Op.LEAKY_RELU, Op.ELU),
+        (ELEMENTWISE,),
+        preconditions="a 256-entry table the generator computes; " + _UNARY,
+    ),
+    KernelVariant(
+        "rip_softmax_s8",
+        _ACTIVATION,
+        (Op.SOFTMAX,),
+        preconditions="over the last axis; " + _DISJOINT,
+    ),
+    KernelVariant(
+        "rip_log_softmax_s8",
+        _ACTIVATION,
+        (Op.LOG_SOFTMAX,),
+        preconditions="over the last axis; " + _DISJOINT,
+    ),
+    KernelVariant(
+        "rip_resize_nearest_s8",
+        _SHAPE,
+        (Op.RESIZE_NEAREST_NEIGHBOR,),
+        (REVERSE,),
+        preconditions="in place with the output at the input's base, traversed "
+        "backwards (Theorem 14), where no output pixel reads an input pixel above "
+        "it",
+    ),
+    KernelVariant(
+        "rip_concatenation_s8", _SHAPE, (Op.CONCATENATION, Op.PACK), preconditions=_DISJOINT
+    ),
+    KernelVariant("rip_transpose_s8", _SHAPE, (Op.TRANSPOSE,), preconditions=_DISJOINT),
+    KernelVariant("rip_pad_s8", _SHAPE, (Op.PAD, Op.PADV2), preconditions=_DISJOINT),
+    KernelVariant(
+        "rip_slice_s8",
+        _SHAPE,
+        (Op.STRIDED_SLICE, Op.SLICE, Op.SPLIT, Op.SPLIT_V, Op.UNPACK),
+        preconditions=_DISJOINT,
+    ),
+    KernelVariant(
+        "rip_depth_space_s8",
+        _SHAPE,
+        (Op.DEPTH_TO_SPACE, Op.SPACE_TO_DEPTH),
+        preconditions=_DISJOINT,
+    ),
+    KernelVariant("rip_gather_s8", _SHAPE, (Op.GATHER,), preconditions=_DISJOINT),
+    KernelVariant("rip_mirror_pad_s8", _SHAPE, (Op.MIRROR_PAD,), preconditions=_DISJOINT),
+    KernelVariant(
+        "rip_reduce_sum_s8",
+        _REDUCE,
+        (Op.SUM, Op.MEAN),
+        preconditions="any axes (a MEAN's 1 / count in the multiplier; a MEAN over "
+        "H and W runs rip_global_avg_pool_s8); " + _DISJOINT,
+    ),
+    KernelVariant("rip_reduce_max_s8", _REDUCE, (Op.REDUCE_MAX,), preconditions=_DISJOINT),
+    KernelVariant("rip_reduce_min_s8", _REDUCE, (Op.REDUCE_MIN,), preconditions=_DISJOINT),
+    KernelVariant("rip_arg_max_s8", _REDUCE, (Op.ARG_MAX,), preconditions=_DISJOINT),
+    KernelVariant("rip_arg_min_s8", _REDUCE, (Op.ARG_MIN,), preconditions=_DISJOINT),
+    KernelVariant(
+        "rip_resize_bilinear_s8", "rip_resample.h", (Op.RESIZE_BILINEAR,), preconditions=_DISJOINT
+    ),
+    KernelVariant(
+        "rip_transpose_conv_s8", "rip_resample.h", (Op.TRANSPOSE_CONV,), preconditions=_DISJOINT
+    ),
+    KernelVariant(
+        "rip_l2norm_s8",
+        "rip_norm.h",
+        (Op.L2_NORMALIZATION,),
+        (ELEMENTWISE,),
+        preconditions="over the last axis; in place at the input's base",
+    ),
+    KernelVariant(
+        "rip_fused_chain_s8",
+        "rip_fused.h",
+        (Op.FUSED_CHAIN,),
+        (FUSED,),
+        scratch="rip_fused_chain_s8_get_buffer_size",
+        preconditions="a chain of CONV_2D and depthwise stages (and an optional "
+        "residual ADD) streamed row by row through rings (strategy fused); in "
+        "place with the output the chain's gap below its input",
+    ),
+)
+
+VARIANTS: tuple[KernelVariant, ...] = (
+    CONV2D,
+    CONV2D_FAST,
+    CONV2D_FAST_RQ,
+    CONV2D_GEMV_RQ,
+    DEPTHWISE,
+    DEPTHWISE_INPLACE,
+    DEPTHWISE_FAST,
+    DEPTHWISE_FAST_RQ,
+    DEPTHWISE_INPLACE_FAST,
+    DEPTHWISE_INPLACE_FAST_RQ,
+    DEPTHWISE_INPLACE_ROWS_FAST,
+    DEPTHWISE_INPLACE_ROWS_FAST_RQ,
+    DEPTHWISE_ROW_FAST,
+    DEPTHWISE_ROW_FAST_RQ,
+    FULLY_CONNECTED,
+    FULLY_CONNECTED_PER_CHANNEL,
+    FULLY_CONNECTED_FAST_RQ,
+    *OTHERS,
+)
+BY_NAME: dict[str, KernelVariant] = {v.name: v for v in VARIANTS}
+
+# Public functions of kernels/*.h that are no variant's own kernel or scratch twin.
+HELPERS: dict[str, str] = {
+    "rip_depthwise_conv2d_scratch_get_buffer_size": "the scratch the planner reserves for any "
+    "DEPTHWISE_CONV_2D, whichever variant runs it (planning.scratch.kernel_scratch_bytes)",
+    "rip_conv_tap_range": "the taps of one kernel axis inside the input (rip_conv_support.h)",
+    "rip_conv_gather_s8": "one output pixel's receptive field, padded taps the input zero "
+    "point: every gather-first kernel's first step (rip_conv_support.h)",
+    "rip_crc32_update": "the CRC-32 a firmware prints over the outputs (rip_crc32.h)",
+}
+
+
+def variant(name: str) -> KernelVariant:
+    """The row of C function ``name`` (KeyError: not a kernel variant)."""
+    return BY_NAME[name]
+
+
+def cheap_twin(name: str) -> str:
+    """The ``_rq`` twin of exact variant ``name``: the same traversal, scratch and in-place
+    contract with the cheap requantisation (rip_fast_channel records)."""
+    twin = BY_NAME[name].cheap_twin
+    if twin is None:
+        raise KeyError(f"{name} has no cheap-requantisation twin")
+    return twin

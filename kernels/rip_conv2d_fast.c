@@ -1,0 +1,457 @@
+/*
+ * rip kernels: CONV_2D on the fast GEMM (rip_conv2d_fast.h has the API and the in-place
+ * contracts): rip_conv2d_fast_s8 (the 2x2 tile over gathered fields, TFLite's
+ * requantisation) and rip_conv2d_fast_rq_s8 (the packed filter against the pixel pair
+ * widened once, the cheap requantisation).
+ */
+#include <stddef.h>
+#include "rip_conv2d_fast.h"
+#include "rip_conv_support.h"
+
+#if defined(__ARM_FEATURE_DSP)
+/* One 4-tap step of a 2 x 2 tile, the pixels' taps already widened (SXTB16 pairs: taps 0, 2
+ * and 1, 3): the two weight words widened, eight SMLADs. */
+RIP_INLINE void rip_smlad_2x2(int32_t xa02, int32_t xa13, int32_t xb02, int32_t xb13,
+                              int32_t wa, int32_t wb, int32_t *a00, int32_t *a01,
+                              int32_t *a10, int32_t *a11) {
+    const int32_t wa02 = __sxtb16(wa), wa13 = rip_fast_sxtb16_ror8(wa);
+    *a00 = __smlad(xa13, wa13, __smlad(xa02, wa02, *a00));
+    *a10 = __smlad(xb13, wa13, __smlad(xb02, wa02, *a10));
+    const int32_t wb02 = __sxtb16(wb), wb13 = rip_fast_sxtb16_ror8(wb);
+    *a01 = __smlad(xa13, wb13, __smlad(xa02, wb02, *a01));
+    *a11 = __smlad(xb13, wb13, __smlad(xb02, wb02, *a11));
+}
+#endif
+
+/* The 2 x 2 tile's dot products: a_ij += x_i . w_j over `k` taps. */
+RIP_INLINE void rip_fast_dot_2x2(const int8_t *x0, const int8_t *x1, const int8_t *w0,
+                                 const int8_t *w1, int32_t k, int32_t *p00, int32_t *p01,
+                                 int32_t *p10, int32_t *p11) {
+    int32_t a00 = *p00, a01 = *p01, a10 = *p10, a11 = *p11;
+    int32_t i = 0;
+#if defined(__ARM_FEATURE_DSP)
+    for (; i + 4 <= k; i += 4) {
+        const int32_t xa = rip_fast_load_s8x4(x0 + i);
+        const int32_t xb = rip_fast_load_s8x4(x1 + i);
+        const int32_t wa = rip_fast_load_s8x4(w0 + i);
+        const int32_t wb = rip_fast_load_s8x4(w1 + i);
+        rip_smlad_2x2(__sxtb16(xa), rip_fast_sxtb16_ror8(xa), __sxtb16(xb),
+                      rip_fast_sxtb16_ror8(xb), wa, wb, &a00, &a01, &a10, &a11);
+    }
+#endif
+    for (; i < k; ++i) {
+        const int32_t xa = x0[i], xb = x1[i], wa = w0[i], wb = w1[i];
+        a00 += xa * wa;
+        a01 += xa * wb;
+        a10 += xb * wa;
+        a11 += xb * wb;
+    }
+    *p00 = a00;
+    *p01 = a01;
+    *p10 = a10;
+    *p11 = a11;
+}
+
+typedef struct {
+    const int32_t *bias, *multiplier, *shift; /* RIP_RQ_EXACT */
+    const rip_fast_channel *channels;         /* RIP_RQ_CHEAP_* */
+    int32_t output_offset, act_min, act_max;
+} rip_fast_epilogue;
+
+RIP_INLINE int32_t rip_fast_bias(const rip_fast_epilogue *e, const int mode, int32_t oc) {
+    return mode == RIP_RQ_EXACT ? e->bias[oc] : e->channels[oc].bias;
+}
+
+RIP_INLINE int8_t rip_fast_out(const rip_fast_epilogue *e, const int mode, int32_t oc,
+                               int32_t acc) {
+    if (mode == RIP_RQ_EXACT) {
+        return (int8_t)rip_fast_requantize(acc, e->multiplier[oc], e->shift[oc],
+                                           e->output_offset, e->act_min, e->act_max);
+    }
+    const rip_fast_channel *c = &e->channels[oc];
+    const int32_t y = rip_cheap_requantize(acc, c->multiplier, c->round, c->shift);
+    return (int8_t)(mode == RIP_RQ_CHEAP_SAT ? rip_sat_s8(y)
+                                             : rip_clamp32(y, e->act_min, e->act_max));
+}
+
+/* Outputs of one or two pixels over all channels: x0, x1 are `k` gathered taps each, y0,
+ * y1 the two output pixels (x1 == x0 and y1 == y0 for a lone pixel: it writes the same
+ * bytes twice). Filter rows are `k` bytes, one per output channel. */
+RIP_INLINE void rip_fast_gemm_2px(const int8_t *x0, const int8_t *x1, int32_t k,
+                                  const int8_t *filter, int32_t c_out,
+                                  const rip_fast_epilogue *e, const int mode, int8_t *y0,
+                                  int8_t *y1) {
+    int32_t oc = 0;
+    for (; oc + 2 <= c_out; oc += 2) {
+        const int8_t *w0 = filter + (size_t)oc * k;
+        int32_t a00 = rip_fast_bias(e, mode, oc), a01 = rip_fast_bias(e, mode, oc + 1);
+        int32_t a10 = a00, a11 = a01;
+        rip_fast_dot_2x2(x0, x1, w0, w0 + k, k, &a00, &a01, &a10, &a11);
+        y0[oc] = rip_fast_out(e, mode, oc, a00);
+        y0[oc + 1] = rip_fast_out(e, mode, oc + 1, a01);
+        y1[oc] = rip_fast_out(e, mode, oc, a10);
+        y1[oc + 1] = rip_fast_out(e, mode, oc + 1, a11);
+    }
+    if (oc < c_out) {
+        /* The last odd channel: its row twice (the second pair of sums is discarded). */
+        const int8_t *w0 = filter + (size_t)oc * k;
+        int32_t a00 = rip_fast_bias(e, mode, oc), a10 = a00, a01 = 0, a11 = 0;
+        rip_fast_dot_2x2(x0, x1, w0, w0, k, &a00, &a01, &a10, &a11);
+        y0[oc] = rip_fast_out(e, mode, oc, a00);
+        y1[oc] = rip_fast_out(e, mode, oc, a10);
+    }
+}
+
+int32_t rip_conv2d_fast_s8_get_buffer_size(const rip_dims *input_dims,
+                                           const rip_dims *filter_dims) {
+    (void)input_dims;
+    return 2 * filter_dims->h * filter_dims->w * filter_dims->c;
+}
+
+/* The traversal both CONV_2D entries share: pixel pairs in row-major order, both receptive
+ * fields gathered before either pixel's first channel is written. */
+RIP_INLINE void rip_conv2d_fast_run(const rip_conv_params *params, const rip_dims *input_dims,
+                                    const int8_t *input, const rip_dims *filter_dims,
+                                    const int8_t *filter, const rip_dims *output_dims,
+                                    int8_t *output, int8_t *col0, const rip_fast_epilogue *e,
+                                    const int mode) {
+    const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
+    const int32_t h_out = output_dims->h, w_out = output_dims->w, c_out = output_dims->c;
+    const int32_t taps = filter_dims->h * filter_dims->w * c_in;
+    /* A 1x1 unit-stride unpadded convolution reads pixel p alone: a pair is one copy. */
+    const int pointwise = filter_dims->h == 1 && filter_dims->w == 1 && params->stride.h == 1 &&
+                          params->stride.w == 1 && params->padding.h == 0 &&
+                          params->padding.w == 0 && h_out == h && w_out == w;
+    const int32_t n_pix = h_out * w_out;
+    int8_t *const col1 = col0 + taps;
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int8_t *in = input + (size_t)b * h * w * c_in;
+        int8_t *out = output + (size_t)b * n_pix * c_out;
+        int32_t oy = 0, ox = 0; /* pixel p */
+        for (int32_t p = 0; p < n_pix; p += 2) {
+            const int pair = p + 1 < n_pix;
+            /* Gather (sigma = 0): every read for pixels p and p + 1 happens here. */
+            if (pointwise) {
+                memcpy(col0, in + (size_t)p * c_in, (size_t)(pair ? 2 : 1) * (size_t)c_in);
+            } else {
+                rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col0);
+                if (++ox == w_out) {
+                    ox = 0;
+                    ++oy;
+                }
+                if (pair) {
+                    rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col1);
+                    if (++ox == w_out) {
+                        ox = 0;
+                        ++oy;
+                    }
+                }
+            }
+            int8_t *y0 = out + (size_t)p * c_out;
+            rip_fast_gemm_2px(col0, pair ? col1 : col0, taps, filter, c_out, e, mode, y0,
+                              pair ? y0 + c_out : y0);
+        }
+    }
+}
+
+static int rip_conv2d_fast_args_ok(const rip_context *ctx, const rip_conv_params *params,
+                                   const rip_dims *input_dims, const rip_dims *filter_dims,
+                                   const rip_dims *output_dims) {
+    const int32_t taps = filter_dims->h * filter_dims->w * input_dims->c;
+    return ctx != NULL && ctx->buf != NULL && ctx->size >= 2 * taps &&
+           filter_dims->c == input_dims->c && filter_dims->n == output_dims->c &&
+           input_dims->n == output_dims->n && params->stride.h >= 1 && params->stride.w >= 1 &&
+           params->dilation.h >= 1 && params->dilation.w >= 1 &&
+           rip_conv_valid_act(params->activation);
+}
+
+rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *params,
+                              const rip_per_channel_quant *quant, const rip_dims *input_dims,
+                              const int8_t *input, const rip_dims *filter_dims,
+                              const int8_t *filter, const rip_dims *bias_dims,
+                              const int32_t *bias, const rip_dims *output_dims, int8_t *output) {
+    (void)bias_dims;
+    if (bias == NULL || !rip_conv2d_fast_args_ok(ctx, params, input_dims, filter_dims,
+                                                 output_dims)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const rip_fast_epilogue e = {bias, quant->multiplier, quant->shift, NULL,
+                                 params->output_offset, params->activation.min,
+                                 params->activation.max};
+    rip_conv2d_fast_run(params, input_dims, input, filter_dims, filter, output_dims, output,
+                        ctx->buf, &e, RIP_RQ_EXACT);
+    return RIP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* rip_conv2d_fast_rq_s8: packed filter, inputs widened once per pixel pair                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* ---------------------------------------------------------------------------------------- */
+/* rip_conv2d_fast_rq_s8: packed filter, inputs widened once per pixel pair                  */
+/* ---------------------------------------------------------------------------------------- */
+
+int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
+                                              const rip_dims *filter_dims) {
+    (void)input_dims;
+    const int32_t taps = filter_dims->h * filter_dims->w * filter_dims->c;
+    return 8 * rip_rq_k4(taps) + 2 * taps;
+}
+
+
+#if defined(__ARM_FEATURE_DSP)
+/* Pixel pair (xa, xb), k taps each, widened to the order SMLAD wants: per 4 taps the words
+ * SXTB16(a), SXTB16(a ror 8), SXTB16(b), SXTB16(b ror 8) (taps 0 and 2, then 1 and 3, as
+ * int16 pairs), the last word's missing taps 0. */
+static void rip_rq_widen_2px(const int8_t *xa, const int8_t *xb, int32_t k, int32_t *dst) {
+    int32_t i = 0;
+    for (; i + 4 <= k; i += 4) {
+        const int32_t a = rip_fast_load_s8x4(xa + i), b = rip_fast_load_s8x4(xb + i);
+        dst[0] = __sxtb16(a);
+        dst[1] = rip_fast_sxtb16_ror8(a);
+        dst[2] = __sxtb16(b);
+        dst[3] = rip_fast_sxtb16_ror8(b);
+        dst += 4;
+    }
+    if (i < k) {
+        int8_t ta[4] = {0, 0, 0, 0}, tb[4] = {0, 0, 0, 0};
+        memcpy(ta, xa + i, (size_t)(k - i));
+        memcpy(tb, xb + i, (size_t)(k - i));
+        const int32_t a = rip_fast_load_s8x4(ta), b = rip_fast_load_s8x4(tb);
+        dst[0] = __sxtb16(a);
+        dst[1] = rip_fast_sxtb16_ror8(a);
+        dst[2] = __sxtb16(b);
+        dst[3] = rip_fast_sxtb16_ror8(b);
+    }
+}
+#endif
+
+/* One channel pair's dot products with the pair of pixels: `xs` the widened pair, `*wp` the
+ * pair's packed filter rows (advanced past them). */
+RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_t *p00,
+                           int32_t *p01, int32_t *p10, int32_t *p11) {
+    int32_t a00 = *p00, a01 = *p01, a10 = *p10, a11 = *p11;
+    const int8_t *w = *wp;
+#if defined(__ARM_FEATURE_DSP)
+    const int8_t *x = (const int8_t *)__builtin_assume_aligned(xs, 4);
+    const int8_t *const w_end = w + 2 * k4;
+#if RIP_HAND_ASM
+    /* 17 instructions per 16 MACs (GCC's own schedule of the loop below takes 20):
+     * LDRD with writeback for both weight words and the pixel pair's words, pixel b
+     * reloaded into pixel a's registers, so the 13 values fit the registers. */
+    {
+        int32_t x0, x1, wa, wb, t, u;
+        __asm__ volatile(
+            "1:\n"
+            "ldrd %[wa], %[wb], [%[w]], #8\n"
+            "ldrd %[x0], %[x1], [%[x]], #16\n"
+            "sxtb16 %[t], %[wa], ror #8\n"
+            "sxtb16 %[wa], %[wa]\n"
+            "smlad %[a00], %[x0], %[wa], %[a00]\n"
+            "smlad %[a00], %[x1], %[t], %[a00]\n"
+            "sxtb16 %[u], %[wb], ror #8\n"
+            "sxtb16 %[wb], %[wb]\n"
+            "smlad %[a01], %[x0], %[wb], %[a01]\n"
+            "smlad %[a01], %[x1], %[u], %[a01]\n"
+            "ldrd %[x0], %[x1], [%[x], #-8]\n"
+            "smlad %[a10], %[x0], %[wa], %[a10]\n"
+            "smlad %[a10], %[x1], %[t], %[a10]\n"
+            "smlad %[a11], %[x0], %[wb], %[a11]\n"
+            "smlad %[a11], %[x1], %[u], %[a11]\n"
+            "cmp %[w], %[end]\n"
+            "bne 1b\n"
+            : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
+              [w] "+r"(w), [x] "+r"(x), [x0] "=&r"(x0), [x1] "=&r"(x1), [wa] "=&r"(wa),
+              [wb] "=&r"(wb), [t] "=&r"(t), [u] "=&r"(u)
+            : [end] "r"(w_end)
+            : "cc", "memory");
+    }
+#else
+    while (w != w_end) {
+        const int32_t xa02 = rip_fast_load_s8x4(x), xa13 = rip_fast_load_s8x4(x + 4);
+        const int32_t xb02 = rip_fast_load_s8x4(x + 8), xb13 = rip_fast_load_s8x4(x + 12);
+        const int32_t wa = rip_fast_load_s8x4(w), wb = rip_fast_load_s8x4(w + 4);
+        x += 16;
+        w += 8;
+        rip_smlad_2x2(xa02, xa13, xb02, xb13, wa, wb, &a00, &a01, &a10, &a11);
+    }
+#endif
+#else
+    /* xs: the pair widened to int32, per 4 taps those of pixel a then of pixel b: word
+     * loads with immediate offsets, where ARMv6-M's LDRSB takes only a register. */
+    const int32_t *x = (const int32_t *)__builtin_assume_aligned(xs, 4);
+#if defined(__ARM_ARCH_6M__) && RIP_HAND_ASM
+    /* GCC keeps moving values between low and high registers here (about 100
+     * instructions per 16 MACs); by hand 60: accumulators in high registers, the
+     * filter indexed by i from w and w + 4, the pair by immediate offsets. */
+    {
+        const int8_t *const w4 = w + 4;
+        int32_t i = 0, t1, t2, t3;
+        __asm__ volatile(
+            ".syntax unified\n"
+            ".macro RIP_TAP off, step\n"
+            "ldrsb %[t2], [%[w], %[i]]\n"
+            "ldr %[t1], [%[x], #\\off]\n"
+            "movs %[t3], %[t1]\n"
+            "muls %[t3], %[t2]\n"
+            "add %[a00], %[t3]\n"
+            "ldrsb %[t3], [%[w4], %[i]]\n"
+            "muls %[t1], %[t3]\n"
+            "add %[a01], %[t1]\n"
+            "ldr %[t1], [%[x], #(\\off + 16)]\n"
+            "muls %[t2], %[t1]\n"
+            "add %[a10], %[t2]\n"
+            "muls %[t1], %[t3]\n"
+            "add %[a11], %[t1]\n"
+            "adds %[i], #\\step\n"
+            ".endm\n"
+            "1:\n"
+            "RIP_TAP 0, 1\n"
+            "RIP_TAP 4, 1\n"
+            "RIP_TAP 8, 1\n"
+            "RIP_TAP 12, 5\n"
+            "adds %[x], #32\n"
+            "cmp %[i], %[n]\n"
+            "bne 1b\n"
+            ".purgem RIP_TAP\n"
+            : [a00] "+h"(a00), [a01] "+h"(a01), [a10] "+h"(a10), [a11] "+h"(a11),
+              [x] "+l"(x), [i] "+l"(i), [t1] "=&l"(t1), [t2] "=&l"(t2), [t3] "=&l"(t3)
+            : [w] "l"(w), [w4] "l"(w4), [n] "r"(2 * k4)
+            : "cc", "memory");
+        w += 2 * k4;
+    }
+#else
+    const int8_t *const w_end = w + 2 * k4;
+    for (; w != w_end; w += 8, x += 8) {
+        for (int32_t j = 0; j < 4; ++j) {
+            const int32_t va = x[j], vb = x[4 + j], wa = w[j], wb = w[4 + j];
+            a00 += va * wa;
+            a01 += va * wb;
+            a10 += vb * wa;
+            a11 += vb * wb;
+        }
+    }
+#endif
+#endif
+    *wp = w;
+    *p00 = a00;
+    *p01 = a01;
+    *p10 = a10;
+    *p11 = a11;
+}
+
+/* All channels of a pixel pair: `xs` the pair widened (int16 pairs with DSP, int32
+ * without), `filter` the packed filter (rip_conv2d_fast.h), k4 taps a channel, channels in pairs
+ * with their words interleaved. */
+RIP_INLINE void rip_rq_gemm_2px(const void *xs, int32_t k4, const int8_t *filter,
+                                int32_t c_out, const rip_fast_channel *ch, const int mode,
+                                int32_t lo, int32_t hi, int8_t *y0, int8_t *y1) {
+    const int8_t *w = (const int8_t *)__builtin_assume_aligned(filter, 4);
+    const rip_fast_channel *c = ch;
+    int8_t *o0 = y0, *o1 = y1;
+    for (int32_t n = c_out >> 1; n > 0; --n) {
+        int32_t a00 = c[0].bias, a01 = c[1].bias;
+        int32_t a10 = a00, a11 = a01;
+        rip_rq_dot(xs, &w, k4, &a00, &a01, &a10, &a11);
+        o0[0] = rip_rq_out(&c[0], mode, lo, hi, a00);
+        o1[0] = rip_rq_out(&c[0], mode, lo, hi, a10);
+        o0[1] = rip_rq_out(&c[1], mode, lo, hi, a01);
+        o1[1] = rip_rq_out(&c[1], mode, lo, hi, a11);
+        c += 2;
+        o0 += 2;
+        o1 += 2;
+    }
+    if (c_out & 1) { /* the last channel, paired with the packed filter's zero row */
+        int32_t a00 = c[0].bias, a01 = 0;
+        int32_t a10 = a00, a11 = 0;
+        rip_rq_dot(xs, &w, k4, &a00, &a01, &a10, &a11);
+        o0[0] = rip_rq_out(&c[0], mode, lo, hi, a00);
+        o1[0] = rip_rq_out(&c[0], mode, lo, hi, a10);
+    }
+}
+
+/* rip_conv2d_fast_run's traversal with the packed filter and widened inputs. */
+RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_dims,
+                           const int8_t *input, const rip_dims *filter_dims,
+                           const int8_t *filter, const rip_dims *output_dims, int8_t *output,
+                           int8_t *scratch, const rip_fast_channel *ch, const int mode) {
+    const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
+    const int32_t h_out = output_dims->h, w_out = output_dims->w, c_out = output_dims->c;
+    const int32_t taps = filter_dims->h * filter_dims->w * c_in;
+    const int32_t k4 = rip_rq_k4(taps);
+    const int32_t lo = params->activation.min, hi = params->activation.max;
+    const int pointwise = filter_dims->h == 1 && filter_dims->w == 1 && params->stride.h == 1 &&
+                          params->stride.w == 1 && params->padding.h == 0 &&
+                          params->padding.w == 0 && h_out == h && w_out == w;
+    const int32_t n_pix = h_out * w_out;
+    /* The widened pair (4 * k4 bytes with DSP, 8 * k4 without), then the raw fields. */
+    int32_t *const wide = (int32_t *)__builtin_assume_aligned(scratch, 4);
+    int8_t *const col0 = scratch + 8 * k4;
+    int8_t *const col1 = col0 + taps;
+#if !defined(__ARM_FEATURE_DSP)
+    /* Portable: the pair widened to int32 (8 * k4 bytes), zero padded to k4 taps. */
+    memset(scratch, 0, (size_t)(8 * k4));
+#endif
+    for (int32_t b = 0; b < input_dims->n; ++b) {
+        const int8_t *in = input + (size_t)b * h * w * c_in;
+        int8_t *out = output + (size_t)b * n_pix * c_out;
+        int32_t oy = 0, ox = 0; /* pixel p */
+        for (int32_t p = 0; p < n_pix; p += 2) {
+            const int pair = p + 1 < n_pix;
+            /* Gather (sigma = 0): every read for pixels p and p + 1 happens here. */
+            const int8_t *xa, *xb;
+            if (pointwise) {
+                xa = in + (size_t)p * c_in;
+                xb = pair ? xa + c_in : xa;
+            } else {
+                rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col0);
+                if (++ox == w_out) {
+                    ox = 0;
+                    ++oy;
+                }
+                if (pair) {
+                    rip_conv_gather_s8(in, input_dims, filter_dims, params, oy, ox, col1);
+                    if (++ox == w_out) {
+                        ox = 0;
+                        ++oy;
+                    }
+                }
+                xa = col0;
+                xb = pair ? col1 : col0;
+            }
+#if defined(__ARM_FEATURE_DSP)
+            rip_rq_widen_2px(xa, xb, taps, wide);
+#else
+            for (int32_t i = 0; i < taps; ++i) {
+                const int32_t at = 2 * (i & ~3) + (i & 3);
+                wide[at] = xa[i];
+                wide[at + 4] = xb[i];
+            }
+#endif
+            int8_t *y0 = out + (size_t)p * c_out;
+            rip_rq_gemm_2px(scratch, k4, filter, c_out, ch, mode, lo, hi, y0,
+                            pair ? y0 + c_out : y0);
+        }
+    }
+}
+
+rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *params,
+                                 const rip_fast_channel *channels, const rip_dims *input_dims,
+                                 const int8_t *input, const rip_dims *filter_dims,
+                                 const int8_t *filter, const rip_dims *output_dims,
+                                 int8_t *output) {
+    if (channels == NULL ||
+        !rip_conv2d_fast_args_ok(ctx, params, input_dims, filter_dims, output_dims) ||
+        ctx->size < rip_conv2d_fast_rq_s8_get_buffer_size(input_dims, filter_dims) ||
+        ((uintptr_t)ctx->buf & 3u) != 0 || ((uintptr_t)filter & 3u) != 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    if (params->activation.min == -128 && params->activation.max == 127) {
+        rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output,
+                   ctx->buf, channels, RIP_RQ_CHEAP_SAT);
+    } else {
+        rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output,
+                   ctx->buf, channels, RIP_RQ_CHEAP_CLAMP);
+    }
+    return RIP_OK;
+}

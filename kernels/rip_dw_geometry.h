@@ -1,0 +1,118 @@
+/*
+ * rip kernels: what every fast depthwise kernel shares (not part of the generated code's
+ * API): the layer's geometry as the engines read it (rip_dw_plane, checked once by
+ * rip_dw_plane_init) and how an accumulator becomes int8 (rip_dw_rq: TFLite's general
+ * requantisation with the folded bias, or the cheap one from rip_fast_channel records).
+ */
+#ifndef RIP_DW_GEOMETRY_H
+#define RIP_DW_GEOMETRY_H
+
+#include <stddef.h>
+#include "rip_conv_support.h"
+
+/* A helper every fast depthwise source compiles alike, however many of its callers that
+ * source holds. GCC inlines, specialises and splits a static function by its callers in
+ * the translation unit; `used` makes it keep one body that callers cannot reshape
+ * (nothing is emitted that a linker with --gc-sections keeps unreferenced). Without it, a
+ * kernel family's own source would compile these helpers unlike the single source the
+ * families shared before, and change the instruction counts make bench-cost measures. */
+#define RIP_DW_SHARED __attribute__((used))
+
+typedef struct {
+    int32_t h, w, c; /* input; c is the distance between a channel's neighbouring pixels */
+    int32_t h_out, w_out;
+    int32_t kh, kw, sh, sw, dh, dw, ph, pw;
+    int32_t zero_point; /* what a padded tap reads: its product cancels its folded bias */
+    int32_t oy_lo, oy_hi, ox_lo, ox_hi; /* interior outputs: every tap inside the input */
+    int32_t w_ratio; /* W / W_out where W_out divides W (else 0): the row schedule's clobber */
+    int32_t output_offset, act_min, act_max;
+} rip_dw_plane;
+
+/* How a channel's accumulator becomes int8: TFLite's general path (the folded bias, per
+ * channel multiplier and shift, rip_fast_requantize) or the cheap one the generator proved
+ * exact for the layer (rip_fast_channel records, rip_cheap_requantize), saturated to int8
+ * or clamped to the activation range. */
+enum { RIP_DW_RQ_EXACT, RIP_DW_RQ_CHEAP_SAT, RIP_DW_RQ_CHEAP_CLAMP };
+
+typedef struct {
+    const int32_t *bias, *m, *s;     /* RIP_DW_RQ_EXACT */
+    const rip_fast_channel *records; /* RIP_DW_RQ_CHEAP_* */
+    int mode;
+} rip_dw_rq;
+
+static inline int32_t rip_dw_rq_bias(const rip_dw_rq *q, int32_t c) {
+    return q->mode == RIP_DW_RQ_EXACT ? q->bias[c] : q->records[c].bias;
+}
+
+/* The channel's multiplier and shift for rip_fast_requantize (a record's e is -shift). */
+static inline int32_t rip_dw_rq_m(const rip_dw_rq *q, int32_t c) {
+    return q->mode == RIP_DW_RQ_EXACT ? q->m[c] : q->records[c].multiplier;
+}
+
+static inline RIP_DW_SHARED int32_t rip_dw_rq_s(const rip_dw_rq *q, int32_t c) {
+    return q->mode == RIP_DW_RQ_EXACT ? q->s[c] : -q->records[c].shift;
+}
+
+static inline rip_dw_rq rip_dw_rq_exact(const int32_t *bias, const rip_per_channel_quant *quant) {
+    const rip_dw_rq q = {bias, quant->multiplier, quant->shift, NULL, RIP_DW_RQ_EXACT};
+    return q;
+}
+
+static inline rip_dw_rq rip_dw_rq_cheap(const rip_fast_channel *records, const rip_dw_conv_params *p) {
+    const int full = p->activation.min == -128 && p->activation.max == 127;
+    const rip_dw_rq q = {NULL, NULL, NULL, records,
+                         full ? RIP_DW_RQ_CHEAP_SAT : RIP_DW_RQ_CHEAP_CLAMP};
+    return q;
+}
+
+/* Outputs o in [lo, hi) with 0 <= o * s - pad and o * s - pad + (k - 1) * d < extent: two
+ * divisions per axis and call, none per output. */
+static void rip_fast_interior(int32_t extent, int32_t k, int32_t s, int32_t d, int32_t pad,
+                              int32_t n_out, int32_t *lo, int32_t *hi) {
+    int32_t a = (pad + s - 1) / s;
+    const int32_t last = extent - 1 - (k - 1) * d + pad;
+    int32_t b = last < 0 ? 0 : last / s + 1;
+    b = rip_min32(b, n_out);
+    a = rip_min32(a, b);
+    *lo = a;
+    *hi = b;
+}
+
+/* The layer's geometry into *g, or RIP_ERROR_ARGUMENT for one the fast kernels refuse
+ * (depth multiplier other than 1, channel counts that differ, no bias, a stride or
+ * dilation below 1, an activation range outside int8). */
+static RIP_DW_SHARED rip_status rip_dw_plane_init(rip_dw_plane *g,
+                                                 const rip_dw_conv_params *params,
+                                                 const rip_dims *input_dims,
+                                                 const rip_dims *filter_dims, const void *bias,
+                                                 const rip_dims *output_dims) {
+    if (params->depth_multiplier != 1 || filter_dims->c != input_dims->c ||
+        output_dims->c != input_dims->c || input_dims->n != output_dims->n || bias == NULL ||
+        params->stride.h < 1 || params->stride.w < 1 || params->dilation.h < 1 ||
+        params->dilation.w < 1 || !rip_conv_valid_act(params->activation)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    g->h = input_dims->h;
+    g->w = input_dims->w;
+    g->c = input_dims->c;
+    g->h_out = output_dims->h;
+    g->w_out = output_dims->w;
+    g->kh = filter_dims->h;
+    g->kw = filter_dims->w;
+    g->sh = params->stride.h;
+    g->sw = params->stride.w;
+    g->dh = params->dilation.h;
+    g->dw = params->dilation.w;
+    g->ph = params->padding.h;
+    g->pw = params->padding.w;
+    g->zero_point = -params->input_offset;
+    g->output_offset = params->output_offset;
+    g->act_min = params->activation.min;
+    g->act_max = params->activation.max;
+    rip_fast_interior(g->h, g->kh, g->sh, g->dh, g->ph, g->h_out, &g->oy_lo, &g->oy_hi);
+    rip_fast_interior(g->w, g->kw, g->sw, g->dw, g->pw, g->w_out, &g->ox_lo, &g->ox_hi);
+    g->w_ratio = g->w_out > 0 && g->w % g->w_out == 0 ? g->w / g->w_out : 0;
+    return RIP_OK;
+}
+
+#endif /* RIP_DW_GEOMETRY_H */
