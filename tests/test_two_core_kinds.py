@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from paths import MCUNET, shared_path
 from test_fused_theory import _model_chains, chain_ops
 
-from rip.allocator.planning.requirements import POOLS, conv_geometry, requirements
+from rip.allocator.planning.requirements import conv_geometry, requirements
 from rip.allocator.planning.scratch import depthwise_ring_rows, kernel_scratch_bytes
 from rip.allocator.theory.fused import fused_gap, make_chain, ring_rows
 from rip.allocator.theory.geometry import make_geometry
@@ -39,6 +39,8 @@ from rip.allocator.theory.two_core_programs import (
     shares,
 )
 from rip.core.errors import LayerError
+from rip.core.operators import WINDOW_POOLS as POOLS
+from rip.core.operators import Op
 from rip.core.shapes import nearest_index_map
 from rip.core.terms import InPlaceKind
 from rip.frontend.reader import read_model
@@ -234,7 +236,7 @@ def test_real_layers_and_chains(name):
     seen = 0
     for c in requirements(graph).candidates():
         op = graph.operators[c.op]
-        if op.kind != "CONV_2D" and op.kind not in POOLS:
+        if op.kind != Op.CONV_2D and op.kind not in POOLS:
             continue
         geom = conv_geometry(graph, op)
         sched = RipSchedule(per_channel=True) if op.kind in POOLS else PIXEL_PAIRS

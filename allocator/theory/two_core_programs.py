@@ -200,7 +200,7 @@ def depthwise_channel_program(
 
 
 def _equal_units(
-    name: str, cores: Sequence[list[Unit]], n_in: int, n_out: int, extend: bool = False
+    name: str, cores: Sequence[Sequence[Unit]], n_in: int, n_out: int, extend: bool = False
 ) -> TwoCoreProgram:
     """A program for unsynchronised cores: the shorter unit list padded with empty units."""
     most = max(len(u) for u in cores)
@@ -378,8 +378,8 @@ def fused_program(
     :func:`store_split`) puts the stores of Y's rows in units of their own."""
     sched = fused_schedule(chain)
     last = chain.length - 1
-    splits = [None] * chain.length if splits is None else list(splits)
-    share = [shares(op.geom.c_out, s) for op, s in zip(chain.ops, splits, strict=True)]
+    splits_: list[int | None] = [None] * chain.length if splits is None else list(splits)
+    share = [shares(op.geom.c_out, s) for op, s in zip(chain.ops, splits_, strict=True)]
     split = store_split(chain) if split_store is None else split_store
     ring_names = [f"ring{i}" for i in range(last)]
     tag = _tags()
@@ -424,9 +424,11 @@ def fused_program(
         if layer < last:
             t = next(tag)
             stored[(layer, v, core)] = t
-            at = sched.slot(layer, v) * g.w_out * g.c_out
+            ring_at = sched.slot(layer, v) * g.w_out * g.c_out
             unit.append(
-                Access.store(ring_names[layer], at + row_bytes(g.c_out, out_cols, range(lo, hi)), t)
+                Access.store(
+                    ring_names[layer], ring_at + row_bytes(g.c_out, out_cols, range(lo, hi)), t
+                )
             )
             return tuple(unit), ()
         if chain.residual:  # the ADD reads X's row v, its own channels
