@@ -47,7 +47,7 @@ from rip.firmware.host_project import read_expected
 from rip.firmware.pico_project import app_name, expected_inference_seconds
 from rip.firmware.result import Result
 from rip.firmware.rp2040js_install import install, locked_version, node
-from rip.firmware.serial_port import open_port, wait_for_result
+from rip.firmware.serial_port import LineReader, open_port, wait_for_result
 
 BOOTROM_ENV = "RIP_RP2040_BOOTROM"
 BOOTROM_BYTES = 16384
@@ -188,6 +188,19 @@ def _listen(records: _Records, err: IO[bytes]) -> dict:
     raise BuildError(f"the rp2040js runner did not start ({_stderr_tail(err)})")
 
 
+def _read_until(
+    link: serial.Serial, timeout: float, until: str, send: bytes, lines: list[str]
+) -> None:
+    """UART0's lines into ``lines`` up to the first starting with ``until`` (or the
+    timeout), ``send`` written after the first line (the application is up)."""
+    for line in LineReader(link).lines(time.monotonic() + timeout):
+        lines.append(line)
+        if send and len(lines) == 1:
+            link.write(send)
+        if line.startswith(until):
+            break
+
+
 def _end(records: _Records, timeout: float) -> dict | None:
     """The runner's end record, if it stopped by itself within ``timeout``."""
     deadline = time.monotonic() + timeout
@@ -230,11 +243,19 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def run_uf2(
-    uf2: Path, board: Board, bootrom: Path, max_cycles: int, wall_timeout: float
+    uf2: Path,
+    board: Board,
+    bootrom: Path,
+    max_cycles: int,
+    wall_timeout: float,
+    until: str | None = None,
+    send: bytes = b"",
 ) -> EmulatedRun:
     """Run ``uf2`` on rp2040js until UART0 prints a result line (then the USB CDC port's
     line is read too), the runner stops at ``max_cycles`` emulated cycles or a BKPT, or
-    ``wall_timeout`` seconds pass; the runner is killed in every case."""
+    ``wall_timeout`` seconds pass; the runner is killed in every case. With ``until``, an
+    application's own output: UART0's lines up to the first that starts so (``result``
+    stays None), ``send`` written to UART0's receive side after its first line."""
     runner = install()
     cmd = [node(), str(runner), "--uf2", str(uf2), "--bootrom", str(bootrom),
            "--clock-hz", str(board.clock_hz), "--max-cycles", str(max_cycles),
@@ -253,7 +274,11 @@ def run_uf2(
                 for name in SERIALS:
                     links.append(open_port(f"socket://127.0.0.1:{ports[name]}"))
                 uart_link, usb_link = links
-                result = wait_for_result(uart_link, wall_timeout, collect=lines)
+                if until is None:
+                    result = wait_for_result(uart_link, wall_timeout, collect=lines)
+                else:
+                    _read_until(uart_link, wall_timeout, until, send, lines)
+                    result = None
                 if isinstance(result, Result):
                     usb = wait_for_result(usb_link, USB_SECONDS)
             except (serial.SerialException, OSError) as e:

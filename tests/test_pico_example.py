@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from paths import REPO, SHARED
 
+from rip.boards import load_board
 from rip.cli.compile import main as compile_main
 from rip.codegen.templating import render
 from rip.firmware.pico_project import symbol_placement
+from rip.firmware.rp2040_emulator import run_uf2
 from rip.firmware.uf2 import parse_uf2, write_uf2
 
 APP = REPO / "examples" / "pico-classify"
@@ -85,14 +89,23 @@ def test_the_example_links_the_generated_library_and_builds(example_build):
 
 
 def test_the_example_runs_on_the_emulated_rp2040(example_build):
-    """TODO(lead), once ``firmware/rp2040_emulator.py`` (the --emulate runner) is merged:
-    run ``example_build["uf2"]`` with it, feed the default input's bytes
-    (``numpy.random.default_rng(0).integers(-128, 128, 3072, dtype=int8)``) on UART0 RX
-    after the first line, and assert that the ``CLASSIFY ... checksum=0x...`` line equals
-    expected.json's checksum (TFLite Micro on that input). Done by hand with rp2040js 1.4.1
-    on this build: ``CLASSIFY input=uart class=7 score=-29 value=0.3867 us=76745
-    checksum=0x23c68d3f``, expected.json 0x23c68d3f."""
-    pytest.importorskip(
-        "rip.firmware.rp2040_emulator", reason="the --emulate runner (rp2040js) is not merged yet"
-    )
-    pytest.skip("TODO(lead): wire rip.firmware.rp2040_emulator's runner here (see docstring)")
+    """The example application on rp2040js: the documented default input (input 0:
+    ``default_rng(0).integers(-128, 128, N, dtype=int8)``) sent on UART0 after its first
+    line, its CLASSIFY line's checksum equals expected.json's (TFLite Micro on that
+    input)."""
+    if not (shutil.which("node") and shutil.which("npm")):
+        pytest.skip("needs Node.js 18.3+ and npm (Debian: apt-get install nodejs npm)")
+    bootrom = SHARED / "pico" / "rp2040-bootrom-b1.bin"
+    if not bootrom.is_file():
+        pytest.skip(f"{bootrom} is absent (CI keeps ../shared beside the checkout)")
+    expected = json.loads((example_build["project"] / "expected.json").read_text())
+    header = (example_build["project"] / "model" / "model.h").read_text()
+    size = int(re.search(r"#define RIP_INPUT0_BYTES (\d+)u", header)[1])  # the C API's
+    data = np.random.default_rng(0).integers(-128, 128, size=size, dtype=np.int8).tobytes()
+    run = run_uf2(example_build["uf2"], load_board("pico"), bootrom, 4_000_000_000, 600.0,
+                  until="CLASSIFY", send=data)  # fmt: skip
+    classify = [line for line in run.lines if line.startswith("CLASSIFY")]
+    assert classify, run.lines[-5:]
+    fields = dict(f.split("=", 1) for f in classify[0].split()[1:])
+    assert fields["input"] == "uart", classify[0]
+    assert fields["checksum"] == expected["checksum"], (classify[0], expected["checksum"])

@@ -175,6 +175,14 @@ async function main() {
     socket.on('error', () => stop(`${name} reader hung up`));
     socket.on('close', () => stop(`${name} reader hung up`));
   }
+  // What the reader sends on the UART socket reaches UART0's receive FIFO, one byte
+  // whenever the FIFO has room (rp2040js drops a byte pushed into a full FIFO; a real UART
+  // at 115200 baud delivers a byte every 87 us, far slower than any reader drains it).
+  const rx = { bytes: [], next: 0 };
+  uart.on('data', (buffer) => {
+    for (const value of buffer) rx.bytes.push(value);
+  });
+  const uart0 = mcu.uart[0];
 
   const cycleNanos = 1e9 / clockHz;
   const { core } = mcu;
@@ -208,6 +216,7 @@ async function main() {
   const slice = () => {
     const end = clock.nanos + SLICE_CYCLES * cycleNanos;
     while (!stopped && clock.nanos < end) {
+      if (rx.next < rx.bytes.length && !uart0.rxFIFO.full) uart0.feedByte(rx.bytes[rx.next++]);
       if (core.waiting) {
         const nanos = clock.nanosToNextAlarm;
         clock.tick(nanos > 0 ? nanos : 0);
