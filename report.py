@@ -9,7 +9,8 @@ from typing import Any
 
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
-from rip.compiler import Compiled
+from rip.allocator.planning.strategies import STRATEGIES
+from rip.compiler import Compiled, fitting_boards, fitting_strategies
 from rip.core.operators import Op
 from rip.core.terms import Strategy
 from rip.firmware.output_dir import MANIFEST
@@ -370,3 +371,38 @@ def format_generated(c: Compiled) -> str:
             f"{verdict}"
         )
     return "\n".join(lines)
+
+
+def next_step(c: Compiled) -> str:
+    """One line saying what to do next: the strategy or board that would fit a plan that
+    does not; otherwise the step after this one (write and build or run the project,
+    flash it, verify it). Empty once a run was checked."""
+    cmd = f"rip-compile {c.path} --board {c.board.name}"
+    if not c.fit().fits:
+        if set(c.plans) != set(STRATEGIES):  # -o --force planned the selected one alone
+            return f"next: {cmd} --report shows which strategy or board fits"
+        strategies, boards = fitting_strategies(c), fitting_boards(c)
+        if strategies:
+            s, f = next(iter(strategies.items()))
+            return f"next: {cmd} --strategy {s} -o DIR (fits: {f.needed_bytes:,} B)"
+        if boards:
+            b, f = next(iter(boards.items()))
+            return (
+                f"next: rip-compile {c.path} --board {b} --strategy {c.strategy} -o DIR "
+                f"(fits: {f.needed_bytes:,} of {f.available_bytes:,} B)"
+            )
+        return f"next: no strategy fits {c.board.name}; try a smaller model or input"
+    cmd += f" --strategy {c.strategy}"
+    out = c.output_dir
+    if c.board.pico_board:
+        flash = f"rip-flash {out or 'DIR'} (board in BOOTSEL mode), then rip-verify {out or 'DIR'}"
+        if out is None:
+            return f"next: {cmd} -o DIR --build, then {flash}"
+        if not c.build:
+            return f"next: {cmd} -o {out} --build, then {flash}"
+        return f"next: {flash}"
+    if out is None:
+        return f"next: {cmd} -o DIR --run (builds, runs and compares with TFLite Micro)"
+    if c.run is None:
+        return f"next: {cmd} -o {out} --run, or make -C {out} run"
+    return ""
