@@ -45,7 +45,7 @@ from rip.allocator.planning.strategies import STRATEGIES, Variant, variants
 from rip.boards import Board, board_names, load_board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
-from rip.core.errors import FitError, RipError
+from rip.core.errors import FitError, ModelError, RipError
 from rip.core.terms import Placer, Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
@@ -197,7 +197,7 @@ def _timed(seconds: dict[str, float], name: str, stage: Callable[[], T]) -> T:
 
 def read(path: Path) -> Graph:
     if not path.is_file():
-        raise RipError(f"{path}: no such file")
+        raise ModelError(f"{path}: no such file")
     return read_model(path)
 
 

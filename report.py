@@ -395,11 +395,11 @@ def next_step(c: Compiled) -> str:
     cmd += f" --strategy {c.strategy}"
     out = c.output_dir
     if c.board.pico_board:
-        flash = f"rip-flash {out or 'DIR'} (board in BOOTSEL mode), then rip-verify {out or 'DIR'}"
+        flash = f"rip-flash {out or 'DIR'} (board in BOOTSEL mode) and rip-verify {out or 'DIR'}"
         if out is None:
-            return f"next: {cmd} -o DIR --build, then {flash}"
+            return f"next: {cmd} -o DIR --build; then {flash}"
         if not c.build:
-            return f"next: {cmd} -o {out} --build, then {flash}"
+            return f"next: {cmd} -o {out} --build; then {flash}"
         return f"next: {flash}"
     if out is None:
         return f"next: {cmd} -o DIR --run (builds, runs and compares with TFLite Micro)"
