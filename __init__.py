@@ -1,7 +1,7 @@
 """rip: Right In-Place convolution compiler for int8 TFLite models on microcontrollers.
 
-The Python API (``rip.api``: ``plan``, ``emit``, ``reference``, ``report`` and their
-result types and errors) is re-exported here and imported on first use, so that
+The Python API (``rip.api``: ``plan``, ``emit``, ``reference``, their result types and
+errors) is re-exported here and imported on first use, so that
 ``import rip`` and every ``import rip.<stage>`` stay light."""
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
         emit,
         plan,
         reference,
-        report,
     )
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
     "emit",
     "plan",
     "reference",
-    "report",
 ]
 
 

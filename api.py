@@ -1,5 +1,6 @@
 """rip's Python API: plan an int8 TFLite model for a board, emit its project, run TFLite
-Micro's reference, read the report. These are the calls ``rip-compile`` makes
+Micro's reference, read the report (``Compilation.report``: ``rip.report`` is the module
+that formats it). These are the calls ``rip-compile`` makes
 (``rip.cli.compile`` only parses arguments and prints), for scripts and architecture
 searches that want the figures without a subprocess::
 
@@ -7,6 +8,7 @@ searches that want the figures without a subprocess::
 
     result = rip.plan("mcunet-in4.tflite", board="pico", strategy="fused")
     result.arena_bytes, result.scratch_bytes, result.fits, result.ops[0]["op"]
+    result.report()                                     # rip-compile --json's report
     made = rip.emit(result, "out/")                     # the Pico SDK project
     rip.reference("mcunet-in4.tflite").checksum         # TFLite Micro's CRC-32
 
@@ -63,7 +65,6 @@ __all__ = [
     "emit",
     "plan",
     "reference",
-    "report",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -316,8 +317,3 @@ def reference(model: PathLike | Compilation) -> Reference:
     path = Path(model)
     _, graph = compiler.front(path)
     return compiler.reference(path, graph)
-
-
-def report(result: Compilation) -> dict[str, Any]:
-    """The report of a ``plan`` or ``emit`` result as JSON-ready data (``--json``)."""
-    return result.report()
