@@ -174,6 +174,7 @@ def build_report(c: Compiled) -> dict[str, Any]:
         "op_table": op_table(c.variant.graph, c.variant.req, c.plan),
         "seconds": round(c.seconds, 3),
         **generated(c),
+        "next_step": next_step(c),
     }
 
 

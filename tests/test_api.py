@@ -13,6 +13,7 @@ import pytest
 from paths import shared_path
 
 import rip
+from rip import api
 from rip.cli.compile import main
 from rip.core import errors
 
@@ -32,6 +33,7 @@ def test_import_rip_is_light():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["['rip']", "True"]
     assert set(rip.__all__) >= {"plan", "emit", "reference", "Compilation", "FitError"}
+    assert sorted(rip.__all__) == sorted([*api.__all__, "__version__"])  # one list each
     # each a function, not a submodule of the same name (rip.report is the formatter)
     assert all(callable(getattr(rip, name)) for name in ("plan", "emit", "reference"))
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):

@@ -137,6 +137,8 @@ def test_every_report_ends_with_the_next_step(capsys, tmp_path):
         f"next: rip-compile {model} --board pico --strategy rip -o DIR --build; then "
         "rip-flash DIR (board in BOOTSEL mode) and rip-verify DIR"
     )
+    code, out, _ = run(capsys, str(model), "--board", "pico", "--json")
+    assert json.loads(out)["next_step"].startswith(f"next: rip-compile {model} --board pico")
     code, out, _ = run(capsys, str(model), "--board", "qemu-m33")
     assert out.rstrip().splitlines()[-1] == (
         f"next: rip-compile {model} --board qemu-m33 --strategy rip -o DIR --run (builds, "
