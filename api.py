@@ -49,7 +49,7 @@ from rip.core.errors import (
 )
 from rip.core.terms import Placer, Strategy
 from rip.firmware.output_dir import check_target
-from rip.report import build_report, format_generated, format_report, next_step
+from rip.report import build_report, format_generated, format_report, next_step, op_table
 
 __all__ = [
     "BuildError",
@@ -137,7 +137,8 @@ class Compilation:
 
     @property
     def ops(self) -> list[dict[str, Any]]:
-        return list(build_report(self.compiled)["op_table"])
+        c = self.compiled
+        return op_table(c.variant.graph, c.variant.req, c.plan)
 
     @property
     def output_dir(self) -> Path | None:
