@@ -43,10 +43,10 @@ from rip.allocator.planning.parallel import plan_strategies
 from rip.allocator.planning.placement import Plan, Problem
 from rip.allocator.planning.requirements import Requirements, requirements
 from rip.allocator.planning.strategies import STRATEGIES, Variant, variants
-from rip.boards import Board
+from rip.boards import Board, board_names, load_board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
-from rip.core.errors import FitError, RipError
+from rip.core.errors import FitError, ModelError, RipError
 from rip.core.terms import Placer, Strategy
 from rip.firmware import rp2040_emulator
 from rip.firmware.host_project import build_host, run_host, write_host_project
@@ -209,7 +209,7 @@ def _timed(seconds: dict[str, float], name: str, stage: Callable[[], T]) -> T:
 
 def read(path: Path) -> Graph:
     if not path.is_file():
-        raise RipError(f"{path}: no such file")
+        raise ModelError(f"{path}: no such file")
     return read_model(path)
 
 
@@ -263,13 +263,76 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
     )
 
 
-def check_fit(c: Compiled, force: bool) -> Fit:
-    """The selected plan on the board; FitError (exit 3) when it does not fit, unless forced."""
+def with_every_strategy(c: Compiled, options: Options) -> Compiled:
+    """``c`` with every strategy of the table planned: those it lacks (``-o`` alone plans
+    only the selected one) planned now with the same options, the plan cache included."""
+    missing = tuple(s for s in STRATEGIES if s not in c.plans)
+    if not missing:
+        return c
+    more = analyse(c.path, c.board, replace(options, strategy=missing[0], strategies=missing))
+    return replace(
+        c,
+        variants={s: {**c.variants, **more.variants}[s] for s in STRATEGIES},
+        plans={s: {**c.plans, **more.plans}[s] for s in STRATEGIES},
+    )
+
+
+def fitting_strategies(c: Compiled) -> dict[Strategy, Fit]:
+    """The planned strategies other than the selected one whose plan fits the board,
+    smallest first."""
+    fits = {s: c.fit(s) for s in c.plans if s != c.strategy}
+    return dict(
+        sorted(((s, f) for s, f in fits.items() if f.fits), key=lambda x: x[1].needed_bytes)
+    )
+
+
+def fitting_boards(c: Compiled) -> dict[str, Fit]:
+    """The other boards of the same kind (Pico, emulated) and alignment that the selected
+    plan fits, smallest first; for ``fused``, only boards of the same core, whose cost
+    model chose the chains."""
+    found = {}
+    for name in board_names():
+        b = load_board(name)
+        same_kind = bool(b.pico_board) == bool(c.board.pico_board) and bool(b.qemu_machine) == bool(
+            c.board.qemu_machine
+        )
+        if name == c.board.name or not same_kind or b.alignment != c.board.alignment:
+            continue
+        if c.strategy == Strategy.FUSED and b.core != c.board.core:
+            continue
+        fit = Fit(*b.budget(c.plan.peak, c.variant.req.scratch_bytes))
+        if fit.fits and fit.available_bytes:
+            found[name] = fit
+    return dict(sorted(found.items(), key=lambda x: x[1].available_bytes))
+
+
+def fit_hint(c: Compiled) -> str:
+    """What would fit instead, in words: ``--strategy fused fits (138012 B), --board pico2
+    fits (330012 of 532480 B)``; or that no strategy fits, with the smallest plan's need."""
+    hints = [f"--strategy {s} fits ({f.needed_bytes} B)" for s, f in fitting_strategies(c).items()]
+    hints += [
+        f"--board {n} fits ({f.needed_bytes} of {f.available_bytes} B)"
+        for n, f in fitting_boards(c).items()
+    ]
+    if hints:
+        return ", ".join(hints)
+    least = min(c.plans, key=lambda s: c.fit(s).needed_bytes)
+    need = c.fit(least).needed_bytes
+    return f"no strategy fits {c.board.name} (the smallest plan, {least}'s, needs {need} B)"
+
+
+def check_fit(c: Compiled, options: Options) -> Fit:
+    """The selected plan on the board; FitError (exit 3) when it does not fit, unless
+    forced, naming the strategies and boards that would fit (every strategy planned to
+    find them)."""
     fit = c.fit()
-    if not fit.fits and not force:
+    if not fit.fits and not options.force:
+        every = with_every_strategy(c, options)
         raise FitError(
             f"does not fit {c.board.name}: needs {fit.needed_bytes} B, "
-            f"has {fit.available_bytes} B (--force to generate anyway)"
+            f"has {fit.available_bytes} B; {fit_hint(every)} (--force to generate anyway)",
+            tuple(fitting_strategies(every)),
+            tuple(fitting_boards(every)),
         )
     return fit
 
@@ -395,23 +458,30 @@ def generate(c: Compiled, options: Options, ref: Reference | None = None) -> Com
     """The stages after the plans, for the selected strategy: fit, emit, TFLite Micro's
     reference (unless given), and write, build and run in the ``-o`` transaction."""
     assert options.output is not None
-    check_fit(c, options.force)
+    check_fit(c, options)
     check_request(c.board, options)
     model = emit(c)
     ref = reference(c.path, c.graph) if ref is None else ref
     return output_stages(c, model, ref, options)
 
 
-def compile_model(path: Path, board: Board, options: Options = Options()) -> Compiled:
-    """Every stage the options ask for, in order; each result lands in the ``Compiled``."""
+def check_output_request(board: Board, options: Options) -> None:
+    """What ``-o``, ``--build`` and ``--emulate`` need, checked before minutes of planning:
+    the output folder, the emulator (board, boot ROM, runner), the Pico SDK and its
+    TinyUSB for the stdio asked for."""
     if options.output is not None:
-        check_target(options.output)  # before minutes of planning
+        check_target(options.output)
     elif options.run or options.build:
         raise RipError("--run and --build need -o DIR for the generated project")
     if options.emulate:
-        rp2040_emulator.prepare(board, options.bootrom)  # the board, the boot ROM and the runner
+        rp2040_emulator.prepare(board, options.bootrom)
     if options.build and options.output is not None and board.pico_board:
-        check_build_request(board, options.pico_build)  # the SDK, its TinyUSB, --stdio
+        check_build_request(board, options.pico_build)
+
+
+def compile_model(path: Path, board: Board, options: Options = Options()) -> Compiled:
+    """Every stage the options ask for, in order; each result lands in the ``Compiled``."""
+    check_output_request(board, options)
     c = analyse(path, board, options)
     if options.output is None:
         return c

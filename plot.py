@@ -14,25 +14,28 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from rip.allocator.planning.placement import Plan, Problem
 from rip.core.terms import Strategy
 
 
-def plot_plans(
-    path: Path,
+def figure(
     title: str,
     problems: dict[Strategy, Problem],
     plans: dict[Strategy, Plan],
     sram_bytes: int = 0,
     sram_label: str = "SRAM",
     overhead_bytes: int = 0,
-) -> None:
-    """One panel per plan (keyed like ``problems``), saved as a PNG at ``path``.
-    ``sram_bytes`` 0 draws no limit; ``overhead_bytes`` is the band above each arena."""
+    selected: Strategy | None = None,
+) -> Figure:
+    """One panel per plan (keyed like ``problems``), the ``selected`` one's title marked
+    and its frame drawn thick, and one legend for the whole figure (every panel draws the
+    same limit, band and hatching). ``sram_bytes`` 0 draws no limit; ``overhead_bytes`` is
+    the band above each arena."""
     n = len(plans)
-    fig, axes = plt.subplots(1, n, figsize=(5 * n, 4.5), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, n, figsize=(5 * n, 4.8), sharey=True, squeeze=False)
     overhead = overhead_bytes
     top = max(p.peak for p in plans.values()) + overhead
     if sram_bytes:
@@ -56,7 +59,7 @@ def plot_plans(
                 )
             )
         peak = plan.peak / 1024
-        ax.axhline(peak, color="black", linewidth=1)
+        ax.axhline(peak, color="black", linewidth=1, label="arena (peak)")
         ax.add_patch(
             Rectangle(
                 (0, peak),
@@ -69,13 +72,38 @@ def plot_plans(
         )
         if sram_bytes:
             ax.axhline(sram_bytes / 1024, color="red", linestyle="--", label=sram_label)
-        ax.set_title(f"{strategy}: {plan.peak:,} B ({plan.placer})")
+        mark = " (selected)" if strategy == selected else ""
+        ax.set_title(f"{strategy}{mark}: {plan.peak:,} B ({plan.placer})",
+                     fontweight="bold" if mark else "normal")  # fmt: skip
+        if mark:
+            for spine in ax.spines.values():
+                spine.set_linewidth(2.5)
         ax.set_xlim(0, steps)
         ax.set_ylim(0, top / 1024 * 1.05)
         ax.set_xlabel("op index")
     axes[0][0].set_ylabel("address (KiB)")
-    axes[0][0].legend(loc="upper right", fontsize=8)
-    fig.suptitle(f"{title}: activation placement (hatched: written in place)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    handles.append(Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black", hatch="//"))
+    labels.append("written in place")
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
+    fig.suptitle(f"{title}: activation placement")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))  # room for the shared legend below the panels
+    return fig
+
+
+def plot_plans(
+    path: Path,
+    title: str,
+    problems: dict[Strategy, Problem],
+    plans: dict[Strategy, Plan],
+    sram_bytes: int = 0,
+    sram_label: str = "SRAM",
+    overhead_bytes: int = 0,
+    selected: Strategy | None = None,
+) -> None:
+    """``figure`` saved at ``path`` (its type from the extension)."""
+    fig = figure(title, problems, plans, sram_bytes, sram_label, overhead_bytes, selected)
+    try:
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)

@@ -9,7 +9,8 @@ from typing import Any
 
 from rip.allocator.planning.placement import Plan
 from rip.allocator.planning.requirements import Requirements
-from rip.compiler import Compiled
+from rip.allocator.planning.strategies import STRATEGIES
+from rip.compiler import Compiled, fitting_boards, fitting_strategies
 from rip.core.operators import Op
 from rip.core.terms import Strategy
 from rip.firmware.output_dir import MANIFEST
@@ -58,12 +59,15 @@ def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[
 
 
 def _fused_columns(graph: Graph, op) -> dict[str, Any]:
-    """A fused chain's members (TFLite operator indices) and ring bytes."""
+    """A fused chain's members (``members``: kinds with TFLite operator indices; also each
+    apart) and ring bytes."""
     if op.kind != Op.FUSED_CHAIN:
         return {}
     p = op.params
     return {
         "members": p.names(),
+        "member_ops": [m.kind for m in p.ops],
+        "member_source_indices": [m.source_index for m in p.ops],
         "ring_rows": list(p.ring_rows),
         "ring_bytes": sum(graph.tensors[t].nbytes for t in p.rings),
     }
@@ -115,7 +119,11 @@ def fusion_summary(c: Compiled) -> dict[str, Any] | None:
     return {
         "chains": [
             {
-                "ops": " > ".join(f"{ops[k].kind} {ops[k].source_index}" for k in ch.indices),
+                "ops": " > ".join(f"{ops[k].kind} {k}" for k in ch.indices),
+                "op_kinds": [ops[k].kind for k in ch.indices],
+                "op_indices": list(ch.indices),  # of the unfused (rewritten) graph
+                "source_indices": [ops[k].source_index for k in ch.indices],
+                "table_op": _table_op(c, [ops[k].source_index for k in ch.indices]),
                 "estimated_overhead": round(o),
             }
             for ch, o in zip(f.chains, f.overheads, strict=True)
@@ -127,6 +135,16 @@ def fusion_summary(c: Compiled) -> dict[str, Any] | None:
         "estimated_peak_bytes": f.peak_estimate,
         "cost_model": f.board,
     }
+
+
+def _table_op(c: Compiled, sources: list[int]) -> int | None:
+    """The row of the printed op table that runs a chain: its FUSED_CHAIN op when the table
+    is the fused graph's (the selected strategy fused it); None when the table lists the
+    chain's members as rows of their own (numbered as in ``op_indices``)."""
+    for k, op in enumerate(c.variant.graph.operators):
+        if op.kind == Op.FUSED_CHAIN and [m.source_index for m in op.params.ops] == sources:
+            return k
+    return None
 
 
 def build_report(c: Compiled) -> dict[str, Any]:
@@ -157,6 +175,7 @@ def build_report(c: Compiled) -> dict[str, Any]:
         "op_table": op_table(c.variant.graph, c.variant.req, c.plan),
         "seconds": round(c.seconds, 3),
         **generated(c),
+        "next_step": next_step(c),
     }
 
 
@@ -246,27 +265,7 @@ def format_report(rep: dict[str, Any]) -> str:
             f"{s['int8_tensor']} (the compiled model runs int8 inside)"
         )
     lines += [f"  note: {n}" for n in rep["notes"]]
-    header = (
-        f"{'#':>4} {'op':<22} {'input':<22} {'output':<16} {'in B':>9} {'out B':>9} "
-        f"{'in-place':>9} {'gap':>7} {'order':<8} {'scratch':>7}"
-    )
-    lines += ["", header, "-" * len(header)]
-    for r in rep["op_table"]:
-        if r["inplace_input"] is None:
-            inplace = "-"
-        else:
-            inplace = f"t{r['inplace_input']}" + ("*" if r["planned_inplace"] else "")
-        gap = "-" if r["gap"] is None else str(r["gap"])
-        lines.append(
-            f"{r['index']:>4} {r['op'][:22]:<22} {' + '.join(r['inputs'])[:22]:<22} "
-            f"{r['output'][:16]:<16} {r['input_bytes']:>9,} {r['output_bytes']:>9,} "
-            f"{inplace:>9} {gap:>7} {(r['order'] or '-'):<8} {r['scratch_bytes']:>7,}"
-        )
-        if "members" in r:
-            lines.append(
-                f"{'':>4}   fused: {r['members']}; rings {r['ring_rows']} rows, "
-                f"{r['ring_bytes']:,} B"
-            )
+    lines += ["", *format_op_table(rep["op_table"])]
     lines.append(f"  (* = overwritten in place under {rep['strategy']})")
     sram = f"{rep['board_sram_bytes']:,} B SRAM" if rep["board_sram_bytes"] else "no SRAM limit"
     lines += ["", f"memory plans ({rep['board']}: {sram}; ratio against {BASELINE})", ""]
@@ -314,7 +313,10 @@ def format_report(rep: dict[str, Any]) -> str:
             f"cost model); {limit}"
         )
         for ch in fusion["chains"]:
-            lines.append(f"  fused {ch['ops']}: +{ch['estimated_overhead']:,} instructions")
+            # numbered as the op table above: its own rows, or the FUSED_CHAIN row
+            kinds = " > ".join(ch["op_kinds"])
+            what = ch["ops"] if ch["table_op"] is None else f"op {ch['table_op']} ({kinds})"
+            lines.append(f"  fused {what}: +{ch['estimated_overhead']:,} instructions")
     lines.append(
         f"liveness bound (dual buffering): {rep['liveness_bound_bytes']:,} B; "
         f"in-place candidates: {rep['inplace_candidates']} of {rep['ops']} ops"
@@ -333,6 +335,39 @@ def format_emulated(c: Compiled) -> str:
         f"on {e['emulator']} ({e['wall_seconds']:g} s wall): one inference {took}{cycles} "
         f"(flash reads cost like SRAM, core 0 only); UART0 read, {usb}"
     )
+
+
+def format_op_table(rows: list[dict[str, Any]]) -> list[str]:
+    """The per-op table as text lines: shape columns as wide as their longest entry (never
+    cut); a fused chain's members under its row, by kind and TFLite operator index."""
+    ins = [" + ".join(r["inputs"]) for r in rows]
+    w_op = max([len("op"), *(len(r["op"]) for r in rows)])
+    w_in = max([len("input"), *map(len, ins)])
+    w_out = max([len("output"), *(len(r["output"]) for r in rows)])
+    header = (
+        f"{'#':>4} {'op':<{w_op}} {'input':<{w_in}} {'output':<{w_out}} {'in B':>9} "
+        f"{'out B':>9} {'in-place':>9} {'gap':>7} {'order':<8} {'scratch':>7}"
+    )
+    lines = [header, "-" * len(header)]
+    for r, shapes in zip(rows, ins, strict=True):
+        if r["inplace_input"] is None:
+            inplace = "-"
+        else:
+            inplace = f"t{r['inplace_input']}" + ("*" if r["planned_inplace"] else "")
+        gap = "-" if r["gap"] is None else str(r["gap"])
+        lines.append(
+            f"{r['index']:>4} {r['op']:<{w_op}} {shapes:<{w_in}} {r['output']:<{w_out}} "
+            f"{r['input_bytes']:>9,} {r['output_bytes']:>9,} {inplace:>9} {gap:>7} "
+            f"{(r['order'] or '-'):<8} {r['scratch_bytes']:>7,}"
+        )
+        if "members" in r:
+            members = " > ".join(r["member_ops"])
+            sources = ", ".join(map(str, r["member_source_indices"]))
+            lines.append(
+                f"{'':>4}   fused: {members} (TFLite ops {sources}); rings {r['ring_rows']} "
+                f"rows, {r['ring_bytes']:,} B"
+            )
+    return lines
 
 
 def _names(names: tuple[str, ...], shown: int = 6) -> str:
@@ -407,3 +442,38 @@ def format_timing(c: Compiled) -> list[str]:
         f"{1e3 * e.seconds(w.cycles):,.2f} ms, {100 * w.stall_share:.1f}% of them stalled on "
         f"XIP cache misses ({w.misses:,} misses)"
     ]
+
+
+def next_step(c: Compiled) -> str:
+    """One line saying what to do next: the strategy or board that would fit a plan that
+    does not; otherwise the step after this one (write and build or run the project,
+    flash it, verify it). Empty once a run was checked."""
+    cmd = f"rip-compile {c.path} --board {c.board.name}"
+    if not c.fit().fits:
+        if set(c.plans) != set(STRATEGIES):  # -o --force planned the selected one alone
+            return f"next: {cmd} --report shows which strategy or board fits"
+        strategies, boards = fitting_strategies(c), fitting_boards(c)
+        if strategies:
+            s, f = next(iter(strategies.items()))
+            return f"next: {cmd} --strategy {s} -o DIR (fits: {f.needed_bytes:,} B)"
+        if boards:
+            b, f = next(iter(boards.items()))
+            return (
+                f"next: rip-compile {c.path} --board {b} --strategy {c.strategy} -o DIR "
+                f"(fits: {f.needed_bytes:,} of {f.available_bytes:,} B)"
+            )
+        return f"next: no strategy fits {c.board.name}; try a smaller model or input"
+    cmd += f" --strategy {c.strategy}"
+    out = c.output_dir
+    if c.board.pico_board:
+        flash = f"rip-flash {out or 'DIR'} (board in BOOTSEL mode) and rip-verify {out or 'DIR'}"
+        if out is None:
+            return f"next: {cmd} -o DIR --build; then {flash}"
+        if not c.build:
+            return f"next: {cmd} -o {out} --build; then {flash}"
+        return f"next: {flash}"
+    if out is None:
+        return f"next: {cmd} -o DIR --run (builds, runs and compares with TFLite Micro)"
+    if c.run is None:
+        return f"next: {cmd} -o {out} --run, or make -C {out} run"
+    return ""

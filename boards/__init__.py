@@ -21,7 +21,7 @@ from dataclasses import MISSING, dataclass, fields
 from importlib import resources
 from typing import Any
 
-from rip.core.errors import RipError
+from rip.core.errors import OptionError, RipError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -111,7 +111,7 @@ def load_board(name: str) -> Board:
     known boards otherwise. A name outside the board-name set (``../x``) names no board."""
     path = resources.files(__package__) / f"{name}.toml"
     if not BOARD_NAME.fullmatch(name) or not path.is_file():
-        raise RipError(f"unknown board {name[:40]!r}; known boards: {', '.join(board_names())}")
+        raise OptionError(f"unknown board {name[:40]!r}; known boards: {', '.join(board_names())}")
     board = parse_board(path.read_bytes(), f"{name}.toml")
     if board.name != name:
         raise RipError(f"board file {name}.toml: name {board.name!r} is not the file's name")

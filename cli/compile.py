@@ -1,7 +1,8 @@
 """rip-compile: an int8 TFLite model in; its memory report, C code and firmware out.
 
-Only the command line: arguments become ``rip.compiler.Options``, ``compile_model`` runs the
-stages, ``rip.report`` formats the result, ``rip.cli.guarded`` turns errors into exit codes.
+Only the command line, a thin layer over the Python API: arguments become the keyword
+arguments of ``rip.plan`` / ``rip.emit`` (``rip.api``), which run the stages; ``rip.report``
+formats the result, ``rip.cli.guarded`` turns errors into exit codes.
 
 rip-compile model.tflite --board pico2 --strategy rip --placer milp --report [--json]
 rip-compile model.tflite --board pico -o DIR --build --emulate [--json]
@@ -18,14 +19,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from rip import api
 from rip.allocator.planning.check import picture
 from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT
-from rip.allocator.planning.strategies import STRATEGIES
-from rip.boards import board_names, load_board
+from rip.boards import Board, board_names, load_board
 from rip.cli import guarded
 from rip.cli.list_ops import format_operator_table, operator_table, rules_text
-from rip.compiler import Compiled, Options, compile_model
+from rip.compiler import Compiled
 from rip.core import jsonio
 from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
 from rip.core.printable import printable_lines
@@ -38,7 +40,7 @@ from rip.firmware.pico_build import (
     PicoBuildOptions,
     summary_lines,
 )
-from rip.report import build_report, format_generated, format_report
+from rip.report import build_report, format_generated, format_report, next_step
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -178,39 +180,30 @@ def max_overhead(text: str) -> float | None:
     return value
 
 
-MAX_TIME_LIMIT = 86400.0  # a day: planning waits for nothing longer
-
-
 def time_limit(seconds: float) -> float:
     """``--time-limit``: finite, above 0 and at most a day (``inf`` would be a planning
     stage with no bound); a RipError (exit 2) otherwise."""
-    if not math.isfinite(seconds) or not 0 < seconds <= MAX_TIME_LIMIT:
+    if not math.isfinite(seconds) or not 0 < seconds <= api.MAX_TIME_LIMIT:
         raise RipError(
-            f"--time-limit {seconds:g}: give seconds above 0 and at most {MAX_TIME_LIMIT:g}"
+            f"--time-limit {seconds:g}: give seconds above 0 and at most {api.MAX_TIME_LIMIT:g}"
         )
     return seconds
 
 
-def _options(args: argparse.Namespace) -> Options:
-    # -o alone needs only the selected strategy; a report, JSON or plot compares them all
+def _plan_options(args: argparse.Namespace, board: Board) -> dict[str, Any]:
+    """``rip.plan``'s keyword arguments. ``-o`` alone needs only the selected strategy; a
+    report, JSON or plot compares them all."""
     only = args.output and not (args.report or args.json or args.plot)
-    return Options(
-        strategy=Strategy(args.strategy),
-        strategies=(Strategy(args.strategy),) if only else STRATEGIES,
-        cache=not args.no_cache,
-        placer=Placer(args.placer),
-        time_limit=time_limit(args.time_limit),
-        output=Path(args.output) if args.output else None,
-        build=args.build or args.emulate,
-        run=args.run,
-        emulate=args.emulate,
-        bootrom=Path(args.bootrom) if args.bootrom else None,
-        repeat=args.repeat,
-        force=args.force,
-        progress=not args.quiet and not args.json and sys.stderr.isatty(),
-        max_overhead=max_overhead(args.max_overhead),
-        pico_build=pico_build_options(args),
-    )
+    return {
+        "board": board,
+        "strategy": args.strategy,
+        "strategies": (args.strategy,) if only else None,
+        "placer": args.placer,
+        "time_limit": time_limit(args.time_limit),
+        "max_overhead": max_overhead(args.max_overhead),
+        "cache": not args.no_cache,
+        "progress": not args.quiet and not args.json and sys.stderr.isatty(),
+    }
 
 
 def pico_build_options(args: argparse.Namespace) -> PicoBuildOptions:
@@ -218,7 +211,7 @@ def pico_build_options(args: argparse.Namespace) -> PicoBuildOptions:
     they configure ``--build`` and mean nothing without it."""
     given = [f for f, v in (("--stdio", args.stdio), ("--build-type", args.build_type),
                             ("--cmake-arg", args.cmake_arg)) if v]  # fmt: skip
-    if given and not args.build:
+    if given and not (args.build or args.emulate):
         raise RipError(f"{', '.join(given)}: only with --build")
     return PicoBuildOptions(
         stdio=args.stdio,
@@ -268,8 +261,9 @@ def check_plot(path: Path) -> None:
         raise OutputError(f"--plot {path}: cannot write in {folder} ({why})")
 
 
-def _plot(c: Compiled, path: Path) -> None:
-    """The figure, written beside ``path`` and renamed onto it: never a half-written file."""
+def _plot(c: Compiled, path: Path) -> str:
+    """The figure, written beside ``path`` and renamed onto it: never a half-written file.
+    Returns the line confirming it (the file, its panels, the selected one)."""
     from rip.plot import plot_plans  # matplotlib only when a figure is asked for
 
     board = c.board
@@ -283,22 +277,42 @@ def _plot(c: Compiled, path: Path) -> None:
             sram_bytes=board.sram_bytes,
             sram_label=f"{board.name} SRAM",
             overhead_bytes=c.variant.req.scratch_bytes + board.fixed_overhead_bytes,
+            selected=c.strategy,
         )
         os.replace(tmp, path)
     except OSError as e:
         raise OutputError(f"--plot {path}: cannot write ({e.strerror or e})") from None
     finally:
         tmp.unlink(missing_ok=True)
+    panels = ", ".join(str(s) for s in c.plans)
+    return f"wrote plot {path}: {len(c.plans)} panels ({panels}), {c.strategy} marked as selected"
 
 
 def _compile(args: argparse.Namespace) -> int:
+    """The API's calls (``rip.api``: plan, or emit with its planning), then printing."""
     board = load_board(args.board)
     if args.plot:
         check_plot(Path(args.plot))
-    options = _options(args)
-    c = compile_model(Path(args.model), board, options)
-    if args.plot:
-        _plot(c, Path(args.plot))
+    planning = _plan_options(args, board)
+    if args.output:
+        result = api.emit(
+            Path(args.model),
+            Path(args.output),
+            build=args.build,
+            run=args.run,
+            emulate=args.emulate,
+            bootrom=Path(args.bootrom) if args.bootrom else None,
+            pico_build=pico_build_options(args),
+            repeat=args.repeat,
+            force=args.force,
+            **planning,
+        )
+    elif args.run or args.build or args.emulate:
+        raise RipError("--run, --build and --emulate need -o DIR for the generated project")
+    else:
+        result = api.plan(Path(args.model), **planning)
+    c = result.compiled
+    plotted = _plot(c, Path(args.plot)) if args.plot else ""
     # the model's tensor and file names reach the text: its control characters are escaped
     if args.json:
         print(jsonio.dumps(build_report(c), indent=2))
@@ -313,6 +327,11 @@ def _compile(args: argparse.Namespace) -> int:
             print(printable_lines(format_generated(c)))
     for line in summary_lines(c.build) if c.build else ():
         print(printable_lines(f"rip-compile: {line}"), file=sys.stderr)
+    if plotted:  # on stderr beside --json, whose stdout is JSON alone
+        print(printable_lines(plotted), file=sys.stderr if args.json else sys.stdout)
+    step = next_step(c)
+    if step and not args.json:
+        print(printable_lines(step))
     return _exit_code(c)
 
 

@@ -72,9 +72,18 @@ class PlanError(RipError):
 
 
 class FitError(RipError):
-    """The plan needs more SRAM than the board has."""
+    """The plan needs more SRAM than the board has. ``strategies`` and ``boards`` name
+    what would fit instead (the message says so too): other strategies on this board, and
+    other boards the same plan fits."""
 
     exit_code = 3
+
+    def __init__(
+        self, message: str, strategies: tuple[str, ...] = (), boards: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.strategies = strategies
+        self.boards = boards
 
 
 # --- code generation ----------------------------------------------------------------------
@@ -157,6 +166,11 @@ class DiskFullError(RipError):
     being written was removed (``-o`` is left as it was)."""
 
     exit_code = EXIT_NO_SPACE
+
+
+class OptionError(RipError):
+    """An option rip does not accept (an unknown board, strategy or placer, a number out of
+    range); the message names the option and what it accepts (exit 2)."""
 
 
 class OutputError(RipError):

@@ -9,6 +9,11 @@ and messages keep the plain words (``"rip"``, ``"dense"``) while code gets a clo
 from __future__ import annotations
 
 from enum import Enum
+from typing import TypeVar
+
+from rip.core.errors import OptionError
+
+W = TypeVar("W", bound="Word")
 
 
 class Word(str, Enum):
@@ -24,6 +29,17 @@ class Word(str, Enum):
     @classmethod
     def values(cls) -> tuple[str, ...]:
         return tuple(m.value for m in cls)
+
+    @classmethod
+    def parse(cls: type[W], value: object, what: str) -> W:
+        """The member named ``value``; an OptionError naming ``what`` and the members
+        otherwise (the API's typed error for a bad word)."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise OptionError(
+                f"{what} must be one of {', '.join(cls.values())}, got {value!r}"
+            ) from None
 
 
 class Strategy(Word):

@@ -48,6 +48,7 @@ SLOW_TESTS = {
     ),
     "test_output_dir.py": ("test_a_failed_run_leaves_the_previous_project_exactly_as_it_was",),
     "test_simulate_depthwise_rows.py": ("test_every_depthwise_layer_of_the_model",),
+    "test_api.py": ("test_emit_runs_on_the_host_and_matches_the_reference",),
 }
 
 

@@ -94,6 +94,17 @@ def test_picture_is_time_by_address():
     assert "A=0:100B@0[0..0]" in text
 
 
+def test_picture_counts_an_in_place_output_once():
+    """Issue 24: a row's bytes are the arena bytes in use, never above the arena: an
+    output written over its input shares its bytes (the old sum said 256 B in 128)."""
+    over = Problem((Buffer(0, 128, 0, 1), Buffer(1, 128, 1, 2)), (Pair(1, 0, 1, 0, exact=True),), 4)
+    plan = first_fit(over)
+    assert plan.peak == 128 and plan.aliased
+    rows = [line for line in picture(over, plan, width=8).splitlines() if "|" in line]
+    assert [int(r.split("|")[2].split()[0].replace(",", "")) for r in rows] == [128, 128, 128]
+    assert INPLACE in rows[1] and rows[1].endswith("128 B in use")
+
+
 def test_picture_marks_a_clash():
     plan = first_fit(CHAIN)
     bad = replace(plan, offsets={**plan.offsets, 3: plan.offsets[2]})

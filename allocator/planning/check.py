@@ -88,6 +88,17 @@ def _home(plan: Plan, shifts: dict[int, Pair], b: Buffer, step: int) -> int:
     return plan.offsets[b.id] + (p.gap if p is not None and step >= p.op else 0)
 
 
+def _bytes_in_use(spans: list[tuple[int, int]]) -> int:
+    """The arena bytes the (lo, hi) spans cover: an in-place output over its input counts
+    once, so a step never shows more than the arena holds."""
+    total, reach = 0, 0
+    for lo, hi in sorted(spans):
+        if hi > reach:
+            total += hi - max(lo, reach)
+            reach = hi
+    return total
+
+
 def _cell(spans: list[tuple[int, int, int]], related: set[frozenset[int]], symbol: dict) -> str:
     """One column at one step, from the (lo, hi, id) byte spans that reach into it."""
     if not spans:
@@ -106,7 +117,8 @@ def picture(problem: Problem, plan: Plan, width: int = 64) -> str:
     """The plan as text, time down and address across: each buffer drawn with its own
     symbol (the legend gives id, size, offset and steps), ``.`` free, ``&`` an in-place
     output over its input, ``!`` two unrelated buffers on one byte. Each column is
-    ``ceil(peak / width)`` bytes; a cell shows what covers any byte of it."""
+    ``ceil(peak / width)`` bytes; a cell shows what covers any byte of it. Each row ends
+    with the bytes in use at that step (overlapping in-place buffers counted once)."""
     steps = max((b.last for b in problem.buffers), default=-1) + 1
     col = -(-max(plan.peak, 1) // width)
     cols = -(-max(plan.peak, 1) // col)
@@ -118,14 +130,15 @@ def picture(problem: Problem, plan: Plan, width: int = 64) -> str:
         f"one column = {col:,} B"
     ]
     for k in range(steps):
-        live = [b for b in problem.buffers if b.live_at(k)]
         spans: list[list[tuple[int, int, int]]] = [[] for _ in range(cols)]
-        for b in live:
+        held: list[tuple[int, int]] = []
+        for b in (b for b in problem.buffers if b.live_at(k)):
             lo = _home(plan, shifts, b, k)
+            held.append((lo, lo + b.size))
             for c in range(lo // col, min(cols, -(-(lo + b.size) // col))):
                 spans[c].append((lo, lo + b.size, b.id))
         row = "".join(_cell(sorted(cell), related, symbol) for cell in spans)
-        lines.append(f"{k:>5} |{row}| {sum(b.size for b in live):>10,} B live")
+        lines.append(f"{k:>5} |{row}| {_bytes_in_use(held):>10,} B in use")
     legend = [
         f"{symbol[b.id]}={b.id}:{b.size:,}B@{plan.offsets[b.id]:,}[{b.first}..{b.last}]"
         for b in problem.buffers
