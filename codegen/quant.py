@@ -109,6 +109,14 @@ def int8_per_tensor(t: Tensor, op: Operator, what: str) -> tuple[float, int]:
     return per_tensor(int8_quant(t, op, what), op, what)
 
 
+def per_channel_fits(q: Quant, shape: Sequence[int], channels: int) -> bool:
+    """Per-channel weight scales as TFLite Micro accepts them (kernel_util.cc,
+    PopulateConvolutionQuantizationParams): one per output channel, on an axis
+    (``quantized_dimension``) of that extent; channel i takes scale i whatever the axis."""
+    n = len(q.scale)
+    return n == channels and 0 <= q.axis < len(shape) and shape[q.axis] == n
+
+
 def scale_zp(t: Tensor) -> tuple[float, int]:
     if t.dtype != "int8" or t.quant is None or t.quant.per_channel:
         raise ParamsError(f"tensor {t.name!r} is not a per-tensor quantized int8 tensor")

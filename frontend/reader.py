@@ -54,7 +54,13 @@ from rip.frontend.ir import (
     TransposeParams,
     describe,
 )
-from rip.frontend.tflite_mapping import FORMATS, TFLITE_OPS, accepted, builtin_name
+from rip.frontend.tflite_mapping import (
+    FORMATS,
+    TFLITE_OPS,
+    accepted,
+    builtin_code,
+    builtin_name,
+)
 from rip.frontend.validate import validate_model
 
 FILE_IDENTIFIER = b"TFL3"
@@ -200,7 +206,7 @@ class _Reader:
 
     @staticmethod
     def op_name(code: Any) -> str:
-        if max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) == tflite.BuiltinOperator.CUSTOM:
+        if builtin_code(code) == tflite.BuiltinOperator.CUSTOM:
             custom = code.CustomCode()
             return f"CUSTOM {custom.decode(errors='replace')!r}" if custom else "CUSTOM"
         return builtin_name(code)
