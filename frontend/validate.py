@@ -677,8 +677,7 @@ def constraint_filter_scales(c: OpCheck) -> None:
     c.need(
         n == channels and 0 <= axis < len(ws) and ws[axis] == n,
         w,
-        f"{n} per-channel scales on axis {axis} of shape {list(ws)} for {channels} "
-        "output channels",
+        f"{n} per-channel scales on axis {axis} of shape {list(ws)} for {channels} output channels",
     )
 
 
