@@ -253,6 +253,12 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
 
 def check_fit(c: Compiled, force: bool) -> Fit:
     """The selected plan on the board; FitError (exit 3) when it does not fit, unless forced."""
+    weights = sum(len(t.data) for t in c.graph.tensors.values() if t.data is not None)
+    if c.board.flash_bytes and weights > c.board.flash_bytes:  # no --force: it cannot link
+        raise FitError(
+            f"does not fit {c.board.name}: the weights need {weights:,} B of flash, the "
+            f"board has {c.board.flash_bytes:,} B"
+        )
     fit = c.fit()
     if not fit.fits and not force:
         raise FitError(

@@ -50,7 +50,13 @@ import tflite
 from flatbuffers.table import Table
 
 from rip.core.errors import ModelError
-from rip.core.limits import HOST_LIMIT_BYTES, MAX_EXTENT, MAX_KERNEL_WORK, kernel_work
+from rip.core.limits import (
+    HOST_LIMIT_BYTES,
+    MAX_EXTENT,
+    MAX_KERNEL_WORK,
+    MAX_WEIGHT_BYTES,
+    kernel_work,
+)
 from rip.core.operators import Op
 from rip.frontend.ir import DTYPE_BYTES, Graph
 from rip.frontend.liveness import live_bytes
@@ -361,8 +367,15 @@ class _Validator:
             referenced.update(t for t in (*ins, *outs) if t >= 0)
         self.shapes: dict[int, tuple[int, ...]] = {}
         self.dtypes: dict[int, str] = {}
+        self.constant_buffers: dict[int, int] = {}  # buffer index -> bytes
         for tid in sorted(referenced):
             self.tensor(tid)
+        total = sum(self.constant_buffers.values())
+        if total > MAX_WEIGHT_BYTES:
+            raise self.fail(
+                f"the model's constants (weights) hold {total:,} B, more than rip's "
+                f"{MAX_WEIGHT_BYTES:,} B limit (the most flash an RP2350 maps)"
+            )
 
     def tensor(self, tid: int) -> None:
         raw = self.sub.Tensors(tid)
@@ -427,6 +440,8 @@ class _Validator:
             raise self.fail(
                 f"{where}: buffer {index} holds {size} B, the shape and type need {nbytes} B"
             )
+        if not is_activation and size:
+            self.constant_buffers[index] = size
 
     def quantization(
         self,
