@@ -325,6 +325,12 @@ def check_fit(c: Compiled, options: Options) -> Fit:
     """The selected plan on the board; FitError (exit 3) when it does not fit, unless
     forced, naming the strategies and boards that would fit (every strategy planned to
     find them)."""
+    weights = sum(len(t.data) for t in c.graph.tensors.values() if t.data is not None)
+    if c.board.flash_bytes and weights > c.board.flash_bytes:  # no --force: it cannot link
+        raise FitError(
+            f"does not fit {c.board.name}: the weights need {weights:,} B of flash, the "
+            f"board has {c.board.flash_bytes:,} B"
+        )
     fit = c.fit()
     if not fit.fits and not options.force:
         every = with_every_strategy(c, options)

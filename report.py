@@ -150,6 +150,7 @@ def _table_op(c: Compiled, sources: list[int]) -> int | None:
 def build_report(c: Compiled) -> dict[str, Any]:
     """The report as JSON-ready data: the analysis, then what was generated, built and run."""
     g = c.graph
+    selected = plan_summary(c, c.strategy)
     return {
         "model": g.name,
         "file": str(c.path),
@@ -166,10 +167,11 @@ def build_report(c: Compiled) -> dict[str, Any]:
         "ops_in_file": len(c.source.operators),
         "ops": len(g.operators),
         "stripped": [{"op": k, "float_tensor": f, "int8_tensor": q} for k, f, q in g.interface],
-        "notes": list(g.notes),
         "liveness_bound_bytes": max(live_bytes(g), default=0),
         "inplace_candidates": sum(1 for r in c.req.ops if r.candidates),
-        **plan_summary(c, c.strategy),
+        **selected,
+        # the rewrite's notes (dead ops removed, folds) first, then the selected plan's
+        "notes": [*g.notes, *selected["notes"]],
         "strategies": {s.value: plan_summary(c, s) for s in c.plans},
         "fusion": fusion_summary(c),
         "op_table": op_table(c.variant.graph, c.variant.req, c.plan),

@@ -338,27 +338,42 @@ def abs_params(input: Tensor, output: Tensor) -> LutParams:
 def leaky_relu_params(input: Tensor, output: Tensor, alpha: float) -> LutParams:
     """LEAKY_RELU (CalculateOpDataLeakyRelu, reference_ops::QuantizeLeakyRelu): x - zp_in
     requantized by QuantizeMultiplier(s_in / s_out) when >= 0, else by
-    QuantizeMultiplier(s_in * alpha / s_out), both ratios in float32; a negative alpha
-    multiplies by its magnitude and negates."""
+    QuantizeMultiplier(s_in * alpha / s_out), both ratios in float32. A negative alpha has
+    two readings that round ties apart: the source (since March 2026) multiplies by the
+    magnitude and negates, the installed TFLite Micro (PyPI) by the signed multiplier;
+    where the two tables differ no byte-exact code exists and the op is refused."""
     si, zi = scale_zp(input)
     so, zo = scale_zp(output)
     m_id, s_id = quantize_multiplier(float(f32(si) / f32(so)))
     m_alpha, s_alpha = quantize_multiplier(float(f32(si) * f32(alpha) / f32(so)))
 
-    def leaky(x: int) -> int:
-        v = x - zi
-        if v >= 0:
-            return zo + multiply_by_quantized_multiplier(v, m_id, s_id)
-        scaled = multiply_by_quantized_multiplier(v, abs(m_alpha), s_alpha)
-        return zo + (-scaled if m_alpha < 0 else scaled)
+    def leaky(negate: bool) -> Callable[[int], int]:
+        def f(x: int) -> int:
+            v = x - zi
+            if v >= 0:
+                return zo + multiply_by_quantized_multiplier(v, m_id, s_id)
+            if not negate:
+                return zo + multiply_by_quantized_multiplier(v, m_alpha, s_alpha)
+            scaled = multiply_by_quantized_multiplier(v, abs(m_alpha), s_alpha)
+            return zo + (-scaled if m_alpha < 0 else scaled)
 
-    return _table(leaky, tensor_size(input))
+        return f
+
+    table = _table(leaky(False), tensor_size(input))
+    if m_alpha < 0 and _table(leaky(True), tensor_size(input)) != table:
+        raise ParamsError(
+            f"LEAKY_RELU {output.name!r}: alpha {alpha} rounds differently in TFLite Micro's "
+            "versions (a negative alpha's ties); no byte-exact code exists"
+        )
+    return table
 
 
 def elu_params(input: Tensor, output: Tensor) -> LutParams:
     """ELU (elu.cc PopulateLookupTable): TFLite Micro's own table, in float32: x dequantized,
     expf(x) - 1 below zero, times 1 / s_out (float32), roundf, plus the zero point. expf is
-    taken as exp in double rounded to float32 (a correctly rounded expf)."""
+    taken as exp in double rounded to float32 (a correctly rounded expf). An entry beyond
+    int32 (scales far apart) is refused: TFLite Micro's float-to-int32 cast is undefined
+    there (x86 gives INT32_MIN)."""
     si, zi = scale_zp(input)
     so, zo = scale_zp(output)
     inverse = f32(1.0) / f32(so)
@@ -367,7 +382,13 @@ def elu_params(input: Tensor, output: Tensor) -> LutParams:
         value = f32(si) * f32(x - zi)
         if value < f32(0.0):
             value = f32(math.exp(float(value))) - f32(1.0)
-        return int(round_half_away(float(f32(value * inverse))) + zo)
+        scaled = float(f32(value * inverse))
+        if not abs(scaled) < 2.0**31 - 256:
+            raise ParamsError(
+                f"ELU {output.name!r}: input {x} maps to {scaled:.6g} output steps, beyond "
+                "int32 (TFLite Micro's cast is undefined there)"
+            )
+        return int(round_half_away(scaled) + zo)
 
     return _table(elu, tensor_size(input))
 

@@ -31,6 +31,7 @@ from rip.codegen.quant import (
     effective_scale,
     int8_per_tensor,
     int8_quant,
+    per_channel_fits,
     quantize_multiplier,
     where,
 )
@@ -124,7 +125,7 @@ def _weights(
     q = int8_quant(w, op, "the weights")
     if any(z != 0 for z in q.zero_point) and (symmetric or q.per_channel):
         raise ParamsError(f"{where(op)}: weights must be symmetric (zero point 0)")
-    if q.per_channel and (len(q.scale) != channels or q.axis != axis):
+    if q.per_channel and not per_channel_fits(q, w.shape, channels):
         raise ParamsError(
             f"{where(op)}: {len(q.scale)} weight scales on axis {q.axis} for {channels} "
             f"output channels on axis {axis}"

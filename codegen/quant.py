@@ -16,6 +16,10 @@ from rip.core.terms import Activation
 from rip.frontend.ir import Operator, Quant, Tensor
 
 INT8_MIN, INT8_MAX = -128, 127
+# MultiplyByQuantizedMultiplier computes x * (1 << shift) in int32: defined in practice up to
+# 31 (1 << 31 is INT32_MIN on every target, which rip's wrap32 follows), beyond it the
+# shift count is masked on x86 and saturates to 0 on Arm.
+MAX_LEFT_SHIFT = 31
 Dims = tuple[int, int, int, int]  # rip_dims: n, h, w, c
 
 
@@ -27,6 +31,8 @@ def round_half_away(x: float) -> int:
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """QuantizeMultiplier: ``real`` = multiplier * 2^(shift - 31), multiplier in
     [2^30, 2^31) (or 0), shift in TFLite's sign convention (positive = left)."""
+    if not math.isfinite(real):
+        raise ParamsError(f"the requantization multiplier {real} is not finite")
     if real == 0.0:
         return 0, 0
     mantissa, shift = math.frexp(real)  # real = mantissa * 2^shift, mantissa in [0.5, 1)
@@ -37,6 +43,11 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     if shift < -31:  # underflow: the multiplier is zero
         return 0, 0
     # (only single-rounding builds cap the shift at 30; the double rounding we match does not)
+    if shift > MAX_LEFT_SHIFT:
+        raise ParamsError(
+            f"the requantization multiplier {real:.6g} is 2^{shift - 1} or more: TFLite "
+            f"Micro's 1 << {shift} on an int32 is undefined (x86 and Arm differ)"
+        )
     return int(q), int(shift)
 
 
@@ -107,6 +118,14 @@ def per_tensor(q: Quant, op: Operator, what: str) -> tuple[float, int]:
 def int8_per_tensor(t: Tensor, op: Operator, what: str) -> tuple[float, int]:
     """The scale and zero point of ``t``, which must be int8 and quantized per tensor."""
     return per_tensor(int8_quant(t, op, what), op, what)
+
+
+def per_channel_fits(q: Quant, shape: Sequence[int], channels: int) -> bool:
+    """Per-channel weight scales as TFLite Micro accepts them (kernel_util.cc,
+    PopulateConvolutionQuantizationParams): one per output channel, on an axis
+    (``quantized_dimension``) of that extent; channel i takes scale i whatever the axis."""
+    n = len(q.scale)
+    return n == channels and 0 <= q.axis < len(shape) and shape[q.axis] == n
 
 
 def scale_zp(t: Tensor) -> tuple[float, int]:

@@ -20,6 +20,7 @@ from rip.codegen.quant import (
     effective_scale,
     int8_per_tensor,
     int8_quant,
+    per_channel_fits,
     quantize_multiplier,
 )
 from rip.core.operators import Op
@@ -90,7 +91,7 @@ def transpose_conv_params(graph: Graph, op: Operator) -> TransposeConvKernelPara
     wq = int8_quant(w, op, "the weights")
     c_out = y.shape[3]
     if any(z != 0 for z in wq.zero_point) or (
-        wq.per_channel and (len(wq.scale) != c_out or wq.axis != 0)
+        wq.per_channel and not per_channel_fits(wq, w.shape, c_out)
     ):
         raise ParamsError(f"{op.describe()}: weights not symmetric per output channel")
     has_bias = len(op.inputs) > 3 and op.inputs[3] >= 0

@@ -13,6 +13,11 @@ from __future__ import annotations
 # plan replay keeps a map of the arena, so this also bounds its memory.
 HOST_LIMIT_BYTES = 64 << 20
 
+# Largest total of constant data (weights, biases, tables) rip compiles: 16 MiB, the most
+# flash an RP2350 maps (a Pico has 2 MiB, a Pico 2 4 MiB). Each byte becomes about five
+# bytes of C source and far more compiler memory: a 105 MB model ran out of memory.
+MAX_WEIGHT_BYTES = 16 << 20
+
 # Largest convolution or pooling window: the closed-form gap (Theorem 13) visits every
 # kernel breakpoint pair and scans the kernel for each, kh * kw * (kh + kw) steps (a few
 # seconds at 64 x 64). Real models use at most 10 x 8.

@@ -14,7 +14,9 @@ tensors beyond an id.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from rip.frontend.ir import Graph
 
@@ -74,7 +76,17 @@ def last_reader(graph: Graph) -> dict[int, int]:
     return out
 
 
+def live_totals(buffers: Iterable[Buffer], steps: int) -> list[int]:
+    """Bytes alive at each of ``steps`` steps, in one sweep (linear in buffers + steps)."""
+    delta = [0] * (steps + 1)
+    for b in buffers:
+        lo, hi = max(b.first, 0), min(b.last, steps - 1)
+        if lo <= hi:
+            delta[lo] += b.size
+            delta[hi + 1] -= b.size
+    return list(accumulate(delta[:steps]))
+
+
 def live_bytes(graph: Graph) -> list[int]:
     """Bytes alive at each step: a lower bound on any dual-buffer plan's peak when maxed."""
-    lives = lifetimes(graph).values()
-    return [sum(b.size for b in lives if b.live_at(i)) for i in range(len(graph.operators))]
+    return live_totals(lifetimes(graph).values(), len(graph.operators))

@@ -54,7 +54,13 @@ from rip.frontend.ir import (
     TransposeParams,
     describe,
 )
-from rip.frontend.tflite_mapping import FORMATS, TFLITE_OPS, accepted, builtin_name
+from rip.frontend.tflite_mapping import (
+    FORMATS,
+    TFLITE_OPS,
+    accepted,
+    builtin_code,
+    builtin_name,
+)
 from rip.frontend.validate import validate_model
 
 FILE_IDENTIFIER = b"TFL3"
@@ -200,7 +206,7 @@ class _Reader:
 
     @staticmethod
     def op_name(code: Any) -> str:
-        if max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) == tflite.BuiltinOperator.CUSTOM:
+        if builtin_code(code) == tflite.BuiltinOperator.CUSTOM:
             custom = code.CustomCode()
             return f"CUSTOM {custom.decode(errors='replace')!r}" if custom else "CUSTOM"
         return builtin_name(code)
@@ -522,7 +528,10 @@ class _Reader:
 
     def leaky_relu(self, r: _Raw) -> LeakyReluParams:
         o = self.options(r)
-        return LeakyReluParams(float(o.Alpha()) if o is not None else 0.0)
+        alpha = float(o.Alpha()) if o is not None else 0.0
+        if not math.isfinite(alpha):
+            raise self.fail(f"{r.where}: alpha {alpha} is not finite")
+        return LeakyReluParams(alpha)
 
     def softmax(self, r: _Raw) -> SoftmaxParams:
         o = self.options(r)
@@ -536,7 +545,28 @@ class _Reader:
             raise self.fail(f"{r.where}: axis {o.Axis()} out of range for rank {rank}")
         return ConcatParams(o.Axis() % rank, act)
 
+    def resize_size(self, r: _Raw) -> None:
+        """A RESIZE's size input is the output's (H, W): TFLite Micro's kernels write
+        ``size[0] x size[1]`` pixels whatever the output's shape (past its end when larger,
+        leaving the rest unwritten when smaller or zero) and run no size that is not a
+        constant, so any other size is refused."""
+        t = r.tensors[r.ins[1]]
+        if not t.is_constant:
+            raise self.fail(
+                f"{r.where}: the size input {_tensor_desc(t)} is not a constant (TFLite "
+                "Micro runs no dynamic size)"
+            )
+        size = self.constant_ints(r.ins[1], r.tensors)
+        want = list(r.out_shape[1:3])
+        if t.shape != (2,) or (size is not None and (t.dtype != "int32" or size != want)):
+            raise self.fail(
+                f"{r.where}: the size input {_tensor_desc(t)} holds {t.dtype} "
+                f"{list(t.shape) if size is None else size[:4]}, "
+                f"the output {list(r.out_shape)} needs int32 {want}"
+            )
+
     def resize_nearest(self, r: _Raw) -> ResizeParams:
+        self.resize_size(r)
         o = self.options(r)
         if o is None:
             return ResizeParams()
@@ -739,6 +769,7 @@ class _Reader:
         x, y = r.shape(r.ins[0]), r.shape(r.outs[0])
         if len(x) != 4 or x[::3] != y[::3]:
             raise movement.Refused(f"{list(x)} -> {list(y)}: 4-D, same N, C")
+        self.resize_size(r)
         if o is None:
             return ResizeParams()
         if o.AlignCorners() and o.HalfPixelCenters():

@@ -79,6 +79,44 @@ def _drop(operators: tuple[Operator, ...], removed: set[int]) -> tuple[Operator,
     return tuple(op for i, op in enumerate(operators) if i not in removed)
 
 
+def remove_dead_ops(graph: Graph) -> Graph:
+    """Remove the operators whose outputs nothing reads: no later op (directly or through an
+    alias) and no graph output. TFLite Micro runs them for nothing; the planner would give
+    their outputs no lifetime past their own step (a dead PAD of a graph input was placed
+    over a live tensor, issue 22). One pass from the last op back (the ops are in order, the
+    validator checks it), so a dead chain goes at once and the cost is linear in ops."""
+    needed: set[int] = set()
+
+    def need(tid: int) -> None:
+        while tid >= 0 and tid not in needed:
+            needed.add(tid)
+            if tid not in graph.aliases:
+                return
+            tid = graph.aliases[tid]
+
+    for t in graph.outputs:
+        need(t)
+    removed: set[int] = set()
+    for i in range(len(graph.operators) - 1, -1, -1):
+        op = graph.operators[i]
+        if not any(t in needed for t in op.outputs):
+            removed.add(i)
+            continue
+        for t in op.inputs:
+            need(t)
+    if not removed:
+        return graph
+    first = sorted(removed)[:5]
+    named = ", ".join(graph.operators[i].describe() for i in first)
+    more = f" and {len(removed) - len(first)} more" if len(removed) > len(first) else ""
+    result = graph.with_(operators=_drop(graph.operators, removed))
+    return _note(
+        result,
+        f"remove_dead_ops: removed {len(removed)} operators whose outputs nothing reads "
+        f"({named}{more})",
+    )
+
+
 def strip_interface(graph: Graph) -> Graph:
     """Remove the float boundary: QUANTIZE of a float graph input, DEQUANTIZE to a float
     graph output.
@@ -456,6 +494,7 @@ def _fold_one_space_batch(
 
 
 PASSES = (
+    remove_dead_ops,
     strip_interface,
     split_outputs,
     fold_space_batch,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import flatbuffers
 import tflite
 
 from rip.core.operators import SPECS, Op
@@ -111,10 +112,26 @@ FORMATS: dict[Op, OpFormat] = {
 TFLITE_OPS: dict[str, Op] = {op.value: op for op, s in SPECS.items() if s.made_by is None}
 
 
+_BUILTIN_CODE_SLOT = 10  # OperatorCode.builtin_code (int32), the table's fourth field
+
+
+def builtin_code(code: Any) -> int:
+    """The builtin operator of an operator code table entry, by TFLite's own rule
+    (``GetBuiltinCode``, schema_utils.cc, which TFLite Micro's op resolver calls): the
+    larger of ``builtin_code`` and ``deprecated_builtin_code``. Old (v3) files fill only the
+    deprecated int8 field; codes past 127 live only in ``builtin_code``. The field is read
+    raw: the ``tflite`` package's ``BuiltinCode()`` returns the deprecated field whenever
+    ``builtin_code`` is below 127, so two fields that disagree would name another op than
+    TFLite Micro runs."""
+    tab = code._tab
+    slot = tab.Offset(_BUILTIN_CODE_SLOT)
+    raw = tab.Get(flatbuffers.number_types.Int32Flags, slot + tab.Pos) if slot else 0
+    return max(int(raw), int(code.DeprecatedBuiltinCode()))
+
+
 def builtin_name(code: Any) -> str:
-    """The builtin name of an operator code table entry. Codes past 127 live only in
-    BuiltinCode; old files only fill the deprecated field."""
-    builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+    """The builtin name of an operator code table entry (`builtin_code`)."""
+    builtin = builtin_code(code)
     return tflite.BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}")
 
 

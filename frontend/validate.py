@@ -15,9 +15,12 @@ naming the file, the operator index and the tensor (a ``ModelError``, exit code 
   FULLY_CONNECTED);
 - types: every referenced tensor's type is one rip knows (int4 and float16 constants, which
   TFLite Micro can run, are refused by name);
-- quantization: scales finite; activations per tensor with scale > 0 and normal (no zero,
-  negative, NaN, inf or denormal scale); zero points inside the type's range (int8:
-  [-128, 127]); per-channel scale and zero point counts match the quantized axis;
+- quantization, of the tensors whose quantization a kernel reads (int8, uint8, int16; a
+  bias's or a shape's is read by none, as in TFLite Micro): scales finite, zero points
+  present; activations per tensor with scale > 0 and normal (no zero, negative, NaN, inf or
+  denormal scale); zero points inside the type's range (int8: [-128, 127]), a shorter zero
+  point array repeating its first entry as TFLite Micro does; per-channel weight scales one
+  per output channel on an axis of that extent (`constraint_filter_scales`);
 - the graph: at least one input, output and operator; every operator has outputs; no
   tensor produced twice or produced while being a graph input; every operator reads only
   graph inputs, constants and outputs of earlier operators (no cycle, no out-of-order read,
@@ -47,11 +50,17 @@ import tflite
 from flatbuffers.table import Table
 
 from rip.core.errors import ModelError
-from rip.core.limits import HOST_LIMIT_BYTES, MAX_EXTENT, MAX_KERNEL_WORK, kernel_work
+from rip.core.limits import (
+    HOST_LIMIT_BYTES,
+    MAX_EXTENT,
+    MAX_KERNEL_WORK,
+    MAX_WEIGHT_BYTES,
+    kernel_work,
+)
 from rip.core.operators import Op
 from rip.frontend.ir import DTYPE_BYTES, Graph
 from rip.frontend.liveness import live_bytes
-from rip.frontend.tflite_mapping import FORMATS, TFLITE_OPS
+from rip.frontend.tflite_mapping import FORMATS, TFLITE_OPS, builtin_code
 
 _TYPE_NAMES = {
     getattr(tflite.TensorType, n): n.lower() for n in vars(tflite.TensorType) if n.isupper()
@@ -252,10 +261,7 @@ class _Validator:
                 f"buffer 0 holds {model.Buffers(0).DataLength()} bytes; TFLite reserves it "
                 "as the empty buffer of every activation"
             )
-        codes = [
-            max(c.BuiltinCode(), c.DeprecatedBuiltinCode())
-            for c in (model.OperatorCodes(j) for j in range(model.OperatorCodesLength()))
-        ]
+        codes = [builtin_code(model.OperatorCodes(j)) for j in range(model.OperatorCodesLength())]
         self.ops: list[tuple[Any, tuple[int, ...], tuple[int, ...]]] = []
         self.kinds: list[str] = []
         for i in range(sub.OperatorsLength()):
@@ -361,8 +367,15 @@ class _Validator:
             referenced.update(t for t in (*ins, *outs) if t >= 0)
         self.shapes: dict[int, tuple[int, ...]] = {}
         self.dtypes: dict[int, str] = {}
+        self.constant_buffers: dict[int, int] = {}  # buffer index -> bytes
         for tid in sorted(referenced):
             self.tensor(tid)
+        total = sum(self.constant_buffers.values())
+        if total > MAX_WEIGHT_BYTES:
+            raise self.fail(
+                f"the model's constants (weights) hold {total:,} B, more than rip's "
+                f"{MAX_WEIGHT_BYTES:,} B limit (the most flash an RP2350 maps)"
+            )
 
     def tensor(self, tid: int) -> None:
         raw = self.sub.Tensors(tid)
@@ -402,7 +415,7 @@ class _Validator:
                 f"{HOST_LIMIT_BYTES:,} B limit for one activation"
             )
         self.buffer(tid, raw, where, is_activation, nbytes)
-        self.quantization(tid, raw, where, is_activation, dtype, shape)
+        self.quantization(tid, raw, where, is_activation, dtype)
 
     def first_user(self, tid: int) -> int | None:
         return self.producer.get(tid, self.first_reader.get(tid))
@@ -427,6 +440,8 @@ class _Validator:
             raise self.fail(
                 f"{where}: buffer {index} holds {size} B, the shape and type need {nbytes} B"
             )
+        if not is_activation and size:
+            self.constant_buffers[index] = size
 
     def quantization(
         self,
@@ -435,15 +450,27 @@ class _Validator:
         where: str,
         is_activation: bool,
         dtype: str,
-        shape: tuple[int, ...],
     ) -> None:
+        """What TFLite Micro reads of a tensor's quantization (micro_allocator.cc): only
+        when both arrays are non-empty, ``scale[0]`` and ``zero_point[0]`` as the tensor's
+        parameters and the arrays for the per-channel kernels, a zero point array shorter
+        than the scales repeating its first entry. An integer tensor's quantization (a
+        bias's, a shape's: the int32 and int64 types) is read by no kernel, so it is not
+        checked; per-channel scales are checked where a kernel reads them (the filter
+        rules)."""
         q = raw.Quantization()
-        if q is None or not q.ScaleLength():
+        bounds = _ZERO_POINT_RANGE.get(dtype)
+        if q is None or not q.ScaleLength() or bounds is None:
             return
         scales = q.ScaleAsNumpy().astype(np.float64)
         n = len(scales)
         if not np.isfinite(scales).all():
             raise self.fail(f"{where}: quantization scale {scales.tolist()[:4]} is not finite")
+        if not q.ZeroPointLength():
+            raise self.fail(
+                f"{where}: {n} quantization scales but no zero points (TFLite Micro reads "
+                "such a tensor as not quantized)"
+            )
         if is_activation:
             if n != 1:
                 raise self.fail(f"{where}: an activation has {n} scales (per-channel)")
@@ -456,22 +483,11 @@ class _Validator:
             small = scales[(scales != 0) & (np.abs(scales) < _FLOAT32_TINY)]
             if small.size:
                 raise self.fail(f"{where}: denormal quantization scale {float(small[0])!r}")
-        n_zp = q.ZeroPointLength()
-        if n_zp not in (0, 1, n):
-            raise self.fail(f"{where}: {n_zp} zero points for {n} scales")
-        if n > 1:
-            axis = q.QuantizedDimension()
-            if not 0 <= axis < len(shape) or shape[axis] != n:
-                raise self.fail(
-                    f"{where}: {n} per-channel scales on axis {axis} of shape {list(shape)}"
-                )
-        bounds = _ZERO_POINT_RANGE.get(dtype)
-        if n_zp and bounds is not None:
-            zps = q.ZeroPointAsNumpy()
-            lo, hi = bounds
-            if int(zps.min()) < lo or int(zps.max()) > hi:
-                bad = next(int(z) for z in zps if not lo <= z <= hi)
-                raise self.fail(f"{where}: {dtype} zero point {bad} outside [{lo}, {hi}]")
+        zps = q.ZeroPointAsNumpy()
+        lo, hi = bounds
+        if int(zps.min()) < lo or int(zps.max()) > hi:
+            bad = next(int(z) for z in zps if not lo <= z <= hi)
+            raise self.fail(f"{where}: {dtype} zero point {bad} outside [{lo}, {hi}]")
 
     # ---- operators ----------------------------------------------------------------------
 
@@ -517,6 +533,11 @@ class _Validator:
                 f"window {kh}x{kw} (dilation {dh}x{dw}) is beyond rip's limit "
                 "(see docs/RELIABILITY.md)",
             )
+
+    def scale_count(self, tid: int) -> tuple[int, int]:
+        """(number of quantization scales, quantized_dimension) of tensor ``tid``."""
+        q = self.sub.Tensors(tid).Quantization()
+        return (q.ScaleLength(), q.QuantizedDimension()) if q is not None else (0, 0)
 
     def bias(self, i: int, ins: tuple[int, ...], channels: int) -> None:
         if len(ins) < 3 or ins[2] < 0:
@@ -657,6 +678,24 @@ def constraint_pool_window(c: OpCheck) -> None:
     c.validator.window(c.index, None, c.opts.FilterHeight(), c.opts.FilterWidth(), 1, 1)
 
 
+def constraint_filter_scales(c: OpCheck) -> None:
+    """Per-channel weight scales, if there are several, are one per output channel, on an
+    axis (``quantized_dimension``) of that extent: what TFLite Micro checks
+    (PopulateConvolutionQuantizationParams, CalculateOpDataFullyConnected). No kernel
+    reads any other tensor's axis (a bias's included), so none is checked."""
+    w = c.ins[1]
+    ws = c.shape(w)
+    n, axis = c.validator.scale_count(w)
+    if n <= 1 or not ws:
+        return
+    channels = ws[3] if c.kind == Op.DEPTHWISE_CONV_2D else ws[0]
+    c.need(
+        n == channels and 0 <= axis < len(ws) and ws[axis] == n,
+        w,
+        f"{n} per-channel scales on axis {axis} of shape {list(ws)} for {channels} output channels",
+    )
+
+
 def constraint_fully_connected(c: OpCheck) -> None:
     """The weights are 2-D [out, in], ``in`` divides the input's elements into rows, the
     output holds those rows of ``out`` units (its last axis); the bias, if any, has ``out``
@@ -756,7 +795,7 @@ def constraint_reduces(c: OpCheck) -> None:
     )
 
 
-_CONV = (constraint_nhwc_window, constraint_filter_window)
+_CONV = (constraint_nhwc_window, constraint_filter_window, constraint_filter_scales)
 _POOL = (constraint_nhwc_window, constraint_pool_window)
 _SAME = (constraint_same_shape,)
 _BROADCAST = (constraint_broadcast,)
@@ -770,7 +809,7 @@ RULES: dict[Op, tuple[Rule, ...]] = {
     Op.DEPTHWISE_CONV_2D: (*_CONV, constraint_depthwise_channels),
     Op.AVERAGE_POOL_2D: _POOL,
     Op.MAX_POOL_2D: _POOL,
-    Op.FULLY_CONNECTED: (constraint_fully_connected,),
+    Op.FULLY_CONNECTED: (constraint_fully_connected, constraint_filter_scales),
     Op.ADD: _BROADCAST,
     Op.SUB: _BROADCAST,
     Op.MUL: _BROADCAST,
@@ -796,6 +835,7 @@ RULES: dict[Op, tuple[Rule, ...]] = {
     Op.CONCATENATION: (constraint_concatenation,),
     Op.RESIZE_NEAREST_NEIGHBOR: (constraint_resize_nearest,),
     Op.TRANSPOSE: (constraint_permutation,),
+    Op.TRANSPOSE_CONV: (constraint_filter_scales,),
     Op.MEAN: _REDUCE,
     Op.SUM: _REDUCE,
     Op.REDUCE_MAX: _REDUCE,
@@ -821,7 +861,6 @@ RULES: dict[Op, tuple[Rule, ...]] = {
             Op.BATCH_TO_SPACE_ND,
             Op.RESIZE_BILINEAR,
             Op.L2_NORMALIZATION,
-            Op.TRANSPOSE_CONV,
             Op.PAD,
         ),
         (),

@@ -18,6 +18,7 @@ import tflite_writer as tw
 from rip.core.errors import ModelError, RipError
 from rip.frontend.ir import Padding, PadParams, Quant
 from rip.frontend.reader import read_model
+from rip.frontend.tflite_mapping import builtin_name
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 MODEL_FILES = sorted(MODELS.rglob("*.tflite")) if MODELS.is_dir() else []
@@ -48,7 +49,7 @@ def op_names(path: Path) -> list[str]:
     names = []
     for i in range(sub.OperatorsLength()):
         code = model.OperatorCodes(sub.Operators(i).OpcodeIndex())
-        names.append(tflite.opcode2name(max(code.BuiltinCode(), code.DeprecatedBuiltinCode())))
+        names.append(builtin_name(code))
     return names
 
 

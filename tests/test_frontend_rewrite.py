@@ -37,6 +37,7 @@ from rip.frontend.rewrite import (
     rewrite,
     strip_interface,
 )
+from rip.frontend.tflite_mapping import builtin_name
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 MCUNET = sorted((MODELS / "mcunet").glob("*.tflite")) if MODELS.is_dir() else []
@@ -482,7 +483,7 @@ def test_mcunet_in3_folds_its_54_pads_into_the_convolutions() -> None:
     names = []
     for i in range(sub.OperatorsLength()):
         code = model.OperatorCodes(sub.Operators(i).OpcodeIndex())
-        names.append(tflite.opcode2name(max(code.BuiltinCode(), code.DeprecatedBuiltinCode())))
+        names.append(builtin_name(code))
     pads = [i for i, n in enumerate(names) if n == "PAD"]
     assert len(pads) == 54
 

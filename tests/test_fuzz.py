@@ -30,10 +30,12 @@ from pathlib import Path
 
 import make_bad_inputs as mbi
 import make_bad_models as mbm
+import numpy as np
 import pytest
 import tflite
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tflite_micro import runtime as tflm_runtime
 
 from rip.allocator.planning.options import PlanOptions
 from rip.allocator.planning.parallel import plan_model
@@ -42,6 +44,7 @@ from rip.boards import FIELD_RULES, parse_board
 from rip.cli.bounds import evaluate
 from rip.cli.verify import _checked_expected as checked_expected
 from rip.cli.verify import default_timeout_for
+from rip.codegen import activation_params
 from rip.core.errors import LayerError, ModelError, RipError, Uf2Error
 from rip.core.terms import Placer
 from rip.firmware.output_dir import _owned as owned_files
@@ -421,3 +424,114 @@ def test_manifest_entries(files: list[str]) -> None:
         for rel in owned_files(target):
             inside = os.path.normpath(target / rel)
             assert inside.startswith(str(target) + os.sep) and "\n" not in rel, rel
+
+
+# ---- option values against TFLite Micro (issue 22, class 2) ------------------------------
+
+_FLOAT32 = st.one_of(
+    st.floats(width=32, allow_nan=True, allow_infinity=True),
+    st.sampled_from(
+        [2.0**k * s for k in (-150, -126, -40, 24, 30, 31, 32, 33, 100) for s in (1, -1)]
+    ),
+)
+_SCALE = st.floats(2.0**-126, 2.0**127, width=32)
+_ALL_BYTES = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+
+
+def _unary_model(kind: str, alpha: float, si: float, zi: int, so: float, zo: int) -> bytes:
+    mb = mbm.tw.ModelBuilder()
+    x = mb.activation((1, 256), si, zi)
+    y = mb.activation((1, 256), so, zo)
+    if kind == "LEAKY_RELU":
+        mb.leaky_relu(x, y, alpha=alpha)
+    else:
+        mb.operator(kind, (x,), (y,))
+    mb.inputs([x])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+@PROFILE
+@given(
+    st.sampled_from(["LEAKY_RELU", "ABS", "ELU"]),
+    _FLOAT32,
+    _SCALE,
+    st.integers(-128, 127),
+    _SCALE,
+    st.integers(-128, 127),
+)
+def test_unary_options_agree_with_tflm(
+    kind: str, alpha: float, si: float, zi: int, so: float, zo: int
+) -> None:
+    """A table op with any alpha (extreme, non-finite) and any scales: rip refuses in one
+    line, or its table is TFLite Micro's output for every input byte. rip decides first:
+    only a model it accepts is run in this process (TFLite Micro aborts on some others)."""
+    model = _unary_model(kind, alpha, si, zi, so, zo)
+    try:
+        graph = read_model(model, name="fuzz")
+        op = graph.operators[0]
+        table = activation_params.op_params(graph, op)
+    except RipError as e:
+        assert "\n" not in str(e)
+        return
+    it = tflm_runtime.Interpreter.from_bytes(model, arena_size=1 << 20)
+    it.set_input(_ALL_BYTES, 0)
+    it.invoke()
+    want = np.asarray(it.get_output(0)).astype(np.int8).ravel()
+    got = np.frombuffer(table.table, dtype=np.int8)[_ALL_BYTES.view(np.uint8).ravel()]
+    assert got.tobytes() == want.tobytes(), (kind, alpha, si, zi, so, zo)
+
+
+@PROFILE
+@given(
+    st.sampled_from(["RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"]),
+    st.lists(st.one_of(st.integers(-(2**31), 2**31 - 1), st.integers(-1, 13)), max_size=3),
+)
+def test_resize_sizes_are_the_outputs(kind: str, size: list[int]) -> None:
+    """A RESIZE whose size input holds anything: accepted only when it is the output's
+    (H, W) (TFLite Micro writes size[0] x size[1] pixels whatever the output's shape)."""
+    mb = mbm.tw.ModelBuilder()
+    x = mb.activation((1, 3, 2, 4), 0.05, 3)
+    y = mb.activation((1, 6, 4, 4), 0.05, 3)
+    s = mb.constant_int32(np.asarray(size, dtype=np.int32), name="size")
+    opts = (
+        "ResizeNearestNeighborOptions"
+        if kind == "RESIZE_NEAREST_NEIGHBOR"
+        else "ResizeBilinearOptions"
+    )
+    mb.operator(kind, (x, s), (y,), opts, (("AlignCorners", False),))
+    mb.inputs([x])
+    mb.outputs([y])
+    try:
+        read_model(mb.to_bytes(), name="fuzz")
+    except RipError as e:
+        assert "\n" not in str(e) and size != [6, 4]
+        return
+    assert size == [6, 4]
+
+
+@PROFILE
+@given(
+    st.sampled_from(["ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"]),
+    st.integers(-128, 127),
+    st.one_of(st.none(), st.integers(0, 300)),
+)
+def test_opcode_fields(opcode: str, deprecated: int, builtin: int | None) -> None:
+    """Any pair of opcode fields: rip refuses in one line or reads the operator TFLite's
+    GetBuiltinCode names (schema_utils.cc: the larger of the two; an absent builtin_code
+    is 0)."""
+    mb = mbm.tw.ModelBuilder()
+    a = mb.activation((1, 2, 2, 3), 0.05, 3)
+    b = mb.activation((1, 2, 2, 3), 0.05, 3)
+    y = mb.activation((1, 2, 2, 3), 0.05, 3)
+    mb.operator(opcode, (a, b), (y,))
+    mb.set_code_fields(opcode, deprecated, builtin)
+    mb.inputs([a, b])
+    mb.outputs([y])
+    try:
+        graph = read_model(mb.to_bytes(), name="fuzz")
+    except RipError as e:
+        assert "\n" not in str(e)
+        return
+    code = max(deprecated, builtin or 0)
+    assert graph.operators[0].kind.value == tflite.opcode2name(code)

@@ -198,3 +198,111 @@ def test_cli_no_cache_and_cache(tmp_path, monkeypatch, capsys):
         a, b = fresh["strategies"][s], cached["strategies"][s]
         assert (a["arena_bytes"], a["optimal"]) == (b["arena_bytes"], b["optimal"])
         assert any("plan cache" in n for n in b["notes"])
+
+
+# ---- forged entries (issue 22, class 7) ------------------------------------------------
+
+
+def _forged(model, tmp_path, forge):
+    """Plan every strategy into the cache, let ``forge(entries)`` rewrite the entries (a
+    dict strategy -> entry), plan again: the plans and the cache's hits and misses."""
+    g, req = model
+    want = plan_graph(g, req, STRATEGIES, cache=PlanCache(MODEL, tmp_path), jobs=1)
+    files = {json.loads(p.read_text())["strategy"]: p for p in tmp_path.glob("*.json")}
+    entries = {s: json.loads(p.read_text()) for s, p in files.items()}
+    for s, text in forge(entries).items():
+        files[s].write_text(text)
+    cache = PlanCache(MODEL, tmp_path)
+    got = plan_graph(g, req, STRATEGIES, cache=cache, jobs=1)
+    return want, got, cache
+
+
+def _as(entry, **plan):
+    return json.dumps({**entry, "plan": {**entry["plan"], **plan}})
+
+
+FORGERIES = {
+    # another strategy's plan under rip's key (reported as rip's 28,672 B, "optimal")
+    "dual_plan_under_rip_key": lambda e: {"rip": json.dumps({**e["dual"], "key": e["rip"]["key"]})},
+    "dual_plan_named_rip": lambda e: {
+        "rip": json.dumps({**e["dual"], "key": e["rip"]["key"], "strategy": "rip"})
+    },
+    "dual_plan_with_rips_problem_hash": lambda e: {
+        "rip": json.dumps({**e["rip"], "plan": {**e["dual"]["plan"], "optimal": True}})
+    },
+    # every offset 48 MiB up: no overlap, the replay passes, the arena is 48 MiB
+    "offsets_48_mib_up": lambda e: {
+        "rip": _as(
+            e["rip"],
+            offsets=[[t, x + (48 << 20)] for t, x in e["rip"]["plan"]["offsets"]],
+            peak=e["rip"]["plan"]["peak"] + (48 << 20),
+        )
+    },
+    "offsets_a_terabyte_up": lambda e: {
+        "rip": _as(
+            e["rip"], offsets=[[t, x + (1 << 40) - 8] for t, x in e["rip"]["plan"]["offsets"]]
+        )
+    },
+    "solve_seconds_infinity": lambda e: {
+        "rip": _as(e["rip"], solve_seconds=1.0).replace(
+            '"solve_seconds": 1.0', '"solve_seconds": Infinity'
+        )
+    },
+    "solve_seconds_nan": lambda e: {
+        "rip": _as(e["rip"], solve_seconds=1.0).replace(
+            '"solve_seconds": 1.0', '"solve_seconds": NaN'
+        )
+    },
+    "stats_huge": lambda e: {"rip": _as(e["rip"], stats={"variables": 10**400})},
+    "stats_text": lambda e: {"rip": _as(e["rip"], stats={"binaries": "\x1b[2J"})},
+    "placer_escape": lambda e: {"rip": _as(e["rip"], placer="milp\x1b]0;owned\x07")},
+    "other_version": lambda e: {"rip": json.dumps({**e["rip"], "version": "0.0.0"})},
+    "offset_float": lambda e: {
+        "rip": _as(e["rip"], offsets=[[t, x + 0.0] for t, x in e["rip"]["plan"]["offsets"]])
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_a_forged_entry_is_a_miss(model, tmp_path, name):
+    want, got, cache = _forged(model, tmp_path, FORGERIES[name])
+    assert "rip" in cache.rejected and "rip" not in cache.hits
+    assert got["rip"].offsets == want["rip"].offsets and got["rip"].peak == want["rip"].peak
+
+
+def test_cached_free_text_and_figures_are_never_shown(model, tmp_path):
+    """Forged notes (terminal escapes) and a forged lower bound in an otherwise good entry:
+    the plan is reused, its notes are rip's own one line, its bound recomputed."""
+    escape = "\x1b[2J\x1b]0;owned\x07"
+
+    def forge(e):
+        return {"rip": _as(e["rip"], notes=[escape], lower_bound=0)}
+
+    want, got, cache = _forged(model, tmp_path, forge)
+    assert cache.hits.count("rip") == 1
+    assert not any(escape in n for n in got["rip"].notes)
+    assert got["rip"].notes == (
+        "plan cache: reused after an exact replay (the first compile's notes not repeated)",
+    )
+    assert got["rip"].lower_bound == want["rip"].lower_bound
+
+
+def test_json_stays_valid_with_forged_entries(tmp_path, monkeypatch, capsys):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(MODEL)
+    monkeypatch.setenv("RIP_CACHE_DIR", str(tmp_path / "cache"))
+    assert main([str(model), "--board", "host", "--json"]) == 0
+    fresh = json.loads(capsys.readouterr().out)
+    for p in (tmp_path / "cache").glob("*.json"):
+        e = json.loads(p.read_text())
+        p.write_text(
+            _as(e, solve_seconds=1.0, notes=["\x1b[31m"]).replace(
+                '"solve_seconds": 1.0', '"solve_seconds": NaN'
+            )
+        )
+    assert main([str(model), "--board", "host", "--json"]) == 0
+    out = capsys.readouterr().out
+    cached = json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in --json"))
+    assert "\x1b" not in out and "\\u001b" not in out
+    for s in STRATEGIES:
+        assert fresh["strategies"][s]["arena_bytes"] == cached["strategies"][s]["arena_bytes"]

@@ -12,6 +12,8 @@ import tflite_writer as tw
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder
 
+from rip.frontend.tflite_mapping import builtin_name
+
 ALL_OPS = {
     "CONV_2D",
     "DEPTHWISE_CONV_2D",
@@ -66,7 +68,7 @@ def read(buf: bytes) -> tuple[tflite.Model, tflite.SubGraph]:
 
 def op_name(model: tflite.Model, op: tflite.Operator) -> str:
     code = model.OperatorCodes(op.OpcodeIndex())
-    return tflite.opcode2name(max(code.BuiltinCode(), code.DeprecatedBuiltinCode()))
+    return builtin_name(code)
 
 
 def op_names(buf: bytes) -> list[str]:

@@ -7,15 +7,20 @@ that plans (a hash of every source file of the front end and the allocator), so 
 to the model, the options or that code misses. Entries live in ``$RIP_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/rip``, else ``~/.cache/rip``.
 
-Nothing read back is trusted: an entry must decode, alias only pairs the problem allows,
-and pass the caller's check (the planner's replay, replay.py) before it is used. A corrupt
-or stale entry is ignored, and the freshly planned one is written over it.
+Nothing read back is trusted (issue 22: a forged entry gave another strategy's plan as
+"optimal", a 48 MiB arena, terminal escapes in the notes, ``NaN`` in ``--json``). An entry
+is bound to its strategy, rip's version and a content hash of the problem, each checked; it
+must be strict JSON, decode, alias only pairs the problem allows, peak no higher than first
+fit on the same problem (every plan rip stores does: each placer starts from it), carry
+finite numbers in range and a known placer, and pass the caller's check (the planner's
+replay, replay.py). The peak and the lower bound are recomputed, and the stored notes (free
+text) are never shown. Any inconsistency is a miss: the model is planned afresh and the
+entry rewritten.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -26,11 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from rip.allocator.planning.options import PlanOptions
-from rip.allocator.planning.placement import Pair, Plan, Problem, measure_peak
+from rip.allocator.planning.placement import Pair, Plan, Problem, first_fit, measure_peak
 from rip.allocator.planning.strategies import Variant
 from rip.core import jsonio
 
-FORMAT = 1  # bump when an entry's layout changes
+FORMAT = 2  # bump when an entry's layout changes
+MAX_ENTRY_BYTES = 64 << 20  # far above any real plan's (a few hundred bytes a buffer)
+MAX_SOLVE_SECONDS = 7 * 86400.0
+_PLACERS = ("milp", "firstfit", "greedy")
+_STAT_KEYS = ("variables", "constraints", "binaries", "solved", "polished", "build_seconds")
 PACKAGE = Path(__file__).resolve().parents[2]  # the rip package: allocator/ and frontend/
 
 
@@ -62,6 +71,16 @@ def code_identity() -> str:
     return h.hexdigest()
 
 
+def problem_hash(problem: Problem) -> str:
+    """A content hash of ``problem``: its buffers (id, size, lifetime), pairs and alignment."""
+    body = {
+        "buffers": [[b.id, b.size, b.first, b.last] for b in problem.buffers],
+        "pairs": [asdict(p) for p in problem.pairs],
+        "alignment": problem.alignment,
+    }
+    return hashlib.sha256(jsonio.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
 def _encode(plan: Plan) -> dict[str, Any]:
     return {
         "offsets": [[t, x] for t, x in sorted(plan.offsets.items())],
@@ -90,18 +109,49 @@ def _decode(data: dict[str, Any], problem: Problem) -> Plan:
     optimal = data["optimal"]
     if optimal not in (True, False, None):
         raise ValueError("optimal must be true, false or null")
+    offsets = {_int(t): _int(x) for t, x in data["offsets"]}
+    shifts = tuple(pair(d) for d in data["shifts"])
+    placer = data["placer"]
+    base = placer.removesuffix(" plan of another strategy") if isinstance(placer, str) else ""
+    if base not in _PLACERS:
+        raise ValueError("unknown placer")
+    seconds = data["solve_seconds"]
+    if type(seconds) not in (int, float) or not 0.0 <= seconds <= MAX_SOLVE_SECONDS:
+        raise ValueError("solve time out of range")
     return Plan(
-        offsets={int(t): int(x) for t, x in data["offsets"]},
+        offsets=offsets,
         aliased=tuple(pair(d) for d in data["aliased"]),
-        shifts=tuple(pair(d) for d in data["shifts"]),
-        peak=int(data["peak"]),
-        placer=str(data["placer"]),
+        shifts=shifts,
+        peak=measure_peak(problem, offsets, shifts),  # recomputed, compared by the caller
+        placer=placer,
         optimal=optimal,
-        solve_seconds=float(data["solve_seconds"]),
-        lower_bound=int(data["lower_bound"]),
-        stats=dict(data["stats"]),
-        notes=tuple(str(n) for n in data["notes"]),
+        solve_seconds=float(seconds),
+        lower_bound=problem.lower_bound(),  # recomputed: every placer stores this one
+        stats=_stats(data["stats"]),
+        notes=(),  # free text from a file: never shown
     )
+
+
+def _int(value: Any) -> int:
+    """A non-negative JSON integer below 2^40 (no bool, float or string)."""
+    if type(value) is not int or not 0 <= value < 1 << 40:
+        raise ValueError(f"not an integer in range: {value!r}")
+    return value
+
+
+def _stats(data: Any) -> dict[str, Any]:
+    """The MILP's figures: known keys, each an integer in range, a bool, the build time in
+    range, or the ``> N`` a model too big for the MILP records."""
+    if not isinstance(data, dict) or not set(data) <= set(_STAT_KEYS):
+        raise ValueError("unknown stats")
+    for k, v in data.items():
+        if isinstance(v, bool) or (type(v) is int and 0 <= v < 1 << 40):
+            continue
+        if k == "build_seconds" and type(v) is float and 0.0 <= v <= MAX_SOLVE_SECONDS:
+            continue
+        if not (isinstance(v, str) and v.startswith("> ") and v[2:].isascii() and v[2:].isdigit()):
+            raise ValueError("stats value out of range")
+    return dict(data)
 
 
 class PlanCache:
@@ -143,22 +193,31 @@ class PlanCache:
         if not path.is_file():
             return None
         try:
-            entry = json.loads(path.read_text())
+            if path.stat().st_size > MAX_ENTRY_BYTES:
+                raise ValueError("entry too large")
+            entry = jsonio.loads(path.read_text())
             if entry.get("key") != key:
                 raise ValueError("entry stored under another key")
+            if entry.get("strategy") != strategy or entry.get("version") != _version("rip"):
+                raise ValueError("entry of another strategy or rip version")
+            if entry.get("problem") != problem_hash(problem):
+                raise ValueError("entry of another problem")
             plan = _decode(entry["plan"], problem)
             if set(plan.offsets) != {b.id for b in problem.buffers}:
                 raise ValueError("offsets for other buffers")
-            if plan.peak != measure_peak(problem, plan.offsets, plan.shifts):
+            if plan.peak != entry["plan"]["peak"]:
                 raise ValueError("peak is not the plan's")
-            if plan.peak < problem.lower_bound():
+            if plan.peak < plan.lower_bound:
                 raise ValueError("peak below the layer-by-layer limit")
+            if plan.peak > first_fit(problem).peak:
+                raise ValueError("peak above first fit's: no placer rip runs stores that")
             check(plan)
         except Exception:  # anything wrong with an entry: plan afresh, rewrite it
             self.rejected.append(strategy)
             return None
         self.hits.append(strategy)
-        return replace(plan, notes=(*plan.notes, "plan cache: reused after an exact replay"))
+        note = "plan cache: reused after an exact replay (the first compile's notes not repeated)"
+        return replace(plan, notes=(note,))
 
     def put(self, variant: Variant, plan: Plan, options: PlanOptions) -> None:
         """Store ``plan`` atomically; a cache that cannot be written is silently skipped."""
@@ -166,7 +225,13 @@ class PlanCache:
         key = self.key(
             strategy, options.placer, variant.problem.alignment, options.time_limit, variant.key
         )
-        entry = {"key": key, "strategy": strategy, "plan": _encode(plan)}
+        entry = {
+            "key": key,
+            "strategy": strategy,
+            "version": _version("rip"),
+            "problem": problem_hash(variant.problem),
+            "plan": _encode(plan),
+        }
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")

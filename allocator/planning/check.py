@@ -129,10 +129,18 @@ def picture(problem: Problem, plan: Plan, width: int = 64) -> str:
         f"{plan.placer}: peak {plan.peak:,} B (lower bound {problem.lower_bound():,} B); "
         f"one column = {col:,} B"
     ]
+    by_first = sorted(problem.buffers, key=lambda b: b.first)
+    live: list = []  # the buffers alive at step k, kept by one sweep (linear in the picture)
+    j = 0
     for k in range(steps):
+        live = [b for b in live if b.last >= k]
+        while j < len(by_first) and by_first[j].first <= k:
+            if by_first[j].live_at(k):
+                live.append(by_first[j])
+            j += 1
         spans: list[list[tuple[int, int, int]]] = [[] for _ in range(cols)]
         held: list[tuple[int, int]] = []
-        for b in (b for b in problem.buffers if b.live_at(k)):
+        for b in live:
             lo = _home(plan, shifts, b, k)
             held.append((lo, lo + b.size))
             for c in range(lo // col, min(cols, -(-(lo + b.size) // col))):

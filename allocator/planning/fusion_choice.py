@@ -37,6 +37,7 @@ from rip.allocator.theory.fused import fused_gap, ring_bytes, ring_rows
 from rip.core.errors import LayerError
 from rip.frontend.fusion import ChainSpan, candidates
 from rip.frontend.ir import Graph
+from rip.frontend.liveness import live_totals
 
 UNFUSABLE = 1 << 62  # the cost of a segment the theory refuses (Theorem 13's domain)
 
@@ -84,6 +85,8 @@ def choose(
     size = {b.id: b.size for b in buffers}
     last = {b.id: b.last for b in buffers}
 
+    alive = live_totals(buffers, len(ops))  # bytes alive at each step, one sweep
+
     def live(a: int, b: int) -> set[int]:
         return {x.id for x in buffers if x.first <= b and x.last >= a}
 
@@ -97,7 +100,7 @@ def choose(
             ),
             default=0,
         )  # fmt: skip
-        return sum(size[s] for s in live(k, k)) - saving
+        return alive[k] - saving
 
     def fused(a: int, b: int, residual: int | None) -> int:
         end = b if residual is None else residual

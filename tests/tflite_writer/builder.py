@@ -159,6 +159,9 @@ class ModelBuilder:
         self._operators: list[OperatorDef] = []
         self._inputs: tuple[int, ...] = ()
         self._outputs: tuple[int, ...] = ()
+        # opcode -> (deprecated_builtin_code, builtin_code or None: absent) written instead
+        # of the converter's pair (set_code_fields)
+        self._code_fields: dict[str, tuple[int, int | None]] = {}
 
     @property
     def tensors(self) -> tuple[TensorDef, ...]:
@@ -787,6 +790,12 @@ class ModelBuilder:
         ins = [self._ints(self.shape(out)), weights, x, *([] if bias is None else [bias])]
         return self.operator("TRANSPOSE_CONV", ins, [out], "TransposeConvOptions", options)
 
+    def set_code_fields(self, opcode: str, deprecated: int, builtin: int | None) -> None:
+        """Write ``opcode``'s operator code entry with these two fields instead of the
+        converter's (``deprecated_builtin_code`` = min(code, 127), ``builtin_code`` = code):
+        fields that disagree, or an old (schema v3) file without ``builtin_code`` (None)."""
+        self._code_fields[opcode] = (deprecated, builtin)
+
     def inputs(self, tensors: Sequence[int]) -> None:
         """Set the subgraph inputs."""
         self._inputs = tuple(tensors)
@@ -839,7 +848,7 @@ class ModelBuilder:
         tflite.SubGraphAddName(b, subgraph_name)
         subgraph = tflite.SubGraphEnd(b)
 
-        code_tables = [_operator_code(b, name) for name in opcodes]
+        code_tables = [_operator_code(b, name, self._code_fields.get(name)) for name in opcodes]
         codes_vec = _table_vector(b, code_tables)
         subgraphs_vec = _table_vector(b, [subgraph])
         description = b.CreateString(self._description)
@@ -935,10 +944,18 @@ def _operator(b: flatbuffers.Builder, op: OperatorDef, opcode_index: int) -> int
     return tflite.OperatorEnd(b)
 
 
-def _operator_code(b: flatbuffers.Builder, name: str) -> int:
+def _operator_code(
+    b: flatbuffers.Builder, name: str, fields: tuple[int, int | None] | None = None
+) -> int:
     code = getattr(tflite.BuiltinOperator, name)
     tflite.OperatorCodeStart(b)
-    tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, _PLACEHOLDER_FOR_GREATER_OP_CODES))
-    tflite.OperatorCodeAddBuiltinCode(b, code)
+    if fields is None:  # as the converter writes them
+        tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, _PLACEHOLDER_FOR_GREATER_OP_CODES))
+        tflite.OperatorCodeAddBuiltinCode(b, code)
+    else:  # as given, a field equal to its default (0) included
+        deprecated, builtin = fields
+        b.PrependInt8Slot(0, deprecated, ~deprecated)
+        if builtin is not None:
+            b.PrependInt32Slot(3, builtin, ~builtin)
     tflite.OperatorCodeAddVersion(b, _OP_VERSION.get(name, 1))
     return tflite.OperatorCodeEnd(b)
