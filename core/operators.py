@@ -30,6 +30,7 @@ class Op(Word):
 
     # convolution and fully connected (kernels/rip_conv.h)
     CONV_2D = "CONV_2D"
+    GROUPED_CONV_2D = "GROUPED_CONV_2D"  # a CONV_2D whose filter has C_in / groups channels
     DEPTHWISE_CONV_2D = "DEPTHWISE_CONV_2D"
     FULLY_CONNECTED = "FULLY_CONNECTED"
     # pooling (kernels/rip_pool.h)
@@ -169,6 +170,7 @@ class OpSpec:
     fused_activation: bool = False  # its int8 kernel clamps to a fused RELU / RELU6
     interface: bool = False  # removed when it is the float boundary (strip_interface)
     made_by: str | None = None  # the pass that creates it (None: read from TFLite files)
+    read_from: Op | None = None  # the builtin the reader reads as this kind (made_by reader)
     refusal: str | None = None  # why a REFUSED op is refused, appended to the message
     recurrent_marker: bool = False  # its presence says "a recurrent model"
     writes_indices: bool = False  # its output is int32 indices into its int8 input
@@ -188,6 +190,12 @@ class OpSpec:
     def accepted(self) -> bool:
         """rip reads it from a TFLite file and compiles it (`rip-compile --list-ops`)."""
         return self.made_by is None and self.role is not Role.REFUSED
+
+    @property
+    def listed(self) -> bool:
+        """`rip-compile --list-ops` lists it: accepted, or read from a builtin (a grouped
+        CONV_2D)."""
+        return self.accepted or self.read_from is not None
 
     @property
     def lowered(self) -> bool:
@@ -226,6 +234,22 @@ _ROWS = (
         cost_class=CostClass.CONV,
         chain_stage=True,
         fused_activation=True,
+    ),
+    # A CONV_2D whose filter's input channels are a proper divisor of the input's: groups =
+    # C_in / filter C_in (TFLite Micro's reference conv). Its own kernel gathers each field
+    # over all C_in channels, as rip_conv2d_s8, so the simulator's conv gap holds for it.
+    _kernel(
+        Op.GROUPED_CONV_2D,
+        "conv",
+        "rip_conv2d_grouped_s8",
+        "rip_conv_params",
+        in_place=_RIP,
+        scratch="grouped_conv",
+        scratch_twin="rip_conv2d_grouped_s8_get_buffer_size",
+        cost_class=CostClass.CONV,
+        fused_activation=True,
+        made_by="read_model",
+        read_from=Op.CONV_2D,
     ),
     _kernel(
         Op.DEPTHWISE_CONV_2D,

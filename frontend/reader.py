@@ -174,7 +174,7 @@ class _Reader:
         for i, (name, ins, outs, op) in enumerate(raw_ops):
             kind = TFLITE_OPS[name]
             params = self.params(_Raw(i, kind, op, ins, outs, tensors))
-            operators.append(Operator(kind, ins, outs, params, i))
+            operators.append(Operator(_grouped(kind, ins, tensors), ins, outs, params, i))
         op_inputs = {t for op in operators for t in op.inputs if t >= 0}
         missing = [
             t for t in sorted(op_inputs) if tensors[t].is_constant and tensors[t].data is None
@@ -778,6 +778,15 @@ class _Reader:
             raise movement.Refused(f"unknown padding code {o.Padding()}")
         act = self.activation(o.FusedActivationFunction(), r)
         return Conv2DParams(stride, (1, 1), Padding(top, 0, left, 0), act)
+
+
+def _grouped(kind: Op, ins: tuple[int, ...], tensors: dict[int, Tensor]) -> Op:
+    """GROUPED_CONV_2D for a CONV_2D whose filter has fewer input channels than its input
+    (the validator checked that they divide it), else ``kind``."""
+    if kind != Op.CONV_2D:
+        return kind
+    x, w = tensors[ins[0]].shape, tensors[ins[1]].shape
+    return Op.GROUPED_CONV_2D if len(x) == 4 and len(w) == 4 and w[3] != x[3] else kind
 
 
 @dataclass(frozen=True)

@@ -620,11 +620,23 @@ def constraint_filter_window(c: OpCheck) -> None:
 
 
 def constraint_conv_channels(c: OpCheck) -> None:
-    """The filter [O, KH, KW, I] has the input's channels I and the output's O; the bias,
-    if any, has O entries."""
+    """The filter [O, KH, KW, I] has the output's channels O and the input's channels I,
+    or a proper divisor of them (a grouped convolution of C_in / I groups, O a multiple of
+    the groups, as TFLite Micro runs it); the bias, if any, has O entries."""
     w, xs, ys = c.ins[1], c.xs, c.ys
     ws = c.shape(w)
-    c.need(ws[3] == xs[3], w, f"filter has {ws[3]} input channels, input {xs[3]}")
+    c.need(
+        ws[3] > 0 and xs[3] % ws[3] == 0,
+        w,
+        f"filter has {ws[3]} input channels, input {xs[3]}: not a divisor, so neither a "
+        "convolution nor a grouped one",
+    )
+    groups = xs[3] // ws[3]
+    c.need(
+        ws[0] % groups == 0,
+        w,
+        f"grouped convolution of {groups} groups: {ws[0]} output channels is not a multiple",
+    )
     c.need(ws[0] == ys[3], w, f"filter has {ws[0]} output channels, output {ys[3]}")
     c.validator.bias(c.index, c.ins, ws[0])
 

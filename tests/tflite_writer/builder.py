@@ -373,10 +373,12 @@ class ModelBuilder:
         padding: Padding = "SAME",
         activation: Activation = "NONE",
     ) -> int:
-        """CONV_2D with weights ``[O, KH, KW, I]`` and int32 bias ``[O]``."""
+        """CONV_2D with weights ``[O, KH, KW, I]`` and int32 bias ``[O]``; ``I`` a proper
+        divisor of the input's channels makes it grouped (groups = C_in / I, as TFLite)."""
         o, kh, kw, i = self.shape(weights)
-        if self.shape(x)[3] != i:
-            raise ValueError(f"CONV_2D: input has {self.shape(x)[3]} channels, weights {i}")
+        c_in = self.shape(x)[3]
+        if i < 1 or c_in % i or o % (c_in // i):
+            raise ValueError(f"CONV_2D: input has {c_in} channels, weights {i}, output {o}")
         sh, sw = _pair(stride)
         dh, dw = _pair(dilation)
         self._check_window_output("CONV_2D", x, out, o, (kh, kw), (sh, sw), (dh, dw), padding)
