@@ -3,9 +3,9 @@ every stage reads (Arm Vela's ``Op`` enum with its ``OperatorInfo``).
 
 `Op` is a `rip.core.terms.Word`: a member equals its TFLite builtin name (``Op.CONV_2D ==
 "CONV_2D"``), so messages, JSON and reports keep the plain names. Besides the builtins rip
-compiles it holds the kinds the rewrites create (``GLOBAL_AVERAGE_POOL``, ``FUSED_CHAIN``)
-and the builtins rip refuses with a reason (TFLite Micro runs them on float only, or they
-mark a recurrent model).
+compiles it holds the kinds the rewrites create (``GLOBAL_AVERAGE_POOL``, ``FUSED_CHAIN``),
+the one the reader makes of a builtin (``GROUPED_CONV_2D``) and the builtins rip refuses
+with a reason that names the op and what TFLite Micro does with it.
 
 `OpSpec` is what rip itself means by an op: its `Role`, its kernel family (which names the
 kernel header ``kernels/rip_<family>.h`` and the template pair
@@ -97,7 +97,9 @@ class Op(Word):
     # refused: TFLite Micro has no int8 kernel for these (nothing to be bit-exact with)
     NEG = "NEG"
     L2_POOL_2D = "L2_POOL_2D"
-    # refused: they only occur in recurrent or stateful models
+    # refused: TFLite Micro runs it, rip has no kernel for it yet (attention blocks)
+    BATCH_MATMUL = "BATCH_MATMUL"
+    # refused: recurrent layers and resource variables, state kept across invokes
     SVDF = "SVDF"
     LSTM = "LSTM"
     RNN = "RNN"
@@ -108,6 +110,7 @@ class Op(Word):
     VAR_HANDLE = "VAR_HANDLE"
     READ_VARIABLE = "READ_VARIABLE"
     ASSIGN_VARIABLE = "ASSIGN_VARIABLE"
+    CALL_ONCE = "CALL_ONCE"
 
 
 class Role(Word):
@@ -172,7 +175,7 @@ class OpSpec:
     made_by: str | None = None  # the pass that creates it (None: read from TFLite files)
     read_from: Op | None = None  # the builtin the reader reads as this kind (made_by reader)
     refusal: str | None = None  # why a REFUSED op is refused, appended to the message
-    recurrent_marker: bool = False  # its presence says "a recurrent model"
+    resource_variable: bool = False  # a resource variable op (rip.frontend.stateful)
     writes_indices: bool = False  # its output is int32 indices into its int8 input
 
     @property
@@ -219,6 +222,18 @@ _RIP, _CHANNEL, _EW, _REVERSE = (
 )
 _POOL = CostClass.POOL
 _FLOAT_ONLY = "TFLite Micro runs it on float32 only (no int8 kernel to match)"
+_STATE = "TFLite Micro runs it, keeping that state across invokes; rip keeps no state yet"
+_STATEFUL_LAYER = "a recurrent layer whose state lives in variable tensors: " + _STATE
+_NO_TFLM_RECURRENT = (
+    "a recurrent layer TFLite Micro has no kernel for either; convert the model with the "
+    "layer unrolled"
+)
+# How resource variables are named in one refusal (rip.frontend.stateful).
+RESOURCE_VARIABLES = (
+    "resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, initialised by "
+    "CALL_ONCE): a streaming model's state across invokes; TFLite Micro runs them, rip does "
+    "not support resource variables yet"
+)
 
 _ROWS = (
     # ---- kernels/rip_conv.h: the lowering picks a fast variant per layer (kernel_choice)
@@ -375,9 +390,7 @@ _ROWS = (
         interface=True,
     ),
     _kernel(Op.LOGISTIC, "activation", "rip_logistic_s8", "rip_logistic_params", in_place=_EW),
-    _kernel(
-        Op.TANH, "activation", "rip_tanh_s8", "rip_tanh_params", in_place=_EW, recurrent_marker=True
-    ),
+    _kernel(Op.TANH, "activation", "rip_tanh_s8", "rip_tanh_params", in_place=_EW),
     _kernel(
         Op.HARD_SWISH, "activation", "rip_hard_swish_s8", "rip_hard_swish_params", in_place=_EW
     ),
@@ -439,20 +452,27 @@ _ROWS = (
     # ---- refused
     _no_code(Op.NEG, Role.REFUSED, refusal=_FLOAT_ONLY),
     _no_code(Op.L2_POOL_2D, Role.REFUSED, refusal=_FLOAT_ONLY),
+    _no_code(
+        Op.BATCH_MATMUL,
+        Role.REFUSED,
+        refusal="a batched matrix product (attention blocks): TFLite Micro runs it, rip has "
+        "no kernel for it yet",
+    ),
+    _no_code(Op.SVDF, Role.REFUSED, refusal=_STATEFUL_LAYER),
+    _no_code(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Role.REFUSED, refusal=_STATEFUL_LAYER),
     *(
-        _no_code(op, Role.REFUSED, recurrent_marker=True)
+        _no_code(op, Role.REFUSED, refusal=_NO_TFLM_RECURRENT)
         for op in (
-            Op.SVDF,
             Op.LSTM,
             Op.RNN,
-            Op.UNIDIRECTIONAL_SEQUENCE_LSTM,
             Op.UNIDIRECTIONAL_SEQUENCE_RNN,
             Op.BIDIRECTIONAL_SEQUENCE_LSTM,
             Op.BIDIRECTIONAL_SEQUENCE_RNN,
-            Op.VAR_HANDLE,
-            Op.READ_VARIABLE,
-            Op.ASSIGN_VARIABLE,
         )
+    ),
+    *(
+        _no_code(op, Role.REFUSED, refusal=RESOURCE_VARIABLES, resource_variable=True)
+        for op in (Op.VAR_HANDLE, Op.READ_VARIABLE, Op.ASSIGN_VARIABLE, Op.CALL_ONCE)
     ),
 )
 SPECS: dict[Op, OpSpec] = {row.op: row for row in _ROWS}

@@ -206,9 +206,8 @@ class _Reader:
         return builtin_name(code)
 
     def check_operators(self, raw_ops: list, raw_tensors: dict[int, Any]) -> None:
-        kinds = {kind for kind, *_ in raw_ops}
-        stateful = any(t.IsVariable() for t in raw_tensors.values())
-        markers = sorted(k for k in kinds if k in TFLITE_OPS and spec(k).recurrent_marker)
+        """Refuse the first operator rip does not compile, naming it and (from the operator
+        table) what TFLite Micro does with it; then variable (state) tensors."""
         for i, (kind, _, outs, _) in enumerate(raw_ops):
             if accepted(kind) is not None:
                 continue
@@ -221,12 +220,14 @@ class _Reader:
             refusal = spec(kind).refusal if kind in TFLITE_OPS else None
             if refusal:
                 message += f"; {refusal}"
-            if markers or stateful:
-                uses = ", ".join(markers) or "variable tensors"
-                message += f"; recurrent models are not supported (this one uses {uses})"
             raise self.fail(message)
-        if stateful:
-            raise self.fail("variable (state) tensors: stateful models are not supported")
+        variables = [tid for tid, t in raw_tensors.items() if t.IsVariable()]
+        if variables:
+            name = (raw_tensors[variables[0]].Name() or b"").decode(errors="replace")
+            raise self.fail(
+                f"variable (state) tensor {variables[0]} {name!r}: a stateful model; TFLite "
+                "Micro keeps such state across invokes, rip keeps no state yet"
+            )
 
     def tensor(self, tid: int, raw: Any, is_constant: bool) -> Tensor:
         name = (raw.Name() or b"").decode(errors="replace")
@@ -333,8 +334,10 @@ class _Reader:
                 )
             if t.dtype == "int16":
                 raise self.fail(
-                    f"int16 activations (16x8 quantization) are not supported: "
-                    f"{_tensor_desc(t)} ({made_by})"
+                    f"int16 activations (16x8 quantization, the converter's "
+                    f"EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8): "
+                    f"{_tensor_desc(t)} ({made_by}); TFLite Micro runs them, rip compiles "
+                    "int8 activations only"
                 )
             raise self.fail(
                 f"{t.dtype} activations are not supported (int8 only): {_tensor_desc(t)} "

@@ -22,7 +22,7 @@ naming the file, the operator index and the tensor (a ``ModelError``, exit code 
   tensor produced twice or produced while being a graph input; every operator reads only
   graph inputs, constants and outputs of earlier operators (no cycle, no out-of-order read,
   no RESHAPE reading its own output, so aliases never loop); a graph output is never a
-  constant; extra subgraphs are not empty;
+  constant; extra subgraphs have operators and outputs;
 - operators rip supports: input and output counts, the options table's type, and shapes
   consistent with the operator's parameters and weights (channels, depth multiplier,
   fully connected weights, broadcasting, concatenation, element counts of RESHAPE,
@@ -30,7 +30,8 @@ naming the file, the operator index and the tensor (a ``ModelError``, exit code 
 - sizes: no activation (and no set of activations alive together) over
   ``HOST_LIMIT_BYTES``, no window over ``MAX_KERNEL_WORK`` (see rip.core.limits).
 
-Unsupported operators are left to the reader, which names them (and recurrent models).
+Unsupported operators are left to the reader, which names them; resource variables are
+named first (rip.frontend.stateful), before the checks they would fail.
 ``check_limits`` is the same size check on a (rewritten) IR graph, for a driver that wants
 a tighter limit than the host's.
 """
@@ -51,6 +52,7 @@ from rip.core.limits import HOST_LIMIT_BYTES, MAX_EXTENT, MAX_KERNEL_WORK, kerne
 from rip.core.operators import Op
 from rip.frontend.ir import DTYPE_BYTES, Graph
 from rip.frontend.liveness import live_bytes
+from rip.frontend.stateful import resource_variables
 from rip.frontend.tflite_mapping import FORMATS, TFLITE_OPS
 
 _TYPE_NAMES = {
@@ -240,10 +242,17 @@ class _Validator:
         self.model = model
         if model.SubgraphsLength() < 1:
             raise self.fail("the model has no subgraph")
+        stateful = resource_variables(model)  # before the checks it would fail, misnamed
+        if stateful is not None:
+            raise self.fail(stateful)
         for s in range(1, model.SubgraphsLength()):
             extra = model.Subgraphs(s)
-            if not extra.OperatorsLength() or not extra.OutputsLength():
-                raise self.fail(f"subgraph {s} is empty (no operators or no outputs)")
+            if not extra.OperatorsLength():
+                raise self.fail(f"subgraph {s} is empty (no operators)")
+            if not extra.OutputsLength():
+                raise self.fail(
+                    f"subgraph {s} has {extra.OperatorsLength()} operators and no outputs"
+                )
         self.sub = sub = model.Subgraphs(0)
         self.n_tensors = sub.TensorsLength()
         self.n_buffers = model.BuffersLength()
