@@ -250,9 +250,8 @@ class _Validator:
             if not extra.OperatorsLength():
                 raise self.fail(f"subgraph {s} is empty (no operators)")
             if not extra.OutputsLength():
-                raise self.fail(
-                    f"subgraph {s} has {extra.OperatorsLength()} operators and no outputs"
-                )
+                n = extra.OperatorsLength()
+                raise self.fail(f"subgraph {s} has {n} operator{'s' * (n != 1)} and no outputs")
         self.sub = sub = model.Subgraphs(0)
         self.n_tensors = sub.TensorsLength()
         self.n_buffers = model.BuffersLength()

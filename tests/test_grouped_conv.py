@@ -152,7 +152,7 @@ def test_scratch_is_the_c_twin(lib) -> None:
         ("g3_explicit_pad", 2, 3, 2, 1, (1, 0, 0, 1), True),
     ],
 )
-@pytest.mark.parametrize("strategy", ["rip", "dual", "fused"])
+@pytest.mark.parametrize("strategy", ["rip", "dual", "tinyengine", "fused"])
 def test_compiled_model_matches_tflm(tmp_path, name, c_group, groups, per_group, stride,
                                      padding, per_ch, strategy):  # fmt: skip
     """A model with a grouped conv between two ordinary ones, compiled, built and run on

@@ -147,7 +147,7 @@ def test_a_subgraph_with_operators_and_no_outputs_is_not_called_empty() -> None:
     mb.subgraph(extra)
     mb.inputs([x])
     mb.outputs([y])
-    assert "subgraph 1 has 1 operators and no outputs" in _refusal(mb.to_bytes())
+    assert "subgraph 1 has 1 operator and no outputs" in _refusal(mb.to_bytes())
 
 
 def test_int16_activations_are_refused_naming_the_16x8_mode() -> None:
