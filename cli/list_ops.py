@@ -48,8 +48,9 @@ def _entry(s: OpSpec) -> OpEntry:
 
 
 def operator_table() -> list[OpEntry]:
-    """Every accepted operator, sorted by name."""
-    return [_entry(SPECS[op]) for op in sorted(op for op, s in SPECS.items() if s.accepted)]
+    """Every accepted operator, and each kind the reader reads from one (a grouped CONV_2D),
+    sorted by name."""
+    return [_entry(SPECS[op]) for op in sorted(op for op, s in SPECS.items() if s.listed)]
 
 
 def format_operator_table(rows: list[OpEntry]) -> str:

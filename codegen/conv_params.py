@@ -53,9 +53,9 @@ class ConvKernelParams:
     """``rip_conv2d_s8`` / ``rip_depthwise_conv2d[_inplace]_s8``: rip_conv_params (or
     rip_dw_conv_params), rip_per_channel_quant and the dims structs."""
 
-    kind: Op  # CONV_2D | DEPTHWISE_CONV_2D
+    kind: Op  # CONV_2D | GROUPED_CONV_2D | DEPTHWISE_CONV_2D
     input_dims: Dims
-    filter_dims: Dims  # conv [C_out, KH, KW, C_in]; depthwise [1, KH, KW, C * M]
+    filter_dims: Dims  # conv [C_out, KH, KW, C_in / G]; depthwise [1, KH, KW, C * M]
     output_dims: Dims
     stride: tuple[int, int]  # (h, w)
     padding: tuple[int, int]  # (top, left); bottom and right follow from the output dims
@@ -147,7 +147,7 @@ def _has_bias(graph: Graph, op: Operator) -> bool:
 def conv_params(graph: Graph, op: Operator) -> ConvKernelParams:
     """CONV_2D or DEPTHWISE_CONV_2D: TFLite Micro's ConvParamsQuantized /
     DepthwiseConvParamsQuantized and its per-channel multipliers."""
-    if op.kind not in CONVOLUTIONS:
+    if op.kind not in (*CONVOLUTIONS, Op.GROUPED_CONV_2D):
         raise ParamsError(f"{where(op)}: not a convolution")
     p = op.params
     if not isinstance(p, Conv2DParams):
@@ -236,7 +236,7 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnectedKernelPa
 
 def op_params(graph: Graph, op: Operator) -> KernelParams:
     """The parameters of whichever rip_conv.h kernel runs ``op``."""
-    if op.kind in CONVOLUTIONS:
+    if op.kind in (*CONVOLUTIONS, Op.GROUPED_CONV_2D):
         return conv_params(graph, op)
     if op.kind == Op.FULLY_CONNECTED:
         return fully_connected_params(graph, op)

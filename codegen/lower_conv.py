@@ -1,4 +1,5 @@
-"""Lowerings of kernels/rip_conv.h: CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED.
+"""Lowerings of kernels/rip_conv.h: CONV_2D, GROUPED_CONV_2D, DEPTHWISE_CONV_2D and
+FULLY_CONNECTED.
 
 Each becomes:
 
@@ -45,6 +46,7 @@ from rip.frontend.ir import Graph, Operator
 # the reference kernels (params structs, header) of the operator table; the faster variants
 # are chosen per layer (rip.codegen.kernel_choice)
 CONV, DEPTHWISE = kernel_of(Op.CONV_2D), kernel_of(Op.DEPTHWISE_CONV_2D)
+GROUPED = kernel_of(Op.GROUPED_CONV_2D)
 FULLY_CONNECTED = kernel_of(Op.FULLY_CONNECTED)
 
 
@@ -147,6 +149,34 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
             ring_slots=choice.ring_slots,
             ring_rows=choice.ring_rows,
+        )
+    )
+
+
+def lower_grouped_conv(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
+) -> Lowered:
+    """GROUPED_CONV_2D: rip_conv2d_grouped_s8, TFLite's per-channel requantisation with the
+    model's bias (no fast variant), out of place or "rip" at the conv's gap (it gathers each
+    field over all input channels, as rip_conv2d_s8)."""
+    p = _params(cp.conv_params, graph, op, index)
+    _check_inplace(graph, op, index, buffers, (InPlaceKind.RIP,))
+    n, kh, kw, c = p.filter_dims
+    return render_op(
+        OpContext(
+            kind=op.kind,
+            header=GROUPED.header,
+            function=GROUPED.function,
+            struct=GROUPED.struct,
+            params=p,
+            prefix=prefix,
+            status=index + 1,
+            inputs=(_activation_input(graph, op, index, buffers),),
+            output=grouped(buffers.output),
+            filter=constant_bytes(graph, op, index, 1, "filter", n * kh * kw * c),
+            bias=bias_values(graph, op, index, p.output_dims[3]),
+            quant="per_channel",
+            scratch_bytes=p.scratch_bytes,
         )
     )
 

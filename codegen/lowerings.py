@@ -31,6 +31,7 @@ from rip.frontend.ir import Graph, Operator
 LOWERINGS: dict[Op, Lowering] = {
     # kernels/rip_conv.h
     Op.CONV_2D: lower_conv.lower_conv,
+    Op.GROUPED_CONV_2D: lower_conv.lower_grouped_conv,
     Op.DEPTHWISE_CONV_2D: lower_conv.lower_conv,
     Op.FULLY_CONNECTED: lower_conv.lower_fully_connected,
     # kernels/rip_pool.h

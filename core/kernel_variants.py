@@ -104,6 +104,18 @@ CONV2D_GEMV_RQ = KernelVariant(
     "scratch holds one receptive field but not the widened pixel pair",
 )
 
+CONV2D_GROUPED = KernelVariant(
+    "rip_conv2d_grouped_s8",
+    "rip_conv2d_grouped.h",
+    (Op.GROUPED_CONV_2D,),
+    (RIP,),
+    scratch="rip_conv2d_grouped_s8_get_buffer_size",
+    reference=True,
+    preconditions="C_in a multiple of the filter's channels, C_out of the groups; one gathered "
+    "receptive field over all C_in channels of scratch; rip_conv2d_s8's traversal and in-place "
+    "contract (gap >= the per-pixel gather gap): every grouped CONV_2D",
+)
+
 # ---- DEPTHWISE_CONV_2D (rip_depthwise*.h) --------------------------------------------------
 
 DEPTHWISE = KernelVariant(
@@ -420,6 +432,7 @@ VARIANTS: tuple[KernelVariant, ...] = (
     CONV2D_FAST,
     CONV2D_FAST_RQ,
     CONV2D_GEMV_RQ,
+    CONV2D_GROUPED,
     DEPTHWISE,
     DEPTHWISE_INPLACE,
     DEPTHWISE_FAST,

@@ -3,9 +3,9 @@ every stage reads (Arm Vela's ``Op`` enum with its ``OperatorInfo``).
 
 `Op` is a `rip.core.terms.Word`: a member equals its TFLite builtin name (``Op.CONV_2D ==
 "CONV_2D"``), so messages, JSON and reports keep the plain names. Besides the builtins rip
-compiles it holds the kinds the rewrites create (``GLOBAL_AVERAGE_POOL``, ``FUSED_CHAIN``)
-and the builtins rip refuses with a reason (TFLite Micro runs them on float only, or they
-mark a recurrent model).
+compiles it holds the kinds the rewrites create (``GLOBAL_AVERAGE_POOL``, ``FUSED_CHAIN``),
+the one the reader makes of a builtin (``GROUPED_CONV_2D``) and the builtins rip refuses
+with a reason that names the op and what TFLite Micro does with it.
 
 `OpSpec` is what rip itself means by an op: its `Role`, its kernel family (which names the
 kernel header ``kernels/rip_<family>.h`` and the template pair
@@ -30,6 +30,7 @@ class Op(Word):
 
     # convolution and fully connected (kernels/rip_conv.h)
     CONV_2D = "CONV_2D"
+    GROUPED_CONV_2D = "GROUPED_CONV_2D"  # a CONV_2D whose filter has C_in / groups channels
     DEPTHWISE_CONV_2D = "DEPTHWISE_CONV_2D"
     FULLY_CONNECTED = "FULLY_CONNECTED"
     # pooling (kernels/rip_pool.h)
@@ -96,7 +97,9 @@ class Op(Word):
     # refused: TFLite Micro has no int8 kernel for these (nothing to be bit-exact with)
     NEG = "NEG"
     L2_POOL_2D = "L2_POOL_2D"
-    # refused: they only occur in recurrent or stateful models
+    # refused: TFLite Micro runs it, rip has no kernel for it yet (attention blocks)
+    BATCH_MATMUL = "BATCH_MATMUL"
+    # refused: recurrent layers and resource variables, state kept across invokes
     SVDF = "SVDF"
     LSTM = "LSTM"
     RNN = "RNN"
@@ -107,6 +110,7 @@ class Op(Word):
     VAR_HANDLE = "VAR_HANDLE"
     READ_VARIABLE = "READ_VARIABLE"
     ASSIGN_VARIABLE = "ASSIGN_VARIABLE"
+    CALL_ONCE = "CALL_ONCE"
 
 
 class Role(Word):
@@ -169,8 +173,9 @@ class OpSpec:
     fused_activation: bool = False  # its int8 kernel clamps to a fused RELU / RELU6
     interface: bool = False  # removed when it is the float boundary (strip_interface)
     made_by: str | None = None  # the pass that creates it (None: read from TFLite files)
+    read_from: Op | None = None  # the builtin the reader reads as this kind (made_by reader)
     refusal: str | None = None  # why a REFUSED op is refused, appended to the message
-    recurrent_marker: bool = False  # its presence says "a recurrent model"
+    resource_variable: bool = False  # a resource variable op (rip.frontend.stateful)
     writes_indices: bool = False  # its output is int32 indices into its int8 input
 
     @property
@@ -188,6 +193,12 @@ class OpSpec:
     def accepted(self) -> bool:
         """rip reads it from a TFLite file and compiles it (`rip-compile --list-ops`)."""
         return self.made_by is None and self.role is not Role.REFUSED
+
+    @property
+    def listed(self) -> bool:
+        """`rip-compile --list-ops` lists it: accepted, or read from a builtin (a grouped
+        CONV_2D)."""
+        return self.accepted or self.read_from is not None
 
     @property
     def lowered(self) -> bool:
@@ -211,6 +222,18 @@ _RIP, _CHANNEL, _EW, _REVERSE = (
 )
 _POOL = CostClass.POOL
 _FLOAT_ONLY = "TFLite Micro runs it on float32 only (no int8 kernel to match)"
+_STATE = "TFLite Micro runs it, keeping that state across invokes; rip keeps no state yet"
+_STATEFUL_LAYER = "a recurrent layer whose state lives in variable tensors: " + _STATE
+_NO_TFLM_RECURRENT = (
+    "a recurrent layer TFLite Micro has no kernel for either; convert the model with the "
+    "layer unrolled"
+)
+# How resource variables are named in one refusal (rip.frontend.stateful).
+RESOURCE_VARIABLES = (
+    "resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, initialised by "
+    "CALL_ONCE): a streaming model's state across invokes; TFLite Micro runs them, rip does "
+    "not support resource variables yet"
+)
 
 _ROWS = (
     # ---- kernels/rip_conv.h: the lowering picks a fast variant per layer (kernel_choice)
@@ -226,6 +249,22 @@ _ROWS = (
         cost_class=CostClass.CONV,
         chain_stage=True,
         fused_activation=True,
+    ),
+    # A CONV_2D whose filter's input channels are a proper divisor of the input's: groups =
+    # C_in / filter C_in (TFLite Micro's reference conv). Its own kernel gathers each field
+    # over all C_in channels, as rip_conv2d_s8, so the simulator's conv gap holds for it.
+    _kernel(
+        Op.GROUPED_CONV_2D,
+        "conv",
+        "rip_conv2d_grouped_s8",
+        "rip_conv_params",
+        in_place=_RIP,
+        scratch="grouped_conv",
+        scratch_twin="rip_conv2d_grouped_s8_get_buffer_size",
+        cost_class=CostClass.CONV,
+        fused_activation=True,
+        made_by="read_model",
+        read_from=Op.CONV_2D,
     ),
     _kernel(
         Op.DEPTHWISE_CONV_2D,
@@ -351,9 +390,7 @@ _ROWS = (
         interface=True,
     ),
     _kernel(Op.LOGISTIC, "activation", "rip_logistic_s8", "rip_logistic_params", in_place=_EW),
-    _kernel(
-        Op.TANH, "activation", "rip_tanh_s8", "rip_tanh_params", in_place=_EW, recurrent_marker=True
-    ),
+    _kernel(Op.TANH, "activation", "rip_tanh_s8", "rip_tanh_params", in_place=_EW),
     _kernel(
         Op.HARD_SWISH, "activation", "rip_hard_swish_s8", "rip_hard_swish_params", in_place=_EW
     ),
@@ -415,20 +452,27 @@ _ROWS = (
     # ---- refused
     _no_code(Op.NEG, Role.REFUSED, refusal=_FLOAT_ONLY),
     _no_code(Op.L2_POOL_2D, Role.REFUSED, refusal=_FLOAT_ONLY),
+    _no_code(
+        Op.BATCH_MATMUL,
+        Role.REFUSED,
+        refusal="a batched matrix product (attention blocks): TFLite Micro runs it, rip has "
+        "no kernel for it yet",
+    ),
+    _no_code(Op.SVDF, Role.REFUSED, refusal=_STATEFUL_LAYER),
+    _no_code(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Role.REFUSED, refusal=_STATEFUL_LAYER),
     *(
-        _no_code(op, Role.REFUSED, recurrent_marker=True)
+        _no_code(op, Role.REFUSED, refusal=_NO_TFLM_RECURRENT)
         for op in (
-            Op.SVDF,
             Op.LSTM,
             Op.RNN,
-            Op.UNIDIRECTIONAL_SEQUENCE_LSTM,
             Op.UNIDIRECTIONAL_SEQUENCE_RNN,
             Op.BIDIRECTIONAL_SEQUENCE_LSTM,
             Op.BIDIRECTIONAL_SEQUENCE_RNN,
-            Op.VAR_HANDLE,
-            Op.READ_VARIABLE,
-            Op.ASSIGN_VARIABLE,
         )
+    ),
+    *(
+        _no_code(op, Role.REFUSED, refusal=RESOURCE_VARIABLES, resource_variable=True)
+        for op in (Op.VAR_HANDLE, Op.READ_VARIABLE, Op.ASSIGN_VARIABLE, Op.CALL_ONCE)
     ),
 )
 SPECS: dict[Op, OpSpec] = {row.op: row for row in _ROWS}

@@ -82,14 +82,15 @@ def macs(graph: Graph) -> int:
     FULLY_CONNECTED (output elements x input features), as the reference file counts."""
     total = 0
     for op in graph.operators:
-        if op.kind not in (Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED):
+        if op.kind not in (Op.CONV_2D, Op.GROUPED_CONV_2D, Op.DEPTHWISE_CONV_2D,
+                           Op.FULLY_CONNECTED):  # fmt: skip
             continue
         out = graph.tensors[op.outputs[0]].shape
         filt = graph.tensors[op.inputs[1]].shape
         n = 1
         for d in out:
             n *= d
-        if op.kind == Op.CONV_2D:
+        if op.kind in (Op.CONV_2D, Op.GROUPED_CONV_2D):
             n *= filt[1] * filt[2] * filt[3]
         elif op.kind == Op.DEPTHWISE_CONV_2D:
             n *= filt[1] * filt[2]

@@ -180,7 +180,7 @@ class _Reader:
         for i, (name, ins, outs, op) in enumerate(raw_ops):
             kind = TFLITE_OPS[name]
             params = self.params(_Raw(i, kind, op, ins, outs, tensors))
-            operators.append(Operator(kind, ins, outs, params, i))
+            operators.append(Operator(_grouped(kind, ins, tensors), ins, outs, params, i))
         op_inputs = {t for op in operators for t in op.inputs if t >= 0}
         missing = [
             t for t in sorted(op_inputs) if tensors[t].is_constant and tensors[t].data is None
@@ -212,9 +212,8 @@ class _Reader:
         return builtin_name(code)
 
     def check_operators(self, raw_ops: list, raw_tensors: dict[int, Any]) -> None:
-        kinds = {kind for kind, *_ in raw_ops}
-        stateful = any(t.IsVariable() for t in raw_tensors.values())
-        markers = sorted(k for k in kinds if k in TFLITE_OPS and spec(k).recurrent_marker)
+        """Refuse the first operator rip does not compile, naming it and (from the operator
+        table) what TFLite Micro does with it; then variable (state) tensors."""
         for i, (kind, _, outs, _) in enumerate(raw_ops):
             if accepted(kind) is not None:
                 continue
@@ -227,12 +226,14 @@ class _Reader:
             refusal = spec(kind).refusal if kind in TFLITE_OPS else None
             if refusal:
                 message += f"; {refusal}"
-            if markers or stateful:
-                uses = ", ".join(markers) or "variable tensors"
-                message += f"; recurrent models are not supported (this one uses {uses})"
             raise self.fail(message)
-        if stateful:
-            raise self.fail("variable (state) tensors: stateful models are not supported")
+        variables = [tid for tid, t in raw_tensors.items() if t.IsVariable()]
+        if variables:
+            name = (raw_tensors[variables[0]].Name() or b"").decode(errors="replace")
+            raise self.fail(
+                f"variable (state) tensor {variables[0]} {name!r}: a stateful model; TFLite "
+                "Micro keeps such state across invokes, rip keeps no state yet"
+            )
 
     def tensor(self, tid: int, raw: Any, is_constant: bool) -> Tensor:
         name = (raw.Name() or b"").decode(errors="replace")
@@ -339,8 +340,10 @@ class _Reader:
                 )
             if t.dtype == "int16":
                 raise self.fail(
-                    f"int16 activations (16x8 quantization) are not supported: "
-                    f"{_tensor_desc(t)} ({made_by})"
+                    f"int16 activations (16x8 quantization, the converter's "
+                    f"EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8): "
+                    f"{_tensor_desc(t)} ({made_by}); TFLite Micro runs them, rip compiles "
+                    "int8 activations only"
                 )
             raise self.fail(
                 f"{t.dtype} activations are not supported (int8 only): {_tensor_desc(t)} "
@@ -809,6 +812,15 @@ class _Reader:
             raise movement.Refused(f"unknown padding code {o.Padding()}")
         act = self.activation(o.FusedActivationFunction(), r)
         return Conv2DParams(stride, (1, 1), Padding(top, 0, left, 0), act)
+
+
+def _grouped(kind: Op, ins: tuple[int, ...], tensors: dict[int, Tensor]) -> Op:
+    """GROUPED_CONV_2D for a CONV_2D whose filter has fewer input channels than its input
+    (the validator checked that they divide it), else ``kind``."""
+    if kind != Op.CONV_2D:
+        return kind
+    x, w = tensors[ins[0]].shape, tensors[ins[1]].shape
+    return Op.GROUPED_CONV_2D if len(x) == 4 and len(w) == 4 and w[3] != x[3] else kind
 
 
 @dataclass(frozen=True)

@@ -211,7 +211,7 @@ def _pad_fold_blocker(graph: Graph, pad_index: int) -> str | None:
     # The PAD output must be the reader's data input itself, not an alias or a weight.
     if reader.inputs[0] != dst or dst in reader.inputs[1:]:
         return f"its output is not the data input of {reader.kind}"
-    if reader.kind in CONVOLUTIONS:
+    if reader.kind in (*CONVOLUTIONS, Op.GROUPED_CONV_2D):
         return None
     if reader.kind in WINDOW_POOLS:
         if reader.params.padding != Padding():

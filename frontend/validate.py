@@ -25,7 +25,7 @@ naming the file, the operator index and the tensor (a ``ModelError``, exit code 
   tensor produced twice or produced while being a graph input; every operator reads only
   graph inputs, constants and outputs of earlier operators (no cycle, no out-of-order read,
   no RESHAPE reading its own output, so aliases never loop); a graph output is never a
-  constant; extra subgraphs are not empty;
+  constant; extra subgraphs have operators and outputs;
 - operators rip supports: input and output counts, the options table's type, and shapes
   consistent with the operator's parameters and weights (channels, depth multiplier,
   fully connected weights, broadcasting, concatenation, element counts of RESHAPE,
@@ -33,7 +33,8 @@ naming the file, the operator index and the tensor (a ``ModelError``, exit code 
 - sizes: no activation (and no set of activations alive together) over
   ``HOST_LIMIT_BYTES``, no window over ``MAX_KERNEL_WORK`` (see rip.core.limits).
 
-Unsupported operators are left to the reader, which names them (and recurrent models).
+Unsupported operators are left to the reader, which names them; resource variables are
+named first (rip.frontend.stateful), before the checks they would fail.
 ``check_limits`` is the same size check on a (rewritten) IR graph, for a driver that wants
 a tighter limit than the host's.
 """
@@ -60,6 +61,7 @@ from rip.core.limits import (
 from rip.core.operators import Op
 from rip.frontend.ir import DTYPE_BYTES, Graph
 from rip.frontend.liveness import live_bytes
+from rip.frontend.stateful import resource_variables
 from rip.frontend.tflite_mapping import FORMATS, TFLITE_OPS, builtin_code
 
 _TYPE_NAMES = {
@@ -249,10 +251,16 @@ class _Validator:
         self.model = model
         if model.SubgraphsLength() < 1:
             raise self.fail("the model has no subgraph")
+        stateful = resource_variables(model)  # before the checks it would fail, misnamed
+        if stateful is not None:
+            raise self.fail(stateful)
         for s in range(1, model.SubgraphsLength()):
             extra = model.Subgraphs(s)
-            if not extra.OperatorsLength() or not extra.OutputsLength():
-                raise self.fail(f"subgraph {s} is empty (no operators or no outputs)")
+            if not extra.OperatorsLength():
+                raise self.fail(f"subgraph {s} is empty (no operators)")
+            if not extra.OutputsLength():
+                n = extra.OperatorsLength()
+                raise self.fail(f"subgraph {s} has {n} operator{'s' * (n != 1)} and no outputs")
         self.sub = sub = model.Subgraphs(0)
         self.n_tensors = sub.TensorsLength()
         self.n_buffers = model.BuffersLength()
@@ -641,11 +649,23 @@ def constraint_filter_window(c: OpCheck) -> None:
 
 
 def constraint_conv_channels(c: OpCheck) -> None:
-    """The filter [O, KH, KW, I] has the input's channels I and the output's O; the bias,
-    if any, has O entries."""
+    """The filter [O, KH, KW, I] has the output's channels O and the input's channels I,
+    or a proper divisor of them (a grouped convolution of C_in / I groups, O a multiple of
+    the groups, as TFLite Micro runs it); the bias, if any, has O entries."""
     w, xs, ys = c.ins[1], c.xs, c.ys
     ws = c.shape(w)
-    c.need(ws[3] == xs[3], w, f"filter has {ws[3]} input channels, input {xs[3]}")
+    c.need(
+        ws[3] > 0 and xs[3] % ws[3] == 0,
+        w,
+        f"filter has {ws[3]} input channels, input {xs[3]}: not a divisor, so neither a "
+        "convolution nor a grouped one",
+    )
+    groups = xs[3] // ws[3]
+    c.need(
+        ws[0] % groups == 0,
+        w,
+        f"grouped convolution of {groups} groups: {ws[0]} output channels is not a multiple",
+    )
     c.need(ws[0] == ys[3], w, f"filter has {ws[0]} output channels, output {ys[3]}")
     c.validator.bias(c.index, c.ins, ws[0])
 

@@ -11,6 +11,7 @@
 #include "rip_conv2d.h"
 #include "rip_conv2d_fast.h"
 #include "rip_conv2d_gemv.h"
+#include "rip_conv2d_grouped.h"
 #include "rip_depthwise.h"
 #include "rip_depthwise_fast.h"
 #include "rip_depthwise_inplace_fast.h"

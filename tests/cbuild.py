@@ -25,9 +25,10 @@ import pytest
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 # The weighted families (rip_conv.h), one source each, with their support, then pooling.
 SPATIAL = ("rip_conv_support.c", "rip_conv2d.c", "rip_conv2d_fast.c", "rip_conv2d_gemv.c",
-           "rip_depthwise.c", "rip_depthwise_fast.c", "rip_depthwise_inplace_fast.c",
-           "rip_depthwise_inplace_rows_fast.c", "rip_depthwise_row_fast.c",
-           "rip_fully_connected.c", "rip_fully_connected_fast.c", "rip_pool.c")  # fmt: skip
+           "rip_conv2d_grouped.c", "rip_depthwise.c", "rip_depthwise_fast.c",
+           "rip_depthwise_inplace_fast.c", "rip_depthwise_inplace_rows_fast.c",
+           "rip_depthwise_row_fast.c", "rip_fully_connected.c", "rip_fully_connected_fast.c",
+           "rip_pool.c")  # fmt: skip
 ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c", "rip_reduce.c")
 RESAMPLE = ("rip_resample.c", "rip_norm.c")
 SOURCES = (*SPATIAL, *ELEMENTWISE, *RESAMPLE)
@@ -125,6 +126,10 @@ UNARY = [I32, P, P]  # size, input, output
 SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "rip_conv2d_s8_get_buffer_size": (I32, [D, D]),
     "rip_conv2d_s8": (STATUS, [CTX, ptr(ConvParams), ptr(PerChannelQuant), *WEIGHTED, P]),
+    "rip_conv2d_grouped_s8_get_buffer_size": (I32, [D, D]),
+    "rip_conv2d_grouped_s8": (
+        STATUS, [CTX, ptr(ConvParams), ptr(PerChannelQuant), *WEIGHTED, P]
+    ),
     "rip_depthwise_conv2d_inplace_s8_get_buffer_size": (I32, [D]),
     "rip_depthwise_conv2d_s8": (
         STATUS, [CTX, ptr(DwConvParams), ptr(PerChannelQuant), *WEIGHTED, P]),

@@ -69,7 +69,7 @@ def test_no_code_ops_have_no_family() -> None:
     assert all(SPECS[op].family is None and SPECS[op].kernel is None for op in no_code)
     for s in SPECS.values():
         if s.role is Role.REFUSED:  # its message says why
-            assert s.refusal or s.recurrent_marker, s.op
+            assert s.refusal, s.op
 
 
 def test_scratch_formulas_and_their_c_twins() -> None:

@@ -73,7 +73,7 @@ def op_features(graph: Graph, op: Operator) -> tuple[float, ...]:
     outputs = _prod(y.shape) if y is not None else 0
     ins = [graph.tensors[t] for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]
     inputs = max((_prod(t.shape) for t in ins), default=0)
-    if op.kind == Op.CONV_2D:
+    if op.kind in (Op.CONV_2D, Op.GROUPED_CONV_2D):  # the filter has a group's channels
         f = graph.tensors[op.inputs[1]].shape
         macs = outputs * f[1] * f[2] * f[3]
     elif op.kind == Op.DEPTHWISE_CONV_2D:

@@ -91,7 +91,7 @@ class Requirements:
 
 
 def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
-    """ConvGeometry of a CONV_2D, DEPTHWISE_CONV_2D or pooling op, checked against the
+    """ConvGeometry of a (grouped) CONV_2D, DEPTHWISE_CONV_2D or pooling op, checked against the
     output tensor's shape."""
     x = graph.tensors[op.inputs[0]]
     y = graph.tensors[op.outputs[0]]
@@ -149,7 +149,7 @@ def op_scratch_bytes(graph: Graph, op: Operator) -> int:
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if op.kind == Op.MEAN and (len(x.shape) != 4 or set(op.params.axes) != {1, 2}):
         return 0  # the reduction kernel, not the global pool: no scratch
-    conv = formula in ("conv", "depthwise")
+    conv = formula in ("conv", "grouped_conv", "depthwise")
     w = nhwc(graph.tensors[op.inputs[1]].shape) if conv else (1, 1, 1, 1)
     if formula == "depthwise":
         p = op.params
@@ -207,6 +207,9 @@ BoundRule = Callable[[Graph, Operator, Tensor, Tensor], Bound]
 # the in-place ops).
 BOUNDS: dict[Op, BoundRule] = {
     Op.CONV_2D: _conv,
+    # rip_conv2d_grouped_s8 gathers all C_in channels of a field, as rip_conv2d_s8: the same
+    # traversal, so the same gap (the replay simulates it, as every RIP op)
+    Op.GROUPED_CONV_2D: _conv,
     Op.DEPTHWISE_CONV_2D: _depthwise,
     Op.AVERAGE_POOL_2D: _pool,
     Op.MAX_POOL_2D: _pool,

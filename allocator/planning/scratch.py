@@ -39,6 +39,8 @@ def kernel_scratch_bytes(
       gather before writing; the reference rip_conv2d_s8 needs half), plus the pair widened,
       8 * K4 with K4 = KH * KW * C_in rounded up to 4 (rip_conv2d_fast_rq_s8: int32 taps on
       ARMv6-M, int16 pairs in half of it with DSP; rip_conv2d_fast_s8 uses the raw fields);
+    - GROUPED_CONV_2D, ``rip_conv2d_grouped_s8_get_buffer_size``: one gathered receptive
+      field over all the input's channels, KH * KW * C_in;
     - DEPTHWISE_CONV_2D, ``rip_depthwise_conv2d_scratch_get_buffer_size``: one output
       channel plane, H_out * W_out (the channel in-place kernels' minimum; out of place uses
       none, but the planner reserves it whichever runs), or, where the row-streamed in-place
@@ -50,11 +52,13 @@ def kernel_scratch_bytes(
       ``rip_{avg,max,global_avg}_pool_s8_get_buffer_size``: one pixel's int32 accumulators,
       4 * C.
 
-    ``input_dims`` is used by the depthwise formula only (the others keep CMSIS-NN's
-    signature)."""
+    ``input_dims`` is used by the grouped and depthwise formulas only (the others keep
+    CMSIS-NN's signature)."""
     formula = SPECS[kind].scratch if kind in SPECS else None  # type: ignore[index]
     if formula == "conv":
         return conv_scratch_bytes(filter_dims)
+    if formula == "grouped_conv":
+        return grouped_conv_scratch_bytes(input_dims, filter_dims)
     if formula == "depthwise":
         if stride is None or padding is None or dilation is None:
             raise ValueError("a depthwise op's scratch needs its stride, padding and dilation")
@@ -69,6 +73,12 @@ def conv_scratch_bytes(filter_dims: Dims) -> int:
     """CONV_2D's (see `kernel_scratch_bytes`): 2 * KH * KW * C_in + 8 * K4."""
     taps = filter_dims[1] * filter_dims[2] * filter_dims[3]
     return 2 * taps + 8 * (-(-taps // 4) * 4)
+
+
+def grouped_conv_scratch_bytes(input_dims: Dims, filter_dims: Dims) -> int:
+    """A grouped CONV_2D's (rip_conv2d_grouped_s8): one receptive field over every input
+    channel, KH * KW * C_in (the input's C_in, not the filter's)."""
+    return filter_dims[1] * filter_dims[2] * input_dims[3]
 
 
 def depthwise_scratch_bytes(
@@ -300,6 +310,7 @@ def depthwise_rows_scratch_bytes(
 # Each scratch formula the operator table names (`OpSpec.scratch`), by that name.
 FORMULAS: dict[str, Callable[..., int]] = {
     "conv": conv_scratch_bytes,
+    "grouped_conv": grouped_conv_scratch_bytes,
     "depthwise": depthwise_scratch_bytes,
     "pool": pool_scratch_bytes,
     "fused": fused_scratch_bytes,

@@ -27,7 +27,7 @@ from rip.core.shapes import dilated
 
 Padding = Literal["SAME", "VALID"]
 Activation = Literal["NONE", "RELU", "RELU6"]
-DType = Literal["int8", "int32", "int64", "float32"]
+DType = Literal["int8", "int16", "int32", "int64", "float32", "resource"]
 Pair = int | tuple[int, int]
 OptionValue = int | float | bool | tuple[int, ...]
 # A generator's padding: a TFLite padding mode, or explicit (top, bottom, left, right).
@@ -44,12 +44,15 @@ _ACTIVATION = {
 }
 _TENSOR_TYPE = {
     "int8": tflite.TensorType.INT8,
+    "int16": tflite.TensorType.INT16,
+    "resource": tflite.TensorType.RESOURCE,
     "int32": tflite.TensorType.INT32,
     "float32": tflite.TensorType.FLOAT32,
     "int64": tflite.TensorType.INT64,
 }
 _NUMPY_DTYPE = {
     "int8": np.dtype("<i1"),
+    "int16": np.dtype("<i2"),
     "int32": np.dtype("<i4"),
     "int64": np.dtype("<i8"),
     "float32": np.dtype("<f4"),
@@ -162,6 +165,7 @@ class ModelBuilder:
         # opcode -> (deprecated_builtin_code, builtin_code or None: absent) written instead
         # of the converter's pair (set_code_fields)
         self._code_fields: dict[str, tuple[int, int | None]] = {}
+        self._subgraphs: list[ModelBuilder] = []  # subgraphs 1, 2, ... (their own tensors)
 
     @property
     def tensors(self) -> tuple[TensorDef, ...]:
@@ -234,20 +238,26 @@ class ModelBuilder:
         zero_point: int = 0,
         name: str | None = None,
         *,
-        dtype: Literal["int8", "float32"] = "int8",
+        dtype: Literal["int8", "int16", "float32"] = "int8",
     ) -> int:
-        """A non-constant tensor: int8 with one scale and zero point, or unquantized float32."""
-        if dtype == "int8":
+        """A non-constant tensor: int8 (or int16, the converter's 16x8 mode) with one scale
+        and zero point, or unquantized float32."""
+        if dtype in ("int8", "int16"):
             if scale is None:
-                raise ValueError("an int8 activation needs a scale")
-            if not -128 <= zero_point <= 127:
-                raise ValueError(f"int8 zero point {zero_point} outside [-128, 127]")
+                raise ValueError(f"an {dtype} activation needs a scale")
+            lo, hi = (-128, 127) if dtype == "int8" else (-32768, 32767)
+            if not lo <= zero_point <= hi:
+                raise ValueError(f"{dtype} zero point {zero_point} outside [{lo}, {hi}]")
             quant = self._quantization(shape, scale, zero_point, 0)
         else:
             if scale is not None:
                 raise ValueError("a float32 activation takes no quantization")
             quant = None
         return self._add_tensor(shape, dtype, quant, None, name)
+
+    def resource(self, name: str | None = None) -> int:
+        """A resource tensor (a VAR_HANDLE's output: the handle of a resource variable)."""
+        return self._add_tensor((), "resource", None, None, name)
 
     def add_index_output(
         self,
@@ -319,18 +329,21 @@ class ModelBuilder:
         options_type: str | None = None,
         options: Sequence[tuple[str, OptionValue]] = (),
     ) -> int:
-        """Append a builtin operator; returns its first output tensor."""
+        """Append a builtin operator; returns its first output tensor (-1 without one, as
+        ASSIGN_VARIABLE and CALL_ONCE have none)."""
         if not hasattr(tflite.BuiltinOperator, opcode):
             raise ValueError(f"unknown builtin operator {opcode!r}")
         if options_type is not None and not hasattr(tflite.BuiltinOptions, options_type):
             raise ValueError(f"unknown builtin options {options_type!r}")
         for tensor in (*inputs, *outputs):
+            if tensor == -1 and tensor in inputs:
+                continue  # an absent optional input
             if not 0 <= tensor < len(self._tensors):
                 raise ValueError(f"{opcode}: tensor {tensor} does not exist")
         self._operators.append(
             OperatorDef(opcode, tuple(inputs), tuple(outputs), options_type, tuple(options))
         )
-        return outputs[0]
+        return outputs[0] if outputs else -1
 
     def _check_window_output(
         self,
@@ -376,10 +389,12 @@ class ModelBuilder:
         padding: Padding = "SAME",
         activation: Activation = "NONE",
     ) -> int:
-        """CONV_2D with weights ``[O, KH, KW, I]`` and int32 bias ``[O]``."""
+        """CONV_2D with weights ``[O, KH, KW, I]`` and int32 bias ``[O]``; ``I`` a proper
+        divisor of the input's channels makes it grouped (groups = C_in / I, as TFLite)."""
         o, kh, kw, i = self.shape(weights)
-        if self.shape(x)[3] != i:
-            raise ValueError(f"CONV_2D: input has {self.shape(x)[3]} channels, weights {i}")
+        c_in = self.shape(x)[3]
+        if i < 1 or c_in % i or o % (c_in // i):
+            raise ValueError(f"CONV_2D: input has {c_in} channels, weights {i}, output {o}")
         sh, sw = _pair(stride)
         dh, dw = _pair(dilation)
         self._check_window_output("CONV_2D", x, out, o, (kh, kw), (sh, sw), (dh, dw), padding)
@@ -804,6 +819,12 @@ class ModelBuilder:
         """Set the subgraph outputs."""
         self._outputs = tuple(tensors)
 
+    def subgraph(self, sub: ModelBuilder) -> int:
+        """Append ``sub``'s tensors and operators as the next subgraph (a CALL_ONCE's
+        initialiser: it may have no inputs or outputs); returns its index."""
+        self._subgraphs.append(sub)
+        return len(self._subgraphs)
+
     # ---- serialisation -------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
@@ -816,41 +837,22 @@ class ModelBuilder:
         if not self._inputs or not self._outputs:
             raise ValueError("set the model's inputs and outputs before writing it")
         b = flatbuffers.Builder(1024)
-
-        buffer_of: list[int] = []
+        graphs = [self, *self._subgraphs]
         buffer_tables = [_empty_buffer(b)]
-        for tensor in self._tensors:
-            if tensor.data is None:
-                buffer_of.append(0)
-            else:
-                buffer_of.append(len(buffer_tables))
-                buffer_tables.append(_data_buffer(b, tensor.data))
-
-        tensor_tables = [
-            _tensor(b, tensor, buffer)
-            for tensor, buffer in zip(self._tensors, buffer_of, strict=True)
-        ]
-
-        opcodes = sorted({op.opcode for op in self._operators}, key=self._first_use)
+        all_ops = [op for g in graphs for op in g._operators]
+        opcodes = sorted(
+            {op.opcode for op in all_ops},
+            key=lambda name: next(i for i, op in enumerate(all_ops) if op.opcode == name),
+        )  # in order of first use, as the converter lists them
         opcode_index = {name: i for i, name in enumerate(opcodes)}
-        operator_tables = [_operator(b, op, opcode_index[op.opcode]) for op in self._operators]
-
-        tensors_vec = _table_vector(b, tensor_tables)
-        inputs_vec = _int32_vector(b, self._inputs)
-        outputs_vec = _int32_vector(b, self._outputs)
-        operators_vec = _table_vector(b, operator_tables)
-        subgraph_name = b.CreateString("main")
-        tflite.SubGraphStart(b)
-        tflite.SubGraphAddTensors(b, tensors_vec)
-        tflite.SubGraphAddInputs(b, inputs_vec)
-        tflite.SubGraphAddOutputs(b, outputs_vec)
-        tflite.SubGraphAddOperators(b, operators_vec)
-        tflite.SubGraphAddName(b, subgraph_name)
-        subgraph = tflite.SubGraphEnd(b)
+        subgraphs = [
+            g._subgraph_table(b, buffer_tables, opcode_index, "main" if g is self else f"sub{k}")
+            for k, g in enumerate(graphs)
+        ]
 
         code_tables = [_operator_code(b, name, self._code_fields.get(name)) for name in opcodes]
         codes_vec = _table_vector(b, code_tables)
-        subgraphs_vec = _table_vector(b, [subgraph])
+        subgraphs_vec = _table_vector(b, subgraphs)
         description = b.CreateString(self._description)
         buffers_vec = _table_vector(b, buffer_tables)
         tflite.ModelStart(b)
@@ -863,9 +865,38 @@ class ModelBuilder:
         b.Finish(model, file_identifier=FILE_IDENTIFIER)
         return bytes(b.Output())
 
-    def _first_use(self, opcode: str) -> int:
-        # Operator codes are listed in order of first use, as the converter does.
-        return next(i for i, op in enumerate(self._operators) if op.opcode == opcode)
+    def _subgraph_table(
+        self, b: flatbuffers.Builder, buffer_tables: list[int], opcode_index: dict[str, int],
+        name: str,
+    ) -> int:  # fmt: skip
+        """This builder's tensors and operators as one SubGraph table, its constants
+        appended to the model's ``buffer_tables``."""
+        buffer_of: list[int] = []
+        for tensor in self._tensors:
+            if tensor.data is None:
+                buffer_of.append(0)
+            else:
+                buffer_of.append(len(buffer_tables))
+                buffer_tables.append(_data_buffer(b, tensor.data))
+
+        tensor_tables = [
+            _tensor(b, tensor, buffer)
+            for tensor, buffer in zip(self._tensors, buffer_of, strict=True)
+        ]
+        operator_tables = [_operator(b, op, opcode_index[op.opcode]) for op in self._operators]
+
+        tensors_vec = _table_vector(b, tensor_tables)
+        inputs_vec = _int32_vector(b, self._inputs)
+        outputs_vec = _int32_vector(b, self._outputs)
+        operators_vec = _table_vector(b, operator_tables)
+        subgraph_name = b.CreateString(name)
+        tflite.SubGraphStart(b)
+        tflite.SubGraphAddTensors(b, tensors_vec)
+        tflite.SubGraphAddInputs(b, inputs_vec)
+        tflite.SubGraphAddOutputs(b, outputs_vec)
+        tflite.SubGraphAddOperators(b, operators_vec)
+        tflite.SubGraphAddName(b, subgraph_name)
+        return tflite.SubGraphEnd(b)
 
 
 def _empty_buffer(b: flatbuffers.Builder) -> int:

@@ -188,12 +188,14 @@ class _Calibrated:
         padding: PaddingSpec = "SAME",
         activation: Activation = "NONE",
         per_channel: bool = True,
+        groups: int = 1,
     ) -> int:
-        """CONV_2D, or PAD then a VALID CONV_2D for explicit (top, bottom, left, right)."""
+        """CONV_2D, or PAD then a VALID CONV_2D for explicit (top, bottom, left, right);
+        ``groups`` > 1 a grouped one (filter [C_out, KH, KW, C_in / groups])."""
         if not isinstance(padding, str):
             x, padding = self.pad(x, padding), "VALID"
         kh, kw = _pair(kernel)
-        c_in = self.mb.shape(x)[3]
+        c_in = self.mb.shape(x)[3] // groups
         q, scales = self._weights((c_out, kh, kw, c_in), 0, kh * kw * c_in, per_channel)
         w_real = q * scales.reshape(-1, 1, 1, 1) if per_channel else q * scales[0]
         stride_hw, dilation_hw = _pair(stride), _pair(dilation)
@@ -208,8 +210,14 @@ class _Calibrated:
             )
         )
         acc = np.zeros((self.batch, *out_hw, c_out))
+        per_group = c_out // groups
         for i, j, plane in _window_slices(padded, (kh, kw), stride_hw, dilation_hw, out_hw):
-            acc += plane @ w_real[:, i, j, :].T
+            for g in range(groups):
+                outs, ins = (
+                    slice(g * per_group, (g + 1) * per_group),
+                    slice(g * c_in, (g + 1) * c_in),
+                )
+                acc[..., outs] += plane[..., ins] @ w_real[outs, i, j, :].T
         bias, bias_real = self._bias(x, acc, scales)
         weights = self.mb.constant_int8(q, scales.tolist(), 0, 0, self._name("conv_weights"))
         out = self._output(acc + bias_real, activation, "conv")
@@ -382,11 +390,13 @@ def random_conv_model(
     padding: PaddingSpec = "SAME",
     activation: Activation = "NONE",
     per_channel: bool = True,
+    groups: int = 1,
 ) -> bytes:
-    """A single CONV_2D model; explicit (top, bottom, left, right) padding becomes PAD + VALID."""
+    """A single CONV_2D model (grouped when ``groups`` > 1); explicit (top, bottom, left,
+    right) padding becomes PAD + VALID."""
     net = _Calibrated(seed)
     x = net.input((1, h, w, c_in))
-    y = net.conv(x, c_out, kernel, stride, dilation, padding, activation, per_channel)
+    y = net.conv(x, c_out, kernel, stride, dilation, padding, activation, per_channel, groups)
     return net.finish([x], [y])
 
 
