@@ -57,6 +57,7 @@ from rip.allocator.theory.fused import Chain, fused_gap, ring_rows
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.two_core_programs import PIXELS, RipSchedule, shares
 from rip.core.errors import LayerError
+from rip.core.operators import Op
 from rip.core.terms import InPlaceKind
 
 
@@ -222,7 +223,7 @@ def fused_two_core_rings(chain: Chain) -> tuple[int, ...]:
 # Scratch: per core
 # --------------------------------------------------------------------------------------
 Dims = tuple[int, int, int, int]
-PER_CHANNEL_KINDS = ("DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
+PER_CHANNEL_KINDS = (Op.DEPTHWISE_CONV_2D, Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D)
 
 
 def core_dims(
@@ -242,7 +243,7 @@ def core_dims(
     elementwise and resizing use none."""
     lo, hi = shares(output_dims[3], split)[core]
     c = hi - lo
-    if kind == "CONV_2D":
+    if kind == Op.CONV_2D:
         return input_dims, (c, *filter_dims[1:]), (*output_dims[:3], c)
     if kind in PER_CHANNEL_KINDS:
         return (*input_dims[:3], c), (*filter_dims[:3], c), (*output_dims[:3], c)

@@ -41,6 +41,7 @@ from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import LAYOUTS, TAPS, _stored_axes, _taps, raster
 from rip.allocator.theory.two_core import BLOCK, GATHER, IN, OUT, Access, TwoCoreProgram, Unit
 from rip.core.errors import LayerError
+from rip.core.operators import Op
 
 
 def default_split(c: int) -> int:
@@ -348,7 +349,7 @@ def _layer_reads(chain: Chain, layer: int, out_lo: int, out_hi: int) -> range:
     g = op.geom
     if out_hi == out_lo:
         return range(0)
-    if op.kind == "CONV_2D":
+    if op.kind == Op.CONV_2D:
         return range(g.c_in)
     mult = g.c_out // g.c_in if op.kind not in POOL_KINDS else 1
     return range(out_lo // mult, (out_hi - 1) // mult + 1)
