@@ -290,13 +290,14 @@ def fitting_boards(c: Compiled) -> dict[str, Fit]:
     """The other boards of the same kind (Pico, emulated) and alignment that the selected
     plan fits, smallest first; for ``fused``, only boards of the same core, whose cost
     model chose the chains."""
+
+    def kind(b: Board) -> tuple[bool, bool, int]:
+        return bool(b.pico_board), bool(b.qemu_machine), b.alignment
+
     found = {}
     for name in board_names():
         b = load_board(name)
-        same_kind = bool(b.pico_board) == bool(c.board.pico_board) and bool(b.qemu_machine) == bool(
-            c.board.qemu_machine
-        )
-        if name == c.board.name or not same_kind or b.alignment != c.board.alignment:
+        if name == c.board.name or kind(b) != kind(c.board):
             continue
         if c.strategy == Strategy.FUSED and b.core != c.board.core:
             continue
