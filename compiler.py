@@ -46,6 +46,7 @@ from rip.boards import Board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
 from rip.core.errors import FitError, RipError
+from rip.core.limits import MAX_HOST_DATA_BYTES
 from rip.core.terms import Placer, Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
@@ -253,11 +254,19 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
 
 def check_fit(c: Compiled, force: bool) -> Fit:
     """The selected plan on the board; FitError (exit 3) when it does not fit, unless forced."""
-    weights = sum(len(t.data) for t in c.graph.tensors.values() if t.data is not None)
-    if c.board.flash_bytes and weights > c.board.flash_bytes:  # no --force: it cannot link
+    g = c.graph
+    weights = sum(len(t.data) for t in g.tensors.values() if t.data is not None)
+    data = weights + sum(g.tensors[t].nbytes for t in g.inputs)  # and the test input
+    limit = c.board.flash_bytes or MAX_HOST_DATA_BYTES
+    if data > limit:  # no --force: a board cannot link it, the host's compiler cannot hold it
+        where = (
+            f"the board has {limit:,} B"
+            if c.board.flash_bytes
+            else f"rip's limit for a board without flash is {limit:,} B"
+        )
         raise FitError(
-            f"does not fit {c.board.name}: the weights need {weights:,} B of flash, the "
-            f"board has {c.board.flash_bytes:,} B"
+            f"does not fit {c.board.name}: the weights ({weights:,} B) and the test input "
+            f"need {data:,} B of constant data; {where}"
         )
     fit = c.fit()
     if not fit.fits and not force:
