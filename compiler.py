@@ -47,6 +47,7 @@ from rip.boards import Board, board_names, load_board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
 from rip.core.errors import FitError, ModelError, RipError
+from rip.core.limits import MAX_HOST_DATA_BYTES
 from rip.core.terms import Placer, Strategy
 from rip.firmware import rp2040_emulator
 from rip.firmware.host_project import build_host, run_host, write_host_project
@@ -325,12 +326,20 @@ def fit_hint(c: Compiled) -> str:
 def check_fit(c: Compiled, options: Options) -> Fit:
     """The selected plan on the board; FitError (exit 3) when it does not fit, unless
     forced, naming the strategies and boards that would fit (every strategy planned to
-    find them)."""
-    weights = sum(len(t.data) for t in c.graph.tensors.values() if t.data is not None)
-    if c.board.flash_bytes and weights > c.board.flash_bytes:  # no --force: it cannot link
+    find them); constant data past the board's flash even with ``force``."""
+    g = c.graph
+    weights = sum(len(t.data) for t in g.tensors.values() if t.data is not None)
+    data = weights + sum(g.tensors[t].nbytes for t in g.inputs)  # and the test input
+    limit = c.board.flash_bytes or MAX_HOST_DATA_BYTES
+    if data > limit:  # no --force: a board cannot link it, the host's compiler cannot hold it
+        where = (
+            f"the board has {limit:,} B"
+            if c.board.flash_bytes
+            else f"rip's limit for a board without flash is {limit:,} B"
+        )
         raise FitError(
-            f"does not fit {c.board.name}: the weights need {weights:,} B of flash, the "
-            f"board has {c.board.flash_bytes:,} B"
+            f"does not fit {c.board.name}: the weights ({weights:,} B) and the test input "
+            f"need {data:,} B of constant data; {where}"
         )
     fit = c.fit()
     if not fit.fits and not options.force:

@@ -18,6 +18,11 @@ HOST_LIMIT_BYTES = 64 << 20
 # bytes of C source and far more compiler memory: a 105 MB model ran out of memory.
 MAX_WEIGHT_BYTES = 16 << 20
 
+# Largest constant data rip writes as C initializers for a board without flash (the host):
+# the weights and the test input, 4 MiB, a Pico 2's flash. gcc needs about 150 B of memory
+# per initializer byte: a 1x1x1x2^24 input (an 80 MB model_data.c) took 2.5 GB and 3 min.
+MAX_HOST_DATA_BYTES = 4 << 20
+
 # Largest convolution or pooling window: the closed-form gap (Theorem 13) visits every
 # kernel breakpoint pair and scans the kernel for each, kh * kw * (kh + kw) steps (a few
 # seconds at 64 x 64). Real models use at most 10 x 8.

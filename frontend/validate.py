@@ -31,7 +31,13 @@ naming the file, the operator index and the tensor (a ``ModelError``, exit code 
   fully connected weights, broadcasting, concatenation, element counts of RESHAPE,
   same-shape ops like SOFTMAX);
 - sizes: no activation (and no set of activations alive together) over
-  ``HOST_LIMIT_BYTES``, no window over ``MAX_KERNEL_WORK`` (see rip.core.limits).
+  ``HOST_LIMIT_BYTES``, no window over ``MAX_KERNEL_WORK``, constants (weights) of at most
+  ``MAX_WEIGHT_BYTES`` in all (see rip.core.limits).
+
+The opcode of an operator is TFLite's (``tflite_mapping.builtin_code``: the larger of the
+two fields). Option values and constant inputs a kernel depends on are checked where they
+are read (the reader: a RESIZE's size, LEAKY_RELU's alpha; codegen: every requantization
+multiplier), so that rip computes TFLite Micro's bytes or refuses.
 
 Unsupported operators are left to the reader, which names them; resource variables are
 named first (rip.frontend.stateful), before the checks they would fail.

@@ -49,7 +49,8 @@ def test_weights_beyond_the_boards_flash_do_not_fit(
         argv = [str(path), "--board", "pico", "--placer", "firstfit", "--no-cache", "-o", str(out)]
         assert compile_main([*argv, *force]) == 3
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "the weights need 2,363,392 B of flash" in err
+        want = "(2,363,392 B) and the test input need 2,365,696 B of constant data; the board"
+        assert err.count("\n") == 1 and want in err and "has 2,097,152 B" in err
         assert not out.exists()
 
 
@@ -94,3 +95,24 @@ def test_the_report_is_linear_in_ops(
         counts.append(calls["n"])
     capsys.readouterr()
     assert counts[1] <= 3 * counts[0], counts
+
+
+def test_a_huge_input_on_the_host_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A 1x1x1x2^24 input (its test input an 80 MB C file: gcc took 2.5 GB): exit 3 before
+    any file is written."""
+    mb = ModelBuilder()
+    x = mb.activation((1, 1, 1, 1 << 24), 0.05, 3)
+    y = mb.activation((1, 1, 1, 1 << 24), 0.05, 3)
+    mb.operator("RELU", [x], [y])
+    mb.inputs([x])
+    mb.outputs([y])
+    path = tmp_path / "wide.tflite"
+    path.write_bytes(mb.to_bytes())
+    out = tmp_path / "out"
+    argv = [str(path), "--board", "host", "--placer", "firstfit", "--no-cache", "-o", str(out)]
+    assert compile_main(argv) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "rip's limit for a board without flash is 4,194,304 B" in err
+    assert not out.exists()
