@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import shlex
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rip.allocator.planning.cache import default_cache_dir
+from rip.core import jsonio
 from rip.core.errors import BuildError, RipError
 from rip.firmware.pico_sdk import TinyUsb
 
@@ -156,7 +156,7 @@ class BuildTree:
 
 def tree_key(**facts: object) -> str:
     """A short hash of everything a configured build folder depends on."""
-    text = json.dumps({"format": TREE_FORMAT, **facts}, sort_keys=True, default=str)
+    text = jsonio.dumps({"format": TREE_FORMAT, **facts}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -207,7 +207,7 @@ def build_tree(options: PicoBuildOptions, name: str, key: str, facts: dict) -> I
             "set RIP_CACHE_DIR or use --no-cache"
         ) from None
     with _locked(root / "lock"):
-        (root / "key.json").write_text(json.dumps(facts, indent=2, default=str) + "\n")
+        (root / "key.json").write_text(jsonio.dumps(facts, indent=2, default=str) + "\n")
         yield BuildTree(root, shared=True, reused=(root / "build" / "CMakeCache.txt").is_file())
 
 

@@ -12,7 +12,8 @@ import pytest
 import tflite
 from tflite_writer import example_model
 
-from rip.allocator.planning.plan import plan_model
+from rip.allocator.planning.options import PlanOptions
+from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.requirements import requirements
 from rip.codegen.cformat import c_float
 from rip.codegen.emit import emit_model
@@ -70,7 +71,8 @@ def test_model_h_macros_and_functions_agree_with_the_model(tmp_path):
     data = example_model(0)
     graph = rewrite(read_model(data, name="example"))
     req = requirements(graph)
-    model = emit_model(graph, req, plan_model(graph, req, "rip", "firstfit", 4, 60), "rip")
+    plan = plan_model(graph, req, "rip", PlanOptions(placer="firstfit", time_limit=60))
+    model = emit_model(graph, req, plan, "rip")
     write_host_project(model, tmp_path)
     (tmp_path / "main.c").write_text(API_C)
     try:

@@ -49,6 +49,7 @@ from rip.allocator.theory.sweep_fused import make_chain_at
 from rip.allocator.theory.two_core_bounds import two_core_rip_gap, two_core_rip_gap_simple
 from rip.allocator.theory.two_core_fast import fast_fused, fast_rip_gap
 from rip.allocator.theory.two_core_programs import RipSchedule
+from rip.core import jsonio
 from rip.core.errors import LayerError, RipError
 
 
@@ -286,15 +287,13 @@ def format_summary(summary: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m rip.allocator.theory.sweep_two_core [LAYERS [CHAINS [SEED [JOBS]]]]``:
     print the summary (and, with ``--json`` first, the summary as JSON)."""
-    import json
-
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = bool(argv) and argv[0] == "--json"
     args = [int(a) for a in argv[as_json:]]
     n_layers, n_chains, seed, jobs = (args + [2000, 1000, 0, 0][len(args) :])[:4]
     result = run_two_core_sweep(n_layers, n_chains, seed, jobs=jobs or None)
     if as_json:
-        print(json.dumps(result.summary, indent=1))
+        print(jsonio.dumps(result.summary, indent=1))
     else:
         print(format_summary(result.summary))
     print(f"wall {result.wall_seconds:.1f} s, {result.jobs} jobs")
