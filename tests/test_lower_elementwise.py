@@ -102,13 +102,15 @@ def program(lowered: Lowered, lay: Layout, inputs: dict[int, np.ndarray], out_by
         for tid, a in inputs.items()
     )
     call = "\n".join(f"    {line}" if line else "" for line in lowered.call.splitlines())
+    # the op's own scratch (a MEAN over H and W runs as the global pool, 4 B a channel)
+    scratch = max(16, lowered.scratch_bytes)
     return f"""#include <stdio.h>
 #include <string.h>
 {includes}
 
 static int8_t rip_arena[{lay.arena_bytes}];
-static int8_t rip_scratch[16];
-static rip_context rip_ctx = {{rip_scratch, 16}};
+static int8_t rip_scratch[{scratch}] __attribute__((aligned(4)));
+static rip_context rip_ctx = {{rip_scratch, {scratch}}};
 
 {data}
 
@@ -120,7 +122,7 @@ static int invoke(void) {{
 
 int main(void) {{
     int status;
-    (void)rip_ctx; /* these kernels use no scratch */
+    (void)rip_ctx; /* most of these kernels use no scratch */
     {copies}
     status = invoke();
     if (status != 0) {{
