@@ -22,6 +22,10 @@ SLOW_MODULES = {
     "test_interrupt.py": "real solves stopped by signals and time limits",
     "test_models_memory.py": "the MILP over the shared models (Tables 3 and 7)",
     "test_packaging.py": "a wheel built with pip and installed elsewhere",
+    "test_emulate.py": "Pico SDK firmware built and run on rp2040js",
+    "test_pico_build.py": "Pico SDK configures and builds (with and without TinyUSB)",
+    "test_pico_example.py": "the example application built with the Pico SDK, run on rp2040js",
+    "test_timing.py": "firmware run under QEMU's timing plugin",
 }
 SLOW_TESTS = {
     "test_firmware.py": (
