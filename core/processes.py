@@ -57,7 +57,10 @@ def stop(proc: subprocess.Popen) -> None:
     the group's id, cannot be reused by another process."""
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+            if hasattr(os, "killpg"):
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:  # Windows: no process groups, the child alone
+                proc.kill()
     proc.wait()
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None:

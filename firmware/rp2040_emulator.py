@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -35,6 +35,7 @@ from typing import IO
 import serial
 
 from rip.boards import EMULATORS, Board
+from rip.core import processes
 from rip.core.errors import (
     BuildError,
     EmulatorMissing,
@@ -210,20 +211,6 @@ def _end(records: _Records, timeout: float) -> dict | None:
     return None
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """Kill the runner's process group (it was started in its own session) and reap it."""
-    if proc.poll() is None:
-        with suppress(ProcessLookupError):
-            if hasattr(os, "killpg"):
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:  # Windows: no process groups; node is the only process
-                proc.kill()
-    proc.wait()  # SIGKILL cannot be ignored
-    for stream in (proc.stdin, proc.stdout):
-        if stream is not None:
-            stream.close()
-
-
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so the runner is killed on the
@@ -264,8 +251,8 @@ def run_uf2(
     usb: Result | str | None = None
     lines: list[str] = []
     with tempfile.TemporaryFile() as err, _sigterm_as_interrupt():
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                text=True, start_new_session=True)  # fmt: skip
+        proc = processes.spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                               text=True)  # fmt: skip
         try:
             records = _Records(proc)
             ports = _listen(records, err)
@@ -288,7 +275,7 @@ def run_uf2(
                     link.close()
             end = _end(records, 0.0 if isinstance(result, Result) else 2.0)
         finally:  # also on KeyboardInterrupt and SIGTERM: no runner is left running
-            _stop(proc)
+            processes.stop(proc)
     return EmulatedRun(result, usb, lines, end, max_cycles, time.monotonic() - t0,
                        f"rp2040js {locked_version()}")  # fmt: skip
 
