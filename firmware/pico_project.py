@@ -27,7 +27,7 @@ from rip.codegen.emit import EmittedModel
 from rip.codegen.templating import render
 from rip.core import jsonio
 from rip.core.errors import PicoSdkMissing, RipError
-from rip.firmware.host_project import BuildError, copy_kernels, write_expected
+from rip.firmware.host_project import BuildError, copy_kernels, read_expected, write_expected
 from rip.firmware.pico_build import (
     BuildLog,
     BuildTree,
@@ -310,10 +310,7 @@ def build_pico_project(
     options = options or PicoBuildOptions()
     family = _require_pico(board)
     sdk = sdk_path()
-    expected = out / "expected.json"
-    if not expected.is_file():
-        raise RipError(f"{out}: no expected.json; is this a project written by rip-compile?")
-    model = jsonio.loads(expected.read_text(encoding="utf-8"))["model"]
+    model = read_expected(out)["model"]
     app = app_name(model)
     cmake, gcc = _build_tools()
     size_tool = _tool("arm-none-eabi-size", "it measures .bss and .data")
