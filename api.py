@@ -36,7 +36,7 @@ from typing import Any, Union
 
 from rip import compiler
 from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT
-from rip.allocator.planning.strategies import STRATEGIES
+from rip.allocator.planning.strategies import SELECTABLE, STRATEGIES
 from rip.boards import Board, load_board
 from rip.compiler import Compiled, Fit, Options, Reference
 from rip.core.errors import (
@@ -47,7 +47,7 @@ from rip.core.errors import (
     OutputError,
     RipError,
 )
-from rip.core.terms import Placer, Strategy
+from rip.core.terms import BEST_STRATEGY, Placer, Strategy, parse_strategy
 from rip.firmware.pico_build import PicoBuildOptions
 from rip.report import build_report, format_generated, format_report, next_step, op_table
 
@@ -206,7 +206,7 @@ def check_max_overhead(value: float | None) -> float | None:
 
 
 def options(
-    strategy: str = "rip",
+    strategy: str | None = BEST_STRATEGY,
     *,
     strategies: Iterable[str] | None = None,
     placer: str = "milp",
@@ -217,13 +217,13 @@ def options(
 ) -> Options:
     """The driver's options from plain values, each checked (OptionError naming it).
     ``strategies`` None plans every strategy (to compare them); the selected one is always
-    planned."""
-    selected = Strategy.parse(strategy, "strategy")
+    planned, and ``best`` (the default) plans every selectable one and selects the lowest
+    total."""
+    selected = parse_strategy(strategy)
     planned = STRATEGIES if strategies is None else (
         tuple(Strategy.parse(s, "strategy") for s in strategies)
     )  # fmt: skip
-    if selected not in planned:
-        planned = (*planned, selected)
+    planned = (*planned, *(SELECTABLE if selected is None else (selected,)))
     return Options(
         strategy=selected,
         strategies=tuple(s for s in STRATEGIES if s in planned),
@@ -238,7 +238,7 @@ def options(
 def plan(
     model: PathLike,
     board: str | Board = "pico2",
-    strategy: str = "rip",
+    strategy: str = BEST_STRATEGY,
     *,
     strategies: Iterable[str] | None = None,
     placer: str = "milp",
@@ -320,8 +320,8 @@ def emit(
                 f"{', '.join(sorted(PLAN_OPTIONS))}"
             )
         board = plan_options.pop("board", "pico2")
-        strategy = plan_options.pop("strategy", "rip")
-        plan_options.setdefault("strategies", (strategy,))
+        strategy = plan_options.pop("strategy", BEST_STRATEGY)
+        plan_options.setdefault("strategies", ())
         opts = options(strategy, **plan_options)
         c = compiler.analyse(Path(source), _board(board), opts)
     opts = replace(

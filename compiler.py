@@ -42,7 +42,8 @@ from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LI
 from rip.allocator.planning.parallel import plan_strategies
 from rip.allocator.planning.placement import Plan, Problem
 from rip.allocator.planning.requirements import Requirements, requirements
-from rip.allocator.planning.strategies import STRATEGIES, Variant, variants
+from rip.allocator.planning.selection import Selection, select
+from rip.allocator.planning.strategies import SELECTABLE, STRATEGIES, Variant, variants
 from rip.boards import Board, board_names, load_board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
@@ -70,7 +71,7 @@ class Options:
     project; ``build`` builds Pico firmware; ``emulate`` runs it on rp2040js (with the boot
     ROM ``bootrom``, else $RIP_RP2040_BOOTROM); ``run`` builds and runs on the host."""
 
-    strategy: Strategy = Strategy.RIP
+    strategy: Strategy | None = None  # None: the best plan (planning.selection.select)
     placer: Placer = Placer.MILP
     time_limit: float = DEFAULT_TIME_LIMIT
     strategies: tuple[Strategy, ...] = STRATEGIES  # every strategy planned, for comparison
@@ -168,6 +169,8 @@ class Compiled:
     emulation: EmulatedRun | None = None  # the emulated Pico run, when there was one
     # an emulated board's run timed as its Pico (rip.timing), or why it could not be
     estimate: Estimate | str | None = None
+    # why ``strategy`` was selected, when no strategy was asked for (None: it was asked for)
+    selection: Selection | None = None
 
     @property
     def variant(self) -> Variant:
@@ -220,6 +223,14 @@ def front(path: Path) -> tuple[Graph, Graph]:
     return source, rewrite(source)
 
 
+def planned(options: Options) -> tuple[Strategy, ...]:
+    """The strategies to plan, in the table's order: those asked for, with the selected
+    one, or every selectable one when the best is to be selected."""
+    wanted = set(options.strategies)
+    wanted |= set(SELECTABLE) if options.strategy is None else {options.strategy}
+    return tuple(s for s in STRATEGIES if s in wanted)
+
+
 def prepare(path: Path, board: Board, options: Options = Options()) -> Prepared:
     """read, rewrite, requirements, and each strategy's variant (strategies.variant: the
     table's graph transform, that graph's requirements, the problem)."""
@@ -228,7 +239,7 @@ def prepare(path: Path, board: Board, options: Options = Options()) -> Prepared:
     source = _timed(seconds, "read", lambda: read(path))
     graph = _timed(seconds, "rewrite", lambda: rewrite(source))
     req = _timed(seconds, "requirements", lambda: requirements(graph))
-    made = _timed(seconds, "variants", lambda: variants(graph, req, options.strategies, planning))
+    made = _timed(seconds, "variants", lambda: variants(graph, req, planned(options), planning))
     return Prepared(path, source, graph, req, planning, made, seconds)
 
 
@@ -249,10 +260,14 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
     p = prepare(path, board, options)
     seconds = dict(p.stage_seconds)
     plans = _timed(seconds, "plan", lambda: plan(path, p.variants, p.planning, options.cache))
+    selection = None
+    if options.strategy is None:
+        selection = select({s: pl.peak for s, pl in plans.items()}, p.variants)
     return Compiled(
         path=path,
         board=board,
-        strategy=Strategy(options.strategy),
+        strategy=selection.strategy if selection else Strategy(options.strategy),
+        selection=selection,
         source=p.source,
         graph=p.graph,
         req=p.req,

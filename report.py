@@ -170,6 +170,8 @@ def build_report(c: Compiled) -> dict[str, Any]:
         "liveness_bound_bytes": max(live_bytes(g), default=0),
         "inplace_candidates": sum(1 for r in c.req.ops if r.candidates),
         **selected,
+        # why the strategy was selected (None: --strategy named it)
+        "selected_because": c.selection.reason if c.selection else None,
         # the rewrite's notes (dead ops removed, folds) first, then the selected plan's
         "notes": [*g.notes, *selected["notes"]],
         "strategies": {s.value: plan_summary(c, s) for s in c.plans},
@@ -293,6 +295,8 @@ def format_report(rep: dict[str, Any]) -> str:
         f"selected: {rep['strategy']} / {rep['placer']}: arena {rep['arena_bytes']:,} B "
         f"+ scratch {rep['scratch_bytes']:,} B + board overhead = {rep['needed_sram_bytes']:,} B",
     ]
+    if rep["selected_because"]:
+        lines.append(f"  selected by default: {rep['selected_because']}")
     if rep["board_sram_bytes"]:
         verdict = "fits" if rep["fits"] else "does NOT fit"
         lines.append(f"{verdict} {rep['board']}: headroom {rep['headroom_bytes']:,} B")
@@ -465,7 +469,8 @@ def next_step(c: Compiled) -> str:
                 f"(fits: {f.needed_bytes:,} of {f.available_bytes:,} B)"
             )
         return f"next: no strategy fits {c.board.name}; try a smaller model or input"
-    cmd += f" --strategy {c.strategy}"
+    if c.selection is None:  # asked for: keep it; selected: the default selects it again
+        cmd += f" --strategy {c.strategy}"
     out = c.output_dir
     if c.board.pico_board:
         flash = f"rip-flash {out or 'DIR'} (board in BOOTSEL mode) and rip-verify {out or 'DIR'}"

@@ -24,6 +24,7 @@ from typing import Any
 from rip import api
 from rip.allocator.planning.check import picture
 from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT
+from rip.allocator.planning.strategies import SELECTABLE
 from rip.boards import Board, board_names, load_board
 from rip.cli import guarded
 from rip.cli.list_ops import format_operator_table, operator_table, rules_text
@@ -31,7 +32,7 @@ from rip.compiler import Compiled
 from rip.core import jsonio
 from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
 from rip.core.printable import printable_lines
-from rip.core.terms import Placer, Strategy
+from rip.core.terms import BEST_STRATEGY, Placer, Strategy
 from rip.firmware.output_dir import cannot_write
 from rip.firmware.pico_build import (
     BUILD_TYPES,
@@ -64,10 +65,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--strategy",
-        default="rip",
-        choices=Strategy.values(),
-        help="dual: nothing in place; tinyengine: depthwise only (the paper's "
-        "baseline); rip: every candidate (default)",
+        default=BEST_STRATEGY,
+        choices=(BEST_STRATEGY, *Strategy.values()),
+        help=f"{BEST_STRATEGY} (default): the lowest total activation RAM of "
+        f"{' and '.join(SELECTABLE)}, the report says why; dual: nothing in place; "
+        "tinyengine: depthwise only (the paper's baseline); rip: every in-place candidate "
+        "(the paper's); fused: rip with fused row-streamed chains",
     )
     p.add_argument(
         "--placer",
@@ -197,7 +200,7 @@ def _plan_options(args: argparse.Namespace, board: Board) -> dict[str, Any]:
     return {
         "board": board,
         "strategy": args.strategy,
-        "strategies": (args.strategy,) if only else None,
+        "strategies": () if only else None,
         "placer": args.placer,
         "time_limit": time_limit(args.time_limit),
         "max_overhead": max_overhead(args.max_overhead),

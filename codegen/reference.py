@@ -11,7 +11,12 @@ float outputs dequantized from.
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+import tempfile
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -46,16 +51,59 @@ def _interface(graph: Graph) -> dict[int, tuple[str, int]]:
     return {q: (kind, f) for kind, f, q in graph.interface}
 
 
-def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
-    """TFLite Micro's output bytes (int8, or int32 for an index output) for the default
-    test input, in ``graph.outputs`` order."""
+@dataclass(frozen=True)
+class ArenaUse:
+    """TFLite Micro's arena after AllocateTensors, as its recording allocator prints it:
+    ``head``, the part its memory planner shares out (every activation tensor and every
+    kernel's scratch buffer, the figure to compare an activation plan with), and ``tail``,
+    the persistent part (tensor and node structs, quantization, op data)."""
+
+    head: int
+    tail: int
+
+    @property
+    def total(self) -> int:
+        return self.head + self.tail
+
+
+_ALLOCATION = re.compile(r"Arena allocation (head|tail) (\d+) bytes")
+
+
+def _interpreter(model: Path | bytes):  # -> runtime.Interpreter
     if runtime is None:  # pragma: no cover - the test extra installs it
         raise ReferenceRunError(f"TFLite Micro is not installed ({_MISSING})")
     data = Path(model).read_bytes() if isinstance(model, Path) else model
     try:
-        it = runtime.Interpreter.from_bytes(data, arena_size=64 << 20)
+        return runtime.Interpreter.from_bytes(data, arena_size=64 << 20)
     except Exception as e:  # the interpreter's own refusal, e.g. an unsupported op
         raise ReferenceRunError(f"TFLite Micro cannot load the model: {e}") from None
+
+
+def arena_use(model: Path | bytes) -> ArenaUse:
+    """The arena TFLite Micro allocates for ``model`` (its Python interpreter with the
+    reference kernels, which ask for no more scratch than CMSIS-NN's). The interpreter
+    prints the figures on the C stderr only: it is read through file descriptor 2."""
+    it = _interpreter(model)
+    with tempfile.TemporaryFile() as tmp:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(tmp.fileno(), 2)
+            it.print_allocations()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        found = dict(_ALLOCATION.findall(tmp.read().decode(errors="replace")))
+    if set(found) != {"head", "tail"}:
+        raise ReferenceRunError("TFLite Micro printed no arena allocation figures")
+    return ArenaUse(int(found["head"]), int(found["tail"]))
+
+
+def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
+    """TFLite Micro's output bytes (int8, or int32 for an index output) for the default
+    test input, in ``graph.outputs`` order."""
+    it = _interpreter(model)
     boundary = _interface(graph)
     for k, (t, x) in enumerate(zip(graph.inputs, default_inputs(graph), strict=True)):
         tensor = graph.tensors[t]

@@ -51,6 +51,22 @@ class Strategy(Word):
     FUSED = "fused"  # RiP plus fused, row-streamed convolution chains (issue 12)
 
 
+# Not a strategy but the rule that picks one: the selectable strategy with the lowest total
+# activation RAM (allocator.planning.selection); what --strategy and rip.plan default to.
+BEST_STRATEGY = "best"
+
+
+def parse_strategy(value: object) -> Strategy | None:
+    """A strategy's word, or ``BEST_STRATEGY`` (None: select the best); an OptionError
+    naming every accepted word otherwise."""
+    if value == BEST_STRATEGY or value is None:
+        return None
+    if value in Strategy.values():
+        return Strategy(value)
+    words = ", ".join((BEST_STRATEGY, *Strategy.values()))
+    raise OptionError(f"strategy must be one of {words}, got {value!r}")
+
+
 class Placer(Word):
     MILP = "milp"  # Pyomo + SCIP, optimal or best within the time limit
     FIRSTFIT = "firstfit"  # TinyEngine's greedy placer

@@ -62,8 +62,8 @@ def test_plan_gives_the_papers_arenas_and_the_fit():
 def test_plan_and_report_equal_what_the_command_line_prints(capsys):
     """The CLI is a layer over the same calls: ``rip.report`` is ``--json``'s report."""
     model = shared_path(*IN3)
-    result = rip.plan(model, board="pico")
-    assert main([str(model), "--board", "pico", "--json", "--quiet"]) == 0
+    result = rip.plan(model, board="pico", strategy="rip")  # the paper's Table 3 figure
+    assert main([str(model), "--board", "pico", "--strategy", "rip", "--json", "--quiet"]) == 0
     printed = json.loads(capsys.readouterr().out)
     ours = json.loads(json.dumps(result.report(), default=str))
     for key in ("arena_bytes", "scratch_bytes", "needed_sram_bytes", "fits", "op_table"):
@@ -103,7 +103,7 @@ def test_emit_refuses_a_plan_that_does_not_fit_naming_what_would(tmp_path):
     assert e.value.exit_code == 3 and e.value.strategies == ("fused",)
     assert e.value.boards == ("pico2",) and not (tmp_path / "out").exists()
     with pytest.raises(rip.FitError, match="--strategy fused fits"):  # planned on demand
-        rip.emit(shared_path(*IN4), tmp_path / "out", board="pico")
+        rip.emit(shared_path(*IN4), tmp_path / "out", board="pico", strategy="rip")
     forced = rip.emit(planned, tmp_path / "out", force=True)
     # a Pico project keeps the model in its library folder (model/)
     assert (tmp_path / "out" / "model" / "model.c").is_file() and not forced.fits
@@ -116,7 +116,7 @@ def test_emit_refuses_a_plan_that_does_not_fit_naming_what_would(tmp_path):
         (lambda m, t: rip.plan(t / "text.tflite"), errors.ModelError, "not a TFLite file"),
         (lambda m, t: rip.plan(m, board="uno"), errors.OptionError, "unknown board 'uno'"),
         (lambda m, t: rip.plan(m, board=3), errors.OptionError, "board must be"),  # type: ignore[arg-type]
-        (lambda m, t: rip.plan(m, strategy="best"), errors.OptionError, "strategy must be one"),
+        (lambda m, t: rip.plan(m, strategy="worst"), errors.OptionError, "strategy must be one"),
         (lambda m, t: rip.plan(m, strategies=["x"]), errors.OptionError, "got 'x'"),
         (lambda m, t: rip.plan(m, placer="greedy"), errors.OptionError, "placer must be one"),
         (lambda m, t: rip.plan(m, time_limit=0), errors.OptionError, "time limit 0"),

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from paths import shared_path
-from tflite_writer import example_model
+from tflite_writer import example_model, random_conv_model
 
 from rip import compiler
 from rip.allocator.planning.requirements import requirements
@@ -37,11 +37,19 @@ def test_report_json_keys(capsys, example_file):
     rep = json.loads(out)
     for key in ("arena_bytes", "scratch_bytes", "strategy", "placer", "solve_seconds", "fits"):
         assert key in rep
-    assert rep["strategy"] == "rip" and rep["placer"] == "milp"
+    assert rep["placer"] == "milp"
     assert set(rep["strategies"]) == {"dual", "tinyengine", "rip", "fused"}
+    # no --strategy: the lower total of rip and fused (arena + scratch), rip on a tie
+    total = {s: rep["strategies"][s]["arena_bytes"] + rep["strategies"][s]["scratch_bytes"]
+             for s in ("rip", "fused")}  # fmt: skip
+    assert rep["strategy"] == ("fused" if total["fused"] < total["rip"] else "rip")
+    assert rep["selected_because"].startswith("lowest total activation RAM")
     dual, rip = rep["strategies"]["dual"], rep["strategies"]["rip"]
     assert rip["arena_bytes"] <= dual["arena_bytes"]
-    assert len(rep["op_table"]) == rep["ops"]
+    code, out, _ = run(capsys, str(example_file), "--json", "--board", "pico2", "--strategy", "rip")
+    rep = json.loads(out)
+    assert rep["strategy"] == "rip" and rep["selected_because"] is None
+    assert len(rep["op_table"]) == rep["ops"]  # rip runs the rewritten graph's ops
     assert rep["milp_size"]["variables"] > 0
 
 
@@ -49,7 +57,23 @@ def test_report_text_table(capsys, example_file):
     code, out, _ = run(capsys, str(example_file), "--report", "--board", "host")
     assert code == 0
     assert "CONV_2D" in out and "memory plans" not in out.split("\n")[0]
-    assert "tinyengine" in out and "selected: rip / milp" in out
+    assert "tinyengine" in out and "selected: fused / milp" in out
+    assert "selected by default: lowest total activation RAM" in out
+    code, out, _ = run(
+        capsys, str(example_file), "--report", "--board", "host", "--strategy", "rip"
+    )
+    assert code == 0 and "selected: rip / milp" in out and "selected by default" not in out
+
+
+def test_the_default_plan_is_rip_where_fusion_saves_nothing(capsys, example_file):
+    """A model with one convolution has no chain to fuse: fused's plan is rip's, and the
+    tie goes to rip (no recomputed rows)."""
+    path = example_file.parent / "one-conv.tflite"
+    path.write_bytes(random_conv_model(0))
+    code, out, _ = run(capsys, str(path), "--json", "--board", "host")
+    rep = json.loads(out)
+    assert code == 0 and rep["strategy"] == "rip"
+    assert "fusion saves nothing" in rep["selected_because"]
 
 
 def test_plot_writes_a_png(capsys, example_file, tmp_path):

@@ -154,7 +154,7 @@ def test_chip_facts_come_from_the_board_files():
 # --- the driver --------------------------------------------------------------------------
 def test_analyse_collects_every_stage(example_file):
     board = load_board("host")
-    c = analyse(example_file, board, Options(placer=Placer.FIRSTFIT))
+    c = analyse(example_file, board, Options(strategy=Strategy.RIP, placer=Placer.FIRSTFIT))
     assert set(c.plans) == set(c.problems) == set(Strategy)
     assert c.plan is c.plans[Strategy.RIP] and c.model is None and c.run is None
     for s, plan in c.plans.items():

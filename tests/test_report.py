@@ -134,28 +134,27 @@ def test_every_report_ends_with_the_next_step(capsys, tmp_path):
     code, out, _ = run(capsys, str(model), "--board", "pico", "--report")
     assert code == 0
     assert out.rstrip().splitlines()[-1] == (
-        f"next: rip-compile {model} --board pico --strategy rip -o DIR --build; then "
+        f"next: rip-compile {model} --board pico -o DIR --build; then "
         "rip-flash DIR (board in BOOTSEL mode) and rip-verify DIR"
     )
     code, out, _ = run(capsys, str(model), "--board", "pico", "--json")
     assert json.loads(out)["next_step"].startswith(f"next: rip-compile {model} --board pico")
     code, out, _ = run(capsys, str(model), "--board", "qemu-m33")
     assert out.rstrip().splitlines()[-1] == (
-        f"next: rip-compile {model} --board qemu-m33 --strategy rip -o DIR --run (builds, "
+        f"next: rip-compile {model} --board qemu-m33 -o DIR --run (builds, "
         "runs and compares with TFLite Micro)"
     )
     target = tmp_path / "out"
     code, out, _ = run(capsys, str(model), "--board", "pico", "-o", str(target))
     assert code == 0 and out.rstrip().splitlines()[-1].startswith(
-        f"next: rip-compile {model} --board pico --strategy rip -o {target} --build; then "
-        f"rip-flash {target}"
+        f"next: rip-compile {model} --board pico -o {target} --build; then rip-flash {target}"
     )
 
 
 def test_a_report_that_does_not_fit_names_what_would(capsys):
     """MCUNet-in4 needs 330,012 B under rip on a Pico (256 KiB): the next step is fused."""
     model = shared_path(*IN4)
-    code, out, _ = run(capsys, str(model), "--board", "pico", "--report")
+    code, out, _ = run(capsys, str(model), "--board", "pico", "--strategy", "rip", "--report")
     assert code == 0 and "does NOT fit pico" in out
     assert out.rstrip().splitlines()[-1] == (
         f"next: rip-compile {model} --board pico --strategy fused -o DIR (fits: 138,012 B)"

@@ -52,6 +52,7 @@ class StrategySpec:
     inplace: frozenset[InPlaceKind]  # the candidate kinds the problem may alias
     transform: Transform | None = None  # the graph planned on (None: the rewritten one)
     warm_from: Strategy | None = None  # whose plan the solve starts from, when planned
+    selectable: bool = False  # a candidate of the default plan (selection.select)
 
 
 def fused_chains(graph: Graph, req: Requirements, options: PlanOptions) -> Transformed:
@@ -76,10 +77,12 @@ def fused_chains(graph: Graph, req: Requirements, options: PlanOptions) -> Trans
 TABLE: dict[Strategy, StrategySpec] = {
     Strategy.DUAL: StrategySpec(frozenset()),
     Strategy.TINYENGINE: StrategySpec(frozenset({InPlaceKind.CHANNEL}), warm_from=Strategy.DUAL),
-    Strategy.RIP: StrategySpec(frozenset(InPlaceKind) - {InPlaceKind.FUSED}),
-    Strategy.FUSED: StrategySpec(frozenset(InPlaceKind), fused_chains),
+    Strategy.RIP: StrategySpec(frozenset(InPlaceKind) - {InPlaceKind.FUSED}, selectable=True),
+    Strategy.FUSED: StrategySpec(frozenset(InPlaceKind), fused_chains, selectable=True),
 }
 STRATEGIES = tuple(TABLE)
+# The default plan's candidates, in the order that breaks a tie (selection.select).
+SELECTABLE = tuple(s for s, sp in TABLE.items() if sp.selectable)
 
 
 def spec(strategy: Strategy | str) -> StrategySpec:
