@@ -4,6 +4,8 @@ of conftest.py."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -54,7 +56,7 @@ KERAS_FILES = {
     "EffNetV2-L": "EfficientNetV2L",
 }
 
-__all__ = ["KERAS_FILES", "MCUNET", "REPO", "SHARED", "shared_path"]
+__all__ = ["KERAS_FILES", "MCUNET", "REPO", "SHARED", "picotool", "shared_path"]
 
 
 def shared_path(*parts: str) -> Path:
@@ -63,3 +65,13 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent (CI keeps ../shared beside the checkout)")
     return path
+
+
+def picotool() -> str | None:
+    """Raspberry Pi's picotool: $RIP_PICOTOOL (``.ci/run`` builds it from
+    ../shared/pico/picotool, off PATH so that Pico SDK builds stay as a user's without it),
+    else one on PATH; None without either."""
+    built = os.environ.get("RIP_PICOTOOL")
+    if built and Path(built).is_file():
+        return built
+    return shutil.which("picotool")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import cbuild as cb
 import pytest
+from paths import picotool
 from tflite_writer import example_model
 
 from rip.allocator.planning.parallel import plan_model
@@ -32,6 +33,7 @@ from rip.firmware.pico_project import (
     kernel_sources,
     write_pico_project,
 )
+from rip.firmware.pico_sdk import sdk_version
 from rip.firmware.result import parse_result_line
 from rip.firmware.uf2 import FLASH_BASE, bin_to_uf2, parse_uf2
 from rip.frontend.reader import read_model
@@ -473,6 +475,16 @@ def test_build_with_the_pico_sdk(emitted, tmp_path, board, monkeypatch):
     assert arena["type"] in "bB" and arena["bytes"] >= emitted.arena_bytes
     assert 0x20000000 <= arena["address"] < 0x20000000 + b.sram_bytes
     assert info["bss_bytes"] >= emitted.arena_bytes + emitted.scratch_bytes
+    tool = picotool()
+    if tool is not None:  # Raspberry Pi's own reading of the image (no RP2350 emulator here)
+        shown = subprocess.run([tool, "info", "-a", info["uf2"]], capture_output=True,
+                               text=True, check=True).stdout  # fmt: skip
+        fields = dict(re.findall(r"^ ([a-z_ ]+):\s+(.+)$", shown, re.MULTILINE))
+        assert fields["sdk version"] == sdk_version(real_sdk())  # type: ignore[arg-type]
+        assert fields["pico_board"] == b.pico_board and fields["name"] == "example"
+        assert "USB stdin / stdout" in shown  # the SDK's default stdio, with TinyUSB
+        if board == "pico2":  # an RP2350 image carries an IMAGE_DEF block
+            assert fields["target chip"] == "RP2350" and fields["image type"] == "ARM Secure"
 
 
 # --- rip-flash -----------------------------------------------------------------------------

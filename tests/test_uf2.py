@@ -4,13 +4,13 @@ chip family, with picotool's RP2350-E10 errata block on the RP2350 only."""
 from __future__ import annotations
 
 import random
-import shutil
 import struct
 import subprocess
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import picotool
 
 from rip.boards import load_board
 from rip.firmware import uf2
@@ -152,7 +152,9 @@ def test_writer_rejects_empty_image_and_wrong_errata_family():
         bin_to_uf2(b"\0", RP2350_ARM_S_FAMILY, errata_family=RP2040_FAMILY)
 
 
-@pytest.mark.skipif(shutil.which("picotool") is None, reason="picotool is not installed")
+@pytest.mark.skipif(
+    picotool() is None, reason="no picotool ($RIP_PICOTOOL, as .ci/run builds it, or on PATH)"
+)
 @pytest.mark.parametrize(
     "family, name, platform, extra",
     [
@@ -171,7 +173,7 @@ def test_byte_for_byte_what_picotool_writes(tmp_path, family, name, platform, ex
     theirs = tmp_path / "picotool.uf2"
     subprocess.run(
         [
-            "picotool",
+            str(picotool()),
             "uf2",
             "convert",
             str(bin_path),
