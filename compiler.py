@@ -42,7 +42,7 @@ from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LI
 from rip.allocator.planning.parallel import plan_strategies
 from rip.allocator.planning.placement import Plan, Problem
 from rip.allocator.planning.requirements import Requirements, requirements
-from rip.allocator.planning.selection import Selection, select
+from rip.allocator.planning.selection import Selection, select, total_bytes
 from rip.allocator.planning.strategies import SELECTABLE, STRATEGIES, Variant, variants
 from rip.boards import Board, board_names, load_board
 from rip.codegen.emit import EmittedModel, emit_model
@@ -187,6 +187,12 @@ class Compiled:
     @property
     def problems(self) -> dict[Strategy, Problem]:
         return {s: v.problem for s, v in self.variants.items()}
+
+    def total_bytes(self, strategy: Strategy | None = None) -> int:
+        """A plan's total activation RAM (default: the selected one's), as the default
+        plan is chosen by (planning.selection.total_bytes)."""
+        s = strategy or self.strategy
+        return total_bytes(self.plans[s].peak, self.variants[s])
 
     def fit(self, strategy: Strategy | None = None) -> Fit:
         s = strategy or self.strategy

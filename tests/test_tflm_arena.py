@@ -4,7 +4,10 @@ recording allocator's figures, and the default plan is compared with them."""
 from __future__ import annotations
 
 import pytest
-from tflite_writer import example_model, random_conv_model
+from tflite_writer import (
+    example_model,
+    random_conv_model,
+)
 
 from rip.codegen.reference import arena_use
 from rip.core.errors import ReferenceRunError

@@ -533,3 +533,19 @@ def movement_sample_model(seed: int = 0) -> bytes:
     mb.inputs([x])
     mb.outputs([picked, up])
     return mb.to_bytes()
+
+
+def unet_model(seed: int = 0, size: int = 16) -> bytes:
+    """A tiny U-Net: two 3x3 convolutions down (the second of stride 2), one at the bottom,
+    nearest-neighbour upsampling, a 1x1 convolution, the skip connection as an ADD with the
+    first layer's output (alive across the whole bottom), and a 3x3 head."""
+    net = _Calibrated(seed)
+    x = net.input((1, size, size, 3))
+    e1 = net.conv(x, 8, 3, activation="RELU")
+    e2 = net.conv(e1, 16, 3, stride=2, activation="RELU")
+    mid = net.conv(e2, 16, 3, activation="RELU")
+    up = net.upsample(mid, 2)
+    d = net.conv(up, 8, 1, activation="RELU")
+    skip = net.add(d, e1)
+    y = net.conv(skip, 4, 3)
+    return net.finish([x], [y])
