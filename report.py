@@ -291,7 +291,9 @@ def format_report(rep: dict[str, Any]) -> str:
     lines += [
         "",
         f"selected: {rep['strategy']} / {rep['placer']}: arena {rep['arena_bytes']:,} B "
-        f"+ scratch {rep['scratch_bytes']:,} B + board overhead = {rep['needed_sram_bytes']:,} B",
+        f"(all activation RAM, the kernels' scratch inside it: at most "
+        f"{rep['scratch_bytes']:,} B for one op) + board overhead = "
+        f"{rep['needed_sram_bytes']:,} B",
     ]
     if rep["board_sram_bytes"]:
         verdict = "fits" if rep["fits"] else "does NOT fit"
@@ -392,8 +394,7 @@ def format_generated(c: Compiled) -> str:
         files = "model.c, model.h, model_data.c, model_data.h, main.c, Makefile, kernels/, "
         files += "expected.json"
     lines = [
-        f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, scratch "
-        f"{c.variant.req.scratch_bytes:,} B)"
+        f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, the kernels' scratch included)"
     ]
     if c.committed is not None and (c.committed.replaced or c.committed.removed):
         done = c.committed
