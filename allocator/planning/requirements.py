@@ -15,10 +15,10 @@ channel in-place, elementwise and upsampling, whose output starts where its inpu
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rip.allocator.planning.scratch import fused_scratch_bytes, kernel_scratch_bytes
+from rip.allocator.planning.scratch import Dims, fused_scratch_bytes, kernel_scratch_bytes
 from rip.allocator.theory.bounds import (
     Bound,
     depthwise_bound,
@@ -203,11 +203,11 @@ def op_scratch_bytes(graph: Graph, op: Operator) -> int:
 
 
 def chain_scratch_bytes(
-    graph: Graph, members: tuple[Operator, ...], output: int, residual: bool
+    graph: Graph, members: Sequence[Operator], output: int, residual: bool
 ) -> int:
     """Scratch of the fused chain of ``members`` writing tensor ``output`` (ending in a
     residual ADD when ``residual``): `planning.scratch.fused_scratch_bytes` on their dims."""
-    stages = [
+    stages: list[tuple[str, Dims, Dims]] = [
         (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), nhwc(graph.tensors[m.inputs[1]].shape))
         for m in members
     ]
