@@ -7,7 +7,7 @@ searches that want the figures without a subprocess::
     import rip
 
     result = rip.plan("mcunet-in4.tflite", board="pico", strategy="fused")
-    result.arena_bytes, result.scratch_bytes, result.fits, result.ops[0]["op"]
+    result.arena_bytes, result.fits, result.ops[0]["op"]  # arena: all activation RAM
     result.report()                                     # rip-compile --json's report
     made = rip.emit(result, "out/")                     # the Pico SDK project
     rip.reference("mcunet-in4.tflite").checksum         # TFLite Micro's CRC-32
@@ -73,9 +73,10 @@ MAX_TIME_LIMIT = 86400.0  # a day: planning waits for nothing longer
 
 @dataclass(frozen=True)
 class StrategyPlan:
-    """One strategy's plan on the board: its arena (the activation memory), the scratch
-    its kernels need, what both need of the board's SRAM (``fit``), whether the MILP proved
-    it optimal (None: first fit), and the placer that made it."""
+    """One strategy's plan on the board: its arena (all the activation memory: the
+    activations and every kernel's scratch, each a buffer of the plan live for its op), the
+    largest scratch of one op inside it, what the arena needs of the board's SRAM (``fit``),
+    whether the MILP proved it optimal (None: first fit), and the placer that made it."""
 
     strategy: Strategy
     arena_bytes: int
@@ -111,10 +112,12 @@ class Compilation:
 
     @property
     def arena_bytes(self) -> int:
+        """All the activation RAM: the arena, every kernel's scratch planned inside it."""
         return self.compiled.plan.peak
 
     @property
     def scratch_bytes(self) -> int:
+        """The largest scratch of one kernel, a part of ``arena_bytes`` (a detail)."""
         return self.compiled.variant.req.scratch_bytes
 
     @property

@@ -196,7 +196,7 @@ class Compiled:
 
     def fit(self, strategy: Strategy | None = None) -> Fit:
         s = strategy or self.strategy
-        return Fit(*self.board.budget(self.plans[s].peak, self.variants[s].req.scratch_bytes))
+        return Fit(*self.board.budget(self.plans[s].peak))
 
     @property
     def match(self) -> bool | None:
@@ -323,7 +323,7 @@ def fitting_boards(c: Compiled) -> dict[str, Fit]:
             continue
         if c.strategy == Strategy.FUSED and b.core != c.board.core:
             continue
-        fit = Fit(*b.budget(c.plan.peak, c.variant.req.scratch_bytes))
+        fit = Fit(*b.budget(c.plan.peak))
         if fit.fits and fit.available_bytes:
             found[name] = fit
     return dict(sorted(found.items(), key=lambda x: x[1].available_bytes))

@@ -1,6 +1,6 @@
 """The lifecycle figure (the paper's Fig. 1): every buffer as a rectangle over time (step)
-and address, one panel per plan, with an SRAM limit and a fixed overhead (scratch, SDK
-static data, stack) drawn as a band above the arena.
+and address, one panel per plan, with an SRAM limit and a fixed overhead (SDK static data,
+stack) drawn as a band above the arena (which holds the kernels' scratch).
 
 It needs only each panel's ``Problem`` and ``Plan`` (no model, no board), so any plan can be
 drawn; the text twin is ``rip.allocator.planning.check.picture``. matplotlib is imported
@@ -67,7 +67,7 @@ def figure(
                 overhead / 1024,
                 facecolor="grey",
                 alpha=0.35,
-                label="scratch + SDK + stack",
+                label="SDK + stack",
             )
         )
         if sram_bytes:

@@ -293,7 +293,9 @@ def format_report(rep: dict[str, Any]) -> str:
     lines += [
         "",
         f"selected: {rep['strategy']} / {rep['placer']}: arena {rep['arena_bytes']:,} B "
-        f"+ scratch {rep['scratch_bytes']:,} B + board overhead = {rep['needed_sram_bytes']:,} B",
+        f"(all activation RAM, the kernels' scratch inside it: at most "
+        f"{rep['scratch_bytes']:,} B for one op) + board overhead = "
+        f"{rep['needed_sram_bytes']:,} B",
     ]
     if rep["selected_because"]:
         lines.append(f"  selected by default: {rep['selected_because']}")
@@ -396,8 +398,7 @@ def format_generated(c: Compiled) -> str:
         files = "model.c, model.h, model_data.c, model_data.h, main.c, Makefile, kernels/, "
         files += "expected.json"
     lines = [
-        f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, scratch "
-        f"{c.variant.req.scratch_bytes:,} B)"
+        f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, the kernels' scratch included)"
     ]
     if c.committed is not None and (c.committed.replaced or c.committed.removed):
         done = c.committed

@@ -92,12 +92,13 @@ class Board:
 
     @property
     def fixed_overhead_bytes(self) -> int:
-        """SRAM the arena and scratch cannot use: SDK static data and the stack."""
+        """SRAM the arena cannot use: SDK static data and the stack."""
         return self.sdk_static_bytes + self.stack_bytes
 
-    def budget(self, arena_bytes: int, scratch_bytes: int) -> tuple[int, int]:
-        """(needed, available) bytes of SRAM; available is 0 when unlimited."""
-        return arena_bytes + scratch_bytes + self.fixed_overhead_bytes, self.sram_bytes
+    def budget(self, arena_bytes: int) -> tuple[int, int]:
+        """(needed, available) bytes of SRAM for an arena of ``arena_bytes`` (all the
+        activation RAM, the kernels' scratch included); available is 0 when unlimited."""
+        return arena_bytes + self.fixed_overhead_bytes, self.sram_bytes
 
 
 def board_names() -> list[str]:

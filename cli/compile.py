@@ -279,7 +279,7 @@ def _plot(c: Compiled, path: Path) -> str:
             c.plans,
             sram_bytes=board.sram_bytes,
             sram_label=f"{board.name} SRAM",
-            overhead_bytes=c.variant.req.scratch_bytes + board.fixed_overhead_bytes,
+            overhead_bytes=board.fixed_overhead_bytes,
             selected=c.strategy,
         )
         os.replace(tmp, path)

@@ -1,11 +1,13 @@
 """The code generator's driver: a planned graph in, ``model.c``, ``model_data.c`` and
 ``model_data.h`` and ``model.h`` out.
 
-Every tensor lives at its planned arena offset, named once (``RIP_OFFSET_T<id>``); every
-op is lowered through the kernel table (`rip.codegen.lowerings`) into constant data
-(``model_data.c``, declared in ``model_data.h``) and one call in ``rip_model_invoke``
-(``model.c``), so that ``model.c`` reads next to the .tflite: a table of the activations,
-then one commented call per op. A planned right shift becomes a memmove before its op. Only
+Every tensor lives at its planned arena offset, named once (``RIP_OFFSET_T<id>``), and so
+does every kernel's scratch (``RIP_OFFSET_S<op>``, a buffer of the plan live for its op
+alone, handed to the kernel as its own ``rip_context``); every op is lowered through the
+kernel table (`rip.codegen.lowerings`) into constant data (``model_data.c``, declared in
+``model_data.h``) and one call in ``rip_model_invoke`` (``model.c``), so that ``model.c``
+reads next to the .tflite: a table of the activations and scratch, then one commented call
+per op. A planned right shift becomes a memmove before its op. Only
 Jinja2 templates write C.
 """
 
@@ -53,6 +55,20 @@ class Activation:
 
 
 @dataclass(frozen=True)
+class Scratch:
+    """One op's scratch in the arena: ``nbytes`` at ``offset``, live for op ``op`` alone,
+    passed to its kernel as the context ``name``."""
+
+    op: int
+    offset: int
+    nbytes: int
+
+    @property
+    def name(self) -> str:
+        return f"rip_op{self.op}_ctx"
+
+
+@dataclass(frozen=True)
 class TensorRef:
     """A tensor as an op comment names it: tN, its shape, and the tensor whose bytes it
     lives in (itself, or the tensor a RESHAPE aliases)."""
@@ -76,6 +92,7 @@ class EmittedOp:
     inplace_over: int | None = None  # the input tensor the output overwrites
     gap: int | None = None  # bytes from the output's start to that input's start
     shift_storage: int | None = None  # the storage tensor a planned shift moves
+    scratch: Scratch | None = None  # its kernel's scratch in the arena
 
 
 @dataclass(frozen=True)
@@ -90,6 +107,9 @@ class Stripped:
 
 @dataclass(frozen=True)
 class EmittedModel:
+    """``arena_bytes`` is all the activation RAM (activations and every kernel's scratch);
+    ``scratch_bytes`` the largest op's scratch inside it."""
+
     name: str
     strategy: str
     arena_bytes: int
@@ -101,6 +121,10 @@ class EmittedModel:
     default_inputs: tuple[bytes, ...]
     activations: tuple[Activation, ...] = ()
     stripped: tuple[Stripped, ...] = ()
+
+    @property
+    def scratches(self) -> tuple[Scratch, ...]:
+        return tuple(op.scratch for op in self.ops if op.scratch is not None)
 
     @property
     def files(self) -> dict[str, str]:
@@ -177,15 +201,16 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         if over is not None and gap == 0:
             output = ptr(over)  # one base, one expression (the channel kernel has one pointer)
         rings = tuple(ptr(t) for t in op.outputs[1:])  # a fused chain's rings
-        buffers = OpBuffers(inputs, output, inplace, inplace_input, rings)
+        own = req.op_buffer(i)  # the op's scratch: a buffer of the plan, live for it alone
+        scratch = None if own is None else Scratch(i, plan.offsets[own.id], own.size)
+        reserved = 0 if own is None else own.size
+        context = "NULL" if scratch is None else f"&{scratch.name}"
+        buffers = OpBuffers(inputs, output, inplace, inplace_input, rings, context, reserved)
         lowered = lowering_for(graph, op)(graph, op, i, buffers, f"rip_op{i}")
-        # The kernels share one scratch buffer of the planner's size (the maximum over the
-        # ops): a kernel variant may use more than its op's own formula when it fits there.
-        if lowered.scratch_bytes > req.scratch_bytes:
+        if lowered.scratch_bytes > reserved:
             raise LoweringError(
                 f"{op.describe(graph, i)} needs "
-                f"{lowered.scratch_bytes} B of scratch, the plan reserved "
-                f"{req.scratch_bytes} B"
+                f"{lowered.scratch_bytes} B of scratch, the plan reserved {reserved} B"
             )
         headers.update(dict.fromkeys(lowered.headers))
         ops.append(
@@ -202,6 +227,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
                 inplace_over=over,
                 gap=gap,
                 shift_storage=shift_storage,
+                scratch=scratch,
             )
         )
     table = sorted(req.lifetimes.values(), key=lambda lt: (lt.first, lt.id))

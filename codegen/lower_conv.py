@@ -109,7 +109,10 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     n, kh, kw, c = p.filter_dims
     weights = constant_bytes(graph, op, index, 1, "filter", n * kh * kw * c)
     bias = bias_values(graph, op, index, p.output_dims[3])
-    reserved = max(op_scratch_bytes(graph, o) for o in graph.operators)
+    # the op's own scratch buffer bounds what a kernel variant may use of it
+    reserved = (
+        op_scratch_bytes(graph, op) if buffers.scratch_bytes is None else buffers.scratch_bytes
+    )
     routed = depthwise_as_conv(p, weights, bias, reserved) if depthwise else None
     if routed is not None and buffers.inplace is None:
         # One input channel: the CONV_2D it equals (its weights signed for the records).
@@ -146,6 +149,7 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             bias=bias,
             quant="fast_channels" if kernel.endswith("_rq_s8") else "per_channel",
             scratch_bytes=scratch,
+            scratch_context=buffers.context,
             comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
             ring_slots=choice.ring_slots,
             ring_rows=choice.ring_rows,
@@ -177,6 +181,7 @@ def lower_grouped_conv(
             bias=bias_values(graph, op, index, p.output_dims[3]),
             quant="per_channel",
             scratch_bytes=p.scratch_bytes,
+            scratch_context=buffers.context,
         )
     )
 
@@ -218,5 +223,6 @@ def lower_fully_connected(
             bias=bias,
             quant=quant,
             scratch_bytes=p.scratch_bytes,
+            scratch_context=buffers.context,
         )
     )

@@ -54,6 +54,7 @@ def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
             inputs=(src, *(grouped(r) for r in buffers.extra_outputs)),
             output=grouped(buffers.output),
             scratch_bytes=params.scratch_bytes,
+            scratch_context=buffers.context,
             comment=f"fused chain {params.names}: rings of "
             + ", ".join(str(s.ring_rows) for s in params.stages[:-1])
             + " rows",

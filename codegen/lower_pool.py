@@ -69,5 +69,6 @@ def _pool_op(
             inputs=(activation_input(graph, op, index, buffers),),
             output=grouped(buffers.output),
             scratch_bytes=p.scratch_bytes,
+            scratch_context=buffers.context,
         )
     )

@@ -35,7 +35,11 @@ class OpBuffers:
     optional input (constants are the lowering's own data). ``inplace`` says how
     the output overlays the input it overwrites (an InPlaceKind) or is None;
     ``inplace_input`` is that input's position in ``inputs``. ``extra_outputs`` are the
-    op's outputs after the first (a fused chain's rings).
+    op's outputs after the first (a fused chain's rings). ``context`` is the C expression of
+    the ``const rip_context *`` the kernel gets: its own scratch in the arena, at the offset
+    the plan gave the op's scratch buffer (``NULL`` for an op without one; the default, one
+    shared ``rip_ctx``, is what the one-op test harnesses define); ``scratch_bytes`` its
+    size, the most a kernel variant may use (None: the op's own formula).
     """
 
     inputs: tuple[str | None, ...]
@@ -43,6 +47,8 @@ class OpBuffers:
     inplace: InPlaceKind | None = None
     inplace_input: int | None = None
     extra_outputs: tuple[str, ...] = ()
+    context: str = "&rip_ctx"
+    scratch_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -51,9 +57,9 @@ class Lowered:
     external ``const`` objects whose names all start with ``prefix``; ``declarations`` are
     their ``extern`` declarations (model_data.h). ``call`` is the body inside
     ``rip_model_invoke`` and must ``return`` a non-zero status if the kernel fails.
-    ``scratch_bytes`` is what the kernel needs of the shared scratch buffer ``rip_scratch``
-    (the context ``rip_ctx`` points at it); the generator checks it against the planner's
-    formula. ``headers`` are the kernel headers the call needs."""
+    ``scratch_bytes`` is what the kernel needs of its scratch (the buffer its context,
+    `OpBuffers.context`, points at); the generator checks it against the plan's buffer.
+    ``headers`` are the kernel headers the call needs."""
 
     decls: str
     declarations: str
@@ -97,6 +103,7 @@ class OpContext:
     bias: tuple[int, ...] | None = None
     quant: str | None = None  # "per_channel" | "per_tensor" | None
     scratch_bytes: int = 0
+    scratch_context: str = "&rip_ctx"  # the call's scratch context (OpBuffers.context)
     comment: str | None = None  # one line above the call: which kernel variant runs and why
     # the row-streamed in-place depthwise kernel's baked schedule (rip.allocator.planning.scratch
     # .depthwise_ring_slots): each input row's ring slot, -1 if not saved; and the ring's rows

@@ -186,7 +186,7 @@ def section_sizes(elf: Path, size_tool: str = "arm-none-eabi-size") -> dict[str,
 
 
 def symbol_placement(
-    elf: Path, names: tuple[str, ...] = ("rip_arena", "rip_scratch"), nm: str = "arm-none-eabi-nm"
+    elf: Path, names: tuple[str, ...] = ("rip_arena",), nm: str = "arm-none-eabi-nm"
 ) -> dict[str, dict[str, int | str]]:
     """Address, size and nm type letter ('b' is .bss) of the named symbols in ``elf``."""
     proc = run_tool([nm, "-S", "--defined-only", str(elf)], nm, timeout=60.0)
@@ -305,7 +305,7 @@ def build_pico_project(
     ``PICO_NO_PICOTOOL=1`` (the SDK would else try to download picotool) and the UF2 is
     written here from the BIN, errata block included. Returns the output paths, which tool
     wrote the UF2, the stdio, each step's seconds, the tools' warnings and rip's own, and
-    the ELF's section sizes and arena/scratch placement for the linker-placement check.
+    the ELF's section sizes and arena placement for the linker-placement check.
     """
     options = options or PicoBuildOptions()
     family = _require_pico(board)
@@ -377,7 +377,7 @@ def build_pico_project(
     warnings = tool_warnings(log.texts)
     sections = section_sizes(elf, size_tool)
     nm = shutil.which("arm-none-eabi-nm") or "arm-none-eabi-nm"
-    symbols = symbol_placement(elf, names=("rip_arena", "rip_scratch", *STDIO_SYMBOLS.values()),
+    symbols = symbol_placement(elf, names=("rip_arena", *STDIO_SYMBOLS.values()),
                                nm=nm)  # fmt: skip
     has = {kind: symbols.pop(sym, None) is not None for kind, sym in STDIO_SYMBOLS.items()}
     if stdio.usb and not has["usb"]:

@@ -36,7 +36,7 @@ typedef struct {
 } rip_activation;
 
 typedef struct {
-    int8_t *buf;  /* scratch outside the arena */
+    int8_t *buf;  /* the kernel's scratch: its op's own bytes of the arena */
     int32_t size; /* bytes */
 } rip_context;
 

@@ -150,17 +150,18 @@ def test_fixed_chains_match_tflite_micro_on_the_emulated_cores(tmp_path, name, b
 @pytest.mark.parametrize("name", FIXED)
 def test_kernel_needs_every_byte_of_the_planners_scratch(tmp_path, name):
     """rip_fused_chain_s8_get_buffer_size is planning.scratch.fused_scratch_bytes: the model's
-    one op runs with the planner's scratch and refuses it 4 bytes short (both are multiples
-    of 4)."""
+    one op runs with the planner's scratch (its own buffer in the arena) and refuses it 4
+    bytes short (both are multiples of 4)."""
     emitted, _, want = _emit_fixed(name)
     write_host_project(emitted, tmp_path)
     model_c = tmp_path / "model.c"
     text = model_c.read_text()
     n = emitted.scratch_bytes
-    short = text.replace(f"rip_scratch[{n}]", f"rip_scratch[{n - 4}]").replace(
-        f"{{rip_scratch, {n}}}", f"{{rip_scratch, {n - 4}}}"
-    )
-    assert short != text
+    (scratch,) = emitted.scratches
+    assert scratch.nbytes == n
+    context = f"{{rip_arena + RIP_OFFSET_S0, {n}}}"
+    short = text.replace(context, f"{{rip_arena + RIP_OFFSET_S0, {n - 4}}}")
+    assert short != text and "&rip_op0_ctx" in text
     build_host(tmp_path)
     assert run_host(tmp_path).checksum == want
     model_c.write_text(short)

@@ -21,7 +21,7 @@ from rip.allocator.planning.options import PlanOptions
 from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.placement import Plan, first_fit
 from rip.allocator.planning.replay import ReplayError, _check_upsample, _min_gap, replay
-from rip.allocator.planning.requirements import requirements
+from rip.allocator.planning.requirements import op_buffers, requirements
 from rip.allocator.planning.strategies import STRATEGIES, build_problem
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
@@ -31,10 +31,13 @@ FREE = -1
 
 
 def byte_map_replay(graph: Graph, plan: Plan, alignment: int) -> int:
-    """The previous replay, verbatim but for the op-level helpers: an owner per byte."""
+    """The previous replay, verbatim but for the op-level helpers: an owner per byte; each
+    kernel's scratch (`op_buffers`) owns its bytes while its op runs."""
     off = plan.offsets
     storage = {t: graph.storage(t) for t in graph.tensors}
     size = {s: graph.tensors[s].nbytes for s in set(storage.values())}
+    scratch = {b.op: b.id for b in op_buffers(graph)}
+    size.update({b.id: b.size for b in op_buffers(graph)})
     for s, x in off.items():
         if x % alignment:
             raise ReplayError(f"tensor {s} at offset {x} is not aligned to {alignment} bytes")
@@ -76,6 +79,8 @@ def byte_map_replay(graph: Graph, plan: Plan, alignment: int) -> int:
         reads = {storage[t] for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant}
         for s in reads:
             intact(s, what)
+        if i in scratch:
+            paint(scratch[i], set(), f"{what} scratch")
         allowed: set[int] = set()
         pair = aliased.get(i)
         if pair is not None:
@@ -105,6 +110,8 @@ def byte_map_replay(graph: Graph, plan: Plan, alignment: int) -> int:
         for s in reads:
             if last.get(s) == i and s not in allowed:
                 owner[owner == s] = FREE
+        if i in scratch:
+            owner[owner == scratch[i]] = FREE
         if pair is not None:
             owner[owner == pair.input] = FREE
             paint(pair.output, set(), what)
@@ -150,6 +157,7 @@ def test_both_accept_every_placer_plan(cases):
 
 def _peak_of(graph: Graph, plan: Plan) -> int:
     size = {s: graph.tensors[s].nbytes for s in {graph.storage(t) for t in graph.tensors}}
+    size.update({b.id: b.size for b in op_buffers(graph)})
     tops = [plan.offsets[s] + size[s] for s in size if s in plan.offsets]
     tops += [plan.offsets[p.input] + p.gap + size[p.input] for p in plan.shifts]
     return max(tops, default=0)

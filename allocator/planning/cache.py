@@ -35,7 +35,7 @@ from rip.allocator.planning.placement import Pair, Plan, Problem, first_fit, mea
 from rip.allocator.planning.strategies import Variant
 from rip.core import jsonio
 
-FORMAT = 2  # bump when an entry's layout changes
+FORMAT = 3  # bump when an entry's layout changes (3: kernel scratch is placed in the arena)
 MAX_ENTRY_BYTES = 64 << 20  # far above any real plan's (a few hundred bytes a buffer)
 MAX_SOLVE_SECONDS = 7 * 86400.0
 _PLACERS = ("milp", "firstfit", "greedy")

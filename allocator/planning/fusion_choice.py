@@ -15,8 +15,9 @@ search over the step sizes finds the smallest P within the budget. With no budge
 
 The bytes of a step are the layer-by-layer limit the MILP meets on these models
 (`Problem.lower_bound`'s formula): the bytes alive at the step, less what the op's
-in-place pair saves. A fused segment's step is every step it replaces: the buffers alive at
-any of them, less its intermediates, plus its rings, less its own in-place saving
+in-place pair saves, plus its kernel's scratch (a buffer of the arena live for the op). A
+fused segment's step is every step it replaces: the buffers alive at any of them, less its
+intermediates, plus its rings and the fused kernel's scratch, less its own in-place saving
 (`simulate_gap`). Fusing a whole chain is not always best: a long chain holds its input,
 its output and every ring at once, while two shorter ones each hold less (MCUNet-in3's
 stem). The MILP then places exactly and the replay checks.
@@ -32,7 +33,7 @@ from functools import cache
 from rip.allocator.planning.cost_model import CostModel, load
 from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD
 from rip.allocator.planning.placement import align_up
-from rip.allocator.planning.requirements import Requirements, fused_chain
+from rip.allocator.planning.requirements import Requirements, chain_scratch_bytes, fused_chain
 from rip.allocator.theory.fused import fused_gap, ring_bytes, ring_rows
 from rip.core.errors import LayerError
 from rip.frontend.fusion import ChainSpan, candidates
@@ -86,6 +87,7 @@ def choose(
     last = {b.id: b.last for b in buffers}
 
     alive = live_totals(buffers, len(ops))  # bytes alive at each step, one sweep
+    in_arena = req.scratch_in_arena  # each op's scratch adds to its step
 
     def live(a: int, b: int) -> set[int]:
         return {x.id for x in buffers if x.first <= b and x.last >= a}
@@ -100,7 +102,7 @@ def choose(
             ),
             default=0,
         )  # fmt: skip
-        return alive[k] - saving
+        return alive[k] - saving + (req.ops[k].scratch_bytes if in_arena else 0)
 
     def fused(a: int, b: int, residual: int | None) -> int:
         end = b if residual is None else residual
@@ -113,6 +115,9 @@ def choose(
         si = graph.storage(ops[a].inputs[0])
         so = graph.storage(ops[end].outputs[0])
         total = sum(size[s] for s in live(a, end) - inner) + sum(ring_bytes(chain))
+        if in_arena:
+            out = ops[end].outputs[0]
+            total += chain_scratch_bytes(graph, ops[a : b + 1], out, residual is not None)
         if last.get(si, end) <= end and si not in outputs:
             gap = align_up(fused_gap(chain), alignment)
             total -= size[si] + size[so] - max(size[so], gap + size[si])

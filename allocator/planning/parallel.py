@@ -138,7 +138,8 @@ def _summary(s: str, plan: Plan) -> str:
 def _replay(variant: Variant, plan: Plan) -> None:
     """The independent replay of ``plan`` on its variant's graph (replay.py): the one
     check every plan passes before it is used; a ReplayError (exit 70) otherwise."""
-    replay(variant.graph, plan, variant.problem.alignment)
+    req = variant.req
+    replay(variant.graph, plan, variant.problem.alignment, req.op_buffers, req.scratch_in_arena)
 
 
 def _placed(

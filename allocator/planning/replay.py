@@ -10,6 +10,9 @@ checks at every op that
   literal scalar-level simulator on small layers, the exact fast mode otherwise; never a
   closed form), or exactly at the input for channel in-place and upsampling,
 * a planned right shift moves the input onto bytes that are free,
+* each kernel's scratch (an op buffer, live for its op alone) is at least the kernel's
+  formula and, while the op runs, shares no byte with anything live: its inputs, outputs
+  and rings,
 * every offset is a multiple of the alignment, and the peak it measures is the plan's.
 
 Ownership is kept as runs of bytes per live tensor (an interval map), not as one owner per
@@ -21,8 +24,17 @@ map as the reference and compares the two on random and corrupted plans.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rip.allocator.planning.placement import Plan
-from rip.allocator.planning.requirements import conv_geometry, fused_chain
+from rip.allocator.planning.requirements import (
+    SCRATCH,
+    OpBuffer,
+    conv_geometry,
+    fused_chain,
+    op_buffers,
+    op_scratch_bytes,
+)
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest, simulate_rip, simulate_upsample
 from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows
@@ -125,11 +137,36 @@ class _Arena:
         self.runs[s] = [*mine, (lo, hi)]
 
 
-def replay(graph: Graph, plan: Plan, alignment: int) -> int:
-    """Replay ``plan``; return the measured peak or raise ReplayError naming the op."""
+def replay(
+    graph: Graph,
+    plan: Plan,
+    alignment: int,
+    buffers: Sequence[OpBuffer] | None = None,
+    scratch_in_arena: bool = True,
+) -> int:
+    """Replay ``plan``; return the measured peak or raise ReplayError naming the op.
+    ``buffers``: the plan's op buffers (default: every kernel's scratch, `op_buffers`);
+    ``scratch_in_arena`` False: a plan of the activations alone, the kernels' scratch left
+    outside the arena (the paper's accounting), so no scratch need is checked."""
     off = plan.offsets
     storage = {t: graph.storage(t) for t in graph.tensors}
     size = {s: graph.tensors[s].nbytes for s in set(storage.values())}
+    if buffers is None:
+        buffers = op_buffers(graph) if scratch_in_arena else ()
+    at_op: dict[int, list[OpBuffer]] = {}
+    for b in buffers:
+        if b.id in size:
+            raise ReplayError(f"op {b.op}'s {b.role} buffer {b.id} has a tensor's id")
+        size[b.id] = b.size
+        at_op.setdefault(b.op, []).append(b)
+    for i, op in enumerate(graph.operators if scratch_in_arena else ()):
+        need = op_scratch_bytes(graph, op)  # the kernel's own formula, recomputed
+        have = sum(b.size for b in at_op.get(i, ()) if b.role == SCRATCH)
+        if have < need:
+            raise ReplayError(
+                f"{op.describe(graph, i)}: its kernel needs {need} B of scratch, "
+                f"the plan gives it {have} B"
+            )
     for s, x in off.items():
         if x % alignment:
             raise ReplayError(f"tensor {s} at offset {x} is not aligned to {alignment} bytes")
@@ -170,6 +207,9 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
         reads = {storage[t] for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant}
         for s in reads:
             intact(s, what)
+        mine = [ob.id for ob in at_op.get(i, ())]  # live while the op runs, for it alone
+        for sid in mine:
+            paint(sid, set(), f"{what} scratch")
         allowed: set[int] = set()
         pair = aliased.get(i)
         if pair is not None:
@@ -204,6 +244,8 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
         for s in rings:
             if not arena.owns_all(s, *where(s, what)):
                 raise ReplayError(f"{what}: its ring tensor {s} was overwritten while it ran")
+        for sid in mine:
+            arena.free(sid)
         for s in reads | rings:
             if (last.get(s) == i or s in rings) and s not in allowed:
                 arena.free(s)

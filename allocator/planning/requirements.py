@@ -15,10 +15,10 @@ channel in-place, elementwise and upsampling, whose output starts where its inpu
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rip.allocator.planning.scratch import fused_scratch_bytes, kernel_scratch_bytes
+from rip.allocator.planning.scratch import Dims, fused_scratch_bytes, kernel_scratch_bytes
 from rip.allocator.theory.bounds import (
     Bound,
     depthwise_bound,
@@ -76,18 +76,65 @@ class OpRequirement:
     scratch_bytes: int
 
 
+SCRATCH = "scratch"  # an op buffer's role: its kernel's scratch (``rip_context``)
+
+
+@dataclass(frozen=True)
+class OpBuffer:
+    """A buffer of the plan that is no tensor: ``size`` bytes the kernel of op ``op`` alone
+    uses while it runs (``role``: ``SCRATCH``, the receptive-field gathers, rows and
+    accumulators of `planning.scratch`), placed in the arena with the activations, as TFLite
+    Micro plans its kernels' scratch buffers as tensors live for one op. ``id`` is above
+    every tensor id of the graph (`op_buffers`)."""
+
+    id: int
+    op: int
+    size: int
+    role: str = SCRATCH
+
+    @property
+    def buffer(self) -> Buffer:
+        return Buffer(self.id, self.size, self.op, self.op)
+
+
 @dataclass(frozen=True)
 class Requirements:
     ops: tuple[OpRequirement, ...]
     lifetimes: dict[int, Buffer]  # every activation's buffer, by storage id
+    op_buffers: tuple[OpBuffer, ...] = ()  # each kernel's scratch, live for its op
+    # False: the paper's accounting (Table 3's Buffer column): the plan holds the
+    # activations alone, the scratch is left outside the arena and ``op_buffers`` is empty
+    scratch_in_arena: bool = True
 
     @property
     def scratch_bytes(self) -> int:
-        """The largest per-kernel scratch buffer, outside the arena (Table 3's Buffer)."""
+        """The largest per-kernel scratch buffer (Table 3's Buffer); it is a buffer of the
+        arena (`op_buffers`), live for its op alone, so the arena's peak includes it."""
         return max((op.scratch_bytes for op in self.ops), default=0)
+
+    @property
+    def buffers(self) -> tuple[Buffer, ...]:
+        """Every buffer the plan places: the activations, then the op buffers."""
+        return (*self.lifetimes.values(), *(b.buffer for b in self.op_buffers))
+
+    def op_buffer(self, op: int, role: str = SCRATCH) -> OpBuffer | None:
+        """Op ``op``'s buffer of ``role``, None when it has none."""
+        return next((b for b in self.op_buffers if b.op == op and b.role == role), None)
 
     def candidates(self) -> list[InPlace]:
         return [c for op in self.ops for c in op.candidates]
+
+
+def op_buffers(graph: Graph, scratch: list[int] | None = None) -> tuple[OpBuffer, ...]:
+    """The scratch buffer of every op whose kernel needs one (``scratch``: each op's need,
+    `op_scratch_bytes`, computed here when not given), numbered from one past the graph's
+    largest tensor id in schedule order: the same ids for the same graph, whoever asks
+    (the planner and the independent replay)."""
+    if scratch is None:
+        scratch = [op_scratch_bytes(graph, op) for op in graph.operators]
+    first = max(graph.tensors, default=-1) + 1
+    needs = [(i, n) for i, n in enumerate(scratch) if n > 0]
+    return tuple(OpBuffer(first + j, i, n) for j, (i, n) in enumerate(needs))
 
 
 def conv_geometry(graph: Graph, op: Operator) -> ConvGeometry:
@@ -133,17 +180,12 @@ def fused_gap(graph: Graph, op: Operator) -> int:
 
 
 def op_scratch_bytes(graph: Graph, op: Operator) -> int:
-    """Scratch a kernel needs outside the arena: `planning.scratch.kernel_scratch_bytes`
+    """Scratch a kernel needs (its op buffer in the arena): `planning.scratch.kernel_scratch_bytes`
     (the formulas of the kernels' ..._get_buffer_size) on this op's dims."""
     formula = SPECS[op.kind].scratch if op.kind in SPECS else None
     if formula == "fused":
-        stages = [
-            (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), nhwc(graph.tensors[m.inputs[1]].shape))
-            for m in op.params.members
-        ]
-        return fused_scratch_bytes(
-            stages, (1, *graph.tensors[op.outputs[0]].hwc), op.params.residual is not None
-        )
+        p = op.params
+        return chain_scratch_bytes(graph, p.members, op.outputs[0], p.residual is not None)
     if formula is None:
         return 0  # the kernel uses no scratch (and the tensors need not be NHWC)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -158,6 +200,18 @@ def op_scratch_bytes(graph: Graph, op: Operator) -> int:
             padding=(p.padding.top, p.padding.left), dilation=tuple(p.dilation),
         )  # fmt: skip
     return kernel_scratch_bytes(op.kind, (1, *x.hwc), w, (1, *y.hwc))
+
+
+def chain_scratch_bytes(
+    graph: Graph, members: Sequence[Operator], output: int, residual: bool
+) -> int:
+    """Scratch of the fused chain of ``members`` writing tensor ``output`` (ending in a
+    residual ADD when ``residual``): `planning.scratch.fused_scratch_bytes` on their dims."""
+    stages: list[tuple[str, Dims, Dims]] = [
+        (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), nhwc(graph.tensors[m.inputs[1]].shape))
+        for m in members
+    ]
+    return fused_scratch_bytes(stages, (1, *graph.tensors[output].hwc), residual)
 
 
 # ---- the gap of each in-place op (BOUNDS) ----------------------------------------------
@@ -249,8 +303,9 @@ def resize_nearest_bound(graph: Graph, op: Operator) -> Bound:
                  "Theorem 14 (Sec. I.1), order checked by simulate_resize_nearest")  # fmt: skip
 
 
-def requirements(graph: Graph) -> Requirements:
-    """In-place candidates, their gaps, and scratch, for every op of the schedule."""
+def requirements(graph: Graph, scratch_in_arena: bool = True) -> Requirements:
+    """In-place candidates, their gaps, and scratch (an op buffer each, unless
+    ``scratch_in_arena`` is False: the paper's accounting), for every op of the schedule."""
     last = last_reader(graph)
     outputs = {graph.storage(t) for t in graph.outputs}
     ops = []
@@ -292,4 +347,5 @@ def requirements(graph: Graph) -> Requirements:
                 op_scratch_bytes(graph, op),
             )
         )
-    return Requirements(tuple(ops), lifetimes(graph))
+    scratch = op_buffers(graph, [op.scratch_bytes for op in ops]) if scratch_in_arena else ()
+    return Requirements(tuple(ops), lifetimes(graph), scratch, scratch_in_arena)

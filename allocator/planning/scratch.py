@@ -1,9 +1,10 @@
-"""The scratch each C kernel needs outside the arena: one formula, written once.
+"""The scratch each C kernel needs: one formula, written once.
 
 Each kernel with a scratch need has a ``..._get_buffer_size()`` twin in C (kernels/*.h);
 `kernel_scratch_bytes` is the Python side of the same formulas, called by the planner
-(allocator.planning.requirements, to reserve it) and by the code generator (codegen, to
-size ``rip_scratch`` and check the plan). The operator table names each op's formula
+(allocator.planning.requirements: each op's scratch is a buffer of the plan, in the arena,
+live for that op alone) and by the code generator (codegen, to choose a kernel variant that
+fits the op's buffer and check the plan). The operator table names each op's formula
 (`OpSpec.scratch`, a key of `FORMULAS`) and its C twin (`OpSpec.scratch_twin`); a test
 calls every twin and compares. Dims are (n, h, w, c), as ``rip_dims``.
 """
@@ -46,8 +47,7 @@ def kernel_scratch_bytes(
       none, but the planner reserves it whichever runs), or, where the row-streamed in-place
       kernel applies (`depthwise_rows_apply`), the larger of that plane and the row kernel's
       ring (`depthwise_rows_scratch_bytes`), so that every in-place depthwise
-      layer can run it. Needs ``stride``, ``padding`` (top, left) and ``dilation``. The
-      scratch is outside the arena: no activation placement depends on it;
+      layer can run it. Needs ``stride``, ``padding`` (top, left) and ``dilation``;
     - AVERAGE_POOL_2D, MAX_POOL_2D, GLOBAL_AVERAGE_POOL (and MEAN over H and W),
       ``rip_{avg,max,global_avg}_pool_s8_get_buffer_size``: one pixel's int32 accumulators,
       4 * C.

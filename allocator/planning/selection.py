@@ -22,8 +22,9 @@ class Selection:
 
 
 def total_bytes(peak: int, variant: Variant) -> int:
-    """A plan's total activation RAM: its arena and the kernels' scratch."""
-    return peak + variant.req.scratch_bytes
+    """A plan's total activation RAM: its arena, which holds the kernels' scratch (the
+    paper's accounting, ``scratch_in_arena`` False, leaves the scratch outside: added)."""
+    return peak if variant.req.scratch_in_arena else peak + variant.req.scratch_bytes
 
 
 def select(peaks: Mapping[Strategy, int], made: Mapping[Strategy, Variant]) -> Selection:

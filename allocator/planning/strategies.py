@@ -97,9 +97,10 @@ def spec(strategy: Strategy | str) -> StrategySpec:
 
 def build_problem(req: Requirements, strategy: Strategy | str, alignment: int) -> Problem:
     """The placement problem of a model under a strategy: gaps rounded up to the board's
-    alignment V (Sec. 4.3), so that aligned offsets keep SIMD loads legal."""
+    alignment V (Sec. 4.3), so that aligned offsets keep SIMD loads legal. The buffers are
+    the activations and every kernel's scratch, live for its op (`Requirements.buffers`)."""
     allowed = spec(strategy).inplace
-    buffers = tuple(req.lifetimes.values())
+    buffers = req.buffers
     pairs = tuple(
         Pair(
             c.op,
@@ -147,7 +148,7 @@ def variant(
     transform, the requirements of the graph it makes, the problem."""
     transform = spec(strategy).transform
     made = Transformed(graph) if transform is None else transform(graph, req, options)
-    made_req = req if made.graph is graph else requirements(made.graph)
+    made_req = req if made.graph is graph else requirements(made.graph, req.scratch_in_arena)
     return Variant.of(strategy, made, made_req, options.alignment)
 
 

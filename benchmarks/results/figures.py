@@ -53,7 +53,7 @@ def lifecycle(
     overhead_bytes: dict[str, int],
 ) -> dict[str, Any]:
     """Fig. 1: one panel per strategy, address across (KiB), op index down; the arena's
-    peak with its own fixed overhead (that strategy's scratch + SDK + stack) as a band right
+    peak (the kernels' scratch inside it) with the fixed overhead (SDK + stack) as a band right
     of it and the SRAM limit; ``fused`` places the graph with chains as single ops, so its
     panel's op axis is that graph's. A last panel zooms on rip's peak op: its output drawn
     left of the input it overwrites, both labelled in bytes, with the gap between their
@@ -83,7 +83,7 @@ def lifecycle(
             (plan.peak + overhead) / KIB,
             color="grey",
             alpha=0.35,
-            label=f"scratch + SDK + stack ({overhead:,} B)",
+            label=f"SDK + stack ({overhead:,} B)",
         )
         ax.axvline(
             sram_bytes / KIB,
@@ -202,7 +202,7 @@ def arena_bars(
 ) -> None:
     """Arena bytes per MCUNet model and strategy (TFLite Micro's from the reference file),
     the Pico 1 and Pico 2 SRAM as lines; the hatched cap is what else the board must hold
-    (scratch + SDK + stack for ours, SDK + stack for TFLite Micro)."""
+    (SDK + stack; ours and TFLite Micro's arenas both hold their kernels' scratch)."""
     rows = [r for r in rows if r.get("mcunet") and "arena" in r]
     cols = ["tflm", *strategies]
     width = 0.8 / len(cols)
@@ -210,7 +210,7 @@ def arena_bars(
     for j, s in enumerate(cols):
         xs = [i + (j - (len(cols) - 1) / 2) * width for i in range(len(rows))]
         arena = [(r["tflm_arena"] if s == "tflm" else r["arena"][s]) or 0 for r in rows]
-        extra = [pico["overhead"] + (0 if s == "tflm" else r["scratch"]) for r in rows]
+        extra = [pico["overhead"] for r in rows]
         ax.bar(
             xs,
             [a / KIB for a in arena],
@@ -239,7 +239,7 @@ def arena_bars(
             fontsize=9,
         )
     ax.set_xticks(range(len(rows)), [r["model"] for r in rows], rotation=30, ha="right")
-    ax.set_ylabel("KiB (solid: arena; hatched: scratch + SDK + stack)")
+    ax.set_ylabel("KiB (solid: arena, scratch included; hatched: SDK + stack)")
     handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles, labels, ncol=len(cols), fontsize=9, loc="upper left")
     ax.set_title("Activation arena per model and strategy against the Pico SRAM", fontsize=12)

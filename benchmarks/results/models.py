@@ -2,8 +2,8 @@
 planned for the Pico 1 under every strategy ``rip.core.terms.Strategy`` has at run time (the
 compiler's own ``analyse``: read, rewrite, requirements, variants, plan), rip's first-fit
 plan of the same variant beside its MILP plan, TFLite Micro's arena from the reference
-file, scratch, and whether each plan fits a Pico 1 and a Pico 2 (boards/*.toml: arena +
-scratch + SDK + stack)."""
+file, the largest kernel scratch (inside the arena), and whether each plan fits a Pico 1 and
+a Pico 2 (boards/*.toml: arena + SDK + stack)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def measure(path: Path, reference: dict[str, dict], paper: dict, time_limit: flo
     for b in BOARDS:
         board = load_board(b)
         for s, plan in c.plans.items():
-            needed, available = board.budget(plan.peak, c.req.scratch_bytes)
+            needed, available = board.budget(plan.peak)
             row["needed"][f"{b}/{s}"] = needed
             row["fits"][f"{b}/{s}"] = needed <= available
     p = paper["table3_mcunet_peak_activation_bytes"].get(name)

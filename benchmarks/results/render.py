@@ -302,7 +302,8 @@ def models(data: dict) -> list[str]:
         "data not included). rip is placed by first fit and by the MILP; every other "
         "strategy by the MILP (* = not proven optimal within the time limit). Ratio: to "
         "`tinyengine` (the paper's baseline), as an exact fraction where it is one. Fits: "
-        f"arena + scratch + SDK static data + stack within the board's SRAM (Pico 1 "
+        f"arena (every kernel's scratch planned inside it) + SDK static data + stack within "
+        f"the board's SRAM (Pico 1 "
         f"{b(pico['sram'])} B with {b(pico['overhead'])} B of SDK and stack; Pico 2 "
         f"{b(pico2['sram'])} B with {b(pico2['overhead'])} B).",
         "",
@@ -681,7 +682,7 @@ def figures(data: dict) -> list[str]:
         ]
         text = (
             f"One panel per strategy ({', '.join(fig['strategies'])}), op index down, "
-            f"address across; grey band: that strategy's scratch + SDK + stack "
+            f"address across; grey band: the SDK + stack "
             f"({_overheads(fig['overhead'])}) above each arena; dashed red: the Pico 1's "
             f"{b(fig['sram'])} B. The fused panel's op axis is the graph with chains as ops."
         )

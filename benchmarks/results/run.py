@@ -128,9 +128,7 @@ def figure_section(data: dict, fig_dir: Path, link_prefix: str) -> dict:
     out: dict[str, Any] = {"lifecycle": []}
     for name in ("mcunet-in3", "person-det"):
         c = analyse(MODELS / "mcunet" / f"{name}.tflite", pico, Options(cache=False))
-        overhead = {
-            str(s): v.req.scratch_bytes + pico.fixed_overhead_bytes for s, v in c.variants.items()
-        }
+        overhead = {str(s): pico.fixed_overhead_bytes for s in c.variants}
         png = fig_dir / f"lifecycle-{name}.png"
         facts = figures.lifecycle(
             png,
