@@ -59,6 +59,7 @@ from rip.allocator.planning.scratch import (
     depthwise_rows_apply,
     depthwise_rows_scratch_bytes,
     kernel_scratch_bytes,
+    lean_scratch_bytes,
 )
 from rip.codegen.conv_params import ConvKernelParams, FullyConnectedKernelParams
 from rip.codegen.requant import cheap_channels, cheap_channels_negating
@@ -115,16 +116,20 @@ def choose_conv_kernel(
     scratch buffer the model reserves (``reserved_scratch``, the maximum of
     `planning.scratch.kernel_scratch_bytes` over its ops; None: only this op's own formula)."""
     if p.kind == Op.CONV_2D:
-        if p.fast_channels is not None:
+        rq_need = kernel_scratch_bytes(Op.CONV_2D, p.input_dims, p.filter_dims, p.output_dims)
+        fits = reserved_scratch is None or rq_need <= reserved_scratch
+        if p.fast_channels is not None and fits:
             return KernelChoice(
                 kv.CONV2D_FAST_RQ.name,
                 kv.CONV2D_FAST_RQ.folded_bias,
                 "2x2 pixel x channel tiles, gap <= per-pixel gap; cheap requantisation proven",
             )
+        why = "" if fits else f"; the plan gives it {reserved_scratch} B of scratch, not {rq_need}"
         return KernelChoice(
             kv.CONV2D_FAST.name,
             kv.CONV2D_FAST.folded_bias,
-            "2x2 pixel x channel tiles, gap <= per-pixel gap",
+            f"2x2 pixel x channel tiles, gap <= per-pixel gap{why}",
+            None if fits else lean_scratch_bytes(Op.CONV_2D, p.filter_dims),
         )
     channel = inplace == InPlaceKind.CHANNEL
     if p.depth_multiplier != 1:

@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from rip.allocator.planning.requirements import op_scratch_bytes
+from rip.allocator.planning.requirements import depthwise_is_conv, op_scratch_bytes
 from rip.codegen import conv_params as cp
 from rip.codegen.kernel_choice import (
     choose_conv_kernel,
@@ -38,6 +38,7 @@ from rip.codegen.lowering import Lowered, OpBuffers, OpContext, grouped, render_
 from rip.codegen.lowering import activation_input as _activation_input
 from rip.codegen.lowering import check_inplace as _check_inplace
 from rip.codegen.lowering import kernel_params as _params
+from rip.core import kernel_variants as kv
 from rip.core.errors import LoweringError
 from rip.core.operators import Op, kernel_of
 from rip.core.terms import InPlaceKind
@@ -85,8 +86,13 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     the channel in-place kernel over the shared base)."""
     p = _params(cp.conv_params, graph, op, index)
     depthwise = op.kind == Op.DEPTHWISE_CONV_2D
+    as_conv = depthwise_is_conv(graph, op)  # one input channel: the conv it equals
     _check_inplace(
-        graph, op, index, buffers, (InPlaceKind.CHANNEL,) if depthwise else (InPlaceKind.RIP,)
+        graph,
+        op,
+        index,
+        buffers,
+        (InPlaceKind.CHANNEL,) if depthwise and not as_conv else (InPlaceKind.RIP,),
     )
     x = _activation_input(graph, op, index, buffers)
     kernel = CONV.function
@@ -114,7 +120,12 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
         op_scratch_bytes(graph, op) if buffers.scratch_bytes is None else buffers.scratch_bytes
     )
     routed = depthwise_as_conv(p, weights, bias, reserved) if depthwise else None
-    if routed is not None and buffers.inplace is None:
+    if as_conv and routed is None and buffers.inplace is not None:
+        raise LoweringError(
+            f"{where(graph, op, index)}: planned in place as the convolution it equals, but "
+            f"no conv kernel fits its {reserved} B of scratch"
+        )
+    if routed is not None and buffers.inplace in (None, InPlaceKind.RIP):
         # One input channel: the CONV_2D it equals (its weights signed for the records).
         p, weights, choice = routed
         depthwise, signed_weights = False, weights
@@ -128,6 +139,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
                 p = dataclasses.replace(p, fast_channels=found[0])
                 signed_weights = found[1]
         choice = choose_conv_kernel(p, buffers.inplace, reserved)
+        if choice.function == kv.CONV2D_FAST.name:  # the general requantisation: raw weights
+            p, signed_weights = dataclasses.replace(p, fast_channels=None), weights
     scratch = p.scratch_bytes
     if choice.folded_bias:
         kernel, bias = choice.function, folded_bias(p, weights, bias)

@@ -21,11 +21,18 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from rip.codegen.reference import ReferenceRunError, checksum, reference_outputs
+from rip.codegen.reference import (
+    ArenaUse,
+    ReferenceRunError,
+    arena_use,
+    checksum,
+    reference_outputs,
+)
 from rip.core import jsonio, processes
 from rip.frontend.ir import Graph
 
 MARKER = "RIP-REFERENCE "
+ARENA = "--arena"  # the child's mode that reports TFLite Micro's arena, not the checksum
 DEFAULT_TIMEOUT_SECONDS = 120.0
 
 
@@ -116,7 +123,40 @@ def reference_checksum(
     return outcome.checksum
 
 
+def run_arena_use(model: Path | bytes, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> ArenaUse:
+    """TFLite Micro's arena for ``model`` (`reference.arena_use`), in a child process as
+    the checksum is (the interpreter aborts on some models it cannot allocate); a
+    ReferenceRunError saying why when there is none."""
+    data = Path(model).read_bytes() if isinstance(model, Path) else bytes(model)
+    cmd = [sys.executable, "-m", "rip.codegen.reference_process", ARENA]
+    try:
+        done = processes.run(cmd, timeout, input=data)
+    except subprocess.TimeoutExpired:
+        raise ReferenceRunError(f"TFLite Micro did not allocate within {timeout:g} s") from None
+    for line in done.stdout.decode(errors="replace").splitlines():
+        if line.startswith(MARKER):
+            answer = json.loads(line[len(MARKER) :])
+            if "head" in answer:
+                return ArenaUse(int(answer["head"]), int(answer["tail"]))
+            raise ReferenceRunError(_one_line(str(answer.get("refused"))))
+    how = f"on {_signal_name(-done.returncode)}" if done.returncode < 0 else "without an answer"
+    raise ReferenceRunError(f"TFLite Micro's allocation ended {how}")
+
+
+def _arena_child() -> int:
+    try:
+        use = arena_use(sys.stdin.buffer.read())
+        answer: dict = {"head": use.head, "tail": use.tail}
+    except Exception as e:  # the interpreter's own refusal
+        answer = {"refused": f"TFLite Micro cannot allocate the model: {e}"}
+    sys.stdout.write(MARKER + jsonio.dumps(answer) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
 def _child() -> int:
+    if sys.argv[1:] == [ARENA]:
+        return _arena_child()
     data, graph = pickle.loads(sys.stdin.buffer.read())
     try:
         answer: dict = {"checksum": checksum(reference_outputs(data, graph))}

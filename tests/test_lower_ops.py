@@ -36,7 +36,7 @@ from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
 from rip.core.errors import LoweringError, ModelError
-from rip.core.terms import Placer
+from rip.core.terms import Placer, Strategy
 from rip.firmware.qemu_project import macs, write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
 from rip.frontend.ir import Graph
@@ -527,10 +527,10 @@ def test_chains_on_qemu_m33(tmp_path: Path, make) -> None:
     path.write_bytes(make(3))
     board = load_board("qemu-m33")
     compiled = analyse(
-        path, board, Options(placer=Placer("milp"), time_limit=60.0, strategies=("rip",))
+        path, board, Options(Strategy.RIP, Placer("milp"), 60.0, strategies=(Strategy.RIP,))
     )
     reference = checksum(reference_outputs(path, compiled.graph))
-    model = emit_model(compiled.graph, compiled.req, compiled.plans["rip"], "rip")
+    model = emit_model(compiled.graph, compiled.variants["rip"].req, compiled.plans["rip"], "rip")
     out = tmp_path / "qemu"
     write_qemu_project(model, out, board, reference, model_macs=macs(compiled.graph))
     result = run_on_qemu(out, board)

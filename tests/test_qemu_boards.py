@@ -195,9 +195,9 @@ def test_a_model_too_big_for_the_machine_is_refused(tmp_path):
     path = shared_model("tinyml/mlperf-kws_ref_model")
     board = replace(load_board("qemu-m33"), code_bytes=16384)
     compiled = analyse(
-        path, board, Options(placer=Placer("firstfit"), time_limit=10.0, strategies=("rip",))
+        path, board, Options(Strategy.RIP, Placer("firstfit"), 10.0, strategies=(Strategy.RIP,))
     )
-    model = emit_model(compiled.graph, compiled.req, compiled.plans["rip"], "rip")
+    model = emit_model(compiled.graph, compiled.variants["rip"].req, compiled.plans["rip"], "rip")
     write_qemu_project(model, tmp_path, board, None)
     with pytest.raises(EmulatedFitError, match=r"does not fit qemu-m33: the code and weights"):
         build_qemu_project(tmp_path, board)
@@ -209,9 +209,9 @@ def test_profiling_build_marks_every_op(tmp_path):
     path = shared_model("tinyml/mlperf-kws_ref_model")
     board = load_board("qemu-m33")
     compiled = analyse(
-        path, board, Options(placer=Placer("milp"), time_limit=60.0, strategies=("rip",))
+        path, board, Options(Strategy.RIP, Placer("milp"), 60.0, strategies=(Strategy.RIP,))
     )
-    model = emit_model(compiled.graph, compiled.req, compiled.plans["rip"], "rip")
+    model = emit_model(compiled.graph, compiled.variants["rip"].req, compiled.plans["rip"], "rip")
     marks = write_qemu_project(model, tmp_path, board, None, profile=True)
     assert len(marks) >= len(model.ops)
     run = run_elf(build_qemu_project(tmp_path, board), board, 60.0)
@@ -228,10 +228,10 @@ def test_m33_issue14_operators(tmp_path):
     path.write_bytes(movement_sample_model())
     board = load_board("qemu-m33")
     compiled = analyse(
-        path, board, Options(placer=Placer("milp"), time_limit=60.0, strategies=("rip",))
+        path, board, Options(Strategy.RIP, Placer("milp"), 60.0, strategies=(Strategy.RIP,))
     )
     reference = checksum(reference_outputs(path, compiled.graph))
-    model = emit_model(compiled.graph, compiled.req, compiled.plans["rip"], "rip")
+    model = emit_model(compiled.graph, compiled.variants["rip"].req, compiled.plans["rip"], "rip")
     out = tmp_path / "out"
     write_qemu_project(model, out, board, reference, model_macs=macs(compiled.graph))
     result = run_on_qemu(out, board)

@@ -4,13 +4,25 @@ recording allocator's figures, and the default plan is compared with them."""
 from __future__ import annotations
 
 import pytest
+from paths import MCUNET, SHARED, shared_path
 from tflite_writer import (
     example_model,
+    movement_sample_model,
+    random_add_model,
     random_conv_model,
+    random_depthwise_model,
+    random_fully_connected_model,
+    random_pool_model,
+    random_upsample_model,
+    unet_model,
 )
 
+import rip
+from rip import compiler
+from rip.boards import load_board
 from rip.codegen.reference import arena_use
-from rip.core.errors import ReferenceRunError
+from rip.codegen.reference_process import run_arena_use
+from rip.core.errors import ReferenceRunError, RipError
 from rip.frontend.liveness import live_bytes
 from rip.frontend.reader import read_model
 
@@ -30,3 +42,74 @@ def test_the_arena_head_holds_at_least_the_largest_live_set(tmp_path):
 def test_a_model_tflite_micro_cannot_load_is_a_reference_error():
     with pytest.raises(ReferenceRunError, match="cannot load"):
         arena_use(b"not a flatbuffer at all")
+    with pytest.raises(ReferenceRunError, match="cannot"):  # in the child process
+        run_arena_use(b"not a flatbuffer at all", timeout=60)
+
+
+# Every model the test generators make, at their default and a few other shapes: the
+# default plan's total activation RAM against TFLite Micro's planned arena (issue 25).
+GENERATED = {
+    "example": lambda: example_model(0),
+    "movement": lambda: movement_sample_model(0),
+    "unet16": lambda: unet_model(0, 16),
+    "unet32": lambda: unet_model(1, 32),
+    **{f"conv{s}": (lambda s=s: random_conv_model(s)) for s in range(3)},
+    "conv1x1": lambda: random_conv_model(3, kernel=1, c_in=16, c_out=16),
+    "conv-strided": lambda: random_conv_model(4, h=12, w=12, stride=2),
+    **{f"depthwise{s}": (lambda s=s: random_depthwise_model(s)) for s in range(2)},
+    "fully-connected": lambda: random_fully_connected_model(0),
+    "avg-pool": lambda: random_pool_model(0),
+    "max-pool": lambda: random_pool_model(1, kind="max"),
+    "add": lambda: random_add_model(0),
+    "upsample": lambda: random_upsample_model(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_the_default_plan_needs_no_more_than_tflite_micros_arena(tmp_path, name):
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(GENERATED[name]())
+    c = compiler.analyse(path, load_board("host"), compiler.Options(cache=False))
+    total = c.total_bytes()
+    assert total <= run_arena_use(path).head, f"{c.strategy}: {total} B"
+
+
+def test_scratch_that_sets_the_floor_is_cut_to_the_lean_kernels_and_still_matches(tmp_path):
+    """One 3x3 CONV_2D: its fast kernel's scratch (the widened pixel pair, 360 B) would be
+    the plan's floor; the planner gives it the pair alone (2 * 3 * 3 * 4 = 72 B), the code
+    runs rip_conv2d_fast_s8 there, and the output is still TFLite Micro's."""
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(random_conv_model(0))
+    c = rip.emit(path, tmp_path / "out", board="host", run=True)
+    assert c.match is True
+    own = c.compiled.variant.req.op_buffer(0)
+    assert own is not None and own.size == 2 * 3 * 3 * 4
+    assert "rip_conv2d_fast_s8(" in (tmp_path / "out" / "model.c").read_text()
+    assert c.arena_bytes <= run_arena_use(path).head
+
+
+def shared_models() -> list[str]:
+    """Every shared model with weights that rip and TFLite Micro both run: the MCUNet
+    releases, the TinyML models, and the two Keras models with weights."""
+    tinyml = sorted(p.name for p in (SHARED / "models" / "tinyml").glob("*.tflite"))
+    return [
+        *(f"mcunet/{m}.tflite" for m in MCUNET),
+        *(f"tinyml/{m}" for m in tinyml),
+        "keras/MobileNetV2.tflite",
+        "keras/MobileNetV3Small.tflite",
+    ]
+
+
+@pytest.mark.parametrize("model", shared_models())
+def test_no_shared_model_needs_more_than_tflite_micros_arena(model):
+    path = shared_path("models", *model.split("/"))
+    try:
+        c = compiler.analyse(path, load_board("host"))
+    except RipError as e:  # a model rip refuses (named by the refusal tests) has no plan
+        pytest.skip(f"rip refuses it: {e}")
+    try:
+        head = run_arena_use(path).head
+    except ReferenceRunError as e:
+        pytest.skip(f"no TFLite Micro arena: {e}")
+    total = c.total_bytes()
+    assert total <= head, f"{c.strategy}: {total} B against TFLite Micro's {head} B"

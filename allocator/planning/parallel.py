@@ -242,10 +242,14 @@ def plan_graph(
     jobs: int | None = None,
 ) -> dict[Strategy, Plan]:
     """`plan_strategies` on ``graph`` as it is (no strategy's graph transform): each
-    strategy's problem is built from ``req`` with only its in-place candidates."""
+    strategy's problem is built from ``req`` with only its in-place candidates, and its
+    scratch buffers exactly as ``req`` has them (the caller emits the plan with ``req``)."""
     options = PlanOptions() if options is None else options
     as_is = Transformed(graph)
-    made = {Strategy(s): Variant.of(s, as_is, req, options.alignment) for s in strategies}
+    made = {
+        Strategy(s): Variant.of(s, as_is, req, options.alignment, trim_scratch=False)
+        for s in strategies
+    }
     return plan_strategies(made, options, cache, jobs)
 
 

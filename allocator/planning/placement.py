@@ -63,7 +63,11 @@ class Problem:
     def lower_bound(self) -> int:
         """The layer-by-layer limit: at every step, the bytes alive together, where the
         op's best in-place pair counts once as its overlapped footprint. No plan of this
-        problem can peak below it.
+        problem can peak below it."""
+        return max([0, *self.step_bounds(), *(b.size for b in self.buffers)])
+
+    def step_bounds(self) -> list[int]:
+        """`lower_bound`'s figure at each step of the schedule.
 
         One sweep over the schedule: sizes enter at ``first`` and leave after ``last``."""
         steps = max((b.last for b in self.buffers), default=-1) + 1
@@ -78,11 +82,11 @@ class Problem:
             if 0 <= p.op < steps:
                 si, so = size[p.input], size[p.output]
                 saving[p.op] = max(saving[p.op], si + so - max(so, p.gap + si))
-        best, total = 0, 0
+        bounds, total = [], 0
         for k in range(steps):
             total += delta[k]
-            best = max(best, total - saving[k])
-        return max([best] + [b.size for b in self.buffers])
+            bounds.append(total - saving[k])
+        return bounds
 
 
 @dataclass(frozen=True, kw_only=True)

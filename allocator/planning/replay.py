@@ -31,9 +31,10 @@ from rip.allocator.planning.requirements import (
     SCRATCH,
     OpBuffer,
     conv_geometry,
+    depthwise_is_conv,
     fused_chain,
     op_buffers,
-    op_scratch_bytes,
+    op_min_scratch_bytes,
 )
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest, simulate_rip, simulate_upsample
@@ -51,6 +52,8 @@ def _min_gap(graph: Graph, op_index: int, order: str) -> int:
     """The simulator's minimum gap for this op overwriting its input."""
     op = graph.operators[op_index]
     cls = SPECS[op.kind].in_place if op.kind in SPECS else None
+    if depthwise_is_conv(graph, op):  # the convolution it equals, in the conv kernels' order
+        cls = InPlaceKind.RIP
     if cls is InPlaceKind.RIP:  # convolution and pooling
         geom: ConvGeometry = conv_geometry(graph, op)
         mode = "literal" if geom.n_out <= LITERAL_LIMIT and geom.kh * geom.kw <= 25 else "fast"
@@ -160,7 +163,7 @@ def replay(
         size[b.id] = b.size
         at_op.setdefault(b.op, []).append(b)
     for i, op in enumerate(graph.operators if scratch_in_arena else ()):
-        need = op_scratch_bytes(graph, op)  # the kernel's own formula, recomputed
+        need = op_min_scratch_bytes(graph, op)  # the leanest kernel's formula, recomputed
         have = sum(b.size for b in at_op.get(i, ()) if b.role == SCRATCH)
         if have < need:
             raise ReplayError(

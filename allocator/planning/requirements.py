@@ -18,7 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rip.allocator.planning.scratch import Dims, fused_scratch_bytes, kernel_scratch_bytes
+from rip.allocator.planning.scratch import (
+    Dims,
+    fused_scratch_bytes,
+    kernel_scratch_bytes,
+    lean_scratch_bytes,
+)
 from rip.allocator.theory.bounds import (
     Bound,
     depthwise_bound,
@@ -74,6 +79,12 @@ class OpRequirement:
     candidates: tuple[InPlace, ...]
     reason: str  # why no candidate, when there is none
     scratch_bytes: int
+    # the least scratch a kernel of the same order needs (scratch.lean_scratch_bytes)
+    min_scratch_bytes: int | None = None
+
+    @property
+    def least_scratch_bytes(self) -> int:
+        return self.scratch_bytes if self.min_scratch_bytes is None else self.min_scratch_bytes
 
 
 SCRATCH = "scratch"  # an op buffer's role: its kernel's scratch (``rip_context``)
@@ -179,6 +190,16 @@ def fused_gap(graph: Graph, op: Operator) -> int:
     return chain_gap(fused_chain(graph, p.members, p.residual is not None))
 
 
+def op_min_scratch_bytes(graph: Graph, op: Operator) -> int:
+    """The least scratch any kernel that may run ``op`` needs (`scratch.lean_scratch_bytes`,
+    else `op_scratch_bytes`): what the replay requires of an op's scratch buffer."""
+    full = op_scratch_bytes(graph, op)
+    if full == 0 or op.kind != Op.CONV_2D:
+        return full
+    lean = lean_scratch_bytes(op.kind, nhwc(graph.tensors[op.inputs[1]].shape))
+    return full if lean is None else min(full, lean)
+
+
 def op_scratch_bytes(graph: Graph, op: Operator) -> int:
     """Scratch a kernel needs (its op buffer in the arena): `planning.scratch.kernel_scratch_bytes`
     (the formulas of the kernels' ..._get_buffer_size) on this op's dims."""
@@ -232,9 +253,23 @@ def _conv(graph: Graph, op: Operator, x: Tensor, y: Tensor) -> Bound:
 
 
 def _depthwise(graph: Graph, op: Operator, x: Tensor, y: Tensor) -> Bound:
+    if depthwise_is_conv(graph, op):
+        # one input channel, multiplier M: the CONV_2D [M, KH, KW, 1] it equals, which runs
+        # on the conv kernels (codegen.kernel_choice.depthwise_as_conv), in their order
+        return _conv(graph, op, x, y)
     if op.params.depth_multiplier != 1:
         raise LayerError("depth multiplier is not 1")
     return depthwise_bound(conv_geometry(graph, op))
+
+
+def depthwise_is_conv(graph: Graph, op: Operator) -> bool:
+    """A DEPTHWISE_CONV_2D over one input channel whose multiplier is its output channels:
+    the convolution [M, KH, KW, 1] it equals, planned and run as one (in place as
+    ``rip``, Theorem 13's gather order)."""
+    if op.kind != Op.DEPTHWISE_CONV_2D:
+        return False
+    c_in, c_out = graph.tensors[op.inputs[0]].hwc[2], graph.tensors[op.outputs[0]].hwc[2]
+    return c_in == 1 and op.params.depth_multiplier == c_out > 1
 
 
 def _pool(graph: Graph, op: Operator, x: Tensor, y: Tensor) -> Bound:
@@ -345,6 +380,7 @@ def requirements(graph: Graph, scratch_in_arena: bool = True) -> Requirements:
                 tuple(candidates),
                 "" if candidates else "; ".join(dict.fromkeys(reasons)),
                 op_scratch_bytes(graph, op),
+                op_min_scratch_bytes(graph, op),
             )
         )
     scratch = op_buffers(graph, [op.scratch_bytes for op in ops]) if scratch_in_arena else ()

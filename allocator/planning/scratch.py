@@ -75,6 +75,18 @@ def conv_scratch_bytes(filter_dims: Dims) -> int:
     return 2 * taps + 8 * (-(-taps // 4) * 4)
 
 
+def lean_scratch_bytes(kind: str, filter_dims: Dims) -> int | None:
+    """The least scratch of a kernel that runs an op of ``kind`` in the same order as the
+    one `kernel_scratch_bytes` sizes for (so the same in-place gap holds), or None when
+    there is no leaner one. CONV_2D: rip_conv2d_fast_s8, the same pixel pairs gathered
+    before either is written, without the widened copy of the pair: 2 * KH * KW * C_in
+    (C twin ``rip_conv2d_fast_s8_get_buffer_size``); it requantises each output the general
+    way, so it runs only where the planner trims an op's scratch (scratch_choice.trim)."""
+    if kind == Op.CONV_2D:
+        return 2 * filter_dims[1] * filter_dims[2] * filter_dims[3]
+    return None
+
+
 def grouped_conv_scratch_bytes(input_dims: Dims, filter_dims: Dims) -> int:
     """A grouped CONV_2D's (rip_conv2d_grouped_s8): one receptive field over every input
     channel, KH * KW * C_in (the input's C_in, not the filter's)."""

@@ -27,6 +27,7 @@ from rip.allocator.planning.fusion_choice import Choice, choose
 from rip.allocator.planning.options import PlanOptions
 from rip.allocator.planning.placement import Pair, Problem, align_up
 from rip.allocator.planning.requirements import Requirements, requirements
+from rip.allocator.planning.scratch_choice import trim
 from rip.core.errors import RipError
 from rip.core.operators import Op
 from rip.core.terms import InPlaceKind, Strategy
@@ -133,10 +134,20 @@ class Variant:
 
     @classmethod
     def of(
-        cls, strategy: Strategy | str, made: Transformed, req: Requirements, alignment: int
+        cls,
+        strategy: Strategy | str,
+        made: Transformed,
+        req: Requirements,
+        alignment: int,
+        trim_scratch: bool = True,
     ) -> Variant:
         """The variant of ``made.graph`` with requirements ``req``: the one place a
-        placement problem is built."""
+        placement problem is built, with the scratch of any op that sets its floor cut to
+        its leanest kernel's (`scratch_choice.trim`; the variant's ``req`` says so, and
+        code is emitted from it). ``trim_scratch`` False plans ``req`` exactly as given,
+        for a caller that emits the plan with that same ``req``."""
+        if trim_scratch:
+            req = trim(req, lambda r: build_problem(r, strategy, alignment))
         problem = build_problem(req, strategy, alignment)
         return cls(Strategy(strategy), made.graph, req, problem, made.fusion, made.key)
 

@@ -1,0 +1,57 @@
+"""Which kernel's scratch an op gets, where it sets the arena's floor (issue 25).
+
+Every kernel's scratch is a buffer of the plan, live for its op alone. An op whose fastest
+kernel needs more scratch than another kernel of the same traversal (CONV_2D: the widened
+pixel pair of rip_conv2d_fast_rq_s8 against rip_conv2d_fast_s8's pair alone,
+`scratch.lean_scratch_bytes`) keeps the fast kernel unless its scratch is what raises the
+layer-by-layer limit (`Problem.lower_bound`) of the whole plan: then the leaner scratch is
+planned, and the code generator, which picks the fastest kernel that fits an op's planned
+scratch (`codegen.kernel_choice.choose_conv_kernel`), runs the leaner kernel there. Both
+kernels gather the same pixel pair before writing either, so the in-place gap is the same.
+
+One op at a time, at the step that sets the limit, while that lowers it: where the limit is
+set by activations alone, nothing changes and every op keeps its fastest kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from rip.allocator.planning.placement import Problem
+from rip.allocator.planning.requirements import Requirements
+
+
+def trim(req: Requirements, build: Callable[[Requirements], Problem]) -> Requirements:
+    """``req`` with the scratch of each op that sets the lower bound of ``build(req)`` (the
+    strategy's problem) cut to its least (`OpRequirement.least_scratch_bytes`), as long as
+    each cut lowers the bound. A Requirements without scratch in the arena is returned as
+    it is."""
+    if not req.op_buffers:
+        return req
+    problem = build(req)
+    bound = problem.lower_bound()
+    while True:
+        steps = problem.step_bounds()
+        peak_steps = [k for k, b in enumerate(steps) if b == bound]
+        cut = {
+            k: req.ops[k].least_scratch_bytes
+            for k in peak_steps
+            if (own := req.op_buffer(k)) is not None and req.ops[k].least_scratch_bytes < own.size
+        }
+        if not cut:
+            return req
+        trimmed = _with_scratch(req, cut)
+        smaller = build(trimmed)
+        if smaller.lower_bound() >= bound:
+            return req
+        req, problem, bound = trimmed, smaller, smaller.lower_bound()
+
+
+def _with_scratch(req: Requirements, sizes: dict[int, int]) -> Requirements:
+    """``req`` with op ``k``'s scratch (its requirement and its buffer) ``sizes[k]`` bytes."""
+    ops = tuple(
+        replace(r, scratch_bytes=sizes[r.index]) if r.index in sizes else r for r in req.ops
+    )
+    buffers = tuple(replace(b, size=sizes[b.op]) if b.op in sizes else b for b in req.op_buffers)
+    return replace(req, ops=ops, op_buffers=buffers)
