@@ -330,8 +330,8 @@ def fitting_boards(c: Compiled) -> dict[str, Fit]:
 
 
 def fit_hint(c: Compiled) -> str:
-    """What would fit instead, in words: ``--strategy fused fits (138012 B), --board pico2
-    fits (330012 of 532480 B)``; or that no strategy fits, with the smallest plan's need."""
+    """What would fit instead, in words: ``--strategy fused fits (125532 B), --board pico2
+    fits (321052 of 532480 B)``; or that no strategy fits, with the smallest plan's need."""
     hints = [f"--strategy {s} fits ({f.needed_bytes} B)" for s, f in fitting_strategies(c).items()]
     hints += [
         f"--board {n} fits ({f.needed_bytes} of {f.available_bytes} B)"

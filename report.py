@@ -85,7 +85,7 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
     plan = c.plans[strategy]
     fit = c.fit(strategy)
     base = c.plans.get(BASELINE)
-    n_tensors = len(plan.offsets)
+    n_tensors = len(c.variants[strategy].req.lifetimes)  # activations, not scratch buffers
     return {
         "strategy": strategy,
         "placer": plan.placer,

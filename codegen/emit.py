@@ -2,8 +2,8 @@
 ``model_data.h`` and ``model.h`` out.
 
 Every tensor lives at its planned arena offset, named once (``RIP_OFFSET_T<id>``), and so
-does every kernel's scratch (``RIP_OFFSET_S<op>``, a buffer of the plan live for its op
-alone, handed to the kernel as its own ``rip_context``); every op is lowered through the
+does every kernel's scratch (a buffer of the plan live for its op alone, handed to the
+kernel as its own ``rip_context``, ``rip_op<N>_ctx``); every op is lowered through the
 kernel table (`rip.codegen.lowerings`) into constant data (``model_data.c``, declared in
 ``model_data.h``) and one call in ``rip_model_invoke`` (``model.c``), so that ``model.c``
 reads next to the .tflite: a table of the activations and scratch, then one commented call
@@ -136,6 +136,11 @@ class EmittedModel:
         }
 
 
+# The context of a kernel without scratch: a valid context of no bytes (a kernel checks its
+# context before it asks for what it needs, none here), defined once in model.c.
+NO_SCRATCH = "rip_no_scratch"
+
+
 def offset_name(storage: int) -> str:
     """The C name of an activation's arena offset (model.c defines one per activation)."""
     return f"RIP_OFFSET_T{storage}"
@@ -204,7 +209,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         own = req.op_buffer(i)  # the op's scratch: a buffer of the plan, live for it alone
         scratch = None if own is None else Scratch(i, plan.offsets[own.id], own.size)
         reserved = 0 if own is None else own.size
-        context = "NULL" if scratch is None else f"&{scratch.name}"
+        context = f"&{NO_SCRATCH}" if scratch is None else f"&{scratch.name}"
         buffers = OpBuffers(inputs, output, inplace, inplace_input, rings, context, reserved)
         lowered = lowering_for(graph, op)(graph, op, i, buffers, f"rip_op{i}")
         if lowered.scratch_bytes > reserved:

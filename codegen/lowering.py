@@ -37,7 +37,7 @@ class OpBuffers:
     ``inplace_input`` is that input's position in ``inputs``. ``extra_outputs`` are the
     op's outputs after the first (a fused chain's rings). ``context`` is the C expression of
     the ``const rip_context *`` the kernel gets: its own scratch in the arena, at the offset
-    the plan gave the op's scratch buffer (``NULL`` for an op without one; the default, one
+    the plan gave the op's scratch buffer (one of no bytes for an op without one; the default, one
     shared ``rip_ctx``, is what the one-op test harnesses define); ``scratch_bytes`` its
     size, the most a kernel variant may use (None: the op's own formula).
     """

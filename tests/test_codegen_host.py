@@ -231,7 +231,10 @@ def test_planned_right_shift_is_a_real_memmove(tmp_path):
     def shift(graph, plan):
         (pair,) = plan.aliased
         moved = replace(pair, shiftable=True)
-        offsets = {pair.input: 0, pair.output: 0}
+        # the input starts at the output's base and moves up by the gap, onto its planned
+        # bytes (the conv's scratch keeps its own)
+        assert plan.offsets[pair.input] - plan.offsets[pair.output] == pair.gap
+        offsets = {**plan.offsets, pair.input: plan.offsets[pair.output]}
         shifted = replace(plan, offsets=offsets, aliased=(moved,), shifts=(moved,))
         assert replay(graph, shifted, 4) == plan.peak  # same arena, input moved instead
         return shifted

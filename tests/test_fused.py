@@ -159,8 +159,8 @@ def test_kernel_needs_every_byte_of_the_planners_scratch(tmp_path, name):
     n = emitted.scratch_bytes
     (scratch,) = emitted.scratches
     assert scratch.nbytes == n
-    context = f"{{rip_arena + RIP_OFFSET_S0, {n}}}"
-    short = text.replace(context, f"{{rip_arena + RIP_OFFSET_S0, {n - 4}}}")
+    context = f"{{rip_arena + {scratch.offset}, {n}}}"
+    short = text.replace(context, f"{{rip_arena + {scratch.offset}, {n - 4}}}")
     assert short != text and "&rip_op0_ctx" in text
     build_host(tmp_path)
     assert run_host(tmp_path).checksum == want
