@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rip.allocator.planning.placement import Plan
+from rip.allocator.planning.placement import OpBuffer, Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.codegen.lowering import OpBuffers
 from rip.codegen.lowerings import lowering_for
@@ -131,8 +131,15 @@ def _ref(graph: Graph, t: int) -> TensorRef:
     return TensorRef(t, tuple(graph.tensors[t].shape), graph.storage(t))
 
 
-def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> EmittedModel:
-    """Lower every op of ``graph`` at the offsets of ``plan`` (already replay-checked)."""
+def emit_model(
+    graph: Graph,
+    req: Requirements,
+    plan: Plan,
+    strategy: str,
+    op_buffers: tuple[OpBuffer, ...] = (),
+) -> EmittedModel:
+    """Lower every op of ``graph`` at the offsets of ``plan`` (already replay-checked, with
+    the op-lived buffers ``op_buffers`` of its problem: staged filters)."""
     if not graph.has_weights:
         raise CodegenError(
             f"{graph.name}: the model has no weights (a graph-only file): --report and "
@@ -140,6 +147,11 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         )
     aliased = {p.op: p for p in plan.aliased}
     shifted = {p.op: p for p in plan.shifts}
+    staged: dict[int, dict[int, tuple[str, int]]] = {}  # op -> filter member -> (ptr, bytes)
+    for b in op_buffers:
+        if b.purpose != "weights":
+            raise CodegenError(f"op-lived buffer {b.id}: no code for purpose {b.purpose!r}")
+        staged.setdefault(b.op, {})[b.member] = (f"(rip_arena + {plan.offsets[b.id]})", b.size)
     headers: dict[str, None] = {}
     ops = []
     for i, op in enumerate(graph.operators):
@@ -177,7 +189,7 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         if over is not None and gap == 0:
             output = ptr(over)  # one base, one expression (the channel kernel has one pointer)
         rings = tuple(ptr(t) for t in op.outputs[1:])  # a fused chain's rings
-        buffers = OpBuffers(inputs, output, inplace, inplace_input, rings)
+        buffers = OpBuffers(inputs, output, inplace, inplace_input, rings, staged.get(i, {}))
         lowered = lowering_for(graph, op)(graph, op, i, buffers, f"rip_op{i}")
         # The kernels share one scratch buffer of the planner's size (the maximum over the
         # ops): a kernel variant may use more than its op's own formula when it fits there.

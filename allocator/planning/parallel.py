@@ -138,7 +138,7 @@ def _summary(s: str, plan: Plan) -> str:
 def _replay(variant: Variant, plan: Plan) -> None:
     """The independent replay of ``plan`` on its variant's graph (replay.py): the one
     check every plan passes before it is used; a ReplayError (exit 70) otherwise."""
-    replay(variant.graph, plan, variant.problem.alignment)
+    replay(variant.graph, plan, variant.problem.alignment, variant.problem.op_buffers)
 
 
 def _placed(

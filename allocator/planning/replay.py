@@ -10,6 +10,8 @@ checks at every op that
   literal scalar-level simulator on small layers, the exact fast mode otherwise; never a
   closed form), or exactly at the input for channel in-place and upsampling,
 * a planned right shift moves the input onto bytes that are free,
+* an op-lived buffer (a staged filter, placement.OpBuffer) lands only on bytes free when its
+  op starts (after a planned shift), and the op's outputs do not write over it,
 * every offset is a multiple of the alignment, and the peak it measures is the plan's.
 
 Ownership is kept as runs of bytes per live tensor (an interval map), not as one owner per
@@ -21,7 +23,7 @@ map as the reference and compares the two on random and corrupted plans.
 
 from __future__ import annotations
 
-from rip.allocator.planning.placement import Plan
+from rip.allocator.planning.placement import OpBuffer, Plan
 from rip.allocator.planning.requirements import conv_geometry, fused_chain
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest, simulate_rip, simulate_upsample
@@ -125,11 +127,20 @@ class _Arena:
         self.runs[s] = [*mine, (lo, hi)]
 
 
-def replay(graph: Graph, plan: Plan, alignment: int) -> int:
-    """Replay ``plan``; return the measured peak or raise ReplayError naming the op."""
+def replay(graph: Graph, plan: Plan, alignment: int, op_buffers: tuple[OpBuffer, ...] = ()) -> int:
+    """Replay ``plan`` (with the op-lived buffers ``op_buffers``, whose offsets it holds);
+    return the measured peak or raise ReplayError naming the op."""
     off = plan.offsets
     storage = {t: graph.storage(t) for t in graph.tensors}
     size = {s: graph.tensors[s].nbytes for s in set(storage.values())}
+    during: dict[int, list[int]] = {}  # op -> its op-lived buffers
+    for b in op_buffers:
+        if b.id in size:
+            raise ReplayError(f"op-lived buffer {b.id} has the id of tensor {b.id}")
+        if not 0 <= b.op < len(graph.operators):
+            raise ReplayError(f"op-lived buffer {b.id} belongs to no op ({b.op})")
+        size[b.id] = b.size
+        during.setdefault(b.op, []).append(b.id)
     for s, x in off.items():
         if x % alignment:
             raise ReplayError(f"tensor {s} at offset {x} is not aligned to {alignment} bytes")
@@ -194,6 +205,9 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
                         f"{what}: gap {gap} B is below the simulated minimum {need} B"
                     )
             allowed.add(pair.input)
+        # The op's own buffers (staged weights), filled before it runs: on free bytes only.
+        for b in during.get(i, ()):
+            paint(b, set(), f"{what} op-lived buffer {b}")
         # A fused chain's rings (outputs after the first) are written while its input is
         # still read and its output written: they may overlap nothing live.
         rings = {storage[t] for t in op.outputs[1:]} if op.kind == Op.FUSED_CHAIN else set()
@@ -204,6 +218,8 @@ def replay(graph: Graph, plan: Plan, alignment: int) -> int:
         for s in rings:
             if not arena.owns_all(s, *where(s, what)):
                 raise ReplayError(f"{what}: its ring tensor {s} was overwritten while it ran")
+        for b in during.get(i, ()):
+            arena.free(b)
         for s in reads | rings:
             if (last.get(s) == i or s in rings) and s not in allowed:
                 arena.free(s)
