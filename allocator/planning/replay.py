@@ -206,8 +206,8 @@ def replay(graph: Graph, plan: Plan, alignment: int, op_buffers: tuple[OpBuffer,
                     )
             allowed.add(pair.input)
         # The op's own buffers (staged weights), filled before it runs: on free bytes only.
-        for b in during.get(i, ()):
-            paint(b, set(), f"{what} op-lived buffer {b}")
+        for ob in during.get(i, ()):
+            paint(ob, set(), f"{what} op-lived buffer {ob}")
         # A fused chain's rings (outputs after the first) are written while its input is
         # still read and its output written: they may overlap nothing live.
         rings = {storage[t] for t in op.outputs[1:]} if op.kind == Op.FUSED_CHAIN else set()
@@ -218,8 +218,8 @@ def replay(graph: Graph, plan: Plan, alignment: int, op_buffers: tuple[OpBuffer,
         for s in rings:
             if not arena.owns_all(s, *where(s, what)):
                 raise ReplayError(f"{what}: its ring tensor {s} was overwritten while it ran")
-        for b in during.get(i, ()):
-            arena.free(b)
+        for ob in during.get(i, ()):
+            arena.free(ob)
         for s in reads | rings:
             if (last.get(s) == i or s in rings) and s not in allowed:
                 arena.free(s)
