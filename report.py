@@ -85,7 +85,8 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
     plan = c.plans[strategy]
     fit = c.fit(strategy)
     base = c.plans.get(BASELINE)
-    n_tensors = len(plan.offsets)
+    n_tensors = len(plan.offsets) - len(c.variants[strategy].problem.op_buffers)
+    staged = c.staged.get(strategy)
     return {
         "strategy": strategy,
         "placer": plan.placer,
@@ -105,6 +106,9 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         "milp_size": {
             k: plan.stats[k] for k in ("variables", "constraints", "binaries") if k in plan.stats
         },
+        # flash-aware execution (staging.py): the filters staged in SRAM, their bytes (in
+        # arena_bytes: each lives in the arena while its op runs) and the estimated saving
+        "staged_weights": staged.summary(plan.peak) if staged else None,
         "notes": list(plan.notes),
     }
 
@@ -296,6 +300,14 @@ def format_report(rep: dict[str, Any]) -> str:
     if rep["board_sram_bytes"]:
         verdict = "fits" if rep["fits"] else "does NOT fit"
         lines.append(f"{verdict} {rep['board']}: headroom {rep['headroom_bytes']:,} B")
+    st = rep.get("staged_weights")
+    if st:
+        lines.append(
+            f"flash-aware execution: {st['staged_filters']} filters staged in SRAM "
+            f"({st['staged_bytes']:,} B over ops {', '.join(map(str, st['staged_ops']))}, "
+            f"+{st['extra_arena_bytes']:,} B of arena), estimated "
+            f"{st['estimated_saved_cycles']:,} {st['flash_cache_of']} cycles of flash stall saved"
+        )
     for sh in rep["shifts"]:
         lines.append(
             f"right shift before op {sh['op']}: tensor t{sh['tensor']} moves {sh['bytes']:,} B"

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_cmsis import CFLAGS as CMSIS_BOARDS
 from bench_cmsis import build_harness, build_library, find_cmsis, parse_cmsis
 
+from rip.allocator.planning.options import DEFAULT_STAGE_WEIGHTS
 from rip.boards import load_board
 from rip.compiler import Options, analyse, emit, reference
 from rip.core.errors import RipError
@@ -58,31 +59,49 @@ def weight_bytes(graph: Graph, op) -> int:
     )
 
 
-def rip_timed(path: str, boards: tuple[str, ...] = BOARDS, profile: bool = False) -> dict:
-    """rip's firmware (strategy rip) of one model on each emulated board under the timing
-    plugin; with ``profile`` also a profiling build's per-op figures."""
+def rip_timed(path: str, boards: tuple[str, ...] = BOARDS, profile: bool = False,
+              strategy: Strategy = Strategy.RIP) -> dict:  # fmt: skip
+    """rip's firmware (``strategy``, default rip) of one model on each emulated board under
+    the timing plugin, planned for that board: with flash-aware execution (the default,
+    staging.py) and without it (``unstaged``: the same plan with ``--stage-weights off``),
+    so a cell says what staging saved; with ``profile`` also a profiling build's per-op
+    figures (of the staged firmware)."""
     p = Path(path)
-    board0 = load_board(boards[0])
-    options = Options(strategy=Strategy.RIP, placer=Placer("milp"), strategies=(Strategy.RIP,))
-    compiled = analyse(p, board0, options)
-    model = emit(compiled)
-    ref = reference(p, compiled.graph).checksum
-    row: dict = {"model": compiled.graph.name, "reference": ref, "boards": {}}
+    row: dict = {"model": None, "strategy": str(strategy), "reference": None, "boards": {}}
     with tempfile.TemporaryDirectory(prefix="pico-cost-") as tmp:
         for name in boards:
             board = load_board(name)
             timing = TimingModel.of(board)
-            out = Path(tmp) / name
-            write_qemu_project(model, out, board, ref)
-            run, est = run_timed(build_qemu_project(out, board), board, TIMEOUT, timing)
-            res = run.result
-            if res is None or isinstance(res, str):
-                raise RipError(f"{compiled.graph.name} on {name}: no result line ({res})")
-            cell = {"chip": timing.label, **segment_figures(timing, est.window())}
-            cell["systick_instructions"] = res.instructions
-            cell["checksum_ok"] = ref is not None and res.checksum == ref
-            if profile:
-                cell["ops"] = profile_ops(compiled, model, board, ref, Path(tmp) / f"{name}-p")
+            cell: dict = {"chip": timing.label}
+            for staged in (True, False):
+                options = Options(strategy=strategy, placer=Placer("milp"),
+                                  strategies=(strategy,),
+                                  stage_weights=DEFAULT_STAGE_WEIGHTS if staged else None)  # fmt: skip
+                compiled = analyse(p, board, options)
+                model = emit(compiled)
+                if row["model"] is None:
+                    row["model"] = compiled.graph.name
+                    row["reference"] = reference(p, compiled.graph).checksum
+                ref = row["reference"]
+                out = Path(tmp) / f"{name}-{int(staged)}"
+                write_qemu_project(model, out, board, ref)
+                run, est = run_timed(build_qemu_project(out, board), board, TIMEOUT, timing)
+                res = run.result
+                if res is None or isinstance(res, str):
+                    raise RipError(f"{compiled.graph.name} on {name}: no result line ({res})")
+                figures = {**segment_figures(timing, est.window()),
+                           "systick_instructions": res.instructions,
+                           "checksum_ok": ref is not None and res.checksum == ref,
+                           "arena_bytes": compiled.plan.peak}  # fmt: skip
+                if staged:
+                    cell.update(figures)
+                    done = compiled.staged.get(strategy)
+                    cell["staging"] = done.summary(compiled.plan.peak) if done else None
+                    if profile:
+                        cell["ops"] = profile_ops(compiled, model, board, ref,
+                                                  Path(tmp) / f"{name}-p")  # fmt: skip
+                else:
+                    cell["unstaged"] = figures
             row["boards"][name] = cell
     return row
 
@@ -95,7 +114,7 @@ def profile_ops(compiled, model, board, ref: int | None, out: Path) -> list[dict
     timing = TimingModel.of(board)
     _, est = run_timed(build_qemu_project(out, board), board, TIMEOUT, timing)
     segments = est.segments[len(est.segments) - 2 - len(marks) : len(est.segments) - 2]
-    graph = compiled.graph_of(Strategy.RIP)
+    graph = compiled.variant.graph  # the graph the firmware was emitted from
     rows = []
     for mark, seg in zip(marks, segments, strict=True):
         op = graph.operators[mark.op]

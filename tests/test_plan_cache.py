@@ -147,9 +147,9 @@ def test_every_plan_is_replayed_once(model, tmp_path, monkeypatch):
     replayed = []
     real = parallel.replay
 
-    def counting(graph, plan, alignment):
+    def counting(graph, plan, alignment, op_buffers=()):
         replayed.append(id(plan))
-        return real(graph, plan, alignment)
+        return real(graph, plan, alignment, op_buffers)
 
     monkeypatch.setattr(parallel, "replay", counting)
     fresh = plan_graph(g, req, STRATEGIES, cache=PlanCache(MODEL, tmp_path), jobs=1)
