@@ -74,9 +74,9 @@ def rip_timed(path: str, boards: tuple[str, ...] = BOARDS, profile: bool = False
             timing = TimingModel.of(board)
             cell: dict = {"chip": timing.label}
             for staged in (True, False):
+                budget = DEFAULT_STAGE_WEIGHTS if staged else None
                 options = Options(strategy=strategy, placer=Placer("milp"),
-                                  strategies=(strategy,),
-                                  stage_weights=DEFAULT_STAGE_WEIGHTS if staged else None)  # fmt: skip
+                                  strategies=(strategy,), stage_weights=budget)  # fmt: skip
                 compiled = analyse(p, board, options)
                 model = emit(compiled)
                 if row["model"] is None:
