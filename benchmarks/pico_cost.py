@@ -177,10 +177,22 @@ def _n(x: float | None, digits: int = 0) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:,.{digits}f}"
 
 
+def staging_saved(cell: dict) -> tuple[int | None, float | None]:
+    """What flash-aware execution saved in one cell: cycles without it minus with it, and
+    that as a share of the cycles without it (None where the cell has no unstaged run)."""
+    u = cell.get("unstaged")
+    if not u or not u["cycles"]:
+        return None, None
+    saved = u["cycles"] - cell["cycles"]
+    return saved, saved / u["cycles"]
+
+
 def table(rows: list[dict], cmsis: dict[str, dict]) -> list[str]:
-    """Per model and chip: rip's instructions, estimated cycles, ms and flash stall share;
+    """Per model and chip: rip's instructions, estimated cycles, ms and flash stall share,
+    what staging filters in SRAM saved (the same plan without it, and the bytes staged);
     TFLite Micro + CMSIS-NN's kernels the same; the ratio of the estimated cycles."""
     head = ("| model | chip | rip instructions | rip cycles | rip ms | rip flash stall "
+            "| staging saved (cycles) | staged (B) "
             "| CMSIS-NN kernels cycles | CMSIS-NN ms | CMSIS-NN flash stall "
             "| rip / CMSIS-NN (cycles) |")  # fmt: skip
     out = [head, "|---" * (head.count("|") - 1) + "|"]
@@ -188,9 +200,13 @@ def table(rows: list[dict], cmsis: dict[str, dict]) -> list[str]:
         for board, r in row["boards"].items():
             c = cmsis.get(row["model"], {}).get("boards", {}).get(board)
             ratio = r["cycles"] / c["cycles"] if c and c["cycles"] else None
+            saved, share = staging_saved(r)
+            staged = (r.get("staging") or {}).get("staged_bytes", 0)
             out.append(
                 f"| {row['model']} | {r['chip']} | {_n(r['instructions'])} | {_n(r['cycles'])} "
                 f"| {_n(r['ms'], 1)} | {_n(100 * r['stall_share'], 1)}% "
+                f"| {_n(saved)} ({_n(None if share is None else 100 * share, 1)}%) "
+                f"| {_n(staged)} "
                 f"| {_n(c['cycles']) if c else '-'} | {_n(c['ms'], 1) if c else '-'} "
                 f"| {_n(100 * c['stall_share'], 1) + '%' if c else '-'} | {_n(ratio, 3)} |"
             )
