@@ -28,6 +28,7 @@ from rip.allocator.planning.options import (
     DEFAULT_STAGE_WEIGHTS,
     DEFAULT_TIME_LIMIT,
 )
+from rip.allocator.planning.staging import STAGE_TO_BOARD
 from rip.boards import Board, board_names, load_board
 from rip.cli import guarded
 from rip.cli.list_ops import format_operator_table, operator_table, rules_text
@@ -102,8 +103,8 @@ def _parser() -> argparse.ArgumentParser:
         help="flash-aware execution on a board with a flash cache (pico, pico2 and the QEMU "
         "boards timed as them): stage the filters whose reuse thrashes the XIP cache in "
         "SRAM, adding at most BYTES to the arena (default "
-        f"{DEFAULT_STAGE_WEIGHTS}: only bytes already free under the plan's peak; 'off': "
-        "never)",
+        f"{DEFAULT_STAGE_WEIGHTS}: only bytes already free under the plan's peak; 'board': "
+        "whatever SRAM the board leaves; 'off': never); never past the board's SRAM",
     )
     p.add_argument(
         "--report",
@@ -195,13 +196,15 @@ def max_overhead(text: str) -> float | None:
 
 
 def stage_weights(text: str) -> int | None:
-    """``--stage-weights``: whole bytes >= 0, or off; a RipError (one line, exit 2) for
-    anything else."""
+    """``--stage-weights``: whole bytes >= 0, board (all the board leaves) or off; a
+    RipError (one line, exit 2) for anything else."""
     t = text.strip().lower()
     if t in ("off", "none"):
         return None
+    if t == "board":
+        return STAGE_TO_BOARD
     if not t.isdigit():
-        raise RipError(f"--stage-weights {text!r}: give whole bytes >= 0 such as 0, or off")
+        raise RipError(f"--stage-weights {text!r}: give whole bytes >= 0 such as 0, board, or off")
     return int(t)
 
 

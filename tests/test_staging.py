@@ -18,7 +18,13 @@ import pytest
 
 from rip.allocator.planning.placement import Buffer, OpBuffer, Plan, Problem
 from rip.allocator.planning.replay import replay
-from rip.allocator.planning.staging import Candidate, FlashCache, candidates, stage
+from rip.allocator.planning.staging import (
+    STAGE_TO_BOARD,
+    Candidate,
+    FlashCache,
+    candidates,
+    stage,
+)
 from rip.boards import load_board
 from rip.cli.compile import main as compile_main
 from rip.codegen.emit import emit_model
@@ -166,6 +172,20 @@ def test_replay_refuses_a_staged_buffer_over_a_live_tensor():
         replay(graph, c.plan, problem.alignment, stray)
 
 
+def test_the_board_budget_stays_within_the_pico_it_times():
+    """``board`` (STAGE_TO_BOARD): more staged than with 0, the arena grown by what was
+    added, and the plan still fits the Pico 1 the emulated ARMv6-M board is timed as."""
+    zero = compiled("qemu-armv6m", Strategy.FUSED)
+    full = compiled("qemu-armv6m", Strategy.FUSED, STAGE_TO_BOARD)
+    st = full.staged[Strategy.FUSED]
+    assert st.staged_bytes >= zero.staged[Strategy.FUSED].staged_bytes
+    assert full.plan.peak == st.base_peak + st.summary(full.plan.peak)["extra_arena_bytes"]
+    needed, available = load_board("pico").budget(full.plan.peak, full.variant.req.scratch_bytes)
+    assert needed <= available
+    g = full.variant.graph
+    assert replay(g, full.plan, full.problem.alignment, full.problem.op_buffers) == full.plan.peak
+
+
 def test_host_board_stages_nothing():
     c = compiled("host", Strategy.RIP)
     assert not c.staged and not c.problem.op_buffers
@@ -195,6 +215,9 @@ def test_cli_stage_weights_option(tmp_path, capsys):
     code = compile_main([str(path), "--board", "qemu-m33", "--json"])
     rep = json.loads(capsys.readouterr().out)
     assert code == 0 and rep["staged_weights"]["staged_filters"] >= 1
+    code = compile_main([str(path), "--board", "pico", "--json", "--stage-weights", "board"])
+    rep = json.loads(capsys.readouterr().out)
+    assert code == 0 and rep["fits"] and rep["staged_weights"]["staged_filters"] >= 1
     assert compile_main([str(path), "--board", "qemu-m33", "--stage-weights", "-3"]) == 2
     err = capsys.readouterr().err
     assert "--stage-weights" in err and len(err.strip().splitlines()) == 1

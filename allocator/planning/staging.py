@@ -21,8 +21,11 @@ those stalls. Three parts, each a plain function:
   byte budget (``PlanOptions.stage_weights``, default 0: only bytes already free under the
   peak, so memory is never worse). No other offset moves, so the staged plan is the base
   plan plus buffers in its holes; with budget 0 its peak is the base plan's, and a base plan
-  proven optimal stays optimal (a superset of buffers cannot peak lower). The staged plan is
-  replayed (replay.py checks every op-lived buffer against the live tensors) before use.
+  proven optimal stays optimal (a superset of buffers cannot peak lower). A budget never
+  takes the arena past what the board leaves (`arena_limit`; an emulated board's also not
+  past the Pico it is timed as), so ``STAGE_TO_BOARD`` means "whatever SRAM the board has
+  left". The staged plan is replayed (replay.py checks every op-lived buffer against the
+  live tensors) before use.
 
 The copies themselves are the code generator's (a memcpy before the op, the kernel given
 the SRAM pointer): same weights, same output bytes.
@@ -43,6 +46,7 @@ from rip.core.terms import Strategy
 from rip.frontend.ir import Graph, Operator
 
 WEIGHTS = "weights"  # OpBuffer.purpose of a staged filter
+STAGE_TO_BOARD = 1 << 40  # a budget above any SRAM: stage into all the board leaves
 PIXEL_TILE = 2  # output pixels per sweep of the filter (rip_conv2d_fast_rq_s8's tile)
 COPY_CYCLES_PER_WORD = 2  # the copy's load and store of each word from the cache
 
@@ -184,7 +188,11 @@ class Staged:
             "flash_cache_of": self.cache,
             "staged_ops": sorted({b.op for b in self.buffers}),
             "staged_filters": len(self.buffers),
-            "staged_bytes": self.staged_bytes,
+            "staged_bytes": self.staged_bytes,  # summed over the ops, each op-lived
+            "largest_op_staged_bytes": max(
+                sum(b.size for b in self.buffers if b.op == op)
+                for op in {b.op for b in self.buffers}
+            ),
             "estimated_saved_cycles": self.estimated_saved_cycles,
             "extra_arena_bytes": peak - self.base_peak,
         }
@@ -238,6 +246,13 @@ def stage(
     return staged_problem, staged_plan, tuple(kept), tuple(saved)
 
 
+def arena_limit(boards: list[Board], scratch_bytes: int) -> int:
+    """The arena bytes every board of ``boards`` leaves beside the scratch, its SDK's static
+    data and stack (0: no limit): staging never makes a plan that fits them not fit."""
+    left = [b.sram_bytes - scratch_bytes - b.fixed_overhead_bytes for b in boards if b.sram_bytes]
+    return max(0, min(left)) if left else 0
+
+
 def stage_strategies(
     variants: Mapping[Strategy, Variant], plans: Mapping[Strategy, Plan], options: PlanOptions
 ) -> tuple[dict[Strategy, Variant], dict[Strategy, Plan], dict[Strategy, Staged]]:
@@ -250,13 +265,15 @@ def stage_strategies(
     cache = FlashCache.of(options.board)
     if options.stage_weights is None or cache is None:
         return out_v, out_p, staged
-    sram = options.board.sram_bytes
+    boards = [options.board]
+    if options.board.timing_board:  # an emulated board: it stands for that Pico, too
+        boards.append(load_board(options.board.timing_board))
     for s, v in variants.items():
         found = candidates(v.graph, cache)
         if not found:
             continue
         plan = plans[s]
-        limit = sram - v.req.scratch_bytes - options.board.fixed_overhead_bytes if sram else 0
+        limit = arena_limit(boards, v.req.scratch_bytes)
         problem, new_plan, kept, saved = stage(v.problem, plan, found, options.stage_weights, limit)
         if not kept:
             continue
