@@ -60,10 +60,12 @@ def weight_bytes(graph: Graph, op) -> int:
 
 
 def rip_timed(path: str, boards: tuple[str, ...] = BOARDS, profile: bool = False,
-              strategy: Strategy = Strategy.RIP) -> dict:  # fmt: skip
+              strategy: Strategy = Strategy.RIP,
+              stage_weights: int = DEFAULT_STAGE_WEIGHTS) -> dict:  # fmt: skip
     """rip's firmware (``strategy``, default rip) of one model on each emulated board under
-    the timing plugin, planned for that board: with flash-aware execution (the default,
-    staging.py) and without it (``unstaged``: the same plan with ``--stage-weights off``),
+    the timing plugin, planned for that board: with flash-aware execution (budget
+    ``stage_weights``, default 0; staging.py) and without it (``unstaged``: the same plan
+    with ``--stage-weights off``),
     so a cell says what staging saved; with ``profile`` also a profiling build's per-op
     figures (of the staged firmware)."""
     p = Path(path)
@@ -74,7 +76,7 @@ def rip_timed(path: str, boards: tuple[str, ...] = BOARDS, profile: bool = False
             timing = TimingModel.of(board)
             cell: dict = {"chip": timing.label}
             for staged in (True, False):
-                budget = DEFAULT_STAGE_WEIGHTS if staged else None
+                budget = stage_weights if staged else None
                 options = Options(strategy=strategy, placer=Placer("milp"),
                                   strategies=(strategy,), stage_weights=budget)  # fmt: skip
                 compiled = analyse(p, board, options)
