@@ -101,6 +101,8 @@ class EmittedModel:
     default_inputs: tuple[bytes, ...]
     activations: tuple[Activation, ...] = ()
     stripped: tuple[Stripped, ...] = ()
+    # flash-aware execution: the staged filters' arena buffers, each live for its op only
+    staged: tuple[Activation, ...] = ()
 
     @property
     def files(self) -> dict[str, str]:
@@ -240,5 +242,9 @@ def emit_model(
         ),
         stripped=tuple(
             Stripped(Op(kind), _ref(graph, f), _ref(graph, q)) for kind, f, q in graph.interface
+        ),
+        staged=tuple(
+            Activation(b.id, f"op {b.op} filter {b.member}", plan.offsets[b.id], b.size, b.op, b.op)
+            for b in op_buffers
         ),
     )
