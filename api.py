@@ -142,7 +142,7 @@ class Compilation:
     @property
     def ops(self) -> list[dict[str, Any]]:
         c = self.compiled
-        return op_table(c.variant.graph, c.variant.req, c.plan)
+        return op_table(c.variant.graph, c.variant.req, c.plan, c.problem.op_buffers)
 
     @property
     def output_dir(self) -> Path | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from rip.allocator.planning.placement import Plan
+from rip.allocator.planning.placement import OpBuffer, Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.compiler import Compiled, fitting_boards, fitting_strategies
@@ -25,9 +25,18 @@ def _shape(graph: Graph, tid: int) -> str:
     return "x".join(str(d) for d in graph.tensors[tid].shape) or "scalar"
 
 
-def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[dict[str, Any]]:
+def op_table(
+    graph: Graph,
+    req: Requirements,
+    plan: Plan | None = None,
+    op_buffers: tuple[OpBuffer, ...] = (),
+) -> list[dict[str, Any]]:
     """One row per op: shapes, bytes, its best in-place candidate (and whether the plan
-    used it), scratch."""
+    used it), scratch, and the filter bytes the plan stages in SRAM for it
+    (``op_buffers``)."""
+    staged: dict[int, int] = {}
+    for b in op_buffers:
+        staged[b.op] = staged.get(b.op, 0) + b.size
     used = {p.op: p for p in plan.aliased} if plan else {}
     shifted = {p.op for p in plan.shifts} if plan else set()
     rows = []
@@ -52,6 +61,7 @@ def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[
                 "planned_inplace": r.index in used,
                 "planned_shift": r.index in shifted,
                 "scratch_bytes": r.scratch_bytes,
+                "staged_filter_bytes": staged.get(r.index, 0),
                 **_fused_columns(graph, op),
             }
         )
@@ -178,7 +188,7 @@ def build_report(c: Compiled) -> dict[str, Any]:
         "notes": [*g.notes, *selected["notes"]],
         "strategies": {s.value: plan_summary(c, s) for s in c.plans},
         "fusion": fusion_summary(c),
-        "op_table": op_table(c.variant.graph, c.variant.req, c.plan),
+        "op_table": op_table(c.variant.graph, c.variant.req, c.plan, c.problem.op_buffers),
         "seconds": round(c.seconds, 3),
         **generated(c),
         "next_step": next_step(c),

@@ -147,11 +147,14 @@ def test_staged_plans_replay_and_keep_the_peak(strategy):
     graph = on.variant.graph
     assert replay(graph, on.plan, on.problem.alignment, on.problem.op_buffers) == on.plan.peak
     # the report's memory: the arena (the staged filters live in it), and what was staged
-    from rip.report import plan_summary
+    from rip.report import build_report, plan_summary
 
     summary = plan_summary(on, strategy)
     assert summary["arena_bytes"] == on.plan.peak
     assert summary["staged_weights"]["staged_bytes"] == staged.staged_bytes
+    rows = build_report(on)["op_table"]
+    assert sum(r["staged_filter_bytes"] for r in rows) == staged.staged_bytes
+    assert {r["index"] for r in rows if r["staged_filter_bytes"]} == {b.op for b in staged.buffers}
 
 
 def test_replay_refuses_a_staged_buffer_over_a_live_tensor():
