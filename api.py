@@ -35,7 +35,11 @@ from pathlib import Path
 from typing import Any, Union
 
 from rip import compiler
-from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT
+from rip.allocator.planning.options import (
+    DEFAULT_MAX_OVERHEAD,
+    DEFAULT_STAGE_WEIGHTS,
+    DEFAULT_TIME_LIMIT,
+)
 from rip.allocator.planning.strategies import SELECTABLE, STRATEGIES
 from rip.boards import Board, load_board
 from rip.compiler import Compiled, Fit, Options, Reference
@@ -141,7 +145,7 @@ class Compilation:
     @property
     def ops(self) -> list[dict[str, Any]]:
         c = self.compiled
-        return op_table(c.variant.graph, c.variant.req, c.plan)
+        return op_table(c.variant.graph, c.variant.req, c.plan, c.problem.op_buffers)
 
     @property
     def output_dir(self) -> Path | None:
@@ -183,7 +187,17 @@ def _board(board: str | Board) -> Board:
 
 
 PLAN_OPTIONS = frozenset(
-    {"board", "strategy", "strategies", "placer", "time_limit", "max_overhead", "cache", "progress"}
+    {
+        "board",
+        "strategy",
+        "strategies",
+        "placer",
+        "time_limit",
+        "max_overhead",
+        "stage_weights",
+        "cache",
+        "progress",
+    }
 )
 
 
@@ -208,6 +222,16 @@ def check_max_overhead(value: float | None) -> float | None:
     return float(value)
 
 
+def check_stage_weights(value: int | None) -> int | None:
+    """Flash-aware execution's budget: whole bytes >= 0 the staged filters may add to the
+    arena, or None (off)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise OptionError(f"stage weights {value!r}: give whole bytes >= 0, or None (off)")
+    return value
+
+
 def options(
     strategy: str | None = BEST_STRATEGY,
     *,
@@ -215,6 +239,7 @@ def options(
     placer: str = "milp",
     time_limit: float = DEFAULT_TIME_LIMIT,
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
+    stage_weights: int | None = DEFAULT_STAGE_WEIGHTS,
     cache: bool = True,
     progress: bool = False,
 ) -> Options:
@@ -233,6 +258,7 @@ def options(
         placer=Placer.parse(placer, "placer"),
         time_limit=check_time_limit(time_limit),
         max_overhead=check_max_overhead(max_overhead),
+        stage_weights=check_stage_weights(stage_weights),
         cache=cache,
         progress=progress,
     )
@@ -247,6 +273,7 @@ def plan(
     placer: str = "milp",
     time_limit: float = DEFAULT_TIME_LIMIT,
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
+    stage_weights: int | None = DEFAULT_STAGE_WEIGHTS,
     cache: bool = True,
     progress: bool = False,
 ) -> Compilation:
@@ -255,14 +282,17 @@ def plan(
     requirements, and every strategy's plan (``strategies``: only these), each replayed on
     its graph. Nothing is written; a plan that does not fit is returned (``fits`` False),
     not refused. ``time_limit`` bounds the whole planning stage (seconds), ``max_overhead``
-    the ``fused`` chains' estimated extra instructions (a fraction; None: no budget);
-    ``cache`` reuses replay-checked plans of the same model and options."""
+    the ``fused`` chains' estimated extra instructions (a fraction; None: no budget),
+    ``stage_weights`` the arena bytes flash-aware execution may add to stage filters in
+    SRAM on a board with a flash cache (0: only free bytes; None: off); ``cache`` reuses
+    replay-checked plans of the same model and options."""
     opts = options(
         strategy,
         strategies=strategies,
         placer=placer,
         time_limit=time_limit,
         max_overhead=max_overhead,
+        stage_weights=stage_weights,
         cache=cache,
         progress=progress,
     )

@@ -38,11 +38,17 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from rip.allocator.planning.cache import PlanCache
-from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT, PlanOptions
+from rip.allocator.planning.options import (
+    DEFAULT_MAX_OVERHEAD,
+    DEFAULT_STAGE_WEIGHTS,
+    DEFAULT_TIME_LIMIT,
+    PlanOptions,
+)
 from rip.allocator.planning.parallel import plan_strategies
 from rip.allocator.planning.placement import Plan, Problem
 from rip.allocator.planning.requirements import Requirements, requirements
 from rip.allocator.planning.selection import Selection, select, total_bytes
+from rip.allocator.planning.staging import Staged, stage_strategies
 from rip.allocator.planning.strategies import SELECTABLE, STRATEGIES, Variant, variants
 from rip.boards import Board, board_names, load_board
 from rip.codegen.emit import EmittedModel, emit_model
@@ -90,6 +96,8 @@ class Options:
     # --build: --stdio, --build-type, --cmake-arg, the shared build folder
     pico_build: PicoBuildOptions = field(default_factory=PicoBuildOptions)
     fuse_chains: tuple[ChainSpan, ...] | None = None  # fused: these chains, not the choice
+    # flash-aware execution: arena bytes staged filters may add (None: off); staging.py
+    stage_weights: int | None = DEFAULT_STAGE_WEIGHTS
 
     def planning(self, board: Board) -> PlanOptions:
         """The planning stage's options on ``board``: built once per compile."""
@@ -100,6 +108,7 @@ class Options:
             progress=self.progress,
             max_overhead=self.max_overhead,
             fuse_chains=self.fuse_chains,
+            stage_weights=self.stage_weights,
         )
 
 
@@ -160,6 +169,8 @@ class Compiled:
     plans: dict[Strategy, Plan]  # every one replayed on its variant's graph
     seconds: float  # read to the last replayed plan
     stage_seconds: dict[str, float] = field(default_factory=dict)  # read .. plan, by name
+    # the strategies whose plans stage filters in SRAM (flash-aware execution), and what
+    staged: dict[Strategy, Staged] = field(default_factory=dict)
     model: EmittedModel | None = None
     reference: Reference | None = None
     output_dir: Path | None = None
@@ -266,9 +277,12 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
     p = prepare(path, board, options)
     seconds = dict(p.stage_seconds)
     plans = _timed(seconds, "plan", lambda: plan(path, p.variants, p.planning, options.cache))
+    made, plans, staged = _timed(
+        seconds, "stage", lambda: stage_strategies(p.variants, plans, p.planning)
+    )
     selection = None
-    if options.strategy is None:
-        selection = select({s: pl.peak for s, pl in plans.items()}, p.variants)
+    if options.strategy is None:  # on the final plans, staged filters included
+        selection = select({s: pl.peak for s, pl in plans.items()}, made)
     return Compiled(
         path=path,
         board=board,
@@ -278,8 +292,9 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
         graph=p.graph,
         req=p.req,
         planning=p.planning,
-        variants=p.variants,
+        variants=made,
         plans=plans,
+        staged=staged,
         seconds=time.perf_counter() - t0,
         stage_seconds=seconds,
     )
@@ -296,6 +311,7 @@ def with_every_strategy(c: Compiled, options: Options) -> Compiled:
         c,
         variants={s: {**c.variants, **more.variants}[s] for s in STRATEGIES},
         plans={s: {**c.plans, **more.plans}[s] for s in STRATEGIES},
+        staged={**more.staged, **c.staged},
     )
 
 
@@ -378,7 +394,7 @@ def emit(c: Compiled, strategy: Strategy | None = None) -> EmittedModel:
     """The C of a strategy's plan (default: the selected one), lowered from its variant."""
     s = strategy or c.strategy
     v = c.variants[s]
-    return emit_model(v.graph, v.req, c.plans[s], s)
+    return emit_model(v.graph, v.req, c.plans[s], s, v.problem.op_buffers)
 
 
 def reference(path: Path, graph: Graph) -> Reference:

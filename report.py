@@ -7,7 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from rip.allocator.planning.placement import Plan
+from rip.allocator.planning.placement import WEIGHTS, OpBuffer, Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.allocator.planning.strategies import STRATEGIES
 from rip.compiler import Compiled, fitting_boards, fitting_strategies
@@ -25,9 +25,19 @@ def _shape(graph: Graph, tid: int) -> str:
     return "x".join(str(d) for d in graph.tensors[tid].shape) or "scalar"
 
 
-def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[dict[str, Any]]:
+def op_table(
+    graph: Graph,
+    req: Requirements,
+    plan: Plan | None = None,
+    op_buffers: tuple[OpBuffer, ...] = (),
+) -> list[dict[str, Any]]:
     """One row per op: shapes, bytes, its best in-place candidate (and whether the plan
-    used it), scratch."""
+    used it), scratch, and the filter bytes the plan stages in SRAM for it
+    (``op_buffers``)."""
+    staged: dict[int, int] = {}
+    for b in op_buffers:
+        if b.role == WEIGHTS:  # the scratch is the row's scratch_bytes
+            staged[b.op] = staged.get(b.op, 0) + b.size
     used = {p.op: p for p in plan.aliased} if plan else {}
     shifted = {p.op for p in plan.shifts} if plan else set()
     rows = []
@@ -52,6 +62,7 @@ def op_table(graph: Graph, req: Requirements, plan: Plan | None = None) -> list[
                 "planned_inplace": r.index in used,
                 "planned_shift": r.index in shifted,
                 "scratch_bytes": r.scratch_bytes,
+                "staged_filter_bytes": staged.get(r.index, 0),
                 **_fused_columns(graph, op),
             }
         )
@@ -86,6 +97,7 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
     fit = c.fit(strategy)
     base = c.plans.get(BASELINE)
     n_tensors = len(c.variants[strategy].req.lifetimes)  # activations, not scratch buffers
+    staged = c.staged.get(strategy)
     return {
         "strategy": strategy,
         "placer": plan.placer,
@@ -105,6 +117,9 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         "milp_size": {
             k: plan.stats[k] for k in ("variables", "constraints", "binaries") if k in plan.stats
         },
+        # flash-aware execution (staging.py): the filters staged in SRAM, their bytes (in
+        # arena_bytes: each lives in the arena while its op runs) and the estimated saving
+        "staged_weights": staged.summary(plan.peak) if staged else None,
         "notes": list(plan.notes),
     }
 
@@ -176,7 +191,7 @@ def build_report(c: Compiled) -> dict[str, Any]:
         "notes": [*g.notes, *selected["notes"]],
         "strategies": {s.value: plan_summary(c, s) for s in c.plans},
         "fusion": fusion_summary(c),
-        "op_table": op_table(c.variant.graph, c.variant.req, c.plan),
+        "op_table": op_table(c.variant.graph, c.variant.req, c.plan, c.problem.op_buffers),
         "seconds": round(c.seconds, 3),
         **generated(c),
         "next_step": next_step(c),
@@ -302,6 +317,14 @@ def format_report(rep: dict[str, Any]) -> str:
     if rep["board_sram_bytes"]:
         verdict = "fits" if rep["fits"] else "does NOT fit"
         lines.append(f"{verdict} {rep['board']}: headroom {rep['headroom_bytes']:,} B")
+    st = rep.get("staged_weights")
+    if st:
+        lines.append(
+            f"flash-aware execution: {st['staged_filters']} filters staged in SRAM "
+            f"({st['staged_bytes']:,} B over ops {', '.join(map(str, st['staged_ops']))}, "
+            f"+{st['extra_arena_bytes']:,} B of arena), estimated "
+            f"{st['estimated_saved_cycles']:,} {st['flash_cache_of']} cycles of flash stall saved"
+        )
     for sh in rep["shifts"]:
         lines.append(
             f"right shift before op {sh['op']}: tensor t{sh['tensor']} moves {sh['bytes']:,} B"

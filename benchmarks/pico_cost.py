@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_cmsis import CFLAGS as CMSIS_BOARDS
 from bench_cmsis import build_harness, build_library, find_cmsis, parse_cmsis
 
+from rip.allocator.planning.options import DEFAULT_STAGE_WEIGHTS
 from rip.boards import load_board
 from rip.compiler import Options, analyse, emit, reference
 from rip.core.errors import RipError
@@ -58,31 +59,51 @@ def weight_bytes(graph: Graph, op) -> int:
     )
 
 
-def rip_timed(path: str, boards: tuple[str, ...] = BOARDS, profile: bool = False) -> dict:
-    """rip's firmware (strategy rip) of one model on each emulated board under the timing
-    plugin; with ``profile`` also a profiling build's per-op figures."""
+def rip_timed(path: str, boards: tuple[str, ...] = BOARDS, profile: bool = False,
+              strategy: Strategy = Strategy.RIP,
+              stage_weights: int = DEFAULT_STAGE_WEIGHTS) -> dict:  # fmt: skip
+    """rip's firmware (``strategy``, default rip) of one model on each emulated board under
+    the timing plugin, planned for that board: with flash-aware execution (budget
+    ``stage_weights``, default 0; staging.py) and without it (``unstaged``: the same plan
+    with ``--stage-weights off``),
+    so a cell says what staging saved; with ``profile`` also a profiling build's per-op
+    figures (of the staged firmware)."""
     p = Path(path)
-    board0 = load_board(boards[0])
-    options = Options(strategy=Strategy.RIP, placer=Placer("milp"), strategies=(Strategy.RIP,))
-    compiled = analyse(p, board0, options)
-    model = emit(compiled)
-    ref = reference(p, compiled.graph).checksum
-    row: dict = {"model": compiled.graph.name, "reference": ref, "boards": {}}
+    row: dict = {"model": None, "strategy": str(strategy), "reference": None, "boards": {}}
     with tempfile.TemporaryDirectory(prefix="pico-cost-") as tmp:
         for name in boards:
             board = load_board(name)
             timing = TimingModel.of(board)
-            out = Path(tmp) / name
-            write_qemu_project(model, out, board, ref)
-            run, est = run_timed(build_qemu_project(out, board), board, TIMEOUT, timing)
-            res = run.result
-            if res is None or isinstance(res, str):
-                raise RipError(f"{compiled.graph.name} on {name}: no result line ({res})")
-            cell = {"chip": timing.label, **segment_figures(timing, est.window())}
-            cell["systick_instructions"] = res.instructions
-            cell["checksum_ok"] = ref is not None and res.checksum == ref
-            if profile:
-                cell["ops"] = profile_ops(compiled, model, board, ref, Path(tmp) / f"{name}-p")
+            cell: dict = {"chip": timing.label}
+            for staged in (True, False):
+                budget = stage_weights if staged else None
+                options = Options(strategy=strategy, placer=Placer("milp"),
+                                  strategies=(strategy,), stage_weights=budget)  # fmt: skip
+                compiled = analyse(p, board, options)
+                model = emit(compiled)
+                if row["model"] is None:
+                    row["model"] = compiled.graph.name
+                    row["reference"] = reference(p, compiled.graph).checksum
+                ref = row["reference"]
+                out = Path(tmp) / f"{name}-{int(staged)}"
+                write_qemu_project(model, out, board, ref)
+                run, est = run_timed(build_qemu_project(out, board), board, TIMEOUT, timing)
+                res = run.result
+                if res is None or isinstance(res, str):
+                    raise RipError(f"{compiled.graph.name} on {name}: no result line ({res})")
+                figures = {**segment_figures(timing, est.window()),
+                           "systick_instructions": res.instructions,
+                           "checksum_ok": ref is not None and res.checksum == ref,
+                           "arena_bytes": compiled.plan.peak}  # fmt: skip
+                if staged:
+                    cell.update(figures)
+                    done = compiled.staged.get(strategy)
+                    cell["staging"] = done.summary(compiled.plan.peak) if done else None
+                    if profile:
+                        cell["ops"] = profile_ops(compiled, model, board, ref,
+                                                  Path(tmp) / f"{name}-p")  # fmt: skip
+                else:
+                    cell["unstaged"] = figures
             row["boards"][name] = cell
     return row
 
@@ -95,7 +116,7 @@ def profile_ops(compiled, model, board, ref: int | None, out: Path) -> list[dict
     timing = TimingModel.of(board)
     _, est = run_timed(build_qemu_project(out, board), board, TIMEOUT, timing)
     segments = est.segments[len(est.segments) - 2 - len(marks) : len(est.segments) - 2]
-    graph = compiled.graph_of(Strategy.RIP)
+    graph = compiled.variant.graph  # the graph the firmware was emitted from
     rows = []
     for mark, seg in zip(marks, segments, strict=True):
         op = graph.operators[mark.op]
@@ -158,10 +179,22 @@ def _n(x: float | None, digits: int = 0) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:,.{digits}f}"
 
 
+def staging_saved(cell: dict) -> tuple[int | None, float | None]:
+    """What flash-aware execution saved in one cell: cycles without it minus with it, and
+    that as a share of the cycles without it (None where the cell has no unstaged run)."""
+    u = cell.get("unstaged")
+    if not u or not u["cycles"]:
+        return None, None
+    saved = u["cycles"] - cell["cycles"]
+    return saved, saved / u["cycles"]
+
+
 def table(rows: list[dict], cmsis: dict[str, dict]) -> list[str]:
-    """Per model and chip: rip's instructions, estimated cycles, ms and flash stall share;
+    """Per model and chip: rip's instructions, estimated cycles, ms and flash stall share,
+    what staging filters in SRAM saved (the same plan without it, and the bytes staged);
     TFLite Micro + CMSIS-NN's kernels the same; the ratio of the estimated cycles."""
     head = ("| model | chip | rip instructions | rip cycles | rip ms | rip flash stall "
+            "| staging saved (cycles) | staged (B) "
             "| CMSIS-NN kernels cycles | CMSIS-NN ms | CMSIS-NN flash stall "
             "| rip / CMSIS-NN (cycles) |")  # fmt: skip
     out = [head, "|---" * (head.count("|") - 1) + "|"]
@@ -169,9 +202,13 @@ def table(rows: list[dict], cmsis: dict[str, dict]) -> list[str]:
         for board, r in row["boards"].items():
             c = cmsis.get(row["model"], {}).get("boards", {}).get(board)
             ratio = r["cycles"] / c["cycles"] if c and c["cycles"] else None
+            saved, share = staging_saved(r)
+            staged = (r.get("staging") or {}).get("staged_bytes", 0)
             out.append(
                 f"| {row['model']} | {r['chip']} | {_n(r['instructions'])} | {_n(r['cycles'])} "
                 f"| {_n(r['ms'], 1)} | {_n(100 * r['stall_share'], 1)}% "
+                f"| {_n(saved)} ({_n(None if share is None else 100 * share, 1)}%) "
+                f"| {_n(staged)} "
                 f"| {_n(c['cycles']) if c else '-'} | {_n(c['ms'], 1) if c else '-'} "
                 f"| {_n(100 * c['stall_share'], 1) + '%' if c else '-'} | {_n(ratio, 3)} |"
             )

@@ -23,7 +23,12 @@ from typing import Any
 
 from rip import api
 from rip.allocator.planning.check import picture
-from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD, DEFAULT_TIME_LIMIT
+from rip.allocator.planning.options import (
+    DEFAULT_MAX_OVERHEAD,
+    DEFAULT_STAGE_WEIGHTS,
+    DEFAULT_TIME_LIMIT,
+)
+from rip.allocator.planning.staging import STAGE_TO_BOARD
 from rip.allocator.planning.strategies import SELECTABLE
 from rip.boards import Board, board_names, load_board
 from rip.cli import guarded
@@ -93,6 +98,16 @@ def _parser() -> argparse.ArgumentParser:
         help="fused: estimated instructions the fused chains may add, as a fraction or a "
         f"percentage of the unfused model's (e.g. 0.05 or 5%%; 'none': no limit; default "
         f"{DEFAULT_MAX_OVERHEAD:g})",
+    )
+    p.add_argument(
+        "--stage-weights",
+        default=str(DEFAULT_STAGE_WEIGHTS),
+        metavar="BYTES",
+        help="flash-aware execution on a board with a flash cache (pico, pico2 and the QEMU "
+        "boards timed as them): stage the filters whose reuse thrashes the XIP cache in "
+        "SRAM, adding at most BYTES to the arena (default "
+        f"{DEFAULT_STAGE_WEIGHTS}: only bytes already free under the plan's peak; 'board': "
+        "whatever SRAM the board leaves; 'off': never); never past the board's SRAM",
     )
     p.add_argument(
         "--report",
@@ -183,6 +198,19 @@ def max_overhead(text: str) -> float | None:
     return value
 
 
+def stage_weights(text: str) -> int | None:
+    """``--stage-weights``: whole bytes >= 0, board (all the board leaves) or off; a
+    RipError (one line, exit 2) for anything else."""
+    t = text.strip().lower()
+    if t in ("off", "none"):
+        return None
+    if t == "board":
+        return STAGE_TO_BOARD
+    if not t.isdigit():
+        raise RipError(f"--stage-weights {text!r}: give whole bytes >= 0 such as 0, board, or off")
+    return int(t)
+
+
 def time_limit(seconds: float) -> float:
     """``--time-limit``: finite, above 0 and at most a day (``inf`` would be a planning
     stage with no bound); a RipError (exit 2) otherwise."""
@@ -204,6 +232,7 @@ def _plan_options(args: argparse.Namespace, board: Board) -> dict[str, Any]:
         "placer": args.placer,
         "time_limit": time_limit(args.time_limit),
         "max_overhead": max_overhead(args.max_overhead),
+        "stage_weights": stage_weights(args.stage_weights),
         "cache": not args.no_cache,
         "progress": not args.quiet and not args.json and sys.stderr.isatty(),
     }

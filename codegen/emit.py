@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rip.allocator.planning.placement import Plan
+from rip.allocator.planning.placement import SCRATCH, WEIGHTS, OpBuffer, Plan
 from rip.allocator.planning.requirements import Requirements
 from rip.codegen.lowering import OpBuffers
 from rip.codegen.lowerings import lowering_for
@@ -121,6 +121,8 @@ class EmittedModel:
     default_inputs: tuple[bytes, ...]
     activations: tuple[Activation, ...] = ()
     stripped: tuple[Stripped, ...] = ()
+    # flash-aware execution: the staged filters' arena buffers, each live for its op only
+    staged: tuple[Activation, ...] = ()
 
     @property
     def scratches(self) -> tuple[Scratch, ...]:
@@ -160,8 +162,15 @@ def _ref(graph: Graph, t: int) -> TensorRef:
     return TensorRef(t, tuple(graph.tensors[t].shape), graph.storage(t))
 
 
-def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> EmittedModel:
-    """Lower every op of ``graph`` at the offsets of ``plan`` (already replay-checked)."""
+def emit_model(
+    graph: Graph,
+    req: Requirements,
+    plan: Plan,
+    strategy: str,
+    op_buffers: tuple[OpBuffer, ...] = (),
+) -> EmittedModel:
+    """Lower every op of ``graph`` at the offsets of ``plan`` (already replay-checked, with
+    the op-lived buffers ``op_buffers`` of its problem: staged filters)."""
     if not graph.has_weights:
         raise CodegenError(
             f"{graph.name}: the model has no weights (a graph-only file): --report and "
@@ -169,6 +178,13 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         )
     aliased = {p.op: p for p in plan.aliased}
     shifted = {p.op: p for p in plan.shifts}
+    staged: dict[int, dict[int, tuple[str, int]]] = {}  # op -> filter member -> (ptr, bytes)
+    for b in op_buffers:
+        if b.role == SCRATCH:  # each op's scratch is the requirements' (req.op_buffer)
+            continue
+        if b.role != WEIGHTS:
+            raise CodegenError(f"op-lived buffer {b.id}: no code for role {b.role!r}")
+        staged.setdefault(b.op, {})[b.member] = (f"(rip_arena + {plan.offsets[b.id]})", b.size)
     headers: dict[str, None] = {}
     ops = []
     for i, op in enumerate(graph.operators):
@@ -210,7 +226,9 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         scratch = None if own is None else Scratch(i, plan.offsets[own.id], own.size)
         reserved = 0 if own is None else own.size
         context = f"&{NO_SCRATCH}" if scratch is None else f"&{scratch.name}"
-        buffers = OpBuffers(inputs, output, inplace, inplace_input, rings, context, reserved)
+        buffers = OpBuffers(
+            inputs, output, inplace, inplace_input, rings, context, reserved, staged.get(i, {})
+        )
         lowered = lowering_for(graph, op)(graph, op, i, buffers, f"rip_op{i}")
         if lowered.scratch_bytes > reserved:
             raise LoweringError(
@@ -259,5 +277,9 @@ def emit_model(graph: Graph, req: Requirements, plan: Plan, strategy: str) -> Em
         ),
         stripped=tuple(
             Stripped(Op(kind), _ref(graph, f), _ref(graph, q)) for kind, f, q in graph.interface
+        ),
+        staged=tuple(
+            Activation(b.id, f"op {b.op} filter {b.member}", plan.offsets[b.id], b.size, b.op, b.op)
+            for b in op_buffers
         ),
     )

@@ -31,7 +31,15 @@ from rip.codegen.kernel_choice import (
     folded_bias,
     pack_filter_pairs,
 )
-from rip.codegen.lowering import Lowered, OpBuffers, OpContext, grouped, render_op, where
+from rip.codegen.lowering import (
+    Lowered,
+    OpBuffers,
+    OpContext,
+    grouped,
+    render_op,
+    staged_filters,
+    where,
+)
 
 # The shared helpers under this module's former private names, so that the lowerings' bodies
 # read as they did when they were defined here.
@@ -147,6 +155,10 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
         scratch = choice.scratch_bytes if choice.scratch_bytes is not None else scratch
     if kernel in ("rip_conv2d_fast_rq_s8", "rip_conv2d_gemv_rq_s8"):
         weights = pack_filter_pairs(signed_weights, p.output_dims[3])
+    # flash-aware execution stages a CONV_2D's filter only (the planner's candidates)
+    staged = staged_filters(
+        graph, op, index, buffers, {0: len(weights)} if op.kind == Op.CONV_2D else {}
+    )
     return render_op(
         OpContext(
             kind=op.kind,
@@ -166,6 +178,7 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
             ring_slots=choice.ring_slots,
             ring_rows=choice.ring_rows,
+            staged=staged,
         )
     )
 

@@ -17,10 +17,12 @@ from rip.codegen.lowering import (
     grouped,
     kernel_params,
     render_op,
+    staged_filters,
     table_kernel,
     where,
 )
 from rip.core.errors import LoweringError
+from rip.core.operators import Op
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
 
@@ -42,6 +44,8 @@ def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
 
     params = kernel_params(compute, graph, op, index)
     kernel = table_kernel(op)
+    convs = {k: len(s.filter) for k, s in enumerate(params.stages) if s.conv.kind == Op.CONV_2D}
+    staged = staged_filters(graph, op, index, buffers, convs)
     return render_op(
         OpContext(
             kind=op.kind,
@@ -58,5 +62,6 @@ def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
             comment=f"fused chain {params.names}: rings of "
             + ", ".join(str(s.ring_rows) for s in params.stages[:-1])
             + " rows",
+            staged=staged,
         )
     )

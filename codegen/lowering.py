@@ -37,9 +37,12 @@ class OpBuffers:
     ``inplace_input`` is that input's position in ``inputs``. ``extra_outputs`` are the
     op's outputs after the first (a fused chain's rings). ``context`` is the C expression of
     the ``const rip_context *`` the kernel gets: its own scratch in the arena, at the offset
-    the plan gave the op's scratch buffer (one of no bytes for an op without one; the default, one
-    shared ``rip_ctx``, is what the one-op test harnesses define); ``scratch_bytes`` its
-    size, the most a kernel variant may use (None: the op's own formula).
+    the plan gave the op's scratch buffer (one of no bytes for an op without one; the
+    default, one shared ``rip_ctx``, is what the one-op test harnesses define);
+    ``scratch_bytes`` its size, the most a kernel variant may use (None: the op's own
+    formula). ``staged`` holds, per filter of the op that flash-aware execution copies into
+    SRAM (a CONV_2D's filter is member 0, a fused chain's stage k member k), the pointer
+    expression of its arena buffer and the bytes the plan reserved there (staging.py).
     """
 
     inputs: tuple[str | None, ...]
@@ -49,6 +52,7 @@ class OpBuffers:
     extra_outputs: tuple[str, ...] = ()
     context: str = "&rip_ctx"
     scratch_bytes: int | None = None
+    staged: dict[int, tuple[str, int]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,9 @@ class OpContext:
     # .depthwise_ring_slots): each input row's ring slot, -1 if not saved; and the ring's rows
     ring_slots: tuple[int, ...] | None = None
     ring_rows: int = 0
+    # flash-aware execution: per staged filter member, the SRAM pointer expression the
+    # kernel reads it from; the call copies it there from flash first (`staged_filters`)
+    staged: dict[int, str] = dataclasses.field(default_factory=dict)
 
     @property
     def template_stem(self) -> str:
@@ -131,6 +138,28 @@ def render_op(ctx: OpContext) -> Lowered:
         scratch_bytes=ctx.scratch_bytes,
         headers=(ctx.header,),
     )
+
+
+def staged_filters(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, sizes: dict[int, int]
+) -> dict[int, str]:
+    """The SRAM pointer of every staged filter member of ``op``, checked: only members the
+    lowering has (``sizes``: member -> the bytes its kernel reads), each buffer large
+    enough for them."""
+    out = {}
+    for k, (pointer, reserved) in buffers.staged.items():
+        if k not in sizes:
+            raise LoweringError(
+                f"{where(graph, op, index)}: the plan stages filter {k}, which this op has "
+                "not (or whose kernel takes no copy)"
+            )
+        if sizes[k] > reserved:
+            raise LoweringError(
+                f"{where(graph, op, index)}: filter {k} is {sizes[k]} B, the plan staged "
+                f"{reserved} B for it"
+            )
+        out[k] = grouped(pointer)
+    return out
 
 
 # A lowering: (graph, op, op_index, buffers, prefix) -> Lowered

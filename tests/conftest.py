@@ -56,6 +56,7 @@ SLOW_TESTS = {
     "test_grouped_conv.py": ("test_compiled_model_matches_tflm", "test_grouped_model_on_qemu_m33"),
     "test_refusals.py": ("test_an_unrolled_model_with_tanh_compiles_and_matches",),
     "test_tflm_arena.py": ("test_no_shared_model_needs_more_than_tflite_micros_arena",),
+    "test_staging.py": ("test_staged_firmware_on_qemu_gives_tflite_micros_checksum",),
 }
 
 

@@ -100,7 +100,7 @@ def compile_and_run(name: str, board_name: str, strategy: str, out: Path):
     )
     reference = checksum(reference_outputs(path, compiled.graph))
     graph, req = compiled.variant.graph, compiled.variant.req
-    model = emit_model(graph, req, compiled.plans[compiled.strategy], strategy)
+    model = emit_model(graph, req, compiled.plan, strategy, compiled.problem.op_buffers)
     write_qemu_project(model, out, board, reference, model_macs=macs(graph))
     result = run_on_qemu(out, board)
     # The stack it went down to must fit the Pico with the same core (painted, startup.c).

@@ -13,6 +13,7 @@ from rip.frontend.fusion import ChainSpan
 
 DEFAULT_TIME_LIMIT = 60.0  # seconds for the whole planning stage (every solve shares it)
 DEFAULT_MAX_OVERHEAD = 0.05  # of the unfused model's estimated instructions (issue 12)
+DEFAULT_STAGE_WEIGHTS = 0  # extra arena bytes staged filters may add (issue 23): none
 DEFAULT_BOARD = "host"  # alignment 4, no SRAM limit: what a bare planning call assumes
 
 
@@ -35,6 +36,9 @@ class PlanOptions:
       unfused model's estimate (None: no budget), fusion_choice.choose.
     * ``fuse_chains``: the ``fused`` strategy fuses exactly these chains instead of
       choosing (the cost model's calibration measures chosen chain sets).
+    * ``stage_weights``: flash-aware execution (staging.py) on a board with a flash cache
+      model: the arena bytes staged filters may add above the plan's peak (0: only bytes
+      free under it, memory never worse; None: off).
     """
 
     board: Board = field(default_factory=_default_board)
@@ -45,6 +49,7 @@ class PlanOptions:
     warm_starts: tuple[Plan, ...] = ()
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD
     fuse_chains: tuple[ChainSpan, ...] | None = None
+    stage_weights: int | None = DEFAULT_STAGE_WEIGHTS
 
     @property
     def alignment(self) -> int:

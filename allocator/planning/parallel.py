@@ -139,7 +139,10 @@ def _replay(variant: Variant, plan: Plan) -> None:
     """The independent replay of ``plan`` on its variant's graph (replay.py): the one
     check every plan passes before it is used; a ReplayError (exit 70) otherwise."""
     req = variant.req
-    replay(variant.graph, plan, variant.problem.alignment, req.op_buffers, req.scratch_in_arena)
+    replay(
+        variant.graph, plan, variant.problem.alignment, variant.problem.op_buffers,
+        req.scratch_in_arena,
+    )  # fmt: skip
 
 
 def _placed(

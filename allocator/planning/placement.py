@@ -33,14 +33,55 @@ class Pair:
     order: Order | str = Order.ROW  # "reverse": in-place upsampling (Theorem 14)
 
 
+SCRATCH = "scratch"  # an op buffer's role: its kernel's scratch (``rip_context``)
+WEIGHTS = "weights"  # an op buffer's role: a staged SRAM copy of a filter (staging.py)
+
+
+@dataclass(frozen=True)
+class OpBuffer:
+    """A buffer of the arena that no graph tensor is, live for exactly the one op ``op`` (a
+    schedule step): what a kernel needs while it runs, placed like any tensor, as TFLite
+    Micro plans its kernels' scratch buffers as tensors live for one op. ``role`` says what
+    it holds: ``SCRATCH``, the kernel's receptive-field gathers, rows and accumulators
+    (`planning.scratch`); ``WEIGHTS``, a staged SRAM copy of filter ``member`` of the op (a
+    CONV_2D's only filter is member 0; a fused chain's member k is its stage k), copied
+    from flash just before the op (staging.py). ``id`` shares the id space of the problem's
+    buffers (it is a key of ``Plan.offsets``) and is above every storage tensor id."""
+
+    id: int
+    op: int
+    size: int
+    role: str = SCRATCH
+    member: int = 0
+
+    @property
+    def buffer(self) -> Buffer:
+        return Buffer(self.id, self.size, self.op, self.op)
+
+
 @dataclass(frozen=True)
 class Problem:
     buffers: tuple[Buffer, ...]
     pairs: tuple[Pair, ...] = ()
     alignment: int = 4
+    # The buffers above that are op-lived (each is also in ``buffers``, as ``b.buffer``).
+    op_buffers: tuple[OpBuffer, ...] = ()
 
     def buffer(self, bid: int) -> Buffer:
         return next(b for b in self.buffers if b.id == bid)
+
+    def next_id(self) -> int:
+        """An id above every buffer's, for a new op-lived buffer."""
+        return max((b.id for b in self.buffers), default=-1) + 1
+
+    def with_op_buffers(self, extra: tuple[OpBuffer, ...]) -> Problem:
+        """This problem with the op-lived buffers ``extra`` added (ids from `next_id`)."""
+        return Problem(
+            self.buffers + tuple(o.buffer for o in extra),
+            self.pairs,
+            self.alignment,
+            self.op_buffers + extra,
+        )
 
     def conflicts(self, limit: int | None = None) -> list[tuple[int, int]]:
         """Buffer pairs whose lifetimes overlap and that no in-place pair relates: they may

@@ -13,6 +13,8 @@ checks at every op that
 * each kernel's scratch (an op buffer, live for its op alone) is at least the kernel's
   formula and, while the op runs, shares no byte with anything live: its inputs, outputs
   and rings,
+* a staged filter (an op buffer of role WEIGHTS) likewise lands only on bytes free when
+  its op starts (after a planned shift), and the op's outputs do not write over it,
 * every offset is a multiple of the alignment, and the peak it measures is the plan's.
 
 Ownership is kept as runs of bytes per live tensor (an interval map), not as one owner per
@@ -26,10 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rip.allocator.planning.placement import Plan
+from rip.allocator.planning.placement import SCRATCH, OpBuffer, Plan
 from rip.allocator.planning.requirements import (
-    SCRATCH,
-    OpBuffer,
     conv_geometry,
     depthwise_is_conv,
     fused_chain,
@@ -160,6 +160,8 @@ def replay(
     for b in buffers:
         if b.id in size:
             raise ReplayError(f"op {b.op}'s {b.role} buffer {b.id} has a tensor's id")
+        if not 0 <= b.op < len(graph.operators):
+            raise ReplayError(f"{b.role} buffer {b.id} belongs to no op ({b.op})")
         size[b.id] = b.size
         at_op.setdefault(b.op, []).append(b)
     for i, op in enumerate(graph.operators if scratch_in_arena else ()):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from rip.allocator.planning.placement import SCRATCH, OpBuffer
 from rip.allocator.planning.scratch import (
     Dims,
     fused_scratch_bytes,
@@ -85,27 +86,6 @@ class OpRequirement:
     @property
     def least_scratch_bytes(self) -> int:
         return self.scratch_bytes if self.min_scratch_bytes is None else self.min_scratch_bytes
-
-
-SCRATCH = "scratch"  # an op buffer's role: its kernel's scratch (``rip_context``)
-
-
-@dataclass(frozen=True)
-class OpBuffer:
-    """A buffer of the plan that is no tensor: ``size`` bytes the kernel of op ``op`` alone
-    uses while it runs (``role``: ``SCRATCH``, the receptive-field gathers, rows and
-    accumulators of `planning.scratch`), placed in the arena with the activations, as TFLite
-    Micro plans its kernels' scratch buffers as tensors live for one op. ``id`` is above
-    every tensor id of the graph (`op_buffers`)."""
-
-    id: int
-    op: int
-    size: int
-    role: str = SCRATCH
-
-    @property
-    def buffer(self) -> Buffer:
-        return Buffer(self.id, self.size, self.op, self.op)
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,7 @@ def build_problem(req: Requirements, strategy: Strategy | str, alignment: int) -
         for c in req.candidates()
         if c.kind in allowed
     )
-    return Problem(buffers, pairs, alignment)
+    return Problem(buffers, pairs, alignment, req.op_buffers)
 
 
 @dataclass(frozen=True)

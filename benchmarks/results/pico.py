@@ -57,10 +57,14 @@ def derive(raw: dict, paper: dict) -> dict[str, Any]:
             continue
         for board, cell in r["boards"].items():
             c = raw["cmsis"].get(name, {}).get("boards", {}).get(board)
+            saved, share = pico_cost.staging_saved(cell)
             rows.append({
                 "model": name, "chip": cell["chip"], "instructions": cell["instructions"],
                 "cycles": cell["cycles"], "ms": round(cell["ms"], 1),
                 "stall_pct": pct(cell["stall_share"]), "checksum_ok": cell["checksum_ok"],
+                "staging_saved_cycles": saved,
+                "staging_saved_pct": pct(share) if share is not None else None,
+                "staged_bytes": (cell.get("staging") or {}).get("staged_bytes", 0),
                 "cmsis_cycles": c["cycles"] if c else None,
                 "cmsis_ms": round(c["ms"], 1) if c else None,
                 "cmsis_stall_pct": pct(c["stall_share"]) if c else None,
