@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rip.allocator.planning.placement import Buffer, OpBuffer, Plan, Problem
+from rip.allocator.planning.placement import WEIGHTS, Buffer, OpBuffer, Plan, Problem
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.staging import (
     STAGE_TO_BOARD,
@@ -35,6 +35,11 @@ from rip.core.terms import Placer, Strategy
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 PERSON_DET = SHARED / "models" / "mcunet" / "person-det.tflite"
 TOOLS = shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")
+
+
+def weights(problem) -> tuple:
+    """The problem's staged filters (its other op buffers are the kernels' scratch)."""
+    return tuple(b for b in problem.op_buffers if b.role == WEIGHTS)
 
 
 def person_det() -> Path:
@@ -142,8 +147,8 @@ def test_staged_plans_replay_and_keep_the_peak(strategy):
     staged = on.staged[strategy]
     assert staged.buffers and staged.staged_bytes > 0 and staged.estimated_saved_cycles > 0
     assert on.plan.peak == off.plan.peak == staged.base_peak  # budget 0: memory never worse
-    assert not off.staged and not off.problem.op_buffers
-    assert on.problem.op_buffers == staged.buffers
+    assert not off.staged and not weights(off.problem)
+    assert weights(on.problem) == staged.buffers
     graph = on.variant.graph
     assert replay(graph, on.plan, on.problem.alignment, on.problem.op_buffers) == on.plan.peak
     # the report's memory: the arena (the staged filters live in it), and what was staged
@@ -160,7 +165,7 @@ def test_staged_plans_replay_and_keep_the_peak(strategy):
 def test_replay_refuses_a_staged_buffer_over_a_live_tensor():
     c = compiled("qemu-m33", Strategy.RIP)
     graph, problem = c.variant.graph, c.problem
-    staged = problem.op_buffers[0]
+    staged = weights(problem)[0]
     op = graph.operators[staged.op]
     live = graph.storage(op.inputs[0])  # the op's input: read while the copy would land
     moved = replace(c.plan, offsets={**c.plan.offsets, staged.id: c.plan.offsets[live]})
@@ -183,7 +188,7 @@ def test_the_board_budget_stays_within_the_pico_it_times():
     st = full.staged[Strategy.FUSED]
     assert st.staged_bytes >= zero.staged[Strategy.FUSED].staged_bytes
     assert full.plan.peak == st.base_peak + st.summary(full.plan.peak)["extra_arena_bytes"]
-    needed, available = load_board("pico").budget(full.plan.peak, full.variant.req.scratch_bytes)
+    needed, available = load_board("pico").budget(full.plan.peak)  # the scratch inside
     assert needed <= available
     g = full.variant.graph
     assert replay(g, full.plan, full.problem.alignment, full.problem.op_buffers) == full.plan.peak
@@ -191,7 +196,7 @@ def test_the_board_budget_stays_within_the_pico_it_times():
 
 def test_host_board_stages_nothing():
     c = compiled("host", Strategy.RIP)
-    assert not c.staged and not c.problem.op_buffers
+    assert not c.staged and not weights(c.problem)
     # the same model's candidates exist on a Pico: it is the board that decides
     cache = FlashCache.of(load_board("pico2"))
     assert cache is not None and candidates(c.variant.graph, cache)
@@ -202,10 +207,10 @@ def test_generated_code_copies_each_staged_filter_once():
     model = emit_model(c.variant.graph, c.variant.req, c.plan, "fused", c.problem.op_buffers)
     text = model.files["model.c"]
     copies = re.findall(r"memcpy\(\(rip_arena \+ (\d+)\), (rip_op\d+(?:_s\d+)?_filter),", text)
-    assert len(copies) == len(c.problem.op_buffers)
-    assert {int(x) for x, _ in copies} == {c.plan.offsets[b.id] for b in c.problem.op_buffers}
+    assert len(copies) == len(weights(c.problem))
+    assert {int(x) for x, _ in copies} == {c.plan.offsets[b.id] for b in weights(c.problem)}
     # a staged buffer smaller than the filter its kernel reads is refused
-    small = tuple(replace(b, size=4) for b in c.problem.op_buffers)
+    small = tuple(replace(b, size=4) for b in weights(c.problem))
     with pytest.raises(LoweringError, match="staged 4 B"):
         emit_model(c.variant.graph, c.variant.req, c.plan, "fused", small)
 
