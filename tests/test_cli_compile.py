@@ -83,15 +83,19 @@ def test_plot_writes_a_png(capsys, example_file, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_in3_fits_pico_only_under_rip(capsys):
-    """Sec. 5.4: MCUNet-in3 overruns the Pico's 256 KB under TinyEngine and fits under RiP."""
+def test_in3_fits_pico_under_rip(capsys):
+    """Sec. 5.4: MCUNet-in3 fits the Pico's 256 KB under RiP. It overruns it under TinyEngine
+    (247,808 B of activations and an 18,536 B Buffer beside them, Table 3); rip's baseline
+    schedule, whose arena holds the kernels' scratch (issue 25), fits too, within less."""
     model = shared_path("models", "mcunet", "mcunet-in3.tflite")
     code, out, _ = run(capsys, str(model), "--board", "pico", "--json")
     rep = json.loads(out)
     assert code == 0
-    assert rep["strategies"]["rip"]["fits"] is True
-    assert rep["strategies"]["tinyengine"]["fits"] is False
-    assert rep["strategies"]["rip"]["ratio_to_baseline"] == "3/4"
+    rip, base = rep["strategies"]["rip"], rep["strategies"]["tinyengine"]
+    assert rip["fits"] is True and base["fits"] is True
+    overhead = base["needed_sram_bytes"] - base["arena_bytes"]  # the SDK's data and stack
+    assert base["needed_sram_bytes"] <= base["board_sram_bytes"] < 247_808 + 18_536 + overhead
+    assert float(rip["ratio_to_baseline"]) < 0.85  # rip 199,936 B against 247,888 B
 
 
 def test_mcunet_per_op_table_under_a_second():

@@ -1,10 +1,12 @@
 """The placers' narrow interface, and the first-fit placer.
 
 A placement problem knows nothing about TFLite or kernels (STYLE.md, after TFLite Micro's
-GreedyMemoryPlanner): buffers with a size and a live interval of schedule steps, plus
-in-place pairs, each saying "op k may write buffer `output` over buffer `input` if the
-output starts at least `gap` bytes below it". A plan gives every buffer an aligned offset
-and says which pairs it used, and which of those it separated by a physical right shift.
+GreedyMemoryPlanner): buffers with a size and a live interval of schedule steps (an
+activation, or a buffer one op alone uses, such as its kernel's scratch: live for that step
+only, `requirements.OpBuffer`), plus in-place pairs, each saying "op k may write buffer
+`output` over buffer `input` if the output starts at least `gap` bytes below it". A plan
+gives every buffer an aligned offset and says which pairs it used, and which of those it
+separated by a physical right shift.
 """
 
 from __future__ import annotations
