@@ -11,7 +11,7 @@ separated by a physical right shift.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rip.core.errors import PlacementError as PlacementError  # re-exported: milp.py imports it here
 from rip.core.terms import InPlaceKind, Order, Placer
@@ -75,6 +75,12 @@ class Problem:
     def next_id(self) -> int:
         """An id above every buffer's, for a new op-lived buffer."""
         return max((b.id for b in self.buffers), default=-1) + 1
+
+    def resized(self, sizes: dict[int, int]) -> Problem:
+        """This problem with the op buffers named in ``sizes`` (by id) of those sizes."""
+        ops = tuple(replace(o, size=sizes.get(o.id, o.size)) for o in self.op_buffers)
+        buffers = tuple(replace(b, size=sizes.get(b.id, b.size)) for b in self.buffers)
+        return Problem(buffers, self.pairs, self.alignment, ops)
 
     def with_op_buffers(self, extra: tuple[OpBuffer, ...]) -> Problem:
         """This problem with the op-lived buffers ``extra`` added (ids from `next_id`)."""

@@ -15,36 +15,35 @@ set by activations alone, nothing changes and every op keeps its fastest kernel.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 from rip.allocator.planning.placement import Problem
 from rip.allocator.planning.requirements import Requirements
 
 
-def trim(req: Requirements, build: Callable[[Requirements], Problem]) -> Requirements:
-    """``req`` with the scratch of each op that sets the lower bound of ``build(req)`` (the
-    strategy's problem) cut to its least (`OpRequirement.least_scratch_bytes`), as long as
-    each cut lowers the bound. A Requirements without scratch in the arena is returned as
+def trim(req: Requirements, problem: Problem) -> tuple[Requirements, Problem]:
+    """``req`` and its strategy's ``problem`` with the scratch of each op that sets the
+    problem's lower bound cut to its least (`OpRequirement.least_scratch_bytes`), as long as
+    each cut lowers the bound. A Requirements without scratch in the arena comes back as
     it is."""
     if not req.op_buffers:
-        return req
-    problem = build(req)
+        return req, problem
     bound = problem.lower_bound()
     while True:
         steps = problem.step_bounds()
-        peak_steps = [k for k, b in enumerate(steps) if b == bound]
         cut = {
             k: req.ops[k].least_scratch_bytes
-            for k in peak_steps
-            if (own := req.op_buffer(k)) is not None and req.ops[k].least_scratch_bytes < own.size
+            for k, b in enumerate(steps)
+            if b == bound
+            and (own := req.op_buffer(k)) is not None
+            and req.ops[k].least_scratch_bytes < own.size
         }
         if not cut:
-            return req
+            return req, problem
         trimmed = _with_scratch(req, cut)
-        smaller = build(trimmed)
+        smaller = problem.resized({b.id: b.size for b in trimmed.op_buffers})
         if smaller.lower_bound() >= bound:
-            return req
+            return req, problem
         req, problem, bound = trimmed, smaller, smaller.lower_bound()
 
 

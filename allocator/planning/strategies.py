@@ -146,9 +146,9 @@ class Variant:
         its leanest kernel's (`scratch_choice.trim`; the variant's ``req`` says so, and
         code is emitted from it). ``trim_scratch`` False plans ``req`` exactly as given,
         for a caller that emits the plan with that same ``req``."""
-        if trim_scratch:
-            req = trim(req, lambda r: build_problem(r, strategy, alignment))
         problem = build_problem(req, strategy, alignment)
+        if trim_scratch:
+            req, problem = trim(req, problem)
         return cls(Strategy(strategy), made.graph, req, problem, made.fusion, made.key)
 
 
