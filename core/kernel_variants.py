@@ -416,6 +416,13 @@ OTHERS = (
         preconditions="over the last axis; in place at the input's base",
     ),
     KernelVariant(
+        "rip_batch_matmul_s8",
+        "rip_matmul.h",
+        (Op.BATCH_MATMUL,),
+        preconditions="int8 operands quantized per tensor, rank 2 to 5, batch axes "
+        "broadcast; " + _DISJOINT,
+    ),
+    KernelVariant(
         "rip_fused_chain_s8",
         "rip_fused.h",
         (Op.FUSED_CHAIN,),

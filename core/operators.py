@@ -87,6 +87,8 @@ class Op(Word):
     RESIZE_BILINEAR = "RESIZE_BILINEAR"
     TRANSPOSE_CONV = "TRANSPOSE_CONV"
     L2_NORMALIZATION = "L2_NORMALIZATION"
+    # batched matrix products (kernels/rip_matmul.h): attention blocks
+    BATCH_MATMUL = "BATCH_MATMUL"
     # no code: aliases, views, the float boundary
     RESHAPE = "RESHAPE"
     SQUEEZE = "SQUEEZE"
@@ -97,8 +99,6 @@ class Op(Word):
     # refused: TFLite Micro has no int8 kernel for these (nothing to be bit-exact with)
     NEG = "NEG"
     L2_POOL_2D = "L2_POOL_2D"
-    # refused: TFLite Micro runs it, rip has no kernel for it yet (attention blocks)
-    BATCH_MATMUL = "BATCH_MATMUL"
     # refused: recurrent layers and resource variables, state kept across invokes
     SVDF = "SVDF"
     LSTM = "LSTM"
@@ -432,6 +432,9 @@ _ROWS = (
     _kernel(Op.TRANSPOSE_CONV, "resample", "rip_transpose_conv_s8", "rip_transpose_conv_params"),
     # in place at gap 0 like an activation: each row is read whole before any of it is written
     _kernel(Op.L2_NORMALIZATION, "norm", "rip_l2norm_s8", "rip_l2norm_params", in_place=_EW),
+    # ---- kernels/rip_matmul.h: output row i reads all of lhs row i and every rhs column,
+    # so no overlay is safe without buffering a row (out of place: no in-place class)
+    _kernel(Op.BATCH_MATMUL, "matmul", "rip_batch_matmul_s8", "rip_batch_matmul_params"),
     # ---- kernels/rip_fused.h (strategy `fused` only)
     _kernel(
         Op.FUSED_CHAIN,
@@ -452,12 +455,6 @@ _ROWS = (
     # ---- refused
     _no_code(Op.NEG, Role.REFUSED, refusal=_FLOAT_ONLY),
     _no_code(Op.L2_POOL_2D, Role.REFUSED, refusal=_FLOAT_ONLY),
-    _no_code(
-        Op.BATCH_MATMUL,
-        Role.REFUSED,
-        refusal="a batched matrix product (attention blocks): TFLite Micro runs it, rip has "
-        "no kernel for it yet",
-    ),
     _no_code(Op.SVDF, Role.REFUSED, refusal=_STATEFUL_LAYER),
     _no_code(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Role.REFUSED, refusal=_STATEFUL_LAYER),
     *(

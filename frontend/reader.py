@@ -26,6 +26,7 @@ from rip.core.shapes import conv_out_size, same_padding
 from rip.core.terms import Activation
 from rip.frontend import movement
 from rip.frontend.ir import (
+    BatchMatMulParams,
     BlockParams,
     ConcatParams,
     Conv2DParams,
@@ -786,6 +787,32 @@ class _Reader:
             raise movement.Refused(f"{list(x)} -> {list(y)}, fused {act}")
         return ElementwiseParams(act)
 
+    def batch_matmul(self, r: _Raw) -> BatchMatMulParams:
+        """BATCH_MATMUL (TFLite Micro's BatchMatMulPrepare): ranks 2 to 5, batch axes equal
+        or 1 (broadcast), the two depths equal, the output the broadcast batch axes then
+        (rows of the left operand, columns of the right one)."""
+        o = self.options(r)
+        adj_x, adj_y = (bool(o.AdjX()), bool(o.AdjY())) if o is not None else (False, False)
+        x, y, out = r.shape(r.ins[0]), r.shape(r.ins[1]), r.out_shape
+        if not (2 <= len(x) <= 5 and 2 <= len(y) <= 5):
+            raise movement.Refused(f"operands of rank {len(x)} and {len(y)} (TFLite Micro: 2 to 5)")
+        rank = max(len(x), len(y))
+        xb = (1,) * (rank - len(x)) + x[:-2]
+        yb = (1,) * (rank - len(y)) + y[:-2]
+        if any(a != b and 1 not in (a, b) for a, b in zip(xb, yb, strict=True)):
+            raise movement.Refused(f"batch axes of {list(x)} and {list(y)} do not broadcast")
+        rows, depth = (x[-1], x[-2]) if adj_x else (x[-2], x[-1])
+        depth_y, cols = (y[-1], y[-2]) if adj_y else (y[-2], y[-1])
+        if depth != depth_y:
+            raise movement.Refused(
+                f"{list(x)} (adj_x {adj_x}) by {list(y)} (adj_y {adj_y}): depths {depth} and "
+                f"{depth_y} differ"
+            )
+        want = (*(max(a, b) for a, b in zip(xb, yb, strict=True)), rows, cols)
+        if tuple(out) != want:
+            raise movement.Refused(f"output {list(out)}, the product is {list(want)}")
+        return BatchMatMulParams(adj_x, adj_y)
+
     def transpose_conv(self, r: _Raw) -> Conv2DParams:
         """TRANSPOSE_CONV (inputs: output shape, weights [O, KH, KW, I], input, bias):
         padding as TFLite Micro's Prepare computes it, SAME/VALID of the convolution whose
@@ -920,6 +947,7 @@ DECODERS: dict[Op, Decoder] = {
     Op.RESIZE_BILINEAR: _Reader.resize_bilinear,
     Op.TRANSPOSE_CONV: _Reader.transpose_conv,
     Op.L2_NORMALIZATION: _Reader.l2_normalization,
+    Op.BATCH_MATMUL: _Reader.batch_matmul,
 }
 
 

@@ -105,6 +105,7 @@ FORMATS: dict[Op, OpFormat] = {
     Op.RESIZE_BILINEAR: _f(2, 2, "ResizeBilinearOptions"),
     Op.L2_NORMALIZATION: _f(1, 1, "L2NormOptions"),
     Op.TRANSPOSE_CONV: _f(3, 4, "TransposeConvOptions", required=True, optional=(3,)),
+    Op.BATCH_MATMUL: _f(2, 2, "BatchMatMulOptions"),
 }
 
 # Builtin name -> Op, for every op of the table a TFLite file can hold (the ones rip

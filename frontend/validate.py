@@ -888,6 +888,7 @@ RULES: dict[Op, tuple[Rule, ...]] = {
             Op.RESIZE_BILINEAR,
             Op.L2_NORMALIZATION,
             Op.PAD,
+            Op.BATCH_MATMUL,
         ),
         (),
     ),

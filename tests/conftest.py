@@ -54,6 +54,10 @@ SLOW_TESTS = {
     "test_simulate_depthwise_rows.py": ("test_every_depthwise_layer_of_the_model",),
     "test_api.py": ("test_emit_runs_on_the_host_and_matches_the_reference",),
     "test_grouped_conv.py": ("test_compiled_model_matches_tflm", "test_grouped_model_on_qemu_m33"),
+    "test_batch_matmul.py": (
+        "test_attention_block_matches_tflm",
+        "test_attention_block_on_qemu_m33",
+    ),
     "test_refusals.py": ("test_an_unrolled_model_with_tanh_compiles_and_matches",),
 }
 

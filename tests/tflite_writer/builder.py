@@ -673,6 +673,15 @@ class ModelBuilder:
             "RESIZE_NEAREST_NEIGHBOR", (x, size), (out,), "ResizeNearestNeighborOptions", options
         )
 
+    def batch_matmul(
+        self, x: int, y: int, out: int, *, adj_x: bool = False, adj_y: bool = False
+    ) -> int:
+        """BATCH_MATMUL of ``x`` by ``y`` (each transposed in its last two axes when its adj
+        flag is set); the caller makes the output: the broadcast batch axes, then x's rows and
+        y's columns."""
+        options = (("AdjX", adj_x), ("AdjY", adj_y))
+        return self.operator("BATCH_MATMUL", (x, y), (out,), "BatchMatMulOptions", options)
+
     def quantize(self, x: int, out: int) -> int:
         """QUANTIZE float32 to int8, or requantize int8 to another scale."""
         return self.operator("QUANTIZE", (x,), (out,), "QuantizeOptions")
