@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rip.codegen.fixedpoint import multiply_by_quantized_multiplier
+from rip.codegen.fixedpoint import inv_sqrt_multiplier_exp, multiply_by_quantized_multiplier
 from rip.codegen.quant import (
     INT8_MAX,
     INT8_MIN,
@@ -393,6 +393,32 @@ def elu_params(input: Tensor, output: Tensor) -> LutParams:
     return _table(elu, tensor_size(input))
 
 
+RSQRT_SHIFT = 20  # elementwise.cc RsqrtEvalQuantized's kShift: keeps 1 / sqrt(v) an integer
+
+
+def rsqrt_params(input: Tensor, output: Tensor) -> LutParams:
+    """RSQRT (elementwise.cc, PrepareAbsRsqrt and RsqrtEvalQuantized): v = x - zp_in; v = 0
+    gives 127; else 1 / sqrt(v) from GetInvSqrtQuantizedMultiplierExp (reverse shift -1),
+    applied to 1 with 20 extra bits, then requantized by QuantizeMultiplier(1 / (sqrt(s_in)
+    s_out)), the square root and product in float32 (C++'s float std::sqrt), the division in
+    double; plus the output zero point. A negative v makes TFLite Micro fail the invoke
+    ("Rsqrt is only defined for positive values"), which a table cannot do: its entry is
+    127, as for v = 0."""
+    si, zi = scale_zp(input)
+    so, zo = scale_zp(output)
+    m, shift = quantize_multiplier(1.0 / float(np.sqrt(f32(si)) * f32(so)))
+
+    def rsqrt(x: int) -> int:
+        v = x - zi
+        if v <= 0:
+            return INT8_MAX
+        inv, inv_shift = inv_sqrt_multiplier_exp(v, -1)
+        data = multiply_by_quantized_multiplier(1, inv, inv_shift + RSQRT_SHIFT)
+        return multiply_by_quantized_multiplier(data, m, shift - RSQRT_SHIFT) + zo
+
+    return _table(rsqrt, tensor_size(input))
+
+
 KernelParams = (
     RequantizeParams
     | SigmoidParams
@@ -426,4 +452,6 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
         return leaky_relu_params(ins[0], out, p.alpha)
     if op.kind == Op.ELU:
         return elu_params(ins[0], out)
+    if op.kind == Op.RSQRT:
+        return rsqrt_params(ins[0], out)
     raise ParamsError(f"{op.describe()} is not an activation kernel")

@@ -1,5 +1,6 @@
 """Lowerings of kernels/rip_activation.h: RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC,
-TANH, HARD_SWISH, SOFTMAX, and ABS, LEAKY_RELU and ELU (a table of all 256 input bytes).
+TANH, HARD_SWISH, SOFTMAX, and ABS, LEAKY_RELU, ELU and RSQRT (a table of all 256 input
+bytes).
 
 The parameters are `rip.codegen.activation_params` (TFLite Micro's Prepare, bit for bit);
 the C text comes from the template pair ``templates/ops/activation_{data,call}.c.j2``
@@ -22,7 +23,7 @@ from rip.frontend.ir import Graph, Operator
 
 def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC, TANH, HARD_SWISH, ABS, LEAKY_RELU,
-    ELU: one pass over the elements, in place at or below the input."""
+    ELU, RSQRT: one pass over the elements, in place at or below the input."""
     kernel = table_kernel(op)
     return lower_one_input(
         graph, op, index, buffers, prefix, kernel, ap.op_params, InPlaceKind.ELEMENTWISE

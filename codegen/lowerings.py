@@ -67,6 +67,7 @@ LOWERINGS: dict[Op, Lowering] = {
     Op.ABS: lower_activation.lower_unary,
     Op.LEAKY_RELU: lower_activation.lower_unary,
     Op.ELU: lower_activation.lower_unary,
+    Op.RSQRT: lower_activation.lower_unary,
     # kernels/rip_shape.h
     Op.TRANSPOSE: lower_shape.lower_transpose,
     Op.RESIZE_NEAREST_NEIGHBOR: lower_shape.lower_resize_nearest,

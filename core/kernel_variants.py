@@ -347,7 +347,7 @@ OTHERS = (
     KernelVariant(
         "rip_lut_s8",
         _ACTIVATION,
-        (Op.ABS, Op.LEAKY_RELU, Op.ELU),
+        (Op.ABS, Op.LEAKY_RELU, Op.ELU, Op.RSQRT),
         (ELEMENTWISE,),
         preconditions="a 256-entry table the generator computes; " + _UNARY,
     ),

@@ -65,6 +65,7 @@ class Op(Word):
     ABS = "ABS"
     LEAKY_RELU = "LEAKY_RELU"
     ELU = "ELU"
+    RSQRT = "RSQRT"
     # data movement (kernels/rip_shape.h)
     TRANSPOSE = "TRANSPOSE"
     RESIZE_NEAREST_NEIGHBOR = "RESIZE_NEAREST_NEIGHBOR"
@@ -378,7 +379,7 @@ _ROWS = (
     ),
     _kernel(Op.PRELU, "elementwise", "rip_prelu_s8", "rip_prelu_params", in_place=_EW),
     _kernel(Op.ADD_N, "elementwise", "rip_add_n_s8", "rip_add_n_params", in_place=_EW),
-    # ---- kernels/rip_activation.h (ABS, LEAKY_RELU, ELU: a 256-byte table)
+    # ---- kernels/rip_activation.h (ABS, LEAKY_RELU, ELU, RSQRT: a 256-byte table)
     _kernel(Op.RELU, "activation", "rip_relu_s8", "rip_relu_params", in_place=_EW),
     _kernel(Op.RELU6, "activation", "rip_relu_s8", "rip_relu_params", in_place=_EW),
     _kernel(
@@ -399,6 +400,7 @@ _ROWS = (
     _kernel(Op.ABS, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
     _kernel(Op.LEAKY_RELU, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
     _kernel(Op.ELU, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
+    _kernel(Op.RSQRT, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
     # ---- kernels/rip_shape.h
     _kernel(Op.TRANSPOSE, "shape", "rip_transpose_s8", "rip_transpose_params"),
     _kernel(

@@ -919,6 +919,7 @@ DECODERS: dict[Op, Decoder] = {
             Op.DEQUANTIZE,
             Op.TANH,
             Op.ELU,
+            Op.RSQRT,
             Op.LOG_SOFTMAX,
             Op.ABS,
             Op.PRELU,

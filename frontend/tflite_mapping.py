@@ -80,6 +80,7 @@ FORMATS: dict[Op, OpFormat] = {
     Op.LEAKY_RELU: _f(1, 1, "LeakyReluOptions"),
     Op.TANH: _f(1, 1),
     Op.ELU: _f(1, 1),
+    Op.RSQRT: _f(1, 1),
     Op.LOG_SOFTMAX: _f(1, 1, "LogSoftmaxOptions"),
     Op.ABS: _f(1, 1, "AbsOptions"),
     Op.PRELU: _f(2, 2),

@@ -856,6 +856,7 @@ RULES: dict[Op, tuple[Rule, ...]] = {
     Op.LEAKY_RELU: _SAME,
     Op.TANH: _SAME,
     Op.ELU: _SAME,
+    Op.RSQRT: _SAME,
     Op.ABS: _SAME,
     Op.LOG_SOFTMAX: _SAME,
     Op.CONCATENATION: (constraint_concatenation,),

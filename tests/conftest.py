@@ -58,6 +58,10 @@ SLOW_TESTS = {
         "test_attention_block_matches_tflm",
         "test_attention_block_on_qemu_m33",
     ),
+    "test_rsqrt.py": (
+        "test_compiled_model_with_rsqrt_matches_tflm",
+        "test_rsqrt_model_on_qemu_m33",
+    ),
     "test_refusals.py": ("test_an_unrolled_model_with_tanh_compiles_and_matches",),
 }
 
