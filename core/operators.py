@@ -95,6 +95,8 @@ class Op(Word):
     SQUEEZE = "SQUEEZE"
     EXPAND_DIMS = "EXPAND_DIMS"
     DEQUANTIZE = "DEQUANTIZE"
+    # a constant: folded when the model is read (rip.frontend.constants)
+    SHAPE = "SHAPE"
     # a fused, row-streamed chain (rip.frontend.fusion; kernels/rip_fused.h)
     FUSED_CHAIN = "FUSED_CHAIN"
     # refused: TFLite Micro has no int8 kernel for these (nothing to be bit-exact with)
@@ -454,6 +456,14 @@ _ROWS = (
     _no_code(Op.SQUEEZE, Role.ALIAS),
     _no_code(Op.EXPAND_DIMS, Role.VIEW),
     _no_code(Op.DEQUANTIZE, Role.INTERFACE, interface=True),
+    # ---- folded by the reader with the int32 shape arithmetic after it; never reaches a
+    # stage (its input's shape is static), so refused only past the reader's own checks
+    _no_code(
+        Op.SHAPE,
+        Role.REFUSED,
+        refusal="its output, the input's static shape, is folded when the model is read; "
+        "this one's output type is neither int32 nor int64",
+    ),
     # ---- refused
     _no_code(Op.NEG, Role.REFUSED, refusal=_FLOAT_ONLY),
     _no_code(Op.L2_POOL_2D, Role.REFUSED, refusal=_FLOAT_ONLY),

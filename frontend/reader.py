@@ -12,7 +12,7 @@ import math
 import struct
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from rip.core.errors import ModelError
 from rip.core.operators import Op, spec
 from rip.core.shapes import conv_out_size, same_padding
 from rip.core.terms import Activation
-from rip.frontend import movement
+from rip.frontend import constants, movement
 from rip.frontend.ir import (
     BatchMatMulParams,
     BlockParams,
@@ -164,6 +164,7 @@ class _Reader:
             outs = ids(op.OutputsAsNumpy(), op.OutputsLength(), f"operator {i}")
             raw_ops.append((codes[op.OpcodeIndex()], ins, outs, op))
 
+        folded = self.fold_constants(raw_ops, sub, graph_inputs, graph_outputs)
         referenced = {t for t in (*graph_inputs, *graph_outputs) if t >= 0}
         for _, ins, outs, _ in raw_ops:
             referenced.update(t for t in (*ins, *outs) if t >= 0)
@@ -175,10 +176,15 @@ class _Reader:
             tid: self.tensor(tid, raw, tid not in activation_ids)
             for tid, raw in raw_tensors.items()
         }
+        for tid, data in folded.items():
+            if tid in tensors:
+                tensors[tid] = replace(tensors[tid], is_constant=True, data=data)
         self.check_activations(raw_ops, tensors, graph_inputs, graph_outputs)
 
         operators: list[Operator] = []
         for i, (name, ins, outs, op) in enumerate(raw_ops):
+            if i in self.folded_ops:
+                continue
             kind = TFLITE_OPS[name]
             params = self.params(_Raw(i, kind, op, ins, outs, tensors))
             operators.append(Operator(_grouped(kind, ins, tensors), ins, outs, params, i))
@@ -212,11 +218,74 @@ class _Reader:
             return f"CUSTOM {custom.decode(errors='replace')!r}" if custom else "CUSTOM"
         return builtin_name(code)
 
+    def fold_constants(
+        self,
+        raw_ops: list,
+        sub: Any,
+        graph_inputs: tuple[int, ...],
+        graph_outputs: tuple[int, ...],
+    ) -> dict[int, bytes]:
+        """Fold SHAPE and the shape arithmetic after it (rip.frontend.constants): each
+        folded op's entry in ``raw_ops`` loses its operands (its index, which messages name,
+        stays), its output becomes a constant tensor; returns those tensors' bytes."""
+        self.folded_ops: set[int] = set()
+        values: dict[int, bytes] = {}
+        outputs = set(graph_outputs)
+        activations = {*graph_inputs, *(t for _, _, outs, _ in raw_ops for t in outs)}
+        for i, (name, ins, outs, op) in enumerate(raw_ops):
+            kind = TFLITE_OPS.get(name)
+            if kind is None or len(outs) != 1 or outs[0] < 0 or outs[0] in outputs:
+                continue
+            out = sub.Tensors(outs[0])
+            dtype = _TYPE_NAMES.get(out.Type(), "")
+            if dtype not in constants.INDEX_DTYPES:
+                continue
+            if kind == Op.SHAPE:
+                if not ins or ins[0] < 0:
+                    continue
+                x = sub.Tensors(ins[0])
+                shape = tuple(int(d) for d in x.ShapeAsNumpy()) if x.ShapeLength() else ()
+                values[outs[0]] = constants.shape_of(shape, dtype)
+            elif kind in constants.FOLDABLE:
+                data_ins = [t for t in ins if t >= 0]
+                if not any(t in values for t in data_ins) or any(
+                    t in activations and t not in values for t in data_ins
+                ):
+                    continue
+                tensors = {}
+                for t in {*data_ins, outs[0]}:
+                    tensor = self.tensor(t, sub.Tensors(t), t not in activations)
+                    tensors[t] = replace(tensor, is_constant=True, data=values.get(t, tensor.data))
+                params = self.params(_Raw(i, kind, op, ins, outs, tensors))
+                arrays = []
+                for t in data_ins:
+                    data = tensors[t].data
+                    code = constants.INDEX_DTYPES.get(tensors[t].dtype)
+                    if data is None or code is None:
+                        break
+                    arrays.append(np.frombuffer(data, code).reshape(tensors[t].shape))
+                else:
+                    result = constants.evaluate(kind, params, arrays, tensors[outs[0]].shape)
+                    values[outs[0]] = result.astype(constants.INDEX_DTYPES[dtype]).tobytes()
+                if outs[0] not in values:
+                    continue
+            else:
+                continue
+            self.folded_ops.add(i)
+            raw_ops[i] = (name, (), (), op)
+        if self.folded_ops:
+            names = ", ".join(f"{raw_ops[i][0]} {i}" for i in sorted(self.folded_ops))
+            self.notes.append(
+                f"fold_constants: {len(self.folded_ops)} ops with a constant result folded "
+                f"({names}): the model's shapes are static"
+            )
+        return values
+
     def check_operators(self, raw_ops: list, raw_tensors: dict[int, Any]) -> None:
         """Refuse the first operator rip does not compile, naming it and (from the operator
         table) what TFLite Micro does with it; then variable (state) tensors."""
         for i, (kind, _, outs, _) in enumerate(raw_ops):
-            if accepted(kind) is not None:
+            if accepted(kind) is not None or i in self.folded_ops:
                 continue
             if outs and outs[0] >= 0:
                 out_name = (raw_tensors[outs[0]].Name() or b"").decode(errors="replace")

@@ -682,6 +682,12 @@ class ModelBuilder:
         options = (("AdjX", adj_x), ("AdjY", adj_y))
         return self.operator("BATCH_MATMUL", (x, y), (out,), "BatchMatMulOptions", options)
 
+    def shape_op(self, x: int, out: int) -> int:
+        """SHAPE of ``x`` into ``out``, an int32 or int64 vector (`add_index_output`)."""
+        dtype = self._tensors[out].dtype
+        code = {"int32": tflite.TensorType.INT32, "int64": tflite.TensorType.INT64}[dtype]
+        return self.operator("SHAPE", (x,), (out,), "ShapeOptions", (("OutType", code),))
+
     def quantize(self, x: int, out: int) -> int:
         """QUANTIZE float32 to int8, or requantize int8 to another scale."""
         return self.operator("QUANTIZE", (x,), (out,), "QuantizeOptions")
