@@ -145,6 +145,30 @@ def quantize_params(input: Tensor, output: Tensor) -> RequantizeParams:
     )
 
 
+UINT8_OFFSET = 128  # a uint8 byte u is the int8 byte u - 128 read as uint8 (u ^ 0x80)
+
+
+def uint8_quantize_params(input: Tensor, output: Tensor) -> LutParams:
+    """QUANTIZE between uint8 and int8 (quantize_common.cc: uint8 -> int8 at a model input,
+    int8 -> uint8 at an output; reference_ops::Requantize): (x - zp_in) requantized by
+    QuantizeMultiplier(s_in / s_out) in double, plus zp_out, clamped to the output type
+    (its same-scale fast path, x ^ 0x80, is this formula where it applies). A table indexed
+    by the input byte: a uint8 input's byte is its value; a uint8 output's byte is stored
+    as the int8 of the same bits."""
+    if input.quant is None or output.quant is None:
+        raise ParamsError(f"QUANTIZE {output.name!r}: uint8 side without quantization")
+    si, zi = float(input.quant.scale[0]), int(input.quant.zero_point[0])
+    so, zo = float(output.quant.scale[0]), int(output.quant.zero_point[0])
+    m, shift = quantize_multiplier(si / so)
+    lo, hi = (0, 255) if output.dtype == "uint8" else (INT8_MIN, INT8_MAX)
+    table = np.zeros(256, dtype=np.uint8)
+    for byte in range(256):
+        x = byte if input.dtype == "uint8" else byte - 256 * (byte > INT8_MAX)
+        y = multiply_by_quantized_multiplier(x - zi, m, shift) + zo
+        table[byte] = min(hi, max(lo, y)) & 0xFF
+    return LutParams(table=table.view(np.int8).tobytes(), size=tensor_size(input))
+
+
 def calculate_input_radius(input_integer_bits: int, input_left_shift: int) -> int:
     """CalculateInputRadius (31 total signed bits): the largest |x - zp| that stays inside
     Q(input_integer_bits) after the rescale."""
@@ -436,6 +460,8 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
     p = op.params
     if op.kind in (Op.RELU, Op.RELU6):
         return relu_params(ins[0], out, op.kind)
+    if op.kind == Op.QUANTIZE and "uint8" in (ins[0].dtype, out.dtype):
+        return uint8_quantize_params(ins[0], out)
     if op.kind == Op.QUANTIZE:
         return quantize_params(ins[0], out)
     if op.kind in (Op.LOGISTIC, Op.TANH):

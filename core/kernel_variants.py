@@ -347,9 +347,10 @@ OTHERS = (
     KernelVariant(
         "rip_lut_s8",
         _ACTIVATION,
-        (Op.ABS, Op.LEAKY_RELU, Op.ELU, Op.RSQRT),
+        (Op.ABS, Op.LEAKY_RELU, Op.ELU, Op.RSQRT, Op.QUANTIZE),
         (ELEMENTWISE,),
-        preconditions="a 256-entry table the generator computes; " + _UNARY,
+        preconditions="a 256-entry table the generator computes (a QUANTIZE with a uint8 "
+        "side: the model's uint8 interface); " + _UNARY,
     ),
     KernelVariant(
         "rip_softmax_s8",

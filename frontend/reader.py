@@ -356,6 +356,30 @@ class _Reader:
         zero_point = zps if len(zps) == len(scale) else (zps[:1] or (0,)) * len(scale)
         return Quant(scale=scale, zero_point=zero_point, axis=int(q.QuantizedDimension()))
 
+    def uint8_interface(
+        self,
+        tid: int,
+        t: Tensor,
+        raw_ops: list,
+        producer: dict[int, int],
+        consumers: dict[int, list[int]],
+        graph_inputs: tuple[int, ...],
+        graph_outputs: tuple[int, ...],
+    ) -> bool:
+        """A uint8 tensor rip runs: a graph input read only by QUANTIZE to int8, or a graph
+        output written by QUANTIZE from int8 and read by nothing (TFLite Micro's uint8
+        requantizations; rip runs each as a table, codegen.activation_params)."""
+        users = [raw_ops[c][0] for c in consumers.get(tid, [])]
+        made = raw_ops[producer[tid]][0] if tid in producer else None
+        is_input = tid in graph_inputs and made is None and bool(users)
+        is_input = is_input and all(u == Op.QUANTIZE for u in users)
+        is_output = tid in graph_outputs and made == Op.QUANTIZE and not users
+        if not (is_input or is_output):
+            return False
+        if t.quant is None or t.quant.per_channel:
+            raise self.fail(f"uint8 {_tensor_desc(t)} needs one scale and zero point")
+        return True
+
     def check_activations(
         self,
         raw_ops: list,
@@ -377,6 +401,10 @@ class _Reader:
             if t.dtype == "int8":
                 if t.quant is None:
                     raise self.fail(f"int8 {_tensor_desc(t)} has no quantization parameters")
+                continue
+            if t.dtype == "uint8" and self.uint8_interface(
+                tid, t, raw_ops, producer, consumers, graph_inputs, graph_outputs
+            ):
                 continue
             index_op = raw_ops[producer[tid]][0] if tid in producer else None
             if index_op is not None and spec(index_op).writes_indices:

@@ -62,6 +62,8 @@ SLOW_TESTS = {
         "test_compiled_model_with_rsqrt_matches_tflm",
         "test_rsqrt_model_on_qemu_m33",
     ),
+    "test_uint8_interface.py": ("test_uint8_model_matches_tflm", "test_uint8_model_on_qemu_m33"),
+    "test_constant_fold.py": ("test_folded_model_matches_tflm",),
     "test_refusals.py": ("test_an_unrolled_model_with_tanh_compiles_and_matches",),
 }
 
