@@ -425,12 +425,23 @@ def rsqrt_params(input: Tensor, output: Tensor) -> LutParams:
     gives 127; else 1 / sqrt(v) from GetInvSqrtQuantizedMultiplierExp (reverse shift -1),
     applied to 1 with 20 extra bits, then requantized by QuantizeMultiplier(1 / (sqrt(s_in)
     s_out)), the square root and product in float32 (C++'s float std::sqrt), the division in
-    double; plus the output zero point. A negative v makes TFLite Micro fail the invoke
+    double; plus the output zero point. A multiplier below 2^-12 is refused: TFLite Micro's
+    right shift of the second step would pass 31 bits. A negative v makes TFLite Micro fail the invoke
     ("Rsqrt is only defined for positive values"), which a table cannot do: its entry is
     127, as for v = 0."""
     si, zi = scale_zp(input)
     so, zo = scale_zp(output)
-    m, shift = quantize_multiplier(1.0 / float(np.sqrt(f32(si)) * f32(so)))
+    with np.errstate(over="ignore"):  # an infinite product: a zero multiplier, as in C
+        denominator = float(np.sqrt(f32(si)) * f32(so))
+    if not denominator > 0.0:  # float32 underflow: TFLite Micro's 1 / 0 is no multiplier
+        raise ParamsError(f"RSQRT {output.name!r}: sqrt(s_in) * s_out is 0 in float32")
+    m, shift = quantize_multiplier(1.0 / denominator)
+    if m and shift - RSQRT_SHIFT < -31:
+        raise ParamsError(
+            f"RSQRT {output.name!r}: 1 / (sqrt(s_in) s_out) = {1.0 / denominator:.6g} makes "
+            f"TFLite Micro shift an int32 right by {RSQRT_SHIFT - shift} bits, which is "
+            "undefined (x86 and Arm differ)"
+        )
 
     def rsqrt(x: int) -> int:
         v = x - zi

@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from rip.codegen.quant import ParamsError, f32, int8_per_tensor, quantize_multiplier
 from rip.core.operators import Op
 from rip.frontend.ir import BatchMatMulParams, Graph, Operator
@@ -73,7 +75,8 @@ def matmul_params(graph: Graph, op: Operator) -> MatMulParams:
     s_lhs, z_lhs = int8_per_tensor(lhs, op, "the left operand")
     s_rhs, z_rhs = int8_per_tensor(rhs, op, "the right operand")
     s_out, z_out = int8_per_tensor(out, op, "the output")
-    product = float(f32(s_lhs) * f32(s_rhs))
+    with np.errstate(over="ignore"):  # infinite: quantize_multiplier refuses it
+        product = float(f32(s_lhs) * f32(s_rhs))
     multiplier, shift = quantize_multiplier(product / float(f32(s_out)))
     if len(lhs.shape) > RANK or len(rhs.shape) > RANK:
         raise ParamsError(f"{op.describe()}: operands of rank above {RANK}")

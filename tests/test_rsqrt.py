@@ -29,6 +29,7 @@ from rip.allocator.planning.requirements import requirements
 from rip.cli.compile import main as compile_main
 from rip.codegen.activation_params import op_params
 from rip.codegen.fixedpoint import inv_sqrt_multiplier_exp
+from rip.core.errors import RipError
 from rip.core.operators import Op, spec
 from rip.core.terms import InPlaceKind
 
@@ -61,6 +62,25 @@ def test_rsqrt_matches_tflm_on_every_valid_byte(kernel_objs, tmp_path_factory, s
     work = tmp_path_factory.mktemp("rsqrt")
     check(graph, want, inputs, [*kernel_objs], work)
     check(graph, want, inputs, [*kernel_objs], work, inplace=InPlaceKind.ELEMENTWISE)
+
+
+@settings(max_examples=60, deadline=None)
+@given(si=st.floats(2.0**-126, 2.0**127, width=32), so=st.floats(2.0**-126, 2.0**127, width=32),
+       zi=st.integers(-128, 127), zo=st.integers(-128, 127))  # fmt: skip
+def test_any_scales_refused_in_one_line_or_tflite_micros_table(si, so, zi, zo) -> None:
+    """Scales from the smallest normal float32 to the largest: rip refuses in one line (a
+    multiplier TFLite Micro cannot form) or its table is TFLite Micro's on every valid
+    byte. rip decides first: only a model it accepts is run here."""
+    xs = np.arange(zi, 128, dtype=np.int8).reshape(1, -1)
+    model = rsqrt_model(xs.size, si, zi, so, zo)
+    graph = read(model)
+    try:
+        table = op_params(graph, graph.operators[0])
+    except RipError as e:
+        assert "\n" not in str(e)
+        return
+    got = np.frombuffer(table.table, np.int8)[xs.view(np.uint8)]
+    assert got.tobytes() == tflm(model, [xs])
 
 
 def test_inv_sqrt_is_gemmlowps_newton_raphson() -> None:
