@@ -426,9 +426,9 @@ def rsqrt_params(input: Tensor, output: Tensor) -> LutParams:
     applied to 1 with 20 extra bits, then requantized by QuantizeMultiplier(1 / (sqrt(s_in)
     s_out)), the square root and product in float32 (C++'s float std::sqrt), the division in
     double; plus the output zero point. A multiplier below 2^-12 is refused: TFLite Micro's
-    right shift of the second step would pass 31 bits. A negative v makes TFLite Micro fail the invoke
-    ("Rsqrt is only defined for positive values"), which a table cannot do: its entry is
-    127, as for v = 0."""
+    right shift of the second step would pass 31 bits. A negative v makes TFLite Micro fail
+    the invoke ("Rsqrt is only defined for positive values"), which a table cannot do: its
+    entry is 127, as for v = 0."""
     si, zi = scale_zp(input)
     so, zo = scale_zp(output)
     with np.errstate(over="ignore"):  # an infinite product: a zero multiplier, as in C
