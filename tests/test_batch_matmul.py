@@ -284,13 +284,19 @@ def test_list_ops_shows_batch_matmul(capsys) -> None:
     assert "rip_batch_matmul_s8" in line
 
 
-@pytest.mark.skipif(not (cb.ARM_GCC and cb.QEMU), reason=cb.NEED_QEMU)
-def test_attention_block_on_qemu_m33(tmp_path: Path, capsys) -> None:
-    """The attention block compiled for qemu-m33 and run: its checksum is TFLite Micro's."""
-    path = tmp_path / "attention.tflite"
-    path.write_bytes(attention_model(1))
+def assert_matches_on_qemu_m33(model: bytes, tmp_path: Path, capsys) -> None:
+    """``model`` compiled for qemu-m33 and run there (``--run --json``): its checksum is
+    TFLite Micro's (the issue 28 tests' one QEMU run each)."""
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
     out = tmp_path / "out"
     code = compile_main([str(path), "--board", "qemu-m33", "-o", str(out), "--run", "--json"])
     rep = json.loads(capsys.readouterr().out)
     assert code == 0 and rep["match"] is True
     assert rep["checksum"] == rep["expected_checksum"]
+
+
+@pytest.mark.skipif(not (cb.ARM_GCC and cb.QEMU), reason=cb.NEED_QEMU)
+def test_attention_block_on_qemu_m33(tmp_path: Path, capsys) -> None:
+    """The attention block compiled for qemu-m33 and run: its checksum is TFLite Micro's."""
+    assert_matches_on_qemu_m33(attention_model(1), tmp_path, capsys)

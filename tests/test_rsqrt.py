@@ -10,7 +10,6 @@ the invoke). In place at gap 0 like every table op: element i is read before it 
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_batch_matmul import assert_matches_on_qemu_m33
 from test_codegen_host import compile_and_run
 from test_lower_elementwise import check, read, tflm
 from tflite_micro import runtime
@@ -26,7 +26,6 @@ from tflite_writer import ModelBuilder
 from tflite_writer.generators import _Calibrated
 
 from rip.allocator.planning.requirements import requirements
-from rip.cli.compile import main as compile_main
 from rip.codegen.activation_params import op_params
 from rip.codegen.fixedpoint import inv_sqrt_multiplier_exp
 from rip.core.errors import RipError
@@ -138,10 +137,4 @@ def test_compiled_model_with_rsqrt_matches_tflm(tmp_path, strategy) -> None:
 
 @pytest.mark.skipif(not (cb.ARM_GCC and cb.QEMU), reason=cb.NEED_QEMU)
 def test_rsqrt_model_on_qemu_m33(tmp_path: Path, capsys) -> None:
-    path = tmp_path / "rsqrt.tflite"
-    path.write_bytes(norm_model(2))
-    code = compile_main([str(path), "--board", "qemu-m33", "-o", str(tmp_path / "out"),
-                         "--run", "--json"])  # fmt: skip
-    rep = json.loads(capsys.readouterr().out)
-    assert code == 0 and rep["match"] is True
-    assert rep["checksum"] == rep["expected_checksum"]
+    assert_matches_on_qemu_m33(norm_model(2), tmp_path, capsys)

@@ -9,7 +9,6 @@ the same API); the default test input of a uint8 input k of N bytes is
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -18,12 +17,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_batch_matmul import assert_matches_on_qemu_m33
 from test_codegen_host import compile_and_run
 from test_lower_elementwise import check, read, tflm
 from tflite_writer import ModelBuilder
 from tflite_writer.generators import _Calibrated
 
-from rip.cli.compile import main as compile_main
 from rip.codegen.reference import default_inputs
 from rip.core.errors import ModelError
 from rip.core.terms import InPlaceKind
@@ -117,10 +116,4 @@ def test_uint8_inside_the_graph_is_refused() -> None:
 
 @pytest.mark.skipif(not (cb.ARM_GCC and cb.QEMU), reason=cb.NEED_QEMU)
 def test_uint8_model_on_qemu_m33(tmp_path: Path, capsys) -> None:
-    path = tmp_path / "u8.tflite"
-    path.write_bytes(uint8_model(3))
-    code = compile_main([str(path), "--board", "qemu-m33", "-o", str(tmp_path / "out"),
-                         "--run", "--json"])  # fmt: skip
-    rep = json.loads(capsys.readouterr().out)
-    assert code == 0 and rep["match"] is True
-    assert rep["checksum"] == rep["expected_checksum"]
+    assert_matches_on_qemu_m33(uint8_model(3), tmp_path, capsys)
