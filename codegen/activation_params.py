@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rip.codegen.fixedpoint import multiply_by_quantized_multiplier
+from rip.codegen.fixedpoint import inv_sqrt_multiplier_exp, multiply_by_quantized_multiplier
 from rip.codegen.quant import (
     INT8_MAX,
     INT8_MIN,
@@ -143,6 +143,30 @@ def quantize_params(input: Tensor, output: Tensor) -> RequantizeParams:
         clamp_only=(m, shift) == IDENTITY_QUANT,
         size=tensor_size(input),
     )
+
+
+UINT8_OFFSET = 128  # a uint8 byte u is the int8 byte u - 128 read as uint8 (u ^ 0x80)
+
+
+def uint8_quantize_params(input: Tensor, output: Tensor) -> LutParams:
+    """QUANTIZE between uint8 and int8 (quantize_common.cc: uint8 -> int8 at a model input,
+    int8 -> uint8 at an output; reference_ops::Requantize): (x - zp_in) requantized by
+    QuantizeMultiplier(s_in / s_out) in double, plus zp_out, clamped to the output type
+    (its same-scale fast path, x ^ 0x80, is this formula where it applies). A table indexed
+    by the input byte: a uint8 input's byte is its value; a uint8 output's byte is stored
+    as the int8 of the same bits."""
+    if input.quant is None or output.quant is None:
+        raise ParamsError(f"QUANTIZE {output.name!r}: uint8 side without quantization")
+    si, zi = float(input.quant.scale[0]), int(input.quant.zero_point[0])
+    so, zo = float(output.quant.scale[0]), int(output.quant.zero_point[0])
+    m, shift = quantize_multiplier(si / so)
+    lo, hi = (0, 255) if output.dtype == "uint8" else (INT8_MIN, INT8_MAX)
+    table = np.zeros(256, dtype=np.uint8)
+    for byte in range(256):
+        x = byte if input.dtype == "uint8" else byte - 256 * (byte > INT8_MAX)
+        y = multiply_by_quantized_multiplier(x - zi, m, shift) + zo
+        table[byte] = min(hi, max(lo, y)) & 0xFF
+    return LutParams(table=table.view(np.int8).tobytes(), size=tensor_size(input))
 
 
 def calculate_input_radius(input_integer_bits: int, input_left_shift: int) -> int:
@@ -393,6 +417,43 @@ def elu_params(input: Tensor, output: Tensor) -> LutParams:
     return _table(elu, tensor_size(input))
 
 
+RSQRT_SHIFT = 20  # elementwise.cc RsqrtEvalQuantized's kShift: keeps 1 / sqrt(v) an integer
+
+
+def rsqrt_params(input: Tensor, output: Tensor) -> LutParams:
+    """RSQRT (elementwise.cc, PrepareAbsRsqrt and RsqrtEvalQuantized): v = x - zp_in; v = 0
+    gives 127; else 1 / sqrt(v) from GetInvSqrtQuantizedMultiplierExp (reverse shift -1),
+    applied to 1 with 20 extra bits, then requantized by QuantizeMultiplier(1 / (sqrt(s_in)
+    s_out)), the square root and product in float32 (C++'s float std::sqrt), the division in
+    double; plus the output zero point. A multiplier below 2^-12 is refused: TFLite Micro's
+    right shift of the second step would pass 31 bits. A negative v makes TFLite Micro fail
+    the invoke ("Rsqrt is only defined for positive values"), which a table cannot do: its
+    entry is 127, as for v = 0."""
+    si, zi = scale_zp(input)
+    so, zo = scale_zp(output)
+    with np.errstate(over="ignore"):  # an infinite product: a zero multiplier, as in C
+        denominator = float(np.sqrt(f32(si)) * f32(so))
+    if not denominator > 0.0:  # float32 underflow: TFLite Micro's 1 / 0 is no multiplier
+        raise ParamsError(f"RSQRT {output.name!r}: sqrt(s_in) * s_out is 0 in float32")
+    m, shift = quantize_multiplier(1.0 / denominator)
+    if m and shift - RSQRT_SHIFT < -31:
+        raise ParamsError(
+            f"RSQRT {output.name!r}: 1 / (sqrt(s_in) s_out) = {1.0 / denominator:.6g} makes "
+            f"TFLite Micro shift an int32 right by {RSQRT_SHIFT - shift} bits, which is "
+            "undefined (x86 and Arm differ)"
+        )
+
+    def rsqrt(x: int) -> int:
+        v = x - zi
+        if v <= 0:
+            return INT8_MAX
+        inv, inv_shift = inv_sqrt_multiplier_exp(v, -1)
+        data = multiply_by_quantized_multiplier(1, inv, inv_shift + RSQRT_SHIFT)
+        return multiply_by_quantized_multiplier(data, m, shift - RSQRT_SHIFT) + zo
+
+    return _table(rsqrt, tensor_size(input))
+
+
 KernelParams = (
     RequantizeParams
     | SigmoidParams
@@ -410,6 +471,8 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
     p = op.params
     if op.kind in (Op.RELU, Op.RELU6):
         return relu_params(ins[0], out, op.kind)
+    if op.kind == Op.QUANTIZE and "uint8" in (ins[0].dtype, out.dtype):
+        return uint8_quantize_params(ins[0], out)
     if op.kind == Op.QUANTIZE:
         return quantize_params(ins[0], out)
     if op.kind in (Op.LOGISTIC, Op.TANH):
@@ -426,4 +489,6 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
         return leaky_relu_params(ins[0], out, p.alpha)
     if op.kind == Op.ELU:
         return elu_params(ins[0], out)
+    if op.kind == Op.RSQRT:
+        return rsqrt_params(ins[0], out)
     raise ParamsError(f"{op.describe()} is not an activation kernel")

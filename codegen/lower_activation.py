@@ -1,5 +1,6 @@
 """Lowerings of kernels/rip_activation.h: RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC,
-TANH, HARD_SWISH, SOFTMAX, and ABS, LEAKY_RELU and ELU (a table of all 256 input bytes).
+TANH, HARD_SWISH, SOFTMAX, and ABS, LEAKY_RELU, ELU and RSQRT (a table of all 256 input
+bytes).
 
 The parameters are `rip.codegen.activation_params` (TFLite Micro's Prepare, bit for bit);
 the C text comes from the template pair ``templates/ops/activation_{data,call}.c.j2``
@@ -16,14 +17,22 @@ from __future__ import annotations
 
 from rip.codegen import activation_params as ap
 from rip.codegen.lowering import Lowered, OpBuffers, lower_one_input, table_kernel
+from rip.core.operators import Op, kernel_of
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
+
+UINT8 = "uint8"
+LUT_KERNEL = kernel_of(Op.ABS)  # rip_lut_s8: any int8 -> int8 function of one byte
 
 
 def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC, TANH, HARD_SWISH, ABS, LEAKY_RELU,
-    ELU: one pass over the elements, in place at or below the input."""
+    ELU, RSQRT: one pass over the elements, in place at or below the input."""
     kernel = table_kernel(op)
+    if op.kind == Op.QUANTIZE and UINT8 in (
+        graph.tensors[t].dtype for t in (*op.inputs, *op.outputs)
+    ):
+        kernel = LUT_KERNEL  # a uint8 side: TFLite Micro's requantization as a table
     return lower_one_input(
         graph, op, index, buffers, prefix, kernel, ap.op_params, InPlaceKind.ELEMENTWISE
     )

@@ -5,7 +5,7 @@ operator table (rip.core.operators: its family, kernel function and params struc
 lowering here. Each lowering renders the template pair of its kernel family
 (`rip.codegen.lowering`); there is one lowering module and one params module per family
 (``lower_conv`` and ``conv_params`` for kernels/rip_conv.h, and likewise pool, reduce,
-elementwise, activation, shape, resample, norm and fused).
+elementwise, activation, shape, resample, norm, matmul and fused).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from rip.codegen import (
     lower_conv,
     lower_elementwise,
     lower_fused,
+    lower_matmul,
     lower_norm,
     lower_pool,
     lower_reduce,
@@ -66,6 +67,7 @@ LOWERINGS: dict[Op, Lowering] = {
     Op.ABS: lower_activation.lower_unary,
     Op.LEAKY_RELU: lower_activation.lower_unary,
     Op.ELU: lower_activation.lower_unary,
+    Op.RSQRT: lower_activation.lower_unary,
     # kernels/rip_shape.h
     Op.TRANSPOSE: lower_shape.lower_transpose,
     Op.RESIZE_NEAREST_NEIGHBOR: lower_shape.lower_resize_nearest,
@@ -89,6 +91,8 @@ LOWERINGS: dict[Op, Lowering] = {
     Op.TRANSPOSE_CONV: lower_resample.lower_transpose_conv,
     # kernels/rip_norm.h
     Op.L2_NORMALIZATION: lower_norm.lower_l2norm,
+    # kernels/rip_matmul.h
+    Op.BATCH_MATMUL: lower_matmul.lower_batch_matmul,
     # kernels/rip_fused.h
     Op.FUSED_CHAIN: lower_fused.lower_fused,
 }

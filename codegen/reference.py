@@ -2,7 +2,9 @@
 
 The default test input of an int8 input of N bytes is
 ``numpy.random.default_rng(k).integers(-128, 128, size=N, dtype=numpy.int8)`` for the k-th
-model input (k = 0 for the usual single input), so anyone can reproduce it. For a model
+model input (k = 0 for the usual single input), so anyone can reproduce it; a uint8 input
+(a model whose QUANTIZE takes uint8 to int8) gets
+``numpy.random.default_rng(k).integers(0, 256, size=N, dtype=numpy.uint8)``. For a model
 with a float interface (QUANTIZE at the input, DEQUANTIZE at the outputs) the compiled
 model's input and outputs are the int8 tensors inside those ops: the reference feeds the
 float values that quantize exactly to those bytes, and reads back the int8 values the
@@ -30,12 +32,19 @@ except ImportError as e:  # pragma: no cover - a platform without a tflite-micro
     runtime, _MISSING = None, str(e)
 
 
-def default_input(nbytes: int, index: int = 0) -> np.ndarray:
+def default_input(nbytes: int, index: int = 0, dtype: str = "int8") -> np.ndarray:
+    """Input ``index``'s default bytes: int8 values, or for a uint8 input
+    ``default_rng(index).integers(0, 256, size=N, dtype=numpy.uint8)``."""
+    if dtype == "uint8":
+        return np.random.default_rng(index).integers(0, 256, size=nbytes, dtype=np.uint8)
     return np.random.default_rng(index).integers(-128, 128, size=nbytes, dtype=np.int8)
 
 
 def default_inputs(graph: Graph) -> list[np.ndarray]:
-    return [default_input(graph.tensors[t].nbytes, k) for k, t in enumerate(graph.inputs)]
+    return [
+        default_input(graph.tensors[t].nbytes, k, graph.tensors[t].dtype)
+        for k, t in enumerate(graph.inputs)
+    ]
 
 
 def checksum(outputs: list[bytes]) -> int:

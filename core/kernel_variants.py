@@ -347,9 +347,10 @@ OTHERS = (
     KernelVariant(
         "rip_lut_s8",
         _ACTIVATION,
-        (Op.ABS, Op.LEAKY_RELU, Op.ELU),
+        (Op.ABS, Op.LEAKY_RELU, Op.ELU, Op.RSQRT, Op.QUANTIZE),
         (ELEMENTWISE,),
-        preconditions="a 256-entry table the generator computes; " + _UNARY,
+        preconditions="a 256-entry table the generator computes (a QUANTIZE with a uint8 "
+        "side: the model's uint8 interface); " + _UNARY,
     ),
     KernelVariant(
         "rip_softmax_s8",
@@ -414,6 +415,13 @@ OTHERS = (
         (Op.L2_NORMALIZATION,),
         (ELEMENTWISE,),
         preconditions="over the last axis; in place at the input's base",
+    ),
+    KernelVariant(
+        "rip_batch_matmul_s8",
+        "rip_matmul.h",
+        (Op.BATCH_MATMUL,),
+        preconditions="int8 operands quantized per tensor, rank 2 to 5, batch axes "
+        "broadcast; " + _DISJOINT,
     ),
     KernelVariant(
         "rip_fused_chain_s8",

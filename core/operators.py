@@ -65,6 +65,7 @@ class Op(Word):
     ABS = "ABS"
     LEAKY_RELU = "LEAKY_RELU"
     ELU = "ELU"
+    RSQRT = "RSQRT"
     # data movement (kernels/rip_shape.h)
     TRANSPOSE = "TRANSPOSE"
     RESIZE_NEAREST_NEIGHBOR = "RESIZE_NEAREST_NEIGHBOR"
@@ -87,18 +88,20 @@ class Op(Word):
     RESIZE_BILINEAR = "RESIZE_BILINEAR"
     TRANSPOSE_CONV = "TRANSPOSE_CONV"
     L2_NORMALIZATION = "L2_NORMALIZATION"
+    # batched matrix products (kernels/rip_matmul.h): attention blocks
+    BATCH_MATMUL = "BATCH_MATMUL"
     # no code: aliases, views, the float boundary
     RESHAPE = "RESHAPE"
     SQUEEZE = "SQUEEZE"
     EXPAND_DIMS = "EXPAND_DIMS"
     DEQUANTIZE = "DEQUANTIZE"
+    # a constant: folded when the model is read (rip.frontend.constants)
+    SHAPE = "SHAPE"
     # a fused, row-streamed chain (rip.frontend.fusion; kernels/rip_fused.h)
     FUSED_CHAIN = "FUSED_CHAIN"
     # refused: TFLite Micro has no int8 kernel for these (nothing to be bit-exact with)
     NEG = "NEG"
     L2_POOL_2D = "L2_POOL_2D"
-    # refused: TFLite Micro runs it, rip has no kernel for it yet (attention blocks)
-    BATCH_MATMUL = "BATCH_MATMUL"
     # refused: recurrent layers and resource variables, state kept across invokes
     SVDF = "SVDF"
     LSTM = "LSTM"
@@ -378,7 +381,7 @@ _ROWS = (
     ),
     _kernel(Op.PRELU, "elementwise", "rip_prelu_s8", "rip_prelu_params", in_place=_EW),
     _kernel(Op.ADD_N, "elementwise", "rip_add_n_s8", "rip_add_n_params", in_place=_EW),
-    # ---- kernels/rip_activation.h (ABS, LEAKY_RELU, ELU: a 256-byte table)
+    # ---- kernels/rip_activation.h (ABS, LEAKY_RELU, ELU, RSQRT: a 256-byte table)
     _kernel(Op.RELU, "activation", "rip_relu_s8", "rip_relu_params", in_place=_EW),
     _kernel(Op.RELU6, "activation", "rip_relu_s8", "rip_relu_params", in_place=_EW),
     _kernel(
@@ -399,6 +402,7 @@ _ROWS = (
     _kernel(Op.ABS, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
     _kernel(Op.LEAKY_RELU, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
     _kernel(Op.ELU, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
+    _kernel(Op.RSQRT, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
     # ---- kernels/rip_shape.h
     _kernel(Op.TRANSPOSE, "shape", "rip_transpose_s8", "rip_transpose_params"),
     _kernel(
@@ -432,6 +436,9 @@ _ROWS = (
     _kernel(Op.TRANSPOSE_CONV, "resample", "rip_transpose_conv_s8", "rip_transpose_conv_params"),
     # in place at gap 0 like an activation: each row is read whole before any of it is written
     _kernel(Op.L2_NORMALIZATION, "norm", "rip_l2norm_s8", "rip_l2norm_params", in_place=_EW),
+    # ---- kernels/rip_matmul.h: output row i reads all of lhs row i and every rhs column,
+    # so no overlay is safe without buffering a row (out of place: no in-place class)
+    _kernel(Op.BATCH_MATMUL, "matmul", "rip_batch_matmul_s8", "rip_batch_matmul_params"),
     # ---- kernels/rip_fused.h (strategy `fused` only)
     _kernel(
         Op.FUSED_CHAIN,
@@ -449,15 +456,17 @@ _ROWS = (
     _no_code(Op.SQUEEZE, Role.ALIAS),
     _no_code(Op.EXPAND_DIMS, Role.VIEW),
     _no_code(Op.DEQUANTIZE, Role.INTERFACE, interface=True),
+    # ---- folded by the reader with the int32 shape arithmetic after it; never reaches a
+    # stage (its input's shape is static), so refused only past the reader's own checks
+    _no_code(
+        Op.SHAPE,
+        Role.REFUSED,
+        refusal="its output, the input's static shape, is folded when the model is read; "
+        "this one's output type is neither int32 nor int64",
+    ),
     # ---- refused
     _no_code(Op.NEG, Role.REFUSED, refusal=_FLOAT_ONLY),
     _no_code(Op.L2_POOL_2D, Role.REFUSED, refusal=_FLOAT_ONLY),
-    _no_code(
-        Op.BATCH_MATMUL,
-        Role.REFUSED,
-        refusal="a batched matrix product (attention blocks): TFLite Micro runs it, rip has "
-        "no kernel for it yet",
-    ),
     _no_code(Op.SVDF, Role.REFUSED, refusal=_STATEFUL_LAYER),
     _no_code(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Role.REFUSED, refusal=_STATEFUL_LAYER),
     *(

@@ -238,6 +238,15 @@ class SpaceBatchParams:
 
 
 @dataclass(frozen=True)
+class BatchMatMulParams:
+    """BATCH_MATMUL: ``adj_x`` / ``adj_y`` read the left / right operand transposed (its
+    last two axes swapped)."""
+
+    adj_x: bool = False
+    adj_y: bool = False
+
+
+@dataclass(frozen=True)
 class NoParams:
     """Ops with no options we use: RESHAPE, LOGISTIC, HARD_SWISH, RELU, RELU6, QUANTIZE, ..."""
 

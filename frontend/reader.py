@@ -12,7 +12,7 @@ import math
 import struct
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,9 @@ from rip.core.errors import ModelError
 from rip.core.operators import Op, spec
 from rip.core.shapes import conv_out_size, same_padding
 from rip.core.terms import Activation
-from rip.frontend import movement
+from rip.frontend import constants, movement
 from rip.frontend.ir import (
+    BatchMatMulParams,
     BlockParams,
     ConcatParams,
     Conv2DParams,
@@ -163,6 +164,7 @@ class _Reader:
             outs = ids(op.OutputsAsNumpy(), op.OutputsLength(), f"operator {i}")
             raw_ops.append((codes[op.OpcodeIndex()], ins, outs, op))
 
+        folded = self.fold_constants(raw_ops, sub, graph_inputs, graph_outputs)
         referenced = {t for t in (*graph_inputs, *graph_outputs) if t >= 0}
         for _, ins, outs, _ in raw_ops:
             referenced.update(t for t in (*ins, *outs) if t >= 0)
@@ -174,10 +176,15 @@ class _Reader:
             tid: self.tensor(tid, raw, tid not in activation_ids)
             for tid, raw in raw_tensors.items()
         }
+        for tid, data in folded.items():
+            if tid in tensors:
+                tensors[tid] = replace(tensors[tid], is_constant=True, data=data)
         self.check_activations(raw_ops, tensors, graph_inputs, graph_outputs)
 
         operators: list[Operator] = []
         for i, (name, ins, outs, op) in enumerate(raw_ops):
+            if i in self.folded_ops:
+                continue
             kind = TFLITE_OPS[name]
             params = self.params(_Raw(i, kind, op, ins, outs, tensors))
             operators.append(Operator(_grouped(kind, ins, tensors), ins, outs, params, i))
@@ -211,11 +218,74 @@ class _Reader:
             return f"CUSTOM {custom.decode(errors='replace')!r}" if custom else "CUSTOM"
         return builtin_name(code)
 
+    def fold_constants(
+        self,
+        raw_ops: list,
+        sub: Any,
+        graph_inputs: tuple[int, ...],
+        graph_outputs: tuple[int, ...],
+    ) -> dict[int, bytes]:
+        """Fold SHAPE and the shape arithmetic after it (rip.frontend.constants): each
+        folded op's entry in ``raw_ops`` loses its operands (its index, which messages name,
+        stays), its output becomes a constant tensor; returns those tensors' bytes."""
+        self.folded_ops: set[int] = set()
+        values: dict[int, bytes] = {}
+        outputs = set(graph_outputs)
+        activations = {*graph_inputs, *(t for _, _, outs, _ in raw_ops for t in outs)}
+        for i, (name, ins, outs, op) in enumerate(raw_ops):
+            kind = TFLITE_OPS.get(name)
+            if kind is None or len(outs) != 1 or outs[0] < 0 or outs[0] in outputs:
+                continue
+            out = sub.Tensors(outs[0])
+            dtype = _TYPE_NAMES.get(out.Type(), "")
+            if dtype not in constants.INDEX_DTYPES:
+                continue
+            if kind == Op.SHAPE:
+                if not ins or ins[0] < 0:
+                    continue
+                x = sub.Tensors(ins[0])
+                shape = tuple(int(d) for d in x.ShapeAsNumpy()) if x.ShapeLength() else ()
+                values[outs[0]] = constants.shape_of(shape, dtype)
+            elif kind in constants.FOLDABLE:
+                data_ins = [t for t in ins if t >= 0]
+                if not any(t in values for t in data_ins) or any(
+                    t in activations and t not in values for t in data_ins
+                ):
+                    continue
+                tensors = {}
+                for t in {*data_ins, outs[0]}:
+                    tensor = self.tensor(t, sub.Tensors(t), t not in activations)
+                    tensors[t] = replace(tensor, is_constant=True, data=values.get(t, tensor.data))
+                params = self.params(_Raw(i, kind, op, ins, outs, tensors))
+                arrays = []
+                for t in data_ins:
+                    data = tensors[t].data
+                    code = constants.INDEX_DTYPES.get(tensors[t].dtype)
+                    if data is None or code is None:
+                        break
+                    arrays.append(np.frombuffer(data, code).reshape(tensors[t].shape))
+                else:
+                    result = constants.evaluate(kind, params, arrays, tensors[outs[0]].shape)
+                    values[outs[0]] = result.astype(constants.INDEX_DTYPES[dtype]).tobytes()
+                if outs[0] not in values:
+                    continue
+            else:
+                continue
+            self.folded_ops.add(i)
+            raw_ops[i] = (name, (), (), op)
+        if self.folded_ops:
+            names = ", ".join(f"{raw_ops[i][0]} {i}" for i in sorted(self.folded_ops))
+            self.notes.append(
+                f"fold_constants: {len(self.folded_ops)} ops with a constant result folded "
+                f"({names}): the model's shapes are static"
+            )
+        return values
+
     def check_operators(self, raw_ops: list, raw_tensors: dict[int, Any]) -> None:
         """Refuse the first operator rip does not compile, naming it and (from the operator
         table) what TFLite Micro does with it; then variable (state) tensors."""
         for i, (kind, _, outs, _) in enumerate(raw_ops):
-            if accepted(kind) is not None:
+            if accepted(kind) is not None or i in self.folded_ops:
                 continue
             if outs and outs[0] >= 0:
                 out_name = (raw_tensors[outs[0]].Name() or b"").decode(errors="replace")
@@ -286,6 +356,30 @@ class _Reader:
         zero_point = zps if len(zps) == len(scale) else (zps[:1] or (0,)) * len(scale)
         return Quant(scale=scale, zero_point=zero_point, axis=int(q.QuantizedDimension()))
 
+    def uint8_interface(
+        self,
+        tid: int,
+        t: Tensor,
+        raw_ops: list,
+        producer: dict[int, int],
+        consumers: dict[int, list[int]],
+        graph_inputs: tuple[int, ...],
+        graph_outputs: tuple[int, ...],
+    ) -> bool:
+        """A uint8 tensor rip runs: a graph input read only by QUANTIZE to int8, or a graph
+        output written by QUANTIZE from int8 and read by nothing (TFLite Micro's uint8
+        requantizations; rip runs each as a table, codegen.activation_params)."""
+        users = [raw_ops[c][0] for c in consumers.get(tid, [])]
+        made = raw_ops[producer[tid]][0] if tid in producer else None
+        is_input = tid in graph_inputs and made is None and bool(users)
+        is_input = is_input and all(u == Op.QUANTIZE for u in users)
+        is_output = tid in graph_outputs and made == Op.QUANTIZE and not users
+        if not (is_input or is_output):
+            return False
+        if t.quant is None or t.quant.per_channel:
+            raise self.fail(f"uint8 {_tensor_desc(t)} needs one scale and zero point")
+        return True
+
     def check_activations(
         self,
         raw_ops: list,
@@ -307,6 +401,10 @@ class _Reader:
             if t.dtype == "int8":
                 if t.quant is None:
                     raise self.fail(f"int8 {_tensor_desc(t)} has no quantization parameters")
+                continue
+            if t.dtype == "uint8" and self.uint8_interface(
+                tid, t, raw_ops, producer, consumers, graph_inputs, graph_outputs
+            ):
                 continue
             index_op = raw_ops[producer[tid]][0] if tid in producer else None
             if index_op is not None and spec(index_op).writes_indices:
@@ -786,6 +884,32 @@ class _Reader:
             raise movement.Refused(f"{list(x)} -> {list(y)}, fused {act}")
         return ElementwiseParams(act)
 
+    def batch_matmul(self, r: _Raw) -> BatchMatMulParams:
+        """BATCH_MATMUL (TFLite Micro's BatchMatMulPrepare): ranks 2 to 5, batch axes equal
+        or 1 (broadcast), the two depths equal, the output the broadcast batch axes then
+        (rows of the left operand, columns of the right one)."""
+        o = self.options(r)
+        adj_x, adj_y = (bool(o.AdjX()), bool(o.AdjY())) if o is not None else (False, False)
+        x, y, out = r.shape(r.ins[0]), r.shape(r.ins[1]), r.out_shape
+        if not (2 <= len(x) <= 5 and 2 <= len(y) <= 5):
+            raise movement.Refused(f"operands of rank {len(x)} and {len(y)} (TFLite Micro: 2 to 5)")
+        rank = max(len(x), len(y))
+        xb = (1,) * (rank - len(x)) + x[:-2]
+        yb = (1,) * (rank - len(y)) + y[:-2]
+        if any(a != b and 1 not in (a, b) for a, b in zip(xb, yb, strict=True)):
+            raise movement.Refused(f"batch axes of {list(x)} and {list(y)} do not broadcast")
+        rows, depth = (x[-1], x[-2]) if adj_x else (x[-2], x[-1])
+        depth_y, cols = (y[-1], y[-2]) if adj_y else (y[-2], y[-1])
+        if depth != depth_y:
+            raise movement.Refused(
+                f"{list(x)} (adj_x {adj_x}) by {list(y)} (adj_y {adj_y}): depths {depth} and "
+                f"{depth_y} differ"
+            )
+        want = (*(max(a, b) for a, b in zip(xb, yb, strict=True)), rows, cols)
+        if tuple(out) != want:
+            raise movement.Refused(f"output {list(out)}, the product is {list(want)}")
+        return BatchMatMulParams(adj_x, adj_y)
+
     def transpose_conv(self, r: _Raw) -> Conv2DParams:
         """TRANSPOSE_CONV (inputs: output shape, weights [O, KH, KW, I], input, bias):
         padding as TFLite Micro's Prepare computes it, SAME/VALID of the convolution whose
@@ -892,6 +1016,7 @@ DECODERS: dict[Op, Decoder] = {
             Op.DEQUANTIZE,
             Op.TANH,
             Op.ELU,
+            Op.RSQRT,
             Op.LOG_SOFTMAX,
             Op.ABS,
             Op.PRELU,
@@ -920,6 +1045,7 @@ DECODERS: dict[Op, Decoder] = {
     Op.RESIZE_BILINEAR: _Reader.resize_bilinear,
     Op.TRANSPOSE_CONV: _Reader.transpose_conv,
     Op.L2_NORMALIZATION: _Reader.l2_normalization,
+    Op.BATCH_MATMUL: _Reader.batch_matmul,
 }
 
 

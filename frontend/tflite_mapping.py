@@ -80,6 +80,7 @@ FORMATS: dict[Op, OpFormat] = {
     Op.LEAKY_RELU: _f(1, 1, "LeakyReluOptions"),
     Op.TANH: _f(1, 1),
     Op.ELU: _f(1, 1),
+    Op.RSQRT: _f(1, 1),
     Op.LOG_SOFTMAX: _f(1, 1, "LogSoftmaxOptions"),
     Op.ABS: _f(1, 1, "AbsOptions"),
     Op.PRELU: _f(2, 2),
@@ -105,6 +106,7 @@ FORMATS: dict[Op, OpFormat] = {
     Op.RESIZE_BILINEAR: _f(2, 2, "ResizeBilinearOptions"),
     Op.L2_NORMALIZATION: _f(1, 1, "L2NormOptions"),
     Op.TRANSPOSE_CONV: _f(3, 4, "TransposeConvOptions", required=True, optional=(3,)),
+    Op.BATCH_MATMUL: _f(2, 2, "BatchMatMulOptions"),
 }
 
 # Builtin name -> Op, for every op of the table a TFLite file can hold (the ones rip

@@ -1,7 +1,7 @@
 /*
  * rip kernels: int8 activations (RELU, RELU6, QUANTIZE, LOGISTIC, TANH, HARD_SWISH, SOFTMAX,
  * LOG_SOFTMAX (with gemmlowp's fixed-point log, reference/log_softmax.h and common.h),
- * and through a 256-entry table ABS, LEAKY_RELU and ELU).
+ * and through a 256-entry table ABS, LEAKY_RELU, ELU and RSQRT).
  *
  * Arithmetic is TFLite Micro's reference integer kernels bit for bit (micro/kernels/
  * activations.h, reference/requantize.h, reference/integer_ops/logistic.h and tanh.h,
@@ -68,7 +68,7 @@ typedef struct {
 } rip_softmax_params;
 
 /* A table of the output byte for each input byte, indexed by the input read as uint8: how
- * ABS, LEAKY_RELU and ELU run (rip.codegen.activation_params evaluates TFLite Micro's
+ * ABS, LEAKY_RELU, ELU and RSQRT run (rip.codegen.activation_params evaluates TFLite Micro's
  * integer arithmetic, or for ELU its own float table, on all 256 inputs). */
 typedef struct {
     int8_t table[256];
@@ -105,7 +105,7 @@ typedef struct {
 rip_status rip_log_softmax_s8(const rip_log_softmax_params *params, int32_t num_rows,
                               int32_t row_size, const int8_t *input, int8_t *output);
 
-/* y[i] = table[(uint8_t)x[i]]: ABS, LEAKY_RELU, ELU. */
+/* y[i] = table[(uint8_t)x[i]]: ABS, LEAKY_RELU, ELU, RSQRT. */
 rip_status rip_lut_s8(const rip_lut_params *params, int32_t size, const int8_t *input,
                       int8_t *output);
 

@@ -30,7 +30,7 @@ SPATIAL = ("rip_conv_support.c", "rip_conv2d.c", "rip_conv2d_fast.c", "rip_conv2
            "rip_depthwise_row_fast.c", "rip_fully_connected.c", "rip_fully_connected_fast.c",
            "rip_pool.c")  # fmt: skip
 ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c", "rip_reduce.c")
-RESAMPLE = ("rip_resample.c", "rip_norm.c")
+RESAMPLE = ("rip_resample.c", "rip_norm.c", "rip_matmul.c")
 SOURCES = (*SPATIAL, *ELEMENTWISE, *RESAMPLE)
 CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 ARM_CPUS = ("cortex-m0plus", "cortex-m33")

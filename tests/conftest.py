@@ -54,6 +54,16 @@ SLOW_TESTS = {
     "test_simulate_depthwise_rows.py": ("test_every_depthwise_layer_of_the_model",),
     "test_api.py": ("test_emit_runs_on_the_host_and_matches_the_reference",),
     "test_grouped_conv.py": ("test_compiled_model_matches_tflm", "test_grouped_model_on_qemu_m33"),
+    "test_batch_matmul.py": (
+        "test_attention_block_matches_tflm",
+        "test_attention_block_on_qemu_m33",
+    ),
+    "test_rsqrt.py": (
+        "test_compiled_model_with_rsqrt_matches_tflm",
+        "test_rsqrt_model_on_qemu_m33",
+    ),
+    "test_uint8_interface.py": ("test_uint8_model_matches_tflm", "test_uint8_model_on_qemu_m33"),
+    "test_constant_fold.py": ("test_folded_model_matches_tflm",),
     "test_refusals.py": ("test_an_unrolled_model_with_tanh_compiles_and_matches",),
     "test_tflm_arena.py": ("test_no_shared_model_needs_more_than_tflite_micros_arena",),
     "test_staging.py": ("test_staged_firmware_on_qemu_gives_tflite_micros_checksum",),

@@ -83,6 +83,9 @@ def op_features(graph: Graph, op: Operator) -> tuple[float, ...]:
         macs = outputs * graph.tensors[op.inputs[1]].shape[-1]
     elif op.kind in WINDOW_POOLS:
         macs = outputs * op.params.filter[0] * op.params.filter[1]
+    elif op.kind == Op.BATCH_MATMUL:  # each output sums over the left operand's depth
+        x = graph.tensors[op.inputs[0]].shape
+        macs = outputs * (x[-2] if op.params.adj_x else x[-1])
     else:
         macs = max(inputs, outputs)
     pixels = _pixels(graph, op.outputs[0]) if op.outputs else 0

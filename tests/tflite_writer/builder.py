@@ -27,7 +27,7 @@ from rip.core.shapes import dilated
 
 Padding = Literal["SAME", "VALID"]
 Activation = Literal["NONE", "RELU", "RELU6"]
-DType = Literal["int8", "int16", "int32", "int64", "float32", "resource"]
+DType = Literal["int8", "uint8", "int16", "int32", "int64", "float32", "resource"]
 Pair = int | tuple[int, int]
 OptionValue = int | float | bool | tuple[int, ...]
 # A generator's padding: a TFLite padding mode, or explicit (top, bottom, left, right).
@@ -44,6 +44,7 @@ _ACTIVATION = {
 }
 _TENSOR_TYPE = {
     "int8": tflite.TensorType.INT8,
+    "uint8": tflite.TensorType.UINT8,
     "int16": tflite.TensorType.INT16,
     "resource": tflite.TensorType.RESOURCE,
     "int32": tflite.TensorType.INT32,
@@ -238,14 +239,15 @@ class ModelBuilder:
         zero_point: int = 0,
         name: str | None = None,
         *,
-        dtype: Literal["int8", "int16", "float32"] = "int8",
+        dtype: Literal["int8", "uint8", "int16", "float32"] = "int8",
     ) -> int:
-        """A non-constant tensor: int8 (or int16, the converter's 16x8 mode) with one scale
-        and zero point, or unquantized float32."""
-        if dtype in ("int8", "int16"):
+        """A non-constant tensor: int8 (or int16, the converter's 16x8 mode, or uint8, an
+        interface a QUANTIZE converts) with one scale and zero point, or unquantized
+        float32."""
+        if dtype in ("int8", "uint8", "int16"):
             if scale is None:
                 raise ValueError(f"an {dtype} activation needs a scale")
-            lo, hi = (-128, 127) if dtype == "int8" else (-32768, 32767)
+            lo, hi = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}[dtype]
             if not lo <= zero_point <= hi:
                 raise ValueError(f"{dtype} zero point {zero_point} outside [{lo}, {hi}]")
             quant = self._quantization(shape, scale, zero_point, 0)
@@ -672,6 +674,21 @@ class ModelBuilder:
         return self.operator(
             "RESIZE_NEAREST_NEIGHBOR", (x, size), (out,), "ResizeNearestNeighborOptions", options
         )
+
+    def batch_matmul(
+        self, x: int, y: int, out: int, *, adj_x: bool = False, adj_y: bool = False
+    ) -> int:
+        """BATCH_MATMUL of ``x`` by ``y`` (each transposed in its last two axes when its adj
+        flag is set); the caller makes the output: the broadcast batch axes, then x's rows and
+        y's columns."""
+        options = (("AdjX", adj_x), ("AdjY", adj_y))
+        return self.operator("BATCH_MATMUL", (x, y), (out,), "BatchMatMulOptions", options)
+
+    def shape_op(self, x: int, out: int) -> int:
+        """SHAPE of ``x`` into ``out``, an int32 or int64 vector (`add_index_output`)."""
+        dtype = self._tensors[out].dtype
+        code = {"int32": tflite.TensorType.INT32, "int64": tflite.TensorType.INT64}[dtype]
+        return self.operator("SHAPE", (x,), (out,), "ShapeOptions", (("OutType", code),))
 
     def quantize(self, x: int, out: int) -> int:
         """QUANTIZE float32 to int8, or requantize int8 to another scale."""
