@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 from paths import MCUNET, SHARED, shared_path
+from test_batch_matmul import attention_model
+from test_rsqrt import norm_model
+from test_uint8_interface import uint8_model
 from tflite_writer import (
     example_model,
     movement_sample_model,
@@ -62,6 +65,10 @@ GENERATED = {
     "max-pool": lambda: random_pool_model(1, kind="max"),
     "add": lambda: random_add_model(0),
     "upsample": lambda: random_upsample_model(0),
+    # issue 28's operators: attention (BATCH_MATMUL), RSQRT, a uint8 interface
+    "attention": lambda: attention_model(),
+    "rsqrt-norm": lambda: norm_model(),
+    "uint8-conv": lambda: uint8_model(),
 }
 
 
