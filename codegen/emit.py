@@ -281,5 +281,6 @@ def emit_model(
         staged=tuple(
             Activation(b.id, f"op {b.op} filter {b.member}", plan.offsets[b.id], b.size, b.op, b.op)
             for b in op_buffers
+            if b.role == WEIGHTS
         ),
     )

@@ -263,7 +263,7 @@ def assert_readable_model_c(out: Path, ops: int) -> list[str]:
 
 def test_example_model_c_is_readable(tmp_path):
     """The bundled example: invoke near the top, one comment per op, in place noted."""
-    code = main([str(EXAMPLE), "--board", "host", "-o", str(tmp_path),
+    code = main([str(EXAMPLE), "--board", "host", "--strategy", "rip", "-o", str(tmp_path),
                  "--quiet"])  # fmt: skip
     assert code == 0
     graph = rewrite(read_model(EXAMPLE))
@@ -278,6 +278,7 @@ def test_person_det_model_c_is_readable(tmp_path):
     model = SHARED / "models" / "mcunet" / "person-det.tflite"
     if not model.is_file():
         pytest.skip(f"{model} is absent (CI keeps ../shared beside the checkout)")
-    assert main([str(model), "--board", "host", "-o", str(tmp_path), "--quiet"]) == 0
+    args = [str(model), "--board", "host", "--strategy", "rip", "-o", str(tmp_path), "--quiet"]
+    assert main(args) == 0  # the rewritten graph's ops, one comment each
     graph = rewrite(read_model(model))
     assert_readable_model_c(tmp_path, len(graph.operators))

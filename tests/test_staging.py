@@ -208,6 +208,7 @@ def test_generated_code_copies_each_staged_filter_once():
     text = model.files["model.c"]
     copies = re.findall(r"memcpy\(\(rip_arena \+ (\d+)\), (rip_op\d+(?:_s\d+)?_filter),", text)
     assert len(copies) == len(weights(c.problem))
+    assert len(model.staged) == len(weights(c.problem))  # model.c's header lists those alone
     assert {int(x) for x, _ in copies} == {c.plan.offsets[b.id] for b in weights(c.problem)}
     # a staged buffer smaller than the filter its kernel reads is refused
     small = tuple(replace(b, size=4) for b in weights(c.problem))
