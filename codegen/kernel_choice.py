@@ -125,6 +125,15 @@ def choose_conv_kernel(
                 "2x2 pixel x channel tiles, gap <= per-pixel gap; cheap requantisation proven",
             )
         why = "" if fits else f"; the plan gives it {reserved_scratch} B of scratch, not {rq_need}"
+        taps = p.filter_dims[1] * p.filter_dims[2] * p.filter_dims[3]
+        if (
+            p.fast_channels is not None
+            and reserved_scratch is not None
+            and taps <= reserved_scratch
+        ):
+            v = kv.CONV2D_GEMV_RQ  # one receptive field at a time: the simulated order itself
+            return KernelChoice(v.name, v.folded_bias, "a pixel at a time, 1x4 channel tiles; "
+                                f"cheap requantisation proven{why}", taps)  # fmt: skip
         return KernelChoice(
             kv.CONV2D_FAST.name,
             kv.CONV2D_FAST.folded_bias,

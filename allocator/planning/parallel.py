@@ -249,10 +249,7 @@ def plan_graph(
     scratch buffers exactly as ``req`` has them (the caller emits the plan with ``req``)."""
     options = PlanOptions() if options is None else options
     as_is = Transformed(graph)
-    made = {
-        Strategy(s): Variant.of(s, as_is, req, options.alignment, trim_scratch=False)
-        for s in strategies
-    }
+    made = {Strategy(s): Variant.of(s, as_is, req, options.alignment) for s in strategies}
     return plan_strategies(made, options, cache, jobs)
 
 

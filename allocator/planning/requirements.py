@@ -174,15 +174,19 @@ def op_min_scratch_bytes(graph: Graph, op: Operator) -> int:
     """The least scratch any kernel that may run ``op`` needs (`scratch.lean_scratch_bytes`,
     else `op_scratch_bytes`): what the replay requires of an op's scratch buffer."""
     full = op_scratch_bytes(graph, op)
-    if full == 0 or op.kind != Op.CONV_2D:
+    if full == 0 or not (op.kind == Op.CONV_2D or depthwise_is_conv(graph, op)):
         return full
-    lean = lean_scratch_bytes(op.kind, nhwc(graph.tensors[op.inputs[1]].shape))
+    _, kh, kw, c = nhwc(graph.tensors[op.inputs[1]].shape)
+    lean = lean_scratch_bytes(Op.CONV_2D, (1, kh, kw, c if op.kind == Op.CONV_2D else 1))
     return full if lean is None else min(full, lean)
 
 
 def op_scratch_bytes(graph: Graph, op: Operator) -> int:
     """Scratch a kernel needs (its op buffer in the arena): `planning.scratch.kernel_scratch_bytes`
     (the formulas of the kernels' ..._get_buffer_size) on this op's dims."""
+    if depthwise_is_conv(graph, op):  # the conv kernels' need, as the conv it equals runs
+        _, kh, kw, _ = nhwc(graph.tensors[op.inputs[1]].shape)
+        return kernel_scratch_bytes(Op.CONV_2D, (1, 1, 1, 1), (1, kh, kw, 1), (1, 1, 1, 1))
     formula = SPECS[op.kind].scratch if op.kind in SPECS else None
     if formula == "fused":
         p = op.params

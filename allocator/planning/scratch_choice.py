@@ -9,26 +9,35 @@ planned, and the code generator, which picks the fastest kernel that fits an op'
 scratch (`codegen.kernel_choice.choose_conv_kernel`), runs the leaner kernel there. Both
 kernels gather the same pixel pair before writing either, so the in-place gap is the same.
 
-One op at a time, at the step that sets the limit, while that lowers it: where the limit is
+One op at a time, at the step that sets the limit, while that lowers it and the cut ops
+stay within the instruction budget (`--max-overhead`, as fused chains): where the limit is
 set by activations alone, nothing changes and every op keeps its fastest kernel.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from rip.allocator.planning.placement import Problem
 from rip.allocator.planning.requirements import Requirements
 
 
-def trim(req: Requirements, problem: Problem) -> tuple[Requirements, Problem]:
+def trim(
+    req: Requirements,
+    problem: Problem,
+    cost: Callable[[int], float],
+    budget: float | None,
+) -> tuple[Requirements, Problem]:
     """``req`` and its strategy's ``problem`` with the scratch of each op that sets the
     problem's lower bound cut to its least (`OpRequirement.least_scratch_bytes`), as long as
-    each cut lowers the bound. A Requirements without scratch in the arena comes back as
-    it is."""
+    each cut lowers the bound and the cut ops' estimated instructions (``cost`` of an op
+    index; the leaner kernel is slower on them alone) stay within ``budget`` (None: no
+    limit), the instruction budget fused chains spend too. A Requirements without scratch
+    in the arena comes back as it is."""
     if not req.op_buffers:
         return req, problem
-    bound = problem.lower_bound()
+    bound, spent = problem.lower_bound(), 0.0
     while True:
         steps = problem.step_bounds()
         cut = {
@@ -38,13 +47,14 @@ def trim(req: Requirements, problem: Problem) -> tuple[Requirements, Problem]:
             and (own := req.op_buffer(k)) is not None
             and req.ops[k].least_scratch_bytes < own.size
         }
-        if not cut:
+        more = sum(cost(k) for k in cut)
+        if not cut or (budget is not None and spent + more > budget):
             return req, problem
         trimmed = _with_scratch(req, cut)
         smaller = problem.resized({b.id: b.size for b in trimmed.op_buffers})
         if smaller.lower_bound() >= bound:
             return req, problem
-        req, problem, bound = trimmed, smaller, smaller.lower_bound()
+        req, problem, bound, spent = trimmed, smaller, smaller.lower_bound(), spent + more
 
 
 def _with_scratch(req: Requirements, sizes: dict[int, int]) -> Requirements:

@@ -139,16 +139,24 @@ class Variant:
         made: Transformed,
         req: Requirements,
         alignment: int,
-        trim_scratch: bool = True,
+        scratch_budget: float | None = 0.0,
+        core: str = "",
     ) -> Variant:
         """The variant of ``made.graph`` with requirements ``req``: the one place a
-        placement problem is built, with the scratch of any op that sets its floor cut to
-        its leanest kernel's (`scratch_choice.trim`; the variant's ``req`` says so, and
-        code is emitted from it). ``trim_scratch`` False plans ``req`` exactly as given,
-        for a caller that emits the plan with that same ``req``."""
+        placement problem is built. Where an op's scratch sets the problem's floor it is cut
+        to its leanest kernel's (`scratch_choice.trim`; the variant's ``req`` says so, and
+        code is emitted from it) when those ops' estimated instructions (``core``'s cost
+        model) are at most ``scratch_budget`` of the model's (None: any; 0: no cut, the
+        problem exactly as ``req`` gives it)."""
         problem = build_problem(req, strategy, alignment)
-        if trim_scratch:
-            req, problem = trim(req, problem)
+        if scratch_budget is None or scratch_budget > 0:
+            costs = for_core(core)
+            budget = None if scratch_budget is None else scratch_budget * costs.model(made.graph)
+
+            def cost(k: int) -> float:
+                return costs.op(made.graph, made.graph.operators[k])
+
+            req, problem = trim(req, problem, cost, budget)
         return cls(Strategy(strategy), made.graph, req, problem, made.fusion, made.key)
 
 
@@ -160,7 +168,9 @@ def variant(
     transform = spec(strategy).transform
     made = Transformed(graph) if transform is None else transform(graph, req, options)
     made_req = req if made.graph is graph else requirements(made.graph, req.scratch_in_arena)
-    return Variant.of(strategy, made, made_req, options.alignment)
+    return Variant.of(
+        strategy, made, made_req, options.alignment, options.max_overhead, options.board.core
+    )
 
 
 def variants(
