@@ -29,6 +29,7 @@ from rip.codegen.kernel_choice import (
     fast_conv_channels,
     fast_fc_channels,
     folded_bias,
+    pack_depthwise_filter,
     pack_filter_pairs,
 )
 from rip.codegen.lowering import Lowered, OpBuffers, OpContext, grouped, render_op, where
@@ -38,6 +39,7 @@ from rip.codegen.lowering import Lowered, OpBuffers, OpContext, grouped, render_
 from rip.codegen.lowering import activation_input as _activation_input
 from rip.codegen.lowering import check_inplace as _check_inplace
 from rip.codegen.lowering import kernel_params as _params
+from rip.core import kernel_variants as kv
 from rip.core.errors import LoweringError
 from rip.core.operators import Op, kernel_of
 from rip.core.terms import InPlaceKind
@@ -129,8 +131,11 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     if choice.folded_bias:
         kernel, bias = choice.function, folded_bias(p, weights, bias)
         scratch = choice.scratch_bytes if choice.scratch_bytes is not None else scratch
+    aligned = quant_fast = kernel.endswith("_rq_s8")
     if kernel in ("rip_conv2d_fast_rq_s8", "rip_conv2d_gemv_rq_s8"):
         weights = pack_filter_pairs(signed_weights, p.output_dims[3])
+    elif kv.variant(kernel).depthwise_packed:
+        weights, aligned = pack_depthwise_filter(weights, kh, kw, c), True
     return render_op(
         OpContext(
             kind=op.kind,
@@ -144,11 +149,12 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             output=grouped(buffers.output),
             filter=weights,
             bias=bias,
-            quant="fast_channels" if kernel.endswith("_rq_s8") else "per_channel",
+            quant="fast_channels" if quant_fast else "per_channel",
             scratch_bytes=scratch,
             comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
             ring_slots=choice.ring_slots,
             ring_rows=choice.ring_rows,
+            aligned_filter=aligned,
         )
     )
 

@@ -102,6 +102,8 @@ class OpContext:
     # .depthwise_ring_slots): each input row's ring slot, -1 if not saved; and the ring's rows
     ring_slots: tuple[int, ...] | None = None
     ring_rows: int = 0
+    # the filter is read a word at a time (a packed one): emitted 4-byte aligned
+    aligned_filter: bool = False
 
     @property
     def template_stem(self) -> str:
