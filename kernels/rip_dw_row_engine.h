@@ -96,23 +96,28 @@ static inline int32_t rip_dw_pack_tops(int32_t lo, int32_t hi) {
     } while (0)
 #endif
 
-/* The word at *p (four channels of one tap), *p advanced by col. On DSP cores a volatile
- * asm, ordered with the pair blocks: GCC would otherwise hoist every tap's load to the top
- * of the pixel and spill them (seven kernel rows of inputs cannot stay in registers). */
-static inline __attribute__((always_inline)) int32_t rip_dw4_load_next(const int8_t **p,
-                                                                       ptrdiff_t col) {
+/* The word at p + k * col (k = 0, 1 or 2: four channels of one tap), one LDR with the
+ * offset register shifted as k needs. On DSP cores a volatile asm, ordered with the pair
+ * blocks: GCC would otherwise hoist every tap's load to the top of the pixel and spill
+ * them (seven kernel rows of inputs cannot stay in registers). */
+static inline __attribute__((always_inline)) int32_t rip_dw4_load_at(const int8_t *p,
+                                                                     ptrdiff_t col, int k) {
 #if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
     int32_t x;
-    const int8_t *q = *p;
-    __asm__ volatile("ldr %[x], [%[q]]\n\tadd %[q], %[q], %[col]"
-                     : [x] "=&r"(x), [q] "+r"(q)
-                     : [col] "r"(col), "m"(*(const int32_t *)q));
-    *p = q;
+    if (k == 0) {
+        __asm__ volatile("ldr %0, [%1]" : "=r"(x) : "r"(p), "m"(*(const int32_t *)p));
+    } else if (k == 1) {
+        __asm__ volatile("ldr %0, [%1, %2]"
+                         : "=r"(x)
+                         : "r"(p), "r"(col), "m"(*(const int32_t *)(p + col)));
+    } else {
+        __asm__ volatile("ldr %0, [%1, %2, lsl #1]"
+                         : "=r"(x)
+                         : "r"(p), "r"(col), "m"(*(const int32_t *)(p + 2 * col)));
+    }
     return x;
 #else
-    const int32_t x = rip_fast_load_s8x4(*p);
-    *p += col;
-    return x;
+    return rip_fast_load_s8x4(p + k * col);
 #endif
 }
 
@@ -193,6 +198,7 @@ static inline __attribute__((always_inline)) void rip_dw4_run(
     const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, const int32_t KH,
     const int32_t KW, const int MODE, const rip_dw4_stage *st, int8_t *o, ptrdiff_t ostep,
     int32_t n) {
+    const ptrdiff_t col3 = 3 * col;
     for (; n > 0; --n, off += step, o += ostep) {
         int32_t a0 = st->bias[0], a1 = st->bias[1], a2 = st->bias[2], a3 = st->bias[3];
         const int32_t *w = st->w;
@@ -200,10 +206,13 @@ static inline __attribute__((always_inline)) void rip_dw4_run(
         int held = 0; /* xt holds a pair's first tap (a constant once the loops unroll) */
 #pragma GCC unroll 16
         for (int32_t ky = 0; ky < KH; ++ky) {
-            const int8_t *p = rows[ky] + off;
+            const int8_t *p = rows[ky] + off; /* taps kx = 3m .. 3m + 2 from p + m * col3 */
 #pragma GCC unroll 16
             for (int32_t kx = 0; kx < KW; ++kx) {
-                const int32_t x = rip_dw4_load_next(&p, col);
+                if (kx > 0 && kx % 3 == 0) {
+                    p += col3;
+                }
+                const int32_t x = rip_dw4_load_at(p, col, kx % 3);
                 if (!held) {
                     xt = x;
                     held = 1;
@@ -300,7 +309,7 @@ static inline __attribute__((always_inline)) int8_t rip_dw1_out(const rip_dw1_rq
 
 /* ARMv6-M: n output pixels of one channel, pixel k's tap (ky, kx) at rows[ky] + off +
  * k * step + kx * col, its weight w[ky * KW + kx] (staged on the stack: an immediate
- * offset), its output at o + k * ostep. */
+ * offset), its output at o + k * ostep. The pragmas unroll the taps at -O2 as at -O3. */
 static inline __attribute__((always_inline)) void rip_dw1_run(
     const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, const int32_t KH,
     const int32_t KW, const int MODE, const int32_t *w, int32_t bias, const rip_dw1_rq *q,
@@ -308,8 +317,10 @@ static inline __attribute__((always_inline)) void rip_dw1_run(
     for (; n > 0; --n, off += step, o += ostep) {
         int32_t acc = bias;
         const int32_t *wk = w;
+#pragma GCC unroll 16
         for (int32_t ky = 0; ky < KH; ++ky) {
             const int8_t *p = rows[ky] + off;
+#pragma GCC unroll 16
             for (int32_t kx = 0; kx < KW; ++kx, p += col, ++wk) {
                 acc += *p * *wk;
             }
@@ -558,13 +569,24 @@ static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const 
             const int32_t ix_a = a * g->sw - g->pw;
             const int32_t span = (b - 1 - a) * g->sw + (g->kw - 1) * g->dw + 1;
             if (kh * span <= RIP_DW_SEGMENT_WORDS) {
+                /* columns [i_lo, i_hi) of the segment are inside the input */
+                const int32_t i_lo = rip_min32(rip_max32(-ix_a, 0), span);
+                const int32_t i_hi = rip_max32(rip_min32(g->w - ix_a, span), i_lo);
                 for (int32_t ky = 0; ky < kh; ++ky) {
                     int32_t *row = segment + ky * span;
-                    for (int32_t i = 0; i < span; ++i) {
-                        const int32_t ix = ix_a + i;
-                        row[i] = rows[ky] != NULL && ix >= 0 && ix < g->w
-                                     ? rip_fast_load_s8x4(rows[ky] + (ptrdiff_t)ix * c + ch)
-                                     : pad4;
+                    const int32_t in_lo = rows[ky] != NULL ? i_lo : span;
+                    const int32_t in_hi = rows[ky] != NULL ? i_hi : span;
+                    int32_t i = 0;
+                    for (; i < in_lo; ++i) {
+                        row[i] = pad4;
+                    }
+                    const int8_t *x = in_lo < in_hi ? rows[ky] + (ptrdiff_t)(ix_a + i) * c + ch
+                                                    : NULL;
+                    for (; i < in_hi; ++i, x += c) {
+                        row[i] = rip_fast_load_s8x4(x);
+                    }
+                    for (; i < span; ++i) {
+                        row[i] = pad4;
                     }
                     gp[ky] = (const int8_t *)(const void *)row;
                 }
