@@ -145,6 +145,28 @@ static inline __attribute__((always_inline)) int32_t rip_dw4_load_at(const int8_
 #define RIP_DW_V6M 0
 #endif
 
+/* Every kernel size (3x3, 5x5, 7x7, any other) times every requantisation mode (the
+ * RIP_DW_RQ_* order): one noinline run each, RUN(name, KH, KW, MODE) defining it, and the
+ * table the row engine picks its run from once a row. */
+#define RIP_DW_RUN_MODES(RUN, prefix, size, KH, KW)                                             \
+    RUN(prefix##_##size##_exact, KH, KW, RIP_DW_RQ_EXACT)                                      \
+    RUN(prefix##_##size##_sat, KH, KW, RIP_DW_RQ_CHEAP_SAT)                                    \
+    RUN(prefix##_##size##_clamp, KH, KW, RIP_DW_RQ_CHEAP_CLAMP)
+#define RIP_DW_RUN_SIZES(RUN, prefix)                                                          \
+    RIP_DW_RUN_MODES(RUN, prefix, 3x3, 3, 3)                                                   \
+    RIP_DW_RUN_MODES(RUN, prefix, 5x5, 5, 5)                                                   \
+    RIP_DW_RUN_MODES(RUN, prefix, 7x7, 7, 7)                                                   \
+    RIP_DW_RUN_MODES(RUN, prefix, any, kh, kw)
+#define RIP_DW_RUN_ROW(prefix, size) {prefix##_##size##_exact, prefix##_##size##_sat, prefix##_##size##_clamp}
+#define RIP_DW_RUN_TABLE(prefix)                                                               \
+    {RIP_DW_RUN_ROW(prefix, 3x3), RIP_DW_RUN_ROW(prefix, 5x5), RIP_DW_RUN_ROW(prefix, 7x7),    \
+     RIP_DW_RUN_ROW(prefix, any)}
+
+/* The run table's row of a kernel size. */
+static inline int rip_dw_size_index(int32_t kh, int32_t kw) {
+    return kh != kw ? 3 : kh == 3 ? 0 : kh == 5 ? 1 : kh == 7 ? 2 : 3;
+}
+
 #if !RIP_DW_V6M
 /* One channel group's view of one output row: the group's packed weights (the filter's own
  * where every kernel row is inside the input; else a copy with the taps of rows outside it
@@ -241,24 +263,12 @@ typedef void (*rip_dw4_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t c
         (void)kw;                                                                              \
         rip_dw4_run(rows, off, col, step, KH, KW, MODE, st, o, ostep, n);                      \
     }
-#define RIP_DW4_RUNS(size, KH, KW)                                                             \
-    RIP_DW4_RUN(rip_dw4_run_##size##_exact, KH, KW, RIP_DW_RQ_EXACT)                           \
-    RIP_DW4_RUN(rip_dw4_run_##size##_sat, KH, KW, RIP_DW_RQ_CHEAP_SAT)                         \
-    RIP_DW4_RUN(rip_dw4_run_##size##_clamp, KH, KW, RIP_DW_RQ_CHEAP_CLAMP)
-RIP_DW4_RUNS(3x3, 3, 3)
-RIP_DW4_RUNS(5x5, 5, 5)
-RIP_DW4_RUNS(7x7, 7, 7)
-RIP_DW4_RUNS(any, kh, kw)
+RIP_DW_RUN_SIZES(RIP_DW4_RUN, rip_dw4_run)
 
 /* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order). */
 static rip_dw4_fn rip_dw4_pick(int32_t kh, int32_t kw, int mode) {
-    static const rip_dw4_fn runs[4][3] = {
-        {rip_dw4_run_3x3_exact, rip_dw4_run_3x3_sat, rip_dw4_run_3x3_clamp},
-        {rip_dw4_run_5x5_exact, rip_dw4_run_5x5_sat, rip_dw4_run_5x5_clamp},
-        {rip_dw4_run_7x7_exact, rip_dw4_run_7x7_sat, rip_dw4_run_7x7_clamp},
-        {rip_dw4_run_any_exact, rip_dw4_run_any_sat, rip_dw4_run_any_clamp},
-    };
-    const int size = kh != kw ? 3 : kh == 3 ? 0 : kh == 5 ? 1 : kh == 7 ? 2 : 3;
+    static const rip_dw4_fn runs[4][3] = RIP_DW_RUN_TABLE(rip_dw4_run);
+    const int size = rip_dw_size_index(kh, kw);
     return runs[size][mode];
 }
 
@@ -343,24 +353,12 @@ typedef void (*rip_dw1_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t c
         (void)kw;                                                                              \
         rip_dw1_run(rows, off, col, step, KH, KW, MODE, w, bias, q, o, ostep, n);              \
     }
-#define RIP_DW1_RUNS(size, KH, KW)                                                             \
-    RIP_DW1_RUN(rip_dw1_run_##size##_exact, KH, KW, RIP_DW_RQ_EXACT)                           \
-    RIP_DW1_RUN(rip_dw1_run_##size##_sat, KH, KW, RIP_DW_RQ_CHEAP_SAT)                         \
-    RIP_DW1_RUN(rip_dw1_run_##size##_clamp, KH, KW, RIP_DW_RQ_CHEAP_CLAMP)
-RIP_DW1_RUNS(3x3, 3, 3)
-RIP_DW1_RUNS(5x5, 5, 5)
-RIP_DW1_RUNS(7x7, 7, 7)
-RIP_DW1_RUNS(any, kh, kw)
+RIP_DW_RUN_SIZES(RIP_DW1_RUN, rip_dw1_run)
 
 /* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order). */
 static rip_dw1_fn rip_dw1_pick(int32_t kh, int32_t kw, int mode) {
-    static const rip_dw1_fn runs[4][3] = {
-        {rip_dw1_run_3x3_exact, rip_dw1_run_3x3_sat, rip_dw1_run_3x3_clamp},
-        {rip_dw1_run_5x5_exact, rip_dw1_run_5x5_sat, rip_dw1_run_5x5_clamp},
-        {rip_dw1_run_7x7_exact, rip_dw1_run_7x7_sat, rip_dw1_run_7x7_clamp},
-        {rip_dw1_run_any_exact, rip_dw1_run_any_sat, rip_dw1_run_any_clamp},
-    };
-    const int size = kh != kw ? 3 : kh == 3 ? 0 : kh == 5 ? 1 : kh == 7 ? 2 : 3;
+    static const rip_dw1_fn runs[4][3] = RIP_DW_RUN_TABLE(rip_dw1_run);
+    const int size = rip_dw_size_index(kh, kw);
     return runs[size][mode];
 }
 
