@@ -169,6 +169,7 @@ def emitted_kernel(p, w: bytes, b, reserved: int):
     import dataclasses
 
     from rip.codegen import kernel_choice as kc
+    from rip.core import kernel_variants as kv
 
     signed = w
     if p.kind == Op.DEPTHWISE_CONV_2D:
@@ -182,9 +183,13 @@ def emitted_kernel(p, w: bytes, b, reserved: int):
     choice = kc.choose_conv_kernel(p, inplace, reserved)
     if choice.function == "rip_conv2d_fast_rq_s8":
         return choice, kc.pack_filter_pairs(signed, p.output_dims[3]), None, p.fast_channels
+    filt = w
+    if kv.variant(choice.function).depthwise_packed:
+        _, kh, kw, c = p.filter_dims
+        filt = kc.pack_depthwise_filter(w, kh, kw, c)
     if choice.function.endswith("_rq_s8"):
-        return choice, w, None, p.fast_channels
-    return choice, w, kc.folded_bias(p, w, b), None
+        return choice, filt, None, p.fast_channels
+    return choice, filt, kc.folded_bias(p, w, b), None
 
 
 def layer_source(layers) -> tuple[str, int, int]:
@@ -193,28 +198,29 @@ def layer_source(layers) -> tuple[str, int, int]:
     decls, calls = [], []
     arena = 0
     scratch = max(p.scratch_bytes for p, _, _ in layers)  # the model's reserved scratch
-    rng = np.random.default_rng(0)
     for k, (p, w, b) in enumerate(layers):
         n_in, n_out = int(np.prod(p.input_dims)), int(np.prod(p.output_dims))
         arena = max(arena, n_in + n_out + 8)
         v = f"l{k}"
         choice, filt, fb, records = emitted_kernel(p, w, b, scratch)
         new = choice.function
-        decls.append(c_array("int8_t", f"{v}_x", rng.integers(-128, 128, n_in)))
         decls.append(c_array("int8_t", f"{v}_w", np.frombuffer(w, np.int8)))
         decls.append(c_array("int32_t", f"{v}_b", b if b is not None else [0] * n_out))
         decls.append(c_array("int32_t", f"{v}_m", p.multipliers))
         decls.append(c_array("int32_t", f"{v}_s", p.shifts))
+        # the emitted filter (packed ones are read a word or word pair at a time: aligned)
+        packed = c_array("int8_t", f"{v}_wf", np.frombuffer(filt, np.int8))
+        decls.append(packed.replace("[] =", "[] __attribute__((aligned(4))) ="))
         if records is None:
             decls.append(c_array("int32_t", f"{v}_fb", fb))
-            args = f"&q, &id, a, &fd, {v}_w, &bd, {v}_fb, &od"
+            args = f"&q, &id, a, &fd, {v}_wf, &bd, {v}_fb, &od"
         else:
-            # the packed filter is read a word (LDRD) at a time
-            packed = c_array("int8_t", f"{v}_wf", np.frombuffer(filt, np.int8))
-            decls.append(packed.replace("[] =", "[] __attribute__((aligned(4))) ="))
             body = ",".join("{" + ",".join(str(x) for x in r) + "}" for r in records)
             decls.append(f"static const rip_fast_channel {v}_ch[] = {{{body}}};")
             args = f"{v}_ch, &id, a, &fd, {v}_wf, &od"
+        if choice.ring_slots is not None:  # the row-streamed kernel's baked schedule
+            decls.append(c_array("int16_t", f"{v}_ring", choice.ring_slots))
+            args += f", {v}_ring, {choice.ring_rows}"
         dw = p.kind == Op.DEPTHWISE_CONV_2D
         head = f"""    {{
         const rip_dims id = {dims(p.input_dims)}, fd = {dims(p.filter_dims)},
@@ -227,12 +233,12 @@ def layer_source(layers) -> tuple[str, int, int]:
             call = f"""
         const rip_dw_conv_params pr = {{{p.input_offset}, {p.output_offset}, {dims(p.stride)},
             {dims(p.padding)}, {dims(p.dilation)}, {p.depth_multiplier}, {dims(p.activation)}}};
-        memcpy(a, {v}_x, sizeof {v}_x);
+        fill(a, {n_in}, {k}u);
         t0 = ticks();
         st |= rip_depthwise_conv2d_inplace_s8(&ctx, &pr, &q, &id, a, &fd, {v}_w, &bd, {v}_b, &od);
         t1 = ticks();
         memcpy(ref, a, {n_out});
-        memcpy(a, {v}_x, sizeof {v}_x);
+        fill(a, {n_in}, {k}u);
         t2 = ticks();
         st |= {new}(&ctx, &pr, {args});
         t2 = ticks() - t2;
@@ -241,7 +247,7 @@ def layer_source(layers) -> tuple[str, int, int]:
             call = f"""
         const rip_conv_params pr = {{{p.input_offset}, {p.output_offset}, {dims(p.stride)},
             {dims(p.padding)}, {dims(p.dilation)}, {dims(p.activation)}}};
-        memcpy(a, {v}_x, sizeof {v}_x);
+        fill(a, {n_in}, {k}u);
         t0 = ticks();
         st |= rip_conv2d_s8(&ctx, &pr, &q, &id, a, &fd, {v}_w, &bd, {v}_b, &od, a + {n_in});
         t1 = ticks();
@@ -263,6 +269,14 @@ def layer_source(layers) -> tuple[str, int, int]:
             f"static int8_t a[{arena}] __attribute__((aligned(4)));",
             f"static int8_t ref[{arena}] __attribute__((aligned(4)));",
             f"static int8_t scratch[{scratch + 4}] __attribute__((aligned(4)));",
+            # the inputs are generated, not stored: a model's activations outgrow the code region
+            "static void fill(int8_t *d, uint32_t n, uint32_t seed) {",
+            "    uint32_t x = 2463534242u ^ (seed * 2654435761u);",
+            "    for (uint32_t i = 0; i < n; ++i) {",
+            "        x ^= x << 13; x ^= x >> 17; x ^= x << 5;",
+            "        d[i] = (int8_t)(x >> 24);",
+            "    }",
+            "}",
             "int main(void) {",
             "    const rip_context ctx = {scratch, sizeof scratch};",
             "    int fails = 0, st = 0, same;",

@@ -23,6 +23,7 @@ from rip.codegen.kernel_choice import (
     fast_channels,
     fast_conv_channels,
     folded_bias,
+    pack_depthwise_filter,
     pack_filter_pairs,
 )
 from rip.core.operators import Op
@@ -103,11 +104,14 @@ def _stage_arithmetic(
             records, signed = found
             packed = pack_filter_pairs(signed, c.output_dims[3])
             return dataclasses.replace(c, fast_channels=records), packed, None
-    else:
-        channels = fast_channels(c, weights, bias)
-        if channels is not None:
-            return dataclasses.replace(c, fast_channels=channels), weights, None
-    return c, weights, folded_bias(c, weights, bias)
+        return c, weights, folded_bias(c, weights, bias)
+    # the depthwise stage's row engine reads the filter packed (rip_depthwise_row_fast.h)
+    _, kh, kw, ch = c.filter_dims
+    packed = pack_depthwise_filter(weights, kh, kw, ch)
+    channels = fast_channels(c, weights, bias)
+    if channels is not None:
+        return dataclasses.replace(c, fast_channels=channels), packed, None
+    return c, packed, folded_bias(c, weights, bias)
 
 
 def _ordinal(needed: list[int], rows: int) -> tuple[int, ...] | None:

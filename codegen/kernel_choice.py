@@ -222,6 +222,23 @@ def pack_filter_pairs(filter_bytes: bytes, c_out: int) -> bytes:
     return blocks.tobytes()
 
 
+def pack_depthwise_filter(filter_bytes: bytes, kh: int, kw: int, channels: int) -> bytes:
+    """The filter [1, KH, KW, C] as every fast depthwise kernel reads it (rip_dw_weight in
+    kernels/rip_dw_geometry.h): channels in groups of four (the last padded with zeros),
+    taps t = ky * KW + kx in pairs (an odd last tap paired with a zero), and per group and
+    pair one little-endian word a channel, the pair's weights as its two sign-extended
+    halfwords: the operand SMLAD multiplies the channel's two paired inputs with, so that
+    no kernel widens or reorders a weight at run time."""
+    taps = kh * kw
+    w = np.frombuffer(filter_bytes, dtype=np.int8).reshape(taps, channels)
+    groups, pairs = -(-channels // 4), -(-taps // 2)
+    padded = np.zeros((2 * pairs, 4 * groups), dtype=np.int16)
+    padded[:taps, :channels] = w
+    # [pair, tap in pair, group, channel in group] -> [group, pair, channel in group, tap in pair]
+    blocks = padded.reshape(pairs, 2, groups, 4).transpose(2, 0, 3, 1)
+    return np.ascontiguousarray(blocks).astype("<i2").tobytes()
+
+
 def fast_conv_channels(
     p: ConvKernelParams, filter_bytes: bytes, bias: tuple[int, ...] | None
 ) -> tuple[tuple[tuple[int, int, int, int], ...], bytes] | None:

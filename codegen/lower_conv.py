@@ -29,6 +29,7 @@ from rip.codegen.kernel_choice import (
     fast_conv_channels,
     fast_fc_channels,
     folded_bias,
+    pack_depthwise_filter,
     pack_filter_pairs,
 )
 from rip.codegen.lowering import (
@@ -153,8 +154,11 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     if choice.folded_bias:
         kernel, bias = choice.function, folded_bias(p, weights, bias)
         scratch = choice.scratch_bytes if choice.scratch_bytes is not None else scratch
+    aligned = quant_fast = kernel.endswith("_rq_s8")
     if kernel in ("rip_conv2d_fast_rq_s8", "rip_conv2d_gemv_rq_s8"):
         weights = pack_filter_pairs(signed_weights, p.output_dims[3])
+    elif kv.variant(kernel).depthwise_packed:
+        weights, aligned = pack_depthwise_filter(weights, kh, kw, c), True
     # flash-aware execution stages a CONV_2D's filter only (the planner's candidates)
     staged = staged_filters(
         graph, op, index, buffers, {0: len(weights)} if op.kind == Op.CONV_2D else {}
@@ -172,12 +176,13 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
             output=grouped(buffers.output),
             filter=weights,
             bias=bias,
-            quant="fast_channels" if kernel.endswith("_rq_s8") else "per_channel",
+            quant="fast_channels" if quant_fast else "per_channel",
             scratch_bytes=scratch,
             scratch_context=buffers.context,
             comment=f"{kernel}: {choice.reason}" if choice.folded_bias else None,
             ring_slots=choice.ring_slots,
             ring_rows=choice.ring_rows,
+            aligned_filter=aligned,
             staged=staged,
         )
     )

@@ -116,6 +116,8 @@ class OpContext:
     # flash-aware execution: per staged filter member, the SRAM pointer expression the
     # kernel reads it from; the call copies it there from flash first (`staged_filters`)
     staged: dict[int, str] = dataclasses.field(default_factory=dict)
+    # the filter is read a word at a time (a packed one): emitted 4-byte aligned
+    aligned_filter: bool = False
 
     @property
     def template_stem(self) -> str:

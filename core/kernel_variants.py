@@ -37,6 +37,9 @@ class KernelVariant:
     folded_bias: bool = False  # takes bias + input_offset * sum(filter), not the model's bias
     cheap_twin: str | None = None  # its twin with the cheap requantisation (_rq)
     reference: bool = False  # TFLite's reference loop, linked against no fast kernel
+    # the filter packed at compile time as the fast depthwise engine reads it, 4-byte
+    # aligned (rip.codegen.kernel_choice.pack_depthwise_filter), not the model's layout
+    depthwise_packed: bool = False
     preconditions: str = ""
 
 
@@ -142,6 +145,7 @@ DEPTHWISE_FAST = KernelVariant(
     "rip_depthwise_fast.h",
     (Op.DEPTHWISE_CONV_2D,),
     folded_bias=True,
+    depthwise_packed=True,
     cheap_twin="rip_depthwise_conv2d_fast_rq_s8",
     preconditions="depth multiplier 1, a bias (folded); output disjoint from the input; no "
     "scratch: the row engine (kernels up to 16 rows), else one channel plane at a time",
@@ -155,6 +159,7 @@ DEPTHWISE_INPLACE_FAST = KernelVariant(
     out_of_place=False,
     scratch="rip_depthwise_conv2d_inplace_s8_get_buffer_size",
     folded_bias=True,
+    depthwise_packed=True,
     cheap_twin="rip_depthwise_conv2d_inplace_fast_rq_s8",
     preconditions="rip_depthwise_conv2d_inplace_s8's contract, a bias (folded); groups of "
     "4 * floor(scratch / (4 * H_out * W_out)) channels a pass, else one plane at a time: in "
@@ -169,6 +174,7 @@ DEPTHWISE_INPLACE_ROWS_FAST = KernelVariant(
     out_of_place=False,
     scratch="rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size",
     folded_bias=True,
+    depthwise_packed=True,
     cheap_twin="rip_depthwise_conv2d_inplace_rows_fast_rq_s8",
     preconditions="depth multiplier 1, batch 1, KH <= 16, H_out * W_out <= H * W, a bias "
     "(folded); the ring schedule baked in by the generator (ring_slots, ring_rows) and a "
@@ -181,6 +187,7 @@ DEPTHWISE_ROW_FAST = KernelVariant(
     "rip_depthwise_row_fast.h",
     (Op.DEPTHWISE_CONV_2D,),
     folded_bias=True,
+    depthwise_packed=True,
     cheap_twin="rip_depthwise_conv2d_row_fast_rq_s8",
     preconditions="one output row from row pointers (NULL outside the input), depth "
     "multiplier 1, a bias (folded), the output row apart from the input rows: the depthwise "

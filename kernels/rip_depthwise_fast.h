@@ -3,15 +3,21 @@
  * multiplier 1, the folded bias (rip_conv_types.h).
  *
  * Every fast depthwise kernel (this one, rip_depthwise_inplace_fast.h,
- * rip_depthwise_inplace_rows_fast.h and rip_depthwise_row_fast.h) runs one output row at a
- * time through one row engine (rip_depthwise_engine.h): per channel group, the weights
- * staged once per row (on cores with the DSP extension and on hosts, four channels a word as
- * SXTB16 halfword pairs, SMLABB / SMLATT per channel; on ARMv6-M one channel at a time,
- * LDRSB and MULS), taps unrolled for 3x3, 5x5 and 7x7, a kernel row outside the input
- * weighted 0 with its zero-point share moved into the bias, interior pixels straight from
- * the input rows and border pixels from their gathered receptive field. Within a row:
- * channel groups in order, pixels left to right within a group. Kernels taller than 16 rows
- * take the engine's channel planes instead.
+ * rip_depthwise_inplace_rows_fast.h and rip_depthwise_row_fast.h) takes the filter packed
+ * by the generator (rip.codegen.kernel_choice.pack_depthwise_filter, rip_dw_weight in
+ * rip_dw_geometry.h: channel groups of four, tap pairs, a sign-extended halfword pair per
+ * channel and pair, 4-byte aligned) and runs one output row at a time through one row
+ * engine (rip_dw_row_engine.h): on cores with the DSP extension and on hosts four channels
+ * a word, each tap pair's two input words repacked into halfword pairs (PKHBT / PKHTB,
+ * SXTB16) and multiplied by the packed weights with one SMLAD per channel (hand-scheduled:
+ * two LDRDs of weights a pair); on ARMv6-M one channel at a time, LDRSB and MULS against
+ * the channel's weights unpacked on the stack. The taps unroll for 3x3, 5x5 and 7x7 and the
+ * requantisation is specialised per mode. A kernel row outside the input is weighted 0 (a
+ * masked copy of the packed weights) with its zero-point share moved into the bias;
+ * interior pixels read the input rows, each row's left and right border pixels a padded
+ * segment gathered once per side. Within a row: channel groups in order, pixels left to
+ * right within a group (the left side's fields all read before its first store). Kernels
+ * taller than 16 rows take the engine's channel planes instead.
  */
 #ifndef RIP_DEPTHWISE_FAST_H
 #define RIP_DEPTHWISE_FAST_H

@@ -65,6 +65,26 @@ static inline rip_dw_rq rip_dw_rq_cheap(const rip_fast_channel *records, const r
     return q;
 }
 
+/* The fast kernels' filter (rip.codegen.kernel_choice.pack_depthwise_filter packs it at
+ * compile time, 4-byte aligned): channels in groups of four (the last one padded with zero
+ * weights), taps in pairs (an odd last tap paired with a zero weight), and per group and
+ * pair one word a channel, its low halfword the pair's first tap's weight and its high
+ * halfword the second's, sign-extended: the operand SMLAD multiplies a channel's two
+ * paired input bytes with. Group g, pair P, channel j of the group is word
+ * (g * rip_dw_pairs(taps) + P) * 4 + j. */
+static inline int32_t rip_dw_pairs(int32_t taps) { return (taps + 1) >> 1; }
+
+/* The weight of channel ch at tap t (ky * KW + kx) of a packed filter with np pairs. */
+static inline int32_t rip_dw_weight(const int32_t *pw, int32_t np, int32_t ch, int32_t t) {
+    const int32_t word = pw[((ch >> 2) * np + (t >> 1)) * 4 + (ch & 3)];
+    return (t & 1) ? word >> 16 : (int32_t)(int16_t)word;
+}
+
+/* The packed filter's words (the API passes it as int8_t, 4-byte aligned). */
+static inline const int32_t *rip_dw_packed(const int8_t *filter) {
+    return (const int32_t *)(const void *)filter;
+}
+
 /* Outputs o in [lo, hi) with 0 <= o * s - pad and o * s - pad + (k - 1) * d < extent: two
  * divisions per axis and call, none per output. */
 static void rip_fast_interior(int32_t extent, int32_t k, int32_t s, int32_t d, int32_t pad,

@@ -12,8 +12,9 @@
 /* One border output: only the taps inside the input, found by comparison, each adding
  * w * (x + input_offset) to the model's own bias (`bias` here is the folded bias minus
  * input_offset * sum of the channel's weights), as TFLite's reference does. */
-static int32_t rip_dw_border_acc(const rip_dw_plane *g, const int8_t *in, const int8_t *wt,
-                                 int32_t oy, int32_t ox, int32_t acc) {
+static int32_t rip_dw_border_acc(const rip_dw_plane *g, const int8_t *in, const int32_t *pw,
+                                 int32_t ch, int32_t oy, int32_t ox, int32_t acc) {
+    const int32_t np = rip_dw_pairs(g->kh * g->kw);
     const int32_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
     const int32_t offset = -g->zero_point;
     int32_t ky_lo, ky_hi, kx_lo, kx_hi;
@@ -21,9 +22,9 @@ static int32_t rip_dw_border_acc(const rip_dw_plane *g, const int8_t *in, const 
     rip_conv_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
     for (int32_t ky = ky_lo; ky < ky_hi; ++ky) {
         const int8_t *x = in + ((size_t)(iy0 + ky * g->dh) * g->w + (size_t)ix0) * g->c;
-        const int8_t *w = wt + (size_t)(ky * g->kw) * g->c;
         for (int32_t kx = kx_lo; kx < kx_hi; ++kx) {
-            acc += ((int32_t)x[kx * g->dw * g->c] + offset) * w[kx * g->c];
+            acc += ((int32_t)x[kx * g->dw * g->c] + offset) *
+                   rip_dw_weight(pw, np, ch, ky * g->kw + kx);
         }
     }
     return acc;
@@ -105,7 +106,8 @@ static void rip_dw_interior_3x3(const rip_dw_plane *g, const int8_t *src, const 
     }
 }
 
-/* Channel `ch`'s whole output plane into dst (pixel p at dst[p * dst_stride]). */
+/* Channel `ch`'s whole output plane into dst (pixel p at dst[p * dst_stride]); `filter` is
+ * the packed one (rip_dw_weight). */
 static __attribute__((noinline, unused)) void rip_dw_channel(const rip_dw_plane *g,
                                                              const int8_t *in,
                                                              const int8_t *filter, int32_t ch,
@@ -113,13 +115,13 @@ static __attribute__((noinline, unused)) void rip_dw_channel(const rip_dw_plane 
                                                              int32_t shift, int8_t *dst,
                                                              int32_t dst_stride) {
     const int8_t *in_ch = in + ch;
-    const int8_t *wt = filter + ch;
+    const int32_t *pw = rip_dw_packed(filter);
     int32_t wk[49];
-    const int32_t taps = g->kh * g->kw;
+    const int32_t taps = g->kh * g->kw, np = rip_dw_pairs(taps);
     const int small = taps <= 49;
     int32_t sum = 0;
     for (int32_t t = 0; t < taps; ++t) {
-        const int32_t v = wt[(size_t)t * g->c];
+        const int32_t v = rip_dw_weight(pw, np, ch, t);
         sum += v;
         if (small) {
             wk[t] = v;
@@ -133,7 +135,7 @@ static __attribute__((noinline, unused)) void rip_dw_channel(const rip_dw_plane 
         const int32_t hi = interior_row ? g->ox_hi : g->w_out;
         for (int32_t ox = 0; ox < lo; ++ox) {
             out_row[(size_t)ox * dst_stride] = (int8_t)rip_fast_requantize(
-                rip_dw_border_acc(g, in_ch, wt, oy, ox, model_bias), multiplier, shift,
+                rip_dw_border_acc(g, in_ch, pw, ch, oy, ox, model_bias), multiplier, shift,
                 g->output_offset, g->act_min, g->act_max);
         }
         if (lo < hi) {
@@ -156,7 +158,7 @@ static __attribute__((noinline, unused)) void rip_dw_channel(const rip_dw_plane 
         }
         for (int32_t ox = rip_max32(hi, lo); ox < g->w_out; ++ox) {
             out_row[(size_t)ox * dst_stride] = (int8_t)rip_fast_requantize(
-                rip_dw_border_acc(g, in_ch, wt, oy, ox, model_bias), multiplier, shift,
+                rip_dw_border_acc(g, in_ch, pw, ch, oy, ox, model_bias), multiplier, shift,
                 g->output_offset, g->act_min, g->act_max);
         }
     }

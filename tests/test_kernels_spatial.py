@@ -50,11 +50,12 @@ from rip.codegen.kernel_choice import (
     fast_conv_channels,
     fast_fc_channels,
     folded_bias,
+    pack_depthwise_filter,
     pack_filter_pairs,
 )
 from rip.codegen.quant import ParamsError, activation_range
 from rip.core.errors import LayerError
-from rip.core.operators import spec
+from rip.core.operators import Op, spec
 from rip.frontend.ir import Graph, Operator, Quant
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -237,6 +238,11 @@ def weighted_args(
     if fast:
         model_bias = None if bias is None else tuple(int(v) for v in bias)
         bias = np.asarray(folded_bias(p, w.tobytes(), model_bias), dtype=np.int32)
+    if fast and p.kind == Op.DEPTHWISE_CONV_2D and p.depth_multiplier == 1:
+        # the fast depthwise kernels read the filter the generator packs (a fresh numpy
+        # array: 4-byte aligned)
+        _, kh, kw, c = p.filter_dims
+        w = np.frombuffer(pack_depthwise_filter(w.tobytes(), kh, kw, c), np.int8).copy()
     args = [
         dims(p.input_dims),
         arena.input,
@@ -1433,6 +1439,8 @@ def harness_source() -> str:
         h.weighted(v, graph, op, p, x, expected)
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
         h.array("int16_t", f"{v}_slots", rows_slots(p))
+        _, kh, kw, c = p.filter_dims  # the fast kernels read the generator's packed filter
+        h.packed(f"{v}_wp", pack_depthwise_filter(const(graph, op, 1, "<i1").tobytes(), kh, kw, c))
         h.calls.append(f"""        {weighted_dims(p)}
         const rip_dw_conv_params dp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.stride)},
             {c_dims(p.padding)}, {c_dims(p.dilation)}, 1, {c_dims(p.activation)}}};
@@ -1441,7 +1449,7 @@ def harness_source() -> str:
         fails += check("depthwise {name}", rip_depthwise_conv2d_inplace_s8(&ctx, &dp, &q, &id,
                        arena, &fd, {v}_w, &bd, {v}_b, &od), arena, {v}_exp, sizeof {v}_exp);
         fails += check("depthwise fast out {name}", rip_depthwise_conv2d_fast_s8(&ctx, &dp, &q,
-                       &id, {v}_in, &fd, {v}_w, &bd, {v}_fb, &od, arena + {x.size}),
+                       &id, {v}_in, &fd, {v}_wp, &bd, {v}_fb, &od, arena + {x.size}),
                        arena + {x.size}, {v}_exp, sizeof {v}_exp);
         const int32_t planes[3] = {{1, 4, {p.output_dims[3]}}};
         for (int i = 0; i < 3; ++i) {{
@@ -1449,21 +1457,21 @@ def harness_source() -> str:
             memcpy(arena, {v}_in, sizeof {v}_in);
             fails += check("depthwise fast in place {name}",
                            rip_depthwise_conv2d_inplace_fast_s8(&c1, &dp, &q, &id, arena, &fd,
-                           {v}_w, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
+                           {v}_wp, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
         }}
         const rip_context c2 = {{ctx.buf, {rows_scratch(p)}}};
         memcpy(arena, {v}_in, sizeof {v}_in);
         fails += check("depthwise rows in place {name}",
                        rip_depthwise_conv2d_inplace_rows_fast_s8(&c2, &dp, &q, &id, arena, &fd,
-                       {v}_w, &bd, {v}_fb, &od, {v}_slots, {rows_ring(p)}), arena, {v}_exp,
+                       {v}_wp, &bd, {v}_fb, &od, {v}_slots, {rows_ring(p)}), arena, {v}_exp,
                        sizeof {v}_exp);
         fails += check("depthwise fast rq out {name}", rip_depthwise_conv2d_fast_rq_s8(&ctx,
-                       &dp, {v}_ch, &id, {v}_in, &fd, {v}_w, &od, arena + {x.size}),
+                       &dp, {v}_ch, &id, {v}_in, &fd, {v}_wp, &od, arena + {x.size}),
                        arena + {x.size}, {v}_exp, sizeof {v}_exp);
         memcpy(arena, {v}_in, sizeof {v}_in);
         fails += check("depthwise rows rq in place {name}",
                        rip_depthwise_conv2d_inplace_rows_fast_rq_s8(&c2, &dp, {v}_ch, &id,
-                       arena, &fd, {v}_w, &od, {v}_slots, {rows_ring(p)}), arena, {v}_exp,
+                       arena, &fd, {v}_wp, &od, {v}_slots, {rows_ring(p)}), arena, {v}_exp,
                        sizeof {v}_exp);""")
         bias = const(graph, op, 2, "<i4")
         model_bias = None if bias is None else tuple(int(v) for v in bias)

@@ -16,7 +16,11 @@ from conftest import shared_path
 from rip.allocator.planning.requirements import conv_geometry
 from rip.allocator.planning.scratch import depthwise_ring_rows, depthwise_saved_rows
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.allocator.theory.simulate import simulate_depthwise_ring, simulate_depthwise_rows
+from rip.allocator.theory.simulate import (
+    depthwise_row_spans,
+    simulate_depthwise_ring,
+    simulate_depthwise_rows,
+)
 from rip.core.errors import LayerError
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -124,3 +128,16 @@ def test_every_depthwise_layer_of_the_model(model: str, group: int) -> None:
         g = conv_geometry(graph, op)
         run = simulate_depthwise_rows(g, _ring(g), channels=4, group=group, saves=_saves(g))
         assert (run.corrupted, run.writes_outside) == (0, 0), (model, g)
+
+
+def test_row_spans_are_the_engines_border_sides() -> None:
+    """A 7x7 SAME row of 11 pixels: pixels 0-2 read padding on the left and 8-10 on the
+    right (each side gathered once, one span), 3-7 every tap inside the input (one span a
+    pixel); a row without any kernel row inside the input, or without an interior, is one
+    span."""
+    g = ConvGeometry(11, 11, 4, 4, 7, 7, pad_top=3, pad_bottom=3, pad_left=3, pad_right=3)
+    spans = depthwise_row_spans(g, True)
+    assert spans == [range(0, 3), *(range(x, x + 1) for x in range(3, 8)), range(8, 11)]
+    assert depthwise_row_spans(g, False) == [range(11)]
+    narrow = ConvGeometry(3, 3, 4, 4, 7, 7, pad_top=3, pad_bottom=3, pad_left=3, pad_right=3)
+    assert depthwise_row_spans(narrow, True) == [range(3)]

@@ -402,6 +402,26 @@ class DepthwiseRowsRun:
     writes_outside: int
 
 
+def depthwise_row_spans(geom: ConvGeometry, any_row: bool) -> list[range]:
+    """The order the row engine (rip_dw_row) stores one output row's pixels of a channel
+    group in, as spans: every pixel of a span reads all its taps before the span's first
+    store, then the span's pixels are stored left to right. The left border pixels
+    [0, lo) are one span (their receptive fields gathered once into a padded segment), each
+    interior pixel [lo, hi) its own (every tap inside the input: lo, hi as the kernel's
+    rip_fast_interior), the right border pixels [hi, W_out) one span; a row with no
+    interior (or no kernel row inside the input, ``any_row`` False) is one span."""
+    w, w_out = geom.w_in, geom.w_out
+    k, s, d, pad = geom.kw, geom.sw, geom.dw, geom.pad_left
+    last = w - 1 - (k - 1) * d + pad
+    hi = min(0 if last < 0 else last // s + 1, w_out)
+    lo = min(-(-pad // s), hi)
+    if not any_row or lo >= hi:
+        return [range(w_out)] if w_out else []
+    spans = [range(0, lo)] if lo > 0 else []
+    spans += [range(x, x + 1) for x in range(lo, hi)]
+    return spans + ([range(hi, w_out)] if hi < w_out else [])
+
+
 def simulate_depthwise_rows(
     geom: ConvGeometry,
     ring_rows: int,
@@ -423,8 +443,9 @@ def simulate_depthwise_rows(
     one channel group at a time, ``group`` channels (four on DSP cores and hosts, one on
     ARMv6-M), then the C % group channels one at a time, and for each walks the pixels left
     to right, each pixel reading all its taps of the group's channels before storing their
-    bytes. ``channels`` overrides the geometry's C (the schedule is the same for any C; a
-    small one keeps large planes quick)."""
+    bytes (`depthwise_row_spans`: a border side's pixels all read before its first store).
+    ``channels`` overrides the geometry's C (the schedule is the same for any C; a small
+    one keeps large planes quick)."""
     h, w, c = geom.h_in, geom.w_in, channels or geom.c_in
     h_out, w_out = geom.h_out, geom.w_out
     row_bytes = w * c
@@ -461,24 +482,27 @@ def simulate_depthwise_rows(
                 saved.append((reached, r))
             reached += 1
         rows = tap_rows(r)
+        spans = depthwise_row_spans(geom, any(iy is not None for iy in rows))
         for j0, j1 in groups:
-            for x in range(w_out):
-                ix0 = x * geom.sw - geom.pad_left
-                out = (r * w_out + x) * c
-                for iy in rows:
-                    if iy is None:
-                        continue
-                    src = ring[slot[iy]] if iy in slot else arena[iy * row_bytes :]
-                    for kx in range(geom.kw):
-                        ix = ix0 + kx * geom.dw
-                        if not 0 <= ix < w:
+            for span in spans:
+                for x in span:
+                    ix0 = x * geom.sw - geom.pad_left
+                    for iy in rows:
+                        if iy is None:
                             continue
-                        want = (iy * w + ix) * c + np.arange(j0, j1)
-                        got = src[ix * c + j0 : ix * c + j1]
-                        corrupted += int(np.count_nonzero(got != want))
-                if out + j1 > arena.size:
-                    outside += out + j1 - max(out + j0, arena.size)
-                arena[out + j0 : min(out + j1, arena.size)] = -1
+                        src = ring[slot[iy]] if iy in slot else arena[iy * row_bytes :]
+                        for kx in range(geom.kw):
+                            ix = ix0 + kx * geom.dw
+                            if not 0 <= ix < w:
+                                continue
+                            want = (iy * w + ix) * c + np.arange(j0, j1)
+                            got = src[ix * c + j0 : ix * c + j1]
+                            corrupted += int(np.count_nonzero(got != want))
+                for x in span:
+                    out = (r * w_out + x) * c
+                    if out + j1 > arena.size:
+                        outside += out + j1 - max(out + j0, arena.size)
+                    arena[out + j0 : min(out + j1, arena.size)] = -1
     return DepthwiseRowsRun(corrupted, tuple(saved), outside)
 
 

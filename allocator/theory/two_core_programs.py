@@ -38,7 +38,14 @@ import numpy as np
 
 from rip.allocator.theory.fused import POOL_KINDS, Chain, fused_schedule
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.allocator.theory.simulate import LAYOUTS, TAPS, _stored_axes, _taps, raster
+from rip.allocator.theory.simulate import (
+    LAYOUTS,
+    TAPS,
+    _stored_axes,
+    _taps,
+    depthwise_row_spans,
+    raster,
+)
 from rip.allocator.theory.two_core import BLOCK, GATHER, IN, OUT, Access, TwoCoreProgram, Unit
 from rip.core.errors import LayerError
 from rip.core.operators import Op
@@ -220,8 +227,9 @@ def depthwise_rows_program(
     schedule) on two cores: each core runs it over its own channels, with its own ring of
     ``ring_rows`` input rows holding its own channels. Output row r: first the saves of the
     input rows r's bytes reach for the first time (wanted when some output row >= r reads
-    them, or, given ``saves``, when listed), then per channel group the pixels left to
-    right, each reading all its taps (from the ring for a saved row) before its store."""
+    them, or, given ``saves``, when listed), then per channel group the pixels in the
+    engine's spans (`simulate.depthwise_row_spans`), each span reading all its pixels' taps
+    (from the ring for a saved row) before their stores, left to right."""
     _check_channel_in_place(geom)
     h, w, c = geom.h_in, geom.w_in, geom.c_in
     h_out, w_out = geom.h_out, geom.w_out
@@ -260,20 +268,24 @@ def depthwise_rows_program(
                     saved_tag[reached] = (slot, t)
                     n_saved += 1
                 reached += 1
+            spans = depthwise_row_spans(geom, bool(tap_rows(r)))
             for j0, j1 in _groups(lo, hi, group):
                 gch = np.arange(j0, j1)
-                for x in range(w_out):
-                    for iy in tap_rows(r):
-                        for kx in range(geom.kw):
-                            ix = x * geom.sw - geom.pad_left + kx * geom.dw
-                            if not 0 <= ix < w:
-                                continue
-                            if iy in saved_tag:
-                                slot, t = saved_tag[iy]
-                                unit.append(Access.read(ring, slot * row_bytes + ix * c + gch, t))
-                            else:
-                                unit.append(Access.read(IN, iy * row_bytes + ix * c + gch))
-                    unit.append(Access.store(OUT, (r * w_out + x) * c + gch, next(tag)))
+                for span in spans:
+                    for x in span:
+                        for iy in tap_rows(r):
+                            for kx in range(geom.kw):
+                                ix = x * geom.sw - geom.pad_left + kx * geom.dw
+                                if not 0 <= ix < w:
+                                    continue
+                                if iy in saved_tag:
+                                    slot, t = saved_tag[iy]
+                                    at = slot * row_bytes + ix * c + gch
+                                    unit.append(Access.read(ring, at, t))
+                                else:
+                                    unit.append(Access.read(IN, iy * row_bytes + ix * c + gch))
+                    for x in span:
+                        unit.append(Access.store(OUT, (r * w_out + x) * c + gch, next(tag)))
             units.append(tuple(unit))
         cores.append(units)
     ring_size = max(ring_rows, 1) * row_bytes
