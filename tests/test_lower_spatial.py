@@ -373,10 +373,10 @@ def test_registered_kinds_and_headers() -> None:
             ("rip_conv.h",),
             "rip_fully_connected_fast_rq_s8(",
         ),
-        "dw_one_channel_mult8_s2": (
+        "dw_one_channel_mult8_s2": (  # the conv it equals, with the conv kernels' scratch
             lower_conv.lower_conv,
             ("rip_conv.h",),
-            "rip_conv2d_gemv_rq_s8(",
+            "rip_conv2d_fast_rq_s8(",
         ),
         "dw_one_channel_mult3_wide": (
             lower_conv.lower_conv,
