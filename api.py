@@ -195,6 +195,7 @@ PLAN_OPTIONS = frozenset(
         "time_limit",
         "max_overhead",
         "stage_weights",
+        "stream_input",
         "cache",
         "progress",
     }
@@ -240,6 +241,7 @@ def options(
     time_limit: float = DEFAULT_TIME_LIMIT,
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS,
+    stream_input: bool = False,
     cache: bool = True,
     progress: bool = False,
 ) -> Options:
@@ -259,6 +261,7 @@ def options(
         time_limit=check_time_limit(time_limit),
         max_overhead=check_max_overhead(max_overhead),
         stage_weights=check_stage_weights(stage_weights),
+        stream_input=bool(stream_input),
         cache=cache,
         progress=progress,
     )
@@ -274,6 +277,7 @@ def plan(
     time_limit: float = DEFAULT_TIME_LIMIT,
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS,
+    stream_input: bool = False,
     cache: bool = True,
     progress: bool = False,
 ) -> Compilation:
@@ -284,8 +288,9 @@ def plan(
     not refused. ``time_limit`` bounds the whole planning stage (seconds), ``max_overhead``
     the ``fused`` chains' estimated extra instructions (a fraction; None: no budget),
     ``stage_weights`` the arena bytes flash-aware execution may add to stage filters in
-    SRAM on a board with a flash cache (0: only free bytes; None: off); ``cache`` reuses
-    replay-checked plans of the same model and options."""
+    SRAM on a board with a flash cache (0: only free bytes; None: off); ``stream_input``
+    streams input 0 in row by row (`rip.frontend.streaming`; the ``fused`` strategy only);
+    ``cache`` reuses replay-checked plans of the same model and options."""
     opts = options(
         strategy,
         strategies=strategies,
@@ -293,6 +298,7 @@ def plan(
         time_limit=time_limit,
         max_overhead=max_overhead,
         stage_weights=stage_weights,
+        stream_input=stream_input,
         cache=cache,
         progress=progress,
     )

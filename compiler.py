@@ -49,11 +49,17 @@ from rip.allocator.planning.placement import Plan, Problem
 from rip.allocator.planning.requirements import Requirements, requirements
 from rip.allocator.planning.selection import Selection, select, total_bytes
 from rip.allocator.planning.staging import Staged, stage_strategies
-from rip.allocator.planning.strategies import SELECTABLE, STRATEGIES, Variant, variants
+from rip.allocator.planning.strategies import (
+    SELECTABLE,
+    STRATEGIES,
+    STREAMING,
+    Variant,
+    variants,
+)
 from rip.boards import Board, board_names, load_board
 from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
-from rip.core.errors import FitError, ModelError, RipError
+from rip.core.errors import FitError, ModelError, OptionError, RipError
 from rip.core.limits import MAX_HOST_DATA_BYTES
 from rip.core.terms import Placer, Strategy
 from rip.firmware import rp2040_emulator
@@ -68,6 +74,7 @@ from rip.frontend.fusion import ChainSpan
 from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
+from rip.frontend.streaming import stream_input
 from rip.timing.estimate import Estimate, run_project_timed
 
 
@@ -98,6 +105,14 @@ class Options:
     fuse_chains: tuple[ChainSpan, ...] | None = None  # fused: these chains, not the choice
     # flash-aware execution: arena bytes staged filters may add (None: off); staging.py
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS
+    # the input streams in row by row (rip.frontend.streaming); only STREAMING strategies
+    stream_input: bool = False
+
+    @property
+    def plannable(self) -> tuple[Strategy, ...]:
+        """The strategies these options can plan: with a streamed input, those whose
+        transform runs it as a fused chain."""
+        return STREAMING if self.stream_input else STRATEGIES
 
     def planning(self, board: Board) -> PlanOptions:
         """The planning stage's options on ``board``: built once per compile."""
@@ -243,9 +258,15 @@ def front(path: Path) -> tuple[Graph, Graph]:
 def planned(options: Options) -> tuple[Strategy, ...]:
     """The strategies to plan, in the table's order: those asked for, with the selected
     one, or every selectable one when the best is to be selected."""
+    plannable = options.plannable
+    if options.strategy is not None and options.strategy not in plannable:
+        raise OptionError(
+            f"--stream-input needs --strategy {' or '.join(plannable)} (or none), "
+            f"not {options.strategy}: only a fused chain reads rows as they arrive"
+        )
     wanted = set(options.strategies)
     wanted |= set(SELECTABLE) if options.strategy is None else {options.strategy}
-    return tuple(s for s in STRATEGIES if s in wanted)
+    return tuple(s for s in plannable if s in wanted)
 
 
 def prepare(path: Path, board: Board, options: Options = Options()) -> Prepared:
@@ -255,6 +276,8 @@ def prepare(path: Path, board: Board, options: Options = Options()) -> Prepared:
     planning = options.planning(board)
     source = _timed(seconds, "read", lambda: read(path))
     graph = _timed(seconds, "rewrite", lambda: rewrite(source))
+    if options.stream_input:
+        graph = stream_input(graph)
     req = _timed(seconds, "requirements", lambda: requirements(graph))
     made = _timed(seconds, "variants", lambda: variants(graph, req, planned(options), planning))
     return Prepared(path, source, graph, req, planning, made, seconds)
@@ -303,14 +326,15 @@ def analyse(path: Path, board: Board, options: Options = Options()) -> Compiled:
 def with_every_strategy(c: Compiled, options: Options) -> Compiled:
     """``c`` with every strategy of the table planned: those it lacks (``-o`` alone plans
     only the selected one) planned now with the same options, the plan cache included."""
-    missing = tuple(s for s in STRATEGIES if s not in c.plans)
+    every = options.plannable
+    missing = tuple(s for s in every if s not in c.plans)
     if not missing:
         return c
     more = analyse(c.path, c.board, replace(options, strategy=missing[0], strategies=missing))
     return replace(
         c,
-        variants={s: {**c.variants, **more.variants}[s] for s in STRATEGIES},
-        plans={s: {**c.plans, **more.plans}[s] for s in STRATEGIES},
+        variants={s: {**c.variants, **more.variants}[s] for s in every},
+        plans={s: {**c.plans, **more.plans}[s] for s in every},
         staged={**more.staged, **c.staged},
     )
 

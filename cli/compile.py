@@ -110,6 +110,14 @@ def _parser() -> argparse.ArgumentParser:
         "whatever SRAM the board leaves; 'off': never); never past the board's SRAM",
     )
     p.add_argument(
+        "--stream-input",
+        action="store_true",
+        help="input 0 streams in row by row (a camera's rows) instead of lying whole in the "
+        "arena: the fused chain reading it keeps only the rows its window needs, from a row "
+        "source the application sets (model.h); the firmware reads the test input's rows from "
+        "flash (strategy fused only)",
+    )
+    p.add_argument(
         "--report",
         action="store_true",
         help="print the model summary, per-op table and memory plans",
@@ -233,6 +241,7 @@ def _plan_options(args: argparse.Namespace, board: Board) -> dict[str, Any]:
         "time_limit": time_limit(args.time_limit),
         "max_overhead": max_overhead(args.max_overhead),
         "stage_weights": stage_weights(args.stage_weights),
+        "stream_input": args.stream_input,
         "cache": not args.no_cache,
         "progress": not args.quiet and not args.json and sys.stderr.isatty(),
     }

@@ -39,6 +39,16 @@ class TensorSlot:
     id: int = -1  # the tensor id in the graph (tN in the comments)
     storage: int = -1  # the tensor whose bytes it lives in (RIP_OFFSET_T<storage>)
     view: int = 0  # bytes past RIP_OFFSET_T<storage> where it starts (a slice's view)
+    streamed: bool = False  # an input that streams in row by row: no offset in the arena
+
+    @property
+    def rows(self) -> int:
+        """H of an NHWC image (a streamed input's rows)."""
+        return self.shape[1] if len(self.shape) == 4 else 1
+
+    @property
+    def row_bytes(self) -> int:
+        return self.nbytes // self.rows
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,11 @@ class EmittedModel:
     staged: tuple[Activation, ...] = ()
 
     @property
+    def streams(self) -> bool:
+        """Some input streams in row by row (model.h's row source API)."""
+        return any(t.streamed for t in self.inputs)
+
+    @property
     def scratches(self) -> tuple[Scratch, ...]:
         return tuple(op.scratch for op in self.ops if op.scratch is not None)
 
@@ -153,9 +168,10 @@ def _slot(graph: Graph, plan: Plan, t: int) -> TensorSlot:
     q = tensor.quant
     s = graph.storage(t)
     view = graph.storage_offset(t)
-    return TensorSlot(tensor.name, plan.offsets[s] + view, tensor.nbytes, tuple(tensor.shape),
-                      q.scale[0] if q else 0.0, q.zero_point[0] if q else 0,
-                      t, s, view)  # fmt: skip
+    streamed = s in graph.streamed
+    return TensorSlot(tensor.name, -1 if streamed else plan.offsets[s] + view, tensor.nbytes,
+                      tuple(tensor.shape), q.scale[0] if q else 0.0, q.zero_point[0] if q else 0,
+                      t, s, view, streamed)  # fmt: skip
 
 
 def _ref(graph: Graph, t: int) -> TensorRef:

@@ -51,6 +51,8 @@ class FusedKernelParams:
     residual_input_first: bool  # ADD(chain input, chain) rather than ADD(chain, input)
     names: str  # the members, for the generated comment
     scratch_bytes: int
+    source_rows: int = 0  # a streamed input's ring rows (0: the input is resident)
+    source_input: int | None = None  # that input's index among the model's inputs
 
 
 def fused_params(
@@ -83,14 +85,17 @@ def fused_params(
     residual = None if p.residual is None else ep.op_params(graph, p.residual)
     assert residual is None or isinstance(residual, ep.AddParams)  # fusion takes an ADD only
     first = p.residual is not None and graph.storage(p.residual.inputs[0]) == graph.storage(
-        op.inputs[0]
+        p.members[0].inputs[0]
     )
     scratch = fused_scratch_bytes(
         [(s.conv.kind, s.conv.input_dims, s.conv.filter_dims) for s in stages],
         stages[-1].conv.output_dims,
         residual is not None,
+        p.source is not None,
     )
-    return FusedKernelParams(tuple(stages), residual, first, p.names(), scratch)
+    source_input = None if p.source is None else graph.inputs.index(p.source)
+    return FusedKernelParams(tuple(stages), residual, first, p.names(), scratch,
+                             p.source_rows, source_input)  # fmt: skip
 
 
 def _stage_arithmetic(

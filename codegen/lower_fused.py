@@ -1,7 +1,9 @@
 """Lowering of kernels/rip_fused.h: a ``FUSED_CHAIN`` (rip.frontend.fusion) becomes the
 members' constant data, one ``rip_fused_chain`` and one call of ``rip_fused_chain_s8``
 over the chain's input, its rings (arena tensors the plan placed) and its output, which
-may start the planned gap below the input (`rip.core.terms.InPlaceKind` ``"fused"``).
+may start the planned gap below the input (`rip.core.terms.InPlaceKind` ``"fused"``);
+over a streamed input, one call of ``rip_fused_chain_streamed_s8`` with the model's row
+source and the ring its rows arrive in.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rip.codegen.lowering import (
     where,
 )
 from rip.core.errors import LoweringError
+from rip.core.kernel_variants import FUSED_STREAMED
 from rip.core.operators import Op
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
@@ -29,10 +32,16 @@ from rip.frontend.ir import Graph, Operator
 
 def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """The chain's call: input, rings in member order, output."""
-    check_inplace(graph, op, index, buffers, (InPlaceKind.FUSED,))
-    src = activation_input(graph, op, index, buffers)
-    if len(buffers.extra_outputs) != len(op.params.rings):
+    streamed = op.params.source is not None
+    check_inplace(graph, op, index, buffers, () if streamed else (InPlaceKind.FUSED,))
+    rings = len(op.params.rings) + streamed  # a streamed input's ring comes last
+    if len(buffers.extra_outputs) != rings:
         raise LoweringError(f"{where(graph, op, index)}: a ring has no arena buffer")
+    extra = tuple(grouped(r) for r in buffers.extra_outputs)
+    if streamed:  # its rows' ring first, then the members' rings
+        src, extra = extra[-1], extra[:-1]
+    else:
+        src = activation_input(graph, op, index, buffers)
 
     def compute(g: Graph, o: Operator) -> fp.FusedKernelParams:
         return fp.fused_params(
@@ -44,18 +53,19 @@ def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
 
     params = kernel_params(compute, graph, op, index)
     kernel = table_kernel(op)
+    function = FUSED_STREAMED.name if streamed else kernel.function
     convs = {k: len(s.filter) for k, s in enumerate(params.stages) if s.conv.kind == Op.CONV_2D}
     staged = staged_filters(graph, op, index, buffers, convs)
     return render_op(
         OpContext(
             kind=op.kind,
             header=kernel.header,
-            function=kernel.function,
+            function=function,
             struct=kernel.struct,
             params=params,
             prefix=prefix,
             status=index + 1,
-            inputs=(src, *(grouped(r) for r in buffers.extra_outputs)),
+            inputs=(src, *extra),
             output=grouped(buffers.output),
             scratch_bytes=params.scratch_bytes,
             scratch_context=buffers.context,

@@ -440,6 +440,15 @@ OTHERS = (
         "residual ADD) streamed row by row through rings (strategy fused); in "
         "place with the output the chain's gap below its input",
     ),
+    FUSED_STREAMED := KernelVariant(
+        "rip_fused_chain_streamed_s8",
+        "rip_fused.h",
+        (Op.FUSED_CHAIN,),
+        scratch="rip_fused_chain_s8_get_buffer_size",
+        preconditions="the chain of rip_fused_chain_s8 (one stage or more, no residual "
+        "ADD) over an input that streams in (--stream-input): its rows arrive from a "
+        "source into a ring of the chain's own; " + _DISJOINT,
+    ),
 )
 
 VARIANTS: tuple[KernelVariant, ...] = (

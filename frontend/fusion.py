@@ -9,12 +9,13 @@ intermediates are never materialised: each lives in a ring of rows that its read
 height needs (`ring_rows`), and every row is computed exactly once.
 
 `fuse` replaces each chain by one op of kind ``FUSED_CHAIN``: inputs ``(chain input,)``,
-outputs ``(chain output, ring_1, ..., ring_{n-1})``. The rings are new int8 tensors of
-shape ``[rows, W, C]``; being outputs nobody reads, liveness gives each the fused op's step
-alone, so the MILP places them like any other activation and the reported arena is the
-true one. The member ops are kept in `FusedParams` for the code generator, the replay and
-the reports. `fuse` is the ``fused`` strategy's graph only: ``rip`` and the others keep the
-paper's layer-by-layer graph.
+outputs ``(chain output, ring_1, ..., ring_{n-1})``; a chain over a streamed input
+(`rip.frontend.streaming`) has no input and one more output, the ring its rows arrive in.
+The rings are new int8 tensors of shape ``[rows, W, C]``; being outputs nobody reads,
+liveness gives each the fused op's step alone, so the MILP places them like any other
+activation and the reported arena is the true one. The member ops are kept in `FusedParams`
+for the code generator, the replay and the reports. `fuse` is the ``fused`` strategy's graph
+only: ``rip`` and the others keep the paper's layer-by-layer graph.
 """
 
 from __future__ import annotations
@@ -31,13 +32,19 @@ class FusedParams:
     """A fused chain: ``members`` (conv / depthwise / pool ops, in order), the tensors their
     outputs would have been (``intermediates``, one per member but the last, never
     materialised), the ring tensor of each (``rings``, ``ring_rows`` rows of W * C bytes),
-    and the residual ADD that ends the chain (None: the last member writes the output)."""
+    and the residual ADD that ends the chain (None: the last member writes the output). With
+    a streamed input the chain reads it through ``source_ring``, filled row by row."""
 
     members: tuple[Operator, ...]
     intermediates: tuple[int, ...]
     rings: tuple[int, ...]
     ring_rows: tuple[int, ...]
     residual: Operator | None = None
+    # a streamed input (``Graph.streamed``): the input tensor, the ring of its rows (an
+    # output of the op like the other rings), and that ring's rows; None / 0: resident input
+    source: int | None = None
+    source_ring: int | None = None
+    source_rows: int = 0
 
     @property
     def ops(self) -> tuple[Operator, ...]:
@@ -53,12 +60,14 @@ class FusedParams:
 class ChainSpan:
     """A candidate: schedule indices ``first`` .. ``last`` of the members, the index of
     the residual ADD ending it (None if none), and the rows of each ring (empty: the
-    reader's dilated kernel height, `ring_rows`; the planner passes the schedule's own)."""
+    reader's dilated kernel height, `ring_rows`; the planner passes the schedule's own). A
+    chain that reads a streamed input may have one member."""
 
     first: int
     last: int
     residual: int | None = None
     rings: tuple[int, ...] = ()
+    source_rows: int = 0  # rows of a streamed input's ring (0: the first member's window)
 
     @property
     def indices(self) -> range:
@@ -82,7 +91,7 @@ def ring_rows(graph: Graph, reader: Operator, height: int) -> int:
     return min(height, (kh - 1) * dh + 1)
 
 
-def _stage_ok(graph: Graph, op: Operator) -> bool:
+def stage_ok(graph: Graph, op: Operator) -> bool:
     if op.kind not in SPECS or not spec(op.kind).chain_stage:
         return False
     if op.kind == Op.DEPTHWISE_CONV_2D and op.params.depth_multiplier != 1:
@@ -135,27 +144,29 @@ def _residual(graph: Graph, chain_input: int, last: int) -> int | None:
 
 
 def candidates(graph: Graph) -> list[ChainSpan]:
-    """The maximal chains of the schedule (two members at least), each with its residual
-    ADD when the op after it adds the chain's input back."""
+    """The maximal chains of the schedule (two members at least, or one that reads a
+    streamed input), each with its residual ADD when the op after it adds the chain's input
+    back (never a streamed one: its rows are gone by then)."""
     readers = _readers(graph)
     ops = graph.operators
     chains: list[ChainSpan] = []
     i = 0
     while i < len(ops):
-        if not _stage_ok(graph, ops[i]):
+        if not stage_ok(graph, ops[i]):
             i += 1
             continue
         j = i
         while (
             j + 1 < len(ops)
-            and _stage_ok(graph, ops[j + 1])
+            and stage_ok(graph, ops[j + 1])
             and ops[j + 1].inputs[0] == ops[j].outputs[0]
             and _private(graph, ops[j].outputs[0], j + 1, readers)
         ):
             j += 1
-        if j > i:
+        streams = graph.storage(ops[i].inputs[0]) in graph.streamed
+        if j > i or streams:
             residual = None
-            if _private(graph, ops[j].outputs[0], j + 1, readers):
+            if not streams and _private(graph, ops[j].outputs[0], j + 1, readers):
                 residual = _residual(graph, ops[i].inputs[0], j)
             chains.append(ChainSpan(i, j, residual))
         i = j + 1
@@ -200,13 +211,25 @@ def fuse(graph: Graph, chains: list[ChainSpan] | None = None) -> Graph:
                 next_id, f"{t.name}/ring", (n, w, c), "int8", t.quant or Quant((1.0,), (0,))
             )
             next_id += 1
-        params = FusedParams(members, intermediates, tuple(rings), tuple(rows), residual)
+        x = members[0].inputs[0]
+        source, source_ring, source_rows = None, None, 0
+        if graph.storage(x) in graph.streamed:
+            h, w, c = graph.tensors[x].hwc
+            source, source_ring = x, next_id
+            source_rows = chain.source_rows or ring_rows(graph, members[0], h)
+            tensors[next_id] = Tensor(
+                next_id, f"{graph.tensors[x].name}/rows", (source_rows, w, c), "int8",
+                graph.tensors[x].quant,
+            )  # fmt: skip
+            next_id += 1
+        params = FusedParams(members, intermediates, tuple(rings), tuple(rows), residual,
+                             source, source_ring, source_rows)  # fmt: skip
         out = (residual or members[-1]).outputs[0]
         operators.append(
             Operator(
                 Op.FUSED_CHAIN,
-                (members[0].inputs[0],),
-                (out, *rings),
+                () if source is not None else (x,),  # a streamed input is read from its ring
+                (out, *rings, *(() if source_ring is None else (source_ring,))),
                 params,
                 members[0].source_index,
             )

@@ -306,6 +306,8 @@ class Graph:
     inside the tensor it aliases (absent: 0), so a slice's bytes are a range of its input's.
     ``interface`` records boundary ops stripped from the graph, e.g.
     ``(Op.QUANTIZE, input_float_id, int8_id)``: the compiled model runs int8 inside.
+    ``streamed`` names the inputs that arrive row by row (``--stream-input``): no tensor of
+    the arena holds them; the fused chain that reads one keeps its rows in a ring.
     """
 
     name: str
@@ -316,6 +318,8 @@ class Graph:
     aliases: dict[int, int] = field(default_factory=dict)
     view_offsets: dict[int, int] = field(default_factory=dict)
     interface: tuple[tuple[str, int, int], ...] = ()
+    # inputs that stream in row by row (rip.frontend.streaming): never in the arena
+    streamed: tuple[int, ...] = ()
     has_weights: bool = True
     notes: tuple[str, ...] = ()
 

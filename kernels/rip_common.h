@@ -54,6 +54,7 @@ typedef struct {
 typedef enum {
     RIP_OK = 0,              /* the output is written */
     RIP_ERROR_ARGUMENT = -1, /* a size, shape, parameter or scratch it cannot run with */
+    RIP_ERROR_SOURCE = -2,   /* a streamed input's source failed to deliver a row */
 } rip_status;
 
 #ifdef __cplusplus

@@ -7,32 +7,36 @@
 
 typedef struct {
     const rip_fused_chain *chain;
-    const int8_t *input;
+    const rip_row_source *source; /* a streamed input's, NULL: the input is resident */
+    const int8_t *input;          /* the input, or the ring its streamed rows arrive in */
     int8_t *const *rings;
     int8_t *output;
     int8_t *res_row; /* the last stage's row before the residual ADD */
     rip_context work;
     int32_t next[RIP_FUSED_MAX_STAGES]; /* each stage's rows below this are pulled */
+    int32_t delivered;                  /* a streamed input's rows below this have arrived */
 } rip_fused_run;
 
 static int32_t align4(int32_t n) { return (n + 3) / 4 * 4; }
 
 /* Scratch of the conv kernel a CONV_2D stage calls (rip_conv2d_fast_rq_s8's, which is
- * more than rip_conv2d_fast_s8's), and for a stage after the first with KH > 1 (its rows
- * may wrap in a ring) two gathered fields in front of it. */
-static int32_t stage_need(const rip_fused_stage *s, int32_t j) {
+ * more than rip_conv2d_fast_s8's), and for a stage with KH > 1 whose rows may wrap in a
+ * ring (after the first; the first too over a streamed input) two gathered fields in
+ * front of it. */
+static int32_t stage_need(const rip_fused_chain *chain, const rip_fused_stage *s, int32_t j) {
     if (s->kind == RIP_FUSED_DEPTHWISE) {
         return 0; /* the row engine keeps its state on the stack */
     }
     const int32_t taps = s->filter_dims.h * s->filter_dims.w * s->input_dims.c;
     const int32_t inner = rip_conv2d_fast_rq_s8_get_buffer_size(&s->input_dims, &s->filter_dims);
-    return (j > 0 && s->filter_dims.h > 1 ? align4(2 * taps) : 0) + align4(inner);
+    const int ringed = j > 0 || chain->source_rows > 0;
+    return (ringed && s->filter_dims.h > 1 ? align4(2 * taps) : 0) + align4(inner);
 }
 
 int32_t rip_fused_chain_s8_get_buffer_size(const rip_fused_chain *chain) {
     int32_t need = 0;
     for (int32_t j = 0; j < chain->n_stages; ++j) {
-        need = rip_max32(need, stage_need(&chain->stages[j], j));
+        need = rip_max32(need, stage_need(chain, &chain->stages[j], j));
     }
     if (chain->residual != NULL) {
         const rip_dims *o = &chain->stages[chain->n_stages - 1].output_dims;
@@ -46,12 +50,14 @@ static int32_t rank(const rip_fused_stage *s, int32_t r) {
     return s->ordinal != NULL ? s->ordinal[r] : r;
 }
 
-/* Row r of stage j's input: the chain's input, or stage j - 1's ring. */
+/* Row r of stage j's input: the chain's input (or the slot its streamed row arrived in),
+ * or stage j - 1's ring. */
 static const int8_t *input_row(const rip_fused_run *run, int32_t j, int32_t r) {
     const rip_fused_stage *s = &run->chain->stages[j];
     const size_t row = (size_t)s->input_dims.w * (size_t)s->input_dims.c;
     if (j == 0) {
-        return run->input + (size_t)r * row;
+        const int32_t slot = run->source != NULL ? r % run->chain->source_rows : r;
+        return run->input + (size_t)slot * row;
     }
     return run->rings[j - 1] + (size_t)(rank(&run->chain->stages[j - 1], r) %
                                         run->chain->stages[j - 1].ring_rows) * row;
@@ -226,7 +232,27 @@ static rip_status compute(rip_fused_run *run, int32_t j, int32_t t) {
     return RIP_OK;
 }
 
+/* A streamed input's rows up to `top` (every one, in order) into their ring slots. */
+static rip_status deliver(rip_fused_run *run, int32_t top) {
+    const rip_fused_stage *s0 = &run->chain->stages[0];
+    const int32_t bytes = s0->input_dims.w * s0->input_dims.c;
+    for (; run->delivered <= top; ++run->delivered) {
+        const int32_t r = run->delivered;
+        int8_t *dst = (int8_t *)run->input + (size_t)(r % run->chain->source_rows) * (size_t)bytes;
+        if (run->source->read(run->source->user, r, dst, bytes) != 0) {
+            return RIP_ERROR_SOURCE;
+        }
+    }
+    return RIP_OK;
+}
+
 static rip_status pull(rip_fused_run *run, int32_t j, int32_t t) {
+    if (j == 0 && run->source != NULL) {
+        const rip_status st = deliver(run, last_needed(&run->chain->stages[0], t));
+        if (st != RIP_OK) {
+            return st;
+        }
+    }
     if (j > 0) {
         const rip_fused_stage *below = &run->chain->stages[j - 1];
         const int32_t top = last_needed(&run->chain->stages[j], t);
@@ -244,11 +270,15 @@ static rip_status pull(rip_fused_run *run, int32_t j, int32_t t) {
     return compute(run, j, t);
 }
 
-rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *chain,
-                              const int8_t *input, int8_t *const *rings, int8_t *output) {
+static rip_status run_chain(const rip_context *ctx, const rip_fused_chain *chain,
+                            const rip_row_source *source, const int8_t *input,
+                            int8_t *const *rings, int8_t *output) {
     const int32_t n = chain->n_stages;
-    if (ctx == NULL || ctx->buf == NULL || n < 2 || n > RIP_FUSED_MAX_STAGES ||
-        ctx->size < rip_fused_chain_s8_get_buffer_size(chain)) {
+    const int streamed = source != NULL;
+    if (ctx == NULL || ctx->buf == NULL || n < (streamed ? 1 : 2) || n > RIP_FUSED_MAX_STAGES ||
+        ctx->size < rip_fused_chain_s8_get_buffer_size(chain) || input == NULL ||
+        (streamed && (source->read == NULL || chain->source_rows < 1 || chain->residual != NULL)) ||
+        (!streamed && chain->source_rows != 0) || (n > 1 && rings == NULL)) {
         return RIP_ERROR_ARGUMENT;
     }
     for (int32_t j = 0; j < n; ++j) {
@@ -263,9 +293,11 @@ rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *cha
     }
     rip_fused_run run;
     run.chain = chain;
+    run.source = source;
     run.input = input;
     run.rings = rings;
     run.output = output;
+    run.delivered = 0;
     int32_t res = 0;
     if (chain->residual != NULL) {
         const rip_dims *o = &chain->stages[n - 1].output_dims;
@@ -283,5 +315,20 @@ rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *cha
             return st;
         }
     }
-    return RIP_OK;
+    /* the rows no stage reads (below the last window) are still the frame's: consume them */
+    return streamed ? deliver(&run, chain->stages[0].input_dims.h - 1) : RIP_OK;
+}
+
+rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *chain,
+                              const int8_t *input, int8_t *const *rings, int8_t *output) {
+    return run_chain(ctx, chain, NULL, input, rings, output);
+}
+
+rip_status rip_fused_chain_streamed_s8(const rip_context *ctx, const rip_fused_chain *chain,
+                                       const rip_row_source *source, int8_t *source_ring,
+                                       int8_t *const *rings, int8_t *output) {
+    if (source == NULL || source->read == NULL) {
+        return RIP_ERROR_SOURCE; /* no source was set: no row can arrive */
+    }
+    return run_chain(ctx, chain, source, source_ring, rings, output);
 }

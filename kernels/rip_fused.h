@@ -73,23 +73,47 @@ typedef struct {
 } rip_fused_stage;
 
 typedef struct {
-    int32_t n_stages;                /* 2 .. RIP_FUSED_MAX_STAGES */
+    int32_t n_stages;                /* 2 .. RIP_FUSED_MAX_STAGES (1 .. when streamed) */
     const rip_fused_stage *stages;
     const rip_add_params *residual;  /* the ADD of the chain's input, NULL: none */
     int32_t residual_input_first;    /* 1: ADD(input, chain), 0: ADD(chain, input) */
+    int32_t source_rows;             /* rows of a streamed input's ring; 0: input resident */
 } rip_fused_chain;
+
+/* A streamed input (rip_fused_chain_streamed_s8): read(user, row, dst, bytes) stores input
+ * row `row` (W * C int8 bytes = bytes) at dst and returns 0, or nonzero when it cannot (the
+ * chain then stops at once with RIP_ERROR_SOURCE; its output is not valid). Rows are asked
+ * for in order 0, 1, ..., H - 1, each once, every one of them (rows no stage reads too, so
+ * that a camera's frame is always consumed whole), each just before the first output row
+ * that reads it: a source may block until its row has arrived. */
+typedef int32_t (*rip_row_read_fn)(void *user, int32_t row, int8_t *dst, int32_t bytes);
+typedef struct {
+    rip_row_read_fn read;
+    void *user;
+} rip_row_source;
 
 /* Scratch (rip.allocator.planning.scratch.fused_scratch_bytes): the residual row
  * W_out * C_out rounded up to 4 when there is an ADD, then the largest stage need: a CONV_2D stage the scratch of
  * rip_conv2d_fast_rq_s8 (8 * K4 + 2 * KH * KW * C_in, K4 the taps rounded up to 4; it also
  * covers rip_conv2d_fast_s8's), plus two gathered fields (2 * KH * KW * C_in rounded up to
- * 4) for a stage after the first with KH > 1; a depthwise stage none. */
+ * 4) for a stage after the first with KH > 1 (the first too when its input streams); a
+ * depthwise stage none. */
 int32_t rip_fused_chain_s8_get_buffer_size(const rip_fused_chain *chain);
 
 /* rings[j] is stage j's output ring (j < n_stages - 1), ring_rows * W_out * C_out bytes.
  * ctx->buf must be 4-byte aligned. */
 rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *chain,
                               const int8_t *input, int8_t *const *rings, int8_t *output);
+
+/* The chain over a streamed input (issue 25): input row r arrives from `source` into slot
+ * r % source_rows of `source_ring` (source_rows * W * C bytes, overlapping nothing else),
+ * the count rip.allocator.theory.fused.source_rows gives and the simulator's
+ * source_evictions checks; stage 0 reads its rows there, a window that wraps in the ring
+ * through gathered receptive fields, as a later stage reads its ring. No residual ADD
+ * (the input's rows are gone by then). rings may be NULL for a one-stage chain. */
+rip_status rip_fused_chain_streamed_s8(const rip_context *ctx, const rip_fused_chain *chain,
+                                       const rip_row_source *source, int8_t *source_ring,
+                                       int8_t *const *rings, int8_t *output);
 
 #ifdef __cplusplus
 }

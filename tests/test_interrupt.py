@@ -42,7 +42,11 @@ def hard_model(tmp_path_factory) -> Path:
 def _children(pid: int) -> set[int]:
     """Child process ids of ``pid`` (Linux /proc), to check none outlive an interrupt."""
     found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:  # it exited meanwhile: no children left
+        return found
+    for task in tasks:
         with contextlib.suppress(OSError):
             found |= {int(c) for c in (task / "children").read_text().split()}
     return found

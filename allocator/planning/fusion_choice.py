@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 
 from rip.allocator.planning.cost_model import CostModel, load
 from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD
 from rip.allocator.planning.placement import align_up
 from rip.allocator.planning.requirements import Requirements, chain_scratch_bytes, fused_chain
-from rip.allocator.theory.fused import fused_gap, ring_bytes, ring_rows
+from rip.allocator.theory.fused import fused_gap, ring_bytes, ring_rows, source_bytes, source_rows
 from rip.core.errors import LayerError
 from rip.frontend.fusion import ChainSpan, candidates
 from rip.frontend.ir import Graph
@@ -88,6 +88,10 @@ def choose(
 
     alive = live_totals(buffers, len(ops))  # bytes alive at each step, one sweep
     in_arena = req.scratch_in_arena  # each op's scratch adds to its step
+    # the op reading a streamed input: it runs only as (the head of) a fused chain
+    streams = {
+        k for k, op in enumerate(ops) if op.inputs and graph.storage(op.inputs[0]) in graph.streamed
+    }
 
     def live(a: int, b: int) -> set[int]:
         return {x.id for x in buffers if x.first <= b and x.last >= a}
@@ -115,28 +119,38 @@ def choose(
         si = graph.storage(ops[a].inputs[0])
         so = graph.storage(ops[end].outputs[0])
         total = sum(size[s] for s in live(a, end) - inner) + sum(ring_bytes(chain))
+        if a in streams:  # its input is no buffer: the ring its rows arrive in
+            total += source_bytes(chain)
         if in_arena:
             out = ops[end].outputs[0]
-            total += chain_scratch_bytes(graph, ops[a : b + 1], out, residual is not None)
-        if last.get(si, end) <= end and si not in outputs:
+            total += chain_scratch_bytes(graph, ops[a : b + 1], out, residual is not None,
+                                         a in streams)  # fmt: skip
+        if a not in streams and last.get(si, end) <= end and si not in outputs:
             gap = align_up(fused_gap(chain), alignment)
             total -= size[si] + size[so] - max(size[so], gap + size[si])
         return total
 
-    def rings(a: int, b: int, residual: int | None) -> tuple[int, ...]:
-        return ring_rows(fused_chain(graph, ops[a : b + 1], residual is not None))
+    def span(a: int, b: int, residual: int | None) -> ChainSpan:
+        """Ops a..b (and the ADD ``residual``) as the chain to fuse, rings sized."""
+        chain = fused_chain(graph, ops[a : b + 1], residual is not None)
+        return ChainSpan(a, b, residual, ring_rows(chain),
+                         source_rows(chain) if a in streams else 0)  # fmt: skip
+
+    def alone(a: int, b: int) -> bool:
+        """Ops a..b are one op run by itself (not a fused chain)."""
+        return a == b and a not in streams
 
     @cache
     def step(a: int, b: int) -> int:
         """Ops a..b of the schedule as one step: fused, or the op alone."""
-        return single(a) if a == b else fused(a, b, None)
+        return single(a) if alone(a, b) else fused(a, b, None)
 
     @cache
     def extra(a: int, b: int, residual: int | None = None) -> float:
         """Estimated overhead of fusing ops a..b (0 for an op alone). An estimate below 0
         counts as 0: a fused kernel is fused to lower the peak, never to pay for another
         chain's overhead with an estimate within the cost model's error."""
-        if a == b and residual is None:
+        if alone(a, b) and residual is None:
             return 0.0
         res = None if residual is None else ops[residual]
         return max(0.0, costs.overhead(graph, ops[a : b + 1], res))
@@ -158,7 +172,7 @@ def choose(
                 options.append(
                     (
                         prev[0] + extra(first + j, first + i - 1),
-                        prev[1] + (0 if k == 1 else k),
+                        prev[1] + (0 if alone(first + j, first + i - 1) else k),
                         (*prev[2], (j, i - 1)),
                         False,
                     )
@@ -188,7 +202,7 @@ def choose(
 
     in_chains = {k for c in chains for k in c.indices}
     floor = max((single(k) for k in range(len(ops)) if k not in in_chains), default=0)
-    sizes = {single(k) for k in in_chains}
+    sizes = {single(k) for k in in_chains - streams}
     for c in chains:
         sizes |= {step(a, b) for a in c.indices for b in range(a, c.last + 1)}
         if c.residual is not None:
@@ -205,13 +219,13 @@ def choose(
     overheads: list[float] = []
     for c, (_, _, segs, all_fused) in picks:
         if all_fused:
-            chosen.append(replace(c, rings=rings(c.first, c.last, c.residual)))
+            chosen.append(span(c.first, c.last, c.residual))
             overheads.append(extra(c.first, c.last, c.residual))
             continue
         for j, i in segs:
-            if i > j:
-                a, b = c.first + j, c.first + i
-                chosen.append(ChainSpan(a, b, rings=rings(a, b, None)))
+            a, b = c.first + j, c.first + i
+            if not alone(a, b):
+                chosen.append(span(a, b, None))
                 overheads.append(extra(a, b))
     achieved = max(
         [floor, *(single(c.residual) for c, o in picks if c.residual is not None and not o[3])]

@@ -38,7 +38,7 @@ from rip.allocator.planning.requirements import (
 )
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest, simulate_rip, simulate_upsample
-from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows
+from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows, source_evictions
 from rip.core.errors import ReplayError
 from rip.core.operators import SPECS, Op
 from rip.core.shapes import nearest_index_map, nhwc
@@ -76,6 +76,15 @@ def _check_rings(graph: Graph, op_index: int) -> None:
             raise ReplayError(
                 f"{op.describe(graph, op_index)}: ring tensor {ring} holds "
                 f"{graph.tensors[ring].nbytes} B, its row schedule keeps {need} B"
+            )
+    if p.source is not None:  # a streamed input: its rows arrive in order into slot r % R
+        _, w, c = chain.input_hwc
+        lost = source_evictions(chain, p.source_rows)
+        held = graph.tensors[p.source_ring].nbytes
+        if lost or held < p.source_rows * w * c or p.source_ring not in op.outputs:
+            raise ReplayError(
+                f"{op.describe(graph, op_index)}: the streamed input's ring of "
+                f"{p.source_rows} rows ({held} B) loses {lost} reads of its rows"
             )
 
 
@@ -203,8 +212,14 @@ def replay(
         if not arena.owns_all(s, *where(s, what)):
             raise ReplayError(f"{what}: input tensor {s} was overwritten before it was read")
 
+    for t in graph.streamed:  # its rows live in its reader's ring, never whole
+        if storage[t] in off or any(t in op.inputs for op in graph.operators):
+            raise ReplayError(f"streamed input {t} is placed in the arena or read whole")
+        if not any(getattr(op.params, "source", None) == t for op in graph.operators):
+            raise ReplayError(f"streamed input {t}: no fused chain reads its rows")
     for t in graph.inputs:
-        paint(storage[t], set(), "graph input")
+        if t not in graph.streamed:
+            paint(storage[t], set(), "graph input")
     aliased = {p.op: p for p in plan.aliased}
     shifted = {p.op for p in plan.shifts}
     for i, op in enumerate(graph.operators):

@@ -190,7 +190,9 @@ def op_scratch_bytes(graph: Graph, op: Operator) -> int:
     formula = SPECS[op.kind].scratch if op.kind in SPECS else None
     if formula == "fused":
         p = op.params
-        return chain_scratch_bytes(graph, p.members, op.outputs[0], p.residual is not None)
+        return chain_scratch_bytes(
+            graph, p.members, op.outputs[0], p.residual is not None, p.source is not None
+        )
     if formula is None:
         return 0  # the kernel uses no scratch (and the tensors need not be NHWC)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -208,15 +210,16 @@ def op_scratch_bytes(graph: Graph, op: Operator) -> int:
 
 
 def chain_scratch_bytes(
-    graph: Graph, members: Sequence[Operator], output: int, residual: bool
+    graph: Graph, members: Sequence[Operator], output: int, residual: bool, streamed: bool = False
 ) -> int:
     """Scratch of the fused chain of ``members`` writing tensor ``output`` (ending in a
-    residual ADD when ``residual``): `planning.scratch.fused_scratch_bytes` on their dims."""
+    residual ADD when ``residual``; its input streamed in when ``streamed``):
+    `planning.scratch.fused_scratch_bytes` on their dims."""
     stages: list[tuple[str, Dims, Dims]] = [
         (m.kind, (1, *graph.tensors[m.inputs[0]].hwc), nhwc(graph.tensors[m.inputs[1]].shape))
         for m in members
     ]
-    return fused_scratch_bytes(stages, (1, *graph.tensors[output].hwc), residual)
+    return fused_scratch_bytes(stages, (1, *graph.tensors[output].hwc), residual, streamed)
 
 
 # ---- the gap of each in-place op (BOUNDS) ----------------------------------------------
@@ -335,6 +338,9 @@ def requirements(graph: Graph, scratch_in_arena: bool = True) -> Requirements:
         reasons: list[str] = []
         for tid in dict.fromkeys(acts):
             s = graph.storage(tid)
+            if s in graph.streamed:
+                reasons.append(f"input {tid} streams in (--stream-input): not in the arena")
+                continue
             if last.get(s) != i:
                 reasons.append(f"input {tid} is read later (skip connection)")
                 continue

@@ -118,7 +118,7 @@ def pool_scratch_bytes(output_dims: Dims) -> int:
 
 
 def fused_scratch_bytes(
-    stages: list[tuple[str, Dims, Dims]], output_dims: Dims, residual: bool
+    stages: list[tuple[str, Dims, Dims]], output_dims: Dims, residual: bool, streamed: bool = False
 ) -> int:
     """Scratch of rip_fused_chain_s8 (C twin ``rip_fused_chain_s8_get_buffer_size``): the
     residual ADD's row of the last stage (W_out * C_out, rounded up to 4) when the chain
@@ -126,8 +126,9 @@ def fused_scratch_bytes(
     kernel a row at a time: rip_conv2d_fast_rq_s8's scratch (the ``CONV_2D`` formula of
     `kernel_scratch_bytes`, 8 * K4 + 2 * KH * KW * C_in, rounded up to 4; it covers
     rip_conv2d_fast_s8's, so the reservation does not depend on which one the weights
-    allow), and a stage after the first with KH > 1, whose window may wrap in its ring, two
-    gathered receptive fields in front of it (2 * KH * KW * C_in, rounded up to 4). A
+    allow), and a stage with KH > 1 whose window may wrap in a ring (every stage after the
+    first; the first too when the input streams, ``streamed``), two gathered receptive
+    fields in front of it (2 * KH * KW * C_in, rounded up to 4). A
     DEPTHWISE_CONV_2D stage (the row engine) needs none. ``stages`` is (kind, input dims,
     filter dims) per member in chain order (the input dims are not read: the signature of
     the other formulas)."""
@@ -137,7 +138,7 @@ def fused_scratch_bytes(
             continue
         _, kh, kw, c_in = filter_dims
         taps = kh * kw * c_in
-        fields = _align4(2 * taps) if j > 0 and kh > 1 else 0
+        fields = _align4(2 * taps) if (j > 0 or streamed) and kh > 1 else 0
         need = max(
             need, fields + _align4(kernel_scratch_bytes(kind, input_dims, filter_dims, input_dims))
         )

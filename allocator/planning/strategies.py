@@ -54,6 +54,7 @@ class StrategySpec:
     transform: Transform | None = None  # the graph planned on (None: the rewritten one)
     warm_from: Strategy | None = None  # whose plan the solve starts from, when planned
     selectable: bool = False  # a candidate of the default plan (selection.select)
+    streams: bool = False  # plans a streamed input (--stream-input): its transform fuses it
 
 
 def fused_chains(graph: Graph, req: Requirements, options: PlanOptions) -> Transformed:
@@ -68,7 +69,11 @@ def fused_chains(graph: Graph, req: Requirements, options: PlanOptions) -> Trans
         chains = list(options.fuse_chains)
     fgraph = fuse(graph, chains)
     fused = [
-        ([m.source_index for m in op.params.ops], list(op.params.ring_rows))
+        (
+            [m.source_index for m in op.params.ops],
+            list(op.params.ring_rows),
+            *([op.params.source_rows] if op.params.source is not None else []),  # streamed
+        )
         for op in fgraph.operators
         if op.kind == Op.FUSED_CHAIN
     ]
@@ -79,9 +84,13 @@ TABLE: dict[Strategy, StrategySpec] = {
     Strategy.DUAL: StrategySpec(frozenset()),
     Strategy.TINYENGINE: StrategySpec(frozenset({InPlaceKind.CHANNEL}), warm_from=Strategy.DUAL),
     Strategy.RIP: StrategySpec(frozenset(InPlaceKind) - {InPlaceKind.FUSED}, selectable=True),
-    Strategy.FUSED: StrategySpec(frozenset(InPlaceKind), fused_chains, selectable=True),
+    Strategy.FUSED: StrategySpec(
+        frozenset(InPlaceKind), fused_chains, selectable=True, streams=True
+    ),
 }
 STRATEGIES = tuple(TABLE)
+# The strategies that can plan a graph whose input streams in (rip.frontend.streaming).
+STREAMING = tuple(s for s, sp in TABLE.items() if sp.streams)
 # The default plan's candidates, in the order that breaks a tie (selection.select).
 SELECTABLE = tuple(s for s, sp in TABLE.items() if sp.selectable)
 

@@ -475,6 +475,31 @@ def ring_rows(chain: Chain) -> tuple[int, ...]:
     return tuple(rings)
 
 
+def source_rows(chain: Chain) -> int:
+    """Rows of X held when X streams in (issue 25, ``--stream-input``): the source delivers
+    every X row once, in order, each just before the first layer-0 row that reads it (the
+    kernel pulls rows up to the highest one that row reads), into slot ``row % R``. So, over
+    the layer-0 rows v in compute order, R is the most rows from the oldest row v reads to
+    the newest row delivered by then (the running maximum of the highest row read), every
+    row between them counted: unlike a ring of T_l, no X row is skipped. At most the first
+    layer's dilated kernel height k_eff_0 (fewer where windows are clipped by the border);
+    `rip.allocator.theory.simulate_fused.source_evictions` executes it."""
+    axis = axis_layer(chain.ops[0].geom, "h")
+    newest, most = -1, 1
+    for v in needed_rows(chain)[0]:
+        reads = axis.reads(v)
+        if reads:
+            newest = max(newest, reads[-1])
+            most = max(most, newest - reads[0] + 1)
+    return most
+
+
+def source_bytes(chain: Chain, rows: int | None = None) -> int:
+    """Bytes of the streamed input's ring: ``rows`` (default `source_rows`) rows of W_0 C_0."""
+    _, w, c = chain.input_hwc
+    return (source_rows(chain) if rows is None else rows) * w * c
+
+
 def ring_bytes(chain: Chain, rows: Sequence[int] | None = None) -> tuple[int, ...]:
     """Bytes of each ring: R_l rows of W_{l+1} C_{l+1}."""
     rows = ring_rows(chain) if rows is None else rows

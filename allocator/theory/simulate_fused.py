@@ -222,6 +222,35 @@ def ring_evictions(chain: Chain, layer: int, rows: int, schedule: FusedSchedule)
     return evicted
 
 
+def source_evictions(chain: Chain, rows: int, schedule: FusedSchedule | None = None) -> int:
+    """Reads of X that find another row when X streams into a ring of ``rows`` slots
+    (``--stream-input``): before each layer-0 compute, the source delivers, in order, every
+    X row up to the highest one the compute reads (enumerated from its taps) into slot
+    ``row % rows``; each read then checks the slot still holds its row. A row never
+    delivered, or overwritten by a later one, counts."""
+    sched = fused_schedule(chain) if schedule is None else schedule
+    slots = np.full(rows, -1, dtype=np.int64)
+    delivered = 0  # rows 0 .. delivered - 1 have arrived
+    evicted = 0
+    for comp in sched.computes():
+        if comp.layer != 0:
+            continue
+        reads = _row_reads(chain, 0, comp.row)
+        while reads and delivered <= reads[-1]:
+            slots[delivered % rows] = delivered
+            delivered += 1
+        evicted += sum(int(slots[y % rows] != y) for y in reads)
+    return evicted
+
+
+def simulate_source_rows(chain: Chain) -> int:
+    """The fewest slots of the streamed input's ring with which no read of X finds another
+    row, each size executed (searched upwards from 1)."""
+    sched = fused_schedule(chain)
+    h = chain.input_hwc[0]
+    return next(r for r in range(1, h + 2) if source_evictions(chain, r, sched) == 0)
+
+
 def simulate_ring_rows(chain: Chain) -> tuple[int, ...]:
     """The fewest ring rows per intermediate with which no read finds another row, each
     size executed (searched upwards from 1)."""
