@@ -103,7 +103,7 @@ STEM = (5, (10, 9), 3, [("conv", 3, 2, 8, "SAME"), ("dw", 3, 1, 1, "SAME"),
 
 
 def test_replay_refuses_a_ring_one_row_short():
-    _, fgraph, req, plan = streamed_plan(chain_model(*STEM))
+    _, fgraph, _, plan = streamed_plan(chain_model(*STEM))
     replay(fgraph, plan, 4)
     (op,) = fgraph.operators
     assert op.params.source_rows == 3  # a 3x3 window, no clipping at the bottom
