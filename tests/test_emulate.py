@@ -265,25 +265,31 @@ def pico_env(monkeypatch):
     monkeypatch.setenv(BOOTROM_ENV, str(bootrom()))
 
 
-# Small-ish shared models, one under fused: build + emulation a few tens of seconds each.
-# (Under the default --max-overhead fused picks four chains on vww0, none on kws.)
+# Small-ish shared models, one under fused, one streamed: build + emulation a few tens of
+# seconds each. (Under the default --max-overhead fused picks four chains on vww0, none on
+# kws.) The streamed one reads its input's rows from flash through the row source API.
 CI_PICO = [
-    ("tinyml/mlperf-kws_ref_model", "rip"),
-    ("mcunet/mcunet-vww0", "fused"),
-    ("mcunet/mcunet-in0", "rip"),
-    ("mcunet/person-det", "rip"),
+    ("tinyml/mlperf-kws_ref_model", "rip", ()),
+    ("mcunet/mcunet-vww0", "fused", ()),
+    ("mcunet/mcunet-vww0", "fused", ("--stream-input",)),
+    ("mcunet/mcunet-in0", "rip", ()),
+    ("mcunet/person-det", "rip", ()),
 ]
 
 
 @needs_sdk
-@pytest.mark.parametrize("name, strategy", CI_PICO, ids=[n for n, _ in CI_PICO])
-def test_pico_firmware_on_rp2040js_equals_tflite_micro(name, strategy, tmp_path, capsys, pico_env):
+@pytest.mark.parametrize(
+    "name, strategy, extra", CI_PICO, ids=[" ".join((n, *e)) for n, _, e in CI_PICO]
+)
+def test_pico_firmware_on_rp2040js_equals_tflite_micro(
+    name, strategy, extra, tmp_path, capsys, pico_env
+):
     """The Pico SDK firmware, USB and UART stdio as a user builds it, on rp2040js: the
     checksum on UART0 and on USB CDC is TFLite Micro's."""
     path = shared_path("models", f"{name}.tflite")
     out = tmp_path / "out"
-    code = compile_main([str(path), "--board", "pico", "--strategy", strategy, "-o", str(out),
-                         "--build", "--emulate", "--json", "--quiet"])  # fmt: skip
+    code = compile_main([str(path), "--board", "pico", "--strategy", strategy, *extra,
+                         "-o", str(out), "--build", "--emulate", "--json", "--quiet"])  # fmt: skip
     rep = json.loads(capsys.readouterr().out)
     assert code == 0, rep.get("result_line")
     assert rep["match"] is True and rep["checksum"] == rep["expected_checksum"]

@@ -12,6 +12,8 @@ a source and lives only in a ring of the first fused chain.
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -31,6 +33,7 @@ from rip.allocator.theory.fused import source_rows
 from rip.allocator.theory.simulate_fused import simulate_source_rows, source_evictions
 from rip.allocator.theory.sweep_fused import make_chain_at
 from rip.boards import load_board
+from rip.cli.compile import main as compile_main
 from rip.codegen.emit import emit_model
 from rip.codegen.reference import checksum, reference_outputs
 from rip.compiler import Options, analyse
@@ -186,6 +189,23 @@ def test_shared_models_stream_to_tflite_micros_bytes(tmp_path):
         build_host(out)
         want = checksum(reference_outputs(path.read_bytes(), c.graph))
         assert run_host(out).checksum == want, name
+
+
+@pytest.mark.skipif(
+    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")),
+    reason="needs arm-none-eabi-gcc and qemu-system-arm",
+)
+@pytest.mark.parametrize("board", ["qemu-m33", "qemu-armv6m"])
+def test_streamed_stem_on_the_emulated_cores(tmp_path, board, capsys):
+    """The bare-metal firmware of a streamed model on both emulated cores prints TFLite
+    Micro's checksum (its rows read from flash by the default source)."""
+    model = tmp_path / "stem.tflite"
+    model.write_bytes(chain_model(*STEM))
+    code = compile_main([str(model), "--board", board, "--stream-input", "-o",
+                         str(tmp_path / "out"), "--run", "--json", "--quiet"])  # fmt: skip
+    rep = json.loads(capsys.readouterr().out)
+    assert code == 0 and rep["match"] is True, rep.get("result_line")
+    assert rep["strategy"] == "fused"
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:
