@@ -109,3 +109,55 @@ def test_the_example_runs_on_the_emulated_rp2040(example_build):
     fields = dict(f.split("=", 1) for f in classify[0].split()[1:])
     assert fields["input"] == "uart", classify[0]
     assert fields["checksum"] == expected["checksum"], (classify[0], expected["checksum"])
+
+
+CAMERA = REPO / "examples" / "pico-camera"
+
+
+@pytest.fixture(scope="module")
+def camera_build(tmp_path_factory) -> dict[str, Path]:
+    """examples/pico-camera built against the example-cnn model compiled --stream-input."""
+    cmake = shutil.which("cmake")
+    if not (SDK / "pico_sdk_init.cmake").is_file():
+        pytest.skip(f"{SDK} is absent (CI keeps ../shared beside the checkout)")
+    if cmake is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("needs cmake and arm-none-eabi-gcc")
+    root = tmp_path_factory.mktemp("camera")
+    project = root / "model-project"
+    model = REPO / "examples" / "example-cnn.tflite"
+    code = compile_main([str(model), "--board", "pico", "--stream-input", "-o", str(project),
+                         "--quiet"])  # fmt: skip
+    assert code == 0
+    build = root / "build"
+    env = dict(os.environ, PICO_SDK_PATH=str(SDK))
+    configure = [cmake, "-S", str(CAMERA), "-B", str(build), f"-DRIP_MODEL={project / 'model'}",
+                 "-DPICO_NO_PICOTOOL=1"]  # fmt: skip
+    if shutil.which("ninja"):
+        configure += ["-G", "Ninja"]
+    for cmd in (configure, [cmake, "--build", str(build), "--parallel", "2"]):
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    uf2 = build / "pico_camera.uf2"
+    write_uf2(build / "pico_camera.bin", uf2, RP2040, None)
+    return {"project": project, "uf2": uf2}
+
+
+def test_the_camera_example_streams_rows_on_the_emulated_rp2040(camera_build):
+    """The camera example on rp2040js: a timer's lines feed the streamed model through its
+    row source; a frame the model kept up with prints TFLite Micro's checksum, and one the
+    camera overran (if any) failed cleanly before it."""
+    if not (shutil.which("node") and shutil.which("npm")):
+        pytest.skip("needs Node.js 18.3+ and npm (Debian: apt-get install nodejs npm)")
+    bootrom = SHARED / "pico" / "rp2040-bootrom-b1.bin"
+    if not bootrom.is_file():
+        pytest.skip(f"{bootrom} is absent (CI keeps ../shared beside the checkout)")
+    expected = json.loads((camera_build["project"] / "expected.json").read_text())
+    run = run_uf2(camera_build["uf2"], load_board("pico"), bootrom, 4_000_000_000, 600.0,
+                  until="CAMERA status=0")  # fmt: skip
+    frames = [line for line in run.lines if line.startswith("CAMERA")]
+    print("\n".join(frames))
+    assert frames and frames[-1].startswith("CAMERA status=0"), run.lines[-5:]
+    fields = dict(f.split("=", 1) for f in frames[-1].split()[1:])
+    assert fields["checksum"] == expected["checksum"], (frames[-1], expected["checksum"])
+    assert fields["rows"] == "32"
+    assert all("status=failed" in f for f in frames[:-1]), frames
