@@ -8,7 +8,8 @@ headline block.
 rewrite the page, the README block and the figures drawn from data (bars, scatter) from
 docs/results.json without measuring. ``--pico``: measure the Pico timing section alone (it
 takes long) into docs/results.json, the other sections kept from their run (the page's
-section table says so), and rewrite the page.
+section table says so), and rewrite the page; ``--models`` the same for the models section
+(and the headline drawn from it).
 """
 
 from __future__ import annotations
@@ -29,12 +30,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render-only", action="store_true", help="re-render docs/results.json")
     ap.add_argument("--pico", action="store_true",
                     help="measure only the Pico timing section into docs/results.json")  # fmt: skip
+    ap.add_argument("--models", action="store_true",
+                    help="measure only the models section (and the headline) into "
+                    "docs/results.json")  # fmt: skip
     args = ap.parse_args(argv)
     docs = REPO / "docs"
     page, data_path, readme = docs / "RESULTS.md", docs / "results.json", REPO / "README.md"
-    if args.pico:
+    if args.pico or args.models:
         data = json.loads(data_path.read_text())
-        run.add_pico(data, args.jobs)
+        if args.models:
+            run.add_models(data)
+        if args.pico:
+            run.add_pico(data, args.jobs)
     elif args.render_only:
         data = json.loads(data_path.read_text())
         if data.get("figures"):

@@ -70,6 +70,9 @@ def measure(path: Path, reference: dict[str, dict], paper: dict, time_limit: flo
             needed, available = board.budget(plan.peak)
             row["needed"][f"{b}/{s}"] = needed
             row["fits"][f"{b}/{s}"] = needed <= available
+    row["streamed"] = streamed_arena(path, pico, time_limit)
+    if isinstance(row["streamed"], int):
+        row["ratio_streamed"] = exact_ratio(row["streamed"], base)
     p = paper["table3_mcunet_peak_activation_bytes"].get(name)
     if p:
         row["paper"] = {
@@ -79,6 +82,17 @@ def measure(path: Path, reference: dict[str, dict], paper: dict, time_limit: flo
             "ratio": exact_ratio(p["rip"], p["base"]),
         }
     return row
+
+
+def streamed_arena(path: Path, board: Any, time_limit: float) -> int | str:
+    """``fused`` with the input streamed in (``--stream-input``): the arena, or why the
+    model's input cannot stream (one line)."""
+    opts = Options(strategy=Strategy.FUSED, strategies=(Strategy.FUSED,), stream_input=True,
+                   placer=Placer.MILP, time_limit=time_limit, cache=False)  # fmt: skip
+    try:
+        return analyse(path, board, opts).plans[Strategy.FUSED].peak
+    except RipError as e:
+        return one_line(e, path)
 
 
 def collect(
@@ -118,4 +132,9 @@ def collect(
             for s in strategies
             if mcunet
         },
+        "mean_reduction_pct_streamed": round(
+            100 * sum(1 - r["streamed"] / r["arena"][BASELINE] for r in mcunet) / len(mcunet), 1
+        )
+        if mcunet and all(isinstance(r.get("streamed"), int) for r in mcunet)
+        else None,
     }

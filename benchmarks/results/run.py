@@ -209,6 +209,7 @@ def headline(data: dict) -> dict | None:
         "tinyengine": row["arena"].get("tinyengine"),
         "rip": row["arena"].get("rip"),
         "fused": row["arena"].get("fused"),
+        "streamed": row.get("streamed"),
         "rip_vs_tinyengine": [row["ratio"]["rip"]["fraction"], row["ratio"]["rip"]["decimal"]],
     }
     crow = next(
@@ -277,6 +278,21 @@ def collect(
     meta["total_seconds"] = round(time.perf_counter() - t0, 1)
     meta["load_end"] = round(os.getloadavg()[0], 1)
     return data
+
+
+def add_models(data: dict) -> None:
+    """The models section measured alone into ``data`` (make_results.py --models), the
+    headline recomputed from it; its row of the section table says when and at which
+    commit."""
+    meta = data["meta"]
+    data["models"] = section(meta, "models", models_section, False, bench_cost.load_reference(),
+                             paper_tables())  # fmt: skip
+    data["headline"] = headline(data)
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    commit = git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if dirty() else "")
+    meta["sections"]["models"]["note"] = (
+        f"measured alone (make_results.py --models) on {when}, commit {commit}"
+    )
 
 
 def add_pico(data: dict, jobs: int) -> None:

@@ -461,11 +461,12 @@ def test_what_was_not_measured_says_so(data):
     page = render.render(data)
     graphs = page.split("## 4. Graph level")[1].split("## 5.")[0]
     assert "not measured in this run" in graphs and "bench-quick" in graphs
-    # no fused strategy in the data: its column and its headline figure are absent, not zero
+    # no fused strategy in the data: its columns (fused, and fused with the input streamed)
+    # and its headline figure are absent, not zero
     assert "`fused` not measured in this run" in page
     models = page.split("## 3. Models")[1].split("## 4.")[0]
     row = next(line for line in models.splitlines() if line.startswith("| `mcunet-in3`"))
-    assert row.count(render.NM) == 1
+    assert row.count(render.NM) == 2
     fused_sweep = page.split("fused-chain sweep")[1].split("## 2.")[0]
     assert "not measured in this run" in fused_sweep
 
