@@ -23,6 +23,7 @@ from rip.firmware.rp2040_emulator import run_uf2
 from rip.firmware.uf2 import parse_uf2, write_uf2
 
 APP = REPO / "examples" / "pico-classify"
+CAMERA = REPO / "examples" / "pico-camera"
 SDK = SHARED / "pico" / "pico-sdk"
 RP2040 = 0xE48BFF56
 
@@ -42,36 +43,44 @@ def test_the_example_is_a_pico_examples_shaped_project():
     assert places == sorted(places)
     link = text[text.index("target_link_libraries(pico_classify") :]
     assert "rip_model" in link[: link.index(")")]
-    # its pico_sdk_import.cmake is the one every generated project gets
-    assert (APP / "pico_sdk_import.cmake").read_text() == render("pico/pico_sdk_import.cmake.j2")
+    # its pico_sdk_import.cmake is the one every generated project gets (the camera's too)
+    for app in (APP, CAMERA):
+        assert (app / "pico_sdk_import.cmake").read_text() == render(
+            "pico/pico_sdk_import.cmake.j2"
+        )
 
 
-@pytest.fixture(scope="module")
-def example_build(tmp_path_factory) -> dict[str, Path]:
-    """The example-cnn model project (rip-compile -o, no build), and the example
-    application built against its model/ with the shared SDK."""
+def build_example(app: Path, target: str, root: Path, *compile_args: str) -> dict[str, Path]:
+    """The example-cnn model project (rip-compile -o ``compile_args``, no build), and the
+    example application ``app`` (CMake target ``target``) built against its model/ with the
+    shared SDK; skipped with a reason without the SDK or the tools."""
     cmake = shutil.which("cmake")
     if not (SDK / "pico_sdk_init.cmake").is_file():
         pytest.skip(f"{SDK} is absent (CI keeps ../shared beside the checkout)")
     if cmake is None or shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("needs cmake and arm-none-eabi-gcc")
-    root = tmp_path_factory.mktemp("classify")
     project = root / "model-project"
     model = REPO / "examples" / "example-cnn.tflite"
-    code = compile_main([str(model), "--board", "pico", "-o", str(project), "--quiet"])
+    code = compile_main([str(model), "--board", "pico", *compile_args, "-o", str(project),
+                         "--quiet"])  # fmt: skip
     assert code == 0
     build = root / "build"
     env = dict(os.environ, PICO_SDK_PATH=str(SDK))
-    configure = [cmake, "-S", str(APP), "-B", str(build), f"-DRIP_MODEL={project / 'model'}",
+    configure = [cmake, "-S", str(app), "-B", str(build), f"-DRIP_MODEL={project / 'model'}",
                  "-DPICO_NO_PICOTOOL=1"]  # fmt: skip
     if shutil.which("ninja"):
         configure += ["-G", "Ninja"]
     for cmd in (configure, [cmake, "--build", str(build), "--parallel", "2"]):
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    uf2 = build / "pico_classify.uf2"
-    write_uf2(build / "pico_classify.bin", uf2, RP2040, None)
+    uf2 = build / f"{target}.uf2"
+    write_uf2(build / f"{target}.bin", uf2, RP2040, None)
     return {"project": project, "build": build, "uf2": uf2}
+
+
+@pytest.fixture(scope="module")
+def example_build(tmp_path_factory) -> dict[str, Path]:
+    return build_example(APP, "pico_classify", tmp_path_factory.mktemp("classify"))
 
 
 def test_the_example_links_the_generated_library_and_builds(example_build):
@@ -111,35 +120,11 @@ def test_the_example_runs_on_the_emulated_rp2040(example_build):
     assert fields["checksum"] == expected["checksum"], (classify[0], expected["checksum"])
 
 
-CAMERA = REPO / "examples" / "pico-camera"
-
-
 @pytest.fixture(scope="module")
 def camera_build(tmp_path_factory) -> dict[str, Path]:
     """examples/pico-camera built against the example-cnn model compiled --stream-input."""
-    cmake = shutil.which("cmake")
-    if not (SDK / "pico_sdk_init.cmake").is_file():
-        pytest.skip(f"{SDK} is absent (CI keeps ../shared beside the checkout)")
-    if cmake is None or shutil.which("arm-none-eabi-gcc") is None:
-        pytest.skip("needs cmake and arm-none-eabi-gcc")
     root = tmp_path_factory.mktemp("camera")
-    project = root / "model-project"
-    model = REPO / "examples" / "example-cnn.tflite"
-    code = compile_main([str(model), "--board", "pico", "--stream-input", "-o", str(project),
-                         "--quiet"])  # fmt: skip
-    assert code == 0
-    build = root / "build"
-    env = dict(os.environ, PICO_SDK_PATH=str(SDK))
-    configure = [cmake, "-S", str(CAMERA), "-B", str(build), f"-DRIP_MODEL={project / 'model'}",
-                 "-DPICO_NO_PICOTOOL=1"]  # fmt: skip
-    if shutil.which("ninja"):
-        configure += ["-G", "Ninja"]
-    for cmd in (configure, [cmake, "--build", str(build), "--parallel", "2"]):
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    uf2 = build / "pico_camera.uf2"
-    write_uf2(build / "pico_camera.bin", uf2, RP2040, None)
-    return {"project": project, "uf2": uf2}
+    return build_example(CAMERA, "pico_camera", root, "--stream-input")
 
 
 def test_the_camera_example_streams_rows_on_the_emulated_rp2040(camera_build):
@@ -155,7 +140,6 @@ def test_the_camera_example_streams_rows_on_the_emulated_rp2040(camera_build):
     run = run_uf2(camera_build["uf2"], load_board("pico"), bootrom, 4_000_000_000, 600.0,
                   until="CAMERA status=0")  # fmt: skip
     frames = [line for line in run.lines if line.startswith("CAMERA")]
-    print("\n".join(frames))
     assert frames and frames[-1].startswith("CAMERA status=0"), run.lines[-5:]
     fields = dict(f.split("=", 1) for f in frames[-1].split()[1:])
     assert fields["checksum"] == expected["checksum"], (frames[-1], expected["checksum"])
