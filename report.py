@@ -81,7 +81,31 @@ def _fused_columns(graph: Graph, op) -> dict[str, Any]:
         "member_source_indices": [m.source_index for m in p.ops],
         "ring_rows": list(p.ring_rows),
         "ring_bytes": sum(graph.tensors[t].nbytes for t in p.rings),
+        # a streamed input (--stream-input): the rows of it the chain holds, and their bytes
+        "source_rows": p.source_rows if p.source is not None else None,
+        "source_ring_bytes": graph.tensors[p.source_ring].nbytes if p.source is not None else None,
     }
+
+
+def streamed_summary(graph: Graph) -> list[dict[str, Any]]:
+    """Each streamed input (--stream-input): its index, shape, whole bytes, and the ring of
+    rows its reading chain keeps instead (in the arena)."""
+    out = []
+    for op in graph.operators:
+        p = op.params
+        if op.kind != Op.FUSED_CHAIN or p.source is None:
+            continue
+        t = graph.tensors[p.source]
+        out.append(
+            {
+                "input": graph.inputs.index(p.source),
+                "shape": list(t.shape),
+                "input_bytes": t.nbytes,
+                "ring_rows": p.source_rows,
+                "ring_bytes": graph.tensors[p.source_ring].nbytes,
+            }
+        )
+    return out
 
 
 def ratio(value: int, base: int) -> str:
@@ -120,6 +144,7 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         # flash-aware execution (staging.py): the filters staged in SRAM, their bytes (in
         # arena_bytes: each lives in the arena while its op runs) and the estimated saving
         "staged_weights": staged.summary(plan.peak) if staged else None,
+        "streamed_inputs": streamed_summary(c.variants[strategy].graph),
         "notes": list(plan.notes),
     }
 
@@ -317,6 +342,11 @@ def format_report(rep: dict[str, Any]) -> str:
     if rep["board_sram_bytes"]:
         verdict = "fits" if rep["fits"] else "does NOT fit"
         lines.append(f"{verdict} {rep['board']}: headroom {rep['headroom_bytes']:,} B")
+    for si in rep.get("streamed_inputs") or ():
+        lines.append(
+            f"input {si['input']} streams in row by row: {si['ring_rows']} rows "
+            f"({si['ring_bytes']:,} B, in the arena) held instead of {si['input_bytes']:,} B"
+        )
     st = rep.get("staged_weights")
     if st:
         lines.append(

@@ -228,3 +228,18 @@ def test_refusals_are_one_line(tmp_path):
     assert r.returncode == 2, r.stderr
     assert "cannot stream: 2 ops read it" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_streamed_op_alone_costs_no_budget(tmp_path):
+    """The op reading a streamed input runs as a chain of one whatever the budget; fusing
+    more with it must fit the instruction budget like any chain (the stem's whole chain is
+    estimated above 5%, so it stays a chain of one; it was once fused whole, over budget)."""
+    model = tmp_path / "stem.tflite"
+    model.write_bytes(chain_model(*STEM))
+    c = analyse(model, load_board("host"), Options(stream_input=True, cache=False))
+    f = c.variant.fusion
+    assert f is not None and f.overhead <= f.budget
+    assert [(s.first, s.last, s.source_rows) for s in f.chains] == [(0, 0, 3)]
+    whole = analyse(model, load_board("host"),
+                    Options(stream_input=True, max_overhead=None, cache=False))  # fmt: skip
+    assert whole.plan.peak <= c.plan.peak

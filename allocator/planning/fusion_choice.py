@@ -149,8 +149,10 @@ def choose(
     def extra(a: int, b: int, residual: int | None = None) -> float:
         """Estimated overhead of fusing ops a..b (0 for an op alone). An estimate below 0
         counts as 0: a fused kernel is fused to lower the peak, never to pay for another
-        chain's overhead with an estimate within the cost model's error."""
-        if alone(a, b) and residual is None:
+        chain's overhead with an estimate within the cost model's error. The op reading a
+        streamed input runs as a chain of one at the least, asked for by the user: that
+        much counts as its own cost, and only fusing more ops with it against the budget."""
+        if a == b and residual is None:
             return 0.0
         res = None if residual is None else ops[residual]
         return max(0.0, costs.overhead(graph, ops[a : b + 1], res))
