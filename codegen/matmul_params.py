@@ -1,10 +1,12 @@
 """Kernel parameters of kernels/rip_matmul.h (BATCH_MATMUL), as TFLite Micro's
 batch_matmul.cc Prepare computes them.
 
-One requantization for the whole op: ``real = float32(s_lhs * s_rhs) / s_out`` (the
-bias-less GetQuantizedConvolutionMultipler multiplies the two float32 scales in float32
-before widening, unlike the convolutions), QuantizeMultiplier'd; the clamp is int8's whole
-range (BATCH_MATMUL has no fused activation). Each operand is quantized per tensor, as
+One requantization for the whole op: ``real = s_lhs * s_rhs / s_out`` with the float32
+scales widened to double first (`quant.effective_scale`, as TFLite Micro's
+GetQuantizedConvolutionMultipler does; a float32 product differs where the real multiplier
+sits at a power of two: 1/32 exactly against just below it, multiplier 2^30 shift -4
+against 2^31 - 1 shift -5, another rounding of ties), QuantizeMultiplier'd; the clamp is
+int8's whole range (BATCH_MATMUL has no fused activation). Each operand is quantized per tensor, as
 TFLite Micro reads one ``params.scale`` of each.
 
 The shapes are TFLite Micro's reference: both operands extended to rank 5 with leading
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rip.codegen.quant import ParamsError, f32, int8_per_tensor, quantize_multiplier
+from rip.codegen.quant import ParamsError, effective_scale, int8_per_tensor, quantize_multiplier
 from rip.core.operators import Op
 from rip.frontend.ir import BatchMatMulParams, Graph, Operator
 
@@ -76,8 +78,7 @@ def matmul_params(graph: Graph, op: Operator) -> MatMulParams:
     s_rhs, z_rhs = int8_per_tensor(rhs, op, "the right operand")
     s_out, z_out = int8_per_tensor(out, op, "the output")
     with np.errstate(over="ignore"):  # infinite: quantize_multiplier refuses it
-        product = float(f32(s_lhs) * f32(s_rhs))
-    multiplier, shift = quantize_multiplier(product / float(f32(s_out)))
+        multiplier, shift = quantize_multiplier(effective_scale(s_lhs, s_rhs, s_out))
     if len(lhs.shape) > RANK or len(rhs.shape) > RANK:
         raise ParamsError(f"{op.describe()}: operands of rank above {RANK}")
     x, y = _extended(lhs.shape), _extended(rhs.shape)

@@ -120,18 +120,37 @@ def test_batch_matmul_matches_tflm(kernel_objs, tmp_path_factory, case, seed) ->
 
 
 def test_params_follow_tflite_micro_prepare() -> None:
-    """The multiplier is QuantizeMultiplier of float32(s_x * s_y) / s_out (the float32
-    product first), and a broadcast batch axis has stride 0."""
+    """The multiplier is QuantizeMultiplier of s_x * s_y / s_out in double, and a broadcast
+    batch axis has stride 0."""
     sx, sy, so = 0.1, 0.3, 0.7
     model = matmul_model((2, 1, 3, 4), (1, 3, 4, 5), False, False,
                          [(sx, 0), (sy, 0), (so, 0)], (False, False),
                          np.random.default_rng(0))  # fmt: skip
     graph = read(model)
     p = matmul_params(graph, graph.operators[0])
-    real = float(F32(F32(sx) * F32(sy))) / float(F32(so))
+    real = float(F32(sx)) * float(F32(sy)) / float(F32(so))
     assert p.multiplier * 2.0 ** (p.shift - 31) == pytest.approx(real, rel=1e-9)
     assert (p.batch, p.lhs_batch_stride, p.rhs_batch_stride) == ((1, 2, 3), (0, 12, 0), (0, 0, 20))
     assert (p.rows, p.cols, p.depth, p.macs) == (3, 5, 4, 6 * 3 * 5 * 4)
+
+
+def test_a_power_of_two_multiplier_rounds_as_tflite_micro(kernel_objs, tmp_path) -> None:
+    """s_out = float32(s_x * s_y) * 32: in float32 the product makes the multiplier exactly
+    1/32, in double (TFLite Micro's) just below it, which rounds ties otherwise. Found by
+    the hypothesis test above; 4,096 outputs against TFLite Micro's."""
+    s = 0.3678794503211975
+    so = float(F32(F32(s) * F32(s) * F32(32.0)))
+    rng = np.random.default_rng(1)
+    model = matmul_model((64, 1), (1, 64), False, False, [(s, 0), (s, 1), (so, 0)],
+                         (False, False), rng)  # fmt: skip
+    graph = read(model)
+    p = matmul_params(graph, graph.operators[0])
+    assert (p.multiplier, p.shift) != (1 << 30, -4)  # not float32's exact 1/32
+    inputs = {
+        t: rng.integers(-12, 12, size=graph.tensors[t].shape, dtype=np.int8) for t in graph.inputs
+    }
+    want = tflm(model, list(inputs.values()))
+    assert run_op(graph, inputs, kernel_objs, tmp_path) == want
 
 
 def test_no_overlay_is_safe(kernel_objs, tmp_path) -> None:
