@@ -78,6 +78,16 @@ def build_example(app: Path, target: str, root: Path, *compile_args: str) -> dic
     return {"project": project, "build": build, "uf2": uf2}
 
 
+def emulator_bootrom() -> Path:
+    """The RP2040 boot ROM rp2040js runs; skipped with a reason without Node or the ROM."""
+    if not (shutil.which("node") and shutil.which("npm")):
+        pytest.skip("needs Node.js 18.3+ and npm (Debian: apt-get install nodejs npm)")
+    bootrom = SHARED / "pico" / "rp2040-bootrom-b1.bin"
+    if not bootrom.is_file():
+        pytest.skip(f"{bootrom} is absent (CI keeps ../shared beside the checkout)")
+    return bootrom
+
+
 @pytest.fixture(scope="module")
 def example_build(tmp_path_factory) -> dict[str, Path]:
     return build_example(APP, "pico_classify", tmp_path_factory.mktemp("classify"))
@@ -102,11 +112,7 @@ def test_the_example_runs_on_the_emulated_rp2040(example_build):
     ``default_rng(0).integers(-128, 128, N, dtype=int8)``) sent on UART0 after its first
     line, its CLASSIFY line's checksum equals expected.json's (TFLite Micro on that
     input)."""
-    if not (shutil.which("node") and shutil.which("npm")):
-        pytest.skip("needs Node.js 18.3+ and npm (Debian: apt-get install nodejs npm)")
-    bootrom = SHARED / "pico" / "rp2040-bootrom-b1.bin"
-    if not bootrom.is_file():
-        pytest.skip(f"{bootrom} is absent (CI keeps ../shared beside the checkout)")
+    bootrom = emulator_bootrom()
     expected = json.loads((example_build["project"] / "expected.json").read_text())
     header = (example_build["project"] / "model" / "model.h").read_text()
     size = int(re.search(r"#define RIP_INPUT0_BYTES (\d+)u", header)[1])  # the C API's
@@ -131,11 +137,7 @@ def test_the_camera_example_streams_rows_on_the_emulated_rp2040(camera_build):
     """The camera example on rp2040js: a timer's lines feed the streamed model through its
     row source; a frame the model kept up with prints TFLite Micro's checksum, and one the
     camera overran (if any) failed cleanly before it."""
-    if not (shutil.which("node") and shutil.which("npm")):
-        pytest.skip("needs Node.js 18.3+ and npm (Debian: apt-get install nodejs npm)")
-    bootrom = SHARED / "pico" / "rp2040-bootrom-b1.bin"
-    if not bootrom.is_file():
-        pytest.skip(f"{bootrom} is absent (CI keeps ../shared beside the checkout)")
+    bootrom = emulator_bootrom()
     expected = json.loads((camera_build["project"] / "expected.json").read_text())
     run = run_uf2(camera_build["uf2"], load_board("pico"), bootrom, 4_000_000_000, 600.0,
                   until="CAMERA status=0")  # fmt: skip
