@@ -10,8 +10,10 @@ scratch (`codegen.kernel_choice.choose_conv_kernel`), runs the leaner kernel the
 kernels gather the same pixel pair before writing either, so the in-place gap is the same.
 
 One op at a time, at the step that sets the limit, while that lowers it and the cut ops
-stay within the instruction budget (`--max-overhead`, as fused chains): where the limit is
-set by activations alone, nothing changes and every op keeps its fastest kernel.
+stay within the instruction budget (`--max-overhead`, as fused chains), or while the limit
+is above the largest live set of the model's tensors, which TFLite Micro's planner needs
+at least: scratch never puts rip's total above TFLite Micro's arena. Where the limit is set
+by activations alone, nothing changes and every op keeps its fastest kernel.
 """
 
 from __future__ import annotations
@@ -28,13 +30,16 @@ def trim(
     problem: Problem,
     cost: Callable[[int], float],
     budget: float | None,
+    floor: int | None = None,
 ) -> tuple[Requirements, Problem]:
     """``req`` and its strategy's ``problem`` with the scratch of each op that sets the
     problem's lower bound cut to its least (`OpRequirement.least_scratch_bytes`), as long as
     each cut lowers the bound and the cut ops' estimated instructions (``cost`` of an op
     index; the leaner kernel is slower on them alone) stay within ``budget`` (None: no
-    limit), the instruction budget fused chains spend too. A Requirements without scratch
-    in the arena comes back as it is."""
+    limit), the instruction budget fused chains spend too, or past it while the bound is
+    above ``floor`` (None: none; bytes no plan without in-place reuse can go below, so that scratch
+    never puts rip above such a planner, TFLite Micro's among them). A Requirements without
+    scratch in the arena comes back as it is."""
     if not req.op_buffers:
         return req, problem
     bound, spent = problem.lower_bound(), 0.0
@@ -48,7 +53,8 @@ def trim(
             and req.ops[k].least_scratch_bytes < own.size
         }
         more = sum(cost(k) for k in cut)
-        if not cut or (budget is not None and spent + more > budget):
+        over = budget is not None and spent + more > budget and (floor is None or bound <= floor)
+        if not cut or over:
             return req, problem
         trimmed = _with_scratch(req, cut)
         smaller = problem.resized({b.id: b.size for b in trimmed.op_buffers})

@@ -33,6 +33,7 @@ from rip.core.operators import Op
 from rip.core.terms import InPlaceKind, Strategy
 from rip.frontend.fusion import fuse
 from rip.frontend.ir import Graph
+from rip.frontend.liveness import live_bytes
 
 
 @dataclass(frozen=True)
@@ -150,13 +151,16 @@ class Variant:
         alignment: int,
         scratch_budget: float | None = 0.0,
         core: str = "",
+        floor: int | None = None,
     ) -> Variant:
         """The variant of ``made.graph`` with requirements ``req``: the one place a
         placement problem is built. Where an op's scratch sets the problem's floor it is cut
         to its leanest kernel's (`scratch_choice.trim`; the variant's ``req`` says so, and
         code is emitted from it) when those ops' estimated instructions (``core``'s cost
         model) are at most ``scratch_budget`` of the model's (None: any; 0: no cut, the
-        problem exactly as ``req`` gives it)."""
+        problem exactly as ``req`` gives it), and past that budget while the floor is above
+        ``floor`` (the largest live set of the model's tensors: what a planner that never
+        works in place, TFLite Micro's, needs at least)."""
         problem = build_problem(req, strategy, alignment)
         if scratch_budget is None or scratch_budget > 0:
             costs = for_core(core)
@@ -165,7 +169,7 @@ class Variant:
             def cost(k: int) -> float:
                 return costs.op(made.graph, made.graph.operators[k])
 
-            req, problem = trim(req, problem, cost, budget)
+            req, problem = trim(req, problem, cost, budget, floor)
         return cls(Strategy(strategy), made.graph, req, problem, made.fusion, made.key)
 
 
@@ -177,8 +181,15 @@ def variant(
     transform = spec(strategy).transform
     made = Transformed(graph) if transform is None else transform(graph, req, options)
     made_req = req if made.graph is graph else requirements(made.graph, req.scratch_in_arena)
+    floor = max(live_bytes(graph), default=0)
     return Variant.of(
-        strategy, made, made_req, options.alignment, options.max_overhead, options.board.core
+        strategy,
+        made,
+        made_req,
+        options.alignment,
+        options.max_overhead,
+        options.board.core,
+        floor,
     )
 
 
