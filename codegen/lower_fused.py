@@ -42,6 +42,8 @@ def lower_fused(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
         src, extra = extra[-1], extra[:-1]
     else:
         src = activation_input(graph, op, index, buffers)
+    own = iter(extra)  # a member whose rows are stored in its input's slot has no ring
+    extra = tuple("NULL" if rows == 0 else next(own) for rows in op.params.ring_rows)
 
     def compute(g: Graph, o: Operator) -> fp.FusedKernelParams:
         return fp.fused_params(

@@ -31,9 +31,11 @@ from rip.frontend.ir import Graph, Operator, Quant, Tensor
 class FusedParams:
     """A fused chain: ``members`` (conv / depthwise / pool ops, in order), the tensors their
     outputs would have been (``intermediates``, one per member but the last, never
-    materialised), the ring tensor of each (``rings``, ``ring_rows`` rows of W * C bytes),
-    and the residual ADD that ends the chain (None: the last member writes the output). With
-    a streamed input the chain reads it through ``source_ring``, filled row by row."""
+    materialised), the ring tensor of each (``rings``, ``ring_rows`` rows of W * C bytes;
+    an intermediate of 0 rows is stored in its input's ring slot and has no tensor in
+    ``rings``), and the residual ADD that ends the chain (None: the last member writes the
+    output). With a streamed input the chain reads it through ``source_ring``, filled row by
+    row."""
 
     members: tuple[Operator, ...]
     intermediates: tuple[int, ...]
@@ -60,7 +62,8 @@ class FusedParams:
 class ChainSpan:
     """A candidate: schedule indices ``first`` .. ``last`` of the members, the index of
     the residual ADD ending it (None if none), and the rows of each ring (empty: the
-    reader's dilated kernel height, `ring_rows`; the planner passes the schedule's own). A
+    reader's dilated kernel height, `ring_rows`; the planner passes the schedule's own, 0
+    for an intermediate stored in its input's ring slot). A
     chain that reads a streamed input may have one member."""
 
     first: int
@@ -205,8 +208,10 @@ def fuse(graph: Graph, chains: list[ChainSpan] | None = None) -> Graph:
             t = graph.tensors[op.outputs[0]]
             h, w, c = t.hwc
             n = chain.rings[k] if chain.rings else ring_rows(graph, reader, h)
-            rings.append(next_id)
             rows.append(n)
+            if n == 0:
+                continue  # stored in its input's slot: no ring of its own
+            rings.append(next_id)
             tensors[next_id] = Tensor(
                 next_id, f"{t.name}/ring", (n, w, c), "int8", t.quant or Quant((1.0,), (0,))
             )

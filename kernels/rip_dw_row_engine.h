@@ -486,7 +486,9 @@ static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const 
 /* Channels [c0, c0 + n_ch) of output row oy into o (channel c0 + j of pixel ox at
  * o[ox * ostep + j]). rows[ky] is input row oy * sh - ph + ky * dh (pixel 0, channel 0), NULL
  * outside the input; no store of this row may reach them (the callers write elsewhere, or
- * read the rows the store reaches from the ring). Groups of four channels take the staged engine: interior pixels
+ * read the rows the store reaches from the ring), except over the bytes this order has
+ * read: channel groups in turn, output pixels left to right, a pixel's taps read before
+ * its store (a fused stage storing its row in its input's slot, rip_fused.h). Groups of four channels take the staged engine: interior pixels
  * straight from the rows, border pixels from their receptive field gathered with the zero
  * point filling the padded taps; the last n_ch % 4 channels (and kernels above 7x7) are
  * computed one channel at a time. */

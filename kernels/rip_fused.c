@@ -14,6 +14,7 @@ typedef struct {
     int8_t *res_row; /* the last stage's row before the residual ADD */
     rip_context work;
     int32_t next[RIP_FUSED_MAX_STAGES]; /* each stage's rows below this are pulled */
+    int8_t *at[RIP_FUSED_MAX_STAGES];   /* a stage without a ring: where its last row went */
     int32_t delivered;                  /* a streamed input's rows below this have arrived */
 } rip_fused_run;
 
@@ -58,6 +59,9 @@ static const int8_t *input_row(const rip_fused_run *run, int32_t j, int32_t r) {
     if (j == 0) {
         const int32_t slot = run->source != NULL ? r % run->chain->source_rows : r;
         return run->input + (size_t)slot * row;
+    }
+    if (run->chain->stages[j - 1].ring_rows == 0) {
+        return run->at[j - 1]; /* its one row, stored in its input's slot */
     }
     return run->rings[j - 1] + (size_t)(rank(&run->chain->stages[j - 1], r) %
                                         run->chain->stages[j - 1].ring_rows) * row;
@@ -209,7 +213,17 @@ static rip_status compute(rip_fused_run *run, int32_t j, int32_t t) {
         rowp[ky] = r >= 0 && r < s->input_dims.h ? input_row(run, j, r) : NULL;
     }
     int8_t *dst;
-    if (!last) {
+    if (!last && s->ring_rows == 0) {
+        /* over the lowest input row it reads, which no later row reads (rip_fused.h) */
+        int32_t ky = 0;
+        while (ky < kh && rowp[ky] == NULL) {
+            ++ky;
+        }
+        if (ky == kh) {
+            return RIP_ERROR_ARGUMENT; /* a row of padding alone has no slot */
+        }
+        dst = run->at[j] = (int8_t *)rowp[ky];
+    } else if (!last) {
         dst = run->rings[j] + (size_t)(rank(s, t) % s->ring_rows) * out_row;
     } else if (chain->residual != NULL) {
         dst = run->res_row;
@@ -283,7 +297,13 @@ static rip_status run_chain(const rip_context *ctx, const rip_fused_chain *chain
     }
     for (int32_t j = 0; j < n; ++j) {
         const rip_fused_stage *s = &chain->stages[j];
-        if ((j < n - 1 && s->ring_rows < 1) || s->input_dims.n != 1 ||
+        /* a stage storing its rows in its input's slot: a depthwise after a ring */
+        const int in_slot = j > 0 && j < n - 1 && s->ring_rows == 0;
+        if (in_slot && (s->kind != RIP_FUSED_DEPTHWISE || chain->stages[j - 1].ring_rows < 1 ||
+                        s->output_dims.w > s->input_dims.w)) {
+            return RIP_ERROR_ARGUMENT;
+        }
+        if ((j < n - 1 && s->ring_rows < 1 && !in_slot) || s->input_dims.n != 1 ||
             (j > 0 && (s->input_dims.w != chain->stages[j - 1].output_dims.w ||
                        s->input_dims.c != chain->stages[j - 1].output_dims.c)) ||
             (s->kind == RIP_FUSED_DEPTHWISE && s->filter_dims.c != s->input_dims.c) ||
@@ -308,6 +328,7 @@ static rip_status run_chain(const rip_context *ctx, const rip_fused_chain *chain
     run.work.size = ctx->size - res;
     for (int32_t j = 0; j < n; ++j) {
         run.next[j] = 0;
+        run.at[j] = NULL;
     }
     for (int32_t y = 0; y < chain->stages[n - 1].output_dims.h; ++y) {
         const rip_status st = pull(&run, n - 1, y);

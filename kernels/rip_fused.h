@@ -21,6 +21,14 @@
  * With a residual ADD, input row y is read elementwise while output row y is stored
  * (element i before element i). Rings must not overlap the input, the output or each other.
  *
+ * A depthwise stage after the first whose reader holds one of its rows may have no ring
+ * (ring_rows 0): each row is stored over the lowest input row it reads, in that row's
+ * slot of the stage's input ring, where rip.allocator.theory.fused.in_slot allows it (no
+ * later row reads that row; the horizontal stride above the left padding, so the row
+ * engine's stores, left to right, reach only bytes it has read) and
+ * rip.allocator.theory.simulate_fused.slot_corruption and chain_evictions find no
+ * corruption; the stage before it must have a ring.
+ *
  * Stages run the inner loops of the unfused ops they replace (kernels/rip_conv.h), with the
  * same per-member choice: the cheap requantisation's rip_fast_channel records where the
  * generator proved them for the member (rip.codegen.kernel_choice, as for its unfused op),
@@ -67,7 +75,8 @@ typedef struct {
     const int32_t *bias;   /* the folded bias (rip_conv_types.h), not NULL without channels */
     const rip_fast_channel *channels; /* the cheap requantisation's records, one per output
                                          channel, where proven for the member; else NULL */
-    int32_t ring_rows;     /* slots of this stage's output ring; 0 for the last stage */
+    int32_t ring_rows;     /* slots of this stage's output ring; 0 for the last stage,
+                              and for a depthwise stage storing its rows in its input's slot */
     const int16_t *ordinal; /* per output row: its rank among the needed rows, -1 if not
                                needed; NULL: every row is needed (rank = row) */
 } rip_fused_stage;
@@ -100,7 +109,8 @@ typedef struct {
  * depthwise stage none. */
 int32_t rip_fused_chain_s8_get_buffer_size(const rip_fused_chain *chain);
 
-/* rings[j] is stage j's output ring (j < n_stages - 1), ring_rows * W_out * C_out bytes.
+/* rings[j] is stage j's output ring (j < n_stages - 1), ring_rows * W_out * C_out bytes
+ * (NULL where ring_rows is 0).
  * ctx->buf must be 4-byte aligned. */
 rip_status rip_fused_chain_s8(const rip_context *ctx, const rip_fused_chain *chain,
                               const int8_t *input, int8_t *const *rings, int8_t *output);

@@ -19,6 +19,7 @@ from tflite_writer.generators import _Calibrated
 from rip.allocator.planning.parallel import plan_model
 from rip.allocator.planning.replay import replay
 from rip.allocator.planning.requirements import fused_chain, requirements
+from rip.allocator.theory.fused import planned_rows
 from rip.allocator.theory.simulate_fused import run_fused, simulate_fused
 from rip.boards import load_board
 from rip.codegen import fused_params
@@ -31,7 +32,7 @@ from rip.core.terms import Strategy
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.qemu_project import write_qemu_project
 from rip.firmware.qemu_run import run_on_qemu
-from rip.frontend.fusion import fuse
+from rip.frontend.fusion import candidates, fuse
 from rip.frontend.ir import Tensor
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
@@ -73,9 +74,24 @@ def chain_model(seed: int, hw: tuple[int, int], c: int, stages, residual: bool) 
     return net.finish([x], [y])
 
 
+def fuse_planned(graph):
+    """``graph`` with every candidate chain fused, its rings the planner's
+    (`planned_rows`: 0 rows for an intermediate stored in its input's ring slot)."""
+    spans = []
+    for span in candidates(graph):
+        members = graph.operators[span.first : span.last + 1]
+        try:
+            chain = fused_chain(graph, members, span.residual is not None)
+        except LayerError:
+            spans.append(span)
+            continue
+        spans.append(replace(span, rings=planned_rows(chain)))
+    return fuse(graph, spans)
+
+
 def fused_plan(model: bytes):
     graph = rewrite(read_model(model, name="m"))
-    fgraph = fuse(graph)
+    fgraph = fuse_planned(graph)
     req = requirements(fgraph)
     return graph, fgraph, req, plan_model(fgraph, req, "fused")
 
@@ -99,7 +115,13 @@ FIXED = {
     "mbconv": (2, (7, 5), 6, [], True),
     "kxk-in-ring": (7, (8, 7), 4, [("conv", 1, 1, 6, "SAME"), ("conv", 3, 1, 5, "SAME"),
                                    ("dw", 5, 2, 1, "SAME"), ("conv", 3, 2, 3, "VALID")], False),
+    # strided depthwise stages whose rows are stored in their input's ring slot (issue 25),
+    # over 6 channels (a group of four and two single ones) and a 5x5 window padded left
+    "dw-in-slot": (11, (12, 10), 3, [("conv", 1, 1, 6, "SAME"), ("dw", 3, 2, 1, "SAME"),
+                                     ("conv", 1, 1, 8, "VALID"), ("dw", 5, 2, 1, (0, 2, 1, 0)),
+                                     ("conv", 1, 1, 5, "VALID")], False),
 }  # fmt: skip
+IN_SLOT = {"dw-in-slot": (3, 0, 5, 0)}  # the rings each fixed chain is planned with
 
 
 @pytest.fixture(params=[True, False], ids=["records", "general"])
@@ -117,6 +139,8 @@ def _emit_fixed(name: str):
     model = chain_model(*FIXED[name])
     graph, fgraph, req, plan = fused_plan(model)
     assert [op.kind for op in fgraph.operators] == [Op.FUSED_CHAIN]
+    if name in IN_SLOT:
+        assert fgraph.operators[0].params.ring_rows == IN_SLOT[name]
     emitted = emit_model(fgraph, req, plan, "fused")
     data = emitted.files["model_data.c"]
     return emitted, data, checksum(reference_outputs(model, graph))
@@ -187,7 +211,7 @@ def test_random_chains_match_tflite_micro(tmp_path_factory, seed, hw, c, stages,
     except ValueError:  # a geometry the writer refuses (kernel larger than the input)
         return
     graph = rewrite(read_model(model))
-    fgraph = fuse(graph)
+    fgraph = fuse_planned(graph)
     fused = [op for op in fgraph.operators if op.kind == Op.FUSED_CHAIN]
     if not fused:  # e.g. a 1x1 output the writer reshaped: nothing to fuse
         return
@@ -226,6 +250,21 @@ def test_gap_and_ring_one_unit_less_are_refused(tmp_path):
     # the ring's bytes are its tensor's: plan the smaller one, which the replay refuses
     with pytest.raises(ReplayError, match="ring tensor"):
         plan_model(shrunk, requirements(shrunk), "fused")
+
+
+def test_rows_stored_in_a_slot_the_simulator_finds_unsafe_are_refused():
+    """The stem's depthwise (stride 1, SAME) may not store its rows over its input's: its
+    next row still reads the lowest row this one read, and the row engine's stores reach a
+    column the next pixel reads. A plan forced to is refused before any code, while the
+    strided chain's own zeros replay clean."""
+    graph = rewrite(read_model(chain_model(*FIXED["stem"]), name="m"))
+    (span,) = candidates(graph)
+    forced = fuse(graph, [replace(span, rings=(3, 0))])
+    with pytest.raises(ReplayError, match="unsafe"):
+        plan_model(forced, requirements(forced), "fused")
+    _, fgraph, _, plan = fused_plan(chain_model(*FIXED["dw-in-slot"]))
+    assert 0 in fgraph.operators[0].params.ring_rows
+    replay(fgraph, plan, 4)
 
 
 def test_gap_below_the_simulators_corrupts(tmp_path):

@@ -27,18 +27,24 @@ from rip.allocator.theory.fused import (
     fused_gap,
     fused_gap_fold,
     fused_schedule,
+    in_slot,
     make_chain,
+    planned_rows,
+    ring_bytes,
     ring_rows,
 )
 from rip.allocator.theory.geometry import ConvGeometry, make_geometry
 from rip.allocator.theory.simulate import simulate_rip
 from rip.allocator.theory.simulate_fused import (
+    chain_evictions,
     ring_evictions,
     run_fused,
     simulate_fused,
     simulate_ring_rows,
+    simulate_slots,
+    slot_corruption,
 )
-from rip.allocator.theory.sweep_fused import run_fused_sweep
+from rip.allocator.theory.sweep_fused import make_chain_at, run_fused_sweep
 from rip.cli.sweep import main as sweep_main
 from rip.core.errors import LayerError
 from rip.frontend.reader import read_model
@@ -236,6 +242,75 @@ def test_ring_formula_is_the_fewest_rows_without_eviction(chain: Chain) -> None:
         rings, chain.intermediates_hwc, fused_bound(chain).ring_bytes, strict=True
     ):
         assert nbytes == formula * w * c
+
+
+# --------------------------------------------------------------------------------------
+# Rows stored in their input's ring slot (issue 25)
+# --------------------------------------------------------------------------------------
+@settings(max_examples=300, deadline=None)
+@given(chain_ops())
+def test_rows_in_their_input_slot_are_the_simulators_choice(chain: Chain) -> None:
+    """The rule the planner uses (`in_slot`) is what the simulator finds safe, each case
+    executed (the store byte by byte in the row engine's order, the schedule over tagged
+    slots), and the planned rings, their zeros included, lose no read."""
+    assert in_slot(chain) == simulate_slots(chain)
+    assert chain_evictions(chain, planned_rows(chain)) == 0
+
+
+def test_rows_in_their_input_slot_over_the_sweep() -> None:
+    """Over 1,500 sweep chains the rule and the simulator agree on every intermediate, both
+    ways occur (some stored in their input's slot, some depthwise ones refused), and the
+    bytes they save are their rings'."""
+    stored = refused = 0
+    for index in range(1500):
+        chain = make_chain_at(index, seed=13)
+        rule = in_slot(chain)
+        assert rule == simulate_slots(chain), chain.describe()
+        assert chain_evictions(chain, planned_rows(chain)) == 0, chain.describe()
+        own = ring_bytes(chain, ring_rows(chain))
+        assert sum(ring_bytes(chain)) == sum(b for b, s in zip(own, rule, strict=True) if not s)
+        stored += sum(rule)
+        refused += sum(
+            op.kind == DEPTHWISE and not s for op, s in zip(chain.ops[1:-1], rule[1:], strict=False)
+        )
+    assert stored > 0 and refused > 0, (stored, refused)
+
+
+def _slot_chain(sw: int, pad_left: int, pad_top: int = 0) -> Chain:
+    """1x1 -> 3x3 depthwise (stride 2 down, ``sw`` across) -> 1x1 over 6 channels."""
+    e = ConvGeometry(10, 11, 3, 6)
+    pr = 2 - pad_left if sw == 1 else max(0, 2 - pad_left - (11 - 1) % sw)
+    d = ConvGeometry(10, 11, 6, 6, 3, 3, 2, sw, pad_top=pad_top, pad_bottom=1,
+                     pad_left=pad_left, pad_right=pr)  # fmt: skip
+    p = ConvGeometry(d.h_out, d.w_out, 6, 4)
+    return make_chain([(CONV, e), (DEPTHWISE, d), (CONV, p)])
+
+
+@pytest.mark.parametrize(
+    ("sw", "pad_left", "corrupts"),
+    [(2, 0, False), (2, 1, False), (1, 0, False), (1, 1, True), (2, 2, True)],
+)
+def test_a_store_over_a_column_still_to_be_read_is_found(sw, pad_left, corrupts) -> None:
+    """The rule's edge, executed: the row engine's left-to-right stores over the row read
+    are safe while the horizontal stride exceeds the left padding; at a stride equal to it
+    (a SAME stride-1 depthwise, or stride 2 padded by 2) a store reaches a column the next
+    pixel still reads, which the simulator finds and the rule refuses."""
+    chain = _slot_chain(sw, pad_left)
+    assert (slot_corruption(chain, 1) > 0) == corrupts
+    assert in_slot(chain)[1] == (not corrupts) == simulate_slots(chain)[1]
+
+
+def test_a_row_still_to_be_read_is_not_overwritten() -> None:
+    """Vertically: a depthwise whose next row reads the lowest row this one read (a stride
+    of 1 padded above: row 0 is read by output rows 0 and 1) cannot store over it; forced
+    to, the replayed schedule finds the lost read, one row of padding fewer it does not."""
+    e = ConvGeometry(8, 8, 4, 4)
+    for pad_top, lost in ((1, True), (0, False)):
+        d = ConvGeometry(8, 8, 4, 4, 3, 3, 1, 1, pad_top=pad_top, pad_bottom=2 - pad_top,
+                         pad_right=2)  # fmt: skip
+        chain = make_chain([(CONV, e), (DEPTHWISE, d), (CONV, ConvGeometry(8, 8, 4, 4))])
+        assert (chain_evictions(chain, (3, 0)) > 0) == lost
+        assert in_slot(chain)[1] == (not lost)
 
 
 def test_ring_is_the_dilated_kernel_height() -> None:

@@ -34,7 +34,13 @@ from rip.allocator.planning.cost_model import CostModel, load
 from rip.allocator.planning.options import DEFAULT_MAX_OVERHEAD
 from rip.allocator.planning.placement import align_up
 from rip.allocator.planning.requirements import Requirements, chain_scratch_bytes, fused_chain
-from rip.allocator.theory.fused import fused_gap, ring_bytes, ring_rows, source_bytes, source_rows
+from rip.allocator.theory.fused import (
+    fused_gap,
+    planned_rows,
+    ring_bytes,
+    source_bytes,
+    source_rows,
+)
 from rip.core.errors import LayerError
 from rip.frontend.fusion import ChainSpan, candidates
 from rip.frontend.ir import Graph
@@ -133,7 +139,7 @@ def choose(
     def span(a: int, b: int, residual: int | None) -> ChainSpan:
         """Ops a..b (and the ADD ``residual``) as the chain to fuse, rings sized."""
         chain = fused_chain(graph, ops[a : b + 1], residual is not None)
-        return ChainSpan(a, b, residual, ring_rows(chain),
+        return ChainSpan(a, b, residual, planned_rows(chain),
                          source_rows(chain) if a in streams else 0)  # fmt: skip
 
     def alone(a: int, b: int) -> bool:

@@ -38,7 +38,13 @@ from rip.allocator.planning.requirements import (
 )
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import simulate_resize_nearest, simulate_rip, simulate_upsample
-from rip.allocator.theory.simulate_fused import simulate_fused, simulate_ring_rows, source_evictions
+from rip.allocator.theory.simulate_fused import (
+    chain_evictions,
+    simulate_fused,
+    simulate_ring_rows,
+    simulate_slots,
+    source_evictions,
+)
 from rip.core.errors import ReplayError
 from rip.core.operators import SPECS, Op
 from rip.core.shapes import nearest_index_map, nhwc
@@ -65,18 +71,37 @@ def _min_gap(graph: Graph, op_index: int, order: str) -> int:
 
 
 def _check_rings(graph: Graph, op_index: int) -> None:
-    """Each ring tensor of a fused chain holds the rows its row schedule keeps at once."""
+    """Each ring tensor of a fused chain holds the rows its row schedule keeps at once, and
+    an intermediate without one (0 rows: stored in its input's ring slot) is one the
+    simulator finds safe there, the whole schedule replayed with those slots."""
     op = graph.operators[op_index]
     p = op.params
     chain = fused_chain(graph, p.members, p.residual is not None)
     shapes = chain.intermediates_hwc
-    for ring, rows, (_, w, c) in zip(p.rings, simulate_ring_rows(chain), shapes, strict=True):
-        need = rows * w * c
+    tensors = iter(p.rings)
+    safe = simulate_slots(chain) if 0 in p.ring_rows else ()
+    for k, (rows, kept, (_, w, c)) in enumerate(
+        zip(p.ring_rows, simulate_ring_rows(chain), shapes, strict=True)
+    ):
+        if rows == 0:
+            if not safe[k]:
+                raise ReplayError(
+                    f"{op.describe(graph, op_index)}: member {k}'s rows have no ring, and "
+                    f"the simulator finds storing them in their input's slot unsafe"
+                )
+            continue
+        ring, need = next(tensors), kept * w * c
         if graph.tensors[ring].nbytes < need:
             raise ReplayError(
                 f"{op.describe(graph, op_index)}: ring tensor {ring} holds "
                 f"{graph.tensors[ring].nbytes} B, its row schedule keeps {need} B"
             )
+    lost = chain_evictions(chain, tuple(p.ring_rows)) if safe else 0
+    if lost:
+        raise ReplayError(
+            f"{op.describe(graph, op_index)}: rings of {list(p.ring_rows)} rows lose {lost} "
+            f"reads of their rows"
+        )
     if p.source is not None:  # a streamed input: its rows arrive in order into slot r % R
         _, w, c = chain.input_hwc
         lost = source_evictions(chain, p.source_rows)

@@ -67,6 +67,25 @@ more (the producer never runs ahead of its reader, so the stride adds nothing), 
 when the reader skips rows (a dilation-2, stride-2 reader needs only every other row).
 Ring bytes = R_l W_{l+1} C_{l+1}.
 
+**Rows in their input's slot** (:func:`in_slot`, issue 25). A depthwise layer l > 0 whose
+reader holds one row of it (R_l = 1) may store its row v in the slot of T_l's ring that
+holds the lowest row v reads, instead of a ring of its own, when
+
+* the row fits the slot (W_{l+1} <= W_l; a depthwise keeps its channels),
+* that row is dead: every later needed row of layer l reads only higher rows, and
+* no store reaches a byte a later read of the same compute needs. The row engine
+  (kernels/rip_dw_row_engine.h) runs channel group by channel group, output pixels left
+  to right, a pixel's taps read before its store; the store of pixel o, channel c covers
+  input column o, channel c of that row, which a later pixel o' > o reads only if some tap
+  o' s_w + j d_w - p_w = o: never when s_w > p_w (then o' s_w - p_w >= (o + 1) s_w - p_w > o)
+  or the row has one pixel.
+
+T_l's ring is not enlarged: with R_l = 1 the reader reads row v right after it is computed
+and before layer l-1 computes again (the demand-driven order), and the next row of T_l to
+arrive in that slot comes after that. So T_{l+1}'s ring costs nothing
+(:func:`planned_rows` gives it 0 rows); the layer before must have a ring of its own.
+`rip.allocator.theory.simulate_fused.slot_corruption` and ``chain_evictions`` execute it.
+
 **Composite geometry** (:func:`composite_geometry`): seen from outside, with the rows of
 every intermediate unbounded (no clipping), Y row o reads X rows o S + t - P, t in T, per axis
 
@@ -475,6 +494,40 @@ def ring_rows(chain: Chain) -> tuple[int, ...]:
     return tuple(rings)
 
 
+def in_slot(chain: Chain, rows: Sequence[int] | None = None) -> tuple[bool, ...]:
+    """Per intermediate T_1 .. T_{L-1}: whether its rows are stored in the slot of its
+    input's ring that held the lowest row each reads (module docstring), given the ring
+    rows ``rows`` (default `ring_rows`)."""
+    rows = ring_rows(chain) if rows is None else tuple(rows)
+    axes = [axis_layer(op.geom, "h") for op in chain.ops]
+    needed = needed_rows(chain)
+    out: list[bool] = []
+    for layer in range(chain.length - 1):
+        op, g = chain.ops[layer], chain.ops[layer].geom
+        ok = (
+            layer > 0
+            and not out[layer - 1]
+            and op.kind == DEPTHWISE
+            and g.c_out == g.c_in
+            and rows[layer] == 1
+            and g.w_out <= g.w_in
+            and (g.sw > g.pad_left or g.w_out == 1)
+        )
+        if ok:  # each needed row's lowest read is read by no later needed row
+            reads = [axes[layer].reads(v) for v in needed[layer]]
+            ok = all(a and all(min(b) > a[0] for b in reads[i + 1 :] if b)
+                     for i, a in enumerate(reads))  # fmt: skip
+        out.append(ok)
+    return tuple(out)
+
+
+def planned_rows(chain: Chain) -> tuple[int, ...]:
+    """The rows of each intermediate's own ring as planned: `ring_rows`, 0 where the rows
+    live in their input's slot (`in_slot`)."""
+    rows = ring_rows(chain)
+    return tuple(0 if own else r for r, own in zip(rows, in_slot(chain, rows), strict=True))
+
+
 def source_rows(chain: Chain) -> int:
     """Rows of X held when X streams in (issue 25, ``--stream-input``): the source delivers
     every X row once, in order, each just before the first layer-0 row that reads it (the
@@ -501,8 +554,9 @@ def source_bytes(chain: Chain, rows: int | None = None) -> int:
 
 
 def ring_bytes(chain: Chain, rows: Sequence[int] | None = None) -> tuple[int, ...]:
-    """Bytes of each ring: R_l rows of W_{l+1} C_{l+1}."""
-    rows = ring_rows(chain) if rows is None else rows
+    """Bytes of each ring: R_l rows of W_{l+1} C_{l+1} (``rows`` default `planned_rows`:
+    nothing for rows stored in their input's slot)."""
+    rows = planned_rows(chain) if rows is None else rows
     return tuple(r * w * c for r, (_, w, c) in zip(rows, chain.intermediates_hwc, strict=True))
 
 

@@ -17,6 +17,10 @@ it executes the schedule over a tagged workspace:
   its X pixel. Output bytes past the workspace count as ``writes_outside``. The minimum
   gap is found by binary search (the live set only shrinks, so safety is monotone in the
   gap, as in :mod:`rip.allocator.theory.simulate`).
+* rows in their input's slot (`rip.allocator.theory.fused.in_slot`): ``chain_evictions``
+  executes the schedule with every ring tagged, a row whose ring has 0 rows stored in the
+  slot of its input's ring that holds the lowest row it reads; ``slot_corruption``
+  executes one such store byte by byte in the row engine's order.
 * ``fast`` (:func:`simulate_fused`): the same semantics at pixel granularity: the last step
   that reads each X pixel, a prefix maximum over X's address order, and the debt of each
   step's row of writes against the first X pixel still to be read. Exact, as the fast mode
@@ -32,6 +36,7 @@ import numpy as np
 from rip.allocator.theory.fused import Chain, FusedSchedule, fused_schedule
 from rip.core.errors import LayerError
 from rip.core.limits import MAX_SIMULATION_CELLS
+from rip.core.operators import Op
 
 
 @dataclass(frozen=True)
@@ -259,4 +264,95 @@ def simulate_ring_rows(chain: Chain) -> tuple[int, ...]:
     for layer in range(chain.length - 1):
         h = chain.ops[layer].geom.h_out
         out.append(next(r for r in range(1, h + 2) if ring_evictions(chain, layer, r, sched) == 0))
+    return tuple(out)
+
+
+def chain_evictions(
+    chain: Chain, rows: tuple[int, ...], schedule: FusedSchedule | None = None
+) -> int:
+    """Reads of any intermediate that find another row (or none) when ring ``l`` has
+    ``rows[l]`` slots, a 0 meaning T_{l+1}'s rows are stored in the slot of T_l's ring
+    holding the lowest row they read (`rip.allocator.theory.fused.in_slot`): the whole
+    schedule replayed over tagged slots, each read checking that the slot its row went to
+    still holds it. A 0 for T_1 (no ring before it) or after another 0 counts every read."""
+    sched = fused_schedule(chain) if schedule is None else schedule
+    if len(rows) != chain.length - 1 or any(r < 0 for r in rows):
+        raise LayerError(f"ring rows {rows} do not fit a chain of {chain.length} ops")
+    slots = [[(-1, -1)] * r for r in rows]  # (layer, row) last stored there
+    where: dict[tuple[int, int], tuple[int, int]] = {}  # (layer, row) -> (ring, slot)
+    count = [0] * len(rows)
+    evicted = 0
+    last = chain.length - 1
+    for comp in sched.computes():
+        reads = _row_reads(chain, comp.layer, comp.row)
+        if comp.layer > 0:
+            for y in reads:
+                at = where.get((comp.layer - 1, y))
+                evicted += int(at is None or slots[at[0]][at[1]] != (comp.layer - 1, y))
+        if comp.layer == last:
+            continue
+        if rows[comp.layer] > 0:
+            at = (comp.layer, count[comp.layer] % rows[comp.layer])
+        else:
+            lowest = where.get((comp.layer - 1, reads[0])) if comp.layer > 0 and reads else None
+            if lowest is None or rows[lowest[0]] == 0 or lowest[0] != comp.layer - 1:
+                evicted += 1  # nowhere to store it: no ring of its input to share
+                continue
+            at = lowest
+        count[comp.layer] += 1
+        slots[at[0]][at[1]] = (comp.layer, comp.row)
+        where[(comp.layer, comp.row)] = at
+    return evicted
+
+
+def slot_corruption(chain: Chain, layer: int) -> int:
+    """Reads that find an output byte when layer ``layer``'s row is stored over the input
+    row it reads (a depthwise row in its input's slot), executed byte by byte in the row
+    engine's order (kernels/rip_dw_row_engine.h): channel groups of four (the DSP engine),
+    and of one (the ARMv6-M engine), in turn; in a group, output pixels left to right, each
+    pixel's taps in that row read before its store (the engine's gathered border fields
+    are read earlier still, which only a store before them could corrupt). Stores past the
+    row count too. The taps are enumerated, and every row of the layer stores the same way
+    (only which kernel row lands in the slot differs, and the columns read are the same)."""
+    g = chain.ops[layer].geom
+    if chain.ops[layer].kind != Op.DEPTHWISE_CONV_2D or g.c_out != g.c_in:
+        raise LayerError(f"simulate: layer {layer} is no depthwise that keeps its channels")
+    c, width = g.c_in, g.w_in * g.c_in
+    cols = [_taps(g.w_in, g.kw, g.sw, g.dw, g.pad_left, o) for o in range(g.w_out)]
+    bad = 0
+    for group in (4, 1):
+        row = np.arange(width, dtype=np.int64)  # each byte tagged with its own index
+        for c0 in range(0, c, group):
+            ch = np.arange(c0, min(c0 + group, c))
+            for o in range(g.w_out):
+                read = (np.array(cols[o], dtype=np.int64)[:, None] * c + ch[None, :]).ravel()
+                bad += int(np.count_nonzero(row[read] != read))
+                store = o * c + ch
+                bad += int(np.count_nonzero(store >= width))
+                row[store[store < width]] = -1
+    return bad
+
+
+def simulate_slots(chain: Chain) -> tuple[bool, ...]:
+    """Per intermediate, whether storing its rows in their input's slot is safe, each case
+    executed: the depthwise layers with a ring of one row after a ring of their own, the
+    store executed (`slot_corruption`) and the schedule replayed with that ring at 0 rows
+    and the others at `simulate_ring_rows` (`chain_evictions`)."""
+    rows = list(simulate_ring_rows(chain))
+    out: list[bool] = []
+    for layer in range(chain.length - 1):
+        op = chain.ops[layer]
+        ok = (
+            layer > 0
+            and not out[layer - 1]
+            and op.kind == Op.DEPTHWISE_CONV_2D
+            and op.geom.c_out == op.geom.c_in
+            and rows[layer] == 1
+        )
+        if ok:
+            trial = [*rows[:layer], 0, *rows[layer + 1 :]]
+            ok = slot_corruption(chain, layer) == 0 and chain_evictions(chain, tuple(trial)) == 0
+        if ok:
+            rows[layer] = 0
+        out.append(ok)
     return tuple(out)
