@@ -3,9 +3,14 @@ recording allocator's figures, and the default plan is compared with them."""
 
 from __future__ import annotations
 
+import adversarial_models as adv
 import pytest
 from paths import MCUNET, SHARED, shared_path
 from test_batch_matmul import attention_model
+from test_constant_fold import flatten_model
+from test_dead_ops import dead_model
+from test_fused import FIXED, chain_model
+from test_grouped_conv import grouped_model
 from test_rsqrt import norm_model
 from test_uint8_interface import uint8_model
 from tflite_writer import (
@@ -72,6 +77,11 @@ GENERATED = {
     "attention": lambda: attention_model(),
     "rsqrt-norm": lambda: norm_model(),
     "uint8-conv": lambda: uint8_model(),
+    "grouped": lambda: grouped_model(0, 9, 8, 4, 4, 2),
+    "flatten": lambda: flatten_model(),
+    "dead-pad": lambda: dead_model("pad"),
+    # fused chains, the strided depthwise stages stored in their input's slot among them
+    **{f"chain-{name}": (lambda name=name: chain_model(*FIXED[name])) for name in FIXED},
 }
 
 
@@ -85,6 +95,20 @@ def test_the_default_plan_needs_no_more_than_tflite_micros_arena(tmp_path, name,
     c = compiler.analyse(path, load_board("host"), options)
     total = c.total_bytes()
     assert total <= run_arena_use(path).head, f"{c.strategy}: {total} B"
+
+
+@pytest.mark.parametrize(
+    "name", ["overlapping-adds", "hard-packing"], ids=["overlapping-adds", "hard-packing"]
+)
+def test_adversarial_placements_need_no_more_than_tflite_micros_arena(tmp_path, name):
+    """The placement benchmarks' adversarial models, whose MILP stops at the solver's time
+    limit: the plan it keeps (the incumbent, or the verified fallback) is still within
+    TFLite Micro's arena."""
+    make = {"overlapping-adds": lambda: adv.overlapping_adds(50), "hard-packing": adv.hard_packing}
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(make[name]())
+    c = compiler.analyse(path, load_board("host"), compiler.Options(cache=False))
+    assert c.total_bytes() <= run_arena_use(path).head, f"{c.strategy}: {c.total_bytes()} B"
 
 
 def test_scratch_that_sets_the_floor_is_cut_to_the_lean_kernels_and_still_matches(tmp_path):
