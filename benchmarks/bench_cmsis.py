@@ -288,7 +288,7 @@ def measure_rip(path: Path, board, work: Path) -> dict:
     from rip.firmware.qemu_project import build_qemu_project, write_qemu_project
     from rip.firmware.result import parse_result_line
 
-    options = Options(placer=Placer.MILP, strategies=(Strategy.RIP,))
+    options = Options(placer=Placer.MILP, strategy=Strategy.RIP, strategies=(Strategy.RIP,))
     compiled = analyse(path, board, options)
     model = emit(compiled)
     results = []

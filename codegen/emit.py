@@ -40,6 +40,7 @@ class TensorSlot:
     storage: int = -1  # the tensor whose bytes it lives in (RIP_OFFSET_T<storage>)
     view: int = 0  # bytes past RIP_OFFSET_T<storage> where it starts (a slice's view)
     streamed: bool = False  # an input that streams in row by row: no offset in the arena
+    dtype: str = "int8"  # int8, or uint8 (a uint8 interface)
 
     @property
     def rows(self) -> int:
@@ -171,7 +172,7 @@ def _slot(graph: Graph, plan: Plan, t: int) -> TensorSlot:
     streamed = s in graph.streamed
     return TensorSlot(tensor.name, -1 if streamed else plan.offsets[s] + view, tensor.nbytes,
                       tuple(tensor.shape), q.scale[0] if q else 0.0, q.zero_point[0] if q else 0,
-                      t, s, view, streamed)  # fmt: skip
+                      t, s, view, streamed, tensor.dtype)  # fmt: skip
 
 
 def _ref(graph: Graph, t: int) -> TensorRef:

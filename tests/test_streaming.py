@@ -18,12 +18,15 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import numpy as np
 import pytest
+import tflite_writer as tw
 from cbuild import GCC
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from paths import shared_path
 from test_fused import STAGE, chain_model
+from tflite_micro.python.tflite_micro import runtime
 from tflite_writer.generators import _Calibrated
 
 from rip.allocator.planning.parallel import plan_model
@@ -171,6 +174,70 @@ def test_row_source_contract(tmp_path):
     assert lines["sum"].endswith("rows 10")
 
 
+QUANTIZE_MAIN = r"""
+#include <stdio.h>
+#include "model.h"
+static const float x[] = { %s };
+int main(void) {
+    int8_t q[sizeof x / sizeof x[0]];
+    rip_model_quantize_input(0, x, q, (uint32_t)(sizeof x / sizeof x[0]));
+    for (unsigned i = 0; i < sizeof x / sizeof x[0]; i++) printf("%%d\n", q[i]);
+    return 0;
+}
+"""
+
+
+def _quantize_model(scale: float, zero_point: int, relu: bool) -> bytes:
+    """A float input QUANTIZEd to int8 (scale, zero point): the QUANTIZE alone (TFLite
+    Micro's output is its bytes), or followed by a RELU (what rip compiles: the QUANTIZE
+    becomes the caller's, model.h's rip_model_quantize_input)."""
+    b = tw.ModelBuilder()
+    x = b.activation((1, 4, 8, 2), dtype="float32", name="x")
+    q = b.activation((1, 4, 8, 2), scale, zero_point, "q")
+    b.quantize(x, q)
+    y = q
+    if relu:
+        y = b.activation((1, 4, 8, 2), scale, zero_point, "y")
+        b.unary("RELU", q, y)
+    b.inputs([x])
+    b.outputs([y])
+    return b.to_bytes()
+
+
+@pytest.mark.skipif(GCC is None, reason="needs gcc")
+@pytest.mark.parametrize(("scale", "zero_point"), [(0.0078125, 0), (0.0392156877, -128), (0.3, 17)])
+def test_quantize_input_is_tflite_micros_quantize(tmp_path, scale, zero_point):
+    """The float interface, applied a row at a time (or to a whole resident input): model.h's
+    rip_model_quantize_input gives TFLite Micro's QUANTIZE bytes for halves (ties), values
+    that saturate, zeros of both signs and random floats."""
+    s = np.float32(scale)
+    ties = (np.arange(-140, 140, dtype=np.float32) + np.float32(0.5)) * s
+    rng = np.random.default_rng(1)
+    # quotients past int32 are left out: TFLite Micro's own result is undefined there (its
+    # float-to-int32 cast: INT32_MIN on x86, saturated on Arm); ours saturates
+    extra = np.array([0.0, -0.0, 1e6, -1e6, 1.5e7, -1.5e7], dtype=np.float32)
+    x = np.concatenate([ties, rng.normal(0, 40 * scale, 200).astype(np.float32), extra])
+    x = np.resize(x, (len(x) + 63) // 64 * 64).astype(np.float32)  # whole (1, 4, 8, 2) frames
+    it = runtime.Interpreter.from_bytes(_quantize_model(scale, zero_point, False))
+    want = []
+    for frame in x.reshape(-1, 1, 4, 8, 2):
+        it.set_input(frame, 0)
+        it.invoke()
+        want.extend(np.asarray(it.get_output(0)).ravel().tolist())
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_quantize_model(scale, zero_point, True))
+    c = analyse(path, load_board("host"), Options(cache=False))
+    write_host_project(emit_model(c.variant.graph, c.variant.req, c.plan, c.strategy), tmp_path)
+    floats = ", ".join(f"{float(v)!r}f" if np.isfinite(v) else "0.0f" for v in x)
+    (tmp_path / "main.c").write_text(QUANTIZE_MAIN % floats)
+    sources = [*map(str, tmp_path.glob("*.c")), *map(str, (tmp_path / "kernels").glob("*.c"))]
+    exe = tmp_path / "a.out"
+    subprocess.run([GCC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{tmp_path}",
+                    f"-I{tmp_path / 'kernels'}", *sources, "-o", str(exe)], check=True)  # fmt: skip
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    assert [int(v) for v in out.split()] == want
+
+
 def test_shared_models_stream_to_tflite_micros_bytes(tmp_path):
     """MCUNet-in3 and Person-Det with --stream-input: TFLite Micro's checksum on the host,
     the input nowhere in the arena, and the total well below the resident plan's."""
@@ -182,8 +249,8 @@ def test_shared_models_stream_to_tflite_micros_bytes(tmp_path):
         assert graph.streamed == (graph.inputs[0],)
         assert graph.inputs[0] not in c.plan.offsets
         assert c.plan.peak < 0.7 * resident, name
-        if name == "mcunet-in3":
-            assert c.plan.peak <= 64 * 1024  # issue 25's target
+        target = {"mcunet-in3": 64 * 1024, "person-det": 30 * 1024}[name]  # issue 25's
+        assert c.plan.peak <= target, name
         out = tmp_path / name
         write_host_project(emit_model(graph, c.variant.req, c.plan, "fused"), out)
         build_host(out)
