@@ -362,8 +362,17 @@ def tflm_tensors(path: Path, graph) -> tuple[dict[int, int], int]:
 # ---- one model -------------------------------------------------------------------------------
 
 
-def measure(path: str, boards: list[str], nn: str, core: str, libs: dict[str, str]) -> dict:
-    """Both chains of one model on each board, checked against TFLite Micro."""
+def at_level(board, level: str):
+    """``board`` with its optimisation flag replaced by ``level`` (``-O2``: how a Pico user's
+    own -O2 application, or a build type other than Release, compiles rip's code)."""
+    return replace(board, cflags=tuple(level if f.startswith("-O") else f for f in board.cflags))
+
+
+def measure(path: str, boards: list[str], nn: str, core: str, libs: dict[str, str],
+            levels: tuple[str, ...] = ()) -> dict:  # fmt: skip
+    """Both chains of one model on each board, checked against TFLite Micro; with
+    ``levels`` (``("-O2",)``) rip's chain again at each optimisation level, every layer
+    checked the same way, its per-class instructions under ``classes[c]["rip" + level]``."""
     from rip.boards import load_board
     from rip.frontend.reader import read_model
     from rip.frontend.rewrite import strip_interface
@@ -379,7 +388,14 @@ def measure(path: str, boards: list[str], nn: str, core: str, libs: dict[str, st
             cm = measure_cmsis(graph, Path(nn), Path(core), Path(libs[name]), board,
                                Path(tmp) / f"{name}-cmsis")  # fmt: skip
             rp = measure_rip(p, board, Path(tmp) / f"{name}-rip")
-            row["boards"][name] = compare(graph.name, cm, rp, tflm, tflm_checksum)
+            res = row["boards"][name] = compare(graph.name, cm, rp, tflm, tflm_checksum)
+            for level in levels:
+                at = measure_rip(p, at_level(board, level), Path(tmp) / f"{name}-rip{level}")
+                other = compare(graph.name, cm, at, tflm, tflm_checksum)
+                res["mismatches"] += [f"{m} (at {level})" for m in other["mismatches"]]
+                res[f"rip_total{level}"] = other["rip_total"]
+                for c, sums in other["classes"].items():
+                    res["classes"].setdefault(c, {**sums, "rip": 0})[f"rip{level}"] = sums["rip"]
     row["seconds"] = round(time.perf_counter() - t0, 1)
     return row
 

@@ -11,7 +11,9 @@ Micro with CMSIS-NN on the same emulated core, read from
 -icount shift=0, wraps counted, only the inference, the same default input). Every run's
 checksum must equal TFLite Micro's. Then a per-op-class breakdown for one model from a
 profiling build (SysTick marks around each op), with planned right shifts in their own
-column.
+column; and, with CMSIS-NN checkouts (--cmsis-nn, --cmsis-core or $CMSIS_NN_DIR,
+$CMSIS_CORE_DIR), instructions per MAC per MCUNet model and op class, rip at the board's
+flags and at -O2 beside CMSIS-NN's (bench_cmsis's harness, every layer's bytes checked).
 
     python benchmarks/bench_cost.py [--models a,b] [--jobs N] [--profile MODEL] [--json F]
 """
@@ -244,6 +246,61 @@ def collect(
     return {"rows": rows, "calibration": calibration}
 
 
+CLASS_ROWS = ("1x1 conv", "other conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other",
+              "fully connected")  # fmt: skip
+LEVEL = "-O2"  # the second build type measured per class (issue 26: at most 1.05x)
+
+
+def class_costs(models: list[str], jobs: int, reference: dict[str, dict], nn: str, core: str,
+                boards: tuple[str, ...] = BOARDS) -> list[dict]:  # fmt: skip
+    """Per MCUNet model among ``models``: bench_cmsis's layer-by-layer run on each board
+    (CMSIS-NN's routines, and rip's code at the board's flags and at ``LEVEL``, every
+    layer's bytes checked against TFLite Micro's), summed per op class."""
+    import bench_cmsis
+    from results.common import MCUNET
+
+    found = bench_cmsis.find_cmsis(nn, core)
+    paths = [model_path(reference[m]) for m in models if m in reference and m in MCUNET]
+    libs = {b: str(bench_cmsis.build_library(*found, b)) for b in boards}
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = [pool.submit(bench_cmsis.measure, str(p), list(boards), str(found[0]),
+                               str(found[1]), libs, (LEVEL,)) for p in paths]  # fmt: skip
+        return [f.result() for f in futures]
+
+
+def print_class_table(rows: list[dict]) -> None:
+    """Instructions per MAC per model, board and op class: rip at the board's flags and at
+    LEVEL, beside CMSIS-NN's; the whole inference's LEVEL / board-flags ratio."""
+    print(f"Per op class, instructions per MAC (strategy rip at the board's flags and at {LEVEL}"
+          "; CMSIS-NN's routines as TFLite Micro calls them, bench-cmsis's harness):")  # fmt: skip
+    head = f"| model | board | {' | '.join(CLASS_ROWS)} | whole inference {LEVEL} / board |"
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
+    worst = {b: 0.0 for b in BOARDS}
+    for row in rows:
+        for b, res in row["boards"].items():
+            cl = res["classes"]
+            cells = []
+            for c in CLASS_ROWS:
+                x = cl.get(c)
+                if not x or not x["macs"]:
+                    cells.append("")
+                    continue
+                m = x["macs"]
+                cells.append(f"{x['rip'] / m:.2f} / {x.get('rip' + LEVEL, 0) / m:.2f} / "
+                             f"{x['cmsis'] / m:.2f}")  # fmt: skip
+            ratio = res[f"rip_total{LEVEL}"] / res["rip_total"]
+            worst[b] = max(worst[b], ratio)
+            print(f"| {row['model']} | {b} | {' | '.join(cells)} | {ratio:.3f} |")
+    print()
+    levels = "; ".join(f"{b}: {LEVEL} at most {w:.3f}x the board's flags"
+                       for b, w in worst.items() if w)  # fmt: skip
+    print(f"cells: rip (board flags) / rip ({LEVEL}) / CMSIS-NN; {levels}")
+    bad = [m for r in rows for res in r["boards"].values() for m in res["mismatches"]]
+    print("layers: " + ("every layer's bytes equal TFLite Micro's at both levels" if not bad
+                        else "MISMATCH " + "; ".join(bad)))  # fmt: skip
+
+
 def pico_estimates(models: list[str], jobs: int, reference: dict[str, dict],
                    nn: str | None = None, core: str | None = None) -> dict:  # fmt: skip
     """The Pico 1 / Pico 2 estimates (pico_cost) of the MCUNet models among ``models``."""
@@ -263,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cmsis-nn", help="CMSIS-NN checkout for the Pico estimates of TFLite Micro "
                     "+ CMSIS-NN (default $CMSIS_NN_DIR)")  # fmt: skip
     ap.add_argument("--cmsis-core", help="CMSIS_6 checkout (default $CMSIS_CORE_DIR)")
+    ap.add_argument("--no-classes", action="store_true",
+                    help="skip the per-class table (needs CMSIS-NN: --cmsis-nn)")  # fmt: skip
     args = ap.parse_args(argv)
     if not REFERENCE.is_file():
         print(f"bench-cost: {REFERENCE} is not there (../shared)", file=sys.stderr)
@@ -272,6 +331,20 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     data = collect(chosen, args.jobs, args.profile, reference)
     print_tables(data["rows"], reference, data["calibration"])
+    bad_classes = False
+    if not args.no_classes:
+        import bench_cmsis
+
+        print()
+        try:
+            data["classes"] = class_costs(chosen, args.jobs, reference, args.cmsis_nn,
+                                          args.cmsis_core)  # fmt: skip
+        except bench_cmsis.BenchError as e:
+            print(f"Per op class: not measured ({e})")
+        else:
+            print_class_table(data["classes"])
+            bad_classes = any(res["mismatches"] for r in data["classes"]
+                              for res in r["boards"].values())  # fmt: skip
     if not args.no_pico:
         data["pico"] = pico_estimates(chosen, args.jobs, reference, args.cmsis_nn, args.cmsis_core)
         print()
@@ -279,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
     if args.json:
         Path(args.json).write_text(jsonio.dumps(data, indent=1))
-    return 1 if any(r["mismatches"] for r in data["rows"]) else 0
+    return 1 if any(r["mismatches"] for r in data["rows"]) or bad_classes else 0
 
 
 if __name__ == "__main__":
