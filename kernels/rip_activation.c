@@ -1,4 +1,5 @@
 /* rip kernels: int8 activations (see rip_activation.h for the contract). */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_activation.h"
 #include "rip_support.h"
 

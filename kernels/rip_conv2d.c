@@ -2,6 +2,7 @@
  * rip kernels: CONV_2D, the reference kernel. See rip_conv2d.h for the API and the
  * in-place contract.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_conv2d.h"
 #include "rip_conv_support.h"
 

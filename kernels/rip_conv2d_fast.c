@@ -4,6 +4,7 @@
  * requantisation) and rip_conv2d_fast_rq_s8 (the packed filter against the pixel pair
  * widened once, the cheap requantisation).
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include <stddef.h>
 #include "rip_conv2d_fast.h"
 #include "rip_conv_support.h"

@@ -2,6 +2,7 @@
  * rip kernels: CONV_2D on the packed GEMV, one gathered receptive field at a time against
  * the packed filter. See rip_conv2d_gemv.h for the API and the in-place contract.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_conv2d_gemv.h"
 #include "rip_gemv.h"
 

@@ -2,6 +2,7 @@
  * rip kernels: grouped CONV_2D. See rip_conv2d_grouped.h for the API and the in-place
  * contract (rip_conv2d_s8's: one gathered field a pixel, row-major).
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_conv2d_grouped.h"
 #include "rip_conv_support.h"
 

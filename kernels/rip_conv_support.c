@@ -3,6 +3,7 @@
  * and fast CONV_2D, the GEMV) and the tap ranges of the depthwise borders. See
  * rip_conv_support.h.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_conv_support.h"
 
 /* Taps k in [0, k_size) with 0 <= origin + k * dilation < extent form one run [*lo, *hi):

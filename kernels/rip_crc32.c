@@ -1,3 +1,4 @@
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_crc32.h"
 
 /* Bitwise, table-free: 1 KB less flash than a table, and the checksum runs once per

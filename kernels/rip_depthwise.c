@@ -2,6 +2,7 @@
  * rip kernels: DEPTHWISE_CONV_2D, the reference kernels. See rip_depthwise.h for the API and
  * the in-place contract.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_depthwise.h"
 #include "rip_conv_support.h"
 

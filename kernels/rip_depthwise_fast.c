@@ -1,6 +1,7 @@
 /*
  * rip kernels: DEPTHWISE_CONV_2D out of place, fast. See rip_depthwise_fast.h for the API.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_depthwise_fast.h"
 #include "rip_dw_plane_engine.h"
 #include "rip_dw_row_engine.h"

@@ -2,6 +2,7 @@
  * rip kernels: DEPTHWISE_CONV_2D channel in place, fast, by channel planes. See
  * rip_depthwise_inplace_fast.h for the API and the in-place contract.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_depthwise_inplace_fast.h"
 #include "rip_dw_plane_engine.h"
 #include "rip_dw_row_engine.h"

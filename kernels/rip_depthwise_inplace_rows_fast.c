@@ -2,6 +2,7 @@
  * rip kernels: DEPTHWISE_CONV_2D in place, row-streamed with a ring of saved input rows.
  * See rip_depthwise_inplace_rows_fast.h for the API and the in-place contract.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_depthwise_inplace_rows_fast.h"
 #include "rip_dw_row_engine.h"
 

@@ -2,6 +2,7 @@
  * rip kernels: DEPTHWISE_CONV_2D, one output row from row pointers (the fused chains'
  * stages). See rip_depthwise_row_fast.h for the API.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_depthwise_row_fast.h"
 #include "rip_dw_row_engine.h"
 

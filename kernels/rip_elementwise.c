@@ -1,4 +1,5 @@
 /* rip kernels: int8 ADD, SUB and MUL (see rip_elementwise.h for the contract). */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_elementwise.h"
 #include "rip_support.h"
 

@@ -1,6 +1,7 @@
 /*
  * rip kernels: FULLY_CONNECTED, the exact kernels. See rip_fully_connected.h for the API.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_fully_connected.h"
 #include "rip_conv_support.h"
 

@@ -1,6 +1,7 @@
 /*
  * rip kernels: FULLY_CONNECTED on the packed GEMV. See rip_fully_connected_fast.h for the API.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_fully_connected_fast.h"
 #include "rip_gemv.h"
 

@@ -1,6 +1,7 @@
 /*
  * rip kernels: the fused, row-streamed convolution chain of rip_fused.h.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include <stddef.h>
 #include "rip_fused.h"
 #include "rip_support.h"

@@ -1,4 +1,5 @@
 /* rip kernels: int8 BATCH_MATMUL (see rip_matmul.h for the contract). */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_matmul.h"
 #include "rip_support.h"
 

@@ -1,4 +1,5 @@
 /* rip kernels: int8 L2_NORMALIZATION (see rip_norm.h for the contract). */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_norm.h"
 #include "rip_support.h"
 

@@ -1,6 +1,7 @@
 /*
  * rip kernels: int8 pooling and global average pooling. See rip_pool.h.
  */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include <string.h>
 #include "rip_pool.h"
 #include "rip_support.h"

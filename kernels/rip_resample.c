@@ -1,4 +1,5 @@
 /* rip kernels: int8 resampling (see rip_resample.h for the contract). */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_resample.h"
 #include "rip_support.h"
 

@@ -1,4 +1,5 @@
 /* rip kernels: int8 data movement (see rip_shape.h for the contract). */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_shape.h"
 #include "rip_support.h"
 

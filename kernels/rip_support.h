@@ -27,7 +27,7 @@ extern "C" {
  * ARMv6-M code at -Os cannot spare: those builds (a Pico project's Debug or MinSizeRel)
  * take the C loops beside them, with the same arithmetic and the same memory order. */
 #if defined(__GNUC__) && defined(__OPTIMIZE__) && \
-    !(defined(__ARM_ARCH_6M__) && defined(__OPTIMIZE_SIZE__))
+    !(defined(__ARM_ARCH_6M__) && (defined(__OPTIMIZE_SIZE__) || defined(RIP_BUILT_FOR_SIZE)))
 #define RIP_HAND_ASM 1
 #else
 #define RIP_HAND_ASM 0
