@@ -27,7 +27,10 @@ from rip.frontend.ir import (
     SpaceBatchParams,
     SplitParams,
 )
+from rip.frontend.liveness import live_bytes
 from rip.frontend.movement import contiguous_offset
+
+SPLIT_KINDS = (Op.SPLIT, Op.SPLIT_V, Op.UNPACK)  # a piece each after `split_outputs`
 
 # What the passes read of the operator table (rip.core.operators): aliases are the ops whose
 # output is their input's bytes (`alias_reshapes`); a RELU folds into a producer whose int8
@@ -384,10 +387,18 @@ def alias_views(graph: Graph) -> Graph:
     Exact: these int8 kernels copy the bytes unchanged, and the bytes of a contiguous slice
     are the input's bytes from that offset on. Liveness follows the alias to the storage
     tensor, so the producer's buffer lives while any view of it is read; a view is never
-    overwritten in place (``rip.allocator.planning.requirements``)."""
+    overwritten in place (``rip.allocator.planning.requirements``).
+
+    So the pieces of a SPLIT, SPLIT_V or UNPACK as views keep their whole source alive
+    until the last piece is read, where copies (TFLite Micro's) free the source at once
+    and each piece after its own reader: an unrolled recurrent layer that unpacks its
+    input sequence, one step a piece, holds the whole sequence to the last step. The
+    pieces of one source stay copies (one op each) where that lowers the largest live set
+    of the graph (``live_bytes``, the floor of any plan without in-place reuse)."""
     aliases = dict(graph.aliases)
     offsets = dict(graph.view_offsets)
     removed: set[int] = set()
+    pieces: dict[int, set[int]] = {}  # a split source -> the ops of its pieces made views
     for i, op in enumerate(graph.operators):
         if _role(op) is Role.VIEW:
             offset: int | None = 0
@@ -403,12 +414,31 @@ def alias_views(graph: Graph) -> Graph:
         if offset:
             offsets[dst] = offset * (a.nbytes // max(1, _elements(a.shape)))
         removed.add(i)
+        if op.kind in SPLIT_KINDS:
+            pieces.setdefault(src, set()).add(i)
     if not removed:
         return graph
-    result = graph.with_(
-        operators=_drop(graph.operators, removed), aliases=aliases, view_offsets=offsets
-    )
-    return _note(result, f"alias_views: {len(removed)} slices and EXPAND_DIMS became views")
+
+    def viewed(ops: set[int]) -> Graph:
+        """The graph with the ops ``ops`` (of those found above) made views."""
+        keep = set(graph.aliases) | {graph.operators[i].outputs[0] for i in ops}
+        return graph.with_(
+            operators=_drop(graph.operators, ops),
+            aliases={t: v for t, v in aliases.items() if t in keep},
+            view_offsets={t: v for t, v in offsets.items() if t in keep},
+        )
+
+    copied = 0
+    for group in pieces.values():
+        floor = max(live_bytes(viewed(removed)), default=0)
+        if max(live_bytes(viewed(removed - group)), default=0) < floor:
+            removed -= group
+            copied += len(group)
+    result = viewed(removed)
+    note = f"alias_views: {len(removed)} slices and EXPAND_DIMS became views"
+    if copied:
+        note += f"; {copied} pieces of a split stay copies (they free their source sooner)"
+    return _note(result, note)
 
 
 def _elements(shape: tuple[int, ...]) -> int:

@@ -23,6 +23,7 @@ from tflite_writer import (
     random_pool_model,
     random_upsample_model,
     unet_model,
+    unrolled_gru_model,
 )
 
 import rip
@@ -36,6 +37,7 @@ from rip.codegen.reference_process import run_arena_use
 from rip.core.errors import ReferenceRunError, RipError
 from rip.frontend.liveness import live_bytes
 from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
 
 
 def test_the_arena_head_holds_at_least_the_largest_live_set(tmp_path):
@@ -80,6 +82,12 @@ GENERATED = {
     "grouped": lambda: grouped_model(0, 9, 8, 4, 4, 2),
     "flatten": lambda: flatten_model(),
     "dead-pad": lambda: dead_model("pad"),
+    # unrolled GRUs that UNPACK their input sequence: as views the pieces held the whole
+    # sequence to the last step (352 against TFLite Micro's 288 B, 1,408 against 1,152 B)
+    "gru": lambda: unrolled_gru_model(0, 8, 16, 16),
+    "gru-wide": lambda: unrolled_gru_model(1, 8, 64, 64),
+    "gru-short": lambda: unrolled_gru_model(2, 4, 64, 32),
+    "gru-last": lambda: unrolled_gru_model(3, 16, 16, 8, sequences=False),
     # fused chains, the strided depthwise stages stored in their input's slot among them
     **{f"chain-{name}": (lambda name=name: chain_model(*FIXED[name])) for name in FIXED},
 }
@@ -109,6 +117,20 @@ def test_adversarial_placements_need_no_more_than_tflite_micros_arena(tmp_path, 
     path.write_bytes(make[name]())
     c = compiler.analyse(path, load_board("host"), compiler.Options(cache=False))
     assert c.total_bytes() <= run_arena_use(path).head, f"{c.strategy}: {c.total_bytes()} B"
+
+
+def test_an_unrolled_gru_keeps_its_split_pieces_as_copies_and_matches(tmp_path):
+    """The GRU's UNPACK pieces stay copies (the rewrite says so): as views its input
+    sequence stayed whole to the last step and the plan was 352 B against TFLite Micro's
+    288 B. The output is TFLite Micro's."""
+    path = tmp_path / "gru.tflite"
+    path.write_bytes(unrolled_gru_model(0, 8, 16, 16))
+    graph = rewrite(read_model(path))
+    assert any("pieces of a split stay copies" in n for n in graph.notes)
+    assert sum(op.kind == "UNPACK" for op in graph.operators) == 8
+    c = rip.emit(path, tmp_path / "out", board="host", run=True)
+    assert c.match is True
+    assert c.arena_bytes <= run_arena_use(path).head
 
 
 def test_scratch_that_sets_the_floor_is_cut_to_the_lean_kernels_and_still_matches(tmp_path):

@@ -549,3 +549,69 @@ def unet_model(seed: int = 0, size: int = 16) -> bytes:
     skip = net.add(d, e1)
     y = net.conv(skip, 4, 3)
     return net.finish([x], [y])
+
+
+def unrolled_gru_model(
+    seed: int = 0, steps: int = 8, features: int = 16, hidden: int = 16, sequences: bool = True
+) -> bytes:
+    """A GRU layer unrolled over ``steps`` as a converter unrolls it: the input sequence
+    (1, T, F) UNPACKed into one piece a step; per step two FULLY_CONNECTED gate projections
+    (of x_t and of h), each SPLIT into the z, r, n parts, z = LOGISTIC(xz + hz), r =
+    LOGISTIC(xr + hr), n = TANH(xn + r * hn), h' = n + z * (h - n); with ``sequences`` every
+    h_t PACKed into the (1, T, H) output (return_sequences), else h_T. The quantization is
+    fixed rather than calibrated: the model serves memory plans and byte equality, not
+    accuracy."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    h_dim, f_dim = hidden, features
+    x = mb.activation((1, steps, f_dim), 0.05, -3, "x")
+    h = mb.activation((1, h_dim), 0.02, 0, "h0")
+    inputs = [x, h]
+
+    def act(shape: Sequence[int], scale: float, zero: int, name: str) -> int:
+        return mb.activation(shape, scale, zero, name)
+
+    def fc(v: int, n: int, name: str) -> int:
+        k = mb.shape(v)[-1]
+        w = mb.constant_int8(rng.integers(-127, 128, (n, k), dtype=np.int8), 0.01)
+        b = mb.bias(rng.integers(-500, 500, n), mb.quantization(v).scales[0], 0.01)
+        out = act((1, n), 0.1, 1, name)
+        mb.fully_connected(v, w, b, out)
+        return out
+
+    flat = act((steps, f_dim), 0.05, -3, "x_steps")
+    mb.reshape(x, flat)
+    xs = [act((1, f_dim), 0.05, -3, f"x{t}") for t in range(steps)]
+    mb.unpack(flat, 0, xs)
+    hs = []
+    for t in range(steps):
+        gates = []
+        for g, part in ((fc(xs[t], 3 * h_dim, f"gx{t}"), "x"), (fc(h, 3 * h_dim, f"gh{t}"), "h")):
+            outs = [act((1, h_dim), 0.1, 1, f"{part}{p}{t}") for p in "zrn"]
+            mb.split(g, 1, outs)
+            gates.append(outs)
+        (xz, xr, xn), (hz, hr, hn) = gates
+        sz, sr = act((1, h_dim), 0.15, 0, f"sz{t}"), act((1, h_dim), 0.15, 0, f"sr{t}")
+        mb.add(xz, hz, sz)
+        mb.add(xr, hr, sr)
+        z, r = act((1, h_dim), 1 / 256, -128, f"z{t}"), act((1, h_dim), 1 / 256, -128, f"r{t}")
+        mb.logistic(sz, z)
+        mb.logistic(sr, r)
+        rh, sn = act((1, h_dim), 0.05, 0, f"rh{t}"), act((1, h_dim), 0.12, 0, f"sn{t}")
+        mb.mul(r, hn, rh)
+        mb.add(xn, rh, sn)
+        n = act((1, h_dim), 1 / 128, 0, f"n{t}")
+        mb.unary("TANH", sn, n)
+        d, zd = act((1, h_dim), 0.02, 0, f"d{t}"), act((1, h_dim), 0.02, 0, f"zd{t}")
+        mb.operator("SUB", (h, n), (d,), "SubOptions", (("FusedActivationFunction", 0),))
+        mb.mul(z, d, zd)
+        h = act((1, h_dim), 0.02, 0, f"h{t + 1}")
+        mb.add(zd, n, h)
+        hs.append(h)
+    y = h
+    if sequences:
+        y = act((1, steps, h_dim), 0.02, 0, "y")
+        mb.pack(hs, 1, y)
+    mb.inputs(inputs)
+    mb.outputs([y])
+    return mb.to_bytes()
