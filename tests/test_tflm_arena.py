@@ -154,6 +154,12 @@ def test_scratch_that_sets_the_floor_is_cut_to_the_lean_kernels_and_still_matche
         v.strategy, Transformed(v.graph), requirements(v.graph), 4, DEFAULT_MAX_OVERHEAD, "host"
     )
     assert budget_alone.req.op_buffer(0).size == 360  # type: ignore[union-attr]
+    # the baselines keep the budget alone: dual runs rip's kernels (rip / dual compares
+    # layouts)
+    dual = compiler.analyse(
+        path, load_board("host"), compiler.Options(strategy="dual", cache=False)
+    )
+    assert dual.variant.req.op_buffer(0).size == 360  # type: ignore[union-attr]
 
 
 def shared_models() -> list[str]:

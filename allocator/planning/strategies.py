@@ -181,7 +181,10 @@ def variant(
     transform = spec(strategy).transform
     made = Transformed(graph) if transform is None else transform(graph, req, options)
     made_req = req if made.graph is graph else requirements(made.graph, req.scratch_in_arena)
-    floor = max(live_bytes(graph), default=0)
+    # the default plan's candidates are never above a planner without in-place reuse for
+    # their scratch's sake; the baselines (dual, tinyengine) keep the budget alone, so that
+    # they run the same kernels as rip (rip / dual compares layouts, not kernels)
+    floor = max(live_bytes(graph), default=0) if spec(strategy).selectable else None
     return Variant.of(
         strategy,
         made,
