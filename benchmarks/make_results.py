@@ -33,13 +33,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", action="store_true",
                     help="measure only the models section (and the headline) into "
                     "docs/results.json")  # fmt: skip
+    ap.add_argument(
+        "--graphs",
+        action="store_true",
+        help="measure only the keras graphs section into docs/results.json",
+    )
     args = ap.parse_args(argv)
     docs = REPO / "docs"
     page, data_path, readme = docs / "RESULTS.md", docs / "results.json", REPO / "README.md"
-    if args.pico or args.models:
+    if args.pico or args.models or args.graphs:
         data = json.loads(data_path.read_text())
         if args.models:
             run.add_models(data)
+        if args.graphs:
+            run.add_graphs(data)
         if args.pico:
             run.add_pico(data, args.jobs)
     elif args.render_only:

@@ -280,32 +280,34 @@ def collect(
     return data
 
 
-def add_models(data: dict) -> None:
-    """The models section measured alone into ``data`` (make_results.py --models), the
-    headline recomputed from it; its row of the section table says when and at which
-    commit."""
+def _alone(data: dict, key: str, fn, *args) -> None:
+    """Section ``key`` measured alone into ``data`` (make_results.py --models, --graphs,
+    --pico); its row of the section table says when and at which commit, apart from the
+    full run."""
     meta = data["meta"]
-    data["models"] = section(meta, "models", models_section, False, bench_cost.load_reference(),
-                             paper_tables())  # fmt: skip
-    data["headline"] = headline(data)
+    data[key] = section(meta, key, fn, *args)
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     commit = git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if dirty() else "")
-    meta["sections"]["models"]["note"] = (
-        f"measured alone (make_results.py --models) on {when}, commit {commit}"
+    meta["sections"][key]["note"] = (
+        f"measured alone (make_results.py --{key}) on {when}, commit {commit}"
     )
+
+
+def add_models(data: dict) -> None:
+    """The models section measured alone, the headline recomputed from it."""
+    _alone(data, "models", models_section, False, bench_cost.load_reference(), paper_tables())
+    data["headline"] = headline(data)
+
+
+def add_graphs(data: dict) -> None:
+    """The keras graphs section measured alone (its solve times and time limits want an
+    otherwise idle machine)."""
+    _alone(data, "graphs", graphs.collect, paper_tables())
 
 
 def add_pico(data: dict, jobs: int) -> None:
-    """The Pico timing section measured alone into ``data`` (make_results.py --pico); its
-    row of the section table says when and at which commit, apart from the run above."""
-    meta = data["meta"]
-    data["pico"] = section(meta, "pico", pico.collect, jobs, bench_cost.load_reference())
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    commit = git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if dirty() else "")
-    note = f"measured alone (make_results.py --pico) on {when}, commit {commit}"
-    meta["sections"]["pico"]["note"] = "; ".join(
-        n for n in (meta["sections"]["pico"].get("note"), note) if n
-    )
+    """The Pico timing section measured alone."""
+    _alone(data, "pico", pico.collect, jobs, bench_cost.load_reference())
 
 
 def write(data: dict, page: Path, data_path: Path, readme: Path | None, page_link: str) -> None:
