@@ -186,7 +186,7 @@ def runtime_files(board, work: Path) -> None:
     ctx = {"board": board, "profile": False, "error_prefix": "CMSIS-ERROR"}
     for name in ("startup.c", "rip_qemu.h", "link.ld"):
         (work / name).write_text(render(f"qemu/{name}.j2", **ctx), encoding="utf-8")
-    for name in ("rip_crc32.c", "rip_crc32.h"):
+    for name in ("rip_crc32.c", "rip_crc32.h", "rip_speed.h"):  # rip_crc32.c includes rip_speed.h
         shutil.copy(ROOT / "kernels" / name, work / name)
 
 
