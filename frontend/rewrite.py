@@ -429,11 +429,11 @@ def alias_views(graph: Graph) -> Graph:
         )
 
     copied = 0
+    floor = max(live_bytes(viewed(removed)), default=0) if pieces else 0
     for group in pieces.values():
-        floor = max(live_bytes(viewed(removed)), default=0)
-        if max(live_bytes(viewed(removed - group)), default=0) < floor:
-            removed -= group
-            copied += len(group)
+        lower = max(live_bytes(viewed(removed - group)), default=0)
+        if lower < floor:
+            removed, floor, copied = removed - group, lower, copied + len(group)
     result = viewed(removed)
     note = f"alias_views: {len(removed)} slices and EXPAND_DIMS became views"
     if copied:

@@ -494,6 +494,21 @@ def ring_rows(chain: Chain) -> tuple[int, ...]:
     return tuple(rings)
 
 
+def slot_candidate(chain: Chain, layer: int, rows: int, before_in_slot: bool) -> bool:
+    """Whether the fused kernel can store T_{layer+1}'s rows in its input's ring slot at
+    all (whether it is safe is `in_slot`'s, and the simulator's, question): a depthwise
+    layer after the first that keeps its channels, read one row at a time (``rows``, its
+    ring's rows, is 1), after a layer with a ring of its own (``before_in_slot`` False)."""
+    op = chain.ops[layer]
+    return (
+        layer > 0
+        and not before_in_slot
+        and op.kind == DEPTHWISE
+        and op.geom.c_out == op.geom.c_in
+        and rows == 1
+    )
+
+
 def in_slot(chain: Chain, rows: Sequence[int] | None = None) -> tuple[bool, ...]:
     """Per intermediate T_1 .. T_{L-1}: whether its rows are stored in the slot of its
     input's ring that held the lowest row each reads (module docstring), given the ring
@@ -503,13 +518,9 @@ def in_slot(chain: Chain, rows: Sequence[int] | None = None) -> tuple[bool, ...]
     needed = needed_rows(chain)
     out: list[bool] = []
     for layer in range(chain.length - 1):
-        op, g = chain.ops[layer], chain.ops[layer].geom
+        g = chain.ops[layer].geom
         ok = (
-            layer > 0
-            and not out[layer - 1]
-            and op.kind == DEPTHWISE
-            and g.c_out == g.c_in
-            and rows[layer] == 1
+            slot_candidate(chain, layer, rows[layer], bool(out) and out[-1])
             and g.w_out <= g.w_in
             and (g.sw > g.pad_left or g.w_out == 1)
         )

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rip.allocator.theory.fused import Chain, FusedSchedule, fused_schedule
+from rip.allocator.theory.fused import Chain, FusedSchedule, fused_schedule, slot_candidate
 from rip.core.errors import LayerError
 from rip.core.limits import MAX_SIMULATION_CELLS
 from rip.core.operators import Op
@@ -335,20 +335,14 @@ def slot_corruption(chain: Chain, layer: int) -> int:
 
 def simulate_slots(chain: Chain) -> tuple[bool, ...]:
     """Per intermediate, whether storing its rows in their input's slot is safe, each case
-    executed: the depthwise layers with a ring of one row after a ring of their own, the
-    store executed (`slot_corruption`) and the schedule replayed with that ring at 0 rows
-    and the others at `simulate_ring_rows` (`chain_evictions`)."""
+    executed: the layers the kernel could store so (`slot_candidate`: a depthwise with a
+    ring of one row after a ring of its own), the store executed (`slot_corruption`) and
+    the schedule replayed with that ring at 0 rows and the others at `simulate_ring_rows`
+    (`chain_evictions`)."""
     rows = list(simulate_ring_rows(chain))
     out: list[bool] = []
     for layer in range(chain.length - 1):
-        op = chain.ops[layer]
-        ok = (
-            layer > 0
-            and not out[layer - 1]
-            and op.kind == Op.DEPTHWISE_CONV_2D
-            and op.geom.c_out == op.geom.c_in
-            and rows[layer] == 1
-        )
+        ok = slot_candidate(chain, layer, rows[layer], bool(out) and out[-1])
         if ok:
             trial = [*rows[:layer], 0, *rows[layer + 1 :]]
             ok = slot_corruption(chain, layer) == 0 and chain_evictions(chain, tuple(trial)) == 0
