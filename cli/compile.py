@@ -177,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="generate code even when the plan does not fit the board's SRAM",
     )
-    p.add_argument("--quiet", action="store_true", help="no solver progress on stderr")
+    p.add_argument("--quiet", action="store_true", help="no planning progress on stderr")
     p.add_argument(
         "--no-cache",
         action="store_true",

@@ -28,6 +28,7 @@ SLOW_MODULES = {
     "test_timing.py": "firmware run under QEMU's timing plugin",
 }
 SLOW_TESTS = {
+    "test_placement.py": ("test_a_long_solve_cannot_block_on_its_own_output",),  # a 20 s solve
     "test_firmware.py": (
         "test_project_compiles_and_links_for_the_core",  # arm-none-eabi-gcc, whole project
         "test_build_with_the_pico_sdk",

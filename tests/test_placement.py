@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -89,6 +93,40 @@ def test_deterministic():
     p = Problem(tuple(Buffer(i, 40 + 8 * (i % 3), i // 2, i // 2 + 2) for i in range(12)), (), 4)
     a, b = milp(p, MilpOptions(time_limit=10)), milp(p, MilpOptions(time_limit=10))
     assert a.offsets == b.offsets
+
+
+# A solve that prints a line per branch-and-bound node: SCIP's default verbosity wrote about
+# 64 KiB (a pipe's capacity) in 20 s of it and then blocked on the next line for good.
+_LOUD_SOLVE = """
+import sys
+sys.path.insert(0, {tests!r})
+from adversarial_models import hard_packing
+from rip.allocator.planning import milp
+from rip.allocator.planning.requirements import requirements
+from rip.allocator.planning.strategies import build_problem
+from rip.frontend.reader import read_model
+from rip.frontend.rewrite import rewrite
+
+milp.SCIP_OPTIONS["display/freq"] = 1
+graph = rewrite(read_model(hard_packing(), name="hard-packing"))
+plan = milp.milp(build_problem(requirements(graph), "rip", 4), milp.MilpOptions(time_limit=20))
+print("planned", plan.peak)
+"""
+
+
+def test_a_long_solve_cannot_block_on_its_own_output():
+    """Pyomo drains SCIP's output through a pipe in a Python thread, while pyscipopt's
+    optimize() holds the GIL for the whole solve: SCIP must stay silent, or a long solve
+    (an MLPerf-sized model's, in CI) stops for good once it has filled the pipe."""
+    script = textwrap.dedent(_LOUD_SOLVE.format(tests=str(Path(__file__).parent)))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("a 20 s solve had not returned after 120 s: SCIP blocked on its output")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("planned ")
 
 
 # --- the replay -------------------------------------------------------------------------

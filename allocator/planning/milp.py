@@ -26,7 +26,6 @@ Where it improves on the paper's formulation:
 from __future__ import annotations
 
 import io
-import sys
 import time
 from dataclasses import dataclass
 
@@ -46,8 +45,15 @@ from rip.allocator.planning.placement import (
 )
 
 SHIFT_PENALTY = 1e-4  # C: a move of the largest tensor in the suite prices at ~30 B of peak
-# Deterministic, single-threaded SCIP (the same plan on every run and machine).
-SCIP_OPTIONS = {"randomization/randomseedshift": 0, "parallel/maxnthreads": 1}
+# Deterministic, single-threaded SCIP (the same plan on every run and machine), and silent:
+# Pyomo's scip_direct sends SCIP's output through a pipe that a Python thread drains, but
+# pyscipopt's optimize() holds the GIL for the whole solve, so once a long solve had written
+# a pipe's capacity (64 KiB) its next line blocked forever (an MLPerf-sized model hung CI).
+SCIP_OPTIONS = {
+    "randomization/randomseedshift": 0,
+    "parallel/maxnthreads": 1,
+    "display/verblevel": 0,
+}
 # Binaries above which the model is not built: 4x the largest real model (EfficientNetV2L
 # under dual: 2,433 conflicts; under rip: 1,491 conflicts and 942 pairs, 4,317 binaries).
 MAX_BINARIES = 20_000
@@ -60,7 +66,6 @@ class MilpOptions:
     time_limit: float = DEFAULT_TIME_LIMIT
     shift_penalty: float = SHIFT_PENALTY
     all_pairs: bool = False
-    progress: bool = False
     # Skip the solve when a warm start already meets the lower bound (it is then optimal).
     # bench-alloc turns this off to time the formulation itself.
     shortcut: bool = True
@@ -71,20 +76,6 @@ class MilpOptions:
     # shared by every strategy's solve (None: only ``time_limit`` per solve).
     deadline: float | None = None
     max_binaries: int = MAX_BINARIES
-
-
-class _Progress(io.TextIOBase):
-    """Shows SCIP's node-table rows on one updating stderr line while it solves."""
-
-    def write(self, s: str) -> int:
-        for line in s.splitlines():
-            if ("|" in line and line.strip()[:1].isdigit()) or line.startswith(("*", "d")):
-                sys.stderr.write("\r  solving: " + " ".join(line.split())[:100])
-                sys.stderr.flush()
-        return len(s)
-
-    def close(self) -> None:
-        sys.stderr.write("\n")
 
 
 def build_model(problem: Problem, ub: int, options: MilpOptions) -> pe.ConcreteModel:
@@ -297,11 +288,10 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
         time_limit = max(MIN_SOLVE_SECONDS, min(time_limit, options.deadline - time.monotonic()))
     if not options.all_pairs:
         _warm_start(m, problem, warm)
-    stream = _Progress() if options.progress else io.StringIO()
     try:
         result = solver.solve(
             m,
-            tee=[stream],
+            tee=[io.StringIO()],
             time_limit=time_limit,
             warmstart_discrete_vars=not options.all_pairs,
             load_solutions=False,
@@ -310,9 +300,6 @@ def milp(problem: Problem, options: MilpOptions | None = None) -> Plan:
         )
     except Exception as e:  # the solver's own failure: let the caller fall back
         raise PlacementError(f"SCIP failed: {e}") from None
-    finally:
-        if options.progress:
-            stream.close()
     _interrupted(result)
     solve_seconds = time.perf_counter() - t0
     stats = {

@@ -27,7 +27,7 @@ class PlanOptions:
 
     * ``board``: its alignment V rounds every gap and offset (Sec. 4.3); its core picks the
       cost model the ``fused`` budget is estimated with (cost_model.for_core).
-    * ``placer``, ``time_limit`` (the whole stage), ``progress`` (solver lines on stderr).
+    * ``placer``, ``time_limit`` (the whole stage), ``progress`` (stage wall times on stderr).
     * ``deadline``: time.monotonic() past which no solve runs; the planner sets it from
       ``time_limit`` when the stage starts, so every solve shares one limit.
     * ``warm_starts``: plans every solve may start from (the MILP checks each); the planner

@@ -199,7 +199,7 @@ def plan_strategies(
 
     Equal problems are planned once, cached plans are reused after their checks and the
     replay, and what is left runs in up to ``jobs`` processes (default: the usable cores).
-    ``options.progress`` shows stage names and the solver's incumbent and bound on stderr.
+    ``options.progress`` shows the stage names and their wall time on stderr.
     ``options.time_limit`` bounds the whole stage (one deadline for every solve)."""
     if options.deadline is None:
         options = replace(options, deadline=time.monotonic() + options.time_limit)

@@ -27,7 +27,6 @@ def place(problem: Problem, options: PlanOptions) -> Plan:
         try:
             milp_options = MilpOptions(
                 time_limit=options.time_limit,
-                progress=options.progress,
                 warm_starts=options.warm_starts,
                 deadline=options.deadline,
             )
