@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import assume, given, settings
@@ -298,6 +299,22 @@ def test_a_store_over_a_column_still_to_be_read_is_found(sw, pad_left, corrupts)
     chain = _slot_chain(sw, pad_left)
     assert (slot_corruption(chain, 1) > 0) == corrupts
     assert in_slot(chain)[1] == (not corrupts) == simulate_slots(chain)[1]
+
+
+def test_a_window_padded_past_its_reach_stores_safely_at_stride_one() -> None:
+    """Stride 1 padded by 2 is not always a corrupting store: a 1x2 window dilated by 2 over
+    a row of two reads columns -2, 0 (pixel 0) and -1, 1 (pixel 1), so pixel 0's store over
+    column 0 is read by no later pixel. The rule counts the columns each pixel reads (the
+    stride-over-padding shortcut refused it; the simulator, executing it, had not)."""
+    one = ConvGeometry(1, 2, 1, 1)
+    d = ConvGeometry(1, 2, 1, 1, 1, 2, 1, 1, 1, 2, pad_left=2)
+    chain = make_chain([(DEPTHWISE, one), (DEPTHWISE, d), (CONV, one)])
+    assert slot_corruption(chain, 1) == 0
+    assert in_slot(chain) == simulate_slots(chain) == (False, True)
+    shifted = make_chain([(DEPTHWISE, one), (DEPTHWISE, replace(d, pad_left=1, pad_right=1)),
+                          (CONV, one)])  # fmt: skip
+    assert slot_corruption(shifted, 1) > 0  # pixel 1 reads column 0 (1 - 1 + 0 * 2)
+    assert in_slot(shifted)[1] is False
 
 
 def test_a_row_still_to_be_read_is_not_overwritten() -> None:

@@ -221,17 +221,19 @@ def plan_strategies(
             todo.append(s)
         else:
             same_as[s] = twin
-    fresh = _placed(todo, variants, options, plans, jobs, stages)
-    for s, plan in fresh.items():
-        _replay(variants[s], plan)
-    for s, twin in same_as.items():
-        fresh[s] = fresh[twin]
-        if variants[s].graph is not variants[twin].graph:
-            _replay(variants[s], fresh[s])
-    if cache is not None:
+    try:  # the stage line is cleared even when a solve is interrupted (the error replaces it)
+        fresh = _placed(todo, variants, options, plans, jobs, stages)
         for s, plan in fresh.items():
-            cache.put(variants[s], plan, options)
-    stages.close()
+            _replay(variants[s], plan)
+        for s, twin in same_as.items():
+            fresh[s] = fresh[twin]
+            if variants[s].graph is not variants[twin].graph:
+                _replay(variants[s], fresh[s])
+        if cache is not None:
+            for s, plan in fresh.items():
+                cache.put(variants[s], plan, options)
+    finally:
+        stages.close()
     plans.update(fresh)
     return {s: plans[s] for s in variants}
 

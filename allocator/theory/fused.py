@@ -509,6 +509,16 @@ def slot_candidate(chain: Chain, layer: int, rows: int, before_in_slot: bool) ->
     )
 
 
+def _stores_behind_reads(g) -> bool:
+    """Whether the row engine, storing output pixel x over input column x once it has read
+    x's taps (pixels left to right, per channel group), overwrites only columns no later
+    pixel reads: no pixel x' reads a column c with 0 <= c < x' (column c already holds
+    output pixel c). Always so when the stride is greater than the left padding."""
+    return not any(
+        0 <= x * g.sw - g.pad_left + k * g.dw < x for x in range(1, g.w_out) for k in range(g.kw)
+    )
+
+
 def in_slot(chain: Chain, rows: Sequence[int] | None = None) -> tuple[bool, ...]:
     """Per intermediate T_1 .. T_{L-1}: whether its rows are stored in the slot of its
     input's ring that held the lowest row each reads (module docstring), given the ring
@@ -522,7 +532,7 @@ def in_slot(chain: Chain, rows: Sequence[int] | None = None) -> tuple[bool, ...]
         ok = (
             slot_candidate(chain, layer, rows[layer], bool(out) and out[-1])
             and g.w_out <= g.w_in
-            and (g.sw > g.pad_left or g.w_out == 1)
+            and _stores_behind_reads(g)
         )
         if ok:  # each needed row's lowest read is read by no later needed row
             reads = [axes[layer].reads(v) for v in needed[layer]]
