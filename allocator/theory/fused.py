@@ -509,14 +509,13 @@ def slot_candidate(chain: Chain, layer: int, rows: int, before_in_slot: bool) ->
     )
 
 
-def _stores_behind_reads(g) -> bool:
+def _stores_behind_reads(geom: ConvGeometry) -> bool:
     """Whether the row engine, storing output pixel x over input column x once it has read
     x's taps (pixels left to right, per channel group), overwrites only columns no later
-    pixel reads: no pixel x' reads a column c with 0 <= c < x' (column c already holds
-    output pixel c). Always so when the stride is greater than the left padding."""
-    return not any(
-        0 <= x * g.sw - g.pad_left + k * g.dw < x for x in range(1, g.w_out) for k in range(g.kw)
-    )
+    pixel reads: no pixel x' reads a column c < x' (column c already holds output pixel c).
+    Always so when the stride is greater than the left padding."""
+    cols = axis_layer(geom, "w")
+    return not any(c < x for x in range(1, geom.w_out) for c in cols.reads(x))
 
 
 def in_slot(chain: Chain, rows: Sequence[int] | None = None) -> tuple[bool, ...]:
