@@ -228,7 +228,8 @@ def pack_depthwise_filter(filter_bytes: bytes, kh: int, kw: int, channels: int) 
     taps t = ky * KW + kx in pairs (an odd last tap paired with a zero), and per group and
     pair one little-endian word a channel, the pair's weights as its two sign-extended
     halfwords: the operand SMLAD multiplies the channel's two paired inputs with, so that
-    no kernel widens or reorders a weight at run time."""
+    no kernel widens or reorders a weight at run time. Kernels the column-pair engine
+    covers carry its weights after these (`rip.core.kernel_variants.dw_cols_weights`)."""
     taps = kh * kw
     w = np.frombuffer(filter_bytes, dtype=np.int8).reshape(taps, channels)
     groups, pairs = -(-channels // 4), -(-taps // 2)
@@ -236,7 +237,25 @@ def pack_depthwise_filter(filter_bytes: bytes, kh: int, kw: int, channels: int) 
     padded[:taps, :channels] = w
     # [pair, tap in pair, group, channel in group] -> [group, pair, channel in group, tap in pair]
     blocks = padded.reshape(pairs, 2, groups, 4).transpose(2, 0, 3, 1)
-    return np.ascontiguousarray(blocks).astype("<i2").tobytes()
+    packed = np.ascontiguousarray(blocks).astype("<i2").tobytes()
+    if not kv.dw_cols_weights(kh, kw):
+        return packed
+    return packed + _column_pair_weights(w, kh, kw, 4 * groups)
+
+
+def _column_pair_weights(w: np.ndarray, kh: int, kw: int, padded_channels: int) -> bytes:
+    """The column-pair engine's weights: per channel (the last group padded with zero
+    weights) and kernel row, KW - 1 words, m = (KW - 1) / 2 of them A_k = (w[2k], w[2k + 1])
+    and then m of them B_k = (w[2k - 1], w[2k]) for k = 1..m, each its two sign-extended
+    halfwords, low first: the operands SMLAD multiplies a pair of neighbouring columns
+    with, for an output pixel whose window starts at the pair (A) or one column later (B)."""
+    m = (kw - 1) // 2
+    rows = np.zeros((padded_channels, kh, kw + 1), dtype=np.int16)
+    rows[: w.shape[1], :, :kw] = w.reshape(kh, kw, -1).transpose(2, 0, 1)
+    a = rows[:, :, 0 : 2 * m].reshape(padded_channels, kh, m, 2)
+    b = rows[:, :, 1 : 2 * m + 1].reshape(padded_channels, kh, m, 2)
+    words = np.concatenate([a, b], axis=2)  # [channel, row, KW - 1, (low, high)]
+    return np.ascontiguousarray(words).astype("<i2").tobytes()
 
 
 def fast_conv_channels(

@@ -483,6 +483,8 @@ static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const 
     }
 }
 #else
+#include "rip_dw_cols_engine.h"
+
 /* Channels [c0, c0 + n_ch) of output row oy into o (channel c0 + j of pixel ox at
  * o[ox * ostep + j]). rows[ky] is input row oy * sh - ph + ky * dh (pixel 0, channel 0), NULL
  * outside the input; no store of this row may reach them (the callers write elsewhere, or
@@ -492,9 +494,11 @@ static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const 
  * straight from the rows, border pixels from their receptive field gathered with the zero
  * point filling the padded taps; the last n_ch % 4 channels (and kernels above 7x7) are
  * computed one channel at a time. */
-static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
-                                     const int8_t *filter, const rip_dw_rq *q, int32_t c0,
-                                     int32_t n_ch, int8_t *o, ptrdiff_t ostep) {
+static __attribute__((noinline)) void rip_dw_row_pairs(const rip_dw_plane *g,
+                                                       const int8_t *const *rows,
+                                                       const int8_t *filter, const rip_dw_rq *q,
+                                                       int32_t c0, int32_t n_ch, int8_t *o,
+                                                       ptrdiff_t ostep) {
     const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw, np = rip_dw_pairs(taps);
     const int32_t *pw = rip_dw_packed(filter);
     const int32_t n4 = taps <= RIP_DW4_MAX_TAPS && kh <= RIP_DW_ROWS_MAX_KH && (c0 & 3) == 0
@@ -626,6 +630,18 @@ static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const 
                 rip_dw1_pixel(g, rows, ox, pw, ch, rip_dw_rq_bias(q, ch),
                               rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch));
         }
+    }
+}
+
+/* The row engine's entry: the column-pair engine for the layers it covers
+ * (rip_dw_cols_engine.h), the tap-pair one above for the rest; each its own frame. */
+static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
+                                     const int8_t *filter, const rip_dw_rq *q, int32_t c0,
+                                     int32_t n_ch, int8_t *o, ptrdiff_t ostep) {
+    if (rip_dwc_covers(g) && (c0 & 3) == 0) {
+        rip_dw_row_cols(g, rows, filter, q, c0, n_ch, o, ostep);
+    } else {
+        rip_dw_row_pairs(g, rows, filter, q, c0, n_ch, o, ostep);
     }
 }
 #endif /* RIP_DW_V6M */

@@ -777,20 +777,39 @@ def test_depthwise_rows_in_place(lib: ctypes.CDLL, name: str, seed: int) -> None
 
 @pytest.mark.parametrize("name", ["same_3x3", "dilated_relu6", "explicit_pad", "same_7x7"])
 def test_depthwise_rows_ring_one_row_short_corrupts(lib: ctypes.CDLL, name: str) -> None:
-    """The ring the formula gives is the fewest rows the simulator finds safe on these
-    unit-stride layers (saving the rows the baked schedule lists), and the kernel with one
-    slot fewer reads a row a later save has overwritten: its output differs from TFLite
-    Micro's."""
+    """The ring the formula gives (the one plan every core runs) is the fewest rows the
+    simulator finds safe under ARMv6-M's engine order on these unit-stride layers (saving
+    the rows the baked schedule lists), and at least the fewest under the DSP and host
+    engine's order; the host kernel is exact with the latter and, with one slot fewer,
+    reads a row a later save has overwritten: its output differs from TFLite Micro's."""
     graph, op, x, expected = load(DEPTHWISE, name, 0)
     geom = conv_geometry(graph, op)
     p = cp.conv_params(graph, op)
     rows = rows_ring(p)
     saves = {i for i, _, _ in depthwise_saved_rows(*rows_args(p))}
     assert rows >= 1
-    assert simulate_depthwise_ring(geom, saves=saves) == rows
-    assert simulate_depthwise_rows(geom, rows - 1, saves=saves).corrupted > 0
+    assert simulate_depthwise_ring(geom, group=1, saves=saves) == rows
+    assert simulate_depthwise_rows(geom, rows - 1, group=1, saves=saves).corrupted > 0
+    least = simulate_depthwise_ring(geom, saves=saves)
+    assert least <= rows
     assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=rows) == expected
-    assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=rows - 1) != expected
+    assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=least) == expected
+    if least > 0:
+        assert simulate_depthwise_rows(geom, least - 1, saves=saves).corrupted > 0
+        assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=least - 1) != expected
+
+
+def test_depthwise_rows_column_tiles_need_fewer_rows(lib: ctypes.CDLL) -> None:
+    """3x3 with one column of left padding: ARMv6-M's engine stores pixel x before pixel
+    x + 1 reads column x, so each row read in place by its only reader is saved (one ring
+    row); the column-pair engine reads a whole tile's columns before storing any, so on DSP
+    cores and hosts no row needs saving, and the host kernel with no ring is exact."""
+    graph, op, x, expected = load(DEPTHWISE, "explicit_pad", 0)
+    geom = conv_geometry(graph, op)
+    saves = {i for i, _, _ in depthwise_saved_rows(*rows_args(cp.conv_params(graph, op)))}
+    assert simulate_depthwise_ring(geom, group=1, saves=saves) == 1
+    assert simulate_depthwise_ring(geom, saves=saves) == 0
+    assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=0) == expected
 
 
 def test_depthwise_rows_scratch_is_the_c_twin(lib: ctypes.CDLL) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rip.allocator.theory.geometry import ConvGeometry
+from rip.core import kernel_variants as kv
 from rip.core.errors import LayerError
 from rip.core.limits import MAX_SIMULATION_CELLS
 from rip.core.terms import Layout, Order, Taps
@@ -402,6 +403,9 @@ class DepthwiseRowsRun:
     writes_outside: int
 
 
+DW4_MAX_TAPS = 49  # RIP_DW4_MAX_TAPS: larger kernels take one channel at a time
+
+
 def depthwise_row_spans(geom: ConvGeometry, any_row: bool) -> list[range]:
     """The order the row engine (rip_dw_row) stores one output row's pixels of a channel
     group in, as spans: every pixel of a span reads all its taps before the span's first
@@ -420,6 +424,28 @@ def depthwise_row_spans(geom: ConvGeometry, any_row: bool) -> list[range]:
     spans = [range(0, lo)] if lo > 0 else []
     spans += [range(x, x + 1) for x in range(lo, hi)]
     return spans + ([range(hi, w_out)] if hi < w_out else [])
+
+
+def depthwise_engine_spans(
+    geom: ConvGeometry, any_row: bool, group: int, width: int
+) -> list[range]:
+    """The spans (`depthwise_row_spans`' sense) in which the row engine stores one output
+    row of a pass over ``width`` channels, on a core whose engine takes ``group`` channels
+    a pass (kernels/rip_dw_row_engine.h, rip_dw_row). ARMv6-M (group 1): the border sides
+    and interior pixels of `depthwise_row_spans`. DSP cores and hosts (group 4): a group of
+    four channels in the column-pair engine's tiles where it runs the layer
+    (`kernel_variants.dw_cols_tile`: each tile's columns read before its first store), else
+    the tap-pair engine's border sides and pixels (up to 49 taps); a channel left over from
+    the groups, one pixel at a time (rip_dw1_pixel: its taps, then its store)."""
+    w_out = geom.w_out
+    if group == 1:
+        return depthwise_row_spans(geom, any_row)
+    if width < group or geom.kh * geom.kw > DW4_MAX_TAPS:
+        return [range(x, x + 1) for x in range(w_out)]
+    tile = kv.dw_cols_tile(geom.kh, geom.kw, geom.sw, geom.dw)
+    if tile is None:
+        return depthwise_row_spans(geom, any_row)
+    return [range(x, min(x + tile, w_out)) for x in range(0, w_out, tile)]
 
 
 def simulate_depthwise_rows(
@@ -442,8 +468,9 @@ def simulate_depthwise_rows(
     even after a later save reused it. Within a row the kernel's engine (rip_dw_row) takes
     one channel group at a time, ``group`` channels (four on DSP cores and hosts, one on
     ARMv6-M), then the C % group channels one at a time, and for each walks the pixels left
-    to right, each pixel reading all its taps of the group's channels before storing their
-    bytes (`depthwise_row_spans`: a border side's pixels all read before its first store).
+    to right in spans, every pixel of a span reading all its taps of the pass's channels
+    before the span's first store (`depthwise_engine_spans`: the column-pair engine's tiles
+    on DSP cores and hosts, a border side's pixels, single pixels).
     ``channels`` overrides the geometry's C (the schedule is the same for any C; a small
     one keeps large planes quick)."""
     h, w, c = geom.h_in, geom.w_in, channels or geom.c_in
@@ -482,9 +509,9 @@ def simulate_depthwise_rows(
                 saved.append((reached, r))
             reached += 1
         rows = tap_rows(r)
-        spans = depthwise_row_spans(geom, any(iy is not None for iy in rows))
+        any_row = any(iy is not None for iy in rows)
         for j0, j1 in groups:
-            for span in spans:
+            for span in depthwise_engine_spans(geom, any_row, group, j1 - j0):
                 for x in span:
                     ix0 = x * geom.sw - geom.pad_left
                     for iy in rows:
