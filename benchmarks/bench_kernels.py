@@ -186,7 +186,7 @@ def emitted_kernel(p, w: bytes, b, reserved: int):
     filt = w
     if kv.variant(choice.function).depthwise_packed:
         _, kh, kw, c = p.filter_dims
-        filt = kc.pack_depthwise_filter(w, kh, kw, c)
+        filt = kc.pack_depthwise_filter(w, kh, kw, c, p.stride[1], p.dilation[1])
     if choice.function.endswith("_rq_s8"):
         return choice, filt, None, p.fast_channels
     return choice, filt, kc.folded_bias(p, w, b), None

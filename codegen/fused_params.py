@@ -112,7 +112,7 @@ def _stage_arithmetic(
         return c, weights, folded_bias(c, weights, bias)
     # the depthwise stage's row engine reads the filter packed (rip_depthwise_row_fast.h)
     _, kh, kw, ch = c.filter_dims
-    packed = pack_depthwise_filter(weights, kh, kw, ch)
+    packed = pack_depthwise_filter(weights, kh, kw, ch, c.stride[1], c.dilation[1])
     channels = fast_channels(c, weights, bias)
     if channels is not None:
         return dataclasses.replace(c, fast_channels=channels), packed, None

@@ -222,40 +222,38 @@ def pack_filter_pairs(filter_bytes: bytes, c_out: int) -> bytes:
     return blocks.tobytes()
 
 
-def pack_depthwise_filter(filter_bytes: bytes, kh: int, kw: int, channels: int) -> bytes:
-    """The filter [1, KH, KW, C] as every fast depthwise kernel reads it (rip_dw_weight in
-    kernels/rip_dw_geometry.h): channels in groups of four (the last padded with zeros),
-    taps t = ky * KW + kx in pairs (an odd last tap paired with a zero), and per group and
-    pair one little-endian word a channel, the pair's weights as its two sign-extended
-    halfwords: the operand SMLAD multiplies the channel's two paired inputs with, so that
-    no kernel widens or reorders a weight at run time. Kernels the column-pair engine
-    covers carry its weights after these (`rip.core.kernel_variants.dw_cols_weights`)."""
+def pack_depthwise_filter(
+    filter_bytes: bytes, kh: int, kw: int, channels: int, sw: int, dw: int
+) -> bytes:
+    """The filter [1, KH, KW, C] as every fast depthwise kernel reads it (the two layouts
+    of kernels/rip_dw_geometry.h), so that no kernel reorders a weight at run time: column
+    pairs where the column-pair engine runs the layer (`kernel_variants.dw_cols_tile`, for
+    the stride ``sw`` and dilation ``dw`` across the row), else tap pairs."""
+    w = np.frombuffer(filter_bytes, dtype=np.int8).reshape(kh * kw, channels)
+    groups = -(-channels // 4)
+    if kv.dw_cols_tile(kh, kw, sw, dw) is not None:
+        return _column_pair_weights(w, kh, kw, 4 * groups)
     taps = kh * kw
-    w = np.frombuffer(filter_bytes, dtype=np.int8).reshape(taps, channels)
-    groups, pairs = -(-channels // 4), -(-taps // 2)
+    pairs = -(-taps // 2)
     padded = np.zeros((2 * pairs, 4 * groups), dtype=np.int16)
     padded[:taps, :channels] = w
     # [pair, tap in pair, group, channel in group] -> [group, pair, channel in group, tap in pair]
     blocks = padded.reshape(pairs, 2, groups, 4).transpose(2, 0, 3, 1)
-    packed = np.ascontiguousarray(blocks).astype("<i2").tobytes()
-    if not kv.dw_cols_weights(kh, kw):
-        return packed
-    return packed + _column_pair_weights(w, kh, kw, 4 * groups)
+    return np.ascontiguousarray(blocks).astype("<i2").tobytes()
 
 
 def _column_pair_weights(w: np.ndarray, kh: int, kw: int, padded_channels: int) -> bytes:
-    """The column-pair engine's weights: per channel (the last group padded with zero
-    weights) and kernel row, KW - 1 words, m = (KW - 1) / 2 of them A_k = (w[2k], w[2k + 1])
-    and then m of them B_k = (w[2k - 1], w[2k]) for k = 1..m, each its two sign-extended
-    halfwords, low first: the operands SMLAD multiplies a pair of neighbouring columns
-    with, for an output pixel whose window starts at the pair (A) or one column later (B)."""
+    """The column-pair layout: per channel (the last group padded with zero weights) and
+    kernel row, m = (KW - 1) / 2 words, word k the bytes (w[2k], w[2k + 1], w[2k + 1],
+    w[2k + 2]): SXTB16 of it is the SMLAD operand A_k = (w[2k], w[2k + 1]) of the pixel
+    whose window starts at column pair k, SXTB16 of it rotated by 8 the operand B_{k+1} =
+    (w[2k + 1], w[2k + 2]) of the pixel one column later (kernels/rip_dw_cols_engine.h)."""
     m = (kw - 1) // 2
-    rows = np.zeros((padded_channels, kh, kw + 1), dtype=np.int16)
-    rows[: w.shape[1], :, :kw] = w.reshape(kh, kw, -1).transpose(2, 0, 1)
-    a = rows[:, :, 0 : 2 * m].reshape(padded_channels, kh, m, 2)
-    b = rows[:, :, 1 : 2 * m + 1].reshape(padded_channels, kh, m, 2)
-    words = np.concatenate([a, b], axis=2)  # [channel, row, KW - 1, (low, high)]
-    return np.ascontiguousarray(words).astype("<i2").tobytes()
+    rows = np.zeros((padded_channels, kh, kw), dtype=np.int8)
+    rows[: w.shape[1]] = w.reshape(kh, kw, -1).transpose(2, 0, 1)
+    k = 2 * np.arange(m)
+    words = np.stack([rows[..., k], rows[..., k + 1], rows[..., k + 1], rows[..., k + 2]], axis=-1)
+    return np.ascontiguousarray(words).tobytes()  # [channel, row, word, byte]
 
 
 def fast_conv_channels(

@@ -158,7 +158,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     if kernel in ("rip_conv2d_fast_rq_s8", "rip_conv2d_gemv_rq_s8"):
         weights = pack_filter_pairs(signed_weights, p.output_dims[3])
     elif kv.variant(kernel).depthwise_packed:
-        weights, aligned = pack_depthwise_filter(weights, kh, kw, c), True
+        weights = pack_depthwise_filter(weights, kh, kw, c, p.stride[1], p.dilation[1])
+        aligned = True
     # flash-aware execution stages a CONV_2D's filter only (the planner's candidates)
     staged = staged_filters(
         graph, op, index, buffers, {0: len(weights)} if op.kind == Op.CONV_2D else {}

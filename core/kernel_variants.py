@@ -47,22 +47,16 @@ class KernelVariant:
 # The column-pair engine (kernels/rip_dw_cols_engine.h) runs a row of a group of four
 # channels in tiles, every column of a tile read before any of its pixels is stored; its
 # widened tile is DW_COLS_TILE_WORDS words, four a column pair and kernel row. The
-# generator packs its weights (`dw_cols_weights`), the simulator executes its tiles
-# (`dw_cols_tile`): both read them here.
+# generator packs the filter of a layer it runs in its layout and the simulator executes
+# its tiles: both ask `dw_cols_tile`.
 DW_COLS_TILE_WORDS = 320  # RIP_DWC_TILE_WORDS
-
-
-def dw_cols_weights(kh: int, kw: int) -> bool:
-    """Whether a depthwise filter carries the column-pair engine's weights
-    (rip_dwc_has_weights): an odd kernel width 3 to 7 and at most seven kernel rows."""
-    return kw in (3, 5, 7) and 1 <= kh <= 7
 
 
 def dw_cols_tile(kh: int, kw: int, sw: int, dw: int) -> int | None:
     """Output pixels a tile of the column-pair engine takes (rip_dwc_group), None where
-    the engine does not run the layer (rip_dwc_covers: also no dilation across the row and
-    a stride of 1 or 2 across it)."""
-    if not dw_cols_weights(kh, kw) or dw != 1 or sw not in (1, 2):
+    the engine does not run the layer (rip_dwc_covers: an odd kernel width 3 to 7, at most
+    seven kernel rows, no dilation across the row, a stride of 1 or 2 across it)."""
+    if kw not in (3, 5, 7) or not 1 <= kh <= 7 or dw != 1 or sw not in (1, 2):
         return None
     pairs = DW_COLS_TILE_WORDS // (4 * kh)  # column pairs a kernel row
     return 2 * ((pairs - (kw - 1) // 2) // sw)

@@ -15,8 +15,9 @@
  * pixel is B_m's top half times pair m's bottom (SMLABT). Each word of widened input
  * thus feeds two pixels; a kernel row of width KW costs (KW + 1) / 2 loads and KW + 1
  * multiply-accumulates for 2 KW MACs, with no per-pixel border test (the tile's padding is
- * in its columns) and no weight widened at run time (the generator packs A and B,
- * rip.codegen.kernel_choice._column_pair_weights).
+ * in its columns). The generator packs A_k and B_{k+1} as the four bytes of one word
+ * (rip_dw_geometry.h's column pairs, rip.codegen.kernel_choice._column_pair_weights), a
+ * layout no larger than the tap pairs', which SXTB16 widens once per channel and tile.
  *
  * Order. The tile's columns are all read before any of its pixels is stored; tiles go left
  * to right within a channel group, groups in turn. Every read that follows a store in this
@@ -33,23 +34,6 @@
 /* The widened tile (rip.core.kernel_variants.DW_COLS_TILE_WORDS): 1,280 bytes of stack, as many column pairs as fit for the kernel's
  * rows (26 for 3 rows, 16 for 5, 11 for 7: tiles of 50, 28 and 16 stride-1 pixels). */
 #define RIP_DWC_TILE_WORDS 320
-
-/* Whether the packed filter carries the column-pair weights after the pair-packed ones
- * (rip.core.kernel_variants.dw_cols_weights: the same condition). */
-static inline int rip_dwc_has_weights(int32_t kh, int32_t kw) {
-    return (kw == 3 || kw == 5 || kw == 7) && kh >= 1 && kh <= 7;
-}
-
-static inline int rip_dwc_covers(const rip_dw_plane *g) {
-    return rip_dwc_has_weights(g->kh, g->kw) && g->dw == 1 && (g->sw == 1 || g->sw == 2);
-}
-
-/* The column-pair weights: channel ch, kernel row ky, word k (A_0..A_{m-1}, B_1..B_m) at
- * [(ch * KH + ky) * (KW - 1) + k], after the pair-packed groups (rip_dw_packed). */
-static inline const int32_t *rip_dwc_weights(const int8_t *filter, int32_t kh, int32_t kw,
-                                             int32_t c) {
-    return rip_dw_packed(filter) + ((c + 3) >> 2) * rip_dw_pairs(kh * kw) * 4;
-}
 
 #if defined(__ARM_FEATURE_DSP)
 #define RIP_DWC_SMLABT(x, w, a) __smlabt((x), (w), (a))
@@ -180,23 +164,24 @@ static inline __attribute__((always_inline)) void rip_dwc_widen(
     } while (0)
 
 /* One channel of the tile: its n pixels, two a pass (RIP_DWC_PAIR), pixel i stored at
- * o[i * ostep]. A 3-row kernel's six weight words are held in locals (registers), larger
- * ones read where the generator put them; neither can be reached by an output store
- * (restrict), so nothing is reloaded after one. MODE is a constant wherever this is
- * inlined. */
+ * o[i * ostep]. The channel's packed words w (KH * m, rip_dw_geometry.h's column pairs) are
+ * widened once into its A and B operands, locals no output store can reach (restrict):
+ * a 3x3 kernel's six stay in registers. MODE is a constant wherever this is inlined. */
 static inline __attribute__((always_inline)) void rip_dwc_channel_run(
-    const int32_t *x, const int32_t ec, const int32_t *restrict w, const rip_dwc_channel *k,
+    const int32_t *x, const int32_t ec, const int32_t *w, const rip_dwc_channel *k,
     const int32_t KH, const int32_t KW, const int32_t SW, const int MODE, int8_t *restrict o,
     ptrdiff_t ostep, int32_t n) {
     const rip_dwc_channel kk = *k;
-    int32_t wl[3 * 6];
-    const int32_t *wk = w;
-    if (KH * (KW - 1) <= 6) {
+    const int32_t m = (KW - 1) / 2;
+    int32_t wk[7 * 6]; /* row ky: A_0..A_{m-1}, then B_1..B_m */
 RIP_DW_UNROLL
-        for (int32_t t = 0; t < KH * (KW - 1); ++t) {
-            wl[t] = w[t];
+    for (int32_t ky = 0; ky < KH; ++ky) {
+RIP_DW_UNROLL
+        for (int32_t q = 0; q < m; ++q) {
+            const int32_t v = w[ky * m + q];
+            wk[ky * (KW - 1) + q] = rip_dw_sx02(v);
+            wk[ky * (KW - 1) + m + q] = rip_dw_sx13(v);
         }
-        wk = wl;
     }
     const ptrdiff_t ostep2 = 2 * ostep;
     const int8_t *const end = o + (ptrdiff_t)(n >> 1) * ostep2;
@@ -229,7 +214,7 @@ static inline __attribute__((always_inline)) void rip_dwc_group(
         const int32_t ncp = SW * ((n + 1) / 2) + m;
         rip_dwc_widen(g, rows, ch, ox * SW - g->pw, ncp, KH, ec, e);
         for (int32_t j = 0; j < 4; ++j) {
-            rip_dwc_channel_run(e + j, ec, w + j * KH * (KW - 1), ks + j, KH, KW, SW, MODE,
+            rip_dwc_channel_run(e + j, ec, w + j * KH * m, ks + j, KH, KW, SW, MODE,
                                 o + (ptrdiff_t)ox * ostep + j, ostep, n);
         }
     }
@@ -272,14 +257,14 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
                                              RIP_DWC_ROW(rip_dwc_7x7), RIP_DWC_ROW(rip_dwc_any)};
     const int32_t kh = g->kh, kw = g->kw, n4 = n_ch & ~3;
     const rip_dwc_fn run = runs[rip_dw_size_index(kh, kw)][g->sw - 1][q->mode];
-    const int32_t *w = rip_dwc_weights(filter, kh, kw, g->c);
+    const int32_t *w = rip_dw_packed(filter);
     for (int32_t j = 0; j < n4; j += 4) {
         const int32_t ch = c0 + j;
         rip_dwc_channel ks[4];
         for (int32_t k = 0; k < 4; ++k) {
             ks[k] = rip_dwc_channel_of(g, q, ch + k);
         }
-        run(g, rows, ch, w + (ptrdiff_t)ch * kh * (kw - 1), ks, o + j, ostep);
+        run(g, rows, ch, w + (ptrdiff_t)ch * kh * ((kw - 1) / 2), ks, o + j, ostep);
     }
     const int32_t *pw = rip_dw_packed(filter);
     for (int32_t j = n4; j < n_ch; ++j) {

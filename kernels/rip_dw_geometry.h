@@ -66,18 +66,61 @@ static inline rip_dw_rq rip_dw_rq_cheap(const rip_fast_channel *records, const r
 }
 
 /* The fast kernels' filter (rip.codegen.kernel_choice.pack_depthwise_filter packs it at
- * compile time, 4-byte aligned): channels in groups of four (the last one padded with zero
- * weights), taps in pairs (an odd last tap paired with a zero weight), and per group and
- * pair one word a channel, its low halfword the pair's first tap's weight and its high
- * halfword the second's, sign-extended: the operand SMLAD multiplies a channel's two
- * paired input bytes with. Group g, pair P, channel j of the group is word
- * (g * rip_dw_pairs(taps) + P) * 4 + j. */
+ * compile time, 4-byte aligned), in one of two layouts, channels in groups of four (the
+ * last one padded with zero weights) in both:
+ *
+ * - Column pairs, for the layers the column-pair engine covers (rip_dwc_covers: an odd
+ *   kernel width 3 to 7, at most seven kernel rows, no dilation across the row, a stride
+ *   of 1 or 2 across it; rip.core.kernel_variants.dw_cols_tile, the same condition): per
+ *   channel and kernel row m = (KW - 1) / 2 words, word k the bytes (w[2k], w[2k + 1],
+ *   w[2k + 1], w[2k + 2]) of the row's weights, so that SXTB16 gives the SMLAD operand
+ *   (w[2k], w[2k + 1]) and SXTB16 of it rotated by 8 the operand (w[2k + 1], w[2k + 2]).
+ *   Channel ch, row ky, word k is word (ch * KH + ky) * m + k.
+ * - Tap pairs, for every other layer: taps in pairs (an odd last tap paired with a zero
+ *   weight), and per group and pair one word a channel, its low halfword the pair's first
+ *   tap's weight and its high halfword the second's, sign-extended: the operand SMLAD
+ *   multiplies a channel's two paired input bytes with. Group g, pair P, channel j of the
+ *   group is word (g * rip_dw_pairs(taps) + P) * 4 + j.
+ */
 static inline int32_t rip_dw_pairs(int32_t taps) { return (taps + 1) >> 1; }
 
-/* The weight of channel ch at tap t (ky * KW + kx) of a packed filter with np pairs. */
-static inline int32_t rip_dw_weight(const int32_t *pw, int32_t np, int32_t ch, int32_t t) {
-    const int32_t word = pw[((ch >> 2) * np + (t >> 1)) * 4 + (ch & 3)];
+static inline int rip_dwc_covers(const rip_dw_plane *g) {
+    return (g->kw == 3 || g->kw == 5 || g->kw == 7) && g->kh >= 1 && g->kh <= 7 &&
+           g->dw == 1 && (g->sw == 1 || g->sw == 2);
+}
+
+/* The weight of channel ch at tap t (ky * KW + kx) of the layer's packed filter. */
+static inline int32_t rip_dw_weight(const rip_dw_plane *g, const int32_t *pw, int32_t ch,
+                                    int32_t t) {
+    if (rip_dwc_covers(g)) {
+        const int32_t ky = t / g->kw, kx = t - ky * g->kw, m = (g->kw - 1) >> 1;
+        const int32_t k = kx == g->kw - 1 ? m - 1 : kx >> 1;
+        const int32_t byte = kx == g->kw - 1 ? 3 : kx & 1;
+        return (int8_t)((uint32_t)pw[(ch * g->kh + ky) * m + k] >> (8 * byte));
+    }
+    const int32_t word = pw[((ch >> 2) * rip_dw_pairs(g->kh * g->kw) + (t >> 1)) * 4 + (ch & 3)];
     return (t & 1) ? word >> 16 : (int32_t)(int16_t)word;
+}
+
+/* Every tap's weight of channel ch into w[t] (t = ky * KW + kx). */
+static inline void rip_dw_unpack(const rip_dw_plane *g, const int32_t *pw, int32_t ch,
+                                 int32_t *w) {
+    const int32_t kw = g->kw, taps = g->kh * kw;
+    if (rip_dwc_covers(g)) {
+        const int32_t m = (kw - 1) >> 1;
+        const uint32_t *cw = (const uint32_t *)pw + ch * g->kh * m;
+        for (int32_t t = 0; t < taps; t += kw, cw += m) {
+            for (int32_t k = 0; k < m; ++k) {
+                w[t + 2 * k] = (int8_t)cw[k];
+                w[t + 2 * k + 1] = (int8_t)(cw[k] >> 8);
+            }
+            w[t + kw - 1] = (int8_t)(cw[m - 1] >> 24);
+        }
+        return;
+    }
+    for (int32_t t = 0; t < taps; ++t) {
+        w[t] = rip_dw_weight(g, pw, ch, t);
+    }
 }
 
 /* The packed filter's words (the API passes it as int8_t, 4-byte aligned). */

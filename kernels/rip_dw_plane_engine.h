@@ -14,7 +14,6 @@
  * input_offset * sum of the channel's weights), as TFLite's reference does. */
 static int32_t rip_dw_border_acc(const rip_dw_plane *g, const int8_t *in, const int32_t *pw,
                                  int32_t ch, int32_t oy, int32_t ox, int32_t acc) {
-    const int32_t np = rip_dw_pairs(g->kh * g->kw);
     const int32_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
     const int32_t offset = -g->zero_point;
     int32_t ky_lo, ky_hi, kx_lo, kx_hi;
@@ -24,7 +23,7 @@ static int32_t rip_dw_border_acc(const rip_dw_plane *g, const int8_t *in, const 
         const int8_t *x = in + ((size_t)(iy0 + ky * g->dh) * g->w + (size_t)ix0) * g->c;
         for (int32_t kx = kx_lo; kx < kx_hi; ++kx) {
             acc += ((int32_t)x[kx * g->dw * g->c] + offset) *
-                   rip_dw_weight(pw, np, ch, ky * g->kw + kx);
+                   rip_dw_weight(g, pw, ch, ky * g->kw + kx);
         }
     }
     return acc;
@@ -117,11 +116,11 @@ static __attribute__((noinline, unused)) void rip_dw_channel(const rip_dw_plane 
     const int8_t *in_ch = in + ch;
     const int32_t *pw = rip_dw_packed(filter);
     int32_t wk[49];
-    const int32_t taps = g->kh * g->kw, np = rip_dw_pairs(taps);
+    const int32_t taps = g->kh * g->kw;
     const int small = taps <= 49;
     int32_t sum = 0;
     for (int32_t t = 0; t < taps; ++t) {
-        const int32_t v = rip_dw_weight(pw, np, ch, t);
+        const int32_t v = rip_dw_weight(g, pw, ch, t);
         sum += v;
         if (small) {
             wk[t] = v;

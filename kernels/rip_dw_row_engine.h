@@ -58,7 +58,8 @@ static inline int32_t rip_dw_pack_tops(int32_t lo, int32_t hi) {
 #endif
 
 /* Two taps of four channels: xt / xu hold channels c..c+3 of the pair's first / second
- * tap's input (a byte each), w the pair's four packed weight words (rip_dw_weight), w
+ * tap's input (a byte each), w the pair's four packed weight words (tap pairs,
+ * rip_dw_geometry.h), w
  * advanced past them: the halfword packs put each channel's two inputs side by side, one
  * SMLAD per channel. On DSP cores one asm block, two LDRDs for the weights (GCC otherwise
  * loads them a word at a time and spills them): 14 instructions for 8 MACs. */
@@ -288,7 +289,7 @@ static rip_dw4_fn rip_dw4_pick(int32_t kh, int32_t kw, int mode) {
  * the zero point, whose product cancels its share of the folded bias. */
 static int8_t rip_dw1_pixel(const rip_dw_plane *g, const int8_t *const *rows, int32_t ox,
                             const int32_t *pw, int32_t j, int32_t bias, int32_t m, int32_t s) {
-    const int32_t c = g->c, ix0 = ox * g->sw - g->pw, np = rip_dw_pairs(g->kh * g->kw);
+    const int32_t c = g->c, ix0 = ox * g->sw - g->pw;
     int32_t kx_lo, kx_hi;
     rip_conv_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
     int32_t acc = bias;
@@ -298,7 +299,7 @@ static int8_t rip_dw1_pixel(const rip_dw_plane *g, const int8_t *const *rows, in
             const int32_t x = row != NULL && kx >= kx_lo && kx < kx_hi
                                   ? row[((ptrdiff_t)ix0 + kx * g->dw) * c + j]
                                   : g->zero_point;
-            acc += x * rip_dw_weight(pw, np, j, ky * g->kw + kx);
+            acc += x * rip_dw_weight(g, pw, j, ky * g->kw + kx);
         }
     }
     return (int8_t)rip_fast_requantize(acc, m, s, g->output_offset, g->act_min, g->act_max);
@@ -377,7 +378,7 @@ static rip_dw1_fn rip_dw1_pick(int32_t kh, int32_t kw, int mode) {
 static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
                                      const int8_t *filter, const rip_dw_rq *q, int32_t c0,
                                      int32_t n_ch, int8_t *o, ptrdiff_t ostep) {
-    const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw, np = rip_dw_pairs(taps);
+    const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw;
     const int32_t *pw = rip_dw_packed(filter);
     const int32_t n1 = taps <= RIP_DW4_MAX_TAPS && kh <= RIP_DW_ROWS_MAX_KH ? n_ch : 0;
     const int32_t zp = g->zero_point;
@@ -401,14 +402,7 @@ static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const 
     for (int32_t j = 0; j < n1; ++j) {
         const int32_t ch = c0 + j;
         uint32_t adj = 0;
-        const int32_t *cw = pw + (ch >> 2) * np * 4 + (ch & 3); /* pair P's word: cw[4P] */
-        for (int32_t p2 = 0; p2 < np; ++p2) { /* the channel's weights, unpacked */
-            const int32_t v = cw[4 * p2];
-            w[2 * p2] = (int32_t)(int16_t)v;
-            if (2 * p2 + 1 < taps) {
-                w[2 * p2 + 1] = v >> 16;
-            }
-        }
+        rip_dw_unpack(g, pw, ch, w); /* the channel's weights */
         for (int32_t ky = 0, t = 0; ky < kh; ++ky) {
             const int in = rows[ky] != NULL;
             rp[ky] = in ? rows[ky] + ch : valid != NULL ? valid + ch : NULL;

@@ -242,7 +242,8 @@ def weighted_args(
         # the fast depthwise kernels read the filter the generator packs (a fresh numpy
         # array: 4-byte aligned)
         _, kh, kw, c = p.filter_dims
-        w = np.frombuffer(pack_depthwise_filter(w.tobytes(), kh, kw, c), np.int8).copy()
+        packed = pack_depthwise_filter(w.tobytes(), kh, kw, c, p.stride[1], p.dilation[1])
+        w = np.frombuffer(packed, np.int8).copy()
     args = [
         dims(p.input_dims),
         arena.input,
@@ -1459,7 +1460,8 @@ def harness_source() -> str:
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
         h.array("int16_t", f"{v}_slots", rows_slots(p))
         _, kh, kw, c = p.filter_dims  # the fast kernels read the generator's packed filter
-        h.packed(f"{v}_wp", pack_depthwise_filter(const(graph, op, 1, "<i1").tobytes(), kh, kw, c))
+        weights = const(graph, op, 1, "<i1").tobytes()
+        h.packed(f"{v}_wp", pack_depthwise_filter(weights, kh, kw, c, p.stride[1], p.dilation[1]))
         h.calls.append(f"""        {weighted_dims(p)}
         const rip_dw_conv_params dp = {{{p.input_offset}, {p.output_offset}, {c_dims(p.stride)},
             {c_dims(p.padding)}, {c_dims(p.dilation)}, 1, {c_dims(p.activation)}}};
