@@ -54,6 +54,7 @@ from rip.codegen.kernel_choice import (
     pack_filter_pairs,
 )
 from rip.codegen.quant import ParamsError, activation_range
+from rip.core import kernel_variants as kv
 from rip.core.errors import LayerError
 from rip.core.operators import Op, spec
 from rip.frontend.ir import Graph, Operator, Quant
@@ -1123,6 +1124,57 @@ def test_random_depthwise_matches_tflm(
         if cheap:
             assert run_depthwise(lib, graph, op, x, "channel", seed, "fast_rq") == expected
             assert run_depthwise(lib, graph, op, x, "rows", seed, "fast_rq") == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kh=st.integers(1, 7),
+    kw=st.sampled_from([3, 5, 7]),
+    stride=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    dh=st.integers(1, 2),
+    hw=st.tuples(st.integers(1, 9), st.integers(1, 40)),
+    c=st.integers(1, 9),
+    pads=st.tuples(*(st.integers(0, 3),) * 4),
+    activation=ACTIVATIONS,
+    per_channel=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_column_pair_engine_matches_tflm(
+    lib: ctypes.CDLL,
+    kh: int,
+    kw: int,
+    stride: tuple[int, int],
+    dh: int,
+    hw: tuple[int, int],
+    c: int,
+    pads: tuple[int, int, int, int],
+    activation: tw.Activation,
+    per_channel: bool,
+    seed: int,
+) -> None:
+    """The layers the column-pair engine runs (kernels/rip_dw_cols_engine.h: odd kernel
+    widths 3 to 7, up to seven rows, stride 1 or 2 across the row), rows up to 40 pixels
+    (several tiles: 16 a tile for seven rows), channel groups and channels left over, any
+    padding: out of place and in place by rows, with TFLite's requantisation and the cheap
+    one, every byte TFLite Micro's."""
+    try:
+        geom = ConvGeometry(hw[0], hw[1], c, c, kh, kw, *stride, dh, 1, *pads)
+    except LayerError:
+        assume(False)
+    assert kv.dw_cols_tile(kh, kw, geom.sw, geom.dw) is not None
+    model = dw(seed, hw[0], hw[1], c, (kh, kw), stride, (dh, 1), explicit(geom), activation,
+               1, per_channel)  # fmt: skip
+    graph, op = single_op(model)
+    x = random_input(graph, seed)
+    expected = tflm(model, x)
+    p = cp.conv_params(graph, op)
+    w, bias = const(graph, op, 1, "<i1"), const(graph, op, 2, "<i4")
+    model_bias = None if bias is None else tuple(int(v) for v in bias)
+    cheap = fast_channels(p, w.tobytes(), model_bias) is not None
+    for kind in ("fast", *(("fast_rq",) if cheap else ())):
+        assert run_depthwise(lib, graph, op, x, "out", seed, kind) == expected
+        if geom.h_out * geom.w_out <= geom.h_in * geom.w_in:
+            assert run_depthwise(lib, graph, op, x, "rows", seed, kind) == expected
 
 
 @settings(max_examples=150, deadline=None)

@@ -43,7 +43,7 @@ from rip.allocator.theory.simulate import (
     TAPS,
     _stored_axes,
     _taps,
-    depthwise_row_spans,
+    depthwise_engine_spans,
     raster,
 )
 from rip.allocator.theory.two_core import BLOCK, GATHER, IN, OUT, Access, TwoCoreProgram, Unit
@@ -228,7 +228,7 @@ def depthwise_rows_program(
     ``ring_rows`` input rows holding its own channels. Output row r: first the saves of the
     input rows r's bytes reach for the first time (wanted when some output row >= r reads
     them, or, given ``saves``, when listed), then per channel group the pixels in the
-    engine's spans (`simulate.depthwise_row_spans`), each span reading all its pixels' taps
+    engine's spans (`simulate.depthwise_engine_spans`), each span reading all its pixels' taps
     (from the ring for a saved row) before their stores, left to right."""
     _check_channel_in_place(geom)
     h, w, c = geom.h_in, geom.w_in, geom.c_in
@@ -268,10 +268,10 @@ def depthwise_rows_program(
                     saved_tag[reached] = (slot, t)
                     n_saved += 1
                 reached += 1
-            spans = depthwise_row_spans(geom, bool(tap_rows(r)))
+            any_row = bool(tap_rows(r))
             for j0, j1 in _groups(lo, hi, group):
                 gch = np.arange(j0, j1)
-                for span in spans:
+                for span in depthwise_engine_spans(geom, any_row, group, j1 - j0):
                     for x in span:
                         for iy in tap_rows(r):
                             for kx in range(geom.kw):
