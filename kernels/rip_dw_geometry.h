@@ -98,8 +98,27 @@ static inline int32_t rip_dw_weight(const rip_dw_plane *g, const int32_t *pw, in
         const int32_t byte = kx == g->kw - 1 ? 3 : kx & 1;
         return (int8_t)((uint32_t)pw[(ch * g->kh + ky) * m + k] >> (8 * byte));
     }
-    const int32_t word = pw[((ch >> 2) * rip_dw_pairs(g->kh * g->kw) + (t >> 1)) * 4 + (ch & 3)];
+    const int32_t np = rip_dw_pairs(g->kh * g->kw);
+    const int32_t word = pw[((ch >> 2) * np + (t >> 1)) * 4 + (ch & 3)];
     return (t & 1) ? word >> 16 : (int32_t)(int16_t)word;
+}
+
+/* The column-pair words of taps [0, taps) of one channel into w (KW a constant wherever
+ * this is inlined: each row's words unrolled). */
+static inline __attribute__((always_inline)) void rip_dw_unpack_cols(const uint32_t *cw,
+                                                                     int32_t *w, int32_t taps,
+                                                                     const int32_t KW) {
+    const int32_t m = (KW - 1) >> 1;
+    for (int32_t t = 0; t < taps; t += KW, cw += m) {
+        for (int32_t k = 0; k < m; ++k) {
+            const uint32_t v = cw[k];
+            w[t + 2 * k] = (int8_t)v;
+            w[t + 2 * k + 1] = (int8_t)(v >> 8);
+            if (k == m - 1) {
+                w[t + KW - 1] = (int8_t)(v >> 24);
+            }
+        }
+    }
 }
 
 /* Every tap's weight of channel ch into w[t] (t = ky * KW + kx). */
@@ -107,14 +126,13 @@ static inline void rip_dw_unpack(const rip_dw_plane *g, const int32_t *pw, int32
                                  int32_t *w) {
     const int32_t kw = g->kw, taps = g->kh * kw;
     if (rip_dwc_covers(g)) {
-        const int32_t m = (kw - 1) >> 1;
-        const uint32_t *cw = (const uint32_t *)pw + ch * g->kh * m;
-        for (int32_t t = 0; t < taps; t += kw, cw += m) {
-            for (int32_t k = 0; k < m; ++k) {
-                w[t + 2 * k] = (int8_t)cw[k];
-                w[t + 2 * k + 1] = (int8_t)(cw[k] >> 8);
-            }
-            w[t + kw - 1] = (int8_t)(cw[m - 1] >> 24);
+        const uint32_t *cw = (const uint32_t *)pw + ch * g->kh * ((kw - 1) >> 1);
+        if (kw == 3) {
+            rip_dw_unpack_cols(cw, w, taps, 3);
+        } else if (kw == 5) {
+            rip_dw_unpack_cols(cw, w, taps, 5);
+        } else {
+            rip_dw_unpack_cols(cw, w, taps, 7);
         }
         return;
     }
