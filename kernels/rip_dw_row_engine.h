@@ -58,9 +58,9 @@ static inline int32_t rip_dw_pack_tops(int32_t lo, int32_t hi) {
 #endif
 
 /* Two taps of four channels: xt / xu hold channels c..c+3 of the pair's first / second
- * tap's input (a byte each), w the pair's four packed weight words (tap pairs,
- * rip_dw_geometry.h), w
- * advanced past them: the halfword packs put each channel's two inputs side by side, one
+ * tap's input (a byte each), w the pair's four packed weight words (the tap-pair layout of
+ * rip_dw_geometry.h), w advanced past them: the halfword packs put each channel's two
+ * inputs side by side, one
  * SMLAD per channel. On DSP cores one asm block, two LDRDs for the weights (GCC otherwise
  * loads them a word at a time and spills them): 14 instructions for 8 MACs. */
 #if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
