@@ -269,15 +269,7 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
         }
         run(g, rows, ch, w + (ptrdiff_t)ch * kh * ((kw - 1) / 2), ks, o + j, ostep);
     }
-    const int32_t *pw = rip_dw_packed(filter);
-    for (int32_t j = n4; j < n_ch; ++j) {
-        const int32_t ch = c0 + j;
-        for (int32_t ox = 0; ox < g->w_out; ++ox) {
-            o[(ptrdiff_t)ox * ostep + j] =
-                rip_dw1_pixel(g, rows, ox, pw, ch, rip_dw_rq_bias(q, ch), rip_dw_rq_m(q, ch),
-                              rip_dw_rq_s(q, ch));
-        }
-    }
+    rip_dw_row_singles(g, rows, w, q, c0, n4, n_ch, o, ostep);
 }
 
 #endif /* RIP_DW_COLS_ENGINE_H */

@@ -286,23 +286,47 @@ static rip_dw4_fn rip_dw4_pick(int32_t kh, int32_t kw, int mode) {
 
 /* One output pixel, channel j (any j), every tap by comparison: rows[ky] is input row
  * oy * sh - ph + ky * dh (pixel 0, channel 0) or NULL outside the input; a padded tap reads
- * the zero point, whose product cancels its share of the folded bias. */
+ * the zero point, whose product cancels its share of the folded bias. wt holds the
+ * channel's weights unpacked (rip_dw_unpack), or is NULL for a kernel too large for that:
+ * then each is read from the packed filter pw. */
 static int8_t rip_dw1_pixel(const rip_dw_plane *g, const int8_t *const *rows, int32_t ox,
-                            const int32_t *pw, int32_t j, int32_t bias, int32_t m, int32_t s) {
+                            const int32_t *pw, const int32_t *wt, int32_t j, int32_t bias,
+                            int32_t m, int32_t s) {
     const int32_t c = g->c, ix0 = ox * g->sw - g->pw;
     int32_t kx_lo, kx_hi;
     rip_conv_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
     int32_t acc = bias;
-    for (int32_t ky = 0; ky < g->kh; ++ky) {
+    for (int32_t ky = 0, t = 0; ky < g->kh; ++ky) {
         const int8_t *row = rows[ky];
-        for (int32_t kx = 0; kx < g->kw; ++kx) {
+        for (int32_t kx = 0; kx < g->kw; ++kx, ++t) {
             const int32_t x = row != NULL && kx >= kx_lo && kx < kx_hi
                                   ? row[((ptrdiff_t)ix0 + kx * g->dw) * c + j]
                                   : g->zero_point;
-            acc += x * rip_dw_weight(g, pw, j, ky * g->kw + kx);
+            acc += x * (wt != NULL ? wt[t] : rip_dw_weight(g, pw, j, t));
         }
     }
     return (int8_t)rip_fast_requantize(acc, m, s, g->output_offset, g->act_min, g->act_max);
+}
+
+/* Channels [c0 + j0, c0 + n_ch) of one output row one at a time, pixel by pixel (each
+ * pixel's taps read before its store), as every engine computes the channels its passes
+ * leave over; a channel's weights unpacked once where the kernel is small enough. */
+static void rip_dw_row_singles(const rip_dw_plane *g, const int8_t *const *rows,
+                               const int32_t *pw, const rip_dw_rq *q, int32_t c0, int32_t j0,
+                               int32_t n_ch, int8_t *o, ptrdiff_t ostep) {
+    int32_t wt[RIP_DW4_MAX_TAPS];
+    const int small = g->kh * g->kw <= RIP_DW4_MAX_TAPS;
+    for (int32_t j = j0; j < n_ch; ++j) {
+        const int32_t ch = c0 + j;
+        if (small) {
+            rip_dw_unpack(g, pw, ch, wt);
+        }
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            o[(ptrdiff_t)ox * ostep + j] =
+                rip_dw1_pixel(g, rows, ox, pw, small ? wt : NULL, ch, rip_dw_rq_bias(q, ch),
+                              rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch));
+        }
+    }
 }
 
 #if RIP_DW_V6M
@@ -467,14 +491,7 @@ static RIP_DW_SHARED void rip_dw_row(const rip_dw_plane *g, const int8_t *const 
             }
         }
     }
-    for (int32_t j = n1; j < n_ch; ++j) {
-        const int32_t ch = c0 + j;
-        for (int32_t ox = 0; ox < g->w_out; ++ox) {
-            o[(ptrdiff_t)ox * ostep + j] =
-                rip_dw1_pixel(g, rows, ox, pw, ch, rip_dw_rq_bias(q, ch),
-                              rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch));
-        }
-    }
+    rip_dw_row_singles(g, rows, pw, q, c0, n1, n_ch, o, ostep);
 }
 #else
 #include "rip_dw_cols_engine.h"
@@ -617,14 +634,7 @@ static __attribute__((noinline)) void rip_dw_row_pairs(const rip_dw_plane *g,
             }
         }
     }
-    for (int32_t j = n4; j < n_ch; ++j) {
-        const int32_t ch = c0 + j;
-        for (int32_t ox = 0; ox < g->w_out; ++ox) {
-            o[(ptrdiff_t)ox * ostep + j] =
-                rip_dw1_pixel(g, rows, ox, pw, ch, rip_dw_rq_bias(q, ch),
-                              rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch));
-        }
-    }
+    rip_dw_row_singles(g, rows, pw, q, c0, n4, n_ch, o, ostep);
 }
 
 /* The row engine's entry: the column-pair engine for the layers it covers
