@@ -43,7 +43,7 @@ class KernelVariant:
     preconditions: str = ""
 
 
-# ---- the fast depthwise engines' traversal (kernels/rip_dw_row_engine.h) -------------------
+# ---- the fast depthwise engines' traversal (kernels/rip_dw_row_engine.c) -------------------
 # The column-pair engine (kernels/rip_dw_cols_engine.h) runs a row of a group of four
 # channels in tiles, every column of a tile read before any of its pixels is stored; its
 # widened tile is DW_COLS_TILE_WORDS words, four a column pair and kernel row. The
@@ -501,6 +501,8 @@ HELPERS: dict[str, str] = {
     "rip_conv_gather_s8": "one output pixel's receptive field, padded taps the input zero "
     "point: every gather-first kernel's first step (rip_conv_support.h)",
     "rip_crc32_update": "the CRC-32 a firmware prints over the outputs (rip_crc32.h)",
+    "rip_dw_row": "one output row of the fast depthwise engines, which every fast depthwise "
+    "variant calls (rip_dw_row_engine.h; compiled once, in rip_dw_row_engine.c)",
 }
 
 

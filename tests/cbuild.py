@@ -27,8 +27,8 @@ KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 SPATIAL = ("rip_conv_support.c", "rip_conv2d.c", "rip_conv2d_fast.c", "rip_conv2d_gemv.c",
            "rip_conv2d_grouped.c", "rip_depthwise.c", "rip_depthwise_fast.c",
            "rip_depthwise_inplace_fast.c", "rip_depthwise_inplace_rows_fast.c",
-           "rip_depthwise_row_fast.c", "rip_fully_connected.c", "rip_fully_connected_fast.c",
-           "rip_pool.c")  # fmt: skip
+           "rip_depthwise_row_fast.c", "rip_dw_row_engine.c", "rip_fully_connected.c",
+           "rip_fully_connected_fast.c", "rip_pool.c")  # fmt: skip
 ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c", "rip_reduce.c")
 RESAMPLE = ("rip_resample.c", "rip_norm.c", "rip_matmul.c")
 SOURCES = (*SPATIAL, *ELEMENTWISE, *RESAMPLE)

@@ -52,7 +52,7 @@ def _geometries():
 
 
 # Channels a pass of the kernel's row engine takes: four on DSP cores and hosts, one on
-# ARMv6-M (kernels/rip_dw_row_engine.h, rip_dw_row); the ring is the same for both.
+# ARMv6-M (kernels/rip_dw_row_engine.c, rip_dw_row); the ring is the same for both.
 GROUPS = (4, 1)
 
 

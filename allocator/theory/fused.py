@@ -74,7 +74,7 @@ holds the lowest row v reads, instead of a ring of its own, when
 * the row fits the slot (W_{l+1} <= W_l; a depthwise keeps its channels),
 * that row is dead: every later needed row of layer l reads only higher rows, and
 * no store reaches a byte a later read of the same compute needs. The row engine
-  (kernels/rip_dw_row_engine.h) runs channel group by channel group, output pixels left
+  (kernels/rip_dw_row_engine.c) runs channel group by channel group, output pixels left
   to right, a pixel's taps read before its store; the store of pixel o, channel c covers
   input column o, channel c of that row, which a later pixel o' > o reads only if some tap
   o' s_w + j d_w - p_w = o: never when s_w > p_w (then o' s_w - p_w >= (o + 1) s_w - p_w > o)

@@ -431,7 +431,7 @@ def depthwise_engine_spans(
 ) -> list[range]:
     """The spans (`depthwise_row_spans`' sense) in which the row engine stores one output
     row of a pass over ``width`` channels, on a core whose engine takes ``group`` channels
-    a pass (kernels/rip_dw_row_engine.h, rip_dw_row). ARMv6-M (group 1): the border sides
+    a pass (kernels/rip_dw_row_engine.c, rip_dw_row). ARMv6-M (group 1): the border sides
     and interior pixels of `depthwise_row_spans`. DSP cores and hosts (group 4): a group of
     four channels in the column-pair engine's tiles where it runs the layer
     (`kernel_variants.dw_cols_tile`: each tile's columns read before its first store), else

@@ -308,7 +308,7 @@ def chain_evictions(
 def slot_corruption(chain: Chain, layer: int) -> int:
     """Reads that find an output byte when layer ``layer``'s row is stored over the input
     row it reads (a depthwise row in its input's slot), executed byte by byte in the row
-    engine's order (kernels/rip_dw_row_engine.h): channel groups of four (the DSP engine),
+    engine's order (kernels/rip_dw_row_engine.c): channel groups of four (the DSP engine),
     and of one (the ARMv6-M engine), in turn; in a group, output pixels left to right, each
     pixel's taps in that row read before its store (the engine's gathered border fields
     are read earlier still, which only a store before them could corrupt). Stores past the

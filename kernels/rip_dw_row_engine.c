@@ -1,0 +1,641 @@
+/*
+ * rip kernels: the fast depthwise row engine's one definition (rip_dw_row_engine.h): the
+ * ARMv6-M engine, or on DSP cores and hosts the tap-pair engine and the column-pair engine
+ * (rip_dw_cols_engine.h). Compiled once, whichever fast depthwise kernels a model links.
+ */
+#include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
+#include "rip_dw_row_engine.h"
+
+/* The channel groups (rip_dw_group) run on every core: the row engine below is the faster
+ * scheme on DSP cores (four channels a word) and on ARMv6-M (one channel at a time, but no
+ * per-pixel border arithmetic and no scatter of a plane). The four-channel row engine is
+ * compiled on every core: the row-streamed in-place kernel
+ * (rip_depthwise_conv2d_inplace_rows_fast_s8) and the channel groups use it. Its halfword
+ * helpers are DSP instructions on cores that have
+ * them and the same arithmetic in portable C elsewhere (what the host tests run). */
+#if defined(__ARM_FEATURE_DSP)
+static inline int32_t rip_dw_sx02(int32_t x) { return __sxtb16(x); }
+static inline int32_t rip_dw_sx13(int32_t x) { return rip_fast_sxtb16_ror8(x); }
+#define RIP_DW_SMLAD(x, w, a) __smlad((x), (w), (a))
+#define RIP_DW_SMLADX(x, w, a) __smladx((x), (w), (a))
+/* Halfword packs: (lo's bottom, hi's bottom) and (lo's top, hi's top), one PKH each. */
+static inline int32_t rip_dw_pack_bottoms(int32_t lo, int32_t hi) {
+    int32_t r;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(lo), "r"(hi));
+    return r;
+}
+static inline int32_t rip_dw_pack_tops(int32_t lo, int32_t hi) {
+    int32_t r;
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(hi), "r"(lo));
+    return r;
+}
+#else
+/* Bytes 0 and 2 (sx02) or 1 and 3 (sx13) of x, each sign-extended into a halfword. */
+static inline int32_t rip_dw_sx02(int32_t x) {
+    return (int32_t)((uint32_t)(uint16_t)(int16_t)(int8_t)x |
+                     ((uint32_t)(uint16_t)(int16_t)(int8_t)(x >> 16) << 16));
+}
+static inline int32_t rip_dw_sx13(int32_t x) {
+    return (int32_t)((uint32_t)(uint16_t)(int16_t)(int8_t)(x >> 8) |
+                     ((uint32_t)(uint16_t)(int16_t)(int8_t)(x >> 24) << 16));
+}
+/* a + the halfwords' products (SMLAD) or crossed products (SMLADX), wrapping as they do. */
+#define RIP_DW_SMLAD(x, w, a)                                                                  \
+    ((int32_t)((uint32_t)(a) + (uint32_t)((int32_t)(int16_t)(x) * (int16_t)(w)) +             \
+               (uint32_t)((int32_t)(int16_t)((x) >> 16) * (int16_t)((w) >> 16))))
+#define RIP_DW_SMLADX(x, w, a)                                                                 \
+    ((int32_t)((uint32_t)(a) + (uint32_t)((int32_t)(int16_t)(x) * (int16_t)((w) >> 16)) +     \
+               (uint32_t)((int32_t)(int16_t)((x) >> 16) * (int16_t)(w))))
+static inline int32_t rip_dw_pack_bottoms(int32_t lo, int32_t hi) {
+    return (int32_t)((uint32_t)(uint16_t)lo | ((uint32_t)hi << 16));
+}
+static inline int32_t rip_dw_pack_tops(int32_t lo, int32_t hi) {
+    return (int32_t)(((uint32_t)hi & 0xffff0000u) | ((uint32_t)lo >> 16));
+}
+#endif
+
+/* Two taps of four channels: xt / xu hold channels c..c+3 of the pair's first / second
+ * tap's input (a byte each), w the pair's four packed weight words (the tap-pair layout of
+ * rip_dw_geometry.h), w advanced past them: the halfword packs put each channel's two
+ * inputs side by side, one
+ * SMLAD per channel. On DSP cores one asm block, two LDRDs for the weights (GCC otherwise
+ * loads them a word at a time and spills them): 14 instructions for 8 MACs. */
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+#define RIP_DW4_PAIR(xt, xu, w)                                                                \
+    do {                                                                                       \
+        int32_t xt_ = (xt), xu_ = (xu), t_, w0_, w1_;                                          \
+        __asm__ volatile("pkhbt %[t], %[in0], %[in1], lsl #16\n\t"                                        \
+                "pkhtb %[in1], %[in1], %[in0], asr #16\n\t"                                       \
+                "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                           \
+                "sxtb16 %[in0], %[t]\n\t"                                                      \
+                "smlad %[a0], %[in0], %[w0], %[a0]\n\t"                                         \
+                "sxtb16 %[t], %[t], ror #8\n\t"                                               \
+                "smlad %[a1], %[t], %[w1], %[a1]\n\t"                                          \
+                "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                           \
+                "sxtb16 %[in0], %[in1]\n\t"                                                     \
+                "smlad %[a2], %[in0], %[w0], %[a2]\n\t"                                         \
+                "sxtb16 %[in1], %[in1], ror #8\n\t"                                             \
+                "smlad %[a3], %[in1], %[w1], %[a3]"                                             \
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [in0] "+r"(xt_), \
+                  [in1] "+r"(xu_), [t] "=&r"(t_), [w0] "=&r"(w0_), [w1] "=&r"(w1_),           \
+                  [wp] "+r"(w)                                                                 \
+                : "m"(*(const int32_t(*)[4])(w)));                                             \
+    } while (0)
+#else
+#define RIP_DW4_PAIR(xt, xu, w)                                                                \
+    do {                                                                                       \
+        const int32_t lo_ = rip_dw_pack_bottoms((xt), (xu));                                   \
+        const int32_t hi_ = rip_dw_pack_tops((xt), (xu));                                      \
+        a0 = RIP_DW_SMLAD(rip_dw_sx02(lo_), (w)[0], a0);                                       \
+        a1 = RIP_DW_SMLAD(rip_dw_sx13(lo_), (w)[1], a1);                                       \
+        a2 = RIP_DW_SMLAD(rip_dw_sx02(hi_), (w)[2], a2);                                       \
+        a3 = RIP_DW_SMLAD(rip_dw_sx13(hi_), (w)[3], a3);                                       \
+        (w) += 4;                                                                              \
+    } while (0)
+#endif
+
+/* The word at p + k * col (k = 0, 1 or 2: four channels of one tap), one LDR with the
+ * offset register shifted as k needs. On DSP cores a volatile asm, ordered with the pair
+ * blocks: GCC would otherwise hoist every tap's load to the top of the pixel and spill
+ * them (seven kernel rows of inputs cannot stay in registers). */
+static inline __attribute__((always_inline)) int32_t rip_dw4_load_at(const int8_t *p,
+                                                                     ptrdiff_t col, int k) {
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+    int32_t x;
+    if (k == 0) {
+        __asm__ volatile("ldr %0, [%1]" : "=r"(x) : "r"(p), "m"(*(const int32_t *)p));
+    } else if (k == 1) {
+        __asm__ volatile("ldr %0, [%1, %2]"
+                         : "=r"(x)
+                         : "r"(p), "r"(col), "m"(*(const int32_t *)(p + col)));
+    } else {
+        __asm__ volatile("ldr %0, [%1, %2, lsl #1]"
+                         : "=r"(x)
+                         : "r"(p), "r"(col), "m"(*(const int32_t *)(p + 2 * col)));
+    }
+    return x;
+#else
+    return rip_fast_load_s8x4(p + k * col);
+#endif
+}
+
+/* An odd last tap (its pair's second weight 0): channels 2 and 3 sit in the top halfwords
+ * of the extended input, which SMLADX multiplies with the bottom weight. */
+#define RIP_DW4_SINGLE(xt, w)                                                                  \
+    do {                                                                                       \
+        const int32_t x02_ = rip_dw_sx02(xt), x13_ = rip_dw_sx13(xt);                          \
+        a0 = RIP_DW_SMLAD(x02_, (w)[0], a0);                                                   \
+        a1 = RIP_DW_SMLAD(x13_, (w)[1], a1);                                                   \
+        a2 = RIP_DW_SMLADX(x02_, (w)[2], a2);                                                  \
+        a3 = RIP_DW_SMLADX(x13_, (w)[3], a3);                                                  \
+    } while (0)
+
+/* The tap loops unrolled completely on Arm cores at -O2 as at -O3 (their kernel sizes are
+ * constants); not on hosts, whose compile time it would multiply (the host tests compile
+ * every kernel, the portable arithmetic is long) and whose counts nothing measures. */
+#if defined(__arm__)
+#define RIP_DW_UNROLL _Pragma("GCC unroll 16")
+#else
+#define RIP_DW_UNROLL
+#endif
+
+
+/* Every kernel size (3x3, 5x5, 7x7, any other) times every requantisation mode (the
+ * RIP_DW_RQ_* order): one noinline run each, RUN(name, KH, KW, MODE) defining it, and the
+ * table the row engine picks its run from once a row. */
+#define RIP_DW_RUN_MODES(RUN, prefix, size, KH, KW)                                             \
+    RUN(prefix##_##size##_exact, KH, KW, RIP_DW_RQ_EXACT)                                      \
+    RUN(prefix##_##size##_sat, KH, KW, RIP_DW_RQ_CHEAP_SAT)                                    \
+    RUN(prefix##_##size##_clamp, KH, KW, RIP_DW_RQ_CHEAP_CLAMP)
+#define RIP_DW_RUN_SIZES(RUN, prefix)                                                          \
+    RIP_DW_RUN_MODES(RUN, prefix, 3x3, 3, 3)                                                   \
+    RIP_DW_RUN_MODES(RUN, prefix, 5x5, 5, 5)                                                   \
+    RIP_DW_RUN_MODES(RUN, prefix, 7x7, 7, 7)                                                   \
+    RIP_DW_RUN_MODES(RUN, prefix, any, kh, kw)
+#define RIP_DW_RUN_ROW(prefix, size) {prefix##_##size##_exact, prefix##_##size##_sat, prefix##_##size##_clamp}
+#define RIP_DW_RUN_TABLE(prefix)                                                               \
+    {RIP_DW_RUN_ROW(prefix, 3x3), RIP_DW_RUN_ROW(prefix, 5x5), RIP_DW_RUN_ROW(prefix, 7x7),    \
+     RIP_DW_RUN_ROW(prefix, any)}
+
+/* The run table's row of a kernel size. */
+static inline int rip_dw_size_index(int32_t kh, int32_t kw) {
+    return kh != kw ? 3 : kh == 3 ? 0 : kh == 5 ? 1 : kh == 7 ? 2 : 3;
+}
+
+#if !RIP_DW_V6M
+/* One channel group's view of one output row: the group's packed weights (the filter's own
+ * where every kernel row is inside the input; else a copy with the taps of rows outside it
+ * zeroed and their share moved into the bias), bias, requantization. */
+typedef struct {
+    const int32_t *w; /* pair P, channel j: w[4P + j] */
+    int32_t bias[4];
+    const int32_t *m, *s;            /* RIP_DW_RQ_EXACT: the group's first channel's */
+    const rip_fast_channel *records; /* RIP_DW_RQ_CHEAP_*: likewise */
+    int32_t output_offset, act_min, act_max;
+} rip_dw4_stage;
+
+/* Requantize four accumulators into o[0..3]; MODE is a constant wherever this is inlined. */
+static inline __attribute__((always_inline)) void rip_dw4_put(int8_t *o, const rip_dw4_stage *st,
+                                                              const int MODE, int32_t a0,
+                                                              int32_t a1, int32_t a2,
+                                                              int32_t a3) {
+    if (MODE != RIP_DW_RQ_EXACT) {
+        const rip_fast_channel *r = st->records;
+        int32_t y0 = rip_cheap_requantize(a0, r[0].multiplier, r[0].round, r[0].shift);
+        int32_t y1 = rip_cheap_requantize(a1, r[1].multiplier, r[1].round, r[1].shift);
+        int32_t y2 = rip_cheap_requantize(a2, r[2].multiplier, r[2].round, r[2].shift);
+        int32_t y3 = rip_cheap_requantize(a3, r[3].multiplier, r[3].round, r[3].shift);
+        if (MODE == RIP_DW_RQ_CHEAP_SAT) {
+            o[0] = (int8_t)rip_sat_s8(y0);
+            o[1] = (int8_t)rip_sat_s8(y1);
+            o[2] = (int8_t)rip_sat_s8(y2);
+            o[3] = (int8_t)rip_sat_s8(y3);
+        } else {
+            const int32_t lo = st->act_min, hi = st->act_max;
+            o[0] = (int8_t)rip_clamp32(y0, lo, hi);
+            o[1] = (int8_t)rip_clamp32(y1, lo, hi);
+            o[2] = (int8_t)rip_clamp32(y2, lo, hi);
+            o[3] = (int8_t)rip_clamp32(y3, lo, hi);
+        }
+        return;
+    }
+    const int32_t oo = st->output_offset, lo = st->act_min, hi = st->act_max;
+    o[0] = (int8_t)rip_fast_requantize(a0, st->m[0], st->s[0], oo, lo, hi);
+    o[1] = (int8_t)rip_fast_requantize(a1, st->m[1], st->s[1], oo, lo, hi);
+    o[2] = (int8_t)rip_fast_requantize(a2, st->m[2], st->s[2], oo, lo, hi);
+    o[3] = (int8_t)rip_fast_requantize(a3, st->m[3], st->s[3], oo, lo, hi);
+}
+
+/* n output pixels of one channel group: pixel k's tap t = ky * KW + kx reads the word at
+ * rows[ky] + off + k * step + kx * col; its four outputs go to o + k * ostep. KH, KW and
+ * MODE are constants wherever this is inlined: the tap pairs unroll completely (the pragma,
+ * so that -O2 unrolls as -O3 does), every weight is an immediate offset from st->w, and the
+ * requantisation has no branch on its mode. */
+static inline __attribute__((always_inline)) void rip_dw4_run(
+    const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, const int32_t KH,
+    const int32_t KW, const int MODE, const rip_dw4_stage *st, int8_t *o, ptrdiff_t ostep,
+    int32_t n) {
+    const ptrdiff_t col3 = 3 * col;
+    for (; n > 0; --n, off += step, o += ostep) {
+        int32_t a0 = st->bias[0], a1 = st->bias[1], a2 = st->bias[2], a3 = st->bias[3];
+        const int32_t *w = st->w;
+        int32_t xt = 0;
+        int held = 0; /* xt holds a pair's first tap (a constant once the loops unroll) */
+RIP_DW_UNROLL
+        for (int32_t ky = 0; ky < KH; ++ky) {
+            const int8_t *p = rows[ky] + off; /* taps kx = 3m .. 3m + 2 from p + m * col3 */
+RIP_DW_UNROLL
+            for (int32_t kx = 0; kx < KW; ++kx) {
+                if (kx > 0 && kx % 3 == 0) {
+                    p += col3;
+                }
+                const int32_t x = rip_dw4_load_at(p, col, kx % 3);
+                if (!held) {
+                    xt = x;
+                    held = 1;
+                    continue;
+                }
+                RIP_DW4_PAIR(xt, x, w);
+                held = 0;
+            }
+        }
+        if (held) {
+            RIP_DW4_SINGLE(xt, w);
+        }
+        rip_dw4_put(o, st, MODE, a0, a1, a2, a3);
+    }
+}
+
+typedef void (*rip_dw4_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col,
+                           ptrdiff_t step, int32_t kh, int32_t kw, const rip_dw4_stage *st,
+                           int8_t *o, ptrdiff_t ostep, int32_t n);
+
+#define RIP_DW4_RUN(name, KH, KW, MODE)                                                        \
+    static __attribute__((noinline)) void name(                                                \
+        const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
+        int32_t kw, const rip_dw4_stage *st, int8_t *o, ptrdiff_t ostep, int32_t n) {          \
+        (void)kh;                                                                              \
+        (void)kw;                                                                              \
+        rip_dw4_run(rows, off, col, step, KH, KW, MODE, st, o, ostep, n);                      \
+    }
+RIP_DW_RUN_SIZES(RIP_DW4_RUN, rip_dw4_run)
+
+/* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order). */
+static rip_dw4_fn rip_dw4_pick(int32_t kh, int32_t kw, int mode) {
+    static const rip_dw4_fn runs[4][3] = RIP_DW_RUN_TABLE(rip_dw4_run);
+    const int size = rip_dw_size_index(kh, kw);
+    return runs[size][mode];
+}
+
+#endif /* !RIP_DW_V6M */
+
+/* One output pixel, channel j (any j), every tap by comparison: rows[ky] is input row
+ * oy * sh - ph + ky * dh (pixel 0, channel 0) or NULL outside the input; a padded tap reads
+ * the zero point, whose product cancels its share of the folded bias. wt holds the
+ * channel's weights unpacked (rip_dw_unpack), or is NULL for a kernel too large for that:
+ * then each is read from the packed filter pw. */
+static int8_t rip_dw1_pixel(const rip_dw_plane *g, const int8_t *const *rows, int32_t ox,
+                            const int32_t *pw, const int32_t *wt, int32_t j, int32_t bias,
+                            int32_t m, int32_t s) {
+    const int32_t c = g->c, ix0 = ox * g->sw - g->pw;
+    int32_t kx_lo, kx_hi;
+    rip_conv_tap_range(ix0, g->dw, g->kw, g->w, &kx_lo, &kx_hi);
+    int32_t acc = bias;
+    for (int32_t ky = 0, t = 0; ky < g->kh; ++ky) {
+        const int8_t *row = rows[ky];
+        for (int32_t kx = 0; kx < g->kw; ++kx, ++t) {
+            const int32_t x = row != NULL && kx >= kx_lo && kx < kx_hi
+                                  ? row[((ptrdiff_t)ix0 + kx * g->dw) * c + j]
+                                  : g->zero_point;
+            acc += x * (wt != NULL ? wt[t] : rip_dw_weight(g, pw, j, t));
+        }
+    }
+    return (int8_t)rip_fast_requantize(acc, m, s, g->output_offset, g->act_min, g->act_max);
+}
+
+/* Channels [c0 + j0, c0 + n_ch) of one output row one at a time, pixel by pixel (each
+ * pixel's taps read before its store), as every engine computes the channels its passes
+ * leave over; a channel's weights unpacked once where the kernel is small enough. Its own
+ * frame, out of the engines' hot functions (inlined, it cost ARMv6-M's rows 0.09% more
+ * instructions on MCUNet-in3, which has no such channel). */
+static __attribute__((noinline)) void rip_dw_row_singles(const rip_dw_plane *g,
+                                                         const int8_t *const *rows,
+                                                         const int32_t *pw, const rip_dw_rq *q,
+                                                         int32_t c0, int32_t j0, int32_t n_ch,
+                                                         int8_t *o, ptrdiff_t ostep) {
+    int32_t wt[RIP_DW4_MAX_TAPS];
+    const int small = g->kh * g->kw <= RIP_DW4_MAX_TAPS;
+    for (int32_t j = j0; j < n_ch; ++j) {
+        const int32_t ch = c0 + j;
+        if (small) {
+            rip_dw_unpack(g, pw, ch, wt);
+        }
+        for (int32_t ox = 0; ox < g->w_out; ++ox) {
+            o[(ptrdiff_t)ox * ostep + j] =
+                rip_dw1_pixel(g, rows, ox, pw, small ? wt : NULL, ch, rip_dw_rq_bias(q, ch),
+                              rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch));
+        }
+    }
+}
+
+#if RIP_DW_V6M
+/* ARMv6-M: one channel's requantization constants. */
+typedef struct {
+    int mode;
+    int32_t m, s;                /* RIP_DW_RQ_EXACT */
+    const rip_fast_channel *rec; /* RIP_DW_RQ_CHEAP_* */
+    int32_t output_offset, act_min, act_max;
+} rip_dw1_rq;
+
+/* MODE is a constant wherever this is inlined: no branch on it per output. */
+static inline __attribute__((always_inline)) int8_t rip_dw1_out(const rip_dw1_rq *q,
+                                                                const int MODE, int32_t acc) {
+    if (MODE != RIP_DW_RQ_EXACT) {
+        const int32_t y =
+            rip_cheap_requantize(acc, q->rec->multiplier, q->rec->round, q->rec->shift);
+        return (int8_t)(MODE == RIP_DW_RQ_CHEAP_SAT ? rip_sat_s8(y)
+                                                    : rip_clamp32(y, q->act_min, q->act_max));
+    }
+    return (int8_t)rip_fast_requantize(acc, q->m, q->s, q->output_offset, q->act_min,
+                                       q->act_max);
+}
+
+/* ARMv6-M: n output pixels of one channel, pixel k's tap (ky, kx) at rows[ky] + off +
+ * k * step + kx * col, its weight w[ky * KW + kx] (staged on the stack: an immediate
+ * offset), its output at o + k * ostep. The pragmas unroll the taps at -O2 as at -O3. */
+static inline __attribute__((always_inline)) void rip_dw1_run(
+    const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, const int32_t KH,
+    const int32_t KW, const int MODE, const int32_t *w, int32_t bias, const rip_dw1_rq *q,
+    int8_t *o, ptrdiff_t ostep, int32_t n) {
+    for (; n > 0; --n, off += step, o += ostep) {
+        int32_t acc = bias;
+        const int32_t *wk = w;
+RIP_DW_UNROLL
+        for (int32_t ky = 0; ky < KH; ++ky) {
+            const int8_t *p = rows[ky] + off;
+RIP_DW_UNROLL
+            for (int32_t kx = 0; kx < KW; ++kx, p += col, ++wk) {
+                acc += *p * *wk;
+            }
+        }
+        *o = rip_dw1_out(q, MODE, acc);
+    }
+}
+
+typedef void (*rip_dw1_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col,
+                           ptrdiff_t step, int32_t kh, int32_t kw, const int32_t *w,
+                           int32_t bias, const rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep,
+                           int32_t n);
+
+#define RIP_DW1_RUN(name, KH, KW, MODE)                                                        \
+    static __attribute__((noinline)) void name(                                                \
+        const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
+        int32_t kw, const int32_t *w, int32_t bias, const rip_dw1_rq *q, int8_t *o,            \
+        ptrdiff_t ostep, int32_t n) {                                                          \
+        (void)kh;                                                                              \
+        (void)kw;                                                                              \
+        rip_dw1_run(rows, off, col, step, KH, KW, MODE, w, bias, q, o, ostep, n);              \
+    }
+RIP_DW_RUN_SIZES(RIP_DW1_RUN, rip_dw1_run)
+
+/* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order). */
+static rip_dw1_fn rip_dw1_pick(int32_t kh, int32_t kw, int mode) {
+    static const rip_dw1_fn runs[4][3] = RIP_DW_RUN_TABLE(rip_dw1_run);
+    const int size = rip_dw_size_index(kh, kw);
+    return runs[size][mode];
+}
+
+/* rip_dw_row on ARMv6-M: the same contract and the same rows, one channel at a time (its
+ * weights staged, a row outside the input zeroed and its share moved into the bias), the
+ * interior pixels straight from the rows, the border ones from their gathered field. */
+void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
+                                     const int8_t *filter, const rip_dw_rq *q, int32_t c0,
+                                     int32_t n_ch, int8_t *o, ptrdiff_t ostep) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw;
+    const int32_t *pw = rip_dw_packed(filter);
+    const int32_t n1 = taps <= RIP_DW4_MAX_TAPS && kh <= RIP_DW_ROWS_MAX_KH ? n_ch : 0;
+    const int32_t zp = g->zero_point;
+    const int8_t *valid = NULL; /* any row inside the input: a NULL row's taps weigh 0 */
+    for (int32_t ky = 0; ky < kh && valid == NULL; ++ky) {
+        valid = rows[ky];
+    }
+    const int32_t lo = valid != NULL ? g->ox_lo : g->w_out;
+    const int32_t hi = valid != NULL ? g->ox_hi : g->w_out;
+    const int8_t *rp[RIP_DW_ROWS_MAX_KH]; /* rows, NULL ones replaced */
+    const int8_t *gp[RIP_DW_ROWS_MAX_KH]; /* a gathered receptive field's rows */
+    int8_t segment[RIP_DW1_SEGMENT_BYTES]; /* a side's padded receptive fields (or one) */
+    const int32_t sides[2][2] = {{0, lo < hi ? lo : g->w_out}, {lo < hi ? hi : g->w_out, g->w_out}};
+    int32_t w[RIP_DW4_MAX_TAPS];
+    const rip_dw1_fn run = rip_dw1_pick(kh, kw, q->mode);
+    rip_dw1_rq r1;
+    r1.mode = q->mode;
+    r1.output_offset = g->output_offset;
+    r1.act_min = g->act_min;
+    r1.act_max = g->act_max;
+    for (int32_t j = 0; j < n1; ++j) {
+        const int32_t ch = c0 + j;
+        uint32_t adj = 0;
+        rip_dw_unpack(g, pw, ch, w); /* the channel's weights */
+        for (int32_t ky = 0, t = 0; ky < kh; ++ky) {
+            const int in = rows[ky] != NULL;
+            rp[ky] = in ? rows[ky] + ch : valid != NULL ? valid + ch : NULL;
+            for (int32_t kx = 0; kx < kw && !in; ++kx) {
+                /* the padded tap's zp * w, which the folded bias leaves out */
+                adj += (uint32_t)zp * (uint32_t)w[t + kx];
+                w[t + kx] = 0;
+            }
+            t += kw;
+        }
+        const int32_t bias = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch) + adj);
+        if (q->mode == RIP_DW_RQ_EXACT) {
+            r1.m = q->m[ch];
+            r1.s = q->s[ch];
+        } else {
+            r1.rec = q->records + ch;
+        }
+        int8_t *oj = o + j;
+        /* left to right as on the other cores: the left side's fields gathered once into a
+         * padded segment (the zero point outside the input) and run as one span, the
+         * interior straight from the rows, then the right side likewise */
+        for (int32_t side = 0; side < 2; ++side) {
+            if (side == 1 && lo < hi) {
+                run(rp, (ptrdiff_t)(lo * g->sw - g->pw) * c,
+                                 (ptrdiff_t)g->dw * c, (ptrdiff_t)g->sw * c, kh, kw, w, bias, &r1,
+                                 oj + (ptrdiff_t)lo * ostep, ostep, hi - lo);
+            }
+            const int32_t a = sides[side][0], b = sides[side][1];
+            if (a >= b) {
+                continue;
+            }
+            const int32_t ix_a = a * g->sw - g->pw;
+            const int32_t span = (b - 1 - a) * g->sw + (kw - 1) * g->dw + 1;
+            if (kh * span <= RIP_DW1_SEGMENT_BYTES) {
+                for (int32_t ky = 0; ky < kh; ++ky) {
+                    int8_t *row = segment + ky * span;
+                    for (int32_t i = 0; i < span; ++i) {
+                        const int32_t ix = ix_a + i;
+                        row[i] = rows[ky] != NULL && ix >= 0 && ix < g->w
+                                     ? rows[ky][(ptrdiff_t)ix * c + ch]
+                                     : (int8_t)zp;
+                    }
+                    gp[ky] = row;
+                }
+                run(gp, 0, g->dw, g->sw, kh, kw, w, bias, &r1,
+                                 oj + (ptrdiff_t)a * ostep, ostep, b - a);
+                continue;
+            }
+            for (int32_t ox = a; ox < b; ++ox) { /* one receptive field a pixel */
+                const int32_t ix0 = ox * g->sw - g->pw;
+                for (int32_t ky = 0; ky < kh; ++ky) {
+                    for (int32_t kx = 0; kx < kw; ++kx) {
+                        const int32_t ix = ix0 + kx * g->dw;
+                        segment[ky * kw + kx] = rows[ky] != NULL && ix >= 0 && ix < g->w
+                                                    ? rows[ky][(ptrdiff_t)ix * c + ch]
+                                                    : (int8_t)zp;
+                    }
+                    gp[ky] = segment + ky * kw;
+                }
+                run(gp, 0, 1, 0, kh, kw, w, bias, &r1, oj + (ptrdiff_t)ox * ostep,
+                                 ostep, 1);
+            }
+        }
+    }
+    rip_dw_row_singles(g, rows, pw, q, c0, n1, n_ch, o, ostep);
+}
+#else
+#include "rip_dw_cols_engine.h"
+
+/* Channels [c0, c0 + n_ch) of output row oy into o (channel c0 + j of pixel ox at
+ * o[ox * ostep + j]). rows[ky] is input row oy * sh - ph + ky * dh (pixel 0, channel 0), NULL
+ * outside the input; no store of this row may reach them (the callers write elsewhere, or
+ * read the rows the store reaches from the ring), except over the bytes this order has
+ * read: channel groups in turn, output pixels left to right, a pixel's taps read before
+ * its store (a fused stage storing its row in its input's slot, rip_fused.h). Groups of four channels take the staged engine: interior pixels
+ * straight from the rows, border pixels from their receptive field gathered with the zero
+ * point filling the padded taps; the last n_ch % 4 channels (and kernels above 7x7) are
+ * computed one channel at a time. */
+static __attribute__((noinline)) void rip_dw_row_pairs(const rip_dw_plane *g,
+                                                       const int8_t *const *rows,
+                                                       const int8_t *filter, const rip_dw_rq *q,
+                                                       int32_t c0, int32_t n_ch, int8_t *o,
+                                                       ptrdiff_t ostep) {
+    const int32_t c = g->c, kh = g->kh, kw = g->kw, taps = kh * kw, np = rip_dw_pairs(taps);
+    const int32_t *pw = rip_dw_packed(filter);
+    const int32_t n4 = taps <= RIP_DW4_MAX_TAPS && kh <= RIP_DW_ROWS_MAX_KH && (c0 & 3) == 0
+                           ? n_ch & ~3
+                           : 0;
+    const int32_t zp = g->zero_point;
+    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
+    const int8_t *valid = NULL; /* any row inside the input: a NULL row's taps weigh 0 */
+    int all_in = 1;             /* every kernel row inside the input: the filter as packed */
+    for (int32_t ky = 0; ky < kh; ++ky) {
+        valid = valid != NULL ? valid : rows[ky];
+        all_in &= rows[ky] != NULL;
+    }
+    const rip_dw4_fn run = rip_dw4_pick(kh, kw, q->mode);
+    rip_dw4_stage st;
+    st.output_offset = g->output_offset;
+    st.act_min = g->act_min;
+    st.act_max = g->act_max;
+    const int8_t *rp[RIP_DW_ROWS_MAX_KH]; /* rows, NULL ones replaced */
+    const int8_t *gp[RIP_DW_ROWS_MAX_KH]; /* a gathered receptive field's rows */
+    int32_t segment[RIP_DW_SEGMENT_WORDS]; /* a side's padded receptive fields (or one) */
+    int32_t staged[4 * ((RIP_DW4_MAX_TAPS + 1) / 2)];
+    for (int32_t ky = 0; ky < kh; ++ky) {
+        rp[ky] = rows[ky] != NULL ? rows[ky] : valid;
+    }
+    /* Where a kernel row is outside the input, each pair's word keeps the halfwords of the
+     * taps inside it (keep[P]) and the rest is the padded taps' zp * w, which the folded
+     * bias leaves out and the staged bias takes: one SMLAD by (zp, zp) a word. */
+    uint32_t keep[(RIP_DW4_MAX_TAPS + 1) / 2];
+    const int32_t zp2 = (int32_t)(((uint32_t)(uint16_t)zp << 16) | (uint16_t)zp);
+    for (int32_t p2 = 0; p2 < np && !all_in; ++p2) {
+        const int32_t t = 2 * p2;
+        keep[p2] = (rows[t / kw] != NULL ? 0xffffu : 0u) |
+                   (t + 1 < taps && rows[(t + 1) / kw] != NULL ? 0xffff0000u : 0u);
+    }
+    /* The border pixels of a row, [0, lo) and [hi, W_out) (all of them without an
+     * interior), each side's receptive fields gathered once into a padded segment (the zero
+     * point outside the input) and run as one span; a segment too wide for the buffer
+     * falls back to one field a pixel. */
+    const int32_t lo = valid != NULL ? g->ox_lo : g->w_out;
+    const int32_t hi = valid != NULL ? g->ox_hi : g->w_out;
+    const int32_t sides[2][2] = {{0, lo < hi ? lo : g->w_out}, {lo < hi ? hi : g->w_out, g->w_out}};
+    for (int32_t j = 0; j < n4; j += 4) {
+        const int32_t ch = c0 + j;
+        const int32_t *gw = pw + (ch >> 2) * np * 4;
+        uint32_t adj[4] = {0, 0, 0, 0};
+        st.w = gw;
+        if (!all_in) {
+            for (int32_t p2 = 0; p2 < np; ++p2) {
+                for (int32_t k = 0; k < 4; ++k) {
+                    const uint32_t v = (uint32_t)gw[4 * p2 + k];
+                    staged[4 * p2 + k] = (int32_t)(v & keep[p2]);
+                    adj[k] = (uint32_t)RIP_DW_SMLAD((int32_t)(v & ~keep[p2]), zp2, (int32_t)adj[k]);
+                }
+            }
+            st.w = staged;
+        }
+        for (int32_t k = 0; k < 4; ++k) {
+            st.bias[k] = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch + k) + adj[k]);
+        }
+        if (q->mode == RIP_DW_RQ_EXACT) {
+            st.m = q->m + ch;
+            st.s = q->s + ch;
+        } else {
+            st.records = q->records + ch;
+        }
+        int8_t *oj = o + j;
+        /* left to right, as the in-place schedules assume (rip_dw_rows_self_safe): the
+         * left side, the interior, the right side; a side's fields are all read before
+         * any of its pixels is stored, which only reads earlier */
+        for (int32_t side = 0; side < 2; ++side) {
+            if (side == 1 && lo < hi) { /* the interior run, straight from the rows */
+                run(rp, (ptrdiff_t)(lo * g->sw - g->pw) * c + ch, (ptrdiff_t)g->dw * c,
+                    (ptrdiff_t)g->sw * c, kh, kw, &st, oj + (ptrdiff_t)lo * ostep, ostep,
+                    hi - lo);
+            }
+            const int32_t a = sides[side][0], b = sides[side][1];
+            if (a >= b) {
+                continue;
+            }
+            const int32_t ix_a = a * g->sw - g->pw;
+            const int32_t span = (b - 1 - a) * g->sw + (g->kw - 1) * g->dw + 1;
+            if (kh * span <= RIP_DW_SEGMENT_WORDS) {
+                /* columns [i_lo, i_hi) of the segment are inside the input */
+                const int32_t i_lo = rip_min32(rip_max32(-ix_a, 0), span);
+                const int32_t i_hi = rip_max32(rip_min32(g->w - ix_a, span), i_lo);
+                for (int32_t ky = 0; ky < kh; ++ky) {
+                    int32_t *row = segment + ky * span;
+                    const int32_t in_lo = rows[ky] != NULL ? i_lo : span;
+                    const int32_t in_hi = rows[ky] != NULL ? i_hi : span;
+                    int32_t i = 0;
+                    for (; i < in_lo; ++i) {
+                        row[i] = pad4;
+                    }
+                    const int8_t *x = in_lo < in_hi ? rows[ky] + (ptrdiff_t)(ix_a + i) * c + ch
+                                                    : NULL;
+                    for (; i < in_hi; ++i, x += c) {
+                        row[i] = rip_fast_load_s8x4(x);
+                    }
+                    for (; i < span; ++i) {
+                        row[i] = pad4;
+                    }
+                    gp[ky] = (const int8_t *)(const void *)row;
+                }
+                run(gp, 0, 4 * (ptrdiff_t)g->dw, 4 * (ptrdiff_t)g->sw, kh, kw, &st,
+                    oj + (ptrdiff_t)a * ostep, ostep, b - a);
+                continue;
+            }
+            for (int32_t ox = a; ox < b; ++ox) { /* one receptive field a pixel */
+                const int32_t ix0 = ox * g->sw - g->pw;
+                for (int32_t ky = 0; ky < kh; ++ky) {
+                    for (int32_t kx = 0; kx < kw; ++kx) {
+                        const int32_t ix = ix0 + kx * g->dw;
+                        segment[ky * kw + kx] =
+                            rows[ky] != NULL && ix >= 0 && ix < g->w
+                                ? rip_fast_load_s8x4(rows[ky] + (ptrdiff_t)ix * c + ch)
+                                : pad4;
+                    }
+                    gp[ky] = (const int8_t *)(const void *)(segment + ky * kw);
+                }
+                run(gp, 0, 4, 0, kh, kw, &st, oj + (ptrdiff_t)ox * ostep, ostep, 1);
+            }
+        }
+    }
+    rip_dw_row_singles(g, rows, pw, q, c0, n4, n_ch, o, ostep);
+}
+
+/* The row engine's entry: the column-pair engine for the layers it covers
+ * (rip_dw_cols_engine.h), the tap-pair one above for the rest; each its own frame. */
+void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
+                                     const int8_t *filter, const rip_dw_rq *q, int32_t c0,
+                                     int32_t n_ch, int8_t *o, ptrdiff_t ostep) {
+    if (rip_dwc_covers(g) && (c0 & 3) == 0) {
+        rip_dw_row_cols(g, rows, filter, q, c0, n_ch, o, ostep);
+    } else {
+        rip_dw_row_pairs(g, rows, filter, q, c0, n_ch, o, ostep);
+    }
+}
+#endif /* RIP_DW_V6M */
+
