@@ -139,37 +139,58 @@ static inline __attribute__((always_inline)) void rip_dwc_widen(
     }
 }
 
+/* Kernel row ky's taps of two outputs of one channel, the pixels whose windows start at
+ * pair xr[0] (a0) and one column later (a1 at stride 1) or one pair later (stride 2): xr
+ * the row's widened pairs (pair p at xr[4 * p]), wr the row's weights (A_0..A_{m-1}, then
+ * B_1..B_m). KW and SW are constants wherever this is expanded. */
+#define RIP_DWC_ROW2(xr, wr, KW, SW, a0, a1)                                                   \
+    do {                                                                                       \
+        const int32_t m_ = ((KW) - 1) / 2;                                                     \
+        RIP_DW_UNROLL for (int32_t q = 0; q < m_; ++q) {                                       \
+            a0 = RIP_DW_SMLAD((xr)[4 * q], (wr)[q], a0);                                       \
+        }                                                                                      \
+        a0 = RIP_DWC_SMLABT((xr)[4 * m_], (wr)[2 * m_ - 1], a0);                               \
+        if ((SW) == 1) {                                                                       \
+            a1 = RIP_DWC_SMLATB((xr)[0], (wr)[0], a1);                                         \
+            RIP_DW_UNROLL for (int32_t q = 1; q <= m_; ++q) {                                  \
+                a1 = RIP_DW_SMLAD((xr)[4 * q], (wr)[m_ + q - 1], a1);                          \
+            }                                                                                  \
+        } else {                                                                               \
+            RIP_DW_UNROLL for (int32_t q = 0; q < m_; ++q) {                                   \
+                a1 = RIP_DW_SMLAD((xr)[4 * (q + 1)], (wr)[q], a1);                             \
+            }                                                                                  \
+            a1 = RIP_DWC_SMLABT((xr)[4 * (m_ + 1)], (wr)[2 * m_ - 1], a1);                     \
+        }                                                                                      \
+    } while (0)
+
 /* Two outputs of one channel, pixel 2i and 2i + 1 of the tile, from the widened columns
  * x (pair p of row ky at x[(ky * ec + p) * 4]) and the weights w (row ky's A and B at
  * w + ky * (KW - 1)). KH, KW and SW are constants wherever this is inlined. */
 #define RIP_DWC_PAIR(x, ec, w, KH, KW, SW, a0, a1)                                             \
     do {                                                                                       \
-        const int32_t m_ = ((KW) - 1) / 2;                                                     \
         RIP_DW_UNROLL for (int32_t ky = 0; ky < (KH); ++ky) {                                  \
-            const int32_t *xr = (x) + ky * (ec) * 4;                                           \
-            const int32_t *wr = (w) + ky * ((KW) - 1);                                         \
-            RIP_DW_UNROLL for (int32_t q = 0; q < m_; ++q) {                                   \
-                a0 = RIP_DW_SMLAD(xr[4 * q], wr[q], a0);                                       \
-            }                                                                                  \
-            a0 = RIP_DWC_SMLABT(xr[4 * m_], wr[2 * m_ - 1], a0);                               \
-            if ((SW) == 1) {                                                                   \
-                a1 = RIP_DWC_SMLATB(xr[0], wr[0], a1);                                         \
-                RIP_DW_UNROLL for (int32_t q = 1; q <= m_; ++q) {                              \
-                    a1 = RIP_DW_SMLAD(xr[4 * q], wr[m_ + q - 1], a1);                          \
-                }                                                                              \
-            } else {                                                                           \
-                RIP_DW_UNROLL for (int32_t q = 0; q < m_; ++q) {                               \
-                    a1 = RIP_DW_SMLAD(xr[4 * (q + 1)], wr[q], a1);                             \
-                }                                                                              \
-                a1 = RIP_DWC_SMLABT(xr[4 * (m_ + 1)], wr[2 * m_ - 1], a1);                     \
-            }                                                                                  \
+            RIP_DWC_ROW2((x) + ky * (ec) * 4, (w) + ky * ((KW) - 1), KW, SW, a0, a1);          \
         }                                                                                      \
     } while (0)
 
-/* One channel of the tile: its n pixels, two a pass (RIP_DWC_PAIR), pixel i stored at
- * o[i * ostep]. The channel's packed words w (KH * m, rip_dw_geometry.h's column pairs) are
- * widened once into its A and B operands, locals no output store can reach (restrict):
- * a 3x3 kernel's six stay in registers. MODE is a constant wherever this is inlined. */
+/* Four outputs, pixels 4i .. 4i + 3: two pairs a row at a time, so that each widened
+ * pair and weight word loaded serves both (the second pair's windows start SW pairs
+ * later). */
+#define RIP_DWC_QUAD(x, ec, w, KH, KW, SW, a0, a1, a2, a3)                                     \
+    do {                                                                                       \
+        RIP_DW_UNROLL for (int32_t ky = 0; ky < (KH); ++ky) {                                  \
+            const int32_t *xr_ = (x) + ky * (ec) * 4;                                          \
+            const int32_t *wr_ = (w) + ky * ((KW) - 1);                                        \
+            RIP_DWC_ROW2(xr_, wr_, KW, SW, a0, a1);                                            \
+            RIP_DWC_ROW2(xr_ + 4 * (SW), wr_, KW, SW, a2, a3);                                 \
+        }                                                                                      \
+    } while (0)
+
+/* One channel of the tile: its n pixels, four a pass (RIP_DWC_QUAD), then pairs and a
+ * last pixel (RIP_DWC_PAIR), pixel i stored at o[i * ostep]. The channel's packed words w
+ * (KH * m, rip_dw_geometry.h's column pairs) are widened once into its A and B operands,
+ * locals no output store can reach (restrict). MODE is a constant wherever this is
+ * inlined. */
 static inline __attribute__((always_inline)) void rip_dwc_channel_run(
     const int32_t *x, const int32_t ec, const int32_t *w, const rip_dwc_channel *k,
     const int32_t KH, const int32_t KW, const int32_t SW, const int MODE, int8_t *restrict o,
@@ -186,13 +207,33 @@ RIP_DW_UNROLL
             wk[ky * (KW - 1) + m + q] = rip_dw_sx13(v);
         }
     }
-    const ptrdiff_t ostep2 = 2 * ostep;
-    const int8_t *const end = o + (ptrdiff_t)(n >> 1) * ostep2;
-    for (; o != end; x += 4 * SW, o += ostep2) {
+    const ptrdiff_t ostep2 = 2 * ostep, ostep4 = 4 * ostep;
+    /* 7x7 at stride 2 keeps pairs: its quads spill (MCUNet-in3's op 9 took 1.7% more) */
+    const int quads = !(SW == 2 && KW == 7);
+    const int8_t *const end = o + (quads ? (ptrdiff_t)(n >> 2) * ostep4 : 0);
+    for (; o != end; x += 8 * SW, o += ostep4) {
+        int32_t a0 = kk.bias, a1 = kk.bias, a2 = kk.bias, a3 = kk.bias;
+        RIP_DWC_QUAD(x, ec, wk, KH, KW, SW, a0, a1, a2, a3);
+        o[0] = rip_dwc_out(&kk, MODE, a0);
+        o[ostep] = rip_dwc_out(&kk, MODE, a1);
+        o[ostep2] = rip_dwc_out(&kk, MODE, a2);
+        o[ostep2 + ostep] = rip_dwc_out(&kk, MODE, a3);
+    }
+    if (!quads) {
+        for (const int8_t *const end2 = o + (ptrdiff_t)(n >> 1) * ostep2; o != end2;
+             x += 4 * SW, o += ostep2) {
+            int32_t a0 = kk.bias, a1 = kk.bias;
+            RIP_DWC_PAIR(x, ec, wk, KH, KW, SW, a0, a1);
+            o[0] = rip_dwc_out(&kk, MODE, a0);
+            o[ostep] = rip_dwc_out(&kk, MODE, a1);
+        }
+    } else if (n & 2) {
         int32_t a0 = kk.bias, a1 = kk.bias;
         RIP_DWC_PAIR(x, ec, wk, KH, KW, SW, a0, a1);
         o[0] = rip_dwc_out(&kk, MODE, a0);
         o[ostep] = rip_dwc_out(&kk, MODE, a1);
+        x += 4 * SW;
+        o += ostep2;
     }
     if (n & 1) { /* the last pixel alone: its pair's second is never stored */
         int32_t a0 = kk.bias, a1 = kk.bias;
