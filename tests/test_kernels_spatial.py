@@ -536,6 +536,8 @@ CONV: dict[str, Callable[[int], bytes]] = {
     "pointwise_expand": lambda s: conv(s, 6, 6, 8, 16, 1),
     "pointwise_s2_project": lambda s: conv(s, 8, 8, 16, 7, 1, 2),
     "pointwise_odd_pixels": lambda s: conv(s, 5, 7, 12, 9, 1),  # a lone last pixel
+    # the M33 takes pointwise pixels in triples: 16 = 5 triples and a lone pixel, 10 taps
+    "pointwise_triples_tail": lambda s: conv(s, 4, 4, 10, 6, 1),
     "valid_wide_odd_cin": lambda s: conv(s, 5, 5, 33, 4, 3, 1, 1, "VALID"),
 }
 
@@ -1376,7 +1378,8 @@ def weighted_dims(p: Any) -> str:
 # Conv layers for the harness: expanding, C_in 33 (odd, many SMLAD words plus a tail), dilated
 # rectangular, strided with C_in 3 (a tail only), strided pointwise.
 HARNESS_CONV = ["same_3x3_expand", "valid_wide_odd_cin", "dilated_rect", "same_s2_relu6_odd_cin",
-                "pointwise_s2_project", "pointwise_odd_pixels"]  # fmt: skip
+                "pointwise_s2_project", "pointwise_odd_pixels",
+                "pointwise_triples_tail"]  # fmt: skip
 
 
 def fast_bias(graph: Graph, op: Operator, p: Any) -> tuple[int, ...]:

@@ -358,7 +358,8 @@ def simulate_rip(
     """Minimum corruption-free gap (scalars) of a RiP traversal: the input right-aligned
     after the gap, the output written from index 0 (Eq. 4 and Eq. 39 layouts). ``tile``:
     how many consecutive output pixels of the traversal a kernel gathers before writing
-    them (rip_conv2d_fast_s8 gathers 2; a tile may span two rows)."""
+    them (rip_conv2d_fast_s8 gathers 2, a pointwise rip_conv2d_fast_rq_s8 on DSP cores 3;
+    a tile may span two rows, the last one may be shorter)."""
     _check(layout, taps, order)
     if tile < 1 or (tile > 1 and taps != "gather"):
         raise LayerError(f"tile must be 1, or >= 1 with gathered taps, got {tile}")
