@@ -475,12 +475,21 @@ RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *fil
         a[0] = a[2] = a[4] = c[0].bias;
         a[1] = a[3] = a[5] = c[1].bias;
         rip_rq_dot3(xs, &w, k4, a);
-        o[0] = rip_rq_out(&c[0], mode, lo, hi, a[0]);
-        o[step] = rip_rq_out(&c[0], mode, lo, hi, a[2]);
-        o[2 * step] = rip_rq_out(&c[0], mode, lo, hi, a[4]);
-        o[1] = rip_rq_out(&c[1], mode, lo, hi, a[1]);
-        o[step + 1] = rip_rq_out(&c[1], mode, lo, hi, a[3]);
-        o[2 * step + 1] = rip_rq_out(&c[1], mode, lo, hi, a[5]);
+        /* The records as locals, every output before a store: an int8 store may alias
+         * them, and GCC reloaded them after each. */
+        const rip_fast_channel r0 = c[0], r1 = c[1];
+        const int8_t y00 = rip_rq_out(&r0, mode, lo, hi, a[0]);
+        const int8_t y10 = rip_rq_out(&r0, mode, lo, hi, a[2]);
+        const int8_t y20 = rip_rq_out(&r0, mode, lo, hi, a[4]);
+        const int8_t y01 = rip_rq_out(&r1, mode, lo, hi, a[1]);
+        const int8_t y11 = rip_rq_out(&r1, mode, lo, hi, a[3]);
+        const int8_t y21 = rip_rq_out(&r1, mode, lo, hi, a[5]);
+        o[0] = y00;
+        o[1] = y01;
+        o[step] = y10;
+        o[step + 1] = y11;
+        o[2 * step] = y20;
+        o[2 * step + 1] = y21;
         c += 2;
         o += 2;
     }
