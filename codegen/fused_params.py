@@ -84,6 +84,7 @@ def fused_params(
         )
     residual = None if p.residual is None else ep.op_params(graph, p.residual)
     assert residual is None or isinstance(residual, ep.AddParams)  # fusion takes an ADD only
+    residual = None if residual is None else ep.with_add_terms(residual)
     first = p.residual is not None and graph.storage(p.residual.inputs[0]) == graph.storage(
         p.members[0].inputs[0]
     )

@@ -62,6 +62,8 @@ def lower_binary(
                 f" it is the broadcast operand ({size} of {params.output_size} elements, read"
                 " again for every row)"
             )
+    if isinstance(params, ep.AddParams):
+        params = ep.with_add_terms(params)
     inputs, constants = operands(graph, op, (0, 1), buffers, prefix)
     call: object = params
     if shape is not None:

@@ -59,6 +59,56 @@ static inline int32_t add_output(int32_t raw, int32_t m, int32_t half, int32_t e
     return y < lo ? lo : (y > hi ? hi : y);
 }
 
+/* The term table's loop (rip_add_params.terms): two loads and an add an element, then
+ * add_output; SAT: the full int8 range, one SSAT. */
+static inline __attribute__((always_inline)) void add_terms_run(
+    const int32_t *t1, const int32_t *t2, const int8_t *input1, int32_t input1_size,
+    const int8_t *input2, int32_t input2_size, int8_t *output, int32_t output_size, int32_t m,
+    int32_t e, int32_t off, int32_t lo, int32_t hi, const int SAT) {
+    const int32_t half = 1 << (e - 1);
+    if (input1_size == output_size && input2_size == output_size) {
+        /* Both operands are read into registers before output[i] is stored (in place). */
+        for (int32_t i = 0; i < output_size; ++i) {
+            const int32_t raw = t1[input1[i]] + t2[input2[i]];
+            const int32_t t = rip_smmulr(raw + raw, m);
+            const int32_t y = ((t + half + (t >> 31)) >> e) + off;
+            output[i] = (int8_t)(SAT ? rip_sat_s8(y) : rip_clamp32(y, lo, hi));
+        }
+        return;
+    }
+    int32_t j1 = 0;
+    int32_t j2 = 0;
+    for (int32_t i = 0; i < output_size; ++i) {
+        output[i] = (int8_t)add_output(t1[input1[j1]] + t2[input2[j2]], m, half, e, off, lo, hi);
+        if (++j1 == input1_size) {
+            j1 = 0;
+        }
+        if (++j2 == input2_size) {
+            j2 = 0;
+        }
+    }
+}
+
+/* add_sub through the term table, under add_output's conditions; 0 if they fail. */
+static int add_sub_terms(const rip_add_params *p, const int8_t *input1, int32_t input1_size,
+                         const int8_t *input2, int32_t input2_size, int8_t *output,
+                         int32_t output_size) {
+    const int32_t m = p->output.multiplier, e = -p->output.shift;
+    if (m < 0 || e < 1 || e > 31) {
+        return 0;
+    }
+    const int32_t *t1 = p->terms + 128, *t2 = p->terms + 384;
+    const int32_t off = p->output_offset, lo = p->activation_min, hi = p->activation_max;
+    if (lo == -128 && hi == 127) {
+        add_terms_run(t1, t2, input1, input1_size, input2, input2_size, output, output_size, m,
+                      e, off, lo, hi, 1);
+    } else {
+        add_terms_run(t1, t2, input1, input1_size, input2, input2_size, output, output_size, m,
+                      e, off, lo, hi, 0);
+    }
+    return 1;
+}
+
 /* add_sub with the closed forms, where their conditions hold (TFLite's int8 parameters
  * always meet them: left shift 20, zero points in int8, multipliers below one); 0 if not. */
 static int add_sub_fast(const rip_add_params *p, int32_t sign, const int8_t *input1,
@@ -104,6 +154,10 @@ static rip_status add_sub(const rip_add_params *p, int32_t sign, const int8_t *i
                    int8_t *output, int32_t output_size) {
     if (!sizes_ok(input1_size, input2_size, output_size)) {
         return RIP_ERROR_ARGUMENT;
+    }
+    if (p->terms != NULL &&
+        add_sub_terms(p, input1, input1_size, input2, input2_size, output, output_size)) {
+        return RIP_OK;
     }
     if (add_sub_fast(p, sign, input1, input1_size, input2, input2_size, output, output_size)) {
         return RIP_OK;

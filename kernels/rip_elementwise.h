@@ -39,6 +39,12 @@ typedef struct {
     rip_quant output;      /* shift <= 0 */
     int32_t activation_min;
     int32_t activation_max;
+    /* NULL, or ADD / SUB's operand terms for every int8 byte, computed by the generator
+     * (rip.codegen.elementwise_params.add_terms): terms[x + 128] is input 1's
+     * MultiplyByQuantizedMultiplierSmallerThanOneExp((x + input1_offset) << left_shift,
+     * input1), terms[256 + x + 128] input 2's (negated for SUB). The kernel then adds two
+     * table words an element instead of computing both terms. */
+    const int32_t *terms;
 } rip_add_params;
 
 /* SUB shares ADD's parameters and their arithmetic: the installed TFLite Micro computes the

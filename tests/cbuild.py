@@ -92,7 +92,7 @@ MeanParams = struct("MeanParams", ("input_offset", I32), ("output_offset", I32),
 AddParams = struct("AddParams", ("input1_offset", I32), ("input2_offset", I32),
                    ("output_offset", I32), ("left_shift", I32), ("input1", Quant),
                    ("input2", Quant), ("output", Quant), ("activation_min", I32),
-                   ("activation_max", I32))  # fmt: skip
+                   ("activation_max", I32), ("terms", ptr(I32)))  # fmt: skip
 MulParams = struct("MulParams", ("input1_offset", I32), ("input2_offset", I32),
                    ("output_offset", I32), ("output", Quant), ("activation_min", I32),
                    ("activation_max", I32))  # fmt: skip

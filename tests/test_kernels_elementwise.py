@@ -56,11 +56,21 @@ def addr(a: np.ndarray, offset: int = 0) -> int:
 
 
 def c_add(p: ep.AddParams) -> CAdd:
-    return CAdd(p.input1_offset, p.input2_offset, p.output_offset, p.left_shift,
-                CQuant(p.input1_multiplier, p.input1_shift),
-                CQuant(p.input2_multiplier, p.input2_shift),
-                CQuant(p.output_multiplier, p.output_shift),
-                p.activation_min, p.activation_max)  # fmt: skip
+    terms = None if p.terms is None else (I32 * len(p.terms))(*p.terms)
+    struct = CAdd(p.input1_offset, p.input2_offset, p.output_offset, p.left_shift,
+                  CQuant(p.input1_multiplier, p.input1_shift),
+                  CQuant(p.input2_multiplier, p.input2_shift),
+                  CQuant(p.output_multiplier, p.output_shift),
+                  p.activation_min, p.activation_max, terms)  # fmt: skip
+    struct.keep = terms  # the table lives as long as the struct that points at it
+    return struct
+
+
+def with_terms(params: Any) -> list[Any]:
+    """ADD / SUB's parameters without and with the term table (both kernel paths)."""
+    if not isinstance(params, ep.AddParams):
+        return [params]
+    return [params, replace(params, terms=ep.add_terms(params))]
 
 
 def c_mul(p: ep.MulParams) -> CMul:
@@ -164,21 +174,23 @@ def test_binary_matches_tflm_out_of_place_and_in_place(
         else:
             params = ep.add_params(t1, t2, to, activation, kind)
         n = params.output_size
-        out = np.zeros(n, dtype=np.int8)
-        assert run_binary(lib, kind, params, x1, x2, out) == 0
-        np.testing.assert_array_equal(out, expected)
+        for variant in with_terms(params):
+            out = np.zeros(n, dtype=np.int8)
+            assert run_binary(lib, kind, variant, x1, x2, out) == 0
+            np.testing.assert_array_equal(out, expected)
 
-        # In place over each full-size operand, output at the same address and `gap` below.
-        for which in (0, 1):
-            if shapes[which] != full:
-                continue
-            gap = int(rng.integers(0, n + 1))
-            buf = np.zeros(gap + n, dtype=np.int8)
-            buf[gap:] = (x1, x2)[which].reshape(-1)
-            a1 = addr(buf, gap) if which == 0 else None
-            a2 = addr(buf, gap) if which == 1 else None
-            assert run_binary(lib, kind, params, x1, x2, buf, 0, a1, a2) == 0
-            np.testing.assert_array_equal(buf[:n], expected, err_msg=f"in place, gap {gap}")
+            # In place over each full-size operand, output at the same address and `gap`
+            # below.
+            for which in (0, 1):
+                if shapes[which] != full:
+                    continue
+                gap = int(rng.integers(0, n + 1))
+                buf = np.zeros(gap + n, dtype=np.int8)
+                buf[gap:] = (x1, x2)[which].reshape(-1)
+                a1 = addr(buf, gap) if which == 0 else None
+                a2 = addr(buf, gap) if which == 1 else None
+                assert run_binary(lib, kind, variant, x1, x2, buf, 0, a1, a2) == 0
+                np.testing.assert_array_equal(buf[:n], expected, err_msg=f"in place, gap {gap}")
 
 
 ALL_PAIRS = (np.repeat(np.arange(-128, 128, dtype=np.int8), 256).reshape(1, 256, 256, 1),
@@ -215,9 +227,10 @@ def test_binary_exhaustive_over_int8_pairs(lib: ctypes.CDLL, kind: str) -> None:
         params: Any = (
             ep.mul_params(t1, t2, to) if kind == "MUL" else ep.add_params(t1, t2, to, kind=kind)
         )
-        out = np.zeros(expected.size, dtype=np.int8)
-        run_binary(lib, kind, params, *ALL_PAIRS, out)
-        np.testing.assert_array_equal(out, expected, err_msg=f"seed {seed}")
+        for variant in with_terms(params):
+            out = np.zeros(expected.size, dtype=np.int8)
+            run_binary(lib, kind, variant, *ALL_PAIRS, out)
+            np.testing.assert_array_equal(out, expected, err_msg=f"seed {seed}")
 
 
 def test_sub_multipliers_are_computed_in_double(lib: ctypes.CDLL) -> None:
