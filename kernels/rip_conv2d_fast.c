@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include "rip_conv2d_fast.h"
 #include "rip_conv_support.h"
+#include "rip_gemv.h"
 
 #if defined(__ARM_FEATURE_DSP)
 /* One 4-tap step of a 2 x 2 tile, the pixels' taps already widened (SXTB16 pairs: taps 0, 2
@@ -136,6 +137,14 @@ RIP_INLINE void rip_conv2d_fast_run(const rip_conv_params *params, const rip_dim
         for (; pointwise && p + 3 <= n_pix; p += 3) {
             rip_rq_widen_3px(in + (size_t)p * c_in, taps, wide);
             rip_rq_gemm_3px(wide, k4, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
+        }
+        if (pointwise && p + 1 == n_pix) {
+            /* A lone last pixel (a 1 x 1 map, or 4 pixels): one GEMV instead of a pair that
+             * computes it twice, from a copy in scratch, so that its field is read before
+             * any of its channels is stored, as for a pair. */
+            memcpy(col0, in + (size_t)p * c_in, (size_t)taps);
+            rip_rq_gemv(col0, taps, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
+            p = n_pix;
         }
 #endif
         for (; p < n_pix; p += 2) {
@@ -601,6 +610,14 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
         for (; pointwise && p + 3 <= n_pix; p += 3) {
             rip_rq_widen_3px(in + (size_t)p * c_in, taps, wide);
             rip_rq_gemm_3px(wide, k4, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
+        }
+        if (pointwise && p + 1 == n_pix) {
+            /* A lone last pixel (a 1 x 1 map, or 4 pixels): one GEMV instead of a pair that
+             * computes it twice, from a copy in scratch, so that its field is read before
+             * any of its channels is stored, as for a pair. */
+            memcpy(col0, in + (size_t)p * c_in, (size_t)taps);
+            rip_rq_gemv(col0, taps, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
+            p = n_pix;
         }
 #endif
         for (; p < n_pix; p += 2) {

@@ -538,6 +538,7 @@ CONV: dict[str, Callable[[int], bytes]] = {
     "pointwise_odd_pixels": lambda s: conv(s, 5, 7, 12, 9, 1),  # a lone last pixel
     # the M33 takes pointwise pixels in triples: 16 = 5 triples and a lone pixel, 10 taps
     "pointwise_triples_tail": lambda s: conv(s, 4, 4, 10, 6, 1),
+    "pointwise_one_pixel": lambda s: conv(s, 1, 1, 12, 7, 1),  # a classifier as a conv
     "valid_wide_odd_cin": lambda s: conv(s, 5, 5, 33, 4, 3, 1, 1, "VALID"),
 }
 
@@ -1379,7 +1380,7 @@ def weighted_dims(p: Any) -> str:
 # rectangular, strided with C_in 3 (a tail only), strided pointwise.
 HARNESS_CONV = ["same_3x3_expand", "valid_wide_odd_cin", "dilated_rect", "same_s2_relu6_odd_cin",
                 "pointwise_s2_project", "pointwise_odd_pixels",
-                "pointwise_triples_tail"]  # fmt: skip
+                "pointwise_triples_tail", "pointwise_one_pixel"]  # fmt: skip
 
 
 def fast_bias(graph: Graph, op: Operator, p: Any) -> tuple[int, ...]:
