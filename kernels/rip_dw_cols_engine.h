@@ -72,6 +72,24 @@ static inline rip_dwc_channel rip_dwc_channel_of(const rip_dw_plane *g, const ri
     return k;
 }
 
+/* Whether a channel of an exact-requantisation layer may take the cheap arithmetic
+ * (rip_cheap_requantize's preconditions, rip_support.h), and then its record: with at most
+ * 49 taps of raw int8 inputs and weights, |acc| <= |bias| + 49 * 128 * 128 < 2^29 + 2^20,
+ * so for |bias| < 2^29 twice it fits in int32, |t| <= |acc| + 1, and a right shift e of 1
+ * to 22 keeps |round| <= 2^21 + 128 * 2^22 and |t| + |round| + 1 below 2^31. The generator
+ * proves the same per layer (rip.codegen.requant.cheap_channels), but a layer with one
+ * channel outside it (a left shift) keeps TFLite's arithmetic for every channel; here
+ * only that channel's group of four does. */
+static inline int rip_dwc_promote(rip_dwc_channel *k) {
+    const int32_t e = -k->shift;
+    if (e < 1 || e > 22 || k->multiplier < 0 || k->bias <= -(1 << 29) || k->bias >= (1 << 29)) {
+        return 0;
+    }
+    k->round = (int32_t)((1u << (e - 1)) + (uint32_t)k->output_offset * (1u << e));
+    k->shift = e;
+    return 1;
+}
+
 /* MODE is a constant wherever this is inlined: no branch on it per output. */
 static inline __attribute__((always_inline)) int8_t rip_dwc_out(const rip_dwc_channel *k,
                                                                 const int MODE, int32_t acc) {
@@ -300,14 +318,27 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
     static const rip_dwc_fn runs[4][2][3] = {RIP_DWC_ROW(rip_dwc_3x3), RIP_DWC_ROW(rip_dwc_5x5),
                                              RIP_DWC_ROW(rip_dwc_7x7), RIP_DWC_ROW(rip_dwc_any)};
     const int32_t kh = g->kh, kw = g->kw, n4 = n_ch & ~3;
-    const rip_dwc_fn run = runs[rip_dw_size_index(kh, kw)][g->sw - 1][q->mode];
+    const rip_dwc_fn *const by_mode = runs[rip_dw_size_index(kh, kw)][g->sw - 1];
+    const int cheap = g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
+                                                               : RIP_DW_RQ_CHEAP_CLAMP;
     const int32_t *w = rip_dw_packed(filter);
     for (int32_t j = 0; j < n4; j += 4) {
         const int32_t ch = c0 + j;
         rip_dwc_channel ks[4];
+        int promoted = q->mode == RIP_DW_RQ_EXACT;
         for (int32_t k = 0; k < 4; ++k) {
             ks[k] = rip_dwc_channel_of(g, q, ch + k);
         }
+        for (int32_t k = 0; k < 4 && promoted; ++k) {
+            rip_dwc_channel t = ks[k];
+            promoted = rip_dwc_promote(&t);
+        }
+        if (promoted) { /* every channel of the group: the cheap run */
+            for (int32_t k = 0; k < 4; ++k) {
+                (void)rip_dwc_promote(&ks[k]);
+            }
+        }
+        const rip_dwc_fn run = by_mode[promoted ? cheap : q->mode];
         run(g, rows, ch, w + (ptrdiff_t)ch * kh * ((kw - 1) / 2), ks, o + j, ostep);
     }
     rip_dw_row_singles(g, rows, w, q, c0, n4, n_ch, o, ostep);

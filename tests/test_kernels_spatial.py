@@ -1180,6 +1180,43 @@ def test_column_pair_engine_matches_tflm(
             assert run_depthwise(lib, graph, op, x, "rows", seed, kind) == expected
 
 
+@pytest.mark.parametrize("kernel", [3, 5, 7])
+def test_column_pair_engine_keeps_exact_arithmetic_for_a_left_shift_group(
+    lib: ctypes.CDLL, kernel: int
+) -> None:
+    """A layer with one channel whose multiplier has a left shift (its weights' scale over
+    1.5x the output's, as MCUNet-in3's op 15 has in one of 80 channels) has no cheap twin;
+    the engine then takes the cheap arithmetic for the other groups of four (its own
+    proof, rip_dwc_promote) and TFLite's for that channel's group: every byte TFLite
+    Micro's, out of place and in place by rows."""
+    rng = np.random.default_rng(kernel)
+    c, h, w = 12, 6, 19
+    mb = ModelBuilder()
+    s_in, s_out = 0.05, 0.1
+    scales = [float(v) for v in rng.uniform(0.002, 0.02, c)]
+    scales[5] = 3.1  # s_in * 3.1 / s_out = 1.55: the left shift
+    weights = rng.integers(-127, 128, size=(1, kernel, kernel, c)).astype(np.int8)
+    weights[..., 5] = rng.integers(-2, 3, size=(kernel, kernel))
+    x = mb.activation((1, h, w, c), s_in, 3)
+    wt = mb.constant_int8(weights, scales, 0, 3)
+    b = mb.bias(rng.integers(-2000, 2000, size=c), s_in, scales)
+    y = mb.activation((1, h, w, c), s_out, -7)
+    mb.depthwise_conv2d(x, wt, b, y, padding="SAME")
+    mb.inputs([x])
+    mb.outputs([y])
+    model = mb.to_bytes()
+    graph, op = single_op(model)
+    p = cp.conv_params(graph, op)
+    assert p.shifts[5] > 0 and all(s < 0 for k, s in enumerate(p.shifts) if k != 5)
+    bias = const(graph, op, 2, "<i4")
+    model_bias = None if bias is None else tuple(int(v) for v in bias)
+    assert fast_channels(p, weights.tobytes(), model_bias) is None
+    xin = random_input(graph, kernel)
+    expected = tflm(model, xin)
+    assert run_depthwise(lib, graph, op, xin, "out", kernel, "fast") == expected
+    assert run_depthwise(lib, graph, op, xin, "rows", kernel, "fast") == expected
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     geom=layers(max_extent=9, max_channels=6, max_dilation=1),
