@@ -72,20 +72,14 @@ static inline rip_dwc_channel rip_dwc_channel_of(const rip_dw_plane *g, const ri
     return k;
 }
 
-/* Whether a channel of an exact-requantisation layer may take the cheap arithmetic
- * (rip_cheap_requantize's preconditions, rip_support.h), and then its record: with at most
- * 49 taps of raw int8 inputs and weights, |acc| <= |bias| + 49 * 128 * 128 < 2^29 + 2^20,
- * so for |bias| < 2^29 twice it fits in int32, |t| <= |acc| + 1, and a right shift e of 1
- * to 22 keeps |round| <= 2^21 + 128 * 2^22 and |t| + |round| + 1 below 2^31. The generator
- * proves the same per layer (rip.codegen.requant.cheap_channels), but a layer with one
- * channel outside it (a left shift) keeps TFLite's arithmetic for every channel; here
- * only that channel's group of four does. */
+/* A channel of an exact-requantisation layer as a cheap one, where rip_dw_cheap_of_exact
+ * proves it (taps <= 49 here). */
 static inline int rip_dwc_promote(rip_dwc_channel *k) {
-    const int32_t e = -k->shift;
-    if (e < 1 || e > 22 || k->multiplier < 0 || k->bias <= -(1 << 29) || k->bias >= (1 << 29)) {
+    int32_t round, e;
+    if (!rip_dw_cheap_of_exact(k->bias, k->multiplier, k->shift, k->output_offset, &round, &e)) {
         return 0;
     }
-    k->round = (int32_t)((1u << (e - 1)) + (uint32_t)k->output_offset * (1u << e));
+    k->round = round;
     k->shift = e;
     return 1;
 }

@@ -53,6 +53,26 @@ static inline RIP_DW_SHARED int32_t rip_dw_rq_s(const rip_dw_rq *q, int32_t c) {
     return q->mode == RIP_DW_RQ_EXACT ? q->s[c] : -q->records[c].shift;
 }
 
+/* Whether a channel of an exact-requantisation layer may take the cheap arithmetic
+ * (rip_cheap_requantize's preconditions, rip_support.h) in an engine of at most 49 taps,
+ * and then its record's round and e: with raw int8 inputs and weights, |acc| <= |bias| +
+ * 49 * 128 * 128 < 2^29 + 2^20 for |bias| < 2^29 (the bias the accumulator starts from),
+ * so twice it fits in int32, |t| <= |acc| + 1, and a right shift e of 1 to 22 keeps
+ * |round| <= 2^21 + 128 * 2^22 and |t| + |round| + 1 below 2^31. The generator proves the
+ * same per layer (rip.codegen.requant.cheap_channels), but a layer with one channel
+ * outside it (a left shift) keeps TFLite's arithmetic for every channel; an engine that
+ * asks here keeps it for that channel (or its group) alone. */
+static inline int rip_dw_cheap_of_exact(int32_t bias, int32_t multiplier, int32_t shift,
+                                        int32_t output_offset, int32_t *round, int32_t *e) {
+    if (shift > -1 || shift < -22 || multiplier < 0 || bias <= -(1 << 29) ||
+        bias >= (1 << 29)) {
+        return 0;
+    }
+    *e = -shift;
+    *round = (int32_t)((1u << (*e - 1)) + (uint32_t)output_offset * (1u << *e));
+    return 1;
+}
+
 static inline rip_dw_rq rip_dw_rq_exact(const int32_t *bias, const rip_per_channel_quant *quant) {
     const rip_dw_rq q = {bias, quant->multiplier, quant->shift, NULL, RIP_DW_RQ_EXACT};
     return q;

@@ -406,7 +406,12 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
     int8_t segment[RIP_DW1_SEGMENT_BYTES]; /* a side's padded receptive fields (or one) */
     const int32_t sides[2][2] = {{0, lo < hi ? lo : g->w_out}, {lo < hi ? hi : g->w_out, g->w_out}};
     int32_t w[RIP_DW4_MAX_TAPS];
-    const rip_dw1_fn run = rip_dw1_pick(kh, kw, q->mode);
+    const rip_dw1_fn run_layer = rip_dw1_pick(kh, kw, q->mode);
+    /* an exact layer's channels that take the cheap arithmetic (rip_dw_cheap_of_exact) */
+    const rip_dw1_fn run_cheap = rip_dw1_pick(
+        kh, kw, g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
+                                                        : RIP_DW_RQ_CHEAP_CLAMP);
+    rip_fast_channel promoted;
     rip_dw1_rq r1;
     r1.mode = q->mode;
     r1.output_offset = g->output_offset;
@@ -427,9 +432,16 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
             t += kw;
         }
         const int32_t bias = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch) + adj);
+        rip_dw1_fn run = run_layer;
         if (q->mode == RIP_DW_RQ_EXACT) {
             r1.m = q->m[ch];
             r1.s = q->s[ch];
+            if (rip_dw_cheap_of_exact(bias, r1.m, r1.s, g->output_offset, &promoted.round,
+                                      &promoted.shift)) { /* n1 > 0: at most 49 taps */
+                promoted.multiplier = r1.m;
+                r1.rec = &promoted;
+                run = run_cheap;
+            }
         } else {
             r1.rec = q->records + ch;
         }
