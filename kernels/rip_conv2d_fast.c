@@ -130,24 +130,7 @@ RIP_INLINE void rip_conv2d_fast_run(const rip_conv_params *params, const rip_dim
         const int8_t *in = input + (size_t)b * h * w * c_in;
         int8_t *out = output + (size_t)b * n_pix * c_out;
         int32_t oy = 0, ox = 0; /* pixel p */
-        int32_t p = 0;
-#if RIP_RQ_TRIPLES
-        /* Pointwise: triples while three pixels are left, then pairs. Every read of a
-         * triple happens before its first store, as for a pair. */
-        for (; pointwise && p + 3 <= n_pix; p += 3) {
-            rip_rq_widen_3px(in + (size_t)p * c_in, taps, wide);
-            rip_rq_gemm_3px(wide, k4, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
-        }
-        if (pointwise && p + 1 == n_pix) {
-            /* A lone last pixel (a 1 x 1 map, or 4 pixels): one GEMV instead of a pair that
-             * computes it twice, from a copy in scratch, so that its field is read before
-             * any of its channels is stored, as for a pair. */
-            memcpy(col0, in + (size_t)p * c_in, (size_t)taps);
-            rip_rq_gemv(col0, taps, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
-            p = n_pix;
-        }
-#endif
-        for (; p < n_pix; p += 2) {
+        for (int32_t p = 0; p < n_pix; p += 2) {
             const int pair = p + 1 < n_pix;
             /* Gather (sigma = 0): every read for pixels p and p + 1 happens here. */
             if (pointwise) {
