@@ -24,6 +24,7 @@ import pytest
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 
+from rip.codegen import elementwise_params as ep
 from rip.codegen import lower_activation, lower_elementwise, lower_shape
 from rip.codegen.lowering import Lowered, OpBuffers
 from rip.codegen.lowerings import lowering_for
@@ -218,14 +219,19 @@ def finish(mb: ModelBuilder, inputs: Sequence[int], outputs: Sequence[int]) -> b
 # ---- ADD, SUB, MUL ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("shape", [(5, 3, 6), (16, 16, 8)])
 @pytest.mark.parametrize("activation", ["NONE", "RELU6"])
 def test_add_out_of_place_and_in_place(
-    kernel_objects: list[Path], tmp_path: Path, activation: Literal["NONE", "RELU6"]
+    kernel_objects: list[Path],
+    tmp_path: Path,
+    activation: Literal["NONE", "RELU6"],
+    shape: tuple[int, int, int],
 ) -> None:
     """random_add_model: disjoint output; output == input 0 (same base); output 40 bytes
-    below input 1."""
+    below input 1. At 2,048 elements the op takes its term table (rip_add_params.terms)."""
+    tabled = shape[0] * shape[1] * shape[2] >= ep.ADD_TERMS_MIN_ELEMENTS
     for seed in range(2):
-        model = random_add_model(seed, 5, 3, 6, activation)
+        model = random_add_model(seed, *shape, activation)
         for inplace, over, gap in ((None, 0, 0), ("elementwise", 0, 0), ("elementwise", 1, 40)):
             rng = np.random.default_rng(seed)
             lowered = check_model(
@@ -240,6 +246,8 @@ def test_add_out_of_place_and_in_place(
             )
             assert "rip_add_s8(&op5_params" in lowered.call and "return 6;" in lowered.call
             assert lowered.headers == ("rip_elementwise.h",)
+            assert ("op5_terms[512]" in lowered.decls) == tabled
+            assert (".terms = op5_terms" in lowered.decls) == tabled
 
 
 def test_sub_broadcast_first_operand_in_place_over_second(
