@@ -113,6 +113,8 @@ FIXED = {
     "stem": (5, (10, 9), 3, [("conv", 3, 2, 8, "SAME"), ("dw", 3, 1, 1, "SAME"),
                              ("conv", 1, 1, 5, "VALID")], False),
     "mbconv": (2, (7, 5), 6, [], True),
+    # an ADD of 2,048 elements: the residual takes its term table (rip_add_params.terms)
+    "mbconv-tabled": (3, (16, 16), 8, [], True),
     "kxk-in-ring": (7, (8, 7), 4, [("conv", 1, 1, 6, "SAME"), ("conv", 3, 1, 5, "SAME"),
                                    ("dw", 5, 2, 1, "SAME"), ("conv", 3, 2, 3, "VALID")], False),
     # strided depthwise stages whose rows are stored in their input's ring slot (issue 25),
@@ -151,6 +153,7 @@ def test_fixed_chains_match_tflite_micro_on_the_host(tmp_path, name, records):
     emitted, data, want = _emit_fixed(name)
     # the route the test means: records present exactly when not withheld
     assert bool(re.search(r"\.channels = \w+_channels", data)) == records
+    assert bool(re.search(r"\.terms = \w+_residual_terms", data)) == (name == "mbconv-tabled")
     write_host_project(emitted, tmp_path)
     build_host(tmp_path)
     assert run_host(tmp_path).checksum == want
