@@ -244,7 +244,7 @@ RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_
     {
         int32_t x0, x1, wa, wb, t, u;
         __asm__ volatile(
-            "1:\n"
+            RIP_ASM_LOOP_HEAD
             "ldrd %[wa], %[wb], [%[w]], #8\n"
             "ldrd %[x0], %[x1], [%[x]], #16\n"
             "sxtb16 %[t], %[wa], ror #8\n"
@@ -415,7 +415,7 @@ RIP_INLINE void rip_rq_dot3(const int32_t *x, const int8_t **wp, int32_t k4, int
     const int8_t *const w_end = w + 2 * k4;
     int32_t x0, x1, wa, wb, t, u;
     __asm__ volatile(
-        "1:\n"
+        RIP_ASM_LOOP_HEAD
         "ldrd %[wa], %[wb], [%[w]], #8\n"
         "ldrd %[x0], %[x1], [%[x]], #24\n"
         "sxtb16 %[t], %[wa], ror #8\n"
@@ -510,6 +510,39 @@ RIP_INLINE void rip_rq_store3_sat(const int32_t *a, const rip_fast_channel *c, i
         : "cc", "memory");
 }
 
+/* The six outputs of one channel pair for a triple (pixel i, channel j at o[i * step + j],
+ * a[2i + j] its accumulator); `c` the pair's records, c[1] unread where `two` is 0 (the odd
+ * last channel). */
+RIP_INLINE void rip_rq_put3(const int32_t *a, const rip_fast_channel *c, const int mode,
+                            int32_t lo, int32_t hi, int8_t *o, ptrdiff_t step, int two) {
+    if (mode == RIP_RQ_CHEAP_SAT && two) {
+        rip_rq_store3_sat(a, c, o, step);
+        return;
+    }
+    /* The records as locals, every output before a store: an int8 store may alias them,
+     * and GCC reloaded them after each. */
+    const rip_fast_channel r0 = c[0];
+    const int8_t y00 = rip_rq_out(&r0, mode, lo, hi, a[0]);
+    const int8_t y10 = rip_rq_out(&r0, mode, lo, hi, a[2]);
+    const int8_t y20 = rip_rq_out(&r0, mode, lo, hi, a[4]);
+    if (!two) {
+        o[0] = y00;
+        o[step] = y10;
+        o[2 * step] = y20;
+        return;
+    }
+    const rip_fast_channel r1 = c[1];
+    const int8_t y01 = rip_rq_out(&r1, mode, lo, hi, a[1]);
+    const int8_t y11 = rip_rq_out(&r1, mode, lo, hi, a[3]);
+    const int8_t y21 = rip_rq_out(&r1, mode, lo, hi, a[5]);
+    o[0] = y00;
+    o[1] = y01;
+    o[step] = y10;
+    o[step + 1] = y11;
+    o[2 * step] = y20;
+    o[2 * step + 1] = y21;
+}
+
 /* All channels of a pixel triple (rip_rq_gemm_2px's order): pixel i's outputs at
  * y + i * c_out. */
 RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *filter,
@@ -524,36 +557,113 @@ RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *fil
         a[0] = a[2] = a[4] = c[0].bias;
         a[1] = a[3] = a[5] = c[1].bias;
         rip_rq_dot3(xs, &w, k4, a);
-        if (mode == RIP_RQ_CHEAP_SAT) {
-            rip_rq_store3_sat(a, c, o, step);
-            c += 2;
-            o += 2;
-            continue;
-        }
-        /* The records as locals, every output before a store: an int8 store may alias
-         * them, and GCC reloaded them after each. */
-        const rip_fast_channel r0 = c[0], r1 = c[1];
-        const int8_t y00 = rip_rq_out(&r0, mode, lo, hi, a[0]);
-        const int8_t y10 = rip_rq_out(&r0, mode, lo, hi, a[2]);
-        const int8_t y20 = rip_rq_out(&r0, mode, lo, hi, a[4]);
-        const int8_t y01 = rip_rq_out(&r1, mode, lo, hi, a[1]);
-        const int8_t y11 = rip_rq_out(&r1, mode, lo, hi, a[3]);
-        const int8_t y21 = rip_rq_out(&r1, mode, lo, hi, a[5]);
-        o[0] = y00;
-        o[1] = y01;
-        o[step] = y10;
-        o[step + 1] = y11;
-        o[2 * step] = y20;
-        o[2 * step + 1] = y21;
+        rip_rq_put3(a, c, mode, lo, hi, o, step, 1);
         c += 2;
         o += 2;
     }
     if (c_out & 1) { /* the last channel, paired with the packed filter's zero row */
         int32_t a[6] = {c[0].bias, 0, c[0].bias, 0, c[0].bias, 0};
         rip_rq_dot3(xs, &w, k4, a);
-        o[0] = rip_rq_out(&c[0], mode, lo, hi, a[0]);
-        o[step] = rip_rq_out(&c[0], mode, lo, hi, a[2]);
-        o[2 * step] = rip_rq_out(&c[0], mode, lo, hi, a[4]);
+        rip_rq_put3(a, c, mode, lo, hi, o, step, 0);
+    }
+}
+
+/* A filter of more packed bytes than this is swept through a flash cache (the Picos' XIP
+ * cache, 16 KB on both chips) that cannot hold it: every sweep misses on all of it. Such a
+ * layer takes as many pixels a sweep as its scratch holds widened (rip_rq_sweep_pixels),
+ * at about 4% more instructions in the inner loop than triples; a smaller one takes
+ * triples (rip.core.kernel_variants.CONV_SWEEP_CACHE_BYTES). */
+#define RIP_RQ_SWEEP_CACHE_BYTES 16384
+
+/* Whether p is read through the XIP cache: the Picos execute flash in place at
+ * 0x10000000-0x1fffffff (the RP2040's and RP2350's XIP windows and their aliases; rip's
+ * QEMU M33 board maps its code and constants there too). A filter elsewhere (staged in
+ * SRAM by flash-aware execution, or on a chip that maps flash elsewhere) is not. */
+#ifndef RIP_XIP_CACHED
+#define RIP_XIP_CACHED(p) (((uintptr_t)(p) >> 28) == 1u)
+#endif
+
+/* Pixels a sweep of the packed `filter` takes (at least 3; 2 * k4 bytes each widened) for
+ * a pointwise layer with `scratch_bytes` of scratch. */
+static inline int32_t rip_rq_sweep_pixels(const int8_t *filter, int32_t k4, int32_t c_out,
+                                          int32_t scratch_bytes) {
+    const int32_t packed = (c_out + (c_out & 1)) * k4;
+    return packed > RIP_RQ_SWEEP_CACHE_BYTES && RIP_XIP_CACHED(filter)
+               ? rip_max32(scratch_bytes / (2 * k4), 3)
+               : 3;
+}
+
+/* n pixels (n >= 2) as triples and then one or two pairs: n3 triples, n2 pairs. */
+static inline void rip_rq_blocks(int32_t n, int32_t *n3, int32_t *n2) {
+    *n2 = n % 3 == 0 ? 0 : n % 3 == 2 ? 1 : 2;
+    *n3 = (n - 2 * *n2) / 3;
+}
+
+/* n contiguous pixels of k taps from x widened for rip_rq_gemm_sweep: the triples
+ * (rip_rq_widen_3px, 6 * k4 bytes each), then the pairs (rip_rq_widen_2px, 4 * k4). */
+static void rip_rq_widen_sweep(const int8_t *x, int32_t k, int32_t n, int32_t *dst) {
+    const int32_t k4 = rip_rq_k4(k);
+    int32_t n3, n2;
+    rip_rq_blocks(n, &n3, &n2);
+    for (int32_t t = 0; t < n3; ++t, x += 3 * k, dst += 6 * k4 / 4) {
+        rip_rq_widen_3px(x, k, dst);
+    }
+    for (int32_t t = 0; t < n2; ++t, x += 2 * k, dst += k4) {
+        rip_rq_widen_2px(x, x + k, k, dst);
+    }
+}
+
+/* One channel pair's (or the odd last channel's: `two` 0) outputs of a pair of pixels:
+ * pixel i, channel j at o[i * step + j]. */
+RIP_INLINE void rip_rq_put2(int32_t a00, int32_t a01, int32_t a10, int32_t a11,
+                            const rip_fast_channel *c, const int mode, int32_t lo, int32_t hi,
+                            int8_t *o, ptrdiff_t step, int two) {
+    const rip_fast_channel r0 = c[0];
+    const int8_t y00 = rip_rq_out(&r0, mode, lo, hi, a00);
+    const int8_t y10 = rip_rq_out(&r0, mode, lo, hi, a10);
+    if (!two) {
+        o[0] = y00;
+        o[step] = y10;
+        return;
+    }
+    const rip_fast_channel r1 = c[1];
+    const int8_t y01 = rip_rq_out(&r1, mode, lo, hi, a01);
+    const int8_t y11 = rip_rq_out(&r1, mode, lo, hi, a11);
+    o[0] = y00;
+    o[1] = y01;
+    o[step] = y10;
+    o[step + 1] = y11;
+}
+
+/* All channels of n contiguous pixels (widened by rip_rq_widen_sweep) in one sweep of the
+ * filter: each channel pair's rows run against every triple and pair before the next pair's
+ * are read, so the sweep reads the filter once from flash where n pixels read it
+ * ceil(n / 3) times as triples. Pixel i's outputs at y + i * c_out. */
+static void rip_rq_gemm_sweep(const int32_t *xs, int32_t n, int32_t k4, const int8_t *filter,
+                              int32_t c_out, const rip_fast_channel *ch, const int mode,
+                              int32_t lo, int32_t hi, int8_t *y) {
+    const ptrdiff_t step = c_out;
+    int32_t n3, n2;
+    rip_rq_blocks(n, &n3, &n2);
+    const int8_t *rows = (const int8_t *)__builtin_assume_aligned(filter, 4);
+    for (int32_t j = 0; j < c_out; j += 2, rows += 2 * k4) {
+        const rip_fast_channel *c = ch + j;
+        const int two = j + 1 < c_out;
+        const int32_t b0 = c[0].bias, b1 = two ? c[1].bias : 0;
+        const int32_t *x = xs;
+        int8_t *o = y + j;
+        for (int32_t t = 0; t < n3; ++t, x += 6 * k4 / 4, o += 3 * step) {
+            int32_t a[6] = {b0, b1, b0, b1, b0, b1};
+            const int8_t *w = rows;
+            rip_rq_dot3(x, &w, k4, a);
+            rip_rq_put3(a, c, mode, lo, hi, o, step, two);
+        }
+        for (int32_t t = 0; t < n2; ++t, x += k4, o += 2 * step) {
+            int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
+            const int8_t *w = rows;
+            rip_rq_dot(x, &w, k4, &a00, &a01, &a10, &a11);
+            rip_rq_put2(a00, a01, a10, a11, c, mode, lo, hi, o, step, two);
+        }
     }
 }
 #else
@@ -564,7 +674,8 @@ RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *fil
 RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_dims,
                            const int8_t *input, const rip_dims *filter_dims,
                            const int8_t *filter, const rip_dims *output_dims, int8_t *output,
-                           int8_t *scratch, const rip_fast_channel *ch, const int mode) {
+                           int8_t *scratch, int32_t scratch_bytes, const rip_fast_channel *ch,
+                           const int mode) {
     const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
     const int32_t h_out = output_dims->h, w_out = output_dims->w, c_out = output_dims->c;
     const int32_t taps = filter_dims->h * filter_dims->w * c_in;
@@ -582,6 +693,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
     /* Portable: the pair widened to int32 (8 * k4 bytes), zero padded to k4 taps. */
     memset(scratch, 0, (size_t)(8 * k4));
 #endif
+    (void)scratch_bytes; /* the sweep width, on DSP cores only */
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in = input + (size_t)b * h * w * c_in;
         int8_t *out = output + (size_t)b * n_pix * c_out;
@@ -590,6 +702,20 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
 #if RIP_RQ_TRIPLES
         /* Pointwise: triples while three pixels are left, then pairs. Every read of a
          * triple happens before its first store, as for a pair. */
+        const int32_t sweep = pointwise ? rip_rq_sweep_pixels(filter, k4, c_out, scratch_bytes) : 0;
+        if (sweep > 3) {
+            /* A filter the flash cache cannot hold: the fewest sweeps the scratch allows,
+             * balanced (no lone pixel unless the map is one). Every read of a sweep's pixels
+             * happens before its first store. */
+            while (n_pix - p >= 2) {
+                const int32_t left = n_pix - p, sweeps = (left + sweep - 1) / sweep;
+                const int32_t n = (left + sweeps - 1) / sweeps;
+                rip_rq_widen_sweep(in + (size_t)p * c_in, taps, n, wide);
+                rip_rq_gemm_sweep(wide, n, k4, filter, c_out, ch, mode, lo, hi,
+                                  out + (size_t)p * c_out);
+                p += n;
+            }
+        }
         for (; pointwise && p + 3 <= n_pix; p += 3) {
             rip_rq_widen_3px(in + (size_t)p * c_in, taps, wide);
             rip_rq_gemm_3px(wide, k4, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
@@ -655,10 +781,10 @@ rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *
     }
     if (params->activation.min == -128 && params->activation.max == 127) {
         rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output,
-                   ctx->buf, channels, RIP_RQ_CHEAP_SAT);
+                   ctx->buf, ctx->size, channels, RIP_RQ_CHEAP_SAT);
     } else {
         rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output,
-                   ctx->buf, channels, RIP_RQ_CHEAP_CLAMP);
+                   ctx->buf, ctx->size, channels, RIP_RQ_CHEAP_CLAMP);
     }
     return RIP_OK;
 }

@@ -44,7 +44,11 @@ int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
  * gathered before either is written; for a 1x1 unit-stride unpadded layer the pair is read
  * straight from the input, which is the same order; there, on cores with the DSP extension,
  * pixels go three at a time, the last one or two as a pair or alone: the simulator's
- * tile = 3 traversal, never above the per-pixel gap either) with the cheap requantisation:
+ * tile = 3 traversal; and where the packed filter is larger than the Picos' 16 KB flash
+ * cache and read through it, as many pixels a sweep of the filter as ctx->size holds
+ * widened (2 * K4 bytes each), in balanced tiles (rip.core.kernel_variants.conv_sweep_tiles,
+ * which the simulator executes): never above the per-pixel gap either) with the cheap
+ * requantisation:
  * `channels` replaces quant and bias, and the output offset lives in it. The filter is
  * packed by the generator (rip.codegen.kernel_choice.pack_filter_pairs), 4-byte aligned:
  * output channels in pairs (2j, 2j + 1; an odd last one paired with zeros), each pair K4 / 4

@@ -55,7 +55,7 @@ RIP_INLINE void rip_rq_dot_1x4(const int8_t *x, const int8_t *wa, const int8_t *
             __asm__ volatile(RIP_FC_GROUP : RIP_FC_OPERANDS : : "cc", "memory");
         }
         if (groups >= 2) {
-            __asm__ volatile("1:\n" RIP_FC_GROUP RIP_FC_GROUP "cmp %[wa], %[end]\n"
+            __asm__ volatile(RIP_ASM_LOOP_HEAD RIP_FC_GROUP RIP_FC_GROUP "cmp %[wa], %[end]\n"
                              "bne 1b\n"
                              : RIP_FC_OPERANDS
                              : [end] "r"(end)

@@ -539,6 +539,11 @@ CONV: dict[str, Callable[[int], bytes]] = {
     # the M33 takes pointwise pixels in triples: 16 = 5 triples and a lone pixel, 10 taps
     "pointwise_triples_tail": lambda s: conv(s, 4, 4, 10, 6, 1),
     "pointwise_one_pixel": lambda s: conv(s, 1, 1, 12, 7, 1),  # a classifier as a conv
+    # packed filters above the flash cache (16 KB): the M33 sweeps them over as many pixels
+    # as the scratch holds widened, triples then pairs; an odd channel count, 25 pixels
+    "pointwise_flash_sweeps": lambda s: conv(s, 5, 5, 128, 131, 1),
+    # 4 pixels in one sweep (two pairs), 130 taps (a tail word)
+    "pointwise_flash_2x2": lambda s: conv(s, 2, 2, 130, 127, 1),
     "valid_wide_odd_cin": lambda s: conv(s, 5, 5, 33, 4, 3, 1, 1, "VALID"),
 }
 
@@ -1417,7 +1422,8 @@ def weighted_dims(p: Any) -> str:
 # rectangular, strided with C_in 3 (a tail only), strided pointwise.
 HARNESS_CONV = ["same_3x3_expand", "valid_wide_odd_cin", "dilated_rect", "same_s2_relu6_odd_cin",
                 "pointwise_s2_project", "pointwise_odd_pixels",
-                "pointwise_triples_tail", "pointwise_one_pixel"]  # fmt: skip
+                "pointwise_triples_tail", "pointwise_one_pixel", "pointwise_flash_sweeps",
+                "pointwise_flash_2x2"]  # fmt: skip
 
 
 def fast_bias(graph: Graph, op: Operator, p: Any) -> tuple[int, ...]:
@@ -1499,6 +1505,24 @@ def harness_source() -> str:
         memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
         fails += check("conv fast rq {name}", rip_conv2d_fast_rq_s8(&ctx, &cp, {v}_ch, &id,
                        arena + {gap}, &fd, {v}_wp, &od, arena), arena, {v}_exp, sizeof {v}_exp);
+        {{  /* the op's own scratch, as the planner reserves it: fewer pixels a sweep */
+            const rip_context own = {{ctx.buf, {p.scratch_bytes}}};
+            memset(arena, 0x5a, sizeof arena);
+            memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
+            fails += check("conv fast rq own scratch {name}", rip_conv2d_fast_rq_s8(&own, &cp,
+                           {v}_ch, &id, arena + {gap}, &fd, {v}_wp, &od, arena), arena,
+                           {v}_exp, sizeof {v}_exp);
+#if defined(__ARM_FEATURE_DSP) /* (the M0+ machine's RAM has no room for the copies) */
+            /* the filter staged in SRAM (outside the XIP window): triples again */
+            static int8_t wram[sizeof {v}_wp] __attribute__((aligned(4)));
+            memcpy(wram, {v}_wp, sizeof wram);
+            memset(arena, 0x5a, sizeof arena);
+            memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
+            fails += check("conv fast rq filter in SRAM {name}", rip_conv2d_fast_rq_s8(&own,
+                           &cp, {v}_ch, &id, arena + {gap}, &fd, wram, &od, arena), arena,
+                           {v}_exp, sizeof {v}_exp);
+#endif
+        }}
         memset(arena, 0x5a, sizeof arena);
         memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
         fails += check("conv gemv rq {name}", rip_conv2d_gemv_rq_s8(&ctx, &cp, {v}_ch, &id,

@@ -9,6 +9,7 @@ from hypothesis_strategies import layers
 from rip.allocator.theory.bounds import check_dense
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import herringbone_order, simulate_herringbone, simulate_rip
+from rip.core import kernel_variants as kv
 from rip.core.errors import LayerError
 
 SMALL = layers(max_extent=6, max_channels=4, max_kernel=3, max_stride=3, max_dilation=2, max_pad=2)
@@ -97,3 +98,40 @@ def test_pixel_pair_tiles_agree_and_never_need_more_gap(geom, layout, order, til
     tiled = simulate_rip(geom, layout, "gather", order, mode="literal", tile=tile)
     assert tiled == simulate_rip(geom, layout, "gather", order, mode="fast", tile=tile)
     assert tiled <= simulate_rip(geom, layout, "gather", order, mode="fast")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    SMALL,
+    st.sampled_from(["dense", "padded"]),
+    st.sampled_from(["row", "col"]),
+    st.integers(3, 9),
+)
+def test_flash_sweep_tiles_agree_and_never_need_more_gap(geom, layout, order, per_sweep):
+    """A pointwise rip_conv2d_fast_rq_s8 whose filter outgrows the flash cache takes as many
+    pixels a sweep as its scratch holds, in balanced tiles of different sizes
+    (kernel_variants.conv_sweep_tiles): literal and fast simulators agree on that order's
+    gap, and it never exceeds the per-pixel gather gap the planner uses."""
+    if layout == "dense":
+        try:
+            check_dense(geom)
+        except LayerError:
+            return
+    tiles = kv.conv_sweep_tiles(geom.h_out * geom.w_out, per_sweep)
+    assert sum(tiles) == geom.h_out * geom.w_out and max(tiles) <= max(per_sweep, 3)
+    assert 1 not in tiles[:-1]
+    tiled = simulate_rip(geom, layout, "gather", order, mode="literal", tile=tiles)
+    assert tiled == simulate_rip(geom, layout, "gather", order, mode="fast", tile=tiles)
+    assert tiled <= simulate_rip(geom, layout, "gather", order, mode="fast")
+
+
+def test_flash_sweep_tiles_by_hand():
+    """rip_rq_run's sweeps, worked out by hand: the fewest sweeps, balanced, no lone pixel
+    but for a one-pixel map; triples then the rest where a sweep takes three."""
+    assert kv.conv_sweep_tiles(25, 5) == (5, 5, 5, 5, 5)
+    assert kv.conv_sweep_tiles(36, 5) == (5, 5, 5, 5, 4, 4, 4, 4)
+    assert kv.conv_sweep_tiles(6, 5) == (3, 3)
+    assert kv.conv_sweep_tiles(4, 4) == (4,)
+    assert kv.conv_sweep_tiles(1, 5) == (1,)
+    assert kv.conv_sweep_tiles(16, 3) == (3, 3, 3, 3, 3, 1)
+    assert kv.conv_sweep_tiles(8, 3) == (3, 3, 2)

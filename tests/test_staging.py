@@ -198,8 +198,9 @@ def test_host_board_stages_nothing():
     c = compiled("host", Strategy.RIP)
     assert not c.staged and not weights(c.problem)
     # the same model's candidates exist on a Pico: it is the board that decides
-    cache = FlashCache.of(load_board("pico2"))
-    assert cache is not None and candidates(c.variant.graph, cache)
+    pico2 = load_board("pico2")
+    cache = FlashCache.of(pico2)
+    assert cache is not None and candidates(c.variant.graph, cache, pico2.core)
 
 
 def test_generated_code_copies_each_staged_filter_once():

@@ -3,9 +3,11 @@ of the arena just before the layer runs, where the Pico's flash cache would othe
 refetch them on every sweep.
 
 On a Pico, code and weights execute in place from QSPI flash through a 16 KB cache. The
-fast convolution kernels sweep a CONV_2D's whole (packed) filter once per pair of output
-pixels; a filter larger than the cache misses on every sweep, and on the RP2350 that
-traffic is a third of MCUNet-in3's cycles (docs/pico-timing.md). Staging trades SRAM for
+fast convolution kernels sweep a CONV_2D's whole (packed) filter once per tile of output
+pixels (`kernel_variants.conv_sweep_pixels`: pairs, triples, or as many as the scratch
+holds where the filter outgrows the cache); a filter larger than the cache misses on
+every sweep, and on the RP2350 that traffic was a third of MCUNet-in3's cycles
+(docs/pico-timing.md). Staging trades SRAM for
 those stalls. Three parts, each a plain function:
 
 * `FlashCache.of`: the board's XIP cache from its board file (a Pico's ``xip_*`` figures,
@@ -13,8 +15,9 @@ those stalls. Three parts, each a plain function:
   with no flash model (the host), where nothing is staged.
 * `candidates`: per op, an analytic estimate of the stall cycles staging saves (no
   emulation at compile time): the misses of every sweep after the first under an LRU cache
-  (`FlashCache.sweep_misses`), priced at the board's miss cost, minus the copy (the filter
-  read once through the cache, plus a store per word). Only positive savings are candidates.
+  (`FlashCache.sweep_misses`), priced at the board's miss cost, minus what the copy adds:
+  a load and a store per word (its misses are the first sweep's, which the kernel takes
+  whether or not the filter is staged). Only positive savings are candidates.
 * `stage`: each candidate, largest saving first, gets an op-lived buffer
   (`placement.OpBuffer`, role ``WEIGHTS``) at the lowest aligned offset free at its
   op's step in the replayed plan; it is kept if it ends within the plan's peak plus the
@@ -46,14 +49,15 @@ from rip.allocator.planning.placement import (
     lowest_free,
 )
 from rip.allocator.planning.replay import replay
+from rip.allocator.planning.scratch import conv_scratch_bytes
 from rip.allocator.planning.strategies import Variant
 from rip.boards import Board, load_board
+from rip.core.kernel_variants import conv_sweep_pixels
 from rip.core.operators import Op
 from rip.core.terms import Strategy
-from rip.frontend.ir import Graph, Operator
+from rip.frontend.ir import Graph, Operator, Padding
 
 STAGE_TO_BOARD = 1 << 40  # a budget above any SRAM: stage into all the board leaves
-PIXEL_TILE = 2  # output pixels per sweep of the filter (rip_conv2d_fast_rq_s8's tile)
 COPY_CYCLES_PER_WORD = 2  # the copy's load and store of each word from the cache
 
 
@@ -128,12 +132,19 @@ def filter_bytes(graph: Graph, op: Operator) -> int:
     return (c_out + c_out % 2) * align_up(kh * kw * c_in, 4)
 
 
-def _sweeps(graph: Graph, op: Operator) -> int:
-    """Sweeps of a CONV_2D's filter: one per tile of output pixels in each row (the fused
-    chain runs the kernel a row at a time, the unfused op over the whole image; the same
-    count for one row, fewer tiles for a whole image with an odd width: a lower bound)."""
+def _sweeps(graph: Graph, op: Operator, core: str, fused: bool) -> int:
+    """Sweeps of a CONV_2D's filter on ``core``: one per tile of output pixels
+    (`kernel_variants.conv_sweep_pixels`, with the op's own scratch formula: the fewest
+    pixels its kernel may take), over the whole image for the op alone, a row at a time in a
+    fused chain (which runs the kernel row by row)."""
     h, w, _ = graph.tensors[op.outputs[0]].hwc
-    return h * -(-w // PIXEL_TILE)
+    filter_dims = graph.tensors[op.inputs[1]].shape
+    c_out, kh, kw, c_in = filter_dims
+    params = op.params
+    pointwise = (kh, kw) == (1, 1) and params.stride == (1, 1) and params.padding == Padding()
+    tile = conv_sweep_pixels(core, pointwise, c_out, kh * kw * c_in,
+                             conv_scratch_bytes(filter_dims))  # fmt: skip
+    return h * -(-w // tile) if fused else -(-(h * w) // tile)
 
 
 def _members(op: Operator) -> tuple[Operator, ...]:
@@ -143,7 +154,7 @@ def _members(op: Operator) -> tuple[Operator, ...]:
     return (op,)
 
 
-def candidates(graph: Graph, cache: FlashCache) -> list[Candidate]:
+def candidates(graph: Graph, cache: FlashCache, core: str) -> list[Candidate]:
     """Every CONV_2D filter (alone or a fused chain's member) whose staging saves cycles,
     largest saving first. The op's flash working set is all its members' filters, swept
     in turn: the share of its lines that miss each sweep (`FlashCache.sweep_misses` of the
@@ -159,10 +170,11 @@ def candidates(graph: Graph, cache: FlashCache) -> list[Candidate]:
         for k, (m, nbytes) in enumerate(zip(members, sizes, strict=True)):
             if not nbytes or graph.tensors[m.inputs[1]].data is None:
                 continue
-            sweeps = _sweeps(graph, m)
+            sweeps = _sweeps(graph, m, core, op.kind == Op.FUSED_CHAIN)
             lines = cache.lines(nbytes)
             stalls = (sweeps - 1) * miss_share * lines * cache.line_cycles
-            copy = lines * cache.line_cycles + COPY_CYCLES_PER_WORD * -(-nbytes // 4)
+            # the copy's misses replace the first sweep's: it adds its loads and stores
+            copy = COPY_CYCLES_PER_WORD * -(-nbytes // 4)
             saved = int(stalls - copy)
             if saved > 0:
                 out.append(Candidate(i, k, nbytes, sweeps, saved))
@@ -275,7 +287,7 @@ def stage_strategies(
     if options.board.timing_board:  # an emulated board: it stands for that Pico, too
         boards.append(load_board(options.board.timing_board))
     for s, v in variants.items():
-        found = candidates(v.graph, cache)
+        found = candidates(v.graph, cache, options.board.core)
         if not found:
             continue
         plan = plans[s]

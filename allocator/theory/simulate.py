@@ -22,7 +22,7 @@ and must fit inside it. Input that no output reads is dead from the start.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,20 +122,36 @@ def _literal_refcounts(geom, sy, sx, order, pixel_addr):
     return counts, taps_of
 
 
+def _tile_ends(n_pix: int, tile: int | Sequence[int]) -> np.ndarray:
+    """ends[k]: traversal pixel k is the last of its tile. ``tile`` is a size (every tile
+    that long, the last one shorter) or the tiles' sizes in order, summing to ``n_pix``."""
+    sizes = [tile] * -(-n_pix // tile) if isinstance(tile, int) else list(tile)
+    if any(t < 1 for t in sizes) or (not isinstance(tile, int) and sum(sizes) != n_pix):
+        raise LayerError(f"tiles {sizes} do not cover the {n_pix} output pixels")
+    ends = np.zeros(n_pix, dtype=bool)
+    ends[np.minimum(np.cumsum(sizes), n_pix) - 1] = True
+    return ends
+
+
 def _literal_rip_safe(geom, counts0, taps_of, out_addr, order, gap, taps, tile=1) -> bool:
     """Run one RiP traversal with the input right-aligned at ``gap``; True if no write lands
-    on a live input scalar or past the end of the workspace. With ``tile`` > 1 (gather
-    only) the receptive fields of ``tile`` consecutive pixels are all read before any of
-    their channels is written."""
+    on a live input scalar or past the end of the workspace. With tiles (``tile`` as
+    `_tile_ends` takes it; gather only) the receptive fields of a tile's consecutive pixels
+    are all read before any of their channels is written."""
     c_in, c_out = geom.c_in, geom.c_out
     size = gap + counts0.size
     live = np.zeros(size, dtype=np.int64)
     live[gap:] = counts0
+    ends = _tile_ends(len(order), tile)
     for k, (r, c) in enumerate(order):
-        if taps == "gather" and k % tile == 0:  # the tile's fields copied out first
-            for j in range(k, min(k + tile, len(order))):
+        if taps == "gather" and (k == 0 or ends[k - 1]):  # the tile's fields copied out first
+            j = k
+            while True:
                 for p in taps_of[j]:
                     live[gap + p * c_in : gap + (p + 1) * c_in] -= 1
+                if ends[j]:
+                    break
+                j += 1
         start = out_addr(r, c)
         for a in range(start, start + c_out):  # channel by channel
             if a >= size or live[a] > 0:
@@ -161,7 +177,9 @@ def _binary_search(safe, hi: int) -> int:
     return lo
 
 
-def _literal_rip(geom: ConvGeometry, layout: str, taps: str, order: str, tile: int = 1) -> int:
+def _literal_rip(
+    geom: ConvGeometry, layout: str, taps: str, order: str, tile: int | Sequence[int] = 1
+) -> int:
     sy, sx = _stored_axes(geom, layout)
     c_out = geom.c_out
     if order == "row":  # input and output both stored in the traversal's raster order
@@ -260,7 +278,7 @@ def _last_reader_axis(n_out: int, k: int, s: int, d: int, st: Stored) -> np.ndar
     return last
 
 
-def _fast_rip(geom: ConvGeometry, layout: str, taps: str, tile: int = 1) -> int:
+def _fast_rip(geom: ConvGeometry, layout: str, taps: str, tile: int | Sequence[int] = 1) -> int:
     """Row-major RiP; column-major callers pass the transposed geometry (identical
     arithmetic: the traversal and both tensors are stored column-major). With ``tile``
     pixels gathered together, the state when pixel k is written is the one after the last
@@ -282,8 +300,8 @@ def _fast_rip(geom: ConvGeometry, layout: str, taps: str, tile: int = 1) -> int:
     has_live = first_live < last.size
     debt = (k + 1) * geom.c_out - geom.c_in * first_live
     n_in = sy.n * sx.n * geom.c_in
-    if tile > 1:
-        has_live &= (k % tile == tile - 1) | (k == n_pix - 1)
+    if tile != 1:
+        has_live &= _tile_ends(n_pix, tile)
     worst = int(debt[has_live].max()) if has_live.any() else 0
     return max(0, geom.n_out - n_in, worst)
 
@@ -353,16 +371,20 @@ def simulate_rip(
     taps: str = "gather",
     order: str = "row",
     mode: str = "fast",
-    tile: int = 1,
+    tile: int | Sequence[int] = 1,
 ) -> int:
     """Minimum corruption-free gap (scalars) of a RiP traversal: the input right-aligned
     after the gap, the output written from index 0 (Eq. 4 and Eq. 39 layouts). ``tile``:
     how many consecutive output pixels of the traversal a kernel gathers before writing
     them (rip_conv2d_fast_s8 gathers 2, a pointwise rip_conv2d_fast_rq_s8 on DSP cores 3;
-    a tile may span two rows, the last one may be shorter)."""
+    a tile may span two rows, the last one may be shorter), or the tiles' sizes in order
+    (the same kernel's sweeps of a filter larger than the flash cache,
+    `kernel_variants.conv_sweep_tiles`)."""
     _check(layout, taps, order)
-    if tile < 1 or (tile > 1 and taps != "gather"):
-        raise LayerError(f"tile must be 1, or >= 1 with gathered taps, got {tile}")
+    if tile != 1 and taps != "gather":
+        raise LayerError(f"tiles need gathered taps, got tile={tile} with {taps!r}")
+    if isinstance(tile, int) and tile < 1:
+        raise LayerError(f"tile must be >= 1, got {tile}")
     _check_size(geom, mode, herringbone=False)
     if mode == "literal":
         return _literal_rip(geom, layout, taps, order, tile)
