@@ -138,12 +138,11 @@ def _sweeps(graph: Graph, op: Operator, core: str, fused: bool) -> int:
     pixels its kernel may take), over the whole image for the op alone, a row at a time in a
     fused chain (which runs the kernel row by row)."""
     h, w, _ = graph.tensors[op.outputs[0]].hwc
-    filter_dims = graph.tensors[op.inputs[1]].shape
-    c_out, kh, kw, c_in = filter_dims
+    c_out, kh, kw, c_in = graph.tensors[op.inputs[1]].shape
     params = op.params
     pointwise = (kh, kw) == (1, 1) and params.stride == (1, 1) and params.padding == Padding()
     tile = conv_sweep_pixels(core, pointwise, c_out, kh * kw * c_in,
-                             conv_scratch_bytes(filter_dims))  # fmt: skip
+                             conv_scratch_bytes((c_out, kh, kw, c_in)))  # fmt: skip
     return h * -(-w // tile) if fused else -(-(h * w) // tile)
 
 
