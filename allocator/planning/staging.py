@@ -7,8 +7,8 @@ fast convolution kernels sweep a CONV_2D's whole (packed) filter once per tile o
 pixels (`kernel_variants.conv_sweep_pixels`: pairs, triples, or as many as the scratch
 holds where the filter outgrows the cache); a filter larger than the cache misses on
 every sweep, and on the RP2350 that traffic was a third of MCUNet-in3's cycles
-(docs/pico-timing.md). Staging trades SRAM for
-those stalls. Three parts, each a plain function:
+(docs/pico-timing.md). Staging trades SRAM for those stalls. Three parts, each a plain
+function:
 
 * `FlashCache.of`: the board's XIP cache from its board file (a Pico's ``xip_*`` figures,
   or those of the Pico an emulated board names as its ``timing_board``); None on a board

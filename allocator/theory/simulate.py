@@ -145,13 +145,11 @@ def _literal_rip_safe(geom, counts0, taps_of, out_addr, order, gap, taps, tile=1
     ends = _tile_ends(len(order), tile)
     for k, (r, c) in enumerate(order):
         if taps == "gather" and (k == 0 or ends[k - 1]):  # the tile's fields copied out first
-            j = k
-            while True:
+            for j in range(k, len(order)):
                 for p in taps_of[j]:
                     live[gap + p * c_in : gap + (p + 1) * c_in] -= 1
                 if ends[j]:
                     break
-                j += 1
         start = out_addr(r, c)
         for a in range(start, start + c_out):  # channel by channel
             if a >= size or live[a] > 0:
