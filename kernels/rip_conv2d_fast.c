@@ -700,8 +700,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
         int32_t oy = 0, ox = 0; /* pixel p */
         int32_t p = 0;
 #if RIP_RQ_TRIPLES
-        /* Pointwise: triples while three pixels are left, then pairs. Every read of a
-         * triple happens before its first store, as for a pair. */
+        /* pixels a sweep of the filter (0: not pointwise) */
         const int32_t sweep = pointwise ? rip_rq_sweep_pixels(filter, k4, c_out, scratch_bytes) : 0;
         if (sweep > 3) {
             /* A filter the flash cache cannot hold: the fewest sweeps the scratch allows,
@@ -716,6 +715,8 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
                 p += n;
             }
         }
+        /* Pointwise: triples while three pixels are left, then pairs. Every read of a
+         * triple happens before its first store, as for a pair. */
         for (; pointwise && p + 3 <= n_pix; p += 3) {
             rip_rq_widen_3px(in + (size_t)p * c_in, taps, wide);
             rip_rq_gemm_3px(wide, k4, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
