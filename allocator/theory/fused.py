@@ -72,7 +72,8 @@ reader holds one row of it (R_l = 1) may store its row v in the slot of T_l's ri
 holds the lowest row v reads, instead of a ring of its own, when
 
 * the row fits the slot (W_{l+1} <= W_l; a depthwise keeps its channels),
-* that row is dead: every later needed row of layer l reads only higher rows, and
+* that row is dead: no later needed row of layer l reads it (a later row may read lower
+  rows, where a dilated kernel clipped by the padding reads out of order), and
 * no store reaches a byte a later read of the same compute needs. The row engine
   (kernels/rip_dw_row_engine.c) runs channel group by channel group, output pixels left
   to right, a pixel's taps read before its store; the store of pixel o, channel c covers
@@ -535,7 +536,7 @@ def in_slot(chain: Chain, rows: Sequence[int] | None = None) -> tuple[bool, ...]
         )
         if ok:  # each needed row's lowest read is read by no later needed row
             reads = [axes[layer].reads(v) for v in needed[layer]]
-            ok = all(a and all(min(b) > a[0] for b in reads[i + 1 :] if b)
+            ok = all(a and all(a[0] not in b for b in reads[i + 1 :])
                      for i, a in enumerate(reads))  # fmt: skip
         out.append(ok)
     return tuple(out)
