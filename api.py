@@ -51,7 +51,7 @@ from rip.core.errors import (
     OutputError,
     RipError,
 )
-from rip.core.terms import BEST_STRATEGY, Placer, Strategy, parse_strategy
+from rip.core.terms import BEST_STRATEGY, Placer, Strategy, WeightsIn, parse_strategy
 from rip.firmware.pico_build import PicoBuildOptions
 from rip.report import build_report, format_generated, format_report, next_step, op_table
 
@@ -195,6 +195,7 @@ PLAN_OPTIONS = frozenset(
         "time_limit",
         "max_overhead",
         "stage_weights",
+        "weights",
         "stream_input",
         "cache",
         "progress",
@@ -241,6 +242,7 @@ def options(
     time_limit: float = DEFAULT_TIME_LIMIT,
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS,
+    weights: str = "auto",
     stream_input: bool = False,
     cache: bool = True,
     progress: bool = False,
@@ -261,6 +263,7 @@ def options(
         time_limit=check_time_limit(time_limit),
         max_overhead=check_max_overhead(max_overhead),
         stage_weights=check_stage_weights(stage_weights),
+        weights=WeightsIn.parse(weights, "weights"),
         stream_input=bool(stream_input),
         cache=cache,
         progress=progress,
@@ -277,6 +280,7 @@ def plan(
     time_limit: float = DEFAULT_TIME_LIMIT,
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS,
+    weights: str = "auto",
     stream_input: bool = False,
     cache: bool = True,
     progress: bool = False,
@@ -288,7 +292,9 @@ def plan(
     not refused. ``time_limit`` bounds the whole planning stage (seconds), ``max_overhead``
     the ``fused`` chains' estimated extra instructions (a fraction; None: no budget),
     ``stage_weights`` the arena bytes flash-aware execution may add to stage filters in
-    SRAM on a board with a flash cache (0: only free bytes; None: off); ``stream_input``
+    SRAM on a board with a flash cache (0: only free bytes; None: off), ``weights`` where
+    inference reads the constant data (``auto``: SRAM where it fits beside the arena,
+    ``flash``, or ``sram``: refused where it does not fit); ``stream_input``
     streams input 0 in row by row (`rip.frontend.streaming`; the ``fused`` strategy only);
     ``cache`` reuses replay-checked plans of the same model and options."""
     opts = options(
@@ -298,6 +304,7 @@ def plan(
         time_limit=time_limit,
         max_overhead=max_overhead,
         stage_weights=stage_weights,
+        weights=weights,
         stream_input=stream_input,
         cache=cache,
         progress=progress,

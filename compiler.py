@@ -61,7 +61,7 @@ from rip.codegen.emit import EmittedModel, emit_model
 from rip.codegen.reference_process import run_reference
 from rip.core.errors import FitError, ModelError, OptionError, RipError
 from rip.core.limits import MAX_HOST_DATA_BYTES
-from rip.core.terms import Placer, Strategy
+from rip.core.terms import Placer, Strategy, WeightsIn
 from rip.firmware import rp2040_emulator
 from rip.firmware.host_project import build_host, run_host, write_host_project
 from rip.firmware.output_dir import Committed, Staging, check_ownership, check_target, transaction
@@ -105,6 +105,8 @@ class Options:
     fuse_chains: tuple[ChainSpan, ...] | None = None  # fused: these chains, not the choice
     # flash-aware execution: arena bytes staged filters may add (None: off); staging.py
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS
+    # where inference reads the constant data: auto (SRAM where it fits), flash, sram
+    weights: WeightsIn = WeightsIn.AUTO
     # the input streams in row by row (rip.frontend.streaming); only STREAMING strategies
     stream_input: bool = False
 
@@ -124,6 +126,7 @@ class Options:
             max_overhead=self.max_overhead,
             fuse_chains=self.fuse_chains,
             stage_weights=self.stage_weights,
+            weights=self.weights,
         )
 
 
@@ -371,7 +374,7 @@ def fitting_boards(c: Compiled) -> dict[str, Fit]:
 
 def fit_hint(c: Compiled) -> str:
     """What would fit instead, in words: ``--strategy fused fits (125532 B), --board pico2
-    fits (321052 of 532480 B)``; or that no strategy fits, with the smallest plan's need."""
+    fits (321052 of 524288 B)``; or that no strategy fits, with the smallest plan's need."""
     hints = [f"--strategy {s} fits ({f.needed_bytes} B)" for s, f in fitting_strategies(c).items()]
     hints += [
         f"--board {n} fits ({f.needed_bytes} of {f.available_bytes} B)"
@@ -418,7 +421,9 @@ def emit(c: Compiled, strategy: Strategy | None = None) -> EmittedModel:
     """The C of a strategy's plan (default: the selected one), lowered from its variant."""
     s = strategy or c.strategy
     v = c.variants[s]
-    return emit_model(v.graph, v.req, c.plans[s], s, v.problem.op_buffers)
+    staged = c.staged.get(s)
+    resident = bool(staged and staged.resident_bytes)
+    return emit_model(v.graph, v.req, c.plans[s], s, v.problem.op_buffers, resident)
 
 
 def reference(path: Path, graph: Graph) -> Reference:

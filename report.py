@@ -143,7 +143,9 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         },
         # flash-aware execution (staging.py): the filters staged in SRAM, their bytes (in
         # arena_bytes: each lives in the arena while its op runs) and the estimated saving
-        "staged_weights": staged.summary(plan.peak) if staged else None,
+        "staged_weights": staged.summary(plan.peak) if staged and staged.buffers else None,
+        # or the whole constant data resident in SRAM, copied at start-up (residency.py)
+        "resident_weights_bytes": staged.resident_bytes if staged else 0,
         "streamed_inputs": streamed_summary(c.variants[strategy].graph),
         "notes": list(plan.notes),
     }
@@ -347,6 +349,12 @@ def format_report(rep: dict[str, Any]) -> str:
             f"input {si['input']} streams in row by row: {si['ring_rows']} rows "
             f"({si['ring_bytes']:,} B, in the arena) held instead of {si['input_bytes']:,} B"
         )
+    if rep.get("resident_weights_bytes"):
+        lines.append(
+            f"flash-aware execution: the constant data is resident in SRAM (at most "
+            f"{rep['resident_weights_bytes']:,} B beside the arena, copied from flash at "
+            "start-up; --weights flash keeps it in flash)"
+        )
     st = rep.get("staged_weights")
     if st:
         lines.append(
@@ -450,8 +458,11 @@ def format_generated(c: Compiled) -> str:
     else:
         files = "model.c, model.h, model_data.c, model_data.h, main.c, Makefile, kernels/, "
         files += "expected.json"
+    staged = c.staged.get(c.strategy)
+    resident = "; constant data resident in SRAM" if staged and staged.resident_bytes else ""
     lines = [
-        f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, the kernels' scratch included)"
+        f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, the kernels' scratch "
+        f"included{resident})"
     ]
     if c.committed is not None and (c.committed.replaced or c.committed.removed):
         done = c.committed

@@ -37,7 +37,7 @@ from rip.compiler import Compiled
 from rip.core import jsonio
 from rip.core.errors import EXIT_MISMATCH, EXIT_NO_REFERENCE, EXIT_OK, OutputError, RipError
 from rip.core.printable import printable_lines
-from rip.core.terms import BEST_STRATEGY, Placer, Strategy
+from rip.core.terms import BEST_STRATEGY, Placer, Strategy, WeightsIn
 from rip.firmware.output_dir import cannot_write
 from rip.firmware.pico_build import (
     BUILD_TYPES,
@@ -108,6 +108,15 @@ def _parser() -> argparse.ArgumentParser:
         "SRAM, adding at most BYTES to the arena (default "
         f"{DEFAULT_STAGE_WEIGHTS}: only bytes already free under the plan's peak; 'board': "
         "whatever SRAM the board leaves; 'off': never); never past the board's SRAM",
+    )
+    p.add_argument(
+        "--weights",
+        choices=WeightsIn.values(),
+        default=WeightsIn.AUTO.value,
+        help="where inference reads the constant data on a board with a flash cache: 'auto' "
+        "(default) keeps it resident in SRAM, copied from flash at start-up, when it fits "
+        "beside the arena, else in flash with thrashing filters staged; 'flash': always in "
+        "flash; 'sram': resident, refused when it does not fit",
     )
     p.add_argument(
         "--stream-input",
@@ -241,6 +250,7 @@ def _plan_options(args: argparse.Namespace, board: Board) -> dict[str, Any]:
         "time_limit": time_limit(args.time_limit),
         "max_overhead": max_overhead(args.max_overhead),
         "stage_weights": stage_weights(args.stage_weights),
+        "weights": args.weights,
         "stream_input": args.stream_input,
         "cache": not args.no_cache,
         "progress": not args.quiet and not args.json and sys.stderr.isatty(),

@@ -30,6 +30,7 @@ from rip.codegen.quant import (
     scale_zp,
     tensor_size,
 )
+from rip.core.kernel_variants import ADD_TERMS_MIN_ELEMENTS
 from rip.core.operators import Op
 from rip.core.terms import Activation
 from rip.frontend.ir import Graph, Operator, Tensor
@@ -59,12 +60,6 @@ class AddParams:
     output_size: int
     # ADD / SUB: rip_add_params.terms (`add_terms`), or None: the kernel computes them
     terms: tuple[int, ...] | None = None
-
-
-# ADD and SUB take the 512-word term table (2 KB of flash) from this many output elements:
-# it saves about 35 instructions an element on the Cortex-M33 (MCUNet-in3's ADDs of 30,976
-# elements went from 52 to 17 an element).
-ADD_TERMS_MIN_ELEMENTS = 1024
 
 
 def add_terms(p: AddParams) -> tuple[int, ...]:

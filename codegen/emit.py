@@ -134,6 +134,8 @@ class EmittedModel:
     stripped: tuple[Stripped, ...] = ()
     # flash-aware execution: the staged filters' arena buffers, each live for its op only
     staged: tuple[Activation, ...] = ()
+    # the whole constant data resident in SRAM, copied at start-up (residency.py)
+    resident_constants: bool = False
 
     @property
     def streams(self) -> bool:
@@ -185,9 +187,11 @@ def emit_model(
     plan: Plan,
     strategy: str,
     op_buffers: tuple[OpBuffer, ...] = (),
+    resident: bool = False,
 ) -> EmittedModel:
     """Lower every op of ``graph`` at the offsets of ``plan`` (already replay-checked, with
-    the op-lived buffers ``op_buffers`` of its problem: staged filters)."""
+    the op-lived buffers ``op_buffers`` of its problem: staged filters); ``resident``: the
+    ops' constant data in SRAM (.data), not flash."""
     if not graph.has_weights:
         raise CodegenError(
             f"{graph.name}: the model has no weights (a graph-only file): --report and "
@@ -300,4 +304,5 @@ def emit_model(
             for b in op_buffers
             if b.role == WEIGHTS
         ),
+        resident_constants=resident,
     )

@@ -72,6 +72,15 @@ class Placer(Word):
     FIRSTFIT = "firstfit"  # TinyEngine's greedy placer
 
 
+class WeightsIn(Word):
+    """Where inference reads the model's constant data on a board with flash (issue 26,
+    allocator/planning/residency.py)."""
+
+    AUTO = "auto"  # SRAM when it fits beside the arena, else flash (filters staged)
+    FLASH = "flash"  # in place from flash through the XIP cache, thrashing filters staged
+    SRAM = "sram"  # SRAM, copied at start-up; refused when it does not fit
+
+
 class Layout(Word):
     """How a convolution's input is stored: with its padding materialised (Theorem 4) or
     dense, padding never stored (Theorem 13)."""

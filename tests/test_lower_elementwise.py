@@ -24,10 +24,10 @@ import pytest
 from tflite_micro import runtime
 from tflite_writer import ModelBuilder, random_add_model, random_upsample_model
 
-from rip.codegen import elementwise_params as ep
 from rip.codegen import lower_activation, lower_elementwise, lower_shape
 from rip.codegen.lowering import Lowered, OpBuffers
 from rip.codegen.lowerings import lowering_for
+from rip.core import kernel_variants as kv
 from rip.core.errors import LoweringError
 from rip.core.operators import of_family
 from rip.frontend.ir import Graph, NoParams, Operator, Tensor
@@ -229,7 +229,7 @@ def test_add_out_of_place_and_in_place(
 ) -> None:
     """random_add_model: disjoint output; output == input 0 (same base); output 40 bytes
     below input 1. At 2,048 elements the op takes its term table (rip_add_params.terms)."""
-    tabled = shape[0] * shape[1] * shape[2] >= ep.ADD_TERMS_MIN_ELEMENTS
+    tabled = shape[0] * shape[1] * shape[2] >= kv.ADD_TERMS_MIN_ELEMENTS
     for seed in range(2):
         model = random_add_model(seed, *shape, activation)
         for inplace, over, gap in ((None, 0, 0), ("elementwise", 0, 0), ("elementwise", 1, 40)):
@@ -296,7 +296,8 @@ def test_mul_broadcast_channel_operand(
             index=2,
         )
         # the op's own const data (external: model.c sees it through model_data.h)
-        assert ("\nconst int8_t op2_operand1[6] = {" in "\n" + lowered.decls) == constant
+        definition = "\nconst int8_t op2_operand1[6] RIP_CONSTANT = {"
+        assert (definition in "\n" + lowered.decls) == constant
         assert ("extern const int8_t op2_operand1[6];" in lowered.declarations) == constant
 
 

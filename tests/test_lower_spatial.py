@@ -421,13 +421,15 @@ def test_inplace_calls() -> None:
 
 
 def test_decls_are_prefixed_const_data() -> None:
-    """Every file-scope symbol carries the prefix and is const (it stays in flash); the
-    weights are the model's bytes."""
+    """Every file-scope symbol carries the prefix and is const, its storage RIP_CONSTANT's
+    (flash, unless the model's constants are resident in SRAM); the weights are the
+    model's bytes."""
     graph, op = single_op(CASES["conv_same_3x3"][0](0))
     lowered = lower(graph, op, layout(graph, op, "out").buffers, index=5)
     statics = [line for line in lowered.decls.splitlines() if line[:1].isalpha()]
     assert statics and all(line.startswith("const ") for line in statics)
-    assert all(line.split("=")[0].split()[-1].startswith("op5_") for line in statics)
+    assert all(line.split("=")[0].split()[-1] == "RIP_CONSTANT" for line in statics)
+    assert all(line.split("=")[0].split()[-2].startswith("op5_") for line in statics)
     weights = np.frombuffer(graph.tensors[op.inputs[1]].data, np.int8)
     first = lowered.decls.split("op5_filter[")[1].split("{")[1].split(",")[0]
     assert int(first) == int(weights[0])

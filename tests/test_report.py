@@ -171,6 +171,6 @@ def test_a_refused_plan_names_the_strategy_and_board_that_fit(capsys, tmp_path):
     assert code == 3 and out == "" and err.count("\n") == 1 and not target.exists()
     assert err == (
         "rip-compile: error: does not fit pico: needs 321052 B, has 262144 B; --strategy "
-        "fused fits (125532 B), --board pico2 fits (321052 of 532480 B) (--force to "
+        "fused fits (125532 B), --board pico2 fits (321052 of 524288 B) (--force to "
         "generate anyway)\n"
     )

@@ -30,7 +30,7 @@ from rip.cli.compile import main as compile_main
 from rip.codegen.emit import emit_model
 from rip.compiler import Options, analyse
 from rip.core.errors import LoweringError, ReplayError
-from rip.core.terms import Placer, Strategy
+from rip.core.terms import Placer, Strategy, WeightsIn
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 PERSON_DET = SHARED / "models" / "mcunet" / "person-det.tflite"
@@ -54,6 +54,7 @@ def compiled(board: str, strategy: Strategy, stage_weights: int | None = 0):
         placer=Placer.MILP,
         strategies=(strategy,),
         stage_weights=stage_weights,
+        weights=WeightsIn.FLASH,  # staging is the flash path (person-det's fit SRAM on a Pico 2)
     )
     return analyse(person_det(), load_board(board), options)
 
@@ -219,13 +220,14 @@ def test_generated_code_copies_each_staged_filter_once():
 
 def test_cli_stage_weights_option(tmp_path, capsys):
     path = person_det()
-    code = compile_main([str(path), "--board", "qemu-m33", "--json", "--stage-weights", "off"])
+    flash = [str(path), "--json", "--weights", "flash"]  # staging is the flash path
+    code = compile_main([*flash, "--board", "qemu-m33", "--stage-weights", "off"])
     rep = json.loads(capsys.readouterr().out)
     assert code == 0 and rep["staged_weights"] is None
-    code = compile_main([str(path), "--board", "qemu-m33", "--json"])
+    code = compile_main([*flash, "--board", "qemu-m33"])
     rep = json.loads(capsys.readouterr().out)
     assert code == 0 and rep["staged_weights"]["staged_filters"] >= 1
-    code = compile_main([str(path), "--board", "pico", "--json", "--stage-weights", "board"])
+    code = compile_main([*flash, "--board", "pico", "--stage-weights", "board"])
     rep = json.loads(capsys.readouterr().out)
     assert code == 0 and rep["fits"] and rep["staged_weights"]["staged_filters"] >= 1
     assert compile_main([str(path), "--board", "qemu-m33", "--stage-weights", "-3"]) == 2
@@ -243,7 +245,17 @@ def test_staged_firmware_on_qemu_gives_tflite_micros_checksum(board, tmp_path, c
     label = "pico2" if board == "qemu-m33" else "pico1"
     for flag in ("0", "off"):
         out = tmp_path / flag
-        args = [str(path), "--board", board, "-o", str(out), "--run", "--json"]
+        args = [
+            str(path),
+            "--board",
+            board,
+            "-o",
+            str(out),
+            "--run",
+            "--json",
+            "--weights",
+            "flash",
+        ]
         code = compile_main([*args, "--strategy", "fused", "--stage-weights", flag])
         rep = json.loads(capsys.readouterr().out)
         assert code == 0 and rep["match"] is True, rep.get("checksum")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from rip.allocator.planning.placement import Plan
 from rip.boards import Board, load_board
-from rip.core.terms import Placer
+from rip.core.terms import Placer, WeightsIn
 from rip.frontend.fusion import ChainSpan
 
 DEFAULT_TIME_LIMIT = 60.0  # seconds for the whole planning stage (every solve shares it)
@@ -39,6 +39,8 @@ class PlanOptions:
     * ``stage_weights``: flash-aware execution (staging.py) on a board with a flash cache
       model: the arena bytes staged filters may add above the plan's peak (0: only bytes
       free under it, memory never worse; None: off).
+    * ``weights``: where inference reads the constant data (residency.py): ``auto`` makes it
+      resident in SRAM where it fits beside the plan's arena (then nothing is staged).
     """
 
     board: Board = field(default_factory=_default_board)
@@ -50,6 +52,7 @@ class PlanOptions:
     max_overhead: float | None = DEFAULT_MAX_OVERHEAD
     fuse_chains: tuple[ChainSpan, ...] | None = None
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS
+    weights: WeightsIn = WeightsIn.AUTO
 
     @property
     def alignment(self) -> int:

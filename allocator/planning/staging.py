@@ -32,6 +32,9 @@ function:
 
 The copies themselves are the code generator's (a memcpy before the op, the kernel given
 the SRAM pointer): same weights, same output bytes.
+
+Staging is the flash path: where the whole constant data fits in SRAM beside the arena
+(residency.py, ``PlanOptions.weights``), it is made resident instead and nothing is staged.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from rip.allocator.planning.placement import (
     lowest_free,
 )
 from rip.allocator.planning.replay import replay
+from rip.allocator.planning.residency import resident_bytes
 from rip.allocator.planning.scratch import conv_scratch_bytes
 from rip.allocator.planning.strategies import Variant
 from rip.boards import Board, load_board
@@ -190,6 +194,8 @@ class Staged:
     saved_cycles: tuple[int, ...]  # per buffer, the estimate of `candidates`
     cache: str  # the Pico whose flash cache the estimate models
     base_peak: int
+    # the whole constant data resident in SRAM instead (residency.py): its bound, no buffers
+    resident_bytes: int = 0
 
     @property
     def staged_bytes(self) -> int:
@@ -273,25 +279,34 @@ def arena_limit(boards: list[Board], scratch_bytes: int) -> int:
 def stage_strategies(
     variants: Mapping[Strategy, Variant], plans: Mapping[Strategy, Plan], options: PlanOptions
 ) -> tuple[dict[Strategy, Variant], dict[Strategy, Plan], dict[Strategy, Staged]]:
-    """Every strategy's plan with its thrashing filters staged where the budget allows
-    (`stage`), each staged plan replayed; variants, plans and what was staged, by strategy.
-    Nothing changes when ``options.stage_weights`` is None (off) or the board has no flash
-    model (`FlashCache.of`)."""
+    """Every strategy's flash-aware plan: its whole constant data resident in SRAM where
+    it fits beside the arena (`residency.resident_bytes`, ``options.weights``), else its
+    thrashing filters staged where the budget allows (`stage`), each staged plan replayed;
+    variants, plans and what was staged, by strategy. Staging is off when
+    ``options.stage_weights`` is None or the board has no flash model (`FlashCache.of`)."""
     out_v, out_p = dict(variants), dict(plans)
     staged: dict[Strategy, Staged] = {}
     cache = FlashCache.of(options.board)
-    if options.stage_weights is None or cache is None:
-        return out_v, out_p, staged
     boards = [options.board]
     if options.board.timing_board:  # an emulated board: it stands for that Pico, too
         boards.append(load_board(options.board.timing_board))
     for s, v in variants.items():
-        found = candidates(v.graph, cache, options.board.core)
-        if not found:
-            continue
         plan = plans[s]
         # the scratch is in the arena (outside it only in the paper's accounting)
         outside = 0 if v.req.scratch_in_arena else v.req.scratch_bytes
+        resident = resident_bytes(
+            v.graph, boards, plan.peak + outside, options.weights, cache is not None
+        )
+        if resident:
+            note = f"constant data resident in SRAM (at most {resident:,} B)"
+            out_p[s] = replace(plan, notes=(*plan.notes, note))
+            staged[s] = Staged((), (), cache.board if cache else "", plan.peak, resident)
+            continue
+        if options.stage_weights is None or cache is None:
+            continue
+        found = candidates(v.graph, cache, options.board.core)
+        if not found:
+            continue
         limit = arena_limit(boards, outside)
         problem, new_plan, kept, saved = stage(v.problem, plan, found, options.stage_weights, limit)
         if not kept:
