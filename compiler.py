@@ -422,7 +422,7 @@ def emit(c: Compiled, strategy: Strategy | None = None) -> EmittedModel:
     s = strategy or c.strategy
     v = c.variants[s]
     staged = c.staged.get(s)
-    resident = bool(staged and staged.resident_bytes)
+    resident = staged.resident_ops if staged else ()
     return emit_model(v.graph, v.req, c.plans[s], s, v.problem.op_buffers, resident)
 
 

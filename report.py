@@ -144,7 +144,10 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         # flash-aware execution (staging.py): the filters staged in SRAM, their bytes (in
         # arena_bytes: each lives in the arena while its op runs) and the estimated saving
         "staged_weights": staged.summary(plan.peak) if staged and staged.buffers else None,
-        # or the whole constant data resident in SRAM, copied at start-up (residency.py)
+        # the ops whose constant data is resident in SRAM, copied at start-up (residency.py),
+        # and the bound of its bytes
+        "resident_weights_ops": len(staged.resident_ops) if staged else 0,
+        "planned_ops": len(c.variants[strategy].graph.operators),  # a fused chain is one
         "resident_weights_bytes": staged.resident_bytes if staged else 0,
         "streamed_inputs": streamed_summary(c.variants[strategy].graph),
         "notes": list(plan.notes),
@@ -349,9 +352,11 @@ def format_report(rep: dict[str, Any]) -> str:
             f"input {si['input']} streams in row by row: {si['ring_rows']} rows "
             f"({si['ring_bytes']:,} B, in the arena) held instead of {si['input_bytes']:,} B"
         )
-    if rep.get("resident_weights_bytes"):
+    if rep.get("resident_weights_ops"):
+        n, of = rep["resident_weights_ops"], rep["planned_ops"]
+        which = "the constant data is" if n == of else f"the constant data of {n} of {of} ops is"
         lines.append(
-            f"flash-aware execution: the constant data is resident in SRAM (at most "
+            f"flash-aware execution: {which} resident in SRAM (at most "
             f"{rep['resident_weights_bytes']:,} B beside the arena, copied from flash at "
             "start-up; --weights flash keeps it in flash)"
         )
@@ -459,7 +464,9 @@ def format_generated(c: Compiled) -> str:
         files = "model.c, model.h, model_data.c, model_data.h, main.c, Makefile, kernels/, "
         files += "expected.json"
     staged = c.staged.get(c.strategy)
-    resident = "; constant data resident in SRAM" if staged and staged.resident_bytes else ""
+    resident = ""
+    if staged and staged.resident_ops:
+        resident = f"; constant data of {len(staged.resident_ops)} ops resident in SRAM"
     lines = [
         f"wrote {c.output_dir}: {files} (arena {c.plan.peak:,} B, the kernels' scratch "
         f"included{resident})"

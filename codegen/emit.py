@@ -13,6 +13,7 @@ Jinja2 templates write C.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from rip.allocator.planning.placement import SCRATCH, WEIGHTS, OpBuffer, Plan
@@ -104,6 +105,7 @@ class EmittedOp:
     gap: int | None = None  # bytes from the output's start to that input's start
     shift_storage: int | None = None  # the storage tensor a planned shift moves
     scratch: Scratch | None = None  # its kernel's scratch in the arena
+    resident: bool = False  # its constant data in SRAM, copied at start-up (residency.py)
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,11 @@ class EmittedModel:
     stripped: tuple[Stripped, ...] = ()
     # flash-aware execution: the staged filters' arena buffers, each live for its op only
     staged: tuple[Activation, ...] = ()
-    # the whole constant data resident in SRAM, copied at start-up (residency.py)
-    resident_constants: bool = False
+
+    @property
+    def resident_ops(self) -> int:
+        """Ops whose constant data is resident in SRAM."""
+        return sum(op.resident for op in self.ops)
 
     @property
     def streams(self) -> bool:
@@ -187,11 +192,11 @@ def emit_model(
     plan: Plan,
     strategy: str,
     op_buffers: tuple[OpBuffer, ...] = (),
-    resident: bool = False,
+    resident: Collection[int] = (),
 ) -> EmittedModel:
     """Lower every op of ``graph`` at the offsets of ``plan`` (already replay-checked, with
     the op-lived buffers ``op_buffers`` of its problem: staged filters); ``resident``: the
-    ops' constant data in SRAM (.data), not flash."""
+    ops whose constant data goes to SRAM (.data), not flash."""
     if not graph.has_weights:
         raise CodegenError(
             f"{graph.name}: the model has no weights (a graph-only file): --report and "
@@ -272,6 +277,7 @@ def emit_model(
                 gap=gap,
                 shift_storage=shift_storage,
                 scratch=scratch,
+                resident=i in resident,
             )
         )
     table = sorted(req.lifetimes.values(), key=lambda lt: (lt.first, lt.id))
@@ -304,5 +310,4 @@ def emit_model(
             for b in op_buffers
             if b.role == WEIGHTS
         ),
-        resident_constants=resident,
     )

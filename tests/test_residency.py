@@ -22,7 +22,7 @@ from paths import REPO, SHARED
 from rip.allocator.planning.residency import (
     constant_bytes,
     op_constant_bytes,
-    resident_bytes,
+    resident_ops,
     sram_left,
 )
 from rip.boards import load_board
@@ -83,36 +83,72 @@ def emitted_bytes_per_op(c, out: Path) -> dict[int, int]:
 
 def test_resident_only_where_it_fits_and_the_board_has_flash():
     g = read_model(need(AD))
-    need_bytes = constant_bytes(g)
-    assert need_bytes > 256 * 1024  # its dense layers: more than an RP2040's SRAM
+    every = tuple(range(len(g.operators)))
+    total = constant_bytes(g)
+    assert total > 256 * 1024  # its dense layers: more than an RP2040's SRAM
     pico, pico2, host = (load_board(b) for b in ("pico", "pico2", "host"))
-    assert resident_bytes(g, [pico2], 768, WeightsIn.AUTO, True) == need_bytes
-    assert resident_bytes(g, [pico2], 768, WeightsIn.FLASH, True) == 0
-    assert resident_bytes(g, [pico], 768, WeightsIn.AUTO, True) == 0  # does not fit
-    assert resident_bytes(g, [host], 768, WeightsIn.AUTO, False) == 0  # no flash to avoid
+    gains = dict.fromkeys(every, 1)
+    assert resident_ops(g, [pico2], 768, WeightsIn.AUTO, gains) == (every, total)
+    assert resident_ops(g, [pico2], 768, WeightsIn.FLASH, gains) == ((), 0)
+    assert resident_ops(g, [host], 768, WeightsIn.AUTO, None) == ((), 0)  # no flash model
+    assert resident_ops(g, [host], 768, WeightsIn.SRAM, None) == (every, total)
     with pytest.raises(FitError, match=r"--weights sram.*does not fit"):
-        resident_bytes(g, [pico], 768, WeightsIn.SRAM, True)
-    # the arena counts: an arena that leaves less than the bound keeps them in flash
+        resident_ops(g, [pico], 768, WeightsIn.SRAM, gains)
+    # the arena counts: one byte more than leaves room for all of it keeps some in flash
     left = sram_left([pico2], 0)
-    assert left is not None and left > need_bytes
-    assert resident_bytes(g, [pico2], left - need_bytes, WeightsIn.AUTO, True) == need_bytes
-    assert resident_bytes(g, [pico2], left - need_bytes + 4, WeightsIn.AUTO, True) == 0
+    assert left is not None and left > total
+    assert resident_ops(g, [pico2], left - total, WeightsIn.AUTO, gains)[0] == every
+    assert resident_ops(g, [pico2], left - total + 4, WeightsIn.AUTO, gains)[0] != every
     # an emulated board is also held to the Pico it is timed as
-    big = load_board("qemu-m33")
-    assert resident_bytes(g, [big, pico], 768, WeightsIn.AUTO, True) == 0
+    assert resident_ops(g, [load_board("qemu-m33"), pico], 768, WeightsIn.AUTO, gains)[0] != every
+
+
+def test_partial_residency_takes_the_most_stall_per_byte_that_fits():
+    """Where the whole does not fit, the greedy fill: the ops chosen fit what the arena
+    leaves, the densest gains first; an op left out with a gain did not fit the room left
+    when its turn came (so it is larger than the room left at the end), and an op without
+    a gain is never chosen."""
+    g = read_model(need(AD))
+    pico = load_board("pico")
+    sizes = [op_constant_bytes(g, op) for op in g.operators]
+    gains = {i: ((i * 7919) % 101 + 1) * sizes[i] // 64 for i in range(len(sizes))}  # mixed
+    gains[3] = 0  # an op without a gain
+    chosen, used = resident_ops(g, [pico], 768, WeightsIn.AUTO, gains)
+    left = sram_left([pico], 768)
+    assert left is not None and 0 < used <= left and used == sum(sizes[i] for i in chosen)
+    assert all(gains[i] > 0 for i in chosen)
+    for i in set(range(len(sizes))) - set(chosen):
+        assert gains[i] == 0 or sizes[i] > left - used
+    assert 3 not in chosen
+    # the densest op is taken whenever it fits alone
+    best = max(range(len(sizes)), key=lambda i: gains[i] / sizes[i])
+    assert best in chosen or sizes[best] > left
+    skipped = [i for i in range(len(sizes)) if i not in chosen and gains[i] > 0]
+    assert chosen and skipped  # the case is partial: AD's dense layers outgrow the Pico
 
 
 def test_plan_records_residency_and_skips_staging():
     c = compiled(need(AD), "qemu-m33")
     staged = c.staged[c.strategy]
-    assert staged.resident_bytes == constant_bytes(c.variants[c.strategy].graph)
+    g = c.variants[c.strategy].graph
+    assert staged.resident_bytes == constant_bytes(g)
+    assert staged.resident_ops == tuple(range(len(g.operators)))
     assert not staged.buffers and any("resident in SRAM" in n for n in c.plan.notes)
-    assert "RIP_CONSTANT __attribute__((section(" in emit(c).files["model_data.c"]
+    text = emit(c).files["model_data.c"]
+    assert text.count("#define RIP_CONSTANT RIP_IN_SRAM") == len(g.operators)
     flash = compiled(need(AD), "qemu-m33", weights=WeightsIn.FLASH)
-    assert flash.strategy not in flash.staged or not flash.staged[flash.strategy].resident_bytes
-    assert "#define RIP_CONSTANT" not in emit(flash).files["model_data.c"]
+    assert flash.strategy not in flash.staged or not flash.staged[flash.strategy].resident_ops
+    assert "RIP_IN_SRAM" not in emit(flash).files["model_data.c"]
     host = compiled(need(AD), "host")
     assert host.strategy not in host.staged
+    # on the Pico 1 part of it: the ops chosen, and only those, are defined in SRAM
+    part = compiled(need(AD), "qemu-armv6m")
+    ops = part.staged[part.strategy].resident_ops
+    assert 0 < len(ops) < len(part.variants[part.strategy].graph.operators)
+    text = emit(part).files["model_data.c"]
+    marked = re.findall(r"/\* op (\d+) \(TFLite operator \d+\): [A-Z_0-9]+, resident", text)
+    assert tuple(int(i) for i in marked) == ops
+    assert text.count("#define RIP_CONSTANT RIP_IN_SRAM") == len(ops)
 
 
 def test_cli_weights_option(capsys):
@@ -165,19 +201,32 @@ def test_bound_covers_every_ops_emitted_data(model, tmp_path):
 
 
 @pytest.mark.skipif(not (ARM_GCC and QEMU), reason=NEED_QEMU)
-def test_resident_firmware_reads_sram_and_gives_tflite_micros_checksum(tmp_path, capsys):
-    """AD on the emulated M33: with resident weights its filters link into RAM (.data) and
-    the run gives TFLite Micro's checksum in fewer estimated Pico 2 cycles than from flash."""
-    board = load_board("qemu-m33")
-    cycles, where = {}, {}
+@pytest.mark.parametrize("board", ["qemu-m33", "qemu-armv6m"])
+def test_resident_firmware_reads_sram_and_gives_tflite_micros_checksum(board, tmp_path, capsys):
+    """AD on the emulated cores: the filters of the ops marked resident (all of them timed
+    as a Pico 2, those that fit a Pico 1) link into RAM (.data), the others stay in flash,
+    and the run gives TFLite Micro's checksum in fewer estimated Pico cycles than from
+    flash."""
+    b = load_board(board)
+    label = "pico2" if board == "qemu-m33" else "pico1"
+    cycles, resident = {}, {}
     for weights in ("auto", "flash"):
         out = tmp_path / weights
-        args = [str(need(AD)), "--board", "qemu-m33", "-o", str(out), "--run", "--json"]
+        args = [str(need(AD)), "--board", board, "-o", str(out), "--run", "--json"]
         assert compile_main([*args, "--weights", weights]) == 0
         rep = json.loads(capsys.readouterr().out)
         assert rep["match"] is True, rep.get("checksum")
-        cycles[weights] = rep["pico2_cycles"]
-        sym = symbol_placement(out / "model.elf", ("rip_op0_filter",))["rip_op0_filter"]
-        where[weights] = int(sym["address"])
-    assert where["auto"] >= int(board.ram_origin or 0) > where["flash"] >= int(board.code_origin)
+        cycles[weights] = rep[f"{label}_cycles"]
+        text = (out / "model_data.c").read_text()
+        ops = [int(i) for i in re.findall(r"/\* op (\d+) \(TFLite operator \d+\): ", text)]
+        marked = {int(i) for i in re.findall(r"/\* op (\d+) [^*]*, resident in SRAM", text)}
+        names = tuple(f"rip_op{i}_filter" for i in ops)
+        found = symbol_placement(out / "model.elf", names)
+        for i in ops:
+            if f"rip_op{i}_filter" in found:
+                address = int(found[f"rip_op{i}_filter"]["address"])
+                assert (address >= int(b.ram_origin or 0)) == (i in marked), (weights, i)
+        resident[weights] = marked
+    assert not resident["flash"] and resident["auto"]
+    assert (len(resident["auto"]) == 10) == (board == "qemu-m33")  # AD's ten ops
     assert cycles["auto"] < cycles["flash"]

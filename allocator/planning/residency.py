@@ -1,5 +1,5 @@
-"""Resident weights (issue 26): the model's whole constant data in SRAM, copied from flash
-once at start-up, when it fits beside the arena.
+"""Resident weights (issue 26): the model's constant data in SRAM, copied from flash once at
+start-up: all of it when it fits beside the arena, else the ops' that gain most.
 
 On a Pico every weight the kernels read through the 16 KB XIP cache is a potential miss.
 Staging (staging.py) copies a thrashing filter into arena holes before its op, which pays
@@ -7,7 +7,10 @@ the copy on every inference and leaves the compulsory misses of every filter tha
 once: the whole of a fully connected model such as MLPerf Tiny's anomaly detection (88.8% of
 its estimated Pico 2 cycles stalled on flash). Where the board's SRAM holds the constants
 beside the arena, the SDK's own C runtime copies them at boot (they are emitted into
-``.data``, codegen's ``RIP_CONSTANT``) and no inference reads flash for data at all.
+``.data``, codegen's ``RIP_CONSTANT``) and no inference reads flash for data at all. Where
+they do not all fit, the SRAM left holds the ops' whose flash reads stall longest per byte
+(staging's `flash_stalls`: the filters swept many times first), and staging works on the
+others.
 
 Whether they fit is decided here, before any code exists, from `constant_bytes`: an upper
 bound of what the code generator emits per op (its packed filters, per-channel records and
@@ -18,6 +21,8 @@ all fit every board the plan is for (an emulated board's Pico too, as staging's
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from rip.allocator.planning.placement import align_up
 from rip.boards import Board
@@ -97,23 +102,37 @@ def sram_left(boards: list[Board], arena_bytes: int) -> int | None:
     return min(left) if left else None
 
 
-def resident_bytes(
-    graph: Graph, boards: list[Board], arena_bytes: int, mode: WeightsIn, has_flash: bool
-) -> int:
-    """The bytes of constant data made resident in SRAM (0: they stay in flash). ``auto``
-    makes them resident on a board with a flash cache (``has_flash``) when `constant_bytes`
-    fits what `sram_left` leaves; ``sram`` requires it (a FitError when they do not fit);
-    ``flash`` never."""
-    if mode == WeightsIn.FLASH or (mode == WeightsIn.AUTO and not has_flash):
-        return 0
-    need = constant_bytes(graph)
+def resident_ops(
+    graph: Graph,
+    boards: list[Board],
+    arena_bytes: int,
+    mode: WeightsIn,
+    gains: Mapping[int, int] | None,
+) -> tuple[tuple[int, ...], int]:
+    """The ops whose constant data is made resident in SRAM, and the bound of its bytes
+    (`op_constant_bytes`). ``gains``: per op, the flash stall cycles an inference spends on
+    its constants (staging's `flash_stalls`), None on a board with no flash cache model.
+
+    ``auto``: every op where the whole fits what `sram_left` leaves, else the ops that
+    save the most stall per byte (greedy by ``gains[i] / bytes``, each kept if it still
+    fits); nothing without a flash model. ``sram``: every op, or a FitError when they do
+    not fit. ``flash``: none."""
+    if mode == WeightsIn.FLASH or (mode == WeightsIn.AUTO and gains is None):
+        return (), 0
+    sizes = [op_constant_bytes(graph, op) for op in graph.operators]
     left = sram_left(boards, arena_bytes)
-    if left is not None and need > left:
-        if mode == WeightsIn.SRAM:
-            raise FitError(
-                f"--weights sram: the constant data (at most {need:,} B) does not fit the "
-                f"{max(0, left):,} B of SRAM the arena ({arena_bytes:,} B) leaves on "
-                f"{', '.join(b.name for b in boards)}"
-            )
-        return 0
-    return need
+    if left is None or sum(sizes) <= left:
+        return tuple(range(len(sizes))), sum(sizes)
+    if mode == WeightsIn.SRAM:
+        raise FitError(
+            f"--weights sram: the constant data (at most {sum(sizes):,} B) does not fit the "
+            f"{max(0, left):,} B of SRAM the arena ({arena_bytes:,} B) leaves on "
+            f"{', '.join(b.name for b in boards)}"
+        )
+    assert gains is not None
+    chosen, used = [], 0
+    for i in sorted(range(len(sizes)), key=lambda i: (-gains.get(i, 0) / sizes[i], i)):
+        if gains.get(i, 0) > 0 and used + sizes[i] <= left:
+            chosen.append(i)
+            used += sizes[i]
+    return tuple(sorted(chosen)), used

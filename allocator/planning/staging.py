@@ -39,7 +39,7 @@ Staging is the flash path: where the whole constant data fits in SRAM beside the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
 from rip.allocator.planning.options import PlanOptions
@@ -52,7 +52,7 @@ from rip.allocator.planning.placement import (
     lowest_free,
 )
 from rip.allocator.planning.replay import replay
-from rip.allocator.planning.residency import resident_bytes
+from rip.allocator.planning.residency import op_constant_bytes, resident_ops
 from rip.allocator.planning.scratch import conv_scratch_bytes
 from rip.allocator.planning.strategies import Variant
 from rip.boards import Board, load_board
@@ -157,11 +157,11 @@ def _members(op: Operator) -> tuple[Operator, ...]:
     return (op,)
 
 
-def candidates(graph: Graph, cache: FlashCache, core: str) -> list[Candidate]:
-    """Every CONV_2D filter (alone or a fused chain's member) whose staging saves cycles,
-    largest saving first. The op's flash working set is all its members' filters, swept
-    in turn: the share of its lines that miss each sweep (`FlashCache.sweep_misses` of the
-    whole set) is charged to each member's lines."""
+def _resweeps(graph: Graph, cache: FlashCache, core: str) -> list[tuple[int, int, int, int, float]]:
+    """(op, member, filter bytes, sweeps, stall cycles of every sweep after the first) of
+    every CONV_2D filter, alone or a fused chain's member. The op's flash working set is
+    all its members' filters, swept in turn: the share of its lines that miss each sweep
+    (`FlashCache.sweep_misses` of the whole set) is charged to each member's lines."""
     out = []
     for i, op in enumerate(graph.operators):
         members = _members(op)
@@ -174,14 +174,38 @@ def candidates(graph: Graph, cache: FlashCache, core: str) -> list[Candidate]:
             if not nbytes or graph.tensors[m.inputs[1]].data is None:
                 continue
             sweeps = _sweeps(graph, m, core, op.kind == Op.FUSED_CHAIN)
-            lines = cache.lines(nbytes)
-            stalls = (sweeps - 1) * miss_share * lines * cache.line_cycles
-            # the copy's misses replace the first sweep's: it adds its loads and stores
-            copy = COPY_CYCLES_PER_WORD * -(-nbytes // 4)
-            saved = int(stalls - copy)
-            if saved > 0:
-                out.append(Candidate(i, k, nbytes, sweeps, saved))
+            stalls = (sweeps - 1) * miss_share * cache.lines(nbytes) * cache.line_cycles
+            out.append((i, k, nbytes, sweeps, stalls))
+    return out
+
+
+def candidates(
+    graph: Graph, cache: FlashCache, core: str, skip: Collection[int] = ()
+) -> list[Candidate]:
+    """Every CONV_2D filter (alone or a fused chain's member, of an op not in ``skip``)
+    whose staging saves cycles, largest saving first: the stalls of its later sweeps
+    (`_resweeps`) less the copy's loads and stores (the copy's misses replace the first
+    sweep's)."""
+    out = []
+    for i, k, nbytes, sweeps, stalls in _resweeps(graph, cache, core):
+        saved = int(stalls - COPY_CYCLES_PER_WORD * -(-nbytes // 4))
+        if saved > 0 and i not in skip:
+            out.append(Candidate(i, k, nbytes, sweeps, saved))
     return sorted(out, key=lambda c: (-c.saved_cycles, c.op, c.member))
+
+
+def flash_stalls(graph: Graph, cache: FlashCache, core: str) -> dict[int, int]:
+    """Per op, the stall cycles an inference is estimated to spend reading its constant
+    data (`residency.op_constant_bytes`) from flash: each line missed once, as a model
+    whose constants outgrow SRAM outgrows the cache (nothing is left from the last
+    inference), and every later sweep of its filters (`_resweeps`)."""
+    out = {
+        i: cache.lines(op_constant_bytes(graph, op)) * cache.line_cycles
+        for i, op in enumerate(graph.operators)
+    }
+    for i, _, _, _, stalls in _resweeps(graph, cache, core):
+        out[i] += int(stalls)
+    return out
 
 
 @dataclass(frozen=True)
@@ -194,7 +218,9 @@ class Staged:
     saved_cycles: tuple[int, ...]  # per buffer, the estimate of `candidates`
     cache: str  # the Pico whose flash cache the estimate models
     base_peak: int
-    # the whole constant data resident in SRAM instead (residency.py): its bound, no buffers
+    # ops whose constant data is resident in SRAM (residency.py; all of them: nothing is
+    # staged), and the bound of those bytes
+    resident_ops: tuple[int, ...] = ()
     resident_bytes: int = 0
 
     @property
@@ -279,40 +305,44 @@ def arena_limit(boards: list[Board], scratch_bytes: int) -> int:
 def stage_strategies(
     variants: Mapping[Strategy, Variant], plans: Mapping[Strategy, Plan], options: PlanOptions
 ) -> tuple[dict[Strategy, Variant], dict[Strategy, Plan], dict[Strategy, Staged]]:
-    """Every strategy's flash-aware plan: its whole constant data resident in SRAM where
-    it fits beside the arena (`residency.resident_bytes`, ``options.weights``), else its
-    thrashing filters staged where the budget allows (`stage`), each staged plan replayed;
-    variants, plans and what was staged, by strategy. Staging is off when
-    ``options.stage_weights`` is None or the board has no flash model (`FlashCache.of`)."""
+    """Every strategy's flash-aware plan: the constant data of the ops that gain most made
+    resident in SRAM, all of them where they fit beside the arena
+    (`residency.resident_ops`, ``options.weights``), then the thrashing filters of the
+    others staged where the budget allows (`stage`), each staged plan replayed; variants,
+    plans and what was done, by strategy. Staging is off when ``options.stage_weights`` is
+    None; neither runs on a board without a flash model (`FlashCache.of`) unless
+    ``--weights sram`` asks for residency."""
     out_v, out_p = dict(variants), dict(plans)
     staged: dict[Strategy, Staged] = {}
     cache = FlashCache.of(options.board)
     boards = [options.board]
     if options.board.timing_board:  # an emulated board: it stands for that Pico, too
         boards.append(load_board(options.board.timing_board))
+    core = options.board.core
     for s, v in variants.items():
         plan = plans[s]
         # the scratch is in the arena (outside it only in the paper's accounting)
         outside = 0 if v.req.scratch_in_arena else v.req.scratch_bytes
-        resident = resident_bytes(
-            v.graph, boards, plan.peak + outside, options.weights, cache is not None
+        gains = flash_stalls(v.graph, cache, core) if cache else None
+        resident, nbytes = resident_ops(
+            v.graph, boards, plan.peak + outside, options.weights, gains
         )
         if resident:
-            note = f"constant data resident in SRAM (at most {resident:,} B)"
-            out_p[s] = replace(plan, notes=(*plan.notes, note))
-            staged[s] = Staged((), (), cache.board if cache else "", plan.peak, resident)
-            continue
-        if options.stage_weights is None or cache is None:
-            continue
-        found = candidates(v.graph, cache, options.board.core)
-        if not found:
-            continue
-        limit = arena_limit(boards, outside)
-        problem, new_plan, kept, saved = stage(v.problem, plan, found, options.stage_weights, limit)
-        if not kept:
-            continue
-        replay(v.graph, new_plan, problem.alignment, problem.op_buffers, v.req.scratch_in_arena)
-        out_v[s] = replace(v, problem=problem)
-        out_p[s] = new_plan
-        staged[s] = Staged(kept, saved, cache.board, plan.peak)
+            note = f"constant data of {len(resident)} of {len(v.graph.operators)} ops resident"
+            plan = replace(plan, notes=(*plan.notes, f"{note} in SRAM (at most {nbytes:,} B)"))
+            out_p[s] = plan
+        found = []
+        if options.stage_weights is not None and cache is not None:
+            found = candidates(v.graph, cache, core, skip=resident)
+        limit = arena_limit(boards, outside + nbytes)
+        problem, new_plan, kept, saved = stage(
+            v.problem, plan, found, options.stage_weights or 0, limit
+        )
+        if kept:
+            replay(v.graph, new_plan, problem.alignment, problem.op_buffers, v.req.scratch_in_arena)
+            out_v[s] = replace(v, problem=problem)
+            out_p[s] = new_plan
+        if kept or resident:
+            board = cache.board if cache else ""
+            staged[s] = Staged(kept, saved, board, plans[s].peak, resident, nbytes)
     return out_v, out_p, staged
