@@ -13,7 +13,9 @@ checksum must equal TFLite Micro's. Then a per-op-class breakdown for one model 
 profiling build (SysTick marks around each op), with planned right shifts in their own
 column; and, with CMSIS-NN checkouts (--cmsis-nn, --cmsis-core or $CMSIS_NN_DIR,
 $CMSIS_CORE_DIR), instructions per MAC per MCUNet model and op class, rip at the board's
-flags and at -O2 beside CMSIS-NN's (bench_cmsis's harness, every layer's bytes checked).
+flags and at -O2 beside CMSIS-NN's (bench_cmsis's harness, every layer's bytes checked);
+and the MLPerf Tiny models' instructions and estimated Pico 2 cycles beside X-CUBE-AI's and
+pico-tflmicro's measured latencies (results/mlperf.py).
 
     python benchmarks/bench_cost.py [--models a,b] [--jobs N] [--profile MODEL] [--json F]
 """
@@ -317,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="mcunet-in0", help="model of the per-op breakdown")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--no-pico", action="store_true", help="skip the Pico timing estimates")
+    ap.add_argument("--no-mlperf", action="store_true",
+                    help="skip the MLPerf Tiny models beside the measured engines")  # fmt: skip
     ap.add_argument("--cmsis-nn", help="CMSIS-NN checkout for the Pico estimates of TFLite Micro "
                     "+ CMSIS-NN (default $CMSIS_NN_DIR)")  # fmt: skip
     ap.add_argument("--cmsis-core", help="CMSIS_6 checkout (default $CMSIS_CORE_DIR)")
@@ -349,10 +353,19 @@ def main(argv: list[str] | None = None) -> int:
         data["pico"] = pico_estimates(chosen, args.jobs, reference, args.cmsis_nn, args.cmsis_core)
         print()
         pico_cost.print_tables(data["pico"])
+    bad_mlperf = False
+    if not args.no_mlperf:
+        from results import mlperf
+
+        data["mlperf"] = mlperf.collect(args.jobs)
+        print()
+        mlperf.print_table(data["mlperf"])
+        bad_mlperf = not data["mlperf"]["all_checksums_equal"]
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
     if args.json:
         Path(args.json).write_text(jsonio.dumps(data, indent=1))
-    return 1 if any(r["mismatches"] for r in data["rows"]) or bad_classes else 0
+    bad = any(r["mismatches"] for r in data["rows"]) or bad_classes or bad_mlperf
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ rewrite the page, the README block and the figures drawn from data (bars, scatte
 docs/results.json without measuring. ``--pico``: measure the Pico timing section alone (it
 takes long) into docs/results.json, the other sections kept from their run (the page's
 section table says so), and rewrite the page; ``--models`` the same for the models section
-(and the headline drawn from it).
+(and the headline drawn from it); ``--mlperf`` the same for the MLPerf Tiny section.
 """
 
 from __future__ import annotations
@@ -34,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure only the models section (and the headline) into "
                     "docs/results.json")  # fmt: skip
     ap.add_argument(
+        "--mlperf",
+        action="store_true",
+        help="measure only the MLPerf Tiny section into docs/results.json",
+    )
+    ap.add_argument(
         "--graphs",
         action="store_true",
         help="measure only the keras graphs section into docs/results.json",
@@ -41,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     docs = REPO / "docs"
     page, data_path, readme = docs / "RESULTS.md", docs / "results.json", REPO / "README.md"
-    if args.pico or args.models or args.graphs:
+    if args.pico or args.models or args.graphs or args.mlperf:
         data = json.loads(data_path.read_text())
         if args.models:
             run.add_models(data)
@@ -49,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
             run.add_graphs(data)
         if args.pico:
             run.add_pico(data, args.jobs)
+        if args.mlperf:
+            run.add_mlperf(data, args.jobs)
     elif args.render_only:
         data = json.loads(data_path.read_text())
         if data.get("figures"):

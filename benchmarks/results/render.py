@@ -4,6 +4,7 @@ a section or column the run did not measure says so."""
 
 from __future__ import annotations
 
+from . import mlperf as mlperf_rows
 from .fmt import DASH, NOT_MEASURED, b, f, g, pct, ratio, table, yes
 
 # Strategies the page always has a column for; others appear when the build has them.
@@ -33,6 +34,7 @@ def render(data: dict) -> str:
     out += graphs(data)
     out += cost(data)
     out += pico(data)
+    out += mlperf(data)
     out += figures(data)
     return "\n".join(out).rstrip() + "\n"
 
@@ -693,6 +695,29 @@ def pico(data: dict) -> list[str]:
         out += [*table(head, rows), ""]
     for e in d["errors"]:
         out += [f"FAILED: {e}", ""]
+    return out
+
+
+def mlperf(data: dict) -> list[str]:
+    out = ["### MLPerf Tiny on the Pico 2 beside the engines measured on boards", ""]
+    d = data.get("mlperf")
+    if not d:
+        return [*out, absent(data, "mlperf"), ""]
+    out += [
+        "rip's firmware of each MLPerf Tiny reference model (the default strategy) on "
+        "qemu-m33: its instructions, and its Pico 2 cycles at "
+        f"{g(d['clock_mhz'])} MHz from the timing model, with the constant data resident in "
+        'SRAM where it fits (`--weights auto`, the default; "ops resident") and all in '
+        "flash (`--weights flash`). Beside them, measured on real boards "
+        f"(`../shared/reference/{d['source']}`): X-CUBE-AI on an STM32U575 (Cortex-M33 at "
+        f"{g(d['xcube_mhz'])} MHz, MLPerf Tiny v1.3; cycles = ms x "
+        f"{b(d['xcube_cycles_per_ms'])}) and TFLite Micro + CMSIS-NN as Raspberry Pi ships it "
+        f"(pico-tflmicro) on an RP2350 at {g(d['pico_tflm_mhz'])} MHz.",
+        "",
+    ]
+    out += [*table(mlperf_rows.HEAD, [mlperf_rows.cells(r) for r in d["rows"]]), ""]
+    out.append("Every run's checksum equals TFLite Micro's: " + yes(d["all_checksums_equal"]) + ".")
+    out.append("")
     return out
 
 

@@ -21,7 +21,7 @@ from rip.compiler import Options, analyse
 from rip.core import jsonio
 from rip.core.terms import Strategy
 
-from . import cost, figures, graphs, layers, models, pico, render, study
+from . import cost, figures, graphs, layers, mlperf, models, pico, render, study
 from .common import MCUNET, MODELS, REPO, exact_ratio, paper_tables
 
 CYCLES = Path(__file__).with_name("paper-table3-cycles.json")
@@ -273,6 +273,9 @@ def collect(
     data["pico"] = section(
         meta, "pico", pico.collect, jobs, reference, skip=QUICK_NOTE if quick else None
     )
+    data["mlperf"] = section(
+        meta, "mlperf", mlperf.collect, jobs, skip=QUICK_NOTE if quick else None
+    )
     data["figures"] = section(meta, "figures", figure_section, data, fig_dir, link_prefix)
     data["headline"] = headline(data)
     meta["total_seconds"] = round(time.perf_counter() - t0, 1)
@@ -308,6 +311,11 @@ def add_graphs(data: dict) -> None:
 def add_pico(data: dict, jobs: int) -> None:
     """The Pico timing section measured alone."""
     _alone(data, "pico", pico.collect, jobs, bench_cost.load_reference())
+
+
+def add_mlperf(data: dict, jobs: int) -> None:
+    """The MLPerf Tiny section measured alone."""
+    _alone(data, "mlperf", mlperf.collect, jobs)
 
 
 def write(data: dict, page: Path, data_path: Path, readme: Path | None, page_link: str) -> None:
