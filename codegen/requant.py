@@ -19,6 +19,8 @@ included), so |acc| <= |folded_bias| + 128 * sum |w| over the channel's taps.
 
 from __future__ import annotations
 
+from rip.codegen.fixedpoint import multiply_by_quantized_multiplier
+
 INT8_MAGNITUDE = 128  # the largest |x| of a raw int8 input byte
 INT32_LIMIT = 2**31
 
@@ -27,6 +29,29 @@ def max_accumulator(folded_bias: int, abs_weight_sum: int) -> int:
     """The largest |acc| a fast kernel can reach for one output channel: its folded bias
     (the int32 the kernel starts from) plus every tap's largest product."""
     return abs(folded_bias) + INT8_MAGNITUDE * abs_weight_sum
+
+
+def saturated_output(
+    folded_bias: int, abs_weight_sum: int, multiplier: int, shift: int, output_offset: int
+) -> int | None:
+    """The one int8 output of a channel whose every reachable accumulator gives it after
+    int8 saturation (a dead channel whose bias outweighs all its taps), else None.
+
+    MultiplyByQuantizedMultiplier is monotone in the accumulator (non-decreasing for m > 0,
+    non-increasing for m < 0) wherever its left shift does not wrap, and so is saturation:
+    equal outputs at both ends of the reachable range mean the same output everywhere in
+    it. Not claimed where TFLite's int32 accumulator itself could wrap."""
+    reach = INT8_MAGNITUDE * abs_weight_sum
+    lo, hi = folded_bias - reach, folded_bias + reach
+    if lo < -INT32_LIMIT or hi >= INT32_LIMIT or not -INT32_LIMIT < multiplier < INT32_LIMIT:
+        return None
+    if shift > 0 and max(-lo, hi) << shift >= INT32_LIMIT:
+        return None
+    ends = {
+        max(-128, min(127, multiply_by_quantized_multiplier(a, multiplier, shift) + output_offset))
+        for a in (lo, hi)
+    }
+    return ends.pop() if len(ends) == 1 else None
 
 
 def cheap_channel(
@@ -39,14 +64,28 @@ def cheap_channel(
     or |SaturatingRoundingDoublingHighMul| < 2^(e - 1), which RoundingDivideByPOT rounds
     to 0) outputs its output offset alone: its record is (0, 0, 1 + 2 output_offset, 1),
     which gives (1 + 2 output_offset - [acc < 0]) >> 1 = output_offset whatever the
-    weights add to the bias 0 (|acc| <= 128 sum |w| < 2^30)."""
+    weights add to the bias 0 (|acc| <= 128 sum |w| < 2^30). One the cheap arithmetic
+    cannot take whose output saturates to the same v for every reachable accumulator
+    (`saturated_output`) takes (0, 0, 1 + 2 v, 1): the kernels' clamp of v is TFLite's
+    clamp of its saturated output, as the activation range lies within int8's."""
     if not -INT32_LIMIT < multiplier < INT32_LIMIT:
         return None
+    if 2 * INT8_MAGNITUDE * abs_weight_sum >= INT32_LIMIT:
+        return None
+    exact = _cheap_record(folded_bias, abs_weight_sum, multiplier, shift, output_offset)
+    if exact is not None:
+        return exact
+    v = saturated_output(folded_bias, abs_weight_sum, multiplier, shift, output_offset)
+    return None if v is None else (0, 0, 1 + 2 * v, 1)
+
+
+def _cheap_record(
+    folded_bias: int, abs_weight_sum: int, multiplier: int, shift: int, output_offset: int
+) -> tuple[int, int, int, int] | None:
+    """`cheap_channel`'s record by the arithmetic alone (|weights| bounded by the caller)."""
     acc = max_accumulator(folded_bias, abs_weight_sum)
     t_max = (2 * acc * abs(multiplier) + INT32_LIMIT) // 2**32 + 1
     constant = (0, 0, 1 + 2 * output_offset, 1)
-    if 2 * INT8_MAGNITUDE * abs_weight_sum >= INT32_LIMIT:
-        return None
     if multiplier == 0 or (shift < 0 and 2 * acc < INT32_LIMIT and t_max < 2 ** (-shift - 1)):
         return constant
     if shift >= 0 or multiplier < 0:

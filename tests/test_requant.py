@@ -27,6 +27,10 @@ def tflite_requantize(acc: int, m: int, shift: int, output_offset: int) -> int:
     return (x >> right) + (1 if remainder > threshold else 0) + output_offset
 
 
+def sat8(x: int) -> int:
+    return max(-128, min(127, x))
+
+
 def kernel_formula(acc: int, record: tuple[int, int, int, int]) -> int:
     """rip_cheap_requantize: SMMLAR(2 acc, m, round) + (acc >> 31), then >> e, checking
     that every intermediate is an int32 as the C code needs."""
@@ -65,7 +69,11 @@ def test_the_cheap_formula_equals_tflite_where_proven(
             continue  # int32 overflow in TFLite itself
         # the kernel's: the record's bias plus the (negated) weights' share
         got = kernel_formula(record[0] + (-share if negate else share), record)
-        assert got == tflite_requantize(acc, m, shift, output_offset)
+        want = tflite_requantize(acc, m, shift, output_offset)
+        if record[:2] == (0, 0):  # a constant, maybe saturated: the kernels clamp it
+            assert sat8(got) == sat8(want)
+        else:
+            assert got == want
 
 
 def test_not_proven_where_the_cheap_path_is_wrong() -> None:
@@ -74,9 +82,9 @@ def test_not_proven_where_the_cheap_path_is_wrong() -> None:
     assert cheap_channel(0, 100, -(2**30), -3, 0) is None  # m < 0: only by negating
     assert cheap_channel(0, 100, 2**30, 0, 0) is None
     assert cheap_channel(0, 100, 2**30, 1, 0) is None
-    assert cheap_channel(2**30, 0, 2**30, -1, 0) is None
+    assert cheap_channel(2**30, 2**20, 2**30, -24, 0) is None  # and not a constant
     assert cheap_channel(0, 2**23, 2**30, -1, 0) is None  # 128 * 2^23 = 2^30
-    assert cheap_channel(2**25, 0, 2**30, -24, 127) is None  # round ~ 2^31 does not fit
+    assert cheap_channel(2**25, 2**19, 2**30, -24, 127) is None  # round ~ 2^31 does not fit
     assert cheap_channel(0, 100, 2**30, -8, 5) == (0, 2**30, 2**7 + 5 * 2**8, 8)
 
 
@@ -85,3 +93,39 @@ def test_constant_channels() -> None:
     assert cheap_channel(-(2**31) + 5, 10, 0, 0, -7) == (0, 0, -13, 1)
     assert cheap_channel(1000, 10, 2**30, -20, 3) == (0, 0, 7, 1)
     assert tflite_requantize(1000 + 128 * 10, 2**30, -20, 3) == 3
+
+
+def test_dead_channels_saturate_to_a_constant() -> None:
+    """A bias that outweighs every tap saturates the output whatever the inputs: the cheap
+    arithmetic cannot take it (2 acc overflows), the constant record can; where the two
+    ends of the reach saturate differently, or a left shift could wrap, it is not claimed."""
+    assert cheap_channel(2**30, 100, 2**30, -1, 0) == (0, 0, 255, 1)  # always 127
+    assert cheap_channel(-(2**30), 100, 2**30, -1, 5) == (0, 0, -255, 1)  # always -128
+    assert cheap_channel(-(2**30), 100, -(2**30), -1, 0) == (0, 0, 255, 1)  # m < 0 flips it
+    for acc in (-(2**30) - 12_800, -(2**30), -(2**30) + 12_800):
+        assert sat8(tflite_requantize(acc, -(2**30), -1, 0)) == 127
+    # 2^30 +- 2^27 requantises to 28 .. 36: not a constant, and 2 acc overflows
+    assert cheap_channel(2**30, 2**20, 2**30, -24, 0) is None
+    assert cheap_channel(2**28, 10, 2**30, 4, 0) is None  # 2^28 << 4 wraps in TFLite
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    bias=st.integers(-(2**31) + 2**20, 2**31 - 1 - 2**20),
+    weight_sum=st.integers(0, 2**12),
+    m=st.integers(-(2**31) + 1, 2**31 - 1),
+    shift=st.integers(-31, 3),
+    output_offset=st.integers(-128, 127),
+    shares=st.lists(st.floats(-1.0, 1.0), min_size=1, max_size=8),
+)
+def test_a_saturated_constant_holds_over_the_whole_reach(
+    bias: int, weight_sum: int, m: int, shift: int, output_offset: int, shares: list[float]
+) -> None:
+    record = cheap_channel(bias, weight_sum, m, shift, output_offset)
+    if record is None or record[:2] != (0, 0):
+        return
+    v = sat8(kernel_formula(0, record))
+    reach = 128 * weight_sum
+    for share in shares:
+        acc = bias + int(share * reach)
+        assert sat8(tflite_requantize(acc, m, shift, output_offset)) == v
