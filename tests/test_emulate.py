@@ -321,7 +321,8 @@ def test_a_broken_weight_on_rp2040js_is_a_mismatch(tmp_path, capsys, pico_env):
     data = out / MODEL_DIR / "model_data.c"  # the model library's folder
     text = data.read_text()
     found = list(re.finditer(r"const int8_t (?:__attribute__\(\(aligned\(4\)\)\) )?"
-                             r"rip_op\d+_filter\[\d+\] (?:RIP_CONSTANT )?= \{\s*(-?\d+)", text))  # fmt: skip
+                             r"rip_op\d+_filter\[\d+\] (?:RIP_CONSTANT )?= "
+                             r"\{\s*(-?\d+)", text))  # fmt: skip
     assert found, "no weight array found in model_data.c"
     m = found[-1]  # the first weight of the last weighted op: its outputs are the model's
     flipped = 127 if int(m[1]) < 0 else -128

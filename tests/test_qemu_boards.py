@@ -162,8 +162,8 @@ def test_compile_run_json_and_a_broken_weight(tmp_path, capsys):
     # (packed filters, which the fast kernels read a word pair at a time, are 4-byte aligned)
     found = list(
         re.finditer(
-            r"const int8_t (?:__attribute__\(\(aligned\(4\)\)\) )?rip_op\d+_filter\[\d+\] (?:RIP_CONSTANT )?= "
-            r"\{\s*(-?\d+)",
+            r"const int8_t (?:__attribute__\(\(aligned\(4\)\)\) )?rip_op\d+_filter\[\d+\] "
+            r"(?:RIP_CONSTANT )?= \{\s*(-?\d+)",
             text,
         )
     )

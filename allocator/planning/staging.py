@@ -33,8 +33,9 @@ function:
 The copies themselves are the code generator's (a memcpy before the op, the kernel given
 the SRAM pointer): same weights, same output bytes.
 
-Staging is the flash path: where the whole constant data fits in SRAM beside the arena
-(residency.py, ``PlanOptions.weights``), it is made resident instead and nothing is staged.
+Staging is the flash path: the ops whose constant data is made resident in SRAM
+(residency.py, ``PlanOptions.weights``: all of them where they fit beside the arena) are
+not staged; what staging adds to the arena stays within the SRAM they leave.
 """
 
 from __future__ import annotations
@@ -210,18 +211,23 @@ def flash_stalls(graph: Graph, cache: FlashCache, core: str) -> dict[int, int]:
 
 @dataclass(frozen=True)
 class Staged:
-    """What staging did to one plan: the staged filters (their op-lived buffers are in the
-    problem, their offsets in the plan) with each one's estimated saving, and the arena
-    bytes the budget let it add above the base plan's peak."""
+    """What flash-aware execution did to one plan: the staged filters (their op-lived
+    buffers are in the problem, their offsets in the plan) with each one's estimated
+    saving, the arena bytes the budget let it add above the base plan's peak, and the ops
+    whose constant data is resident in SRAM."""
 
     buffers: tuple[OpBuffer, ...]
     saved_cycles: tuple[int, ...]  # per buffer, the estimate of `candidates`
     cache: str  # the Pico whose flash cache the estimate models
     base_peak: int
-    # ops whose constant data is resident in SRAM (residency.py; all of them: nothing is
+    # ops whose constant data is resident in SRAM (residency.py; none of their filters is
     # staged), and the bound of those bytes
     resident_ops: tuple[int, ...] = ()
     resident_bytes: int = 0
+
+    @property
+    def staged_ops(self) -> set[int]:
+        return {b.op for b in self.buffers}
 
     @property
     def staged_bytes(self) -> int:
@@ -235,15 +241,17 @@ class Staged:
         """The report's and --json's figures."""
         return {
             "flash_cache_of": self.cache,
-            "staged_ops": sorted({b.op for b in self.buffers}),
+            "staged_ops": sorted(self.staged_ops),
             "staged_filters": len(self.buffers),
             "staged_bytes": self.staged_bytes,  # summed over the ops, each op-lived
             "largest_op_staged_bytes": max(
-                sum(b.size for b in self.buffers if b.op == op)
-                for op in {b.op for b in self.buffers}
+                (sum(b.size for b in self.buffers if b.op == op) for op in self.staged_ops),
+                default=0,
             ),
             "estimated_saved_cycles": self.estimated_saved_cycles,
             "extra_arena_bytes": peak - self.base_peak,
+            "resident_ops": len(self.resident_ops),
+            "resident_bytes": self.resident_bytes,
         }
 
 
