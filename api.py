@@ -293,8 +293,9 @@ def plan(
     the ``fused`` chains' estimated extra instructions (a fraction; None: no budget),
     ``stage_weights`` the arena bytes flash-aware execution may add to stage filters in
     SRAM on a board with a flash cache (0: only free bytes; None: off), ``weights`` where
-    inference reads the constant data (``auto``: SRAM where it fits beside the arena,
-    ``flash``, or ``sram``: refused where it does not fit); ``stream_input``
+    inference reads the constant data (``auto``: SRAM, all of it where it fits beside the
+    arena, else the ops' that stall most on flash; ``flash``; or ``sram``: all of it,
+    refused where it does not fit); ``stream_input``
     streams input 0 in row by row (`rip.frontend.streaming`; the ``fused`` strategy only);
     ``cache`` reuses replay-checked plans of the same model and options."""
     opts = options(

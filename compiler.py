@@ -105,7 +105,7 @@ class Options:
     fuse_chains: tuple[ChainSpan, ...] | None = None  # fused: these chains, not the choice
     # flash-aware execution: arena bytes staged filters may add (None: off); staging.py
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS
-    # where inference reads the constant data: auto (SRAM where it fits), flash, sram
+    # where inference reads the constant data: auto (SRAM, all or what gains most), flash, sram
     weights: WeightsIn = WeightsIn.AUTO
     # the input streams in row by row (rip.frontend.streaming); only STREAMING strategies
     stream_input: bool = False

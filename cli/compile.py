@@ -114,9 +114,10 @@ def _parser() -> argparse.ArgumentParser:
         choices=WeightsIn.values(),
         default=WeightsIn.AUTO.value,
         help="where inference reads the constant data on a board with a flash cache: 'auto' "
-        "(default) keeps it resident in SRAM, copied from flash at start-up, when it fits "
-        "beside the arena, else in flash with thrashing filters staged; 'flash': always in "
-        "flash; 'sram': resident, refused when it does not fit",
+        "(default) keeps it resident in SRAM, copied from flash at start-up, all of it where "
+        "it fits beside the arena, else the ops' that stall most on flash, the rest in flash "
+        "with thrashing filters staged; 'flash': all in flash; 'sram': all resident, refused "
+        "when it does not fit",
     )
     p.add_argument(
         "--stream-input",

@@ -76,7 +76,7 @@ class WeightsIn(Word):
     """Where inference reads the model's constant data on a board with flash (issue 26,
     allocator/planning/residency.py)."""
 
-    AUTO = "auto"  # SRAM when it fits beside the arena, else flash (filters staged)
+    AUTO = "auto"  # SRAM: all where it fits beside the arena, else what gains most
     FLASH = "flash"  # in place from flash through the XIP cache, thrashing filters staged
     SRAM = "sram"  # SRAM, copied at start-up; refused when it does not fit
 

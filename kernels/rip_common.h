@@ -20,8 +20,8 @@
 #include <stdint.h>
 
 /* The storage of a generated model's constant data, after its declarator: nothing (const
- * data stays in flash, .rodata) unless model_data.c defines it first to make the constants
- * resident in SRAM (rip.allocator.planning.residency). */
+ * data stays in flash, .rodata) unless model_data.c redefines it around the data of an op
+ * made resident in SRAM (rip.allocator.planning.residency). */
 #ifndef RIP_CONSTANT
 #define RIP_CONSTANT
 #endif
