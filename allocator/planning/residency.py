@@ -36,6 +36,8 @@ from rip.frontend.ir import Graph, Operator
 # the most any op of the test models needs, with room (tests/test_residency.py).
 PARAMS_BYTES_PER_OP = 256
 CHANNEL_RECORD_BYTES = 16  # a rip_fast_channel (bias, multiplier, round, shift) per channel
+# SRAM residency never takes: the heap's and an application's room to grow beside the model
+HEADROOM_BYTES = 4096
 
 
 def _even(n: int) -> int:
@@ -95,10 +97,11 @@ def constant_bytes(graph: Graph) -> int:
 
 
 def sram_left(boards: list[Board], arena_bytes: int) -> int | None:
-    """SRAM every board of ``boards`` leaves beside an arena of ``arena_bytes`` (the
-    scratch in it or added to it) and its SDK's static data and stack; None when none of
-    them has an SRAM limit (the host)."""
-    left = [b.sram_bytes - arena_bytes - b.fixed_overhead_bytes for b in boards if b.sram_bytes]
+    """SRAM every board of ``boards`` leaves for constants beside an arena of
+    ``arena_bytes`` (the scratch in it or added to it), its SDK's static data and stack
+    and `HEADROOM_BYTES`; None when none of them has an SRAM limit (the host)."""
+    left = [b.sram_bytes - arena_bytes - b.fixed_overhead_bytes - HEADROOM_BYTES
+            for b in boards if b.sram_bytes]  # fmt: skip
     return min(left) if left else None
 
 
