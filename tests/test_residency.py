@@ -9,6 +9,7 @@ checksum and the timing model for the run.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -20,11 +21,14 @@ from cbuild import ARM_GCC, NEED_ARM, NEED_QEMU, QEMU, compile_c
 from paths import REPO, SHARED
 
 from rip.allocator.planning.residency import (
+    KNAPSACK_CELLS,
     constant_bytes,
+    most_gain,
     op_constant_bytes,
     resident_ops,
     sram_left,
 )
+from rip.allocator.planning.staging import FlashCache, flash_stalls
 from rip.boards import load_board
 from rip.cli.compile import main as compile_main
 from rip.compiler import Options, analyse, emit
@@ -103,11 +107,11 @@ def test_resident_only_where_it_fits_and_the_board_has_flash():
     assert resident_ops(g, [load_board("qemu-m33"), pico], 768, WeightsIn.AUTO, gains)[0] != every
 
 
-def test_partial_residency_takes_the_most_stall_per_byte_that_fits():
-    """Where the whole does not fit, the greedy fill: the ops chosen fit what the arena
-    leaves, the densest gains first; an op left out with a gain did not fit the room left
-    when its turn came (so it is larger than the room left at the end), and an op without
-    a gain is never chosen."""
+def test_partial_residency_takes_the_most_stall_that_fits():
+    """Where the whole does not fit, the ops chosen fit what the arena leaves and save the
+    most stall any subset that fits saves (every subset of AD's ten ops tried, sizes in the
+    fill's steps), at least what a greedy fill by gain per byte saves; an op without a gain
+    is never chosen."""
     g = read_model(need(AD))
     pico = load_board("pico")
     sizes = [op_constant_bytes(g, op) for op in g.operators]
@@ -116,15 +120,30 @@ def test_partial_residency_takes_the_most_stall_per_byte_that_fits():
     chosen, used = resident_ops(g, [pico], 768, WeightsIn.AUTO, gains)
     left = sram_left([pico], 768)
     assert left is not None and 0 < used <= left and used == sum(sizes[i] for i in chosen)
-    assert all(gains[i] > 0 for i in chosen)
-    for i in set(range(len(sizes))) - set(chosen):
-        assert gains[i] == 0 or sizes[i] > left - used
-    assert 3 not in chosen
-    # the densest op is taken whenever it fits alone
-    best = max(range(len(sizes)), key=lambda i: gains[i] / sizes[i])
-    assert best in chosen or sizes[best] > left
-    skipped = [i for i in range(len(sizes)) if i not in chosen and gains[i] > 0]
-    assert chosen and skipped  # the case is partial: AD's dense layers outgrow the Pico
+    assert 3 not in chosen and len(chosen) < len(sizes)  # partial: AD outgrows the Pico
+    step = max(64, -(-left // KNAPSACK_CELLS))
+    units = [-(-n // step) for n in sizes]
+    best = max(
+        sum(gains[i] for i in subset)
+        for k in range(len(sizes) + 1)
+        for subset in itertools.combinations(range(len(sizes)), k)
+        if sum(units[i] for i in subset) <= left // step
+    )
+    assert sum(gains[i] for i in chosen) == best
+    greedy, room = 0, left
+    for i in sorted(gains, key=lambda i: -gains[i] / sizes[i]):
+        if gains[i] and sizes[i] <= room:
+            greedy, room = greedy + gains[i], room - sizes[i]
+    assert best >= greedy
+
+
+def test_the_exact_fill_beats_a_greedy_one_where_they_differ():
+    """Three items, room for two small ones or the big one: by gain per byte the big one
+    goes first and blocks both small ones, whose sum gains more."""
+    assert most_gain([600 * 64, 500 * 64, 500 * 64], [700, 500, 500], 1000 * 64) == (1, 2)
+    assert most_gain([64, 64], [5, 0], 64) == (0,)  # no gain: never taken
+    assert most_gain([65], [9], 64) == ()  # rounded up, it does not fit
+    assert most_gain([10], [9], 0) == ()
 
 
 def test_plan_records_residency_and_skips_staging():
@@ -230,3 +249,25 @@ def test_resident_firmware_reads_sram_and_gives_tflite_micros_checksum(board, tm
     assert not resident["flash"] and resident["auto"]
     assert (len(resident["auto"]) == 10) == (board == "qemu-m33")  # AD's ten ops
     assert cycles["auto"] < cycles["flash"]
+
+
+def test_depthwise_layers_gain_their_rereads():
+    """A depthwise layer rereads its filter and records every output row: one whose
+    constants outgrow half the cache (the other half the kernels' code) is estimated to
+    stall on every row, one within it on its first row alone (its compulsory misses)."""
+    path = need(SHARED / "models" / "mcunet" / "mcunet-in0.tflite")
+    g = read_model(path)
+    cache = FlashCache.of(load_board("pico2"))
+    assert cache is not None
+    stalls = flash_stalls(g, cache, "cortex-m33")
+    seen = set()
+    for i, op in enumerate(g.operators):
+        if op.kind != "DEPTHWISE_CONV_2D":
+            continue
+        nbytes = op_constant_bytes(g, op)
+        once = cache.lines(nbytes) * cache.line_cycles
+        rows = g.tensors[op.outputs[0]].hwc[0]
+        big = nbytes > cache.cache_bytes // 2 and rows > 1
+        assert (stalls[i] > once) == big, (i, nbytes, rows)
+        seen.add(big)
+    assert seen == {True, False}

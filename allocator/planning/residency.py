@@ -22,7 +22,9 @@ all fit every board the plan is for (an emulated board's Pico too, as staging's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from rip.allocator.planning.placement import align_up
 from rip.boards import Board
@@ -116,10 +118,9 @@ def resident_ops(
     (`op_constant_bytes`). ``gains``: per op, the flash stall cycles an inference spends on
     its constants (staging's `flash_stalls`), None on a board with no flash cache model.
 
-    ``auto``: every op where the whole fits what `sram_left` leaves, else the ops that
-    save the most stall per byte (greedy by ``gains[i] / bytes``, each kept if it still
-    fits); nothing without a flash model. ``sram``: every op, or a FitError when they do
-    not fit. ``flash``: none."""
+    ``auto``: every op where the whole fits what `sram_left` leaves, else the set of ops
+    that saves the most stall and fits (`most_gain`); nothing without a flash model.
+    ``sram``: every op, or a FitError when they do not fit. ``flash``: none."""
     if mode == WeightsIn.FLASH or (mode == WeightsIn.AUTO and gains is None):
         return (), 0
     sizes = [op_constant_bytes(graph, op) for op in graph.operators]
@@ -133,9 +134,36 @@ def resident_ops(
             f"{', '.join(b.name for b in boards)}"
         )
     assert gains is not None
-    chosen, used = [], 0
-    for i in sorted(range(len(sizes)), key=lambda i: (-gains.get(i, 0) / sizes[i], i)):
-        if gains.get(i, 0) > 0 and used + sizes[i] <= left:
+    chosen = most_gain(sizes, [max(0, gains.get(i, 0)) for i in range(len(sizes))], left)
+    return chosen, sum(sizes[i] for i in chosen)
+
+
+KNAPSACK_CELLS = 16384  # capacity steps of the exact fill: sizes rounded up to a step
+
+
+def most_gain(sizes: Sequence[int], gains: Sequence[int], capacity: int) -> tuple[int, ...]:
+    """The items (indices, ascending) of largest total gain whose sizes sum to at most
+    ``capacity``: the 0/1 knapsack solved exactly by dynamic programming over capacity in
+    steps of ``ceil(capacity / KNAPSACK_CELLS)`` bytes (at least 64), every size rounded up
+    to whole steps, so that a chosen set always fits (a greedy fill by gain per byte can
+    leave out a dense op that one byte too few would have taken, and fill with worse)."""
+    if capacity <= 0:
+        return ()
+    step = max(64, -(-capacity // KNAPSACK_CELLS))
+    cells = capacity // step
+    units = [-(-s // step) for s in sizes]
+    best = np.zeros(cells + 1, dtype=np.int64)  # best gain within c steps, items so far
+    took = np.zeros((len(sizes), cells + 1), dtype=bool)
+    for i, (u, g) in enumerate(zip(units, gains, strict=True)):
+        if g <= 0 or u > cells:
+            continue
+        with_it = best[: cells + 1 - u] + g
+        better = with_it > best[u:]
+        took[i, u:] = better
+        best[u:] = np.where(better, with_it, best[u:])
+    chosen, c = [], cells
+    for i in range(len(sizes) - 1, -1, -1):
+        if took[i, c]:
             chosen.append(i)
-            used += sizes[i]
-    return tuple(sorted(chosen)), used
+            c -= units[i]
+    return tuple(sorted(chosen))
