@@ -19,7 +19,7 @@ params structs, dims and quantization arrays; the code generator renders them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -241,3 +241,35 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
     if op.kind == Op.FULLY_CONNECTED:
         return fully_connected_params(graph, op)
     raise ParamsError(f"{where(op)}: no rip_conv.h kernel for this operator")
+
+
+def column_as_row(p: ConvKernelParams) -> ConvKernelParams:
+    """A depthwise layer over a one-column map with a one-column kernel (a 1-D convolution
+    along H: streaming keyword spotters' temporal layers) as the one-row layer its bytes
+    already are. In NHWC with W = 1, row h of channel c is at h * C + c, as column h of a
+    one-row map is: the same input, filter ([1, KH, 1, C] is [1, 1, KH, C]) and output
+    bytes. The row engines then run the whole column as one row, each channel group's
+    weights set up once instead of once per output row (the column-pair engine where KH is
+    3, 5 or 7). ``p`` itself where the layer is not such a column (or pads across it)."""
+    n, h, w, c = p.input_dims
+    fn, kh, kw, fc = p.filter_dims
+    on, h_out, w_out, oc = p.output_dims
+    column = (
+        p.kind == Op.DEPTHWISE_CONV_2D
+        and w == 1
+        and w_out == 1
+        and kw == 1
+        and h > 1
+        and p.padding[1] == 0
+    )
+    if not column:
+        return p
+    return replace(
+        p,
+        input_dims=(n, 1, h, c),
+        filter_dims=(fn, 1, kh, fc),
+        output_dims=(on, 1, h_out, oc),
+        stride=(1, p.stride[0]),
+        padding=(0, p.padding[0]),
+        dilation=(1, p.dilation[0]),
+    )

@@ -93,7 +93,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     """CONV_2D (out of place, or "rip": the gather-first kernel tolerates an output starting
     the planner's gap below its input) and DEPTHWISE_CONV_2D (out of place, or "channel":
     the channel in-place kernel over the shared base)."""
-    p = _params(cp.conv_params, graph, op, index)
+    # a one-column depthwise layer runs as the one-row layer its bytes are
+    p = cp.column_as_row(_params(cp.conv_params, graph, op, index))
     depthwise = op.kind == Op.DEPTHWISE_CONV_2D
     as_conv = depthwise_is_conv(graph, op)  # one input channel: the conv it equals
     _check_inplace(

@@ -107,6 +107,17 @@ CASES: dict[str, tuple[Callable[[int], bytes], tuple[str, ...]]] = {
         ("out", "channel"),
     ),
     "dw_mult2_s2": (lambda s: dw(s, 9, 9, 4, 3, 2, depth_multiplier=2), ("out",)),
+    # one column, a kernel along H (streaming keyword models): run as the row it is in memory
+    "dw_column_valid_k5": (lambda s: dw(s, 28, 1, 8, (5, 1), 1, 1, "VALID"), ("out", "channel")),
+    "dw_column_same_k3_s2": (lambda s: dw(s, 15, 1, 12, (3, 1), 2, 1, "SAME"), ("out", "channel")),
+    "dw_column_k10_dilated": (
+        lambda s: dw(s, 30, 1, 8, (10, 1), 1, 2, "VALID"),
+        ("out", "channel"),
+    ),
+    "dw_column_k7_relu_mult2": (
+        lambda s: dw(s, 16, 1, 4, (7, 1), 1, 1, "SAME", "RELU", depth_multiplier=2),
+        ("out",),
+    ),
     "dw_mult2_relu": (
         lambda s: dw(s, 7, 6, 3, 3, 1, 1, "SAME", "RELU", depth_multiplier=2),
         ("out",),

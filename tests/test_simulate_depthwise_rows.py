@@ -145,3 +145,27 @@ def test_row_spans_are_the_engines_border_sides() -> None:
     assert depthwise_row_spans(g, False) == [range(11)]
     narrow = ConvGeometry(3, 3, 4, 4, 7, 7, pad_top=3, pad_bottom=3, pad_left=3, pad_right=3)
     assert depthwise_row_spans(narrow, True) == [range(3)]
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_a_column_layer_run_as_a_row_is_safe(group: int) -> None:
+    """A one-column layer with a kernel along H runs as the one-row layer its bytes are
+    (codegen.conv_params.column_as_row: H <-> W, mlperf-str_ww's temporal layers). At that
+    geometry too the formula's schedule is safe under the simulator, in place over the
+    shared base, for every kernel height, stride, dilation and top/bottom padding here."""
+    n = 0
+    for h, k, s, d, pt, pb in itertools.product(
+        [2, 5, 15, 28, 30], [1, 3, 5, 7, 10, 15], [1, 2], [1, 2], [0, 1, 2], [0, 1]
+    ):
+        try:
+            column = ConvGeometry(h, 1, 4, 4, k, 1, s, 1, d, 1, pt, pb, 0, 0)
+        except LayerError:
+            continue
+        if column.h_out > h:
+            continue
+        row = ConvGeometry(1, h, 4, 4, 1, k, 1, s, 1, d, 0, 0, pt, pb)
+        assert (row.h_out, row.w_out) == (1, column.h_out)
+        run = simulate_depthwise_rows(row, _ring(row), channels=4, group=group, saves=_saves(row))
+        assert (run.corrupted, run.writes_outside) == (0, 0), (h, k, s, d, pt, pb)
+        n += 1
+    assert n > 100
