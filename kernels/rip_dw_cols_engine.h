@@ -298,9 +298,20 @@ RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3)
 RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5)
 RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7)
 RIP_DWC_RUN_STRIDES(rip_dwc_any, g->kh, g->kw)
+/* One kernel row: a one-column layer run as the row it is in memory (codegen's
+ * column_as_row, streaming keyword models' temporal layers). */
+RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7)
 #define RIP_DWC_ROW(prefix)                                                                    \
     {{prefix##_s1_exact, prefix##_s1_sat, prefix##_s1_clamp},                                  \
      {prefix##_s2_exact, prefix##_s2_sat, prefix##_s2_clamp}}
+
+/* The run table's row of a covered kernel size (rip_dwc_covers: KW is 3, 5 or 7): the
+ * square sizes and the one-row ones their own, any other the general run. */
+static inline int rip_dwc_size_index(int32_t kh, int32_t kw) {
+    return kh == 1 ? 3 + (kw - 1) / 2 : rip_dw_size_index(kh, kw);
+}
 
 /* Channels [c0, c0 + n_ch) of one output row, as rip_dw_row (c0 a multiple of 4, the layer
  * covered): groups of four here, the last n_ch % 4 channels one at a time. */
@@ -309,10 +320,12 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
                                                       const int8_t *filter, const rip_dw_rq *q,
                                                       int32_t c0, int32_t n_ch, int8_t *o,
                                                       ptrdiff_t ostep) {
-    static const rip_dwc_fn runs[4][2][3] = {RIP_DWC_ROW(rip_dwc_3x3), RIP_DWC_ROW(rip_dwc_5x5),
-                                             RIP_DWC_ROW(rip_dwc_7x7), RIP_DWC_ROW(rip_dwc_any)};
+    static const rip_dwc_fn runs[7][2][3] = {
+        RIP_DWC_ROW(rip_dwc_3x3), RIP_DWC_ROW(rip_dwc_5x5), RIP_DWC_ROW(rip_dwc_7x7),
+        RIP_DWC_ROW(rip_dwc_any), RIP_DWC_ROW(rip_dwc_1x3), RIP_DWC_ROW(rip_dwc_1x5),
+        RIP_DWC_ROW(rip_dwc_1x7)};
     const int32_t kh = g->kh, kw = g->kw, n4 = n_ch & ~3;
-    const rip_dwc_fn *const by_mode = runs[rip_dw_size_index(kh, kw)][g->sw - 1];
+    const rip_dwc_fn *const by_mode = runs[rip_dwc_size_index(kh, kw)][g->sw - 1];
     const int cheap = g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
                                                                : RIP_DW_RQ_CHEAP_CLAMP;
     const int32_t *w = rip_dw_packed(filter);
