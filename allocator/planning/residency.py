@@ -46,7 +46,7 @@ def _even(n: int) -> int:
     return n + n % 2
 
 
-def _filter_bytes(op: Operator, shape: tuple[int, ...]) -> int:
+def packed_filter_bytes(op: Operator, shape: tuple[int, ...]) -> int:
     """The most a conv-like op's packed filter takes: CONV_2D and FULLY_CONNECTED in channel
     pairs with rows padded to 4 (codegen's pack_filter_pairs); depthwise in channel groups
     of 4 (pack_depthwise_filter), (KW - 1) / 2 words a kernel row where the column-pair
@@ -82,7 +82,7 @@ def op_constant_bytes(graph: Graph, op: Operator) -> int:
             continue
         tensor = graph.tensors[t]
         if conv_like and k == 1:
-            total += _filter_bytes(op, tuple(tensor.shape))
+            total += packed_filter_bytes(op, tuple(tensor.shape))
             c_out = tensor.shape[-1] if op.kind == Op.DEPTHWISE_CONV_2D else tensor.shape[0]
             total += CHANNEL_RECORD_BYTES * align_up(c_out, 4)
         elif conv_like and k == 2:
@@ -98,13 +98,19 @@ def constant_bytes(graph: Graph) -> int:
     return sum(op_constant_bytes(graph, op) for op in graph.operators)
 
 
+def boards_left(boards: list[Board], used: int) -> int | None:
+    """SRAM every board of ``boards`` leaves beside ``used`` bytes and its SDK's static data
+    and stack (negative where they do not fit); None when none of them has an SRAM limit
+    (the host)."""
+    left = [b.sram_bytes - used - b.fixed_overhead_bytes for b in boards if b.sram_bytes]
+    return min(left) if left else None
+
+
 def sram_left(boards: list[Board], arena_bytes: int) -> int | None:
     """SRAM every board of ``boards`` leaves for constants beside an arena of
-    ``arena_bytes`` (the scratch in it or added to it), its SDK's static data and stack
-    and `HEADROOM_BYTES`; None when none of them has an SRAM limit (the host)."""
-    left = [b.sram_bytes - arena_bytes - b.fixed_overhead_bytes - HEADROOM_BYTES
-            for b in boards if b.sram_bytes]  # fmt: skip
-    return min(left) if left else None
+    ``arena_bytes`` (the scratch in it or added to it) and `HEADROOM_BYTES`
+    (`boards_left`)."""
+    return boards_left(boards, arena_bytes + HEADROOM_BYTES)
 
 
 def resident_ops(

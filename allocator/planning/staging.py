@@ -53,7 +53,12 @@ from rip.allocator.planning.placement import (
     lowest_free,
 )
 from rip.allocator.planning.replay import replay
-from rip.allocator.planning.residency import op_constant_bytes, resident_ops
+from rip.allocator.planning.residency import (
+    boards_left,
+    op_constant_bytes,
+    packed_filter_bytes,
+    resident_ops,
+)
 from rip.allocator.planning.scratch import conv_scratch_bytes
 from rip.allocator.planning.strategies import Variant
 from rip.boards import Board, load_board
@@ -133,8 +138,7 @@ def filter_bytes(graph: Graph, op: Operator) -> int:
     """A CONV_2D's filter as the fast kernels read it, an upper bound of every variant's:
     channels in pairs (an odd count padded by one), each row of KH * KW * C_in taps padded to
     a multiple of 4 (codegen's pack_filter_pairs); the reference kernels read less."""
-    c_out, kh, kw, c_in = graph.tensors[op.inputs[1]].shape
-    return (c_out + c_out % 2) * align_up(kh * kw * c_in, 4)
+    return packed_filter_bytes(op, tuple(graph.tensors[op.inputs[1]].shape))
 
 
 def _sweeps(graph: Graph, op: Operator, core: str, fused: bool) -> int:
@@ -327,8 +331,8 @@ def stage(
 def arena_limit(boards: list[Board], scratch_bytes: int) -> int:
     """The arena bytes every board of ``boards`` leaves beside the scratch, its SDK's static
     data and stack (0: no limit): staging never makes a plan that fits them not fit."""
-    left = [b.sram_bytes - scratch_bytes - b.fixed_overhead_bytes for b in boards if b.sram_bytes]
-    return max(0, min(left)) if left else 0
+    left = boards_left(boards, scratch_bytes)
+    return 0 if left is None else max(0, left)
 
 
 def stage_strategies(
