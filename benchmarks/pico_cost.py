@@ -25,13 +25,15 @@ from bench_cmsis import CFLAGS as CMSIS_BOARDS
 from bench_cmsis import build_harness, build_library, find_cmsis, parse_cmsis
 
 from rip.allocator.planning.options import DEFAULT_STAGE_WEIGHTS
-from rip.boards import load_board
+from rip.boards import Board, load_board
+from rip.codegen.emit import EmittedModel
 from rip.compiler import Options, analyse, emit, reference
 from rip.core.errors import RipError
 from rip.core.terms import Placer, Strategy
 from rip.firmware.qemu_project import build_qemu_project, write_qemu_project
+from rip.firmware.result import Result
 from rip.frontend.ir import Graph
-from rip.timing.estimate import Segment, run_timed
+from rip.timing.estimate import Estimate, Segment, run_timed
 from rip.timing.model import TimingModel
 
 BOARDS = ("qemu-armv6m", "qemu-m33")
@@ -57,6 +59,19 @@ def weight_bytes(graph: Graph, op) -> int:
     return sum(
         graph.tensors[t].nbytes for t in op.inputs if t >= 0 and graph.tensors[t].is_constant
     )
+
+
+def timed_firmware(
+    model: EmittedModel, board: Board, ref: int | None, out: Path, timing: TimingModel
+) -> tuple[Result, Estimate]:
+    """``model``'s QEMU project written to ``out``, built and run on ``board`` under the
+    timing plugin: its result line and the estimate; a RipError when it prints none."""
+    write_qemu_project(model, out, board, ref)
+    run, est = run_timed(build_qemu_project(out, board), board, TIMEOUT, timing)
+    res = run.result
+    if res is None or isinstance(res, str):
+        raise RipError(f"{model.name} on {board.name}: no result line ({res})")
+    return res, est
 
 
 def rip_timed(path: str, boards: tuple[str, ...] = BOARDS, profile: bool = False,
@@ -86,11 +101,7 @@ def rip_timed(path: str, boards: tuple[str, ...] = BOARDS, profile: bool = False
                     row["reference"] = reference(p, compiled.graph).checksum
                 ref = row["reference"]
                 out = Path(tmp) / f"{name}-{int(staged)}"
-                write_qemu_project(model, out, board, ref)
-                run, est = run_timed(build_qemu_project(out, board), board, TIMEOUT, timing)
-                res = run.result
-                if res is None or isinstance(res, str):
-                    raise RipError(f"{compiled.graph.name} on {name}: no result line ({res})")
+                res, est = timed_firmware(model, board, ref, out, timing)
                 figures = {**segment_figures(timing, est.window()),
                            "systick_instructions": res.instructions,
                            "checksum_ok": ref is not None and res.checksum == ref,

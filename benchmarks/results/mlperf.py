@@ -16,19 +16,18 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pico_cost
+
 from rip.boards import load_board
 from rip.compiler import Options, analyse, emit, reference
-from rip.core.errors import RipError
 from rip.core.terms import WeightsIn
-from rip.firmware.qemu_project import build_qemu_project, macs, write_qemu_project
-from rip.timing.estimate import run_timed
+from rip.firmware.qemu_project import macs
 from rip.timing.model import TimingModel
 
 from .common import SHARED
 
 LATENCY = SHARED / "reference" / "mlperf-tiny-latency.json"
 BOARD = "qemu-m33"
-TIMEOUT = 3600.0
 XCUBE_HZ = 160e6  # the STM32U575's clock in the measured run
 PICO_TFLM_HZ = 150e6  # the RP2350's in pico-tflmicro's
 
@@ -52,11 +51,7 @@ def measure(name: str, entry: dict) -> dict[str, Any]:
                 row["macs"] = macs(compiled.graph)
                 row["checksum"] = reference(path, compiled.graph).checksum
             out = Path(tmp) / str(weights)
-            write_qemu_project(emit(compiled), out, board, row["checksum"])
-            run, est = run_timed(build_qemu_project(out, board), board, TIMEOUT, timing)
-            res = run.result
-            if res is None or isinstance(res, str):
-                raise RipError(f"{name} --weights {weights}: no result line ({res})")
+            res, est = pico_cost.timed_firmware(emit(compiled), board, row["checksum"], out, timing)
             staged = compiled.staged.get(compiled.strategy)
             window = est.window()
             row["runs"][str(weights)] = {
