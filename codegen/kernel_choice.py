@@ -30,7 +30,9 @@ The choice and the memory plan agree by construction:
   out-of-place kernel's channel-vectorised loop row by row, plus the copies of the rows the
   ring saves. Its schedule (each input row's ring slot, `planning.scratch.depthwise_ring_slots`,
   and the ring's row count) is baked into the call here, so that the kernel spends nothing
-  on schedule arithmetic: in place costs the row copies only. The
+  on schedule arithmetic: in place costs the row copies only (on DSP cores and hosts none
+  where the kernel takes the layer in its group order, `theory.simulate
+  .depthwise_plane_applies`, and the ring goes unused). The
   planner's formula for a depthwise op includes that ring wherever the row kernel applies
   (`planning.scratch.depthwise_rows_apply`), so it always fits there. Otherwise (a kernel taller
   than 16 rows, or a reserved scratch given by a caller) ``rip_depthwise_conv2d_inplace_fast_s8``:

@@ -17,6 +17,9 @@ static rip_status rip_dw_fast(const rip_dw_conv_params *params, const rip_dw_rq 
     const size_t in_batch = (size_t)g.h * g.w * g.c;
     const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
     for (int32_t b = 0; b < input_dims->n; ++b) {
+        if (rip_dw_plane_cols(&g, input + b * in_batch, filter, q, output + b * out_batch)) {
+            continue;
+        }
         if (g.kh <= RIP_DW_ROWS_MAX_KH) {
             rip_dw_group(&g, input + b * in_batch, filter, q, 0, g.c, output + b * out_batch,
                          g.c);

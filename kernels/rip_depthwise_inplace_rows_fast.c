@@ -214,6 +214,9 @@ static rip_status rip_dw_rows_run(const rip_context *ctx, const rip_dw_conv_para
     if (ring_rows > 0 && (int64_t)ctx->size < (int64_t)ring_rows * (int64_t)row_in) {
         return RIP_ERROR_ARGUMENT;
     }
+    if (rip_dw_plane_cols(&g, data, filter, q, data)) {
+        return RIP_OK; /* a group at a time, in an order that needs no saved rows */
+    }
     if (ring_rows == 0) { /* nothing saved: the out-of-place row loop over the shared base */
         for (int32_t i = 0; i < g.h; ++i) {
             if (ring_slots[i] >= 0) {

@@ -25,6 +25,17 @@
  * pixel's taps read before its store), which the in-place schedules are proven for: the
  * reads move earlier, never later. A read of the tile beyond its pixels' windows (its last
  * pair's second pixel where the tile's count is odd) only feeds a pixel never stored.
+ *
+ * Group order (rip_dw_plane_cols, a whole layer whose output row is one tile): a group of
+ * four channels over every output row, rows in order, before the next group. The window's
+ * widened kernel rows that the next output row's window keeps move up in the tile instead
+ * of being widened again, so each input row of a group is read from memory once, and each
+ * channel's operands and requantisation are set once per group, not per row: on narrow
+ * layers (MLPerf Tiny's keyword spotter, 25 x 5) that was most of a row's work. A group's
+ * stores reach only its own channels' input bytes (depth multiplier 1), so in place the
+ * order is safe when every row widened from memory for output row r is one that no earlier
+ * output row has reached (rip_dw_plane_cols_ok; rip.allocator.theory.simulate
+ * .simulate_depthwise_plane executes the order, depthwise_plane_applies is the same test).
  */
 #ifndef RIP_DW_COLS_ENGINE_H
 #define RIP_DW_COLS_ENGINE_H
@@ -105,21 +116,36 @@ static inline __attribute__((always_inline)) void rip_dwc_put4(int32_t *p, int32
     p[3] = rip_dw_sx13(hi);
 }
 
-/* Widen the tile's columns ix_a .. ix_a + 2 * ncp - 1 of channels ch..ch+3, every kernel
- * row, into e (row ky, pair p, channel j at e[(ky * ec + p) * 4 + j]); a column outside the
- * input, or a row outside it (NULL), is the zero point. */
+/* One tile of an output row: n pixels from output column ox, whose columns are the ncp
+ * pairs from input column ix_a; pairs [p_lo, p_hi) have both columns inside the input. */
+typedef struct {
+    int32_t n, ncp, ix_a, p_lo, p_hi;
+} rip_dwc_span;
+
+static inline __attribute__((always_inline)) rip_dwc_span rip_dwc_span_at(
+    const rip_dw_plane *g, int32_t ox, int32_t tile, const int32_t SW, const int32_t m) {
+    rip_dwc_span t;
+    t.n = rip_min32(tile, g->w_out - ox);
+    t.ncp = SW * ((t.n + 1) / 2) + m;
+    t.ix_a = ox * SW - g->pw;
+    t.p_lo = rip_min32(t.ix_a >= 0 ? 0 : (1 - t.ix_a) / 2, t.ncp);
+    const int32_t inside = g->w - 1 - t.ix_a > 0 ? (g->w - t.ix_a) / 2 : 0;
+    t.p_hi = rip_max32(rip_min32(inside, t.ncp), t.p_lo);
+    return t;
+}
+
+/* Widen the tile's columns (span t) of channels ch..ch+3, kernel rows k0 .. KH - 1, into e
+ * (row ky, pair p, channel j at e[(ky * ec + p) * 4 + j]); a column outside the input, or
+ * a row outside it (NULL), is the zero point. */
 static inline __attribute__((always_inline)) void rip_dwc_widen(
-    const rip_dw_plane *g, const int8_t *const *rows, int32_t ch, int32_t ix_a, int32_t ncp,
-    const int32_t KH, const int32_t ec, int32_t *e) {
+    const rip_dw_plane *g, const int8_t *const *rows, int32_t ch, const rip_dwc_span *t,
+    int32_t k0, const int32_t KH, const int32_t ec, int32_t *e) {
     const int32_t zp = g->zero_point;
     const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
     const int32_t pad2 = (int32_t)(((uint32_t)(uint16_t)zp << 16) | (uint16_t)zp);
     const ptrdiff_t c = g->c;
-    /* pairs [p_lo, p_hi) have both columns inside the input */
-    const int32_t p_lo = rip_min32(ix_a >= 0 ? 0 : (1 - ix_a) / 2, ncp);
-    const int32_t inside = g->w - 1 - ix_a > 0 ? (g->w - ix_a) / 2 : 0;
-    const int32_t p_hi = rip_max32(rip_min32(inside, ncp), p_lo);
-    for (int32_t ky = 0; ky < KH; ++ky) {
+    const int32_t ncp = t->ncp, p_lo = t->p_lo, p_hi = t->p_hi, ix_a = t->ix_a;
+    for (int32_t ky = k0; ky < KH; ++ky) {
         int32_t *er = e + ky * ec * 4;
         const int8_t *row = rows[ky];
         if (row == NULL) {
@@ -149,6 +175,28 @@ static inline __attribute__((always_inline)) void rip_dwc_widen(
             rip_dwc_put4(er + 4 * p, rip_dw_pack_bottoms(x0, x1), rip_dw_pack_tops(x0, x1));
         }
     }
+}
+
+/* Copy `words` (a multiple of 4) from src to dst, four at a time. */
+static inline __attribute__((always_inline)) void rip_dwc_move(int32_t *dst, const int32_t *src,
+                                                               int32_t words) {
+    const int32_t *const end = src + words;
+#if defined(__arm__) && RIP_HAND_ASM
+    while (src != end) {
+        int32_t a, b, c, d;
+        __asm__ volatile("ldmia %0!, {%2, %3, %4, %5}\n\tstmia %1!, {%2, %3, %4, %5}"
+                         : "+r"(src), "+r"(dst), "=&r"(a), "=&r"(b), "=&r"(c), "=&r"(d)
+                         :
+                         : "memory");
+    }
+#else
+    for (; src != end; src += 4, dst += 4) {
+        dst[0] = src[0];
+        dst[1] = src[1];
+        dst[2] = src[2];
+        dst[3] = src[3];
+    }
+#endif
 }
 
 /* Kernel row ky's taps of two outputs of one channel, the pixels whose windows start at
@@ -198,18 +246,14 @@ static inline __attribute__((always_inline)) void rip_dwc_widen(
         }                                                                                      \
     } while (0)
 
-/* One channel of the tile: its n pixels, four a pass (RIP_DWC_QUAD), then pairs and a
- * last pixel (RIP_DWC_PAIR), pixel i stored at o[i * ostep]. The channel's packed words w
- * (KH * m, rip_dw_geometry.h's column pairs) are widened once into its A and B operands,
- * locals no output store can reach (restrict). MODE is a constant wherever this is
- * inlined. */
-static inline __attribute__((always_inline)) void rip_dwc_channel_run(
-    const int32_t *x, const int32_t ec, const int32_t *w, const rip_dwc_channel *k,
-    const int32_t KH, const int32_t KW, const int32_t SW, const int MODE, int8_t *restrict o,
-    ptrdiff_t ostep, int32_t n) {
-    const rip_dwc_channel kk = *k;
+/* A channel's operands (row ky: A_0..A_{m-1}, then B_1..B_m, KH * (KW - 1) words) from its
+ * packed words w (KH * m, rip_dw_geometry.h's column pairs). */
+#define RIP_DWC_WEIGHT_WORDS (7 * 6)
+static inline __attribute__((always_inline)) void rip_dwc_weights(const int32_t *w,
+                                                                  const int32_t KH,
+                                                                  const int32_t KW,
+                                                                  int32_t *wk) {
     const int32_t m = (KW - 1) / 2;
-    int32_t wk[7 * 6]; /* row ky: A_0..A_{m-1}, then B_1..B_m */
 RIP_DW_UNROLL
     for (int32_t ky = 0; ky < KH; ++ky) {
 RIP_DW_UNROLL
@@ -219,6 +263,17 @@ RIP_DW_UNROLL
             wk[ky * (KW - 1) + m + q] = rip_dw_sx13(v);
         }
     }
+}
+
+/* One channel of the tile: its n pixels, four a pass (RIP_DWC_QUAD), then pairs and a
+ * last pixel (RIP_DWC_PAIR), pixel i stored at o[i * ostep], from the channel's operands
+ * wk (rip_dwc_weights), which no output store can reach (restrict). MODE is a constant
+ * wherever this is inlined. */
+static inline __attribute__((always_inline)) void rip_dwc_channel_run(
+    const int32_t *x, const int32_t ec, const int32_t *restrict wk, const rip_dwc_channel *k,
+    const int32_t KH, const int32_t KW, const int32_t SW, const int MODE, int8_t *restrict o,
+    ptrdiff_t ostep, int32_t n) {
+    const rip_dwc_channel kk = *k;
     const ptrdiff_t ostep2 = 2 * ostep, ostep4 = 4 * ostep;
     /* 7x7 at stride 2 keeps pairs: its quads spill (MCUNet-in3's op 9 took 1.7% more) */
     const int quads = !(SW == 2 && KW == 7);
@@ -255,54 +310,107 @@ RIP_DW_UNROLL
     }
 }
 
-/* Channels ch..ch+3 of one output row (pixel ox, channel ch + j at o[ox * ostep + j]),
- * tile by tile. */
-static inline __attribute__((always_inline)) void rip_dwc_group(
-    const rip_dw_plane *g, const int8_t *const *rows, int32_t ch, const int32_t *w,
-    const rip_dwc_channel *ks, int8_t *o, ptrdiff_t ostep, const int32_t KH, const int32_t KW,
-    const int32_t SW, const int MODE) {
+/* What one call of a run computes. Row mode (rows set): channels ch..ch+3 of one output
+ * row (pixel ox, channel ch + j at o[ox * ostep + j]) from its input rows, ks their
+ * requantisation (promoted by the caller), tile by tile. Plane mode (rows NULL): every
+ * output row of n_groups groups of four channels from ch, from the input `in` into `out`
+ * (pixel p, channel c at p * C + c), a group at a time, rows in order, the row in one tile:
+ * the tile's widened rows that the next output row's window keeps move up instead of being
+ * widened again, and each channel's operands and requantisation are set once a group. */
+typedef struct {
+    const rip_dw_plane *g;
+    const int8_t *const *rows;     /* row mode */
+    const int32_t *w;              /* channel ch's packed words */
+    const rip_dwc_channel *ks;     /* row mode */
+    const rip_dw_rq *q;            /* plane mode */
+    const int8_t *in;              /* plane mode */
+    int8_t *o;                     /* row mode: the row at channel ch; plane mode: the output */
+    ptrdiff_t ostep;               /* row mode */
+    int32_t ch, n_groups;          /* plane mode: n_groups */
+} rip_dwc_job;
+
+static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_job *job,
+                                                                 int32_t *wk, const int32_t KH,
+                                                                 const int32_t KW,
+                                                                 const int32_t SW,
+                                                                 const int MODE) {
+    const rip_dw_plane *g = job->g;
     int32_t e[RIP_DWC_TILE_WORDS] __attribute__((aligned(8)));
+    rip_dwc_channel own[4];
+    const int8_t *win[7];
     const int32_t m = (KW - 1) / 2;
     const int32_t ec = RIP_DWC_TILE_WORDS / (4 * KH); /* column pairs a kernel row */
     const int32_t tile = 2 * ((ec - m) / SW);          /* pixels a tile */
-    for (int32_t ox = 0; ox < g->w_out; ox += tile) {
-        const int32_t n = rip_min32(tile, g->w_out - ox);
-        const int32_t ncp = SW * ((n + 1) / 2) + m;
-        rip_dwc_widen(g, rows, ch, ox * SW - g->pw, ncp, KH, ec, e);
+    const int plane = job->rows == NULL;
+    const ptrdiff_t c = g->c, row_in = (ptrdiff_t)g->w * c, row_out = (ptrdiff_t)g->w_out * c;
+    const int32_t keep = KH > g->sh ? KH - g->sh : 0; /* rows one output row's window keeps */
+    const int8_t *const *rows = plane ? win : job->rows;
+    const rip_dwc_channel *ks = plane ? own : job->ks;
+    const int32_t n_groups = plane ? job->n_groups : 1, h_out = plane ? g->h_out : 1;
+    const ptrdiff_t ostep = plane ? c : job->ostep;
+    const int32_t *w = job->w;
+    const int32_t words = KH * (KW - 1); /* a channel's operands */
+    int32_t ch = job->ch;
+    const rip_dwc_span whole = rip_dwc_span_at(g, 0, tile, SW, m); /* plane mode's one tile */
+    for (int32_t k = 0; k < n_groups; ++k, ch += 4, w += 4 * KH * m) {
         for (int32_t j = 0; j < 4; ++j) {
-            rip_dwc_channel_run(e + j, ec, w + j * KH * m, ks + j, KH, KW, SW, MODE,
-                                o + (ptrdiff_t)ox * ostep + j, ostep, n);
+            rip_dwc_weights(w + j * KH * m, KH, KW, wk + j * words);
+            if (plane) {
+                own[j] = rip_dwc_channel_of(g, job->q, ch + j);
+            }
+        }
+        int8_t *o = plane ? job->o + ch : job->o;
+        int32_t iy0 = -g->ph;
+        for (int32_t oy = 0; oy < h_out; ++oy, iy0 += g->sh, o += row_out) {
+            int32_t k0 = 0;
+            if (plane) {
+                if (oy > 0 && keep > 0) { /* the rows the window keeps, moved up */
+                    for (int32_t ky = 0; ky < keep; ++ky) {
+                        rip_dwc_move(e + ky * ec * 4, e + (ky + g->sh) * ec * 4, 4 * whole.ncp);
+                    }
+                    k0 = keep;
+                }
+                for (int32_t ky = k0; ky < KH; ++ky) {
+                    const int32_t iy = iy0 + ky;
+                    win[ky] = (uint32_t)iy < (uint32_t)g->h ? job->in + iy * row_in : NULL;
+                }
+            }
+            for (int32_t ox = 0; ox < g->w_out; ox += tile) {
+                const rip_dwc_span t = plane ? whole : rip_dwc_span_at(g, ox, tile, SW, m);
+                rip_dwc_widen(g, rows, ch, &t, k0, KH, ec, e);
+                for (int32_t j = 0; j < 4; ++j) {
+                    rip_dwc_channel_run(e + j, ec, wk + j * words, ks + j, KH, KW, SW, MODE,
+                                        o + (ptrdiff_t)ox * ostep + j, ostep, t.n);
+                }
+            }
         }
     }
 }
 
-typedef void (*rip_dwc_fn)(const rip_dw_plane *g, const int8_t *const *rows, int32_t ch,
-                           const int32_t *w, const rip_dwc_channel *ks, int8_t *o,
-                           ptrdiff_t ostep);
+typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
 
-#define RIP_DWC_RUN(name, KH, KW, SW, MODE)                                                    \
-    static __attribute__((noinline)) void name(const rip_dw_plane *g, const int8_t *const *rows, \
-                                               int32_t ch, const int32_t *w,                   \
-                                               const rip_dwc_channel *ks, int8_t *o,           \
-                                               ptrdiff_t ostep) {                              \
-        rip_dwc_group(g, rows, ch, w, ks, o, ostep, KH, KW, SW, MODE);                         \
+/* WORDS: a channel's operands at most (KH * (KW - 1)), a constant for the stack array. */
+#define RIP_DWC_RUN(name, KH, KW, WORDS, SW, MODE)                                             \
+    static __attribute__((noinline)) void name(const rip_dwc_job *job) {                       \
+        int32_t wk[4 * (WORDS)];                                                               \
+        rip_dwc_groups(job, wk, KH, KW, SW, MODE);                                             \
     }
-#define RIP_DWC_RUN_MODES(prefix, KH, KW, SW)                                                  \
-    RIP_DWC_RUN(prefix##_exact, KH, KW, SW, RIP_DW_RQ_EXACT)                                   \
-    RIP_DWC_RUN(prefix##_sat, KH, KW, SW, RIP_DW_RQ_CHEAP_SAT)                                 \
-    RIP_DWC_RUN(prefix##_clamp, KH, KW, SW, RIP_DW_RQ_CHEAP_CLAMP)
-#define RIP_DWC_RUN_STRIDES(prefix, KH, KW)                                                    \
-    RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, 1)                                                  \
-    RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, 2)
-RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3)
-RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5)
-RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7)
-RIP_DWC_RUN_STRIDES(rip_dwc_any, g->kh, g->kw)
+#define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, SW)                                           \
+    RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, SW, RIP_DW_RQ_EXACT)                            \
+    RIP_DWC_RUN(prefix##_sat, KH, KW, WORDS, SW, RIP_DW_RQ_CHEAP_SAT)                          \
+    RIP_DWC_RUN(prefix##_clamp, KH, KW, WORDS, SW, RIP_DW_RQ_CHEAP_CLAMP)
+#define RIP_DWC_RUN_STRIDES(prefix, KH, KW, WORDS)                                             \
+    RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, WORDS, 1)                                           \
+    RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, 2)
+RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6)
+RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5, 20)
+RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42)
+RIP_DWC_RUN_STRIDES(rip_dwc_any, job->g->kh, job->g->kw, RIP_DWC_WEIGHT_WORDS)
 /* One kernel row: a one-column layer run as the row it is in memory (codegen's
  * column_as_row, streaming keyword models' temporal layers). */
-RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3)
-RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5)
-RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3, 2)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5, 4)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7, 6)
 #define RIP_DWC_ROW(prefix)                                                                    \
     {{prefix##_s1_exact, prefix##_s1_sat, prefix##_s1_clamp},                                  \
      {prefix##_s2_exact, prefix##_s2_sat, prefix##_s2_clamp}}
@@ -313,6 +421,12 @@ static inline int rip_dwc_size_index(int32_t kh, int32_t kw) {
     return kh == 1 ? 3 + (kw - 1) / 2 : rip_dw_size_index(kh, kw);
 }
 
+/* The runs, by kernel size (rip_dwc_size_index), stride and requantisation mode. */
+static const rip_dwc_fn rip_dwc_runs[7][2][3] = {
+    RIP_DWC_ROW(rip_dwc_3x3), RIP_DWC_ROW(rip_dwc_5x5), RIP_DWC_ROW(rip_dwc_7x7),
+    RIP_DWC_ROW(rip_dwc_any), RIP_DWC_ROW(rip_dwc_1x3), RIP_DWC_ROW(rip_dwc_1x5),
+    RIP_DWC_ROW(rip_dwc_1x7)};
+
 /* Channels [c0, c0 + n_ch) of one output row, as rip_dw_row (c0 a multiple of 4, the layer
  * covered): groups of four here, the last n_ch % 4 channels one at a time. */
 static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
@@ -320,15 +434,12 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
                                                       const int8_t *filter, const rip_dw_rq *q,
                                                       int32_t c0, int32_t n_ch, int8_t *o,
                                                       ptrdiff_t ostep) {
-    static const rip_dwc_fn runs[7][2][3] = {
-        RIP_DWC_ROW(rip_dwc_3x3), RIP_DWC_ROW(rip_dwc_5x5), RIP_DWC_ROW(rip_dwc_7x7),
-        RIP_DWC_ROW(rip_dwc_any), RIP_DWC_ROW(rip_dwc_1x3), RIP_DWC_ROW(rip_dwc_1x5),
-        RIP_DWC_ROW(rip_dwc_1x7)};
     const int32_t kh = g->kh, kw = g->kw, n4 = n_ch & ~3;
-    const rip_dwc_fn *const by_mode = runs[rip_dwc_size_index(kh, kw)][g->sw - 1];
+    const rip_dwc_fn *const by_mode = rip_dwc_runs[rip_dwc_size_index(kh, kw)][g->sw - 1];
     const int cheap = g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
                                                                : RIP_DW_RQ_CHEAP_CLAMP;
     const int32_t *w = rip_dw_packed(filter);
+    rip_dwc_job job = {g, rows, NULL, NULL, NULL, NULL, NULL, ostep, 0, 1};
     for (int32_t j = 0; j < n4; j += 4) {
         const int32_t ch = c0 + j;
         rip_dwc_channel ks[4];
@@ -345,10 +456,52 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
                 (void)rip_dwc_promote(&ks[k]);
             }
         }
-        const rip_dwc_fn run = by_mode[promoted ? cheap : q->mode];
-        run(g, rows, ch, w + (ptrdiff_t)ch * kh * ((kw - 1) / 2), ks, o + j, ostep);
+        job.w = w + (ptrdiff_t)ch * kh * ((kw - 1) / 2);
+        job.ks = ks;
+        job.o = o + j;
+        job.ch = ch;
+        by_mode[promoted ? cheap : q->mode](&job);
     }
     rip_dw_row_singles(g, rows, w, q, c0, n4, n_ch, o, ostep);
+}
+
+/* Whether rip_dw_plane_cols runs the layer (rip.allocator.theory.simulate
+ * .depthwise_plane_applies, the same test): cheap records, the column-pair engine covering
+ * it in one tile a row, no dilation down the columns, every channel in a group of four. In
+ * place (in == out), also every input row it widens for output row r from the input is
+ * one that no earlier output row of the group has reached: i * W >= r * W_out (the window
+ * keeps the rows it widened before). */
+static int rip_dw_plane_cols_ok(const rip_dw_plane *g, const rip_dw_rq *q, int in_place) {
+    if (q->mode == RIP_DW_RQ_EXACT || !rip_dwc_covers(g) || g->dh != 1 || g->c % 4 != 0 ||
+        g->c == 0) {
+        return 0;
+    }
+    const int32_t m = (g->kw - 1) / 2, ec = RIP_DWC_TILE_WORDS / (4 * g->kh);
+    if (g->w_out > 2 * ((ec - m) / g->sw)) {
+        return 0;
+    }
+    const int32_t keep = g->kh > g->sh ? g->kh - g->sh : 0;
+    for (int32_t r = 0; in_place && r < g->h_out; ++r) {
+        const int32_t lo = r * g->sh - g->ph + (r > 0 ? keep : 0);
+        const int32_t hi = rip_min32(r * g->sh - g->ph + g->kh, g->h);
+        for (int32_t i = rip_max32(lo, 0); i < hi; ++i) {
+            if ((int64_t)i * g->w < (int64_t)r * g->w_out) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
+                      const rip_dw_rq *q, int8_t *out) {
+    if (!rip_dw_plane_cols_ok(g, q, in == out)) {
+        return 0;
+    }
+    const rip_dwc_fn run = rip_dwc_runs[rip_dwc_size_index(g->kh, g->kw)][g->sw - 1][q->mode];
+    const rip_dwc_job job = {g, NULL, rip_dw_packed(filter), NULL, q, in, out, 0, 0, g->c / 4};
+    run(&job);
+    return 1;
 }
 
 #endif /* RIP_DW_COLS_ENGINE_H */

@@ -39,6 +39,8 @@ from rip.allocator.planning.scratch import (
 from rip.allocator.theory.bounds import depthwise_bound, pool_bound, rip_bound
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import (
+    depthwise_plane_applies,
+    simulate_depthwise_plane,
     simulate_depthwise_ring,
     simulate_depthwise_rows,
     simulate_rip,
@@ -820,6 +822,27 @@ def test_depthwise_rows_column_tiles_need_fewer_rows(lib: ctypes.CDLL) -> None:
     assert simulate_depthwise_ring(geom, group=1, saves=saves) == 1
     assert simulate_depthwise_ring(geom, saves=saves) == 0
     assert run_depthwise(lib, graph, op, x, "rows", 0, ring_rows=0) == expected
+
+
+@pytest.mark.parametrize("variant", ["fast", "fast_rq"])
+def test_depthwise_rows_in_place_where_the_group_order_would_corrupt(
+    lib: ctypes.CDLL, variant: str
+) -> None:
+    """Three padded rows on top: the column-pair engine's group order (a group over every
+    row, rip_dw_plane_cols) would store output row 0 over input row 0 before output row 1
+    reads it, and the simulator finds that; the kernel's own test refuses the layer in place
+    (rip_dw_plane_cols_ok, `depthwise_plane_applies`) and runs the row schedule with its
+    ring: bit-exact in place, as the same layer out of place (which takes the group order)."""
+    geom = ConvGeometry(6, 5, 4, 4, 3, 3, 1, 1, 1, 1, 3, 3, 0, 0)
+    assert simulate_depthwise_plane(geom) > 0
+    assert not depthwise_plane_applies(geom, 4, in_place=True)
+    assert depthwise_plane_applies(geom, 4, in_place=False)
+    model = dw(0, 6, 5, 4, 3, 1, 1, explicit(geom))
+    graph, op = single_op(model)
+    x = random_input(graph, 0)
+    expected = tflm(model, x)
+    assert run_depthwise(lib, graph, op, x, "out", 0, variant) == expected
+    assert run_depthwise(lib, graph, op, x, "rows", 0, variant) == expected
 
 
 def test_depthwise_rows_scratch_is_the_c_twin(lib: ctypes.CDLL) -> None:
