@@ -62,6 +62,26 @@ def dw_cols_tile(kh: int, kw: int, sw: int, dw: int) -> int | None:
     return 2 * ((pairs - (kw - 1) // 2) // sw)
 
 
+# A whole layer a group of four channels at a time (rip_dw_plane_cols): a 3x3 run's tile is
+# larger, and where a group's whole widened plane fits it, at DW_COLS_WHOLE_PAIRS column
+# pairs a row, every row is widened before the group's first store; else, where a row is
+# one tile, a window of kernel rows moves down the rows.
+DW_COLS_PLANE_WORDS_3X3 = 448  # RIP_DWC_PLANE_WORDS_3X3
+DW_COLS_WHOLE_PAIRS = 4  # RIP_DWC_WHOLE_PAIRS
+
+
+def dw_cols_whole_fits(kh: int, kw: int, sh: int, sw: int, h_out: int, w_out: int) -> bool:
+    """Whether a 3x3 group's whole widened plane fits its run's tile (rip_dw_plane_cols_ok:
+    every row the group reads, at DW_COLS_WHOLE_PAIRS column pairs a row)."""
+    ncp = sw * ((w_out + 1) // 2) + (kw - 1) // 2
+    rows = (h_out - 1) * sh + kh
+    return (
+        (kh, kw) == (3, 3)
+        and ncp <= DW_COLS_WHOLE_PAIRS
+        and (rows * DW_COLS_WHOLE_PAIRS * 4 <= DW_COLS_PLANE_WORDS_3X3)
+    )
+
+
 # ---- ADD's and SUB's term table (rip_add_params.terms, codegen's elementwise_params) -----
 # ADD and SUB take the 512-word term table (2 KB of constant data) from this many output
 # elements: it saves about 35 instructions an element on the Cortex-M33 (MCUNet-in3's ADDs

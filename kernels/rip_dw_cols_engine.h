@@ -46,6 +46,19 @@
  * as many column pairs as fit for the kernel's rows (26 for 3 rows, 16 for 5, 11 for 7:
  * tiles of 50, 28 and 16 stride-1 pixels; 1,536 bytes measured no faster on MCUNet-in3). */
 #define RIP_DWC_TILE_WORDS 320
+/* The 3x3 runs' tile is larger (rip.core.kernel_variants.dw_cols_plane_words): a group's
+ * whole widened plane of a narrow layer fits (MLPerf Tiny's keyword spotter: 27 rows of
+ * four pairs), at no more stack than the 7x7 runs' operands take. */
+#define RIP_DWC_PLANE_WORDS_3X3 448
+
+/* A 3x3 group's whole plane lies at this many column pairs a row (the rows of a layer of
+ * at most 6 output columns at stride 1, 2 at stride 2). */
+#define RIP_DWC_WHOLE_PAIRS 4
+
+/* The words of a run's tile (RIP_DWC_RUN's TILE) for a kernel size. */
+static inline int32_t rip_dwc_plane_words(int32_t kh, int32_t kw) {
+    return kh == 3 && kw == 3 ? RIP_DWC_PLANE_WORDS_3X3 : RIP_DWC_TILE_WORDS;
+}
 
 #if defined(__ARM_FEATURE_DSP)
 #define RIP_DWC_SMLABT(x, w, a) __smlabt((x), (w), (a))
@@ -265,18 +278,23 @@ RIP_DW_UNROLL
     }
 }
 
-/* One channel of the tile: its n pixels, four a pass (RIP_DWC_QUAD), then pairs and a
- * last pixel (RIP_DWC_PAIR), pixel i stored at o[i * ostep], from the channel's operands
- * wk (rip_dwc_weights), which no output store can reach (restrict). MODE is a constant
- * wherever this is inlined. */
+/* One channel of `rows` output rows of the tile: each row's n pixels, four a pass
+ * (RIP_DWC_QUAD), then pairs and a last pixel (RIP_DWC_PAIR), pixel i of row r stored at
+ * o[r * orow + i * ostep] from the widened pairs at x + r * xrow, with the channel's
+ * operands wk (rip_dwc_weights), which no output store can reach (restrict). MODE is a
+ * constant wherever this is inlined. */
 static inline __attribute__((always_inline)) void rip_dwc_channel_run(
-    const int32_t *x, const int32_t ec, const int32_t *restrict wk, const rip_dwc_channel *k,
-    const int32_t KH, const int32_t KW, const int32_t SW, const int MODE, int8_t *restrict o,
-    ptrdiff_t ostep, int32_t n) {
+    const int32_t *x_row, const int32_t ec, const int32_t *restrict wk,
+    const rip_dwc_channel *k, const int32_t KH, const int32_t KW, const int32_t SW,
+    const int MODE, int8_t *restrict o_row, ptrdiff_t ostep, int32_t n, int32_t rows,
+    ptrdiff_t xrow, ptrdiff_t orow) {
     const rip_dwc_channel kk = *k;
     const ptrdiff_t ostep2 = 2 * ostep, ostep4 = 4 * ostep;
     /* 7x7 at stride 2 keeps pairs: its quads spill (MCUNet-in3's op 9 took 1.7% more) */
     const int quads = !(SW == 2 && KW == 7);
+    for (int32_t r = 0; r < rows; ++r, x_row += xrow, o_row += orow) {
+    const int32_t *x = x_row;
+    int8_t *o = o_row;
     const int8_t *const end = o + (quads ? (ptrdiff_t)(n >> 2) * ostep4 : 0);
     for (; o != end; x += 8 * SW, o += ostep4) {
         int32_t a0 = kk.bias, a1 = kk.bias, a2 = kk.bias, a3 = kk.bias;
@@ -308,6 +326,7 @@ static inline __attribute__((always_inline)) void rip_dwc_channel_run(
         (void)a1;
         o[0] = rip_dwc_out(&kk, MODE, a0);
     }
+    }
 }
 
 /* What one call of a run computes. Row mode (rows set): channels ch..ch+3 of one output
@@ -327,15 +346,16 @@ typedef struct {
     int8_t *o;                     /* row mode: the row at channel ch; plane mode: the output */
     ptrdiff_t ostep;               /* row mode */
     int32_t ch, n_groups;          /* plane mode: n_groups */
+    int whole;                     /* plane mode: the group's rows all widened first */
 } rip_dwc_job;
 
 static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_job *job,
-                                                                 int32_t *wk, const int32_t KH,
+                                                                 int32_t *wk, int32_t *e,
+                                                                 const int32_t KH,
                                                                  const int32_t KW,
                                                                  const int32_t SW,
                                                                  const int MODE) {
     const rip_dw_plane *g = job->g;
-    int32_t e[RIP_DWC_TILE_WORDS] __attribute__((aligned(8)));
     rip_dwc_channel own[4];
     const int8_t *win[7];
     const int32_t m = (KW - 1) / 2;
@@ -351,7 +371,7 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
     const int32_t *w = job->w;
     const int32_t words = KH * (KW - 1); /* a channel's operands */
     int32_t ch = job->ch;
-    const rip_dwc_span whole = rip_dwc_span_at(g, 0, tile, SW, m); /* plane mode's one tile */
+    const rip_dwc_span span0 = rip_dwc_span_at(g, 0, tile, SW, m); /* plane mode's one tile */
     for (int32_t k = 0; k < n_groups; ++k, ch += 4, w += 4 * KH * m) {
         for (int32_t j = 0; j < 4; ++j) {
             rip_dwc_weights(w + j * KH * m, KH, KW, wk + j * words);
@@ -361,12 +381,26 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
         }
         int8_t *o = plane ? job->o + ch : job->o;
         int32_t iy0 = -g->ph;
+        if (KH == 3 && KW == 3 && job->whole) {
+            /* every row the group reads, widened (RIP_DWC_WHOLE_PAIRS pairs a row, a constant
+             * the taps' offsets fold into), then channel by channel over every row */
+            const int32_t n_rows = (g->h_out - 1) * g->sh + KH, ecw = RIP_DWC_WHOLE_PAIRS;
+            for (int32_t i = 0; i < n_rows; ++i, iy0 += 1) {
+                const int8_t *one = (uint32_t)iy0 < (uint32_t)g->h ? job->in + iy0 * row_in : NULL;
+                rip_dwc_widen(g, &one, ch, &span0, 0, 1, ecw, e + i * ecw * 4);
+            }
+            for (int32_t j = 0; j < 4; ++j) {
+                rip_dwc_channel_run(e + j, ecw, wk + j * words, ks + j, KH, KW, SW, MODE, o + j,
+                                    c, g->w_out, g->h_out, (ptrdiff_t)g->sh * ecw * 4, row_out);
+            }
+            continue;
+        }
         for (int32_t oy = 0; oy < h_out; ++oy, iy0 += g->sh, o += row_out) {
             int32_t k0 = 0;
             if (plane) {
                 if (oy > 0 && keep > 0) { /* the rows the window keeps, moved up */
                     for (int32_t ky = 0; ky < keep; ++ky) {
-                        rip_dwc_move(e + ky * ec * 4, e + (ky + g->sh) * ec * 4, 4 * whole.ncp);
+                        rip_dwc_move(e + ky * ec * 4, e + (ky + g->sh) * ec * 4, 4 * span0.ncp);
                     }
                     k0 = keep;
                 }
@@ -376,11 +410,11 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
                 }
             }
             for (int32_t ox = 0; ox < g->w_out; ox += tile) {
-                const rip_dwc_span t = plane ? whole : rip_dwc_span_at(g, ox, tile, SW, m);
+                const rip_dwc_span t = plane ? span0 : rip_dwc_span_at(g, ox, tile, SW, m);
                 rip_dwc_widen(g, rows, ch, &t, k0, KH, ec, e);
                 for (int32_t j = 0; j < 4; ++j) {
                     rip_dwc_channel_run(e + j, ec, wk + j * words, ks + j, KH, KW, SW, MODE,
-                                        o + (ptrdiff_t)ox * ostep + j, ostep, t.n);
+                                        o + (ptrdiff_t)ox * ostep + j, ostep, t.n, 1, 0, 0);
                 }
             }
         }
@@ -389,28 +423,32 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
 
 typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
 
-/* WORDS: a channel's operands at most (KH * (KW - 1)), a constant for the stack array. */
-#define RIP_DWC_RUN(name, KH, KW, WORDS, SW, MODE)                                             \
+/* WORDS: a channel's operands at most (KH * (KW - 1)), a constant for the stack array;
+ * TILE: the widened tile's words (rip_dwc_plane_words: the window's rows at
+ * RIP_DWC_TILE_WORDS, a group's whole plane where it fits). */
+#define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, SW, MODE)                                       \
     static __attribute__((noinline)) void name(const rip_dwc_job *job) {                       \
         int32_t wk[4 * (WORDS)];                                                               \
-        rip_dwc_groups(job, wk, KH, KW, SW, MODE);                                             \
+        int32_t e[TILE] __attribute__((aligned(8)));                                           \
+        rip_dwc_groups(job, wk, e, KH, KW, SW, MODE);                                          \
     }
-#define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, SW)                                           \
-    RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, SW, RIP_DW_RQ_EXACT)                            \
-    RIP_DWC_RUN(prefix##_sat, KH, KW, WORDS, SW, RIP_DW_RQ_CHEAP_SAT)                          \
-    RIP_DWC_RUN(prefix##_clamp, KH, KW, WORDS, SW, RIP_DW_RQ_CHEAP_CLAMP)
-#define RIP_DWC_RUN_STRIDES(prefix, KH, KW, WORDS)                                             \
-    RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, WORDS, 1)                                           \
-    RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, 2)
-RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6)
-RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5, 20)
-RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42)
-RIP_DWC_RUN_STRIDES(rip_dwc_any, job->g->kh, job->g->kw, RIP_DWC_WEIGHT_WORDS)
+#define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, TILE, SW)                                     \
+    RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, TILE, SW, RIP_DW_RQ_EXACT)                      \
+    RIP_DWC_RUN(prefix##_sat, KH, KW, WORDS, TILE, SW, RIP_DW_RQ_CHEAP_SAT)                    \
+    RIP_DWC_RUN(prefix##_clamp, KH, KW, WORDS, TILE, SW, RIP_DW_RQ_CHEAP_CLAMP)
+#define RIP_DWC_RUN_STRIDES(prefix, KH, KW, WORDS, TILE)                                       \
+    RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, WORDS, TILE, 1)                                     \
+    RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, TILE, 2)
+RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6, RIP_DWC_PLANE_WORDS_3X3)
+RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5, 20, RIP_DWC_TILE_WORDS)
+RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42, RIP_DWC_TILE_WORDS)
+RIP_DWC_RUN_STRIDES(rip_dwc_any, job->g->kh, job->g->kw, RIP_DWC_WEIGHT_WORDS,
+                    RIP_DWC_TILE_WORDS)
 /* One kernel row: a one-column layer run as the row it is in memory (codegen's
  * column_as_row, streaming keyword models' temporal layers). */
-RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3, 2)
-RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5, 4)
-RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7, 6)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3, 2, RIP_DWC_TILE_WORDS)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5, 4, RIP_DWC_TILE_WORDS)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7, 6, RIP_DWC_TILE_WORDS)
 #define RIP_DWC_ROW(prefix)                                                                    \
     {{prefix##_s1_exact, prefix##_s1_sat, prefix##_s1_clamp},                                  \
      {prefix##_s2_exact, prefix##_s2_sat, prefix##_s2_clamp}}
@@ -439,7 +477,7 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
     const int cheap = g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
                                                                : RIP_DW_RQ_CHEAP_CLAMP;
     const int32_t *w = rip_dw_packed(filter);
-    rip_dwc_job job = {g, rows, NULL, NULL, NULL, NULL, NULL, ostep, 0, 1};
+    rip_dwc_job job = {g, rows, NULL, NULL, NULL, NULL, NULL, ostep, 0, 1, 0};
     for (int32_t j = 0; j < n4; j += 4) {
         const int32_t ch = c0 + j;
         rip_dwc_channel ks[4];
@@ -480,6 +518,12 @@ static int rip_dw_plane_cols_ok(const rip_dw_plane *g, const rip_dw_rq *q, int i
     if (g->w_out > 2 * ((ec - m) / g->sw)) {
         return 0;
     }
+    const int32_t ncp = g->sw * ((g->w_out + 1) / 2) + m;
+    if (g->kh == 3 && g->kw == 3 && ncp <= RIP_DWC_WHOLE_PAIRS &&
+        (int64_t)((g->h_out - 1) * g->sh + g->kh) * RIP_DWC_WHOLE_PAIRS * 4 <=
+            RIP_DWC_PLANE_WORDS_3X3) {
+        return 2; /* the whole plane: every read of a group before its first store */
+    }
     const int32_t keep = g->kh > g->sh ? g->kh - g->sh : 0;
     for (int32_t r = 0; in_place && r < g->h_out; ++r) {
         const int32_t lo = r * g->sh - g->ph + (r > 0 ? keep : 0);
@@ -495,11 +539,13 @@ static int rip_dw_plane_cols_ok(const rip_dw_plane *g, const rip_dw_rq *q, int i
 
 int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                       const rip_dw_rq *q, int8_t *out) {
-    if (!rip_dw_plane_cols_ok(g, q, in == out)) {
+    const int how = rip_dw_plane_cols_ok(g, q, in == out);
+    if (how == 0) {
         return 0;
     }
     const rip_dwc_fn run = rip_dwc_runs[rip_dwc_size_index(g->kh, g->kw)][g->sw - 1][q->mode];
-    const rip_dwc_job job = {g, NULL, rip_dw_packed(filter), NULL, q, in, out, 0, 0, g->c / 4};
+    const rip_dwc_job job = {g,   NULL, rip_dw_packed(filter), NULL, q, in, out, 0, 0, g->c / 4,
+                             how == 2};
     run(&job);
     return 1;
 }

@@ -39,7 +39,7 @@ from rip.allocator.planning.scratch import (
 from rip.allocator.theory.bounds import depthwise_bound, pool_bound, rip_bound
 from rip.allocator.theory.geometry import ConvGeometry
 from rip.allocator.theory.simulate import (
-    depthwise_plane_applies,
+    depthwise_plane_order,
     simulate_depthwise_plane,
     simulate_depthwise_ring,
     simulate_depthwise_rows,
@@ -828,21 +828,27 @@ def test_depthwise_rows_column_tiles_need_fewer_rows(lib: ctypes.CDLL) -> None:
 def test_depthwise_rows_in_place_where_the_group_order_would_corrupt(
     lib: ctypes.CDLL, variant: str
 ) -> None:
-    """Three padded rows on top: the column-pair engine's group order (a group over every
-    row, rip_dw_plane_cols) would store output row 0 over input row 0 before output row 1
-    reads it, and the simulator finds that; the kernel's own test refuses the layer in place
-    (rip_dw_plane_cols_ok, `depthwise_plane_applies`) and runs the row schedule with its
-    ring: bit-exact in place, as the same layer out of place (which takes the group order)."""
-    geom = ConvGeometry(6, 5, 4, 4, 3, 3, 1, 1, 1, 1, 3, 3, 0, 0)
-    assert simulate_depthwise_plane(geom) > 0
-    assert not depthwise_plane_applies(geom, 4, in_place=True)
-    assert depthwise_plane_applies(geom, 4, in_place=False)
-    model = dw(0, 6, 5, 4, 3, 1, 1, explicit(geom))
-    graph, op = single_op(model)
-    x = random_input(graph, 0)
-    expected = tflm(model, x)
-    assert run_depthwise(lib, graph, op, x, "out", 0, variant) == expected
-    assert run_depthwise(lib, graph, op, x, "rows", 0, variant) == expected
+    """5x5 with five padded rows on top: the column-pair engine's window order (a group over
+    every row, rip_dw_plane_cols) would store output row 0 over input row 0 before output
+    row 1 reads it, and the simulator finds that; the kernel's own test refuses the layer in
+    place (rip_dw_plane_cols_ok, `depthwise_plane_order`) and runs the row schedule with its
+    ring: bit-exact in place, as the same layer out of place (which takes the window order).
+    The 3x3 twin of the layer takes the whole-plane order in place, also bit-exact."""
+    geom = ConvGeometry(6, 6, 4, 4, 5, 5, 1, 1, 1, 1, 5, 5, 0, 0)
+    assert simulate_depthwise_plane(geom, order="window") > 0
+    assert depthwise_plane_order(geom, 4, in_place=True) is None
+    assert depthwise_plane_order(geom, 4, in_place=False) == "window"
+    small = ConvGeometry(6, 5, 4, 4, 3, 3, 1, 1, 1, 1, 3, 3, 0, 0)
+    assert simulate_depthwise_plane(small, order="window") > 0
+    assert depthwise_plane_order(small, 4, in_place=True) == "whole"
+    for g in (geom, small):
+        model = dw(0, g.h_in, g.w_in, 4, g.kh, 1, 1, explicit(g))
+        graph, op = single_op(model)
+        assert conv_geometry(graph, op) == g
+        x = random_input(graph, 0)
+        expected = tflm(model, x)
+        assert run_depthwise(lib, graph, op, x, "out", 0, variant) == expected
+        assert run_depthwise(lib, graph, op, x, "rows", 0, variant) == expected
 
 
 def test_depthwise_rows_scratch_is_the_c_twin(lib: ctypes.CDLL) -> None:

@@ -1,16 +1,17 @@
-"""The column-pair engine's group order for depthwise layers (rip_dw_plane_cols: a group of
-four channels at a time over every output row, the window's widened rows kept from one
-output row to the next) executed by the simulator at gap 0 (output base == input base):
-wherever the kernel takes a layer in place (`depthwise_plane_applies`, the kernel's own
-test), no read returns a byte other than the input byte it wants; where that test refuses
-a layer in place, the order would corrupt some, so the test is needed."""
+"""The column-pair engine's group orders for depthwise layers (rip_dw_plane_cols: a group of
+four channels at a time over every output row; "window": the widened rows kept from one
+output row to the next; "whole": a group's whole plane widened first) executed by the
+simulator at gap 0 (output base == input base): wherever the kernel takes a layer in place
+(`depthwise_plane_order`, the kernel's own test), no read returns a byte other than the
+input byte it wants; where that test refuses the window order in place, the order would
+corrupt some, so the test is needed."""
 
 from __future__ import annotations
 
 import itertools
 
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.allocator.theory.simulate import depthwise_plane_applies, simulate_depthwise_plane
+from rip.allocator.theory.simulate import depthwise_plane_order, simulate_depthwise_plane
 from rip.core.errors import LayerError
 
 
@@ -28,31 +29,39 @@ def _geometries():
 
 
 def test_the_group_order_is_safe_in_place_wherever_the_kernel_takes_it() -> None:
-    taken = refused = 0
+    taken = {"window": 0, "whole": 0}
+    refused = 0
     for g in _geometries():
-        if depthwise_plane_applies(g, g.c_in, in_place=True):
-            taken += 1
-            assert simulate_depthwise_plane(g) == 0, g
-        elif depthwise_plane_applies(g, g.c_in, in_place=False):
+        order = depthwise_plane_order(g, g.c_in, in_place=True)
+        if order is not None:
+            taken[order] += 1
+            assert simulate_depthwise_plane(g, order=order) == 0, g
+        elif depthwise_plane_order(g, g.c_in, in_place=False) == "window":
             refused += 1
-            assert simulate_depthwise_plane(g) > 0, g
-    assert taken > 500 and refused > 0
+            assert simulate_depthwise_plane(g, order="window") > 0, g
+        if order == "whole":  # every read first: safe whatever the window would do
+            assert simulate_depthwise_plane(g, order="whole") == 0
+    assert taken["window"] > 300 and taken["whole"] > 50 and refused > 0
 
 
 def test_a_window_above_the_input_is_refused_in_place() -> None:
     # three padded rows on top: output row 0 stores over input row 0 before row 1 reads it
-    g = ConvGeometry(6, 5, 4, 4, 3, 3, 1, 1, 1, 1, 3, 3, 0, 0)
+    g = ConvGeometry(6, 6, 4, 4, 5, 5, 1, 1, 1, 1, 5, 5, 0, 0)
     assert g.h_out * g.w_out <= g.h_in * g.w_in
-    assert depthwise_plane_applies(g, 4, in_place=False)
-    assert not depthwise_plane_applies(g, 4, in_place=True)
-    assert simulate_depthwise_plane(g) > 0
+    assert depthwise_plane_order(g, 4, in_place=False) == "window"
+    assert depthwise_plane_order(g, 4, in_place=True) is None
+    assert simulate_depthwise_plane(g, order="window") > 0
 
 
 def test_the_group_order_takes_what_the_engine_covers_in_one_tile() -> None:
     wide = ConvGeometry(3, 60, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)  # 60 pixels: two tiles
-    assert not depthwise_plane_applies(wide, 4, in_place=False)
+    assert depthwise_plane_order(wide, 4, in_place=False) is None
     narrow = ConvGeometry(3, 50, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)
-    assert depthwise_plane_applies(narrow, 4, in_place=True)
-    assert not depthwise_plane_applies(narrow, 6, in_place=False)  # a channel left over
+    assert depthwise_plane_order(narrow, 4, in_place=True) == "window"
+    assert depthwise_plane_order(narrow, 6, in_place=False) is None  # a channel left over
     dilated = ConvGeometry(9, 9, 4, 4, 3, 3, 1, 1, 2, 1, 2, 2, 1, 1)
-    assert not depthwise_plane_applies(dilated, 4, in_place=False)
+    assert depthwise_plane_order(dilated, 4, in_place=False) is None
+    kws = ConvGeometry(25, 5, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)  # 27 rows of 4 pairs
+    assert depthwise_plane_order(kws, 64, in_place=True) == "whole"
+    taller = ConvGeometry(27, 5, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)  # 29 rows: the window
+    assert depthwise_plane_order(taller, 4, in_place=True) == "window"

@@ -554,55 +554,69 @@ def simulate_depthwise_rows(
     return DepthwiseRowsRun(corrupted, tuple(saved), outside)
 
 
-def depthwise_plane_applies(geom: ConvGeometry, channels: int, in_place: bool) -> bool:
-    """Whether the column-pair engine runs the depthwise layer a group of four channels at a
-    time over every output row (kernels/rip_dw_cols_engine.h, rip_dw_plane_cols_ok, the same
-    test but for the cheap requantisation it also needs): its kernel covered in one tile a
-    row (`kernel_variants.dw_cols_tile`), no dilation down the columns, ``channels`` a
-    positive multiple of 4, and, ``in_place``, every input row it widens for output row r
-    from the workspace one that no earlier output row has reached (i * W >= r * W_out: the
-    window keeps the rows it widened for the previous output row). DSP cores and hosts
-    only: ARMv6-M runs every layer row by row."""
+def depthwise_plane_order(geom: ConvGeometry, channels: int, in_place: bool) -> str | None:
+    """The order in which the column-pair engine runs the depthwise layer a group of four
+    channels at a time over every output row (kernels/rip_dw_cols_engine.h,
+    rip_dw_plane_cols_ok, the same test but for the cheap requantisation it also needs), or
+    None where it runs the rows in turn: its kernel covered in one tile a row
+    (`kernel_variants.dw_cols_tile`), no dilation down the columns, ``channels`` a positive
+    multiple of 4. "whole" where a group's whole widened plane fits (a 3x3 kernel,
+    `kernel_variants.dw_cols_whole_fits`): every read of a group before its first store.
+    Else "window", which ``in_place`` takes only where every input row it widens for output
+    row r from the workspace is one that no earlier output row has reached (i * W >=
+    r * W_out: the window keeps the rows it widened for the previous output row). DSP cores
+    and hosts only: ARMv6-M runs every layer row by row."""
     tile = kv.dw_cols_tile(geom.kh, geom.kw, geom.sw, geom.dw)
     if tile is None or geom.dh != 1 or channels % 4 or channels == 0 or geom.w_out > tile:
-        return False
+        return None
+    if kv.dw_cols_whole_fits(geom.kh, geom.kw, geom.sh, geom.sw, geom.h_out, geom.w_out):
+        return "whole"
     keep = max(geom.kh - geom.sh, 0)
     for r in range(geom.h_out if in_place else 0):
         lo = r * geom.sh - geom.pad_top + (keep if r else 0)
         hi = min(r * geom.sh - geom.pad_top + geom.kh, geom.h_in)
         if any(i * geom.w_in < r * geom.w_out for i in range(max(lo, 0), hi)):
-            return False
-    return True
+            return None
+    return "window"
 
 
-def simulate_depthwise_plane(geom: ConvGeometry, channels: int | None = None) -> int:
+def simulate_depthwise_plane(
+    geom: ConvGeometry, channels: int | None = None, order: str = "window"
+) -> int:
     """Execute the column-pair engine's group order (rip_dw_plane_cols) with output base ==
     input base over a tracked workspace, one byte per (pixel, channel) tagged with its
-    index: groups of four channels in turn, output rows in order within a group; for each
-    row the tile's columns (``ncp`` pairs from column -pad_left, as the kernel widens them)
-    of the window's kernel rows that the previous row's window did not hold are read from
-    the workspace, the rest come from the kept window (read when widened), then the row's
-    outputs of the group are stored. Returns the reads that found a byte other than the
-    input byte they want (0 proves the order at gap 0); `depthwise_plane_applies` says
-    where the kernel takes it."""
+    index: groups of four channels in turn. ``order`` "window": output rows in order within
+    a group; for each row the tile's columns (``ncp`` pairs from column -pad_left, as the
+    kernel widens them) of the window's kernel rows that the previous row's window did not
+    hold are read from the workspace, the rest come from the kept window (read when
+    widened), then the row's outputs of the group are stored. "whole": every row the group
+    reads is read first, then its outputs are stored. Returns the reads that found a byte
+    other than the input byte they want (0 proves the order at gap 0);
+    `depthwise_plane_order` says where the kernel takes which."""
     h, w, c = geom.h_in, geom.w_in, channels or geom.c_in
-    if c % 4 or geom.dh != 1:
+    if c % 4 or geom.dh != 1 or order not in ("window", "whole"):
         raise LayerError("simulate: the group order takes groups of four channels, dh 1")
     ncp = geom.sw * ((geom.w_out + 1) // 2) + (geom.kw - 1) // 2
     lo_x, hi_x = max(-geom.pad_left, 0), min(-geom.pad_left + 2 * ncp, w)
     keep = max(geom.kh - geom.sh, 0)
     arena = np.arange(max(h * w, geom.h_out * geom.w_out) * c, dtype=np.int64)
     corrupted = 0
+
+    def read(iy: int, lanes: np.ndarray) -> int:
+        if not 0 <= iy < h or lo_x >= hi_x:
+            return 0
+        want = ((iy * w + np.arange(lo_x, hi_x)) * c)[:, None] + lanes
+        return int(np.count_nonzero(arena[want] != want))
+
     for j0 in range(0, c, 4):
         lanes = np.arange(j0, j0 + 4)
+        if order == "whole":
+            rows = (geom.h_out - 1) * geom.sh + geom.kh
+            corrupted += sum(read(i - geom.pad_top, lanes) for i in range(rows))
         for r in range(geom.h_out):
-            for ky in range(keep if r else 0, geom.kh):
-                iy = r * geom.sh - geom.pad_top + ky
-                if not 0 <= iy < h or lo_x >= hi_x:
-                    continue
-                pixels = iy * w + np.arange(lo_x, hi_x)
-                got = arena[(pixels * c)[:, None] + lanes]
-                corrupted += int(np.count_nonzero(got != (pixels * c)[:, None] + lanes))
+            if order == "window":
+                for ky in range(keep if r else 0, geom.kh):
+                    corrupted += read(r * geom.sh - geom.pad_top + ky, lanes)
             stored = (r * geom.w_out + np.arange(geom.w_out)) * c
             arena[stored[:, None] + lanes] = -1
     return corrupted
