@@ -32,7 +32,7 @@ The choice and the memory plan agree by construction:
   and the ring's row count) is baked into the call here, so that the kernel spends nothing
   on schedule arithmetic: in place costs the row copies only (on DSP cores and hosts none
   where the kernel takes the layer in its group order, `theory.simulate
-  .depthwise_plane_applies`, and the ring goes unused). The
+  .depthwise_plane_order`, and the ring goes unused). The
   planner's formula for a depthwise op includes that ring wherever the row kernel applies
   (`planning.scratch.depthwise_rows_apply`), so it always fits there. Otherwise (a kernel taller
   than 16 rows, or a reserved scratch given by a caller) ``rip_depthwise_conv2d_inplace_fast_s8``:

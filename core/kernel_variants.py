@@ -62,24 +62,26 @@ def dw_cols_tile(kh: int, kw: int, sw: int, dw: int) -> int | None:
     return 2 * ((pairs - (kw - 1) // 2) // sw)
 
 
-# A whole layer a group of four channels at a time (rip_dw_plane_cols): a 3x3 run's tile is
-# larger, and where a group's whole widened plane fits it, at DW_COLS_WHOLE_PAIRS column
-# pairs a row, every row is widened before the group's first store; else, where a row is
-# one tile, a window of kernel rows moves down the rows.
-DW_COLS_PLANE_WORDS_3X3 = 448  # RIP_DWC_PLANE_WORDS_3X3
-DW_COLS_WHOLE_PAIRS = 4  # RIP_DWC_WHOLE_PAIRS
+# A whole layer a group of four channels at a time (rip_dw_plane_cols): the 3x3 and 5x5
+# runs' tiles are larger, and where a group's whole widened plane fits its run's tile, at
+# `dw_cols_whole_pairs` column pairs a row, every row is widened before the group's first
+# store; else, where a row is one tile, a window of kernel rows moves down the rows.
+DW_COLS_PLANE_WORDS = 448  # RIP_DWC_PLANE_WORDS
+
+
+def dw_cols_whole_pairs(kh: int, kw: int, sw: int) -> int:
+    """Column pairs a row of a group's whole plane (rip_dwc_whole_pairs): square 3, 5 and
+    7 kernels, at most 6 output columns at stride 1 and 4 at stride 2; 0: none."""
+    return (kw - 1) // 2 + (3 if sw == 1 else 4) if kh == kw and kh in (3, 5, 7) else 0
 
 
 def dw_cols_whole_fits(kh: int, kw: int, sh: int, sw: int, h_out: int, w_out: int) -> bool:
-    """Whether a 3x3 group's whole widened plane fits its run's tile (rip_dw_plane_cols_ok:
-    every row the group reads, at DW_COLS_WHOLE_PAIRS column pairs a row)."""
+    """Whether a group's whole widened plane fits its run's tile (rip_dw_plane_cols_ok:
+    every row the group reads, at `dw_cols_whole_pairs` column pairs a row)."""
+    pairs = dw_cols_whole_pairs(kh, kw, sw)
     ncp = sw * ((w_out + 1) // 2) + (kw - 1) // 2
-    rows = (h_out - 1) * sh + kh
-    return (
-        (kh, kw) == (3, 3)
-        and ncp <= DW_COLS_WHOLE_PAIRS
-        and (rows * DW_COLS_WHOLE_PAIRS * 4 <= DW_COLS_PLANE_WORDS_3X3)
-    )
+    words = DW_COLS_PLANE_WORDS if kh == kw and kh in (3, 5) else DW_COLS_TILE_WORDS
+    return 0 < ncp <= pairs and ((h_out - 1) * sh + kh) * pairs * 4 <= words
 
 
 # ---- ADD's and SUB's term table (rip_add_params.terms, codegen's elementwise_params) -----

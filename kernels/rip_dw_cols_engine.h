@@ -35,7 +35,10 @@
  * stores reach only its own channels' input bytes (depth multiplier 1), so in place the
  * order is safe when every row widened from memory for output row r is one that no earlier
  * output row has reached (rip_dw_plane_cols_ok; rip.allocator.theory.simulate
- * .simulate_depthwise_plane executes the order, depthwise_plane_applies is the same test).
+ * .simulate_depthwise_plane executes the order, depthwise_plane_order is the same test).
+ * Where a group's whole widened plane fits the run's tile (a square kernel, a layer a few
+ * columns wide: rip_dwc_whole_pairs), every row is widened before the group's first store,
+ * so in place it is safe whatever the window would do.
  */
 #ifndef RIP_DW_COLS_ENGINE_H
 #define RIP_DW_COLS_ENGINE_H
@@ -46,18 +49,23 @@
  * as many column pairs as fit for the kernel's rows (26 for 3 rows, 16 for 5, 11 for 7:
  * tiles of 50, 28 and 16 stride-1 pixels; 1,536 bytes measured no faster on MCUNet-in3). */
 #define RIP_DWC_TILE_WORDS 320
-/* The 3x3 runs' tile is larger (rip.core.kernel_variants.dw_cols_plane_words): a group's
- * whole widened plane of a narrow layer fits (MLPerf Tiny's keyword spotter: 27 rows of
- * four pairs), at no more stack than the 7x7 runs' operands take. */
-#define RIP_DWC_PLANE_WORDS_3X3 448
-
-/* A 3x3 group's whole plane lies at this many column pairs a row (the rows of a layer of
- * at most 6 output columns at stride 1, 2 at stride 2). */
-#define RIP_DWC_WHOLE_PAIRS 4
+/* The 3x3 and 5x5 runs' tile is larger (rip.core.kernel_variants.DW_COLS_PLANE_WORDS): a
+ * group's whole widened plane of a narrow layer fits (MLPerf Tiny's keyword spotter: 27
+ * rows of four pairs; 22 rows of five for 5x5), the frames 1,816 and 2,112 bytes beside
+ * the 7x7 runs' 1,952 (their operands the larger part). */
+#define RIP_DWC_PLANE_WORDS 448
 
 /* The words of a run's tile (RIP_DWC_RUN's TILE) for a kernel size. */
 static inline int32_t rip_dwc_plane_words(int32_t kh, int32_t kw) {
-    return kh == 3 && kw == 3 ? RIP_DWC_PLANE_WORDS_3X3 : RIP_DWC_TILE_WORDS;
+    return kh == kw && (kh == 3 || kh == 5) ? RIP_DWC_PLANE_WORDS : RIP_DWC_TILE_WORDS;
+}
+
+/* A square kernel's group plane lies at this many column pairs a row, a constant the taps'
+ * offsets fold into (the rows of a layer of at most 6 output columns at stride 1, 4 at
+ * stride 2); 0: the run has no whole-plane order (rip.core.kernel_variants
+ * .dw_cols_whole_pairs). */
+static inline int32_t rip_dwc_whole_pairs(int32_t kh, int32_t kw, int32_t sw) {
+    return kh == kw && (kh == 3 || kh == 5 || kh == 7) ? (kw - 1) / 2 + (sw == 1 ? 3 : 4) : 0;
 }
 
 #if defined(__ARM_FEATURE_DSP)
@@ -351,6 +359,7 @@ typedef struct {
 
 static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_job *job,
                                                                  int32_t *wk, int32_t *e,
+                                                                 const int WHOLE,
                                                                  const int32_t KH,
                                                                  const int32_t KW,
                                                                  const int32_t SW,
@@ -381,10 +390,11 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
         }
         int8_t *o = plane ? job->o + ch : job->o;
         int32_t iy0 = -g->ph;
-        if (KH == 3 && KW == 3 && job->whole) {
-            /* every row the group reads, widened (RIP_DWC_WHOLE_PAIRS pairs a row, a constant
-             * the taps' offsets fold into), then channel by channel over every row */
-            const int32_t n_rows = (g->h_out - 1) * g->sh + KH, ecw = RIP_DWC_WHOLE_PAIRS;
+        if (WHOLE && job->whole) {
+            /* every row the group reads, widened (rip_dwc_whole_pairs pairs a row), then
+             * channel by channel over every row */
+            const int32_t n_rows = (g->h_out - 1) * g->sh + KH;
+            const int32_t ecw = rip_dwc_whole_pairs(KH, KW, SW);
             for (int32_t i = 0; i < n_rows; ++i, iy0 += 1) {
                 const int8_t *one = (uint32_t)iy0 < (uint32_t)g->h ? job->in + iy0 * row_in : NULL;
                 rip_dwc_widen(g, &one, ch, &span0, 0, 1, ecw, e + i * ecw * 4);
@@ -425,30 +435,31 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
 
 /* WORDS: a channel's operands at most (KH * (KW - 1)), a constant for the stack array;
  * TILE: the widened tile's words (rip_dwc_plane_words: the window's rows at
- * RIP_DWC_TILE_WORDS, a group's whole plane where it fits). */
-#define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, SW, MODE)                                       \
+ * RIP_DWC_TILE_WORDS, a group's whole plane where it fits); WHOLE: the run has the
+ * whole-plane order (the square sizes). */
+#define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, WHOLE, SW, MODE)                                \
     static __attribute__((noinline)) void name(const rip_dwc_job *job) {                       \
         int32_t wk[4 * (WORDS)];                                                               \
         int32_t e[TILE] __attribute__((aligned(8)));                                           \
-        rip_dwc_groups(job, wk, e, KH, KW, SW, MODE);                                          \
+        rip_dwc_groups(job, wk, e, WHOLE, KH, KW, SW, MODE);                                   \
     }
-#define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, TILE, SW)                                     \
-    RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, TILE, SW, RIP_DW_RQ_EXACT)                      \
-    RIP_DWC_RUN(prefix##_sat, KH, KW, WORDS, TILE, SW, RIP_DW_RQ_CHEAP_SAT)                    \
-    RIP_DWC_RUN(prefix##_clamp, KH, KW, WORDS, TILE, SW, RIP_DW_RQ_CHEAP_CLAMP)
-#define RIP_DWC_RUN_STRIDES(prefix, KH, KW, WORDS, TILE)                                       \
-    RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, WORDS, TILE, 1)                                     \
-    RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, TILE, 2)
-RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6, RIP_DWC_PLANE_WORDS_3X3)
-RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5, 20, RIP_DWC_TILE_WORDS)
-RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42, RIP_DWC_TILE_WORDS)
+#define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, TILE, WHOLE, SW)                              \
+    RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, TILE, WHOLE, SW, RIP_DW_RQ_EXACT)               \
+    RIP_DWC_RUN(prefix##_sat, KH, KW, WORDS, TILE, WHOLE, SW, RIP_DW_RQ_CHEAP_SAT)             \
+    RIP_DWC_RUN(prefix##_clamp, KH, KW, WORDS, TILE, WHOLE, SW, RIP_DW_RQ_CHEAP_CLAMP)
+#define RIP_DWC_RUN_STRIDES(prefix, KH, KW, WORDS, TILE, WHOLE)                                \
+    RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, WORDS, TILE, WHOLE, 1)                              \
+    RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, TILE, WHOLE, 2)
+RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6, RIP_DWC_PLANE_WORDS, 1)
+RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5, 20, RIP_DWC_PLANE_WORDS, 1)
+RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42, RIP_DWC_TILE_WORDS, 1)
 RIP_DWC_RUN_STRIDES(rip_dwc_any, job->g->kh, job->g->kw, RIP_DWC_WEIGHT_WORDS,
-                    RIP_DWC_TILE_WORDS)
+                    RIP_DWC_TILE_WORDS, 0)
 /* One kernel row: a one-column layer run as the row it is in memory (codegen's
  * column_as_row, streaming keyword models' temporal layers). */
-RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3, 2, RIP_DWC_TILE_WORDS)
-RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5, 4, RIP_DWC_TILE_WORDS)
-RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7, 6, RIP_DWC_TILE_WORDS)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3, 2, RIP_DWC_TILE_WORDS, 0)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5, 4, RIP_DWC_TILE_WORDS, 0)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7, 6, RIP_DWC_TILE_WORDS, 0)
 #define RIP_DWC_ROW(prefix)                                                                    \
     {{prefix##_s1_exact, prefix##_s1_sat, prefix##_s1_clamp},                                  \
      {prefix##_s2_exact, prefix##_s2_sat, prefix##_s2_clamp}}
@@ -504,7 +515,7 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
 }
 
 /* Whether rip_dw_plane_cols runs the layer (rip.allocator.theory.simulate
- * .depthwise_plane_applies, the same test): cheap records, the column-pair engine covering
+ * .depthwise_plane_order, the same test): cheap records, the column-pair engine covering
  * it in one tile a row, no dilation down the columns, every channel in a group of four. In
  * place (in == out), also every input row it widens for output row r from the input is
  * one that no earlier output row of the group has reached: i * W >= r * W_out (the window
@@ -519,9 +530,10 @@ static int rip_dw_plane_cols_ok(const rip_dw_plane *g, const rip_dw_rq *q, int i
         return 0;
     }
     const int32_t ncp = g->sw * ((g->w_out + 1) / 2) + m;
-    if (g->kh == 3 && g->kw == 3 && ncp <= RIP_DWC_WHOLE_PAIRS &&
-        (int64_t)((g->h_out - 1) * g->sh + g->kh) * RIP_DWC_WHOLE_PAIRS * 4 <=
-            RIP_DWC_PLANE_WORDS_3X3) {
+    const int32_t whole = rip_dwc_whole_pairs(g->kh, g->kw, g->sw);
+    if (whole > 0 && ncp <= whole &&
+        (int64_t)((g->h_out - 1) * g->sh + g->kh) * whole * 4 <=
+            rip_dwc_plane_words(g->kh, g->kw)) {
         return 2; /* the whole plane: every read of a group before its first store */
     }
     const int32_t keep = g->kh > g->sh ? g->kh - g->sh : 0;

@@ -833,16 +833,24 @@ def test_depthwise_rows_in_place_where_the_group_order_would_corrupt(
     row 1 reads it, and the simulator finds that; the kernel's own test refuses the layer in
     place (rip_dw_plane_cols_ok, `depthwise_plane_order`) and runs the row schedule with its
     ring: bit-exact in place, as the same layer out of place (which takes the window order).
-    The 3x3 twin of the layer takes the whole-plane order in place, also bit-exact."""
-    geom = ConvGeometry(6, 6, 4, 4, 5, 5, 1, 1, 1, 1, 5, 5, 0, 0)
+    Shorter 3x3, 5x5 and 7x7 twins of the layer (and a stride-2 5x5) take the whole-plane
+    order in place, also bit-exact."""
+    geom = ConvGeometry(12, 12, 4, 4, 5, 5, 1, 1, 1, 1, 5, 5, 0, 0)
     assert simulate_depthwise_plane(geom, order="window") > 0
     assert depthwise_plane_order(geom, 4, in_place=True) is None
     assert depthwise_plane_order(geom, 4, in_place=False) == "window"
-    small = ConvGeometry(6, 5, 4, 4, 3, 3, 1, 1, 1, 1, 3, 3, 0, 0)
-    assert simulate_depthwise_plane(small, order="window") > 0
-    assert depthwise_plane_order(small, 4, in_place=True) == "whole"
-    for g in (geom, small):
-        model = dw(0, g.h_in, g.w_in, 4, g.kh, 1, 1, explicit(g))
+    wholes = [
+        ConvGeometry(6, 5, 4, 4, 3, 3, 1, 1, 1, 1, 3, 3, 0, 0),
+        ConvGeometry(6, 6, 4, 4, 5, 5, 1, 1, 1, 1, 5, 5, 0, 0),
+        ConvGeometry(6, 6, 4, 4, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3),
+        ConvGeometry(10, 8, 4, 4, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2),
+    ]
+    assert simulate_depthwise_plane(wholes[0], order="window") > 0
+    assert simulate_depthwise_plane(wholes[1], order="window") > 0
+    for small in wholes:
+        assert depthwise_plane_order(small, 4, in_place=True) == "whole"
+    for g in (geom, *wholes):
+        model = dw(0, g.h_in, g.w_in, 4, g.kh, g.sh, 1, explicit(g))
         graph, op = single_op(model)
         assert conv_geometry(graph, op) == g
         x = random_input(graph, 0)

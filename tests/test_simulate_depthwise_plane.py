@@ -45,8 +45,8 @@ def test_the_group_order_is_safe_in_place_wherever_the_kernel_takes_it() -> None
 
 
 def test_a_window_above_the_input_is_refused_in_place() -> None:
-    # three padded rows on top: output row 0 stores over input row 0 before row 1 reads it
-    g = ConvGeometry(6, 6, 4, 4, 5, 5, 1, 1, 1, 1, 5, 5, 0, 0)
+    # five padded rows on top: output row 0 stores over input row 0 before row 1 reads it
+    g = ConvGeometry(12, 12, 4, 4, 5, 5, 1, 1, 1, 1, 5, 5, 0, 0)
     assert g.h_out * g.w_out <= g.h_in * g.w_in
     assert depthwise_plane_order(g, 4, in_place=False) == "window"
     assert depthwise_plane_order(g, 4, in_place=True) is None
@@ -65,3 +65,15 @@ def test_the_group_order_takes_what_the_engine_covers_in_one_tile() -> None:
     assert depthwise_plane_order(kws, 64, in_place=True) == "whole"
     taller = ConvGeometry(27, 5, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)  # 29 rows: the window
     assert depthwise_plane_order(taller, 4, in_place=True) == "window"
+    five = ConvGeometry(18, 6, 4, 4, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2)  # 22 rows of 5 pairs
+    assert depthwise_plane_order(five, 4, in_place=True) == "whole"
+    assert (
+        depthwise_plane_order(
+            ConvGeometry(19, 6, 4, 4, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2), 4, in_place=True
+        )
+        == "window"
+    )
+    seven = ConvGeometry(7, 6, 4, 4, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3)  # 13 rows of 6 pairs
+    assert depthwise_plane_order(seven, 4, in_place=True) == "whole"
+    wider = ConvGeometry(7, 7, 4, 4, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3)  # 7 columns: the window
+    assert depthwise_plane_order(wider, 4, in_place=True) == "window"

@@ -560,7 +560,7 @@ def depthwise_plane_order(geom: ConvGeometry, channels: int, in_place: bool) -> 
     rip_dw_plane_cols_ok, the same test but for the cheap requantisation it also needs), or
     None where it runs the rows in turn: its kernel covered in one tile a row
     (`kernel_variants.dw_cols_tile`), no dilation down the columns, ``channels`` a positive
-    multiple of 4. "whole" where a group's whole widened plane fits (a 3x3 kernel,
+    multiple of 4. "whole" where a group's whole widened plane fits (a square kernel,
     `kernel_variants.dw_cols_whole_fits`): every read of a group before its first store.
     Else "window", which ``in_place`` takes only where every input row it widens for output
     row r from the workspace is one that no earlier output row has reached (i * W >=
