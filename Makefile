@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: run test test-fast lint typecheck fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cmsis calibrate-cost clean
+.PHONY: run test test-fast lint typecheck fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cores bench-cmsis calibrate-cost clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,11 @@ bench-compile: $(STAMP)
 # (with CMSIS_NN_DIR and CMSIS_CORE_DIR set, as for bench-cmsis) CMSIS-NN's kernels.
 bench-cost: $(STAMP)
 	$(BIN)/python benchmarks/bench_cost.py --jobs $(JOBS) $(BENCH_ARGS)
+
+# Two cores against one (issue 27): rip on --cores 1 and --cores 2, arena and instructions
+# (the critical path on QEMU's dual-core mps2-an521) side by side; also a section of bench-cost.
+bench-cores: $(STAMP)
+	$(BIN)/python benchmarks/two_cores.py --jobs $(JOBS) $(BENCH_ARGS)
 
 # The fused strategy's instruction cost model (--max-overhead's estimates): per-op
 # instructions of the MCUNet models under rip and fused on qemu-m33 and qemu-armv6m, fitted

@@ -37,6 +37,7 @@ from typing import Any, Union
 from rip import compiler
 from rip.allocator.planning.options import (
     DEFAULT_MAX_OVERHEAD,
+    DEFAULT_SHARE_SLACK,
     DEFAULT_STAGE_WEIGHTS,
     DEFAULT_TIME_LIMIT,
 )
@@ -197,6 +198,8 @@ PLAN_OPTIONS = frozenset(
         "stage_weights",
         "weights",
         "stream_input",
+        "cores",
+        "share_slack",
         "cache",
         "progress",
     }
@@ -244,6 +247,8 @@ def options(
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS,
     weights: str = "auto",
     stream_input: bool = False,
+    cores: int = 1,
+    share_slack: float = DEFAULT_SHARE_SLACK,
     cache: bool = True,
     progress: bool = False,
 ) -> Options:
@@ -265,9 +270,29 @@ def options(
         stage_weights=check_stage_weights(stage_weights),
         weights=WeightsIn.parse(weights, "weights"),
         stream_input=bool(stream_input),
+        cores=check_cores(cores),
+        share_slack=check_share_slack(share_slack),
         cache=cache,
         progress=progress,
     )
+
+
+def check_cores(cores: int) -> int:
+    """1 or 2 (the Picos' cores); an OptionError (exit 2) otherwise."""
+    if isinstance(cores, bool) or cores not in (1, 2):
+        raise OptionError(f"cores {cores!r}: give 1 or 2")
+    return int(cores)
+
+
+def check_share_slack(value: float) -> float:
+    """A fraction >= 0 and finite (how far two cores' scratch may raise the floor)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (math.isfinite(value) and value >= 0)
+    ):
+        raise OptionError(f"share slack {value!r}: give a fraction >= 0")
+    return float(value)
 
 
 def plan(
@@ -282,6 +307,8 @@ def plan(
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS,
     weights: str = "auto",
     stream_input: bool = False,
+    cores: int = 1,
+    share_slack: float = DEFAULT_SHARE_SLACK,
     cache: bool = True,
     progress: bool = False,
 ) -> Compilation:
@@ -297,6 +324,8 @@ def plan(
     arena, else the ops' that stall most on flash; ``flash``; or ``sram``: all of it,
     refused where it does not fit); ``stream_input``
     streams input 0 in row by row (`rip.frontend.streaming`; the ``fused`` strategy only);
+    ``cores`` 2 shares the convolutions over both cores of a Pico (docs/two-cores.md), each
+    op whose second scratch raises the plan's floor by ``share_slack`` (a fraction) at most;
     ``cache`` reuses replay-checked plans of the same model and options."""
     opts = options(
         strategy,
@@ -307,6 +336,8 @@ def plan(
         stage_weights=stage_weights,
         weights=weights,
         stream_input=stream_input,
+        cores=cores,
+        share_slack=share_slack,
         cache=cache,
         progress=progress,
     )

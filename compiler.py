@@ -40,6 +40,7 @@ from typing import TypeVar, cast
 from rip.allocator.planning.cache import PlanCache
 from rip.allocator.planning.options import (
     DEFAULT_MAX_OVERHEAD,
+    DEFAULT_SHARE_SLACK,
     DEFAULT_STAGE_WEIGHTS,
     DEFAULT_TIME_LIMIT,
     PlanOptions,
@@ -76,6 +77,7 @@ from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 from rip.frontend.streaming import stream_input
 from rip.timing.estimate import Estimate, run_project_timed
+from rip.timing.two_core import CriticalPath
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,10 @@ class Options:
     weights: WeightsIn = WeightsIn.AUTO
     # the input streams in row by row (rip.frontend.streaming); only STREAMING strategies
     stream_input: bool = False
+    # the cores inference runs on (issue 27): 2 shares ops over both (docs/two-cores.md),
+    # those whose scratch per core raises the floor by share_slack (a fraction) at most
+    cores: int = 1
+    share_slack: float = DEFAULT_SHARE_SLACK
 
     @property
     def plannable(self) -> tuple[Strategy, ...]:
@@ -127,6 +133,8 @@ class Options:
             fuse_chains=self.fuse_chains,
             stage_weights=self.stage_weights,
             weights=self.weights,
+            cores=self.cores,
+            share_slack=self.share_slack,
         )
 
 
@@ -197,7 +205,7 @@ class Compiled:
     run: Result | None = None  # the result line of a host, QEMU or emulated-Pico run
     emulation: EmulatedRun | None = None  # the emulated Pico run, when there was one
     # an emulated board's run timed as its Pico (rip.timing), or why it could not be
-    estimate: Estimate | str | None = None
+    estimate: Estimate | CriticalPath | str | None = None
     # why ``strategy`` was selected, when no strategy was asked for (None: it was asked for)
     selection: Selection | None = None
 
@@ -281,7 +289,7 @@ def prepare(path: Path, board: Board, options: Options = Options()) -> Prepared:
     graph = _timed(seconds, "rewrite", lambda: rewrite(source))
     if options.stream_input:
         graph = stream_input(graph)
-    req = _timed(seconds, "requirements", lambda: requirements(graph))
+    req = _timed(seconds, "requirements", lambda: requirements(graph, cores=options.cores))
     made = _timed(seconds, "variants", lambda: variants(graph, req, planned(options), planning))
     return Prepared(path, source, graph, req, planning, made, seconds)
 
@@ -489,7 +497,9 @@ def emulate(board: Board, out: Path, bootrom: Path | None) -> EmulatedRun:
     return emulated
 
 
-def run(board: Board, out: Path, repeat: int) -> tuple[Result, Estimate | str | None]:
+def run(
+    board: Board, out: Path, repeat: int
+) -> tuple[Result, Estimate | CriticalPath | str | None]:
     """Build and run the written project and return its result line: under QEMU for an
     emulated board (built with arm-none-eabi-gcc; QEMU is stopped on any error or Ctrl-C),
     timed as the board's Pico by the timing plugin (rip.timing), on the host with the

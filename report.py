@@ -17,6 +17,8 @@ from rip.firmware.output_dir import MANIFEST
 from rip.firmware.result import Result
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
+from rip.timing.estimate import TWO_CORES_UNTIMED
+from rip.timing.two_core import CriticalPath
 
 BASELINE = Strategy.TINYENGINE
 
@@ -150,8 +152,18 @@ def plan_summary(c: Compiled, strategy: Strategy) -> dict[str, Any]:
         "planned_ops": len(c.variants[strategy].graph.operators),  # a fused chain is one
         "resident_weights_bytes": staged.resident_bytes if staged else 0,
         "streamed_inputs": streamed_summary(c.variants[strategy].graph),
+        # the cores inference runs on (--cores); on 2, the ops both share (their scratch is
+        # one per core)
+        "cores": c.variants[strategy].req.cores,
+        "shared_ops": shared_ops(c, strategy),
         "notes": list(plan.notes),
     }
+
+
+def shared_ops(c: Compiled, strategy: Strategy) -> list[int]:
+    """The ops whose work both cores share on a two-core plan (scratch_choice.share; the
+    kernel the generator picks decides at last: one that cannot share runs on core 0)."""
+    return sorted(c.variants[strategy].req.shared)
 
 
 def fusion_summary(c: Compiled) -> dict[str, Any] | None:
@@ -295,6 +307,8 @@ def timing_summary(c: Compiled) -> dict[str, Any]:
     flash-miss share, ...; ``pico1_`` for the RP2040), or why there is none."""
     if isinstance(c.estimate, str):
         return {"timing_unavailable": c.estimate}
+    if isinstance(c.estimate, CriticalPath):  # two cores: no Pico estimate, the two paths
+        return {"timing_unavailable": TWO_CORES_UNTIMED, "two_cores": c.estimate.summary()}
     return c.estimate.summary() if c.estimate is not None else {}
 
 
@@ -351,6 +365,11 @@ def format_report(rep: dict[str, Any]) -> str:
         lines.append(
             f"input {si['input']} streams in row by row: {si['ring_rows']} rows "
             f"({si['ring_bytes']:,} B, in the arena) held instead of {si['input_bytes']:,} B"
+        )
+    if rep.get("cores", 1) == 2:
+        lines.append(
+            f"two cores: {len(rep['shared_ops'])} of {rep['planned_ops']} ops shared (split "
+            "by output channels, each core its own scratch), the rest on core 0"
         )
     if rep.get("resident_weights_ops"):
         n, of = rep["resident_weights_ops"], rep["planned_ops"]
@@ -511,6 +530,14 @@ def format_timing(c: Compiled) -> list[str]:
         return [f"no Pico timing estimate: {c.estimate}"]
     if c.estimate is None:
         return []
+    if isinstance(c.estimate, CriticalPath):
+        p = c.estimate
+        share = ", ".join(f"core {k} idle {100 * x:.1f}%" for k, x in enumerate(p.idle_share))
+        return [
+            f"two cores: critical path {p.instructions:,} instructions (core 0 busy "
+            f"{p.busy[0]:,}, core 1 busy {p.busy[1]:,}; {share}; {p.syncs:,} syncs); "
+            f"no Pico timing estimate: {TWO_CORES_UNTIMED}"
+        ]
     e = c.estimate
     w = e.window()
     chip = e.model.chip

@@ -14,8 +14,9 @@ profiling build (SysTick marks around each op), with planned right shifts in the
 column; and, with CMSIS-NN checkouts (--cmsis-nn, --cmsis-core or $CMSIS_NN_DIR,
 $CMSIS_CORE_DIR), instructions per MAC per MCUNet model and op class, rip at the board's
 flags and at -O2 beside CMSIS-NN's (bench_cmsis's harness, every layer's bytes checked);
-and the MLPerf Tiny models' instructions and estimated Pico 2 cycles beside X-CUBE-AI's and
-pico-tflmicro's measured latencies (results/mlperf.py).
+the MLPerf Tiny models' instructions and estimated Pico 2 cycles beside X-CUBE-AI's and
+pico-tflmicro's measured latencies (results/mlperf.py); and two cores against one, arena and
+critical path (two_cores.py, issue 27).
 
     python benchmarks/bench_cost.py [--models a,b] [--jobs N] [--profile MODEL] [--json F]
 """
@@ -324,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cmsis-nn", help="CMSIS-NN checkout for the Pico estimates of TFLite Micro "
                     "+ CMSIS-NN (default $CMSIS_NN_DIR)")  # fmt: skip
     ap.add_argument("--cmsis-core", help="CMSIS_6 checkout (default $CMSIS_CORE_DIR)")
+    ap.add_argument("--no-two-cores", action="store_true",
+                    help="skip two cores against one (two_cores.py)")  # fmt: skip
     ap.add_argument("--no-classes", action="store_true",
                     help="skip the per-class table (needs CMSIS-NN: --cmsis-nn)")  # fmt: skip
     args = ap.parse_args(argv)
@@ -353,6 +356,14 @@ def main(argv: list[str] | None = None) -> int:
         data["pico"] = pico_estimates(chosen, args.jobs, reference, args.cmsis_nn, args.cmsis_core)
         print()
         pico_cost.print_tables(data["pico"])
+    bad_cores = False
+    if not args.no_two_cores:
+        import two_cores
+
+        data["two_cores"] = two_cores.collect(chosen, args.jobs)
+        print()
+        two_cores.print_table(data["two_cores"])
+        bad_cores = any(r["mismatches"] for r in data["two_cores"])
     bad_mlperf = False
     if not args.no_mlperf:
         from results import mlperf
@@ -364,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
     if args.json:
         Path(args.json).write_text(jsonio.dumps(data, indent=1))
-    bad = any(r["mismatches"] for r in data["rows"]) or bad_classes or bad_mlperf
+    bad = any(r["mismatches"] for r in data["rows"]) or bad_classes or bad_mlperf or bad_cores
     return 1 if bad else 0
 
 

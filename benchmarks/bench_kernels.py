@@ -278,7 +278,7 @@ def layer_source(layers) -> tuple[str, int, int]:
             "    }",
             "}",
             "int main(void) {",
-            "    const rip_context ctx = {scratch, sizeof scratch};",
+            "    const rip_context ctx = {.buf = scratch, .size = sizeof scratch};",
             "    int fails = 0, st = 0, same;",
             *calls,
             "    return fails + (st != 0);",

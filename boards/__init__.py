@@ -72,6 +72,19 @@ class Board:
     uart_base: int | None = None
     instructions_per_tick: int | None = None
     instructions_per_second_estimate: float = 0.0
+    # Two cores (issue 27, docs/two-cores.md): the QEMU machine with two cores that run this
+    # board's code (mps2-an521: the SSE-200's two Cortex-M33s, which run ARMv6-M code too),
+    # its memory map, and its system control registers (INITSVTOR1, CPUWAIT), through which
+    # core 0 starts core 1. None: the board runs one core only. ``dual_qemu_globals``: the
+    # machine's device properties the code needs (-global; the AN521 image gives CPU 0 no
+    # FPU and no DSP extension), passed as ``qemu_globals`` once on the two-core machine.
+    qemu_machine_dual: str | None = None
+    qemu_globals: tuple[str, ...] = ()
+    dual_qemu_globals: tuple[str, ...] = ()
+    dual_code_origin: int | None = None
+    dual_ram_origin: int | None = None
+    dual_uart_base: int | None = None
+    dual_sysctl_base: int | None = None
     # The Pico timing model (rip.timing, docs/pico-timing.md). An emulated board names the
     # Pico whose cycles its runs estimate; a Pico board gives its core's cost table, its XIP
     # cache (geometry, and the stall of a miss at the SDK's default flash clock), the cost of
@@ -166,6 +179,8 @@ CFLAG = re.compile(
     re.ASCII,
 )
 U32 = (0, 0xFFFFFFFF)
+# A QEMU -global: device.property=value, in plain names.
+QEMU_GLOBAL = re.compile(r"[a-z0-9-]{1,32}\.[A-Za-z0-9_-]{1,32}=[A-Za-z0-9]{1,16}", re.ASCII)
 CYCLE_COUNTERS = ("dwt_cyccnt", "timer_us", "clock_ns", "systick_instructions")
 # The cores code is built for: each keys a column of the fused budget's cost model.
 CORES = ("cortex-m33", "cortex-m0plus", "host")
@@ -252,6 +267,13 @@ FIELD_RULES: dict[str, Rule] = {
     "uart_base": Rule(int, *U32),
     "instructions_per_tick": Rule(int, 1, 10**6),
     "instructions_per_second_estimate": Rule(float, 0, 10**12),
+    "qemu_machine_dual": _text(r"[a-z0-9-]{1,32}"),
+    "qemu_globals": Rule(list, pattern=QEMU_GLOBAL),
+    "dual_qemu_globals": Rule(list, pattern=QEMU_GLOBAL),
+    "dual_code_origin": Rule(int, *U32),
+    "dual_ram_origin": Rule(int, *U32),
+    "dual_uart_base": Rule(int, *U32),
+    "dual_sysctl_base": Rule(int, *U32),
     "emulator": Rule(str, choices=EMULATORS),
     "timing_board": Rule(str, pattern=BOARD_NAME),
     "timing_label": _text(r"[a-z0-9]{1,16}"),
@@ -310,7 +332,12 @@ def parse_board(data: bytes, source: str) -> Board:
     missing = [f.name for f in fields(Board) if f.name not in table and f.default is MISSING]
     if missing:
         raise RipError(f"{where}: missing field {missing[0]!r}")
-    for origin, size in (("code_origin", "code_bytes"), ("ram_origin", "sram_bytes")):
+    for origin, size in (
+        ("code_origin", "code_bytes"),
+        ("ram_origin", "sram_bytes"),
+        ("dual_code_origin", "code_bytes"),
+        ("dual_ram_origin", "sram_bytes"),
+    ):
         if origin in table and table[origin] + table.get(size, 0) > 1 << 32:
             raise RipError(f"{where}: {origin} + {size} ends past the 4 GiB address space")
     values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}

@@ -25,6 +25,7 @@ from rip import api
 from rip.allocator.planning.check import picture
 from rip.allocator.planning.options import (
     DEFAULT_MAX_OVERHEAD,
+    DEFAULT_SHARE_SLACK,
     DEFAULT_STAGE_WEIGHTS,
     DEFAULT_TIME_LIMIT,
 )
@@ -128,6 +129,26 @@ def _parser() -> argparse.ArgumentParser:
         "flash (strategy fused only)",
     )
     p.add_argument(
+        "--cores",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="the cores inference runs on: 2 shares every CONV_2D of 4 or more output "
+        "channels between both cores of a Pico (two Cortex-M33 or M0+), split by output "
+        "channels and synchronised tile by tile at the gap one core needs; each core gets its "
+        "own scratch (docs/two-cores.md). Emulated: --board qemu-m33 or qemu-armv6m runs on "
+        "QEMU's dual-core mps2-an521 (default 1)",
+    )
+    p.add_argument(
+        "--share-slack",
+        default=str(DEFAULT_SHARE_SLACK),
+        metavar="FRACTION",
+        help="with --cores 2: how far a shared op's second scratch may raise the plan's "
+        "layer-by-layer floor, a fraction of it (default 0.02; 1 shares every op it can, at "
+        "more arena where every layer sets the floor); an op it would raise more runs on "
+        "core 0 alone",
+    )
+    p.add_argument(
         "--report",
         action="store_true",
         help="print the model summary, per-op table and memory plans",
@@ -216,6 +237,19 @@ def max_overhead(text: str) -> float | None:
     return value
 
 
+def share_slack(text: str) -> float:
+    """``--share-slack``: a fraction >= 0 or a percentage (2%); a RipError (one line, exit 2)
+    for anything else."""
+    t = text.strip()
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise RipError(f"--share-slack {text!r}: give a fraction >= 0 such as 0.02, or 2%")
+    return value
+
+
 def stage_weights(text: str) -> int | None:
     """``--stage-weights``: whole bytes >= 0, board (all the board leaves) or off; a
     RipError (one line, exit 2) for anything else."""
@@ -253,6 +287,8 @@ def _plan_options(args: argparse.Namespace, board: Board) -> dict[str, Any]:
         "stage_weights": stage_weights(args.stage_weights),
         "weights": args.weights,
         "stream_input": args.stream_input,
+        "cores": args.cores,
+        "share_slack": share_slack(args.share_slack),
         "cache": not args.no_cache,
         "progress": not args.quiet and not args.json and sys.stderr.isatty(),
     }

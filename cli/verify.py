@@ -26,6 +26,7 @@ import math
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import serial
@@ -36,7 +37,7 @@ from rip.core import jsonio
 from rip.core.errors import RipError
 from rip.core.printable import printable
 from rip.firmware.pico_project import build_pico_project
-from rip.firmware.qemu_project import build_qemu_project
+from rip.firmware.qemu_project import build_qemu_project, dual_board
 from rip.firmware.qemu_run import default_timeout, is_emulated, run_elf
 from rip.firmware.result import Result
 from rip.firmware.rp2040_emulator import bootrom_path, check_board, checked, emulate_project
@@ -49,6 +50,7 @@ from rip.firmware.serial_port import (
     wait_for_result,
 )
 from rip.firmware.tools import BUILD_SECONDS
+from rip.timing.two_core_run import run_two_core
 
 EXIT_MATCH, EXIT_MISMATCH, EXIT_NO_RESULT = 0, 1, 2
 
@@ -156,9 +158,16 @@ def _read_board(
     """The board's answer (a Result, a RIP-ERROR line or None) and where it came from."""
     if port is None and is_emulated(expected):
         board = load_board(str(expected["board"]))
+        if expected.get("cores", 1) == 2:
+            board = dual_board(board)
         print(f"rip-verify: building {out} (up to {BUILD_SECONDS:g} s) and running it on QEMU "
               f"{board.qemu_machine}; waiting up to {timeout:g} s", file=sys.stderr)  # fmt: skip
-        run = run_elf(build_qemu_project(out, board), board, timeout)
+        if expected.get("cores", 1) == 2:  # the critical path, from the two-core plugin
+            run, path = run_two_core(build_qemu_project(out, board), board, timeout)
+            if path is not None and isinstance(run.result, Result):
+                return replace(run.result, cycles=path.instructions), f"QEMU {board.qemu_machine}"
+        else:
+            run = run_elf(build_qemu_project(out, board), board, timeout)
         return run.result, f"QEMU {board.qemu_machine}"
     link = open_port(port)
     seconds = expected.get("expected_inference_seconds")

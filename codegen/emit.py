@@ -23,6 +23,7 @@ from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import default_inputs
 from rip.codegen.templating import render
 from rip.core.errors import CodegenError, LoweringError
+from rip.core.kernel_variants import variant
 from rip.core.names import token
 from rip.core.operators import Op
 from rip.core.terms import InPlaceKind
@@ -74,10 +75,24 @@ class Scratch:
     op: int
     offset: int
     nbytes: int
+    per_core: bool = False  # two cores share the op: a context each (rip_op<N>_ctxs[share])
+    halves: bool = True  # per core: each core has half the buffer; else both share it all
 
     @property
     def name(self) -> str:
         return f"rip_op{self.op}_ctx"
+
+    @property
+    def core_bytes(self) -> int:
+        """Each core's part of a per-core scratch (requirements.per_cores made both halves
+        equal and 4-byte aligned)."""
+        return self.nbytes // 2 if self.halves else self.nbytes
+
+    @property
+    def core1_offset(self) -> int:
+        """Where core 1's part starts: past core 0's half, or at the start of a buffer both
+        share."""
+        return self.offset + (self.core_bytes if self.halves else 0)
 
 
 @dataclass(frozen=True)
@@ -106,6 +121,7 @@ class EmittedOp:
     shift_storage: int | None = None  # the storage tensor a planned shift moves
     scratch: Scratch | None = None  # its kernel's scratch in the arena
     resident: bool = False  # its constant data in SRAM, copied at start-up (residency.py)
+    shared: bool = False  # both cores run it, each its share (a two-core model)
 
 
 @dataclass(frozen=True)
@@ -136,6 +152,7 @@ class EmittedModel:
     stripped: tuple[Stripped, ...] = ()
     # flash-aware execution: the staged filters' arena buffers, each live for its op only
     staged: tuple[Activation, ...] = ()
+    cores: int = 1  # 2: rip_model_invoke runs on both cores (docs/two-cores.md)
 
     @property
     def resident_ops(self) -> int:
@@ -196,7 +213,10 @@ def emit_model(
 ) -> EmittedModel:
     """Lower every op of ``graph`` at the offsets of ``plan`` (already replay-checked, with
     the op-lived buffers ``op_buffers`` of its problem: staged filters); ``resident``: the
-    ops whose constant data goes to SRAM (.data), not flash."""
+    ops whose constant data goes to SRAM (.data), not flash. On two cores (``req.cores``)
+    an op the planner gave a scratch per core runs on both where its kernel shares
+    (KernelVariant.shares), else on core 0 alone."""
+    cores = req.cores
     if not graph.has_weights:
         raise CodegenError(
             f"{graph.name}: the model has no weights (a graph-only file): --report and "
@@ -249,9 +269,15 @@ def emit_model(
             output = ptr(over)  # one base, one expression (the channel kernel has one pointer)
         rings = tuple(ptr(t) for t in op.outputs[1:])  # a fused chain's rings
         own = req.op_buffer(i)  # the op's scratch: a buffer of the plan, live for it alone
-        scratch = None if own is None else Scratch(i, plan.offsets[own.id], own.size)
-        reserved = 0 if own is None else own.size
+        per_core = own is not None and i in req.shared
+        scratch = None
+        if own is not None:  # a shared CONV_2D's scratch is in halves (requirements.per_cores)
+            halves = op.kind == Op.CONV_2D
+            scratch = Scratch(i, plan.offsets[own.id], own.size, per_core, halves)
+        reserved = 0 if scratch is None else scratch.core_bytes if per_core else scratch.nbytes
         context = f"&{NO_SCRATCH}" if scratch is None else f"&{scratch.name}"
+        if per_core:
+            context += "s[share]"  # model.c's run function picks the core's (or the whole)
         buffers = OpBuffers(
             inputs, output, inplace, inplace_input, rings, context, reserved, staged.get(i, {})
         )
@@ -278,6 +304,7 @@ def emit_model(
                 shift_storage=shift_storage,
                 scratch=scratch,
                 resident=i in resident,
+                shared=per_core and kernel_shares(lowered.function),
             )
         )
     table = sorted(req.lifetimes.values(), key=lambda lt: (lt.first, lt.id))
@@ -310,4 +337,13 @@ def emit_model(
             for b in op_buffers
             if b.role == WEIGHTS
         ),
+        cores=cores,
     )
+
+
+def kernel_shares(function: str) -> bool:
+    """Whether kernel ``function`` runs a core's share of an op (KernelVariant.shares)."""
+    try:
+        return variant(function).shares
+    except KeyError:
+        return False

@@ -70,6 +70,7 @@ class Lowered:
     call: str
     scratch_bytes: int
     headers: tuple[str, ...]
+    function: str = ""  # the kernel variant the call runs (rip.core.kernel_variants)
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ def render_op(ctx: OpContext) -> Lowered:
         call=render(f"{ctx.template_stem}_call.c.j2", **fields).strip() + "\n",
         scratch_bytes=ctx.scratch_bytes,
         headers=(ctx.header,),
+        function=ctx.function,
     )
 
 

@@ -40,6 +40,9 @@ class KernelVariant:
     # the filter packed at compile time as the fast depthwise engine reads it, 4-byte
     # aligned (rip.codegen.kernel_choice.pack_depthwise_filter), not the model's layout
     depthwise_packed: bool = False
+    # runs its core's share of an op both cores run (rip_context.share, rip_cores.h):
+    # output channels split in pairs, every tile synchronised at lag 0 (issue 27)
+    shares: bool = False
     preconditions: str = ""
 
 
@@ -176,6 +179,7 @@ CONV2D_FAST_RQ = KernelVariant(
     (RIP,),
     scratch="rip_conv2d_fast_rq_s8_get_buffer_size",
     folded_bias=True,
+    shares=True,
     preconditions="rip_conv2d_fast_s8's traversal (pointwise on DSP cores: triples, or the "
     "flash sweeps of conv_sweep_tiles); the cheap requantisation proven for every "
     "channel (rip_fast_channel records); the filter packed in channel pairs, 4-byte aligned, "
@@ -234,6 +238,7 @@ DEPTHWISE_FAST = KernelVariant(
     folded_bias=True,
     depthwise_packed=True,
     cheap_twin="rip_depthwise_conv2d_fast_rq_s8",
+    shares=True,
     preconditions="depth multiplier 1, a bias (folded); output disjoint from the input; no "
     "scratch: the row engine (kernels up to 16 rows), else one channel plane at a time",
 )
@@ -248,6 +253,7 @@ DEPTHWISE_INPLACE_FAST = KernelVariant(
     folded_bias=True,
     depthwise_packed=True,
     cheap_twin="rip_depthwise_conv2d_inplace_fast_rq_s8",
+    shares=True,
     preconditions="rip_depthwise_conv2d_inplace_s8's contract, a bias (folded); groups of "
     "4 * floor(scratch / (4 * H_out * W_out)) channels a pass, else one plane at a time: in "
     "place where the row-streamed kernel does not apply or its ring does not fit",
@@ -263,6 +269,7 @@ DEPTHWISE_INPLACE_ROWS_FAST = KernelVariant(
     folded_bias=True,
     depthwise_packed=True,
     cheap_twin="rip_depthwise_conv2d_inplace_rows_fast_rq_s8",
+    shares=True,
     preconditions="depth multiplier 1, batch 1, KH <= 16, H_out * W_out <= H * W, a bias "
     "(folded); the ring schedule baked in by the generator (ring_slots, ring_rows) and a "
     "ring of ring_rows input rows of scratch: in place wherever that ring fits the model's "
@@ -569,6 +576,12 @@ HELPERS: dict[str, str] = {
     "rip_conv_gather_s8": "one output pixel's receptive field, padded taps the input zero "
     "point: every gather-first kernel's first step (rip_conv_support.h)",
     "rip_crc32_update": "the CRC-32 a firmware prints over the outputs (rip_crc32.h)",
+    "rip_core_publish": "a core has done a tile's reads: its progress counter + 1 "
+    "(rip_cores.h, two cores)",
+    "rip_core_wait": "until the other core has published as many tiles (rip_cores.h)",
+    "rip_core_barrier": "publish, then wait: between two ops both cores run (rip_cores.h)",
+    "rip_core_abandon": "a core that stops lets the other run on (rip_cores.h)",
+    "rip_core_reset": "both progress counters to zero before core 1 starts (rip_cores.h)",
     "rip_dw_row": "one output row of the fast depthwise engines, which every fast depthwise "
     "variant calls (rip_dw_row_engine.h; compiled once, in rip_dw_row_engine.c)",
 }

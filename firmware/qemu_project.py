@@ -7,6 +7,10 @@ driver, SysTick instruction counter, semihosting exit), so that the same model c
 kernels, compiled with the flags of the matching Pico build, can be run and measured in CI.
 The firmware prints the result line of ``rip.firmware.result`` once and ends the emulation.
 
+A model emitted for two cores (``EmittedModel.cores == 2``, issue 27) runs on the board's
+two-core machine (``qemu_machine_dual``, ``dual_board``): core 0 starts core 1 into
+``rip_model_core1_run()``, and the host measures the critical path (``rip.timing.two_core``).
+
 A profiling build puts a SysTick mark before every op (and before its planned right
 shift, so that a shift's memmove has its own figure) by prefixing each op's call in a copy
 of the emitted model: model.c's template and the kernels stay as they are.
@@ -60,6 +64,29 @@ def require_qemu(board: Board) -> None:
         raise RipError(f"board {board.name!r} is not an emulated board (no {', '.join(missing)})")
 
 
+def model_cores(model: EmittedModel) -> int:
+    """The cores the emitted model runs on (1 for a model of before issue 27)."""
+    return int(getattr(model, "cores", 1))
+
+
+def dual_board(board: Board) -> Board:
+    """``board`` on its two-core machine: ``qemu_machine_dual`` and its memory map in place
+    of the one-core machine's (the same board when it already is)."""
+    if not board.qemu_machine_dual or None in (
+        board.dual_code_origin, board.dual_ram_origin, board.dual_uart_base,
+        board.dual_sysctl_base,
+    ):  # fmt: skip
+        raise RipError(f"board {board.name!r} has no two-core machine (qemu_machine_dual)")
+    return replace(
+        board,
+        qemu_machine=board.qemu_machine_dual,
+        code_origin=board.dual_code_origin,
+        ram_origin=board.dual_ram_origin,
+        uart_base=board.dual_uart_base,
+        qemu_globals=board.dual_qemu_globals,
+    )
+
+
 def qemu_args(board: Board) -> list[str]:
     """qemu-system-arm's arguments for the board, without -serial and -kernel: no display,
     no monitor, semihosting for the exit, one instruction per ns of virtual time."""
@@ -73,6 +100,7 @@ def qemu_args(board: Board) -> list[str]:
         "-semihosting",
         "-icount",
         "shift=0",
+        *(arg for g in board.qemu_globals for arg in ("-global", g)),
     ]
 
 
@@ -134,15 +162,24 @@ def write_qemu_project(
     """The bare-metal project for ``model`` on the emulated ``board`` in ``out``: main.c,
     startup.c, rip_qemu.h, link.ld, Makefile, README.md, model.c/model.h, model_data.c/.h,
     kernels/ and expected.json (``checksum``: TFLite Micro's CRC-32 on the default input, or None).
-    ``profile`` adds a SysTick mark per op; the marks are returned, in order."""
+    ``profile`` adds a SysTick mark per op; the marks are returned, in order. A two-core
+    model gets the board's two-core machine (``dual_board``)."""
     require_qemu(board)
+    cores = model_cores(model)
+    if cores == 2:
+        board = dual_board(board)
+        if profile:  # SysTick counts both cores' instructions together (main.c.j2)
+            raise RipError("a profiling build runs one core only: SysTick cannot time two")
+    elif cores != 1:
+        raise RipError(f"the emulated boards run one or two cores, not {cores}")
     marks: list[ProfileMark] = []
     if profile:
         model, marks = profiled(model)
     out.mkdir(parents=True, exist_ok=True)
-    fields = c_result_fields(board.name, INSTRUCTIONS, "instructions", stack_expr="stack_bytes")
+    fields = c_result_fields(board.name, INSTRUCTIONS, "instructions", stack_expr="stack_bytes",
+                             cores=cores)  # fmt: skip
     example = Result(model.name, board.name, model.strategy, model.arena_bytes, 0, 0,
-                     INSTRUCTIONS, stack=0).line()  # fmt: skip
+                     INSTRUCTIONS, stack=0, cores=cores if cores > 1 else None).line()  # fmt: skip
     ctx = {
         "m": model,
         "board": board,
@@ -150,12 +187,13 @@ def write_qemu_project(
         "prefix": PREFIX,
         "error_prefix": ERROR_PREFIX,
         "result_example": example.replace("checksum=0x00000000", "checksum=0x<crc32>")
-        .replace("instructions=0", "instructions=<n>")
+        .replace("instructions=0", "instructions=<n>" if cores == 1 else "instructions=0")
         .replace("stack=0", "stack=<bytes>"),
         "profile": profile,
         "profile_marks": len(marks),
         "qemu_args": qemu_args(board),
         "checksum": checksum,
+        "cores": cores,
     }
     files = dict(model.files)
     for name in ("main.c", "startup.c", "rip_qemu.h", "link.ld", "Makefile", "README.md"):
@@ -168,6 +206,8 @@ def write_qemu_project(
     data = jsonio.loads(expected.read_text(encoding="utf-8"))
     data["qemu_machine"] = board.qemu_machine
     data["instructions_per_tick"] = board.instructions_per_tick
+    if cores > 1:  # absent for one core: those projects stay as they were
+        data["cores"] = cores
     if model_macs is not None:
         data["macs"] = model_macs
     if profile:

@@ -25,6 +25,7 @@ from rip.core.errors import FirmwareError, NoAnswerError, RipError
 from rip.firmware.host_project import read_expected
 from rip.firmware.qemu_project import (
     build_qemu_project,
+    dual_board,
     qemu_args,
     require_qemu,
 )
@@ -139,10 +140,20 @@ def run_on_qemu(project_dir: Path, board: Board | None = None, timeout: float | 
     Result. A RIP-ERROR line is returned as a Result-less error (RipError, exit 1); no
     result line within ``timeout`` is a NoAnswerError (exit 2). ``runner`` runs the ELF
     (``run_elf``, or a run under a plugin ``slowdown`` times slower, which the default
-    timeout allows for)."""
+    timeout allows for). A two-core project (expected.json's ``cores``) runs on the board's
+    two-core machine; its instructions come from a run under the two_core_count plugin
+    (``rip.timing.two_core_run.run_two_core_project``, the critical path and each core's
+    busy instructions and idle share), so ``runner`` must be that run's."""
     expected = read_expected(project_dir)
     if board is None:
         board = load_board(str(expected.get("board")))
+    if expected.get("cores", 1) == 2:
+        board = dual_board(board)
+        if runner is run_elf:  # SysTick counts both cores' instructions as one: no figure
+            raise FirmwareError(
+                f"{project_dir}: a two-core project runs under its plugin "
+                "(rip.timing.two_core_run.run_two_core_project)"
+            )
     elf = build_qemu_project(project_dir, board) if build else project_dir / "model.elf"
     if timeout is None:
         timeout = slowdown * default_timeout(board, expected.get("macs"))
@@ -167,7 +178,8 @@ def calibrate(board: Board, work: Path, iterations: int = 1_000_000) -> tuple[in
     ``instructions_per_tick`` must be."""
     require_qemu(board)
     work.mkdir(parents=True, exist_ok=True)
-    ctx = {"board": board, "profile": False, "error_prefix": "RIP-ERROR", "iterations": iterations}
+    ctx = {"board": board, "profile": False, "error_prefix": "RIP-ERROR", "iterations": iterations,
+           "cores": 1}  # fmt: skip
     for name, template in (
         ("calibrate.c", "calibrate.c.j2"),
         ("startup.c", "startup.c.j2"),

@@ -2,7 +2,7 @@
 
     RIP-RESULT model=<name> board=<board> strategy=<s> arena=<bytes> checksum=0x<crc32>
                <cycles|instructions>=<n> unit=<cycles|us|ns|instructions> [clock_hz=<Hz>]
-               [stack=<bytes>]
+               [stack=<bytes>] [cores=<n>]
 
 (on one line, each field once and in this order, nothing after it). ``checksum`` is zlib's
 CRC-32 of the int8 output tensors' bytes, concatenated in output order, on the default
@@ -11,7 +11,11 @@ RP2350), microseconds (the RP2040's timer), nanoseconds (host clock), or execute
 instructions (an emulated board's SysTick under QEMU's ``-icount shift=0``, which counts
 instructions and never cycles: its key is then ``instructions``, not ``cycles``).
 ``clock_hz`` is the system clock the figure was taken at, where the firmware can read it
-(the Pico boards). A failing kernel prints ``RIP-ERROR op=<index> status=<n>`` instead.
+(the Pico boards). ``cores`` is the number of cores the inference ran on, absent for one
+(issue 27: a two-core firmware on QEMU prints ``instructions=0``, since its virtual time
+counts both cores' instructions together; the host replaces it with the critical path,
+``rip.timing.two_core``). A failing kernel prints ``RIP-ERROR op=<index> status=<n>``
+instead.
 
 The grammar is exact (``RESULT_LINE``): names in the safe set of ``rip.core.names``,
 decimal numbers as ASCII digits without sign, underscore or leading zero and within their
@@ -52,7 +56,8 @@ RESULT_LINE = re.compile(
     "checksum=0x(?P<checksum>[0-9a-f]{8}) "
     f"(?P<count_key>{'|'.join(COUNT_KEYS)})=(?P<count>{_U64}) "
     f"unit=(?P<unit>{'|'.join(UNITS)})"
-    f"(?: clock_hz=(?P<clock_hz>{_U32}))?(?: stack=(?P<stack>{_U32}))?",
+    f"(?: clock_hz=(?P<clock_hz>{_U32}))?(?: stack=(?P<stack>{_U32}))?"
+    f"(?: cores=(?P<cores>{_U32}))?",
     re.ASCII,
 )
 
@@ -68,6 +73,7 @@ class Result:
     unit: str
     stack: int | None = None
     clock_hz: int | None = None
+    cores: int | None = None  # None: one core (the line has no cores=)
 
     @property
     def count_key(self) -> str:
@@ -92,10 +98,11 @@ class Result:
     def line(self) -> str:
         clock = f" clock_hz={self.clock_hz}" if self.clock_hz is not None else ""
         stack = f" stack={self.stack}" if self.stack is not None else ""
+        cores = f" cores={self.cores}" if self.cores is not None else ""
         return (
             f"{PREFIX} model={self.model} board={self.board} strategy={self.strategy} "
             f"arena={self.arena} checksum=0x{self.checksum:08x} {self.count_key}={self.cycles} "
-            f"unit={self.unit}{clock}{stack}"
+            f"unit={self.unit}{clock}{stack}{cores}"
         )
 
 
@@ -109,8 +116,10 @@ def parse_result_line(line: str) -> Result | None:
     m = RESULT_LINE.fullmatch(line, start)
     if m is None:
         return None
-    u32 = [int(m[k]) for k in ("arena", "clock_hz", "stack") if m[k] is not None]
+    u32 = [int(m[k]) for k in ("arena", "clock_hz", "stack", "cores") if m[k] is not None]
     if any(v > 0xFFFFFFFF for v in u32) or int(m["count"]) > 0xFFFFFFFFFFFFFFFF:
+        return None
+    if m["cores"] is not None and int(m["cores"]) < 2:  # one core is written by omission
         return None
     if (m["count_key"] == INSTRUCTIONS) != (m["unit"] == INSTRUCTIONS):
         return None
@@ -124,6 +133,7 @@ def parse_result_line(line: str) -> Result | None:
         m["unit"],
         int(m["stack"]) if m["stack"] is not None else None,
         int(m["clock_hz"]) if m["clock_hz"] is not None else None,
+        int(m["cores"]) if m["cores"] is not None else None,
     )
 
 
@@ -149,9 +159,11 @@ def c_result_fields(
     crc_expr: str = "crc",
     clock_expr: str | None = None,
     stack_expr: str | None = None,
+    cores: int = 1,
 ) -> list[CField]:
     """The result line's fields for a firmware of ``board`` measuring in ``unit``, in line
-    order, with the C expressions that supply them (the model.h macros for the rest)."""
+    order, with the C expressions that supply them (the model.h macros for the rest);
+    ``cores`` above one adds ``cores=``."""
     fields = [
         CField("model", "str", "RIP_MODEL_NAME"),
         CField("board", "str", literal=board),
@@ -165,6 +177,8 @@ def c_result_fields(
         fields.append(CField("clock_hz", "u32", clock_expr))
     if stack_expr is not None:
         fields.append(CField("stack", "u32", stack_expr))
+    if cores > 1:
+        fields.append(CField("cores", "u32", literal=str(cores)))
     return fields
 
 

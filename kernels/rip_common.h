@@ -43,9 +43,14 @@ typedef struct {
 } rip_activation;
 
 typedef struct {
-    int8_t *buf;  /* the kernel's scratch: its op's own bytes of the arena */
-    int32_t size; /* bytes */
+    int8_t *buf;   /* the kernel's scratch: its op's own bytes of the arena (its core's own) */
+    int32_t size;  /* bytes */
+    int32_t share; /* RIP_SHARE_WHOLE (0): the call runs the whole op; RIP_SHARE_CORE0 or
+                    * RIP_SHARE_CORE1: its core's share of an op both cores run (rip_cores.h) */
 } rip_context;
+
+/* What part of an op a kernel call runs (rip_context.share). */
+enum { RIP_SHARE_WHOLE = 0, RIP_SHARE_CORE0 = 1, RIP_SHARE_CORE1 = 2 };
 
 typedef struct {
     const int32_t *multiplier; /* one per output channel */

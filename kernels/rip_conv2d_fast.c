@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include "rip_conv2d_fast.h"
 #include "rip_conv_support.h"
+#include "rip_cores.h"
 #include "rip_gemv.h"
 
 #if defined(__ARM_FEATURE_DSP)
@@ -543,15 +544,14 @@ RIP_INLINE void rip_rq_put3(const int32_t *a, const rip_fast_channel *c, const i
     o[2 * step + 1] = y21;
 }
 
-/* All channels of a pixel triple (rip_rq_gemm_2px's order): pixel i's outputs at
- * y + i * c_out. */
+/* c_out channels of a pixel triple (rip_rq_gemm_2px's order): pixel i's outputs at
+ * y + i * step. */
 RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *filter,
                                 int32_t c_out, const rip_fast_channel *ch, const int mode,
-                                int32_t lo, int32_t hi, int8_t *y) {
+                                int32_t lo, int32_t hi, int8_t *y, ptrdiff_t step) {
     const int8_t *w = (const int8_t *)__builtin_assume_aligned(filter, 4);
     const rip_fast_channel *c = ch;
     int8_t *o = y;
-    const ptrdiff_t step = c_out;
     for (int32_t n = c_out >> 1; n > 0; --n) {
         int32_t a[6];
         a[0] = a[2] = a[4] = c[0].bias;
@@ -635,14 +635,13 @@ RIP_INLINE void rip_rq_put2(int32_t a00, int32_t a01, int32_t a10, int32_t a11,
     o[step + 1] = y11;
 }
 
-/* All channels of n contiguous pixels (widened by rip_rq_widen_sweep) in one sweep of the
- * filter: each channel pair's rows run against every triple and pair before the next pair's
- * are read, so the sweep reads the filter once from flash where n pixels read it
- * ceil(n / 3) times as triples. Pixel i's outputs at y + i * c_out. */
+/* c_out channels of n contiguous pixels (widened by rip_rq_widen_sweep) in one sweep of
+ * the filter: each channel pair's rows run against every triple and pair before the next
+ * pair's are read, so the sweep reads the filter once from flash where n pixels read it
+ * ceil(n / 3) times as triples. Pixel i's outputs at y + i * step. */
 static void rip_rq_gemm_sweep(const int32_t *xs, int32_t n, int32_t k4, const int8_t *filter,
                               int32_t c_out, const rip_fast_channel *ch, const int mode,
-                              int32_t lo, int32_t hi, int8_t *y) {
-    const ptrdiff_t step = c_out;
+                              int32_t lo, int32_t hi, int8_t *y, ptrdiff_t step) {
     int32_t n3, n2;
     rip_rq_blocks(n, &n3, &n2);
     const int8_t *rows = (const int8_t *)__builtin_assume_aligned(filter, 4);
@@ -674,12 +673,30 @@ static void rip_rq_gemm_sweep(const int32_t *xs, int32_t n, int32_t k4, const in
 RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_dims,
                            const int8_t *input, const rip_dims *filter_dims,
                            const int8_t *filter, const rip_dims *output_dims, int8_t *output,
-                           int8_t *scratch, int32_t scratch_bytes, const rip_fast_channel *ch,
+                           const rip_context *ctx, const rip_fast_channel *ch,
                            const int mode) {
     const int32_t h = input_dims->h, w = input_dims->w, c_in = input_dims->c;
     const int32_t h_out = output_dims->h, w_out = output_dims->w, c_out = output_dims->c;
+    int8_t *const scratch = ctx->buf;
+    const int32_t scratch_bytes = ctx->size;
+    /* Two cores: this core's output channels [c_lo, c_hi) of the same tiles the other core
+     * takes, in the same order (the tiles depend on the geometry, the whole filter and the
+     * scratch size, which both cores share); `core` publishes each tile once its reads are
+     * done and stores it only once the other core has read it too (rip_cores.h). */
+    int32_t c_lo = 0, c_hi = c_out;
+    int core = -1;
+    if (ctx->share != RIP_SHARE_WHOLE) {
+        rip_share_channels(ctx->share, c_out, &c_lo, &c_hi);
+        if (c_lo == c_hi) {
+            return; /* too few channels to split: the other core runs them all */
+        }
+        core = c_hi - c_lo == c_out ? -1 : ctx->share - RIP_SHARE_CORE0;
+    }
+    const int32_t n_ch = c_hi - c_lo;
     const int32_t taps = filter_dims->h * filter_dims->w * c_in;
     const int32_t k4 = rip_rq_k4(taps);
+    const int8_t *const rows = filter + (size_t)c_lo * k4; /* channel pairs of 2 * k4 bytes */
+    const rip_fast_channel *const chs = ch + c_lo;
     const int32_t lo = params->activation.min, hi = params->activation.max;
     const int pointwise = filter_dims->h == 1 && filter_dims->w == 1 && params->stride.h == 1 &&
                           params->stride.w == 1 && params->padding.h == 0 &&
@@ -696,7 +713,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
     (void)scratch_bytes; /* the sweep width, on DSP cores only */
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in = input + (size_t)b * h * w * c_in;
-        int8_t *out = output + (size_t)b * n_pix * c_out;
+        int8_t *out = output + (size_t)b * n_pix * c_out + c_lo;
         int32_t oy = 0, ox = 0; /* pixel p */
         int32_t p = 0;
 #if RIP_RQ_TRIPLES
@@ -710,8 +727,9 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
                 const int32_t left = n_pix - p, sweeps = (left + sweep - 1) / sweep;
                 const int32_t n = (left + sweeps - 1) / sweeps;
                 rip_rq_widen_sweep(in + (size_t)p * c_in, taps, n, wide);
-                rip_rq_gemm_sweep(wide, n, k4, filter, c_out, ch, mode, lo, hi,
-                                  out + (size_t)p * c_out);
+                RIP_SHARE_SYNC(core);
+                rip_rq_gemm_sweep(wide, n, k4, rows, n_ch, chs, mode, lo, hi,
+                                  out + (size_t)p * c_out, c_out);
                 p += n;
             }
         }
@@ -719,14 +737,17 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
          * triple happens before its first store, as for a pair. */
         for (; pointwise && p + 3 <= n_pix; p += 3) {
             rip_rq_widen_3px(in + (size_t)p * c_in, taps, wide);
-            rip_rq_gemm_3px(wide, k4, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
+            RIP_SHARE_SYNC(core);
+            rip_rq_gemm_3px(wide, k4, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out,
+                            c_out);
         }
         if (pointwise && p + 1 == n_pix) {
             /* A lone last pixel (a 1 x 1 map, or 4 pixels): one GEMV instead of a pair that
              * computes it twice, from a copy in scratch, so that its field is read before
              * any of its channels is stored, as for a pair. */
             memcpy(col0, in + (size_t)p * c_in, (size_t)taps);
-            rip_rq_gemv(col0, taps, filter, c_out, ch, mode, lo, hi, out + (size_t)p * c_out);
+            RIP_SHARE_SYNC(core);
+            rip_rq_gemv(col0, taps, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out);
             p = n_pix;
         }
 #endif
@@ -762,8 +783,9 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
                 wide[at + 4] = xb[i];
             }
 #endif
+            RIP_SHARE_SYNC(core);
             int8_t *y0 = out + (size_t)p * c_out;
-            rip_rq_gemm_2px(scratch, k4, filter, c_out, ch, mode, lo, hi, y0,
+            rip_rq_gemm_2px(scratch, k4, rows, n_ch, chs, mode, lo, hi, y0,
                             pair ? y0 + c_out : y0);
         }
     }
@@ -781,11 +803,11 @@ rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *
         return RIP_ERROR_ARGUMENT;
     }
     if (params->activation.min == -128 && params->activation.max == 127) {
-        rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output,
-                   ctx->buf, ctx->size, channels, RIP_RQ_CHEAP_SAT);
+        rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output, ctx,
+                   channels, RIP_RQ_CHEAP_SAT);
     } else {
-        rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output,
-                   ctx->buf, ctx->size, channels, RIP_RQ_CHEAP_CLAMP);
+        rip_rq_run(params, input_dims, input, filter_dims, filter, output_dims, output, ctx,
+                   channels, RIP_RQ_CHEAP_CLAMP);
     }
     return RIP_OK;
 }

@@ -3,10 +3,12 @@
  */
 #include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_depthwise_fast.h"
+#include "rip_cores.h"
 #include "rip_dw_plane_engine.h"
 #include "rip_dw_row_engine.h"
 
-static rip_status rip_dw_fast(const rip_dw_conv_params *params, const rip_dw_rq *q,
+static rip_status rip_dw_fast(const rip_context *ctx, const rip_dw_conv_params *params,
+                              const rip_dw_rq *q,
                               const void *bias, const rip_dims *input_dims, const int8_t *input,
                               const rip_dims *filter_dims, const int8_t *filter,
                               const rip_dims *output_dims, int8_t *output) {
@@ -16,16 +18,23 @@ static rip_status rip_dw_fast(const rip_dw_conv_params *params, const rip_dw_rq 
     }
     const size_t in_batch = (size_t)g.h * g.w * g.c;
     const size_t out_batch = (size_t)g.h_out * g.w_out * g.c;
-    for (int32_t b = 0; b < input_dims->n; ++b) {
-        if (rip_dw_plane_cols(&g, input + b * in_batch, filter, q, output + b * out_batch)) {
+    /* two cores: this core's channels (no synchronisation: a channel is its own) */
+    int32_t c0 = 0, c1 = g.c;
+    if (ctx != NULL && ctx->share != RIP_SHARE_WHOLE) {
+        rip_share_groups(ctx->share, g.c, &c0, &c1);
+    }
+    const int32_t n_ch = c1 - c0;
+    for (int32_t b = 0; b < input_dims->n && n_ch > 0; ++b) {
+        if (rip_dw_plane_cols(&g, input + b * in_batch, filter, q, output + b * out_batch, c0,
+                              n_ch)) {
             continue;
         }
         if (g.kh <= RIP_DW_ROWS_MAX_KH) {
-            rip_dw_group(&g, input + b * in_batch, filter, q, 0, g.c, output + b * out_batch,
-                         g.c);
+            rip_dw_group(&g, input + b * in_batch, filter, q, c0, n_ch,
+                         output + b * out_batch + c0, g.c);
             continue;
         }
-        for (int32_t ch = 0; ch < g.c; ++ch) {
+        for (int32_t ch = c0; ch < c1; ++ch) {
             rip_dw_channel(&g, input + b * in_batch, filter, ch, rip_dw_rq_bias(q, ch),
                            rip_dw_rq_m(q, ch), rip_dw_rq_s(q, ch), output + b * out_batch + ch,
                            g.c);
@@ -40,10 +49,9 @@ rip_status rip_depthwise_conv2d_fast_s8(const rip_context *ctx, const rip_dw_con
                                  const rip_dims *filter_dims, const int8_t *filter,
                                  const rip_dims *bias_dims, const int32_t *bias,
                                  const rip_dims *output_dims, int8_t *output) {
-    (void)ctx;
     (void)bias_dims;
     const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
-    return rip_dw_fast(params, &q, bias, input_dims, input, filter_dims, filter, output_dims,
+    return rip_dw_fast(ctx, params, &q, bias, input_dims, input, filter_dims, filter, output_dims,
                        output);
 }
 
@@ -53,8 +61,7 @@ rip_status rip_depthwise_conv2d_fast_rq_s8(const rip_context *ctx,
                                            const rip_dims *input_dims, const int8_t *input,
                                            const rip_dims *filter_dims, const int8_t *filter,
                                            const rip_dims *output_dims, int8_t *output) {
-    (void)ctx;
     const rip_dw_rq q = rip_dw_rq_cheap(channels, params);
-    return rip_dw_fast(params, &q, channels, input_dims, input, filter_dims, filter,
+    return rip_dw_fast(ctx, params, &q, channels, input_dims, input, filter_dims, filter,
                        output_dims, output);
 }

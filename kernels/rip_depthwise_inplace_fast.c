@@ -4,6 +4,7 @@
  */
 #include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_depthwise_inplace_fast.h"
+#include "rip_cores.h"
 #include "rip_dw_plane_engine.h"
 #include "rip_dw_row_engine.h"
 
@@ -21,18 +22,33 @@ static rip_status rip_dw_planes(const rip_context *ctx, const rip_dw_conv_params
     }
     const size_t in_batch = (size_t)g.h * g.w * g.c;
     const size_t out_batch = (size_t)plane * g.c;
-    int8_t *const buf = ctx->buf;
+    int8_t *buf = ctx->buf;
+    int32_t size = ctx->size;
+    /* Two cores: this core's channels, its planes in its own half of the scratch both share
+     * (no synchronisation: a channel's plane reads and overwrites that channel only); where
+     * a half holds no plane, core 0 runs every channel in the whole scratch. */
+    int32_t c_lo = 0, c_hi = g.c;
+    if (ctx->share != RIP_SHARE_WHOLE) {
+        const int32_t half = (size / 2) & ~3;
+        if (half >= plane) {
+            rip_share_groups(ctx->share, g.c, &c_lo, &c_hi);
+            buf += ctx->share == RIP_SHARE_CORE1 ? half : 0;
+            size = half;
+        } else if (ctx->share == RIP_SHARE_CORE1) {
+            return RIP_OK;
+        }
+    }
     /* Channel groups: as many channels per pass as the scratch holds planes of, a multiple
      * of four (all of them for a small plane). Group [c0, c0 + n) reads input channels
      * [c0, c0 + n) only, computes their planes into ctx->buf (pixel-major, n bytes a pixel)
      * and then scatters them over the same channels, which no later group reads. */
-    int32_t group = rip_min32(g.c, (ctx->size / plane) & ~3);
+    int32_t group = rip_min32(g.c, (size / plane) & ~3);
     if (group >= 4 && g.kh <= RIP_DW_ROWS_MAX_KH) {
         for (int32_t b = 0; b < input_dims->n; ++b) {
             const int8_t *in = data + b * in_batch;
             int8_t *out = data + b * out_batch;
-            for (int32_t c0 = 0; c0 < g.c; c0 += group) {
-                const int32_t n = rip_min32(group, g.c - c0);
+            for (int32_t c0 = c_lo; c0 < c_hi; c0 += group) {
+                const int32_t n = rip_min32(group, c_hi - c0);
                 rip_dw_group(&g, in, filter, q, c0, n, buf, n);
                 if (n == g.c) {
                     memcpy(out, buf, (size_t)plane * (size_t)n);
@@ -58,7 +74,7 @@ static rip_status rip_dw_planes(const rip_context *ctx, const rip_dw_conv_params
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in = data + b * in_batch;
         int8_t *out = data + b * out_batch;
-        for (int32_t ch = 0; ch < g.c; ++ch) {
+        for (int32_t ch = c_lo; ch < c_hi; ++ch) {
             /* Channel ch's plane reads channel ch only, which no scatter has touched yet. */
             rip_dw_channel(&g, in, filter, ch, rip_dw_rq_bias(q, ch), rip_dw_rq_m(q, ch),
                            rip_dw_rq_s(q, ch), buf, 1);

@@ -4,6 +4,7 @@
  */
 #include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include "rip_depthwise_inplace_rows_fast.h"
+#include "rip_cores.h"
 #include "rip_dw_row_engine.h"
 
 /* The schedule (rip.allocator.planning.scratch.depthwise_ring_slots is its Python twin,
@@ -76,6 +77,28 @@ static __attribute__((noinline)) void rip_dw_rows_copy_blocks(int8_t *d, const i
     } while (s != end);
 }
 #endif
+
+/* Channels [c0, c0 + n_ch) of one input row of w pixels of c channels into its ring slot
+ * (the same places in it): what one of two cores that share the ring saves, its own
+ * channels only, so that the other core's channels of the slot stay the other's. */
+static void rip_dw_rows_copy_channels(int8_t *dst, const int8_t *src, int32_t w, int32_t c,
+                                      int32_t c0, int32_t n_ch) {
+    dst += c0;
+    src += c0;
+    if (((c | c0 | n_ch) & 3) == 0 && (((uintptr_t)dst | (uintptr_t)src) & 3u) == 0) {
+        for (int32_t x = 0; x < w; ++x, dst += c, src += c) {
+            for (int32_t j = 0; j < n_ch; j += 4) {
+                *(int32_t *)(void *)(dst + j) = *(const int32_t *)(const void *)(src + j);
+            }
+        }
+        return;
+    }
+    for (int32_t x = 0; x < w; ++x, dst += c, src += c) {
+        for (int32_t j = 0; j < n_ch; ++j) {
+            dst[j] = src[j];
+        }
+    }
+}
 
 static inline void rip_dw_rows_copy(int8_t *dst, const int8_t *src, size_t blocks, size_t n) {
     size_t i = 0;
@@ -214,7 +237,18 @@ static rip_status rip_dw_rows_run(const rip_context *ctx, const rip_dw_conv_para
     if (ring_rows > 0 && (int64_t)ctx->size < (int64_t)ring_rows * (int64_t)row_in) {
         return RIP_ERROR_ARGUMENT;
     }
-    if (rip_dw_plane_cols(&g, data, filter, q, data)) {
+    /* Two cores: this core's channels. Both cores share the ring, each saving and reading
+     * its own channels of a slot only, which only it writes: no synchronisation, and the
+     * ring of one core (the slots of the same schedule). */
+    int32_t c0 = 0, c1 = g.c;
+    if (ctx != NULL && ctx->share != RIP_SHARE_WHOLE) {
+        rip_share_groups(ctx->share, g.c, &c0, &c1);
+    }
+    const int32_t n_ch = c1 - c0;
+    if (n_ch == 0) {
+        return RIP_OK;
+    }
+    if (rip_dw_plane_cols(&g, data, filter, q, data, c0, n_ch)) {
         return RIP_OK; /* a group at a time, in an order that needs no saved rows */
     }
     if (ring_rows == 0) { /* nothing saved: the out-of-place row loop over the shared base */
@@ -223,7 +257,7 @@ static rip_status rip_dw_rows_run(const rip_context *ctx, const rip_dw_conv_para
                 return RIP_ERROR_ARGUMENT;
             }
         }
-        rip_dw_group(&g, data, filter, q, 0, g.c, data, g.c);
+        rip_dw_group(&g, data, filter, q, c0, n_ch, data + c0, g.c);
         return RIP_OK;
     }
     int8_t *const ring = ctx->buf;
@@ -242,8 +276,13 @@ static rip_status rip_dw_rows_run(const rip_context *ctx, const rip_dw_conv_para
                 if (k >= ring_rows) {
                     return RIP_ERROR_ARGUMENT;
                 }
-                rip_dw_rows_copy(ring + (size_t)k * row_in, data + (size_t)next * row_in, blocks,
-                                 row_in);
+                if (n_ch == g.c) {
+                    rip_dw_rows_copy(ring + (size_t)k * row_in, data + (size_t)next * row_in,
+                                     blocks, row_in);
+                } else {
+                    rip_dw_rows_copy_channels(ring + (size_t)k * row_in,
+                                              data + (size_t)next * row_in, g.w, g.c, c0, n_ch);
+                }
             }
         }
         /* a row already reached that the schedule saved is read from its slot */
@@ -257,7 +296,7 @@ static rip_status rip_dw_rows_run(const rip_context *ctx, const rip_dw_conv_para
             rows[ky] = r;
         }
         /* every row this output row reaches and still reads is in the ring: any order */
-        rip_dw_row(&g, rows, filter, q, 0, g.c, out, g.c);
+        rip_dw_row(&g, rows, filter, q, c0, n_ch, out + c0, g.c);
     }
     return RIP_OK;
 }

@@ -550,14 +550,15 @@ static int rip_dw_plane_cols_ok(const rip_dw_plane *g, const rip_dw_rq *q, int i
 }
 
 int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
-                      const rip_dw_rq *q, int8_t *out) {
+                      const rip_dw_rq *q, int8_t *out, int32_t c0, int32_t n_ch) {
     const int how = rip_dw_plane_cols_ok(g, q, in == out);
-    if (how == 0) {
+    if (how == 0 || (c0 | n_ch) % 4 != 0) {
         return 0;
     }
     const rip_dwc_fn run = rip_dwc_runs[rip_dwc_size_index(g->kh, g->kw)][g->sw - 1][q->mode];
-    const rip_dwc_job job = {g,   NULL, rip_dw_packed(filter), NULL, q, in, out, 0, 0, g->c / 4,
-                             how == 2};
+    /* channel c0's packed words: (KW - 1) / 2 words a kernel row and channel */
+    const int32_t *w = rip_dw_packed(filter) + (ptrdiff_t)c0 * g->kh * ((g->kw - 1) / 2);
+    const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, c0, n_ch / 4, how == 2};
     run(&job);
     return 1;
 }

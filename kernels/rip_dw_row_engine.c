@@ -497,12 +497,14 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
 
 /* ARMv6-M runs every layer row by row (one channel at a time, rip_dw_row). */
 int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
-                      const rip_dw_rq *q, int8_t *out) {
+                      const rip_dw_rq *q, int8_t *out, int32_t c0, int32_t n_ch) {
     (void)g;
     (void)in;
     (void)filter;
     (void)q;
     (void)out;
+    (void)c0;
+    (void)n_ch;
     return 0;
 }
 #else

@@ -29,13 +29,14 @@
 void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const int8_t *filter,
                 const rip_dw_rq *q, int32_t c0, int32_t n_ch, int8_t *o, ptrdiff_t ostep);
 
-/* Every channel of every output row from `in` into `out` (pixel p, channel c at p * C + c)
- * a group of four channels at a time, rows in order within a group, where the column-pair
- * engine takes the layer that way (rip_dw_cols_engine.h); 1 if it did, 0 if the layer is
- * not one it takes (nothing written). In place (in == out) it takes a layer only where that
- * order reads every input byte before an output byte reaches it. */
+/* Channels [c0, c0 + n_ch) (whole groups of four from a group's first channel) of every
+ * output row from `in` into `out` (pixel p, channel c at p * C + c) a group of four
+ * channels at a time, rows in order within a group, where the column-pair engine takes the
+ * layer that way (rip_dw_cols_engine.h); 1 if it did, 0 if the layer is not one it takes
+ * (nothing written). In place (in == out) it takes a layer only where that order reads every
+ * input byte before an output byte reaches it. */
 int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
-                      const rip_dw_rq *q, int8_t *out);
+                      const rip_dw_rq *q, int8_t *out, int32_t c0, int32_t n_ch);
 
 /* Channels [c0, c0 + n_ch) of every output pixel into dst: channel c0 + j of pixel p at
  * dst[p * dst_stride + j]. Reads input channels [c0, c0 + n_ch) only. */

@@ -159,7 +159,7 @@ static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
     q.padding.h = q.padding.w = 0;
     q.dilation.h = q.dilation.w = 1;
     const int32_t fields = align4(2 * taps);
-    const rip_context inner = {run->work.buf + fields, run->work.size - fields};
+    const rip_context inner = {.buf = run->work.buf + fields, .size = run->work.size - fields};
     for (int32_t ox = 0; ox < w_out; ox += 2) {
         const int32_t n = ox + 1 < w_out ? 2 : 1;
         gather_rows(s, rows, ox, run->work.buf);

@@ -28,7 +28,7 @@ SPATIAL = ("rip_conv_support.c", "rip_conv2d.c", "rip_conv2d_fast.c", "rip_conv2
            "rip_conv2d_grouped.c", "rip_depthwise.c", "rip_depthwise_fast.c",
            "rip_depthwise_inplace_fast.c", "rip_depthwise_inplace_rows_fast.c",
            "rip_depthwise_row_fast.c", "rip_dw_row_engine.c", "rip_fully_connected.c",
-           "rip_fully_connected_fast.c", "rip_pool.c")  # fmt: skip
+           "rip_fully_connected_fast.c", "rip_pool.c", "rip_cores.c")  # fmt: skip
 ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c", "rip_reduce.c")
 RESAMPLE = ("rip_resample.c", "rip_norm.c", "rip_matmul.c")
 SOURCES = (*SPATIAL, *ELEMENTWISE, *RESAMPLE)
@@ -69,7 +69,7 @@ def ptr(t: type) -> Any:
 Dims = struct("Dims", ("n", I32), ("h", I32), ("w", I32), ("c", I32))
 HW = struct("HW", ("h", I32), ("w", I32))
 Act = struct("Act", ("min", I32), ("max", I32))
-Context = struct("Context", ("buf", P), ("size", I32))
+Context = struct("Context", ("buf", P), ("size", I32), ("share", I32))
 PerChannelQuant = struct("PerChannelQuant", ("multiplier", P), ("shift", P))
 Quant = struct("Quant", ("multiplier", I32), ("shift", I32))
 # rip_conv_types.h

@@ -26,6 +26,7 @@ SLOW_MODULES = {
     "test_pico_build.py": "Pico SDK configures and builds (with and without TinyUSB)",
     "test_pico_example.py": "the example application built with the Pico SDK, run on rp2040js",
     "test_timing.py": "firmware run under QEMU's timing plugin",
+    "test_two_core_qemu.py": "two-core firmware on QEMU's mps2-an521 under a plugin",
 }
 SLOW_TESTS = {
     "test_placement.py": ("test_a_long_solve_cannot_block_on_its_own_output",),  # a 20 s solve

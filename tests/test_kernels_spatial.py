@@ -1435,7 +1435,7 @@ class Harness:
                 f"static int8_t arena[{self.arena}] __attribute__((aligned(4)));",
                 f"static int8_t scratch[{self.scratch}] __attribute__((aligned(4)));",
                 "int main(void) {",
-                "    const rip_context ctx = {scratch, sizeof scratch};",
+                "    const rip_context ctx = {.buf = scratch, .size = sizeof scratch};",
                 "    int fails = 0;",
                 body,
                 "    return fails;",
@@ -1543,7 +1543,7 @@ def harness_source() -> str:
         fails += check("conv fast rq {name}", rip_conv2d_fast_rq_s8(&ctx, &cp, {v}_ch, &id,
                        arena + {gap}, &fd, {v}_wp, &od, arena), arena, {v}_exp, sizeof {v}_exp);
         {{  /* the op's own scratch, as the planner reserves it: fewer pixels a sweep */
-            const rip_context own = {{ctx.buf, {p.scratch_bytes}}};
+            const rip_context own = {{.buf = ctx.buf, .size = {p.scratch_bytes}}};
             memset(arena, 0x5a, sizeof arena);
             memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
             fails += check("conv fast rq own scratch {name}", rip_conv2d_fast_rq_s8(&own, &cp,
@@ -1628,13 +1628,13 @@ def harness_source() -> str:
                        arena + {x.size}, {v}_exp, sizeof {v}_exp);
         const int32_t planes[3] = {{1, 4, {p.output_dims[3]}}};
         for (int i = 0; i < 3; ++i) {{
-            const rip_context c1 = {{ctx.buf, planes[i] * {plane}}};
+            const rip_context c1 = {{.buf = ctx.buf, .size = planes[i] * {plane}}};
             memcpy(arena, {v}_in, sizeof {v}_in);
             fails += check("depthwise fast in place {name}",
                            rip_depthwise_conv2d_inplace_fast_s8(&c1, &dp, &q, &id, arena, &fd,
                            {v}_wp, &bd, {v}_fb, &od), arena, {v}_exp, sizeof {v}_exp);
         }}
-        const rip_context c2 = {{ctx.buf, {rows_scratch(p)}}};
+        const rip_context c2 = {{.buf = ctx.buf, .size = {rows_scratch(p)}}};
         memcpy(arena, {v}_in, sizeof {v}_in);
         fails += check("depthwise rows in place {name}",
                        rip_depthwise_conv2d_inplace_rows_fast_s8(&c2, &dp, &q, &id, arena, &fd,

@@ -111,7 +111,7 @@ def program(lowered: Lowered, lay: Layout, inputs: dict[int, np.ndarray], out_by
 
 static int8_t rip_arena[{lay.arena_bytes}];
 static int8_t rip_scratch[{scratch}] __attribute__((aligned(4)));
-static rip_context rip_ctx = {{rip_scratch, {scratch}}};
+static rip_context rip_ctx = {{.buf = rip_scratch, .size = {scratch}}};
 
 {data}
 

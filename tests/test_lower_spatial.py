@@ -281,7 +281,7 @@ int main(void) {{
 {includes}
 static uint8_t rip_arena[{where.arena_bytes + TAIL}] __attribute__((aligned(4)));
 static int8_t rip_scratch[{max(size, 4)}] __attribute__((aligned(4)));
-static const rip_context rip_ctx = {{rip_scratch, {size}}};
+static const rip_context rip_ctx = {{.buf = rip_scratch, .size = {size}}};
 
 {lowered.decls}
 int rip_test_run(void);

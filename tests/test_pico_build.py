@@ -317,3 +317,21 @@ def test_stdio_uart_and_build_type(capsys, monkeypatch, tmp_path):
     assert "-DCMAKE_BUILD_TYPE=MinSizeRel" in (tmp_path / "o" / "build" / "build.log").read_text()
     symbols = symbol_placement(tmp_path / "o" / "build" / "example_cnn.elf", ("stdio_usb_init",))
     assert "stdio_usb_init" not in symbols
+
+
+@pytest.mark.parametrize("board", ["pico", "pico2"])
+def test_two_core_firmware_launches_core1_with_the_sdk(capsys, monkeypatch, tmp_path, board):
+    """``--cores 2`` (issue 27): the firmware links the SDK's multicore library, launches
+    core 1 into the model's loop, and gives core 1 the whole SCRATCH_X bank for its stack.
+    rp2040js emulates core 0 alone, so these builds are checked, not run."""
+    sdk = real_sdk()
+    monkeypatch.setenv("PICO_SDK_PATH", str(sdk))
+    out = tmp_path / "o"
+    code, _, err = run(capsys, str(EXAMPLE), "--board", board, "-o", str(out), "--build",
+                       "--cores", "2", "--share-slack", "1", *FAST)  # fmt: skip
+    assert code == 0, err
+    elf = out / "build" / "example_cnn.elf"
+    wanted = ("multicore_launch_core1", "rip_model_core1_run", "rip_core_barrier")
+    assert set(symbol_placement(elf, wanted)) == set(wanted)
+    assert "PICO_CORE1_STACK_SIZE=0x1000" in (out / "CMakeLists.txt").read_text()
+    assert "multicore_launch_core1(rip_model_core1_run);" in (out / "main.c").read_text()

@@ -147,9 +147,9 @@ def test_every_plan_is_replayed_once(model, tmp_path, monkeypatch):
     replayed = []
     real = parallel.replay
 
-    def counting(graph, plan, alignment, buffers=None, in_arena=True):
+    def counting(graph, plan, alignment, buffers=None, in_arena=True, shared=()):
         replayed.append(id(plan))
-        return real(graph, plan, alignment, buffers, in_arena)
+        return real(graph, plan, alignment, buffers, in_arena, shared)
 
     monkeypatch.setattr(parallel, "replay", counting)
     fresh = plan_graph(g, req, STRATEGIES, cache=PlanCache(MODEL, tmp_path), jobs=1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis_strategies import layers
 
@@ -268,7 +268,8 @@ GRIDS = layers(max_extent=9, max_channels=5, max_kernel=3, max_stride=2, max_dil
                max_pad=2).filter(lambda g: g.h_out * g.w_out >= 8 and g.c_out >= 2)  # fmt: skip
 
 
-@settings(max_examples=100, deadline=None)
+# GRIDS filters out small grids: on some seeds more than Hypothesis's health check allows
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(kernels(GRIDS))
 def test_whenever_the_gap_grows_one_more_unit_corrupts(case):
     geom, sched, lag = case

@@ -15,10 +15,13 @@ from pathlib import Path
 
 from rip.boards import Board
 from rip.core.errors import NoAnswerError, RipError
+from rip.firmware.host_project import read_expected
 from rip.firmware.qemu_run import QemuRun, run_elf, run_on_qemu
 from rip.firmware.result import Result
 from rip.timing.model import TimingModel
 from rip.timing.plugin import plugin_path
+from rip.timing.two_core import CriticalPath
+from rip.timing.two_core_run import run_two_core_project
 
 SETTLE_SECONDS = 30.0  # after the result line, until QEMU has exited and the plugin written
 
@@ -139,12 +142,20 @@ def run_timed(
         return run, Estimate(model, parse_segments(out.read_text(encoding="utf-8")))
 
 
+# The timing plugin models one core's pipeline and its XIP cache: two vCPUs would mix.
+TWO_CORES_UNTIMED = "the Pico timing model times one core; a two-core run reports its critical path"
 SLOWDOWN = 20.0  # how much longer a run under the plugin may take (measured ~10x CPU)
 
 
-def run_project_timed(project_dir: Path, board: Board) -> tuple[Result, Estimate | str]:
+def run_project_timed(
+    project_dir: Path, board: Board
+) -> tuple[Result, Estimate | CriticalPath | str]:
     """``run_on_qemu`` under the timing plugin: the result line and the estimate of its
-    inference, or (the plugin cannot be built here) an untimed run and the reason."""
+    inference, or (the plugin cannot be built here) an untimed run and the reason. A
+    two-core project runs under the two-core plugin instead: its critical path, each core's
+    busy instructions and idle share (`rip.timing.two_core_run`)."""
+    if read_expected(project_dir).get("cores", 1) != 1:
+        return run_two_core_project(project_dir, board)
     try:
         model = TimingModel.of(board)
         plugin_path()

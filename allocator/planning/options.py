@@ -21,6 +21,9 @@ def _default_board() -> Board:
     return load_board(DEFAULT_BOARD)
 
 
+DEFAULT_SHARE_SLACK = 0.02  # two cores: the floor sharing an op may add (scratch_choice.share)
+
+
 @dataclass(frozen=True)
 class PlanOptions:
     """The planning stage's options.
@@ -41,6 +44,10 @@ class PlanOptions:
       free under it, memory never worse; None: off).
     * ``weights``: where inference reads the constant data (residency.py): ``auto`` makes it
       resident in SRAM where it fits beside the plan's arena (then nothing is staged).
+    * ``cores``: the cores inference runs on (issue 27): 2 gives every op both cores share a
+      scratch per core (requirements.per_cores); ``share_slack`` is how much, as a fraction
+      of the one-core layer-by-layer limit, that may raise an op's step above the limit
+      (scratch_choice.share; issue 27 allows 2%).
     """
 
     board: Board = field(default_factory=_default_board)
@@ -53,6 +60,8 @@ class PlanOptions:
     fuse_chains: tuple[ChainSpan, ...] | None = None
     stage_weights: int | None = DEFAULT_STAGE_WEIGHTS
     weights: WeightsIn = WeightsIn.AUTO
+    cores: int = 1
+    share_slack: float = DEFAULT_SHARE_SLACK
 
     @property
     def alignment(self) -> int:

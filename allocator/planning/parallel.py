@@ -141,7 +141,7 @@ def _replay(variant: Variant, plan: Plan) -> None:
     req = variant.req
     replay(
         variant.graph, plan, variant.problem.alignment, variant.problem.op_buffers,
-        req.scratch_in_arena,
+        req.scratch_in_arena, req.shared,
     )  # fmt: skip
 
 

@@ -15,7 +15,12 @@ checks at every op that
   and rings,
 * a staged filter (an op buffer of role WEIGHTS) likewise lands only on bytes free when
   its op starts (after a planned shift), and the op's outputs do not write over it,
-* every offset is a multiple of the alignment, and the peak it measures is the plan's.
+* every offset is a multiple of the alignment, and the peak it measures is the plan's;
+* on two cores (issue 27), a shared op's scratch holds one per core, and a shared
+  convolution's gap is also at least what the two-core simulator measures for its split at
+  lag 0 in every pixel order its kernel may take (`two_core_fast.fast_rip_gap` over those
+  tiles); a shared depthwise layer splits by channels, which need no gap (each core reads
+  and writes its own channels only).
 
 Ownership is kept as runs of bytes per live tensor (an interval map), not as one owner per
 arena byte: a write or a free costs the live runs it touches, so a replay grows with
@@ -26,7 +31,7 @@ map as the reference and compares the two on random and corrupted plans.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from rip.allocator.planning.placement import SCRATCH, OpBuffer, Plan
 from rip.allocator.planning.requirements import (
@@ -45,7 +50,9 @@ from rip.allocator.theory.simulate_fused import (
     simulate_slots,
     source_evictions,
 )
+from rip.allocator.theory.two_core_fast import fast_rip_gap
 from rip.core.errors import ReplayError
+from rip.core.kernel_variants import conv_sweep_pixels, conv_sweep_tiles
 from rip.core.operators import SPECS, Op
 from rip.core.shapes import nearest_index_map, nhwc
 from rip.core.terms import InPlaceKind
@@ -68,6 +75,23 @@ def _min_gap(graph: Graph, op_index: int, order: str) -> int:
         p = op.params
         return simulate_fused(fused_chain(graph, p.members, p.residual is not None))
     return 0  # elementwise and activations: each output reads only its own index
+
+
+def _two_core_min_gap(graph: Graph, op_index: int, scratch_bytes: int) -> int:
+    """The two-core simulator's minimum gap for a shared convolution overwriting its input
+    (rip_conv2d_fast_rq_s8 split by output channels, synchronised at lag 0), the largest
+    over the pixel tiles its kernel may take: pairs, and on a DSP core for a pointwise layer
+    triples or flash sweeps of ``scratch_bytes`` per core."""
+    geom = conv_geometry(graph, graph.operators[op_index])
+    n_pix = geom.h_out * geom.w_out
+    pairs = (2,) * (n_pix // 2) + ((1,) if n_pix % 2 else ())
+    orders = [pairs]
+    pads = (geom.pad_top, geom.pad_bottom, geom.pad_left, geom.pad_right)
+    pointwise = (geom.kh, geom.kw, geom.sh, geom.sw) == (1, 1, 1, 1) and not any(pads)
+    if pointwise:
+        per = conv_sweep_pixels("cortex-m33", True, geom.c_out, geom.c_in, scratch_bytes)
+        orders += [conv_sweep_tiles(n_pix, 3), conv_sweep_tiles(n_pix, per)]
+    return max(fast_rip_gap(geom, 0, tiles=t) for t in dict.fromkeys(orders))
 
 
 def _check_rings(graph: Graph, op_index: int) -> None:
@@ -180,11 +204,14 @@ def replay(
     alignment: int,
     buffers: Sequence[OpBuffer] | None = None,
     scratch_in_arena: bool = True,
+    shared: Collection[int] = (),
 ) -> int:
     """Replay ``plan``; return the measured peak or raise ReplayError naming the op.
     ``buffers``: the plan's op buffers (default: every kernel's scratch, `op_buffers`);
     ``scratch_in_arena`` False: a plan of the activations alone, the kernels' scratch left
-    outside the arena (the paper's accounting), so no scratch need is checked."""
+    outside the arena (the paper's accounting), so no scratch need is checked; ``shared``:
+    the ops two cores run together (each with a scratch of its own, and a convolution's
+    gap checked at their split too)."""
     off = plan.offsets
     storage = {t: graph.storage(t) for t in graph.tensors}
     size = {s: graph.tensors[s].nbytes for s in set(storage.values())}
@@ -199,7 +226,8 @@ def replay(
         size[b.id] = b.size
         at_op.setdefault(b.op, []).append(b)
     for i, op in enumerate(graph.operators if scratch_in_arena else ()):
-        need = op_min_scratch_bytes(graph, op)  # the leanest kernel's formula, recomputed
+        cores = 2 if i in shared else 1
+        need = op_min_scratch_bytes(graph, op, cores)  # the leanest kernel's, recomputed
         have = sum(b.size for b in at_op.get(i, ()) if b.role == SCRATCH)
         if have < need:
             raise ReplayError(
@@ -274,6 +302,9 @@ def replay(
                     _check_upsample(graph, i)
             else:
                 need = _min_gap(graph, i, pair.order)
+                if i in shared and op.kind == Op.CONV_2D:
+                    have = sum(b.size for b in at_op.get(i, ()) if b.role == SCRATCH)
+                    need = max(need, _two_core_min_gap(graph, i, have // 2))
                 if gap < need:
                     raise ReplayError(
                         f"{what}: gap {gap} B is below the simulated minimum {need} B"

@@ -96,6 +96,9 @@ class Requirements:
     # False: the paper's accounting (Table 3's Buffer column): the plan holds the
     # activations alone, the scratch is left outside the arena and ``op_buffers`` is empty
     scratch_in_arena: bool = True
+    cores: int = 1  # the cores inference runs on (--cores)
+    # on two cores, the ops both run, each with a scratch of its own (scratch_choice.share)
+    shared: frozenset[int] = frozenset()
 
     @property
     def scratch_bytes(self) -> int:
@@ -170,15 +173,43 @@ def fused_gap(graph: Graph, op: Operator) -> int:
     return chain_gap(fused_chain(graph, p.members, p.residual is not None))
 
 
-def op_min_scratch_bytes(graph: Graph, op: Operator) -> int:
+def shared_by_cores(graph: Graph, op: Operator) -> bool:
+    """Whether two cores share ``op``'s work (issue 27, docs/two-cores.md): a CONV_2D of at
+    least 4 output channels, split by output channel pairs over the same pixel tiles
+    (rip_cores.h, rip_share_channels); a DEPTHWISE_CONV_2D of at least two groups of four
+    channels, split by groups (rip_share_groups). Each core then needs a scratch of its own.
+    The kernel the generator picks decides at last: one that cannot share runs on core 0."""
+    c_out = graph.tensors[op.outputs[0]].hwc[2]
+    if op.kind == Op.CONV_2D:
+        return c_out >= 4
+    if op.kind == Op.DEPTHWISE_CONV_2D and not depthwise_is_conv(graph, op):
+        return c_out == graph.tensors[op.inputs[0]].hwc[2] and c_out >= 8
+    return False
+
+
+def per_cores(graph: Graph, op: Operator, one_core_bytes: int, cores: int) -> int:
+    """The scratch of ``op`` on ``cores`` cores: a shared CONV_2D's one-core need once per
+    core, each rounded up to 4 bytes so that the second core's starts word-aligned. A shared
+    depthwise layer's is one core's: both cores share its ring of saved rows, each saving
+    and reading its own channels of a slot, and its plane variant halves the buffer (or
+    runs on core 0 alone where a half holds no plane)."""
+    if cores == 1 or one_core_bytes == 0 or not shared_by_cores(graph, op):
+        return one_core_bytes
+    if op.kind != Op.CONV_2D:
+        return one_core_bytes
+    return cores * (-(-one_core_bytes // 4) * 4)
+
+
+def op_min_scratch_bytes(graph: Graph, op: Operator, cores: int = 1) -> int:
     """The least scratch any kernel that may run ``op`` needs (`scratch.lean_scratch_bytes`,
-    else `op_scratch_bytes`): what the replay requires of an op's scratch buffer."""
+    else `op_scratch_bytes`), on each of ``cores`` cores where they share it: what the
+    replay requires of an op's scratch buffer."""
     full = op_scratch_bytes(graph, op)
     if full == 0 or not (op.kind == Op.CONV_2D or depthwise_is_conv(graph, op)):
-        return full
+        return per_cores(graph, op, full, cores)
     _, kh, kw, c = nhwc(graph.tensors[op.inputs[1]].shape)
     lean = lean_scratch_bytes(Op.CONV_2D, (1, kh, kw, c if op.kind == Op.CONV_2D else 1))
-    return full if lean is None else min(full, lean)
+    return per_cores(graph, op, full if lean is None else min(full, lean), cores)
 
 
 def op_scratch_bytes(graph: Graph, op: Operator) -> int:
@@ -325,9 +356,13 @@ def resize_nearest_bound(graph: Graph, op: Operator) -> Bound:
                  "Theorem 14 (Sec. I.1), order checked by simulate_resize_nearest")  # fmt: skip
 
 
-def requirements(graph: Graph, scratch_in_arena: bool = True) -> Requirements:
+def requirements(graph: Graph, scratch_in_arena: bool = True, cores: int = 1) -> Requirements:
     """In-place candidates, their gaps, and scratch (an op buffer each, unless
-    ``scratch_in_arena`` is False: the paper's accounting), for every op of the schedule."""
+    ``scratch_in_arena`` is False: the paper's accounting), for every op of the schedule, to
+    run on ``cores`` cores. Each strategy's variant picks the ops two cores share
+    (scratch_choice.share), giving each a scratch per core; every gap stays: a shared op
+    synchronises at lag 0, where the two-core gap is the one-core tile's (docs/two-cores.md;
+    the replay simulates it)."""
     last = last_reader(graph)
     outputs = {graph.storage(t) for t in graph.outputs}
     ops = []
@@ -374,4 +409,4 @@ def requirements(graph: Graph, scratch_in_arena: bool = True) -> Requirements:
             )
         )
     scratch = op_buffers(graph, [op.scratch_bytes for op in ops]) if scratch_in_arena else ()
-    return Requirements(tuple(ops), lifetimes(graph), scratch, scratch_in_arena)
+    return Requirements(tuple(ops), lifetimes(graph), scratch, scratch_in_arena, cores)

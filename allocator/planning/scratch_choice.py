@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from rip.allocator.planning.placement import Problem
-from rip.allocator.planning.requirements import Requirements
+from rip.allocator.planning.requirements import Requirements, per_cores, shared_by_cores
+from rip.frontend.ir import Graph
 
 
 def trim(
@@ -61,6 +62,39 @@ def trim(
         if smaller.lower_bound() >= bound:
             return req, problem
         req, problem, bound, spent = trimmed, smaller, smaller.lower_bound(), spent + more
+
+
+def share(
+    req: Requirements, problem: Problem, graph: Graph, slack: float
+) -> tuple[Requirements, Problem]:
+    """On two cores (``req.cores``), ``req`` and ``problem`` with the ops both cores share
+    (issue 27): every op whose kernels can split it (`requirements.shared_by_cores`) and
+    whose scratch once per core leaves its step of the layer-by-layer limit
+    (`Problem.step_bounds`) at most ``slack`` (a fraction) above the model's limit on one
+    core, so that sharing raises the floor a plan can reach by that much at most; each such
+    op's scratch (its need and its least) is doubled, one per core
+    (`requirements.per_cores`). The others run on core 0."""
+    if req.cores == 1 or not req.op_buffers:
+        return req, problem
+    steps = problem.step_bounds()
+    limit = int(problem.lower_bound() * (1 + slack))
+    sizes, least = {}, {}
+    for k, op in enumerate(graph.operators):
+        own = req.op_buffer(k)
+        if own is None or k >= len(steps) or not shared_by_cores(graph, op):
+            continue
+        both = per_cores(graph, op, own.size, 2)
+        if steps[k] + both - own.size <= limit:
+            sizes[k] = both
+            least[k] = per_cores(graph, op, req.ops[k].least_scratch_bytes, 2)
+    if not sizes:
+        return req, problem
+    shared = _with_scratch(req, sizes)
+    ops = tuple(
+        replace(r, min_scratch_bytes=least[r.index]) if r.index in least else r for r in shared.ops
+    )
+    shared = replace(shared, ops=ops, shared=frozenset(sizes))
+    return shared, problem.resized({b.id: b.size for b in shared.op_buffers})
 
 
 def _with_scratch(req: Requirements, sizes: dict[int, int]) -> Requirements:

@@ -372,7 +372,10 @@ def stage_strategies(
             v.problem, plan, found, options.stage_weights or 0, limit
         )
         if kept:
-            replay(v.graph, new_plan, problem.alignment, problem.op_buffers, v.req.scratch_in_arena)
+            replay(
+                v.graph, new_plan, problem.alignment, problem.op_buffers,
+                v.req.scratch_in_arena, v.req.shared,
+            )  # fmt: skip
             out_v[s] = replace(v, problem=problem)
             out_p[s] = new_plan
         if kept or resident:

@@ -27,7 +27,7 @@ from rip.allocator.planning.fusion_choice import Choice, choose
 from rip.allocator.planning.options import PlanOptions
 from rip.allocator.planning.placement import Pair, Problem, align_up
 from rip.allocator.planning.requirements import Requirements, requirements
-from rip.allocator.planning.scratch_choice import trim
+from rip.allocator.planning.scratch_choice import share, trim
 from rip.core.errors import RipError
 from rip.core.operators import Op
 from rip.core.terms import InPlaceKind, Strategy
@@ -152,6 +152,7 @@ class Variant:
         scratch_budget: float | None = 0.0,
         core: str = "",
         floor: int | None = None,
+        share_slack: float = 0.0,
     ) -> Variant:
         """The variant of ``made.graph`` with requirements ``req``: the one place a
         placement problem is built. Where an op's scratch sets the problem's floor it is cut
@@ -160,8 +161,11 @@ class Variant:
         model) are at most ``scratch_budget`` of the model's (None: any; 0: no cut, the
         problem exactly as ``req`` gives it), and past that budget while the floor is above
         ``floor`` (the largest live set of the model's tensors: what a planner that never
-        works in place, TFLite Micro's, needs at least)."""
+        works in place, TFLite Micro's, needs at least). On two cores the ops both share are
+        picked first (`scratch_choice.share`: a scratch per core where that raises the floor
+        by ``share_slack`` at most)."""
         problem = build_problem(req, strategy, alignment)
+        req, problem = share(req, problem, made.graph, share_slack)
         if scratch_budget is None or scratch_budget > 0:
             costs = for_core(core)
             budget = None if scratch_budget is None else scratch_budget * costs.model(made.graph)
@@ -170,7 +174,8 @@ class Variant:
                 return costs.op(made.graph, made.graph.operators[k])
 
             req, problem = trim(req, problem, cost, budget, floor)
-        return cls(Strategy(strategy), made.graph, req, problem, made.fusion, made.key)
+        key = made.key if req.cores == 1 else f"{made.key};cores={req.cores};{share_slack}"
+        return cls(Strategy(strategy), made.graph, req, problem, made.fusion, key)
 
 
 def variant(
@@ -180,7 +185,9 @@ def variant(
     transform, the requirements of the graph it makes, the problem."""
     transform = spec(strategy).transform
     made = Transformed(graph) if transform is None else transform(graph, req, options)
-    made_req = req if made.graph is graph else requirements(made.graph, req.scratch_in_arena)
+    made_req = (
+        req if made.graph is graph else requirements(made.graph, req.scratch_in_arena, req.cores)
+    )
     # the default plan's candidates are never above a planner without in-place reuse for
     # their scratch's sake; the baselines (dual, tinyengine) keep the budget alone, so that
     # they run the same kernels as rip (rip / dual compares layouts, not kernels)
@@ -193,6 +200,7 @@ def variant(
         options.max_overhead,
         options.board.core,
         floor,
+        options.share_slack,
     )
 
 

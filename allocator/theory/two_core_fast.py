@@ -17,6 +17,7 @@ cores' writes is the upset minimum: the smallest gap from which on every gap is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,14 +43,57 @@ def _first_live(prefix_max: np.ndarray, threshold: np.ndarray) -> np.ndarray:
     return np.searchsorted(prefix_max, threshold, side="left")
 
 
-def fast_rip_gap(geom: ConvGeometry, lag: int | None, schedule: RipSchedule = PIXELS) -> int:
+def fast_rip_gap(
+    geom: ConvGeometry,
+    lag: int | None,
+    schedule: RipSchedule = PIXELS,
+    tiles: Sequence[int] | None = None,
+) -> int:
     """Minimum gap (bytes; upset minimum over every interleaving the synchronisation
     allows) of :func:`rip.allocator.theory.two_core_programs.rip_program`'s schedule at lag
-    ``lag`` (None: no synchronisation)."""
+    ``lag`` (None: no synchronisation). ``tiles``: the pixel tiles in order, where a kernel's
+    tiles differ in size (rip_conv2d_fast_rq_s8's triples, pairs and flash sweeps,
+    `kernel_variants.conv_sweep_tiles`), each tile one unit; None: ``schedule.tile`` pixels
+    each."""
     schedule.check(geom)
     schedule.check_lag(lag)
-    layout, taps, tile = schedule.layout, schedule.taps, schedule.tile
-    split, per_channel = schedule.split, schedule.per_channel
+    if tiles is not None:
+        return _tiled_rip_gap(geom, lag, schedule, tiles)
+    n_pix = geom.h_out * geom.w_out
+    k = np.arange(n_pix)
+    per = schedule.unit_pixels
+    tile = schedule.tile
+    own_from = (k // tile + 1) * tile if schedule.taps == "gather" else k
+    unit = k // per
+    other_from = np.zeros(n_pix, dtype=np.int64) if lag is None else (unit - lag + 1) * per
+    return _gap_of(geom, schedule, own_from, other_from)
+
+
+def _tiled_rip_gap(
+    geom: ConvGeometry, lag: int | None, schedule: RipSchedule, tiles: Sequence[int]
+) -> int:
+    """fast_rip_gap over tiles of the given sizes, one unit each (rule gather)."""
+    n_pix = geom.h_out * geom.w_out
+    sizes = np.asarray(tiles, dtype=np.int64)
+    if sizes.min(initial=1) < 1 or int(sizes.sum()) != n_pix or schedule.taps != "gather":
+        raise LayerError(f"two cores: tiles {tuple(tiles)[:8]}... do not cover {n_pix} pixels")
+    starts = np.concatenate(([0], np.cumsum(sizes)))  # tile t covers [starts[t], starts[t+1])
+    unit = np.repeat(np.arange(sizes.size), sizes)  # each pixel's tile
+    own_from = starts[unit + 1]
+    if lag is None:
+        other_from = np.zeros(n_pix, dtype=np.int64)
+    else:
+        first = np.maximum(unit - lag + 1, 0)
+        other_from = starts[np.minimum(first, sizes.size)]
+    return _gap_of(geom, schedule, own_from, other_from)
+
+
+def _gap_of(
+    geom: ConvGeometry, schedule: RipSchedule, own_from: np.ndarray, other_from: np.ndarray
+) -> int:
+    """The upset-minimum gap when pixel k's store faces its own core's reads from pixel
+    ``own_from[k]`` on and the other core's from ``other_from[k]`` on (module docstring)."""
+    layout, split, per_channel = schedule.layout, schedule.split, schedule.per_channel
     sy, sx = _stored_axes(geom, layout)
     n_pix = geom.h_out * geom.w_out
     if max(sy.n * sx.n, n_pix) * 4 > MAX_SIMULATION_CELLS:
@@ -61,11 +105,7 @@ def fast_rip_gap(geom: ConvGeometry, lag: int | None, schedule: RipSchedule = PI
     ).ravel()  # per stored pixel, in address order, the last output pixel reading it
     prefix_max = np.maximum.accumulate(last)
     n_stored = last.size
-    per = schedule.unit_pixels
     k = np.arange(n_pix)
-    unit = k // per
-    own_from = (k // tile + 1) * tile if taps == "gather" else k  # own reads after the store
-    other_from = np.zeros(n_pix, dtype=np.int64) if lag is None else (unit - lag + 1) * per
     own_px = _first_live(prefix_max, own_from)
     other_px = _first_live(prefix_max, np.maximum(other_from, 0))
     c_in, c_out = geom.c_in, geom.c_out

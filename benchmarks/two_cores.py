@@ -1,0 +1,137 @@
+"""Two cores against one (issue 27), measured side by side in one run.
+
+Each model is compiled twice for qemu-m33 under ``rip`` (the same options, ``--cores 1`` and
+``--cores 2``), and each build runs on qemu-m33 (Cortex-M33 code) and qemu-armv6m
+(Cortex-M0+ code): one core on the board's one-core machine (SysTick under -icount), two
+cores on QEMU's dual-core mps2-an521 under the two-core plugin, whose replay gives the
+critical path (the core that finishes last, one instruction per time unit on each core),
+each core's busy instructions and its idle share. Every checksum must be TFLite Micro's.
+The table gives both arenas and their ratio, both instruction counts and their ratio, and
+two cores against TFLite Micro + CMSIS-NN on one core (as users run it today).
+
+    python benchmarks/two_cores.py [--models a,b] [--jobs N] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from bench_cost import BOARDS, _fmt, load_reference, model_path
+
+from rip import compiler
+from rip.boards import load_board
+from rip.compiler import Options, analyse, emit
+from rip.core import jsonio
+from rip.core.errors import RipError
+from rip.core.terms import Strategy
+from rip.firmware.qemu_project import build_qemu_project, macs, write_qemu_project
+from rip.firmware.qemu_run import run_elf
+from rip.timing.two_core_run import run_two_core_project
+
+MCUNET = ("mcunet-in0", "mcunet-in1", "mcunet-in2", "mcunet-in3", "mcunet-in4", "mcunet-vww0",
+          "mcunet-vww1", "mcunet-vww2", "mbv2-w0.35", "proxyless-w0.3", "person-det")  # fmt: skip
+
+
+def measure(path: str) -> dict:
+    """One model under ``rip`` on one and on two cores, on both emulated boards."""
+    p = Path(path)
+    board0 = load_board(BOARDS[0])
+    t0 = time.perf_counter()
+    row: dict = {"runs": {}, "mismatches": []}
+    with tempfile.TemporaryDirectory(prefix="bench-cores-") as tmp:
+        for cores in (1, 2):
+            options = Options(strategy=Strategy.RIP, strategies=(Strategy.RIP,), cores=cores)
+            compiled = analyse(p, board0, options)
+            expected = compiler.reference(p, compiled.graph).checksum
+            row.update(model=compiled.graph.name, macs=macs(compiled.graph))
+            model = emit(compiled)
+            row[f"arena_{cores}"] = model.arena_bytes
+            row[f"shared_{cores}"] = sum(op.shared for op in model.ops)
+            for name in BOARDS:
+                board = load_board(name)
+                out = Path(tmp) / f"{name}-{cores}"
+                key = f"{name}/{cores}"
+                try:
+                    write_qemu_project(model, out, board, expected, model_macs=row["macs"])
+                    if cores == 1:
+                        result = run_elf(build_qemu_project(out, board), board, 1800.0).result
+                        path = None
+                    else:
+                        result, path = run_two_core_project(out, board, 3600.0)
+                except RipError as e:
+                    row["runs"][key] = {"error": str(e).splitlines()[0]}
+                    continue
+                if result is None or isinstance(result, str):
+                    row["runs"][key] = {"error": str(result)}
+                    continue
+                if result.checksum != expected:
+                    row["mismatches"].append(key)
+                row["runs"][key] = {"instructions": result.instructions}
+                if path is not None:
+                    row["runs"][key].update(path.summary())
+    row["seconds"] = round(time.perf_counter() - t0, 1)
+    return row
+
+
+def collect(models: list[str], jobs: int) -> list[dict]:
+    reference = load_reference()
+    paths = [str(model_path(reference[m])) for m in models if m in reference]
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(measure, paths))
+
+
+def print_table(rows: list[dict]) -> None:
+    reference = load_reference()
+    print("Two cores against one (rip; critical path on QEMU's dual-core mps2-an521):")
+    head = (
+        "| model | board | arena 1 core | arena 2 cores | ratio | instr 1 core | "
+        "instr 2 cores | ratio | core 1 idle | ops shared | 2 cores / TFLM+CMSIS-NN |"
+    )
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
+    for row in rows:
+        ref = reference.get(row["model"], {})
+        for board in BOARDS:
+            one = row["runs"].get(f"{board}/1", {})
+            two = row["runs"].get(f"{board}/2", {})
+            n1, n2 = one.get("instructions"), two.get("instructions")
+            tflm = ref.get("tflm_cmsis_nn_instructions" if board == "qemu-m33"
+                           else "tflm_cmsis_nn_instructions_armv6m")  # fmt: skip
+            idle = two.get("idle_share", [None, None])[1]
+            cells = [
+                row["model"], board, _fmt(row["arena_1"]), _fmt(row["arena_2"]),
+                _fmt(row["arena_2"] / row["arena_1"], 4),
+                _fmt(n1) if n1 else one.get("error", "-")[:40],
+                _fmt(n2) if n2 else two.get("error", "-")[:40],
+                _fmt(n2 / n1 if n1 and n2 else None, 3),
+                "-" if idle is None else f"{100 * idle:.1f}%",
+                str(row["shared_2"]),
+                _fmt(n2 / tflm if n2 and tflm else None, 3),
+            ]  # fmt: skip
+            print("| " + " | ".join(cells) + " |")
+    bad = [f"{r['model']} {m}" for r in rows for m in r["mismatches"]]
+    print("checksums: " + ("all equal TFLite Micro's" if not bad else "MISMATCH " + ", ".join(bad)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", help=f"comma-separated model names (default: {','.join(MCUNET)})")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    rows = collect(args.models.split(",") if args.models else list(MCUNET), args.jobs)
+    print_table(rows)
+    print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
+    if args.json:
+        Path(args.json).write_text(jsonio.dumps(rows, indent=1))
+    return 1 if any(r["mismatches"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
