@@ -669,6 +669,26 @@ static void rip_rq_gemm_sweep(const int32_t *xs, int32_t n, int32_t k4, const in
 #define RIP_RQ_TRIPLES 0
 #endif
 
+/* Two cores taking turns over the same pixel tiles (rip_rq_run): tile t is core t % 2's.
+ * `mine` -1: every tile is this core's (one core, or the channel split). */
+typedef struct {
+    int mine;
+    uint32_t n; /* tiles passed so far */
+} rip_rq_turns;
+
+/* Whether the next tile is the other core's (this one skips it), counting it either way. */
+static inline int rip_rq_theirs(rip_rq_turns *t) {
+    const uint32_t k = t->n++;
+    return t->mine >= 0 && (int)(k & 1u) != t->mine;
+}
+
+/* Output pixel (oy, ox) moved on by n pixels in raster order. */
+static inline void rip_rq_advance(int32_t *oy, int32_t *ox, int32_t w_out, int32_t n) {
+    for (*ox += n; *ox >= w_out; *ox -= w_out) {
+        ++*oy;
+    }
+}
+
 /* rip_conv2d_fast_run's traversal with the packed filter and widened inputs. */
 RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_dims,
                            const int8_t *input, const rip_dims *filter_dims,
@@ -679,29 +699,50 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
     const int32_t h_out = output_dims->h, w_out = output_dims->w, c_out = output_dims->c;
     int8_t *const scratch = ctx->buf;
     const int32_t scratch_bytes = ctx->size;
-    /* Two cores: this core's output channels [c_lo, c_hi) of the same tiles the other core
-     * takes, in the same order (the tiles depend on the geometry, the whole filter and the
-     * scratch size, which both cores share); `core` publishes each tile once its reads are
-     * done and stores it only once the other core has read it too (rip_cores.h). */
-    int32_t c_lo = 0, c_hi = c_out;
-    int core = -1;
-    if (ctx->share != RIP_SHARE_WHOLE) {
-        rip_share_channels(ctx->share, c_out, &c_lo, &c_hi);
-        if (c_lo == c_hi) {
-            return; /* too few channels to split: the other core runs them all */
-        }
-        core = c_hi - c_lo == c_out ? -1 : ctx->share - RIP_SHARE_CORE0;
-    }
-    const int32_t n_ch = c_hi - c_lo;
     const int32_t taps = filter_dims->h * filter_dims->w * c_in;
     const int32_t k4 = rip_rq_k4(taps);
-    const int8_t *const rows = filter + (size_t)c_lo * k4; /* channel pairs of 2 * k4 bytes */
-    const rip_fast_channel *const chs = ch + c_lo;
     const int32_t lo = params->activation.min, hi = params->activation.max;
     const int pointwise = filter_dims->h == 1 && filter_dims->w == 1 && params->stride.h == 1 &&
                           params->stride.w == 1 && params->padding.h == 0 &&
                           params->padding.w == 0 && h_out == h && w_out == w;
     const int32_t n_pix = h_out * w_out;
+#if RIP_RQ_TRIPLES
+    /* pixels a sweep of the filter (0: not pointwise) */
+    const int32_t sweep = pointwise ? rip_rq_sweep_pixels(filter, k4, c_out, scratch_bytes) : 0;
+#else
+    const int32_t sweep = 0;
+#endif
+    /* Two cores run the same tiles in the same order (they depend on the geometry, the
+     * whole filter and the scratch size, which both share), and `core` publishes each of
+     * its tiles once its reads are done and waits before its first store (rip_cores.h):
+     * - by default they take turns, tile t core t % 2's, all its channels: each core widens
+     *   only its own pixels. Core 1 starts one unit ahead, so that core 0 stores tile t once
+     *   core 1 has read tile t - 1, and core 1 stores tile t once core 0 has read tile t + 1:
+     *   the live input at a store is what it is on one core;
+     * - where the filter is swept through the flash cache (sweep > 3), each core takes its
+     *   output channels [c_lo, c_hi) of every tile and stores it once the other has read it
+     *   (lag 0): each streams half the filter from flash. */
+    int32_t c_lo = 0, c_hi = c_out;
+    int core = -1;
+    rip_rq_turns turns = {-1, 0};
+    if (ctx->share != RIP_SHARE_WHOLE) {
+        core = ctx->share - RIP_SHARE_CORE0;
+        if (sweep > 3) {
+            rip_share_channels(ctx->share, c_out, &c_lo, &c_hi);
+            if (c_lo == c_hi) {
+                return; /* too few channels to split: the other core runs them all */
+            }
+            core = c_hi - c_lo == c_out ? -1 : core;
+        } else {
+            turns.mine = core;
+            if (core == 1) {
+                rip_core_publish(1);
+            }
+        }
+    }
+    const int32_t n_ch = c_hi - c_lo;
+    const int8_t *const rows = filter + (size_t)c_lo * k4; /* channel pairs of 2 * k4 bytes */
+    const rip_fast_channel *const chs = ch + c_lo;
     /* The widened pair (4 * k4 bytes with DSP, 8 * k4 without), then the raw fields. */
     int32_t *const wide = (int32_t *)__builtin_assume_aligned(scratch, 4);
     int8_t *const col0 = scratch + 8 * k4;
@@ -717,8 +758,6 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
         int32_t oy = 0, ox = 0; /* pixel p */
         int32_t p = 0;
 #if RIP_RQ_TRIPLES
-        /* pixels a sweep of the filter (0: not pointwise) */
-        const int32_t sweep = pointwise ? rip_rq_sweep_pixels(filter, k4, c_out, scratch_bytes) : 0;
         if (sweep > 3) {
             /* A filter the flash cache cannot hold: the fewest sweeps the scratch allows,
              * balanced (no lone pixel unless the map is one). Every read of a sweep's pixels
@@ -736,23 +775,34 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
         /* Pointwise: triples while three pixels are left, then pairs. Every read of a
          * triple happens before its first store, as for a pair. */
         for (; pointwise && p + 3 <= n_pix; p += 3) {
+            if (rip_rq_theirs(&turns)) {
+                continue;
+            }
             rip_rq_widen_3px(in + (size_t)p * c_in, taps, wide);
             RIP_SHARE_SYNC(core);
             rip_rq_gemm_3px(wide, k4, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out,
                             c_out);
         }
-        if (pointwise && p + 1 == n_pix) {
+        if (pointwise && p + 1 == n_pix && !rip_rq_theirs(&turns)) {
             /* A lone last pixel (a 1 x 1 map, or 4 pixels): one GEMV instead of a pair that
              * computes it twice, from a copy in scratch, so that its field is read before
              * any of its channels is stored, as for a pair. */
             memcpy(col0, in + (size_t)p * c_in, (size_t)taps);
             RIP_SHARE_SYNC(core);
             rip_rq_gemv(col0, taps, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out);
+        }
+        if (pointwise && p + 1 == n_pix) {
             p = n_pix;
         }
 #endif
         for (; p < n_pix; p += 2) {
             const int pair = p + 1 < n_pix;
+            if (rip_rq_theirs(&turns)) {
+                if (!pointwise) {
+                    rip_rq_advance(&oy, &ox, w_out, pair ? 2 : 1);
+                }
+                continue;
+            }
             /* Gather (sigma = 0): every read for pixels p and p + 1 happens here. */
             const int8_t *xa, *xb;
             if (pointwise) {
@@ -788,6 +838,9 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
             rip_rq_gemm_2px(scratch, k4, rows, n_ch, chs, mode, lo, hi, y0,
                             pair ? y0 + c_out : y0);
         }
+    }
+    if (turns.mine == 0 && (turns.n & 1u) == 0) {
+        rip_core_publish(0); /* as many units as core 1, which started one ahead */
     }
 }
 

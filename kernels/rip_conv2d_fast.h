@@ -53,7 +53,10 @@ int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
  * packed by the generator (rip.codegen.kernel_choice.pack_filter_pairs), 4-byte aligned:
  * output channels in pairs (2j, 2j + 1; an odd last one paired with zeros), each pair K4 / 4
  * blocks of 8 bytes, taps [4t, 4t + 4) of channel 2j then of channel 2j + 1, taps past
- * KH * KW * C_in zero. ctx->buf must be 4-byte aligned. */
+ * KH * KW * C_in zero. ctx->buf must be 4-byte aligned. Two cores (ctx->share, each core
+ * its own context and scratch, rip_cores.h): the same tiles taken in turns, or where the
+ * filter is swept through the flash cache, split by output channels; either keeps the
+ * in-place contract above (docs/two-cores.md). */
 rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *params,
                                  const rip_fast_channel *channels, const rip_dims *input_dims,
                                  const int8_t *input, const rip_dims *filter_dims,

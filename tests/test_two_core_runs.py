@@ -71,6 +71,19 @@ def test_two_cores_at_lag_0_need_no_more_gap_than_one_core_per_pixel(geom, sizes
             assert fast_rip_gap(geom, 0, tiles=same) == fast_rip_gap(geom, 0, RipSchedule(tile=t))
 
 
+@settings(max_examples=120, deadline=None)
+@given(
+    geom=layers(max_extent=10, max_channels=12, max_kernel=3, max_stride=2, max_pad=1),
+    sizes=st.lists(st.integers(1, 4), min_size=1, max_size=40),
+)
+def test_tiles_in_turns_need_no_more_gap_than_one_core_per_pixel(geom, sizes):
+    """The kernel's default split, tiles taken in turns with all their channels (core 1 one
+    unit ahead): the two-core simulator's gap is never above the planned per-pixel gap."""
+    tiles = _tiles(geom.h_out * geom.w_out, sizes)
+    planned = simulate_rip(geom, "dense", "gather", "row", "fast")
+    assert fast_rip_gap(geom, 0, tiles=tiles, turns=True) <= planned
+
+
 def test_a_core_one_tile_ahead_corrupts_at_the_planned_gap():
     """Lag 1 (a core storing a tile before the other gathered it) needs more than lag 0 on
     a channel-growing pointwise layer in the kernel's triples: the planned gap is then

@@ -78,20 +78,24 @@ def _min_gap(graph: Graph, op_index: int, order: str) -> int:
 
 
 def _two_core_min_gap(graph: Graph, op_index: int, scratch_bytes: int) -> int:
-    """The two-core simulator's minimum gap for a shared convolution overwriting its input
-    (rip_conv2d_fast_rq_s8 split by output channels, synchronised at lag 0), the largest
-    over the pixel tiles its kernel may take: pairs, and on a DSP core for a pointwise layer
-    triples or flash sweeps of ``scratch_bytes`` per core."""
+    """The two-core simulator's minimum gap for a shared convolution overwriting its input,
+    the largest over every order rip_conv2d_fast_rq_s8 may take on two cores: its pixel
+    tiles (pairs; on a DSP core for a pointwise layer, triples) taken in turns, and the
+    flash sweeps of ``scratch_bytes`` per core split by output channels at lag 0."""
     geom = conv_geometry(graph, graph.operators[op_index])
     n_pix = geom.h_out * geom.w_out
     pairs = (2,) * (n_pix // 2) + ((1,) if n_pix % 2 else ())
-    orders = [pairs]
+    turns, split = [pairs], [pairs]
     pads = (geom.pad_top, geom.pad_bottom, geom.pad_left, geom.pad_right)
     pointwise = (geom.kh, geom.kw, geom.sh, geom.sw) == (1, 1, 1, 1) and not any(pads)
     if pointwise:
         per = conv_sweep_pixels("cortex-m33", True, geom.c_out, geom.c_in, scratch_bytes)
-        orders += [conv_sweep_tiles(n_pix, 3), conv_sweep_tiles(n_pix, per)]
-    return max(fast_rip_gap(geom, 0, tiles=t) for t in dict.fromkeys(orders))
+        turns.append(conv_sweep_tiles(n_pix, 3))
+        split.append(conv_sweep_tiles(n_pix, per))
+    return max(
+        *(fast_rip_gap(geom, 0, tiles=t, turns=True) for t in turns),
+        *(fast_rip_gap(geom, 0, tiles=t) for t in split),
+    )
 
 
 def _check_rings(graph: Graph, op_index: int) -> None:

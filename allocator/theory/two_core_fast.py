@@ -48,15 +48,23 @@ def fast_rip_gap(
     lag: int | None,
     schedule: RipSchedule = PIXELS,
     tiles: Sequence[int] | None = None,
+    turns: bool = False,
 ) -> int:
     """Minimum gap (bytes; upset minimum over every interleaving the synchronisation
     allows) of :func:`rip.allocator.theory.two_core_programs.rip_program`'s schedule at lag
     ``lag`` (None: no synchronisation). ``tiles``: the pixel tiles in order, where a kernel's
     tiles differ in size (rip_conv2d_fast_rq_s8's triples, pairs and flash sweeps,
     `kernel_variants.conv_sweep_tiles`), each tile one unit; None: ``schedule.tile`` pixels
-    each."""
+    each. ``turns``: the cores take the tiles in turns, all channels each (tile t core
+    t % 2's; rip_conv2d_fast_rq_s8's default), at lag 0 with core 1 one unit ahead: core 0
+    stores tile t once core 1 has read tile t - 1, core 1 stores tile t once core 0 has read
+    tile t + 1."""
     schedule.check(geom)
     schedule.check_lag(lag)
+    if turns:
+        if lag != 0 or tiles is None:
+            raise LayerError("two cores: turns are planned at lag 0 over given tiles")
+        return _turns_rip_gap(geom, schedule, tiles)
     if tiles is not None:
         return _tiled_rip_gap(geom, lag, schedule, tiles)
     n_pix = geom.h_out * geom.w_out
@@ -74,11 +82,10 @@ def _tiled_rip_gap(
 ) -> int:
     """fast_rip_gap over tiles of the given sizes, one unit each (rule gather)."""
     n_pix = geom.h_out * geom.w_out
-    sizes = np.asarray(tiles, dtype=np.int64)
-    if sizes.min(initial=1) < 1 or int(sizes.sum()) != n_pix or schedule.taps != "gather":
-        raise LayerError(f"two cores: tiles {tuple(tiles)[:8]}... do not cover {n_pix} pixels")
-    starts = np.concatenate(([0], np.cumsum(sizes)))  # tile t covers [starts[t], starts[t+1])
-    unit = np.repeat(np.arange(sizes.size), sizes)  # each pixel's tile
+    if schedule.taps != "gather":
+        raise LayerError("two cores: tiles are gathered before a store")
+    starts, unit = _tile_starts(n_pix, tiles)
+    sizes = np.diff(starts)
     own_from = starts[unit + 1]
     if lag is None:
         other_from = np.zeros(n_pix, dtype=np.int64)
@@ -88,11 +95,39 @@ def _tiled_rip_gap(
     return _gap_of(geom, schedule, own_from, other_from)
 
 
+def _tile_starts(n_pix: int, tiles: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each tile's first pixel (and n_pix past the last), and each pixel's tile."""
+    sizes = np.asarray(tiles, dtype=np.int64)
+    if sizes.min(initial=1) < 1 or int(sizes.sum()) != n_pix:
+        raise LayerError(f"two cores: tiles {tuple(tiles)[:8]}... do not cover {n_pix} pixels")
+    starts = np.concatenate(([0], np.cumsum(sizes)))  # tile t covers [starts[t], starts[t+1])
+    return starts, np.repeat(np.arange(sizes.size), sizes)
+
+
+def _turns_rip_gap(geom: ConvGeometry, schedule: RipSchedule, tiles: Sequence[int]) -> int:
+    """fast_rip_gap with the tiles taken in turns (``turns``): a store of tile t faces its
+    own core's reads from its next tile (t + 2) on and the other core's from the tile the
+    rule leaves it unread: t + 1 (core 1's, when core 0 stores) or t + 3 (core 0's, when core
+    1 stores: it has read t + 1)."""
+    n_pix = geom.h_out * geom.w_out
+    starts, tile = _tile_starts(n_pix, tiles)
+    last = len(starts) - 1
+    own_from = starts[np.minimum(tile + 2, last)]
+    other_from = starts[np.minimum(tile + np.where(tile % 2 == 0, 1, 3), last)]
+    everything = ((0, geom.c_out), (0, geom.c_out))  # each core stores every channel
+    return _gap_of(geom, schedule, own_from, other_from, everything)
+
+
 def _gap_of(
-    geom: ConvGeometry, schedule: RipSchedule, own_from: np.ndarray, other_from: np.ndarray
+    geom: ConvGeometry,
+    schedule: RipSchedule,
+    own_from: np.ndarray,
+    other_from: np.ndarray,
+    ranges: tuple[tuple[int, int], tuple[int, int]] | None = None,
 ) -> int:
     """The upset-minimum gap when pixel k's store faces its own core's reads from pixel
-    ``own_from[k]`` on and the other core's from ``other_from[k]`` on (module docstring)."""
+    ``own_from[k]`` on and the other core's from ``other_from[k]`` on (module docstring);
+    ``ranges``: the output channels each core stores (default the schedule's split)."""
     layout, split, per_channel = schedule.layout, schedule.split, schedule.per_channel
     sy, sx = _stored_axes(geom, layout)
     n_pix = geom.h_out * geom.w_out
@@ -109,7 +144,7 @@ def _gap_of(
     own_px = _first_live(prefix_max, own_from)
     other_px = _first_live(prefix_max, np.maximum(other_from, 0))
     c_in, c_out = geom.c_in, geom.c_out
-    ranges = shares(c_out, split)
+    ranges = shares(c_out, split) if ranges is None else ranges
     worst = -np.inf
     for core, (lo, hi) in enumerate(ranges):
         if hi == lo:
