@@ -229,6 +229,25 @@ static void rip_rq_widen_2px(const int8_t *xa, const int8_t *xb, int32_t k, int3
 }
 #endif
 
+/* One tap of the ARMv6-M pair loop below, spelt out line by line rather than as an
+ * assembler .macro: GCC sizes an asm statement by its lines, and a macro's expansion it
+ * does not see pushed its own branches out of range (rip_conv2d_fast_rq_s8 at -O1). */
+#define RIP_V6M_TAP(off, step)                \
+    "ldrsb %[t2], [%[w], %[i]]\n"              \
+    "ldr %[t1], [%[x], #" off "]\n"            \
+    "movs %[t3], %[t1]\n"                      \
+    "muls %[t3], %[t2]\n"                      \
+    "add %[a00], %[t3]\n"                      \
+    "ldrsb %[t3], [%[w4], %[i]]\n"             \
+    "muls %[t1], %[t3]\n"                      \
+    "add %[a01], %[t1]\n"                      \
+    "ldr %[t1], [%[x], #(" off " + 16)]\n"     \
+    "muls %[t2], %[t1]\n"                      \
+    "add %[a10], %[t2]\n"                      \
+    "muls %[t1], %[t3]\n"                      \
+    "add %[a11], %[t1]\n"                      \
+    "adds %[i], #" step "\n"
+
 /* One channel pair's dot products with the pair of pixels: `xs` the widened pair, `*wp` the
  * pair's packed filter rows (advanced past them). */
 RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_t *p00,
@@ -292,31 +311,14 @@ RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_
         int32_t i = 0, t1, t2, t3;
         __asm__ volatile(
             ".syntax unified\n"
-            ".macro RIP_TAP off, step\n"
-            "ldrsb %[t2], [%[w], %[i]]\n"
-            "ldr %[t1], [%[x], #\\off]\n"
-            "movs %[t3], %[t1]\n"
-            "muls %[t3], %[t2]\n"
-            "add %[a00], %[t3]\n"
-            "ldrsb %[t3], [%[w4], %[i]]\n"
-            "muls %[t1], %[t3]\n"
-            "add %[a01], %[t1]\n"
-            "ldr %[t1], [%[x], #(\\off + 16)]\n"
-            "muls %[t2], %[t1]\n"
-            "add %[a10], %[t2]\n"
-            "muls %[t1], %[t3]\n"
-            "add %[a11], %[t1]\n"
-            "adds %[i], #\\step\n"
-            ".endm\n"
             "1:\n"
-            "RIP_TAP 0, 1\n"
-            "RIP_TAP 4, 1\n"
-            "RIP_TAP 8, 1\n"
-            "RIP_TAP 12, 5\n"
+            RIP_V6M_TAP("0", "1")
+            RIP_V6M_TAP("4", "1")
+            RIP_V6M_TAP("8", "1")
+            RIP_V6M_TAP("12", "5")
             "adds %[x], #32\n"
             "cmp %[i], %[n]\n"
             "bne 1b\n"
-            ".purgem RIP_TAP\n"
             : [a00] "+h"(a00), [a01] "+h"(a01), [a10] "+h"(a10), [a11] "+h"(a11),
               [x] "+l"(x), [i] "+l"(i), [t1] "=&l"(t1), [t2] "=&l"(t2), [t3] "=&l"(t3)
             : [w] "l"(w), [w4] "l"(w4), [n] "r"(2 * k4)
@@ -682,11 +684,64 @@ static inline int rip_rq_theirs(rip_rq_turns *t) {
     return t->mine >= 0 && (int)(k & 1u) != t->mine;
 }
 
+/* How many more pixels core 0 takes than core 1 when they take n pixels' tiles of `tile`
+ * (the last one smaller) in turns. */
+static inline int32_t rip_rq_turns_excess(int32_t n, int32_t tile) {
+    const int32_t t = n / tile, r = n % tile;
+    const int32_t c0 = tile * ((t + 1) / 2) + (r > 0 && t % 2 == 0 ? r : 0);
+    const int32_t c1 = tile * (t / 2) + (r > 0 && t % 2 == 1 ? r : 0);
+    return c0 - c1;
+}
+
 /* Output pixel (oy, ox) moved on by n pixels in raster order. */
 static inline void rip_rq_advance(int32_t *oy, int32_t *ox, int32_t w_out, int32_t n) {
     for (*ox += n; *ox >= w_out; *ox -= w_out) {
         ++*oy;
     }
+}
+
+/* Two cores run the same tiles in the same order (they depend on the geometry, the whole
+ * filter and the scratch size, which both share), and `core` publishes each of its tiles
+ * once its reads are done and waits before its first store (rip_cores.h):
+ * - they take turns, tile t core t % 2's, all its channels, so that each core widens only
+ *   its own pixels. Core 1 starts one unit ahead, so that core 0 stores tile t once core 1
+ *   has read tile t - 1, and core 1 stores tile t once core 0 has read tile t + 1: the live
+ *   input at a store is what it is on one core;
+ * - or each core takes its output channels [c_lo, c_hi) of every tile and stores it once
+ *   the other has read it (lag 0): where the filter is swept through the flash cache
+ *   (sweep > 3: each core streams half of it), and where the turns would leave core 1 idle
+ *   longer than the channel split makes both widen every pixel (a small map, or many
+ *   channels).
+ * 0 when this core has nothing to do (too few channels to split, the other runs them). Out
+ * of line: inlined, it pushed ARMv6-M's branches in rip_rq_run past their range. */
+static __attribute__((noinline)) int rip_rq_share(int32_t share, int32_t c_out, int32_t n_pix,
+                                                  int pointwise, int32_t sweep, int32_t *c_lo,
+                                                  int32_t *c_hi, int *core,
+                                                  rip_rq_turns *turns) {
+    *core = share - RIP_SHARE_CORE0;
+    const int32_t tile = RIP_RQ_TRIPLES && pointwise ? 3 : 2;
+    /* the turns' cost in pixels of every channel: core 0's extra pixels, and a tile each op
+     * starts and ends with one core waiting; the split's: every pixel widened twice, about
+     * 1.25 instructions a tap against one a MAC with DSP, 2 against about 6 without */
+    const int32_t lost = rip_rq_turns_excess(n_pix, tile) + tile;
+#if defined(__ARM_FEATURE_DSP)
+    const int uneven = 4 * lost * c_out > 5 * n_pix;
+#else
+    const int uneven = 3 * lost * c_out > n_pix;
+#endif
+    if (sweep > 3 || (uneven && c_out >= 4)) {
+        rip_share_channels(share, c_out, c_lo, c_hi);
+        if (*c_lo == *c_hi) {
+            return 0;
+        }
+        *core = *c_hi - *c_lo == c_out ? -1 : *core;
+        return 1;
+    }
+    turns->mine = *core;
+    if (*core == 1) {
+        rip_core_publish(1);
+    }
+    return 1;
 }
 
 /* rip_conv2d_fast_run's traversal with the packed filter and widened inputs. */
@@ -712,33 +767,12 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
 #else
     const int32_t sweep = 0;
 #endif
-    /* Two cores run the same tiles in the same order (they depend on the geometry, the
-     * whole filter and the scratch size, which both share), and `core` publishes each of
-     * its tiles once its reads are done and waits before its first store (rip_cores.h):
-     * - by default they take turns, tile t core t % 2's, all its channels: each core widens
-     *   only its own pixels. Core 1 starts one unit ahead, so that core 0 stores tile t once
-     *   core 1 has read tile t - 1, and core 1 stores tile t once core 0 has read tile t + 1:
-     *   the live input at a store is what it is on one core;
-     * - where the filter is swept through the flash cache (sweep > 3), each core takes its
-     *   output channels [c_lo, c_hi) of every tile and stores it once the other has read it
-     *   (lag 0): each streams half the filter from flash. */
     int32_t c_lo = 0, c_hi = c_out;
     int core = -1;
     rip_rq_turns turns = {-1, 0};
-    if (ctx->share != RIP_SHARE_WHOLE) {
-        core = ctx->share - RIP_SHARE_CORE0;
-        if (sweep > 3) {
-            rip_share_channels(ctx->share, c_out, &c_lo, &c_hi);
-            if (c_lo == c_hi) {
-                return; /* too few channels to split: the other core runs them all */
-            }
-            core = c_hi - c_lo == c_out ? -1 : core;
-        } else {
-            turns.mine = core;
-            if (core == 1) {
-                rip_core_publish(1);
-            }
-        }
+    if (ctx->share != RIP_SHARE_WHOLE &&
+        !rip_rq_share(ctx->share, c_out, n_pix, pointwise, sweep, &c_lo, &c_hi, &core, &turns)) {
+        return; /* too few channels to split: the other core runs them all */
     }
     const int32_t n_ch = c_hi - c_lo;
     const int8_t *const rows = filter + (size_t)c_lo * k4; /* channel pairs of 2 * k4 bytes */
