@@ -186,8 +186,8 @@ def test_kernel_needs_every_byte_of_the_planners_scratch(tmp_path, name):
     n = emitted.scratch_bytes
     (scratch,) = emitted.scratches
     assert scratch.nbytes == n
-    context = f"{{rip_arena + {scratch.offset}, {n}}}"
-    short = text.replace(context, f"{{rip_arena + {scratch.offset}, {n - 4}}}")
+    context = f"{{.buf = rip_arena + {scratch.offset}, .size = {n}}}"
+    short = text.replace(context, f"{{.buf = rip_arena + {scratch.offset}, .size = {n - 4}}}")
     assert short != text and "&rip_op0_ctx" in text
     build_host(tmp_path)
     assert run_host(tmp_path).checksum == want
