@@ -76,8 +76,7 @@ from rip.frontend.ir import Graph
 from rip.frontend.reader import read_model
 from rip.frontend.rewrite import rewrite
 from rip.frontend.streaming import stream_input
-from rip.timing.estimate import Estimate, run_project_timed
-from rip.timing.two_core import CriticalPath
+from rip.timing.estimate import Estimate, TwoCoreEstimate, run_project_timed
 
 
 @dataclass(frozen=True)
@@ -205,7 +204,7 @@ class Compiled:
     run: Result | None = None  # the result line of a host, QEMU or emulated-Pico run
     emulation: EmulatedRun | None = None  # the emulated Pico run, when there was one
     # an emulated board's run timed as its Pico (rip.timing), or why it could not be
-    estimate: Estimate | CriticalPath | str | None = None
+    estimate: Estimate | TwoCoreEstimate | str | None = None
     # why ``strategy`` was selected, when no strategy was asked for (None: it was asked for)
     selection: Selection | None = None
 
@@ -499,7 +498,7 @@ def emulate(board: Board, out: Path, bootrom: Path | None) -> EmulatedRun:
 
 def run(
     board: Board, out: Path, repeat: int
-) -> tuple[Result, Estimate | CriticalPath | str | None]:
+) -> tuple[Result, Estimate | TwoCoreEstimate | str | None]:
     """Build and run the written project and return its result line: under QEMU for an
     emulated board (built with arm-none-eabi-gcc; QEMU is stopped on any error or Ctrl-C),
     timed as the board's Pico by the timing plugin (rip.timing), on the host with the

@@ -17,8 +17,7 @@ from rip.firmware.output_dir import MANIFEST
 from rip.firmware.result import Result
 from rip.frontend.ir import Graph
 from rip.frontend.liveness import live_bytes
-from rip.timing.estimate import TWO_CORES_UNTIMED
-from rip.timing.two_core import CriticalPath
+from rip.timing.estimate import TwoCoreEstimate
 
 BASELINE = Strategy.TINYENGINE
 
@@ -307,8 +306,6 @@ def timing_summary(c: Compiled) -> dict[str, Any]:
     flash-miss share, ...; ``pico1_`` for the RP2040), or why there is none."""
     if isinstance(c.estimate, str):
         return {"timing_unavailable": c.estimate}
-    if isinstance(c.estimate, CriticalPath):  # two cores: no Pico estimate, the two paths
-        return {"timing_unavailable": TWO_CORES_UNTIMED, "two_cores": c.estimate.summary()}
     return c.estimate.summary() if c.estimate is not None else {}
 
 
@@ -530,20 +527,23 @@ def format_timing(c: Compiled) -> list[str]:
         return [f"no Pico timing estimate: {c.estimate}"]
     if c.estimate is None:
         return []
-    if isinstance(c.estimate, CriticalPath):
-        p = c.estimate
-        share = ", ".join(f"core {k} idle {100 * x:.1f}%" for k, x in enumerate(p.idle_share))
-        return [
-            f"two cores: critical path {p.instructions:,} instructions (core 0 busy "
-            f"{p.busy[0]:,}, core 1 busy {p.busy[1]:,}; {share}; {p.syncs:,} syncs); "
-            f"no Pico timing estimate: {TWO_CORES_UNTIMED}"
-        ]
     e = c.estimate
-    w = e.window()
     chip = e.model.chip
+    on = f"estimated on the {chip.description.split(' (')[0]} ({chip.chip} at "
+    if isinstance(e, TwoCoreEstimate):
+        p, t = e.path, e.cycles
+        share = ", ".join(f"core {k} idle {100 * x:.1f}%" for k, x in enumerate(t.idle_share))
+        stall = sum(s.stall for s in e.cores) / (sum(s.cycles for s in e.cores) or 1)
+        return [
+            f"two cores: critical path {p.length:,} instructions (core 0 busy {p.busy[0]:,}, "
+            f"core 1 busy {p.busy[1]:,}; {p.syncs:,} syncs)",
+            f"{on}{chip.clock_hz / 1e6:g} MHz, timing model, both cores over one XIP cache): "
+            f"critical path {t.length:,} cycles = {1e3 * t.length / chip.clock_hz:,.2f} ms "
+            f"({share}), {100 * stall:.1f}% of the busy cycles stalled on XIP cache misses",
+        ]
+    w = e.window()
     return [
-        f"estimated on the {chip.description.split(' (')[0]} ({chip.chip} at "
-        f"{chip.clock_hz / 1e6:g} MHz, timing model): {w.cycles:,} cycles = "
+        f"{on}{chip.clock_hz / 1e6:g} MHz, timing model): {w.cycles:,} cycles = "
         f"{1e3 * e.seconds(w.cycles):,.2f} ms, {100 * w.stall_share:.1f}% of them stalled on "
         f"XIP cache misses ({w.misses:,} misses)"
     ]

@@ -1,13 +1,15 @@
 """Two cores against one (issue 27), measured side by side in one run.
 
 Each model is compiled twice for qemu-m33 under ``rip`` (the same options, ``--cores 1`` and
-``--cores 2``), and each build runs on qemu-m33 (Cortex-M33 code) and qemu-armv6m
-(Cortex-M0+ code): one core on the board's one-core machine (SysTick under -icount), two
-cores on QEMU's dual-core mps2-an521 under the two-core plugin, whose replay gives the
-critical path (the core that finishes last, one instruction per time unit on each core),
-each core's busy instructions and its idle share. Every checksum must be TFLite Micro's.
-The table gives both arenas and their ratio, both instruction counts and their ratio, and
-two cores against TFLite Micro + CMSIS-NN on one core (as users run it today).
+``--cores 2``), and each build runs on qemu-m33 (Cortex-M33 code, timed as the Pico 2) and
+qemu-armv6m (Cortex-M0+ code, timed as the Pico), every run under the Pico timing plugin:
+one core on the board's one-core machine (instructions by SysTick under -icount), two cores
+on QEMU's dual-core mps2-an521 in the plugin's two-core mode, whose replay gives the
+critical path (the core that finishes last) in instructions and in the Pico's cycles, each
+core timed over the chip's one XIP cache, and each core's idle share. Every checksum must
+be TFLite Micro's. The table gives both arenas and their ratio, both instruction counts and
+both Pico cycle counts with their ratios, and two cores against TFLite Micro + CMSIS-NN on
+one core (as users run it today).
 
     python benchmarks/two_cores.py [--models a,b] [--jobs N] [--json FILE]
 """
@@ -29,9 +31,8 @@ from rip.compiler import Options, analyse, emit
 from rip.core import jsonio
 from rip.core.errors import RipError
 from rip.core.terms import Strategy
-from rip.firmware.qemu_project import build_qemu_project, macs, write_qemu_project
-from rip.firmware.qemu_run import run_elf
-from rip.timing.two_core_run import run_two_core_project
+from rip.firmware.qemu_project import macs, write_qemu_project
+from rip.timing.estimate import Estimate, run_project_timed
 
 MCUNET = ("mcunet-in0", "mcunet-in1", "mcunet-in2", "mcunet-in3", "mcunet-in4", "mcunet-vww0",
           "mcunet-vww1", "mcunet-vww2", "mbv2-w0.35", "proxyless-w0.3", "person-det")  # fmt: skip
@@ -58,22 +59,18 @@ def measure(path: str) -> dict:
                 key = f"{name}/{cores}"
                 try:
                     write_qemu_project(model, out, board, expected, model_macs=row["macs"])
-                    if cores == 1:
-                        result = run_elf(build_qemu_project(out, board), board, 1800.0).result
-                        path = None
-                    else:
-                        result, path = run_two_core_project(out, board, 3600.0)
+                    result, estimate = run_project_timed(out, board)
                 except RipError as e:
                     row["runs"][key] = {"error": str(e).splitlines()[0]}
-                    continue
-                if result is None or isinstance(result, str):
-                    row["runs"][key] = {"error": str(result)}
                     continue
                 if result.checksum != expected:
                     row["mismatches"].append(key)
                 row["runs"][key] = {"instructions": result.instructions}
-                if path is not None:
-                    row["runs"][key].update(path.summary())
+                if isinstance(estimate, Estimate):
+                    row["runs"][key]["pico_cycles"] = estimate.window().cycles
+                elif not isinstance(estimate, str):
+                    two = estimate.summary()["two_cores"]
+                    row["runs"][key].update(two, pico_cycles=two["critical_path_cycles"])
     row["seconds"] = round(time.perf_counter() - t0, 1)
     return row
 
@@ -90,7 +87,8 @@ def print_table(rows: list[dict]) -> None:
     print("Two cores against one (rip; critical path on QEMU's dual-core mps2-an521):")
     head = (
         "| model | board | arena 1 core | arena 2 cores | ratio | instr 1 core | "
-        "instr 2 cores | ratio | core 1 idle | ops shared | 2 cores / TFLM+CMSIS-NN |"
+        "instr 2 cores | ratio | core 1 idle | Pico cycles 1 core | Pico cycles 2 cores | "
+        "ratio | ops shared | 2 cores / TFLM+CMSIS-NN |"
     )
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
@@ -102,7 +100,8 @@ def print_table(rows: list[dict]) -> None:
             n1, n2 = one.get("instructions"), two.get("instructions")
             tflm = ref.get("tflm_cmsis_nn_instructions" if board == "qemu-m33"
                            else "tflm_cmsis_nn_instructions_armv6m")  # fmt: skip
-            idle = two.get("idle_share", [None, None])[1]
+            idle = two.get("idle_share_instructions", [None, None])[1]
+            c1, c2 = one.get("pico_cycles"), two.get("pico_cycles")
             cells = [
                 row["model"], board, _fmt(row["arena_1"]), _fmt(row["arena_2"]),
                 _fmt(row["arena_2"] / row["arena_1"], 4),
@@ -110,6 +109,7 @@ def print_table(rows: list[dict]) -> None:
                 _fmt(n2) if n2 else two.get("error", "-")[:40],
                 _fmt(n2 / n1 if n1 and n2 else None, 3),
                 "-" if idle is None else f"{100 * idle:.1f}%",
+                _fmt(c1), _fmt(c2), _fmt(c2 / c1 if c1 and c2 else None, 3),
                 str(row["shared_2"]),
                 _fmt(n2 / tflm if n2 and tflm else None, 3),
             ]  # fmt: skip

@@ -163,9 +163,9 @@ def _read_board(
         print(f"rip-verify: building {out} (up to {BUILD_SECONDS:g} s) and running it on QEMU "
               f"{board.qemu_machine}; waiting up to {timeout:g} s", file=sys.stderr)  # fmt: skip
         if expected.get("cores", 1) == 2:  # the critical path, from the two-core plugin
-            run, path = run_two_core(build_qemu_project(out, board), board, timeout)
-            if path is not None and isinstance(run.result, Result):
-                return replace(run.result, cycles=path.instructions), f"QEMU {board.qemu_machine}"
+            run, est = run_two_core(build_qemu_project(out, board), board, timeout)
+            if est is not None and isinstance(run.result, Result):
+                return replace(run.result, cycles=est.instructions), f"QEMU {board.qemu_machine}"
         else:
             run = run_elf(build_qemu_project(out, board), board, timeout)
         return run.result, f"QEMU {board.qemu_machine}"

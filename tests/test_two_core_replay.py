@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from rip.core.errors import RipError
 from rip.timing.two_core import (
+    CYCLES,
     MARK,
     PUBLISH,
     RESET,
@@ -100,8 +101,8 @@ def test_balanced_blocks_take_one_share_each() -> None:
     instructions, nobody idles."""
     path = replay(program(1000, 30, [(500, 500)] * 4))
     # go barrier (2) + 4 x (500 + 2) + the end mark (1)
-    assert path.instructions == 2 + 4 * 502 + 1 == expected(1000, 30, [(500, 500)] * 4)
-    assert path.busy[0] == path.instructions
+    assert path.length == 2 + 4 * 502 + 1 == expected(1000, 30, [(500, 500)] * 4)
+    assert path.busy[0] == path.length
     # core 1 resumes from the go one after the start mark, and is in its next ready
     # barrier (2) when core 0 marks the end
     assert path.busy[1] == 4 * 502 + 2
@@ -113,7 +114,7 @@ def test_one_core_far_ahead_waits_for_the_other() -> None:
     """Core 1 has almost nothing to do: it waits at every barrier, and the critical path is
     core 0's work; core 1's idle share is nearly all of it."""
     path = replay(program(1000, 30, [(1000, 10)] * 8))
-    assert path.instructions == 2 + 8 * 1002 + 1
+    assert path.length == 2 + 8 * 1002 + 1
     assert path.busy[1] == 8 * 12 + 2
     assert path.idle_share[1] > 0.98
 
@@ -122,14 +123,14 @@ def test_the_slower_core_sets_the_critical_path() -> None:
     """Core 0 light, core 1 heavy: core 0 waits at every barrier for core 1's publish."""
     path = replay(program(1000, 30, [(10, 1000)] * 8))
     # core 1 resumes from the go one after the mark, then 8 blocks of 1000 + 2
-    assert path.instructions == 1 + 8 * 1002 == expected(1000, 30, [(10, 1000)] * 8)
+    assert path.length == 1 + 8 * 1002 == expected(1000, 30, [(10, 1000)] * 8)
     assert path.busy[0] == 2 + 8 * 12 + 1
     assert path.idle_share[0] > 0.98
 
 
 def test_mixed_blocks_sum_the_larger_share_of_each() -> None:
     blocks = [(300, 700), (900, 100), (500, 500), (50, 60)]
-    assert replay(program(2000, 40, blocks)).instructions == expected(2000, 40, blocks)
+    assert replay(program(2000, 40, blocks)).length == expected(2000, 40, blocks)
 
 
 def test_a_slow_boot_of_core_1_delays_the_go() -> None:
@@ -137,9 +138,9 @@ def test_a_slow_boot_of_core_1_delays_the_go() -> None:
     0's go barrier, inside the inference."""
     fast = replay(program(1000, 30, [(100, 100)]))
     slow = replay(program(1000, 1500, [(100, 100)]))
-    assert fast.instructions == 105
+    assert fast.length == 105
     # core 1 publishes ready at 1501; core 0 marked the start at 1008
-    assert slow.instructions == 596 == expected(1000, 1500, [(100, 100)])
+    assert slow.length == 596 == expected(1000, 1500, [(100, 100)])
 
 
 def test_the_order_between_cores_does_not_matter() -> None:
@@ -171,7 +172,7 @@ def test_a_reset_voids_the_publishes_before_it_and_its_own_store(after: bool) ->
     c0.mark().barrier().work(100).barrier().mark()
     c1 = Core(1).barrier().work(100).barrier()
     path = replay(c0.events + c1.events)
-    assert path.instructions == 2 + 102 + 1
+    assert path.length == 2 + 102 + 1
     assert path.syncs == 2
 
 
@@ -192,13 +193,22 @@ def test_fewer_than_two_marks_is_refused() -> None:
 
 
 def test_parse_events_reads_the_plugin_output() -> None:
-    text = "0 P 10\n0 R 11\n0 M 20 0\n0 P 22\n0 W 23\n1 P 5\n1 W 6\n0 M 40 0\nbusy 0 99\n"
-    events, totals = parse_events(text + "busy 1 7\nend events=8\n")
-    assert events[2] == Event(0, MARK, 20, 0) and totals == (99, 7)
+    text = (
+        "segment vcpu=0 index=0 instructions=3 cycles=4\n"
+        "event 0 P 10 31 0\nevent 0 R 11 33 0\nevent 0 M 20 60 2\nevent 0 P 22 70 0\n"
+        "event 0 W 23 71 0\nevent 1 P 5 15 0\nevent 1 W 6 17 0\nevent 0 M 40 150 2\n"
+        "busy 0 99 300\n"
+    )
+    events, totals = parse_events(text + "busy 1 7 21\nend segments=1 events=8\n")
+    assert events[2] == Event(0, MARK, 20, 2) and events[1] == Event(0, "R", 11)
+    assert totals == (99, 7)
+    events, totals = parse_events(text + "busy 1 7 21\nend segments=1 events=8\n", CYCLES)
+    assert events[2] == Event(0, MARK, 60, 2) and events[5] == Event(1, "P", 15)
+    assert totals == (300, 21)
     with pytest.raises(RipError, match="incomplete"):
         parse_events(text)
     with pytest.raises(RipError, match="vCPUs"):
-        parse_events(text + "error more than 2 vCPUs\nend events=8\n")
+        parse_events(text + "error more vCPUs than the 2 cores modelled\nend events=8\n")
 
 
 blocks_st = st.lists(st.tuples(st.integers(0, 300), st.integers(0, 300)), min_size=1, max_size=12)
@@ -228,5 +238,5 @@ def test_the_replay_obeys_every_wait_and_bounds_the_path(
             other = published[1 - e.core]
             if len(other) >= counts[e.core]:
                 assert t >= other[counts[e.core] - 1]
-    assert max(path.busy) <= path.instructions <= sum(path.busy) + 3 * len(blocks) + 4
-    assert path.instructions == expected(setup, boot, blocks)
+    assert max(path.busy) <= path.length <= sum(path.busy) + 3 * len(blocks) + 4
+    assert path.length == expected(setup, boot, blocks)

@@ -10,7 +10,7 @@ holds them with the chip they were timed as.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rip.boards import Board
@@ -19,44 +19,11 @@ from rip.firmware.host_project import read_expected
 from rip.firmware.qemu_run import QemuRun, run_elf, run_on_qemu
 from rip.firmware.result import Result
 from rip.timing.model import TimingModel
-from rip.timing.plugin import plugin_path
-from rip.timing.two_core import CriticalPath
-from rip.timing.two_core_run import run_two_core_project
+from rip.timing.plugin import SETTLE_SECONDS, plugin_path
+from rip.timing.segment import Segment, parse_segments
+from rip.timing.two_core_run import TwoCoreEstimate, run_two_core_project
 
-SETTLE_SECONDS = 30.0  # after the result line, until QEMU has exited and the plugin written
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One interval between SysTick reads: executed instructions, estimated cycles, the
-    part of them stalled on XIP cache misses, and the cache's hits and misses (fetches
-    counted per 32-bit fetch word, data reads per access)."""
-
-    instructions: int = 0
-    cycles: int = 0
-    stall: int = 0
-    fetch_hits: int = 0
-    fetch_misses: int = 0
-    data_hits: int = 0
-    data_misses: int = 0
-    sequential_misses: int = 0  # misses that continued an open QSPI transfer (RP2350)
-    divides: int = 0  # SDIV/UDIV executed (each charged the top of the TRM's range)
-    replaced_calls: int = 0  # division calls charged as the SIO-divider routine (RP2040)
-    replaced_instructions: int = 0
-    exceptions: int = 0
-    unknown: int = 0  # encodings the decoder did not classify (charged one cycle)
-
-    def __add__(self, other: Segment) -> Segment:
-        return Segment(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
-
-    @property
-    def misses(self) -> int:
-        return self.fetch_misses + self.data_misses
-
-    @property
-    def stall_share(self) -> float:
-        """The share of the cycles lost to flash misses."""
-        return self.stall / self.cycles if self.cycles else 0.0
+__all__ = ["Estimate", "Segment", "TwoCoreEstimate", "parse_segments", "run_project_timed"]
 
 
 @dataclass(frozen=True)
@@ -100,22 +67,6 @@ class Estimate:
         }
 
 
-def parse_segments(text: str) -> tuple[Segment, ...]:
-    """The segments of the plugin's output file; a RipError when it is incomplete."""
-    segments = []
-    names = {f.name for f in fields(Segment)}
-    complete = False
-    for line in text.splitlines():
-        if line.startswith("segment "):
-            values = dict(part.split("=", 1) for part in line.split()[1:])
-            segments.append(Segment(**{k: int(v) for k, v in values.items() if k in names}))
-        elif line.startswith("end "):
-            complete = True
-    if not complete:
-        raise RipError("the timing plugin's output is incomplete (QEMU did not exit cleanly)")
-    return tuple(segments)
-
-
 def run_timed(
     elf: Path,
     board: Board,
@@ -142,18 +93,17 @@ def run_timed(
         return run, Estimate(model, parse_segments(out.read_text(encoding="utf-8")))
 
 
-# The timing plugin models one core's pipeline and its XIP cache: two vCPUs would mix.
-TWO_CORES_UNTIMED = "the Pico timing model times one core; a two-core run reports its critical path"
 SLOWDOWN = 20.0  # how much longer a run under the plugin may take (measured ~10x CPU)
 
 
 def run_project_timed(
     project_dir: Path, board: Board
-) -> tuple[Result, Estimate | CriticalPath | str]:
+) -> tuple[Result, Estimate | TwoCoreEstimate | str]:
     """``run_on_qemu`` under the timing plugin: the result line and the estimate of its
     inference, or (the plugin cannot be built here) an untimed run and the reason. A
-    two-core project runs under the two-core plugin instead: its critical path, each core's
-    busy instructions and idle share (`rip.timing.two_core_run`)."""
+    two-core project runs under the plugin's two-core mode: its critical path in
+    instructions and in the Pico's cycles (`rip.timing.two_core_run`), and has no untimed
+    fallback (SysTick there counts both cores' instructions as one)."""
     if read_expected(project_dir).get("cores", 1) != 1:
         return run_two_core_project(project_dir, board)
     try:

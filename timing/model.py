@@ -45,8 +45,9 @@ class TimingModel:
         """The report's key prefix: pico1, pico2."""
         return self.chip.timing_label or self.chip.name
 
-    def args(self, emulated: Board, elf: Path) -> list[str]:
-        """The plugin's key=value arguments for ``elf`` on ``emulated`` (without out=)."""
+    def args(self, emulated: Board, elf: Path, marks: tuple[str, ...] = MARK_SYMBOLS) -> list[str]:
+        """The plugin's key=value arguments for ``elf`` on ``emulated`` (without out=), its
+        segments opened by the functions ``marks`` (the SysTick reads by default)."""
         c = self.chip
         lo = int(emulated.code_origin or 0)
         hi = lo + int(emulated.code_bytes or 0)
@@ -67,8 +68,8 @@ class TimingModel:
         if c.divide_cycles:
             args.append(f"div={c.divide_cycles}")
         division = LIBGCC_DIVISION if c.divider_call_cycles else ()
-        symbols = symbol_placement(elf, (*MARK_SYMBOLS, *division))
-        for name in MARK_SYMBOLS:
+        symbols = symbol_placement(elf, (*marks, *division))
+        for name in marks:
             if name in symbols:
                 args.append(f"mark=0x{int(symbols[name]['address']) & ~1:x}")
         for name in division:

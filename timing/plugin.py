@@ -1,7 +1,7 @@
-"""rip's QEMU plugins (``plugin/*.c``: pico_timing, two_core_count), each compiled on first
-use with the host's C compiler against rip's own declarations of the plugin API
-(``plugin/qemu_plugin_api.h``: Debian's QEMU 7.2 exports the API but ships no header) and
-kept in the cache folder, keyed by its sources."""
+"""rip's QEMU plugin (``plugin/pico_timing.c``: the Pico timing model, one core or two),
+compiled on first use with the host's C compiler against rip's own declarations of the
+plugin API (``plugin/qemu_plugin_api.h``: Debian's QEMU 7.2 exports the API but ships no
+header) and kept in the cache folder, keyed by its sources."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ SOURCES = Path(__file__).parent / "plugin"
 CFLAGS = ("-O2", "-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror")
 TIMING = "pico_timing"  # the Pico timing model (estimate.py)
 # What each plugin serves, for the messages.
-PURPOSE = {TIMING: "the Pico timing model", "two_core_count": "the two-core critical path"}
+PURPOSE = {TIMING: "the Pico timing model"}
+SETTLE_SECONDS = 30.0  # after the result line, until QEMU has exited and the plugin written
 
 
 class PluginError(RipError):

@@ -3,11 +3,12 @@
 QEMU runs the two vCPUs of ``mps2-an521`` round-robin, and under ``-icount`` its virtual
 time is the sum of both cores' instructions: neither SysTick nor the interleaving QEMU
 happened to choose says how long the cores would take side by side. The plugin
-``plugin/two_core_count.c`` records instead, per core, the instructions it executed outside
-``rip_core_spin`` ("busy") and its synchronisations, each with its busy count; this module
-replays them with one instruction = one time unit on each core:
+``plugin/pico_timing.c`` (its two-core mode) records instead, per core, the instructions it
+executed outside ``rip_core_spin`` ("busy") and the cycles they take on the Pico's core, and
+its synchronisations, each with both counts; this module replays them with one instruction
+(or one cycle) = one time unit on each core:
 
-* a core's clock advances by its busy instructions;
+* a core's clock advances by its busy instructions (cycles);
 * a wait by core v when it has published m units resumes at max(its clock, the time of the
   other core's m-th publish) (``rip_core_wait``: the other's count >= its own);
 * the inference runs from core 0's first mark to its second; core 0 ends it after a final
@@ -44,36 +45,43 @@ class Event:
 
 @dataclass(frozen=True)
 class CriticalPath:
-    """The inference on two cores at one instruction per time unit each: its length
-    (``instructions``), each core's busy instructions inside it, and the number of waits
-    core 0 passed inside it (its synchronisations)."""
+    """The inference on two cores at one instruction (or cycle: the unit the events were
+    counted in) per time unit each: its ``length``, each core's busy time inside it, and
+    the number of waits core 0 passed inside it (its synchronisations)."""
 
-    instructions: int
+    length: int
     busy: tuple[int, int]
     syncs: int
 
     @property
     def idle(self) -> tuple[int, int]:
         """Each core's time units inside the inference without work (waiting, or done)."""
-        return (self.instructions - self.busy[0], self.instructions - self.busy[1])
+        return (self.length - self.busy[0], self.length - self.busy[1])
 
     @property
     def idle_share(self) -> tuple[float, float]:
-        n = self.instructions or 1
+        n = self.length or 1
         return (self.idle[0] / n, self.idle[1] / n)
 
-    def summary(self) -> dict:
+    def summary(self, unit: str = "instructions") -> dict:
+        """The path's figures, keyed by the ``unit`` its events were counted in."""
         return {
-            "critical_path_instructions": self.instructions,
-            "busy_instructions": list(self.busy),
-            "idle_share": [round(x, 4) for x in self.idle_share],
+            f"critical_path_{unit}": self.length,
+            f"busy_{unit}": list(self.busy),
+            f"idle_share_{unit}": [round(x, 4) for x in self.idle_share],
             "syncs": self.syncs,
         }
 
 
-def parse_events(text: str) -> tuple[list[Event], tuple[int, int]]:
-    """The events of the plugin's output file, and each core's total busy instructions; a
-    RipError when it is incomplete (QEMU did not exit cleanly) or reports an error."""
+INSTRUCTIONS, CYCLES = "instructions", "cycles"  # the units a run's events carry
+
+
+def parse_events(text: str, unit: str = INSTRUCTIONS) -> tuple[list[Event], tuple[int, int]]:
+    """The events of the timing plugin's two-core output (``event`` and ``busy`` lines, each
+    with a core's instructions and its cycles so far) counted in ``unit``, and each core's
+    total in it; a RipError when it is incomplete (QEMU did not exit cleanly) or reports an
+    error."""
+    column = {INSTRUCTIONS: 0, CYCLES: 1}[unit]
     events: list[Event] = []
     totals = [0, 0]
     complete = False
@@ -84,14 +92,14 @@ def parse_events(text: str) -> tuple[list[Event], tuple[int, int]]:
         if parts[0] == "end":
             complete = True
         elif parts[0] == "busy":
-            totals[int(parts[1])] = int(parts[2])
+            totals[int(parts[1])] = int(parts[2 + column])
         elif parts[0] == "error":
-            raise RipError(f"the two-core plugin: {' '.join(parts[1:])}")
-        else:
-            mark = int(parts[3]) if parts[1] == MARK else 0
-            events.append(Event(int(parts[0]), parts[1], int(parts[2]), mark))
+            raise RipError(f"the timing plugin: {' '.join(parts[1:])}")
+        elif parts[0] == "event":
+            core, kind, counts, mark = int(parts[1]), parts[2], parts[3:5], int(parts[5])
+            events.append(Event(core, kind, int(counts[column]), mark if kind == MARK else 0))
     if not complete:
-        raise RipError("the two-core plugin's output is incomplete (QEMU did not exit cleanly)")
+        raise RipError("the timing plugin's output is incomplete (QEMU did not exit cleanly)")
     return events, (totals[0], totals[1])
 
 

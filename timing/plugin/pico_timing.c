@@ -26,6 +26,16 @@
  *   mark=ADDR         (repeatable) the first instruction of a segment marker
  *   replace=LO:HI:N   (repeatable) charge N cycles per entry into [LO, HI)
  *   profile=PATH      also write per-instruction counts (pc size count cycles stall)
+ *   progress=ADDR     two-core mode (issue 27): the address of rip_core_progress[0]
+ *   spin=LO:HI        (repeatable, two-core mode) rip_core_spin's code (and its clones)
+ *
+ * Two-core mode times each vCPU of a dual-core machine as one core of the chip: its own
+ * clock, pipeline state and segments, and the chip's one XIP cache shared by both (the
+ * order the accesses reach it is QEMU's round-robin interleaving, each core's QSPI
+ * transfers are its own: no contention for the bus is modelled). A core in rip_core_spin
+ * is idle, neither counted nor charged. It writes each core's synchronisations ("event"
+ * lines: vcpu, kind, instructions and cycles so far) for rip.timing.two_core to replay:
+ * the critical path in instructions and in the chip's cycles.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -71,6 +81,7 @@ struct segment {
 
 #define MAX_MARKS 16
 #define MAX_REPLACE 32
+#define MAX_SPINS 4
 
 static struct {
     enum core core;
@@ -82,6 +93,9 @@ static struct {
     int n_marks;
     uint32_t rep_lo[MAX_REPLACE], rep_hi[MAX_REPLACE], rep_cycles[MAX_REPLACE];
     int n_replace;
+    uint32_t progress; /* two-core mode: the address of rip_core_progress[0], else 0 */
+    uint32_t spin_lo[MAX_SPINS], spin_hi[MAX_SPINS];
+    int n_spins;
     char out[1024], profile[1024];
 } P = {
     .core = CORE_M0PLUS, .cache = 1, .cache_bytes = 16384, .ways = 2, .line = 8, .fill = 8,
@@ -94,31 +108,65 @@ static uint32_t n_sets, line_shift, set_shift, fill_shift;
 static uint32_t *tags;
 static uint8_t *valid, *age;
 
-static struct {
+#define MAX_VCPUS 2
+
+/* One core's run: in two-core mode (progress= given) each vCPU has its own clock, pipeline
+ * state and segments; the cache is the chip's one, shared. */
+struct run_state {
     struct insn *prev;     /* the instruction executed last */
     struct insn *pending;  /* F_CONDMEM instruction whose access is not yet charged */
-    struct insn *all;
     int in_replace;        /* executing inside a replace range */
     uint32_t last_word;    /* the fetch word fetched last */
     uint64_t now;          /* cycles since the start */
+    uint64_t insns;        /* instructions executed (outside the spin) */
     uint32_t last_fill;    /* flash offset of the last miss's fill, and when it ended */
     uint64_t last_fill_end;
     int have_fill;
     struct segment *segs;
     size_t n_segs, cap_segs;
-} S;
+};
 
-static struct segment *seg(void) { return &S.segs[S.n_segs - 1]; }
+/* A synchronisation of a two-core run (kernels/rip_cores.h), told apart by address alone
+ * (the plugin API reads no values): P a store by core v to its own counter (a publish),
+ * W a load of the other's counter outside the spin (a wait), R a store to the other's
+ * counter (rip_core_reset), M a mark; with that core's instructions and cycles so far. */
+struct event {
+    uint64_t insns, cycles;
+    uint8_t vcpu, mark;
+    char kind;
+};
 
-static void new_segment(void) {
-    if (S.n_segs == S.cap_segs) {
-        S.cap_segs = S.cap_segs ? 2 * S.cap_segs : 64;
-        S.segs = realloc(S.segs, S.cap_segs * sizeof *S.segs);
-        if (!S.segs) {
+static struct run_state C[MAX_VCPUS];
+static struct run_state *S = &C[0];
+static struct insn *all_insns; /* every decoded instruction, for the profile */
+static struct {
+    struct event *list;
+    size_t n, cap;
+    int too_many_vcpus;
+} E;
+
+static struct segment *seg(void) { return &S->segs[S->n_segs - 1]; }
+
+static void record(char kind, uint8_t mark) {
+    if (E.n == E.cap) {
+        E.cap = E.cap ? 2 * E.cap : 4096;
+        E.list = realloc(E.list, E.cap * sizeof *E.list);
+        if (!E.list) {
             abort();
         }
     }
-    memset(&S.segs[S.n_segs++], 0, sizeof *S.segs);
+    E.list[E.n++] = (struct event){S->insns, S->now, (uint8_t)(S - C), mark, kind};
+}
+
+static void new_segment(void) {
+    if (S->n_segs == S->cap_segs) {
+        S->cap_segs = S->cap_segs ? 2 * S->cap_segs : 64;
+        S->segs = realloc(S->segs, S->cap_segs * sizeof *S->segs);
+        if (!S->segs) {
+            abort();
+        }
+    }
+    memset(&S->segs[S->n_segs++], 0, sizeof *S->segs);
 }
 
 /* ---- the XIP cache ------------------------------------------------------------------ */
@@ -166,14 +214,14 @@ static uint64_t flash_access(uint32_t a, int fetch) {
     fetch ? s->fetch_misses++ : s->data_misses++;
     const uint32_t fill = off & ~(P.fill - 1);
     uint64_t cost = P.miss;
-    if (P.seq_miss && S.have_fill && fill == S.last_fill + P.fill &&
-        S.now <= S.last_fill_end + P.cooldown && (!P.pagebreak || (fill & (P.pagebreak - 1)))) {
+    if (P.seq_miss && S->have_fill && fill == S->last_fill + P.fill &&
+        S->now <= S->last_fill_end + P.cooldown && (!P.pagebreak || (fill & (P.pagebreak - 1)))) {
         cost = P.seq_miss; /* the QMI appends the next fill to the open transfer */
         s->seq_misses++;
     }
-    S.last_fill = fill;
-    S.have_fill = 1;
-    S.last_fill_end = S.now + cost;
+    S->last_fill = fill;
+    S->have_fill = 1;
+    S->last_fill_end = S->now + cost;
     return cost;
 }
 
@@ -419,9 +467,19 @@ static void decode32(struct insn *in, uint32_t h1, uint32_t h2) {
     }
 }
 
-static int mark_at(uint32_t pc) {
+/* The index of the mark at `pc`, or -1. */
+static int mark_index(uint32_t pc) {
     for (int k = 0; k < P.n_marks; k++) {
         if (P.marks[k] == pc) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+static int in_spin(uint32_t pc) {
+    for (int k = 0; k < P.n_spins; k++) {
+        if (pc >= P.spin_lo[k] && pc < P.spin_hi[k]) {
             return 1;
         }
     }
@@ -445,28 +503,41 @@ static void charge(struct insn *in, uint64_t cycles, uint64_t stall) {
     s->stall += stall;
     in->cycles += cycles + stall;
     in->stall += stall;
-    S.now += cycles + stall;
+    S->now += cycles + stall;
 }
 
 static void fetch(struct insn *in) {
     const uint32_t w0 = in->pc & ~3u, w1 = (in->pc + in->size - 1) & ~3u;
     uint64_t stall = 0;
-    if (w0 != S.last_word && in_flash(w0)) {
+    if (w0 != S->last_word && in_flash(w0)) {
         stall += flash_access(w0, 1);
     }
     if (w1 != w0 && in_flash(w1)) {
         stall += flash_access(w1, 1);
     }
-    S.last_word = w1;
+    S->last_word = w1;
     if (stall) {
         charge(in, 0, stall);
     }
 }
 
+/* Selects the state of the vCPU a callback runs on; 0 when it is not one the model has
+ * (more vCPUs than two cores: reported at exit). */
+static int select_core(unsigned int vcpu) {
+    if (vcpu >= MAX_VCPUS || (vcpu && !P.progress)) {
+        E.too_many_vcpus = 1;
+        return 0;
+    }
+    S = &C[vcpu];
+    return 1;
+}
+
 static void on_insn(unsigned int vcpu, void *userdata) {
-    (void)vcpu;
-    struct insn *in = userdata, *prev = S.prev;
-    S.pending = NULL;
+    if (!select_core(vcpu)) {
+        return;
+    }
+    struct insn *in = userdata, *prev = S->prev;
+    S->pending = NULL;
     if (prev && in->pc != prev->next) { /* the previous instruction changed the flow */
         if (prev->replace >= 0) {
             /* inside a routine charged as a whole: its branches are in its cost */
@@ -479,23 +550,27 @@ static void on_insn(unsigned int vcpu, void *userdata) {
             charge(prev, P.exception, 0);
         }
     }
-    S.prev = in;
+    S->prev = in;
+    S->insns++;
     if (in->flags & F_MARK) {
         new_segment();
+        if (P.progress) {
+            record('M', (uint8_t)(mark_index(in->pc)));
+        }
     }
     struct segment *s = seg();
     in->count++;
     s->insns++;
     if (in->replace >= 0) { /* a routine charged as a whole, from the outside in */
         s->replaced_insns++;
-        if (!S.in_replace) {
-            S.in_replace = 1;
+        if (!S->in_replace) {
+            S->in_replace = 1;
             s->replaced_calls++;
             charge(in, P.rep_cycles[in->replace], 0);
         }
         return;
     }
-    S.in_replace = 0;
+    S->in_replace = 0;
     uint64_t c = in->base;
     if (P.core == CORE_M33 && prev) {
         if ((in->flags & (F_LOAD1 | F_STORE1)) && !(in->flags & F_CONDMEM)) {
@@ -517,20 +592,31 @@ static void on_insn(unsigned int vcpu, void *userdata) {
         s->unknown++;
     }
     if (in->flags & F_CONDMEM) {
-        S.pending = in; /* its access, if the condition passes, costs the rest */
+        S->pending = in; /* its access, if the condition passes, costs the rest */
     }
     charge(in, c, 0);
     fetch(in);
 }
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata) {
-    (void)vcpu;
+    if (!select_core(vcpu)) {
+        return;
+    }
     struct insn *in = userdata;
+    const uint64_t counter = vaddr - P.progress;
+    if (P.progress && counter < 8) { /* a synchronisation (see struct event) */
+        const unsigned owner = (unsigned)(counter >> 2);
+        if (qemu_plugin_mem_is_store(info)) {
+            record(owner == vcpu ? 'P' : 'R', 0);
+        } else if (owner != vcpu) {
+            record('W', 0);
+        }
+    }
     if (in->replace >= 0) {
         return;
     }
-    if (S.pending == in) {
-        S.pending = NULL;
+    if (S->pending == in) {
+        S->pending = NULL;
         charge(in, in->mem_cost, 0);
     }
     const uint32_t a = (uint32_t)vaddr;
@@ -550,6 +636,9 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     unsigned it_left = 0;
     for (size_t k = 0; k < n; k++) {
         struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, k);
+        if (in_spin((uint32_t)qemu_plugin_insn_vaddr(qi))) {
+            continue; /* a core waiting: idle, neither counted nor charged */
+        }
         struct insn *in = calloc(1, sizeof *in);
         if (!in) {
             abort();
@@ -580,12 +669,12 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
             const uint32_t mask = h1 & 0xf;
             it_left = mask & 1 ? 4 : mask & 2 ? 3 : mask & 4 ? 2 : 1;
         }
-        if (mark_at(in->pc)) {
+        if (mark_index(in->pc) >= 0) {
             in->flags |= F_MARK;
         }
         in->replace = replace_at(in->pc);
-        in->all = S.all;
-        S.all = in;
+        in->all = all_insns;
+        all_insns = in;
         qemu_plugin_register_vcpu_insn_exec_cb(qi, on_insn, QEMU_PLUGIN_CB_NO_REGS, in);
         /* every access, reads picked out in on_mem: QEMU 7.2 does not filter by kind */
         qemu_plugin_register_vcpu_mem_cb(qi, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, in);
@@ -604,22 +693,37 @@ static void write_out(qemu_plugin_id_t id, void *userdata) {
                "seq_miss=%u cooldown=%u pagebreak=%u div=%u exception=%u\n",
             P.core == CORE_M33 ? "m33" : "m0plus", P.cache, P.cache_bytes, P.ways, P.line, P.fill,
             P.miss, P.seq_miss, P.cooldown, P.pagebreak, P.div, P.exception);
-    for (size_t k = 0; k < S.n_segs; k++) {
-        const struct segment *s = &S.segs[k];
-        fprintf(f,
-                "segment index=%zu instructions=%" PRIu64 " cycles=%" PRIu64 " stall=%" PRIu64
-                " fetch_hits=%" PRIu64 " fetch_misses=%" PRIu64 " data_hits=%" PRIu64
-                " data_misses=%" PRIu64 " sequential_misses=%" PRIu64 " divides=%" PRIu64
-                " replaced_calls=%" PRIu64 " replaced_instructions=%" PRIu64
-                " exceptions=%" PRIu64 " unknown=%" PRIu64 "\n",
-                k, s->insns, s->cycles, s->stall, s->fetch_hits, s->fetch_misses, s->data_hits,
-                s->data_misses, s->seq_misses, s->divides, s->replaced_calls, s->replaced_insns,
-                s->exceptions, s->unknown);
+    const unsigned n_cores = P.progress ? MAX_VCPUS : 1;
+    size_t n_segs = 0;
+    for (unsigned v = 0; v < n_cores; v++) {
+        for (size_t k = 0; k < C[v].n_segs; k++, n_segs++) {
+            const struct segment *s = &C[v].segs[k];
+            fprintf(f,
+                    "segment vcpu=%u index=%zu instructions=%" PRIu64 " cycles=%" PRIu64 " stall=%" PRIu64
+                    " fetch_hits=%" PRIu64 " fetch_misses=%" PRIu64 " data_hits=%" PRIu64
+                    " data_misses=%" PRIu64 " sequential_misses=%" PRIu64 " divides=%" PRIu64
+                    " replaced_calls=%" PRIu64 " replaced_instructions=%" PRIu64
+                    " exceptions=%" PRIu64 " unknown=%" PRIu64 "\n",
+                    v, k, s->insns, s->cycles, s->stall, s->fetch_hits, s->fetch_misses, s->data_hits,
+                    s->data_misses, s->seq_misses, s->divides, s->replaced_calls, s->replaced_insns,
+                    s->exceptions, s->unknown);
+        }
     }
-    fprintf(f, "end segments=%zu\n", S.n_segs);
+    for (size_t k = 0; P.progress && k < E.n; k++) {
+        const struct event *e = &E.list[k];
+        fprintf(f, "event %u %c %" PRIu64 " %" PRIu64 " %u\n", e->vcpu, e->kind, e->insns,
+                e->cycles, e->mark);
+    }
+    for (unsigned v = 0; P.progress && v < n_cores; v++) {
+        fprintf(f, "busy %u %" PRIu64 " %" PRIu64 "\n", v, C[v].insns, C[v].now);
+    }
+    if (E.too_many_vcpus) {
+        fprintf(f, "error more vCPUs than the %u cores modelled\n", n_cores);
+    }
+    fprintf(f, "end segments=%zu events=%zu\n", n_segs, E.n);
     fclose(f);
     if (P.profile[0] && (f = fopen(P.profile, "w")) != NULL) {
-        for (const struct insn *in = S.all; in; in = in->all) {
+        for (const struct insn *in = all_insns; in; in = in->all) {
             if (in->count) {
                 fprintf(f, "%08x %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %x\n", in->pc, in->size,
                         in->count, in->cycles, in->stall, in->flags);
@@ -680,6 +784,15 @@ static int parse_arg(const char *arg) {
     if (!strncmp(arg, "mark=", 5)) {
         return P.n_marks < MAX_MARKS && parse_u32(v, &P.marks[P.n_marks++]);
     }
+    if (!strncmp(arg, "progress=", 9)) {
+        return parse_u32(v, &P.progress);
+    }
+    if (!strncmp(arg, "spin=", 5)) {
+        const char *colon = strchr(v, ':');
+        const int n = P.n_spins++;
+        return n < MAX_SPINS && colon && parse_u32(v, &P.spin_lo[n]) &&
+               parse_u32(colon + 1, &P.spin_hi[n]) && P.spin_lo[n] < P.spin_hi[n];
+    }
     if (!strncmp(arg, "replace=", 8)) {
         const char *c1 = strchr(v, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         const int n = P.n_replace;
@@ -718,8 +831,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     if (!tags || !valid || !age) {
         return -1;
     }
-    S.last_word = 1; /* no word yet (words are 4-aligned) */
-    new_segment();
+    if (P.progress && !P.n_spins) {
+        fprintf(stderr, "pico_timing: a two-core run (progress=) needs spin=LO:HI\n");
+        return -1;
+    }
+    for (unsigned v = 0; v < MAX_VCPUS; v++) {
+        S = &C[v];
+        S->last_word = 1; /* no word yet (words are 4-aligned) */
+        new_segment();
+    }
+    S = &C[0];
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
     qemu_plugin_register_atexit_cb(id, write_out, NULL);
     return 0;
