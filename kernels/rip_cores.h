@@ -20,6 +20,7 @@
 #ifndef RIP_CORES_H
 #define RIP_CORES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rip_common.h"
@@ -27,6 +28,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Whether a context's share is one a kernel knows (NULL: a whole op). A kernel that shares
+ * refuses any other value: an uninitialised share must not silently run part of an op. */
+static inline int rip_share_ok(const rip_context *ctx) {
+    return ctx == NULL || (ctx->share >= RIP_SHARE_WHOLE && ctx->share <= RIP_SHARE_CORE1);
+}
 
 /* The output channels [*lo, *hi) of `c` that share `share` (rip_common.h) computes: half of
  * them on each core, core 0's rounded up to whole channel pairs (the fast conv kernel

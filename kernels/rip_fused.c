@@ -325,8 +325,8 @@ static rip_status run_chain(const rip_context *ctx, const rip_fused_chain *chain
         res = align4(o->w * o->c);
     }
     run.res_row = ctx->buf;
-    run.work.buf = ctx->buf + res;
-    run.work.size = ctx->size - res;
+    /* the stages' kernels run whole (share 0): a chain is one core's */
+    run.work = (rip_context){.buf = ctx->buf + res, .size = ctx->size - res};
     for (int32_t j = 0; j < n; ++j) {
         run.next[j] = 0;
         run.at[j] = NULL;

@@ -14,6 +14,7 @@ A kernel's C signature changes here and nowhere else in the tests.
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -35,6 +36,21 @@ SOURCES = (*SPATIAL, *ELEMENTWISE, *RESAMPLE)
 CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 ARM_CPUS = ("cortex-m0plus", "cortex-m33")
 GCC = shutil.which("gcc")
+# Host builds fill every uninitialised local with a pattern (GCC 12+), so that a field a
+# caller forgot (a context's share) is garbage in every test, not zero by luck; the
+# generated host projects take it through their Makefile's EXTRA_CFLAGS (conftest.py).
+PATTERN_INIT = "-ftrivial-auto-var-init=pattern"
+
+
+def _accepts(flag: str) -> bool:
+    if GCC is None:
+        return False
+    proc = subprocess.run([GCC, flag, "-x", "c", "-c", "-o", os.devnull, "-"], input="int x;\n",
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    return proc.returncode == 0
+
+
+HOST_INIT = (PATTERN_INIT,) if _accepts(PATTERN_INIT) else ()
 ARM_GCC = shutil.which("arm-none-eabi-gcc")
 ARM_OBJDUMP = shutil.which("arm-none-eabi-objdump")
 QEMU = shutil.which("qemu-system-arm")
@@ -194,7 +210,7 @@ def need_gcc() -> str:
 def kernel_library(out_dir: Path) -> ctypes.CDLL:
     """Every kernel source as one host shared library, signatures set."""
     out = out_dir / "librip_kernels.so"
-    compile_c([need_gcc(), "-shared", "-fPIC", *CFLAGS, "-O2",
+    compile_c([need_gcc(), "-shared", "-fPIC", *CFLAGS, *HOST_INIT, "-O2",
                *(str(KERNELS / s) for s in SOURCES), "-o", str(out)])  # fmt: skip
     lib = ctypes.CDLL(str(out))
     for name, (restype, argtypes) in SIGNATURES.items():
@@ -208,7 +224,9 @@ def kernel_objects(out_dir: Path) -> list[Path]:
     objects = []
     for source in SOURCES:
         obj = out_dir / f"{source}.o"
-        compile_c([need_gcc(), *CFLAGS, "-O2", "-c", str(KERNELS / source), "-o", str(obj)])
+        compile_c(
+            [need_gcc(), *CFLAGS, *HOST_INIT, "-O2", "-c", str(KERNELS / source), "-o", str(obj)]
+        )
         objects.append(obj)
     return objects
 
@@ -233,8 +251,8 @@ def build_and_run(
     installed."""
     c_file, exe = workdir / "prog.c", workdir / "prog"
     c_file.write_text(source)
-    compile_c([need_gcc(), *CFLAGS, opt, f"-I{KERNELS}", str(c_file), *map(str, objects),
-               "-o", str(exe)], source)  # fmt: skip
+    compile_c([need_gcc(), *CFLAGS, *HOST_INIT, opt, f"-I{KERNELS}", str(c_file),
+               *map(str, objects), "-o", str(exe)], source)  # fmt: skip
     if cross and ARM_GCC is not None:
         for cpu in ARM_CPUS:
             cross_compile(c_file, cpu, workdir / f"prog_{cpu}.o")

@@ -4,12 +4,18 @@ the one list of slow tests, which ``make test-fast`` (``pytest -m "not slow"``) 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import pytest
-from cbuild import kernel_lib, kernel_objs  # noqa: F401  (the C build fixtures)
+from cbuild import HOST_INIT, kernel_lib, kernel_objs  # noqa: F401  (the C build fixtures)
 from paths import REPO, shared_path
+
+# Every generated host project the tests build fills uninitialised locals with a pattern
+# (cbuild.PATTERN_INIT): its Makefile adds EXTRA_CFLAGS to its defaults.
+if HOST_INIT:
+    os.environ.setdefault("EXTRA_CFLAGS", " ".join(HOST_INIT))
 
 # The slow tier, in one place: whole modules, and single tests (by function name) of
 # modules that are otherwise fast. Slow is a QEMU run, a build for the Pico cores (the Pico
