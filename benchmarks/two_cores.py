@@ -1,6 +1,7 @@
 """Two cores against one (issue 27), measured side by side in one run.
 
-Each model is compiled twice for qemu-m33 under ``rip`` (the same options, ``--cores 1`` and
+Each model is compiled twice for qemu-m33 under each strategy measured (``rip``, and
+``fused``, the default plan of every MCUNet model; the same options, ``--cores 1`` and
 ``--cores 2``), and each build runs on qemu-m33 (Cortex-M33 code, timed as the Pico 2) and
 qemu-armv6m (Cortex-M0+ code, timed as the Pico), every run under the Pico timing plugin:
 one core on the board's one-core machine (instructions by SysTick under -icount), two cores
@@ -11,7 +12,7 @@ be TFLite Micro's. The table gives both arenas and their ratio, both instruction
 both Pico cycle counts with their ratios, and two cores against TFLite Micro + CMSIS-NN on
 one core (as users run it today).
 
-    python benchmarks/two_cores.py [--models a,b] [--jobs N] [--json FILE]
+    python benchmarks/two_cores.py [--models a,b] [--strategies rip,fused] [--jobs N] [--json FILE]
 """
 
 from __future__ import annotations
@@ -38,15 +39,19 @@ MCUNET = ("mcunet-in0", "mcunet-in1", "mcunet-in2", "mcunet-in3", "mcunet-in4", 
           "mcunet-vww1", "mcunet-vww2", "mbv2-w0.35", "proxyless-w0.3", "person-det")  # fmt: skip
 
 
-def measure(path: str) -> dict:
-    """One model under ``rip`` on one and on two cores, on both emulated boards."""
-    p = Path(path)
+STRATEGIES = (Strategy.RIP.value, Strategy.FUSED.value)
+
+
+def measure(job: tuple[str, str]) -> dict:
+    """One model under one strategy on one and on two cores, on both emulated boards."""
+    path, name = job
+    p, strategy = Path(path), Strategy(name)
     board0 = load_board(BOARDS[0])
     t0 = time.perf_counter()
-    row: dict = {"runs": {}, "mismatches": []}
+    row: dict = {"runs": {}, "mismatches": [], "strategy": strategy.value}
     with tempfile.TemporaryDirectory(prefix="bench-cores-") as tmp:
         for cores in (1, 2):
-            options = Options(strategy=Strategy.RIP, strategies=(Strategy.RIP,), cores=cores)
+            options = Options(strategy=strategy, strategies=(strategy,), cores=cores)
             compiled = analyse(p, board0, options)
             expected = compiler.reference(p, compiled.graph).checksum
             row.update(model=compiled.graph.name, macs=macs(compiled.graph))
@@ -75,18 +80,19 @@ def measure(path: str) -> dict:
     return row
 
 
-def collect(models: list[str], jobs: int) -> list[dict]:
+def collect(models: list[str], jobs: int, strategies: tuple[str, ...] = STRATEGIES) -> list[dict]:
+    """Every model under every strategy (``measure``), ``jobs`` at a time."""
     reference = load_reference()
     paths = [str(model_path(reference[m])) for m in models if m in reference]
     with ProcessPoolExecutor(jobs) as pool:
-        return list(pool.map(measure, paths))
+        return list(pool.map(measure, [(p, s) for s in strategies for p in paths]))
 
 
 def print_table(rows: list[dict]) -> None:
     reference = load_reference()
-    print("Two cores against one (rip; critical path on QEMU's dual-core mps2-an521):")
+    print("Two cores against one (critical path on QEMU's dual-core mps2-an521):")
     head = (
-        "| model | board | arena 1 core | arena 2 cores | ratio | instr 1 core | "
+        "| model | strategy | board | arena 1 core | arena 2 cores | ratio | instr 1 core | "
         "instr 2 cores | ratio | core 1 idle | Pico cycles 1 core | Pico cycles 2 cores | "
         "ratio | ops shared | 2 cores / TFLM+CMSIS-NN |"
     )
@@ -103,7 +109,7 @@ def print_table(rows: list[dict]) -> None:
             idle = two.get("idle_share_instructions", [None, None])[1]
             c1, c2 = one.get("pico_cycles"), two.get("pico_cycles")
             cells = [
-                row["model"], board, _fmt(row["arena_1"]), _fmt(row["arena_2"]),
+                row["model"], row["strategy"], board, _fmt(row["arena_1"]), _fmt(row["arena_2"]),
                 _fmt(row["arena_2"] / row["arena_1"], 4),
                 _fmt(n1) if n1 else one.get("error", "-")[:40],
                 _fmt(n2) if n2 else two.get("error", "-")[:40],
@@ -121,11 +127,14 @@ def print_table(rows: list[dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", help=f"comma-separated model names (default: {','.join(MCUNET)})")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES),
+                    help="comma-separated strategies (default: %(default)s)")  # fmt: skip
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    rows = collect(args.models.split(",") if args.models else list(MCUNET), args.jobs)
+    models = args.models.split(",") if args.models else list(MCUNET)
+    rows = collect(models, args.jobs, tuple(args.strategies.split(",")))
     print_table(rows)
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
     if args.json:

@@ -17,7 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from rip.allocator.planning.placement import SCRATCH, WEIGHTS, OpBuffer, Plan
-from rip.allocator.planning.requirements import Requirements
+from rip.allocator.planning.requirements import Requirements, scratch_per_core
 from rip.codegen.lowering import OpBuffers
 from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import default_inputs
@@ -271,8 +271,8 @@ def emit_model(
         own = req.op_buffer(i)  # the op's scratch: a buffer of the plan, live for it alone
         per_core = own is not None and i in req.shared
         scratch = None
-        if own is not None:  # a shared CONV_2D's scratch is in halves (requirements.per_cores)
-            halves = op.kind == Op.CONV_2D
+        if own is not None:  # in halves where each core has its own (requirements.per_cores)
+            halves = scratch_per_core(op)
             scratch = Scratch(i, plan.offsets[own.id], own.size, per_core, halves)
         reserved = 0 if scratch is None else scratch.core_bytes if per_core else scratch.nbytes
         context = f"&{NO_SCRATCH}" if scratch is None else f"&{scratch.name}"

@@ -530,6 +530,7 @@ OTHERS = (
         (Op.FUSED_CHAIN,),
         (FUSED,),
         scratch="rip_fused_chain_s8_get_buffer_size",
+        shares=True,
         preconditions="a chain of CONV_2D and depthwise stages (and an optional "
         "residual ADD) streamed row by row through rings (strategy fused); in "
         "place with the output the chain's gap below its input",

@@ -46,11 +46,19 @@ typedef struct {
     int8_t *buf;   /* the kernel's scratch: its op's own bytes of the arena (its core's own) */
     int32_t size;  /* bytes */
     int32_t share; /* RIP_SHARE_WHOLE (0): the call runs the whole op; RIP_SHARE_CORE0 or
-                    * RIP_SHARE_CORE1: its core's share of an op both cores run (rip_cores.h) */
+                    * RIP_SHARE_CORE1: its core's share of an op both cores run (rip_cores.h);
+                    * RIP_SHARE_PART0 or _PART1 (rip_conv2d_fast_rq_s8 only): core 0's or
+                    * core 1's output channels, the caller synchronising (a fused chain) */
 } rip_context;
 
 /* What part of an op a kernel call runs (rip_context.share). */
-enum { RIP_SHARE_WHOLE = 0, RIP_SHARE_CORE0 = 1, RIP_SHARE_CORE1 = 2 };
+enum {
+    RIP_SHARE_WHOLE = 0,
+    RIP_SHARE_CORE0 = 1,
+    RIP_SHARE_CORE1 = 2,
+    RIP_SHARE_PART0 = 3,
+    RIP_SHARE_PART1 = 4
+};
 
 typedef struct {
     const int32_t *multiplier; /* one per output channel */

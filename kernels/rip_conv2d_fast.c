@@ -718,6 +718,11 @@ static __attribute__((noinline)) int rip_rq_share(int32_t share, int32_t c_out, 
                                                   int pointwise, int32_t sweep, int32_t *c_lo,
                                                   int32_t *c_hi, int *core,
                                                   rip_rq_turns *turns) {
+    if (share >= RIP_SHARE_PART0) { /* this core's channels, no synchronisation */
+        rip_share_channels(share - RIP_SHARE_PART0 + RIP_SHARE_CORE0, c_out, c_lo, c_hi);
+        *core = -1;
+        return *c_lo < *c_hi;
+    }
     *core = share - RIP_SHARE_CORE0;
     const int32_t tile = RIP_RQ_TRIPLES && pointwise ? 3 : 2;
     /* the turns' cost in pixels of every channel: core 0's extra pixels, and a tile each op
@@ -886,7 +891,7 @@ rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *
     if (channels == NULL ||
         !rip_conv2d_fast_args_ok(ctx, params, input_dims, filter_dims, output_dims) ||
         ctx->size < rip_conv2d_fast_rq_s8_get_buffer_size(input_dims, filter_dims) ||
-        ((uintptr_t)ctx->buf & 3u) != 0 || ((uintptr_t)filter & 3u) != 0 || !rip_share_ok(ctx)) {
+        ((uintptr_t)ctx->buf & 3u) != 0 || ((uintptr_t)filter & 3u) != 0 || !rip_share_ok(ctx, RIP_SHARE_PART1)) {
         return RIP_ERROR_ARGUMENT;
     }
     if (params->activation.min == -128 && params->activation.max == 127) {

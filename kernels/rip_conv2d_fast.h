@@ -56,7 +56,9 @@ int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
  * KH * KW * C_in zero. ctx->buf must be 4-byte aligned. Two cores (ctx->share, each core
  * its own context and scratch, rip_cores.h): the same tiles taken in turns, or where the
  * filter is swept through the flash cache, split by output channels; either keeps the
- * in-place contract above (docs/two-cores.md). */
+ * in-place contract above (docs/two-cores.md). RIP_SHARE_PART0 / _PART1: core 0's or core
+ * 1's output channels of every pixel (rip_share_channels), with no synchronisation: the
+ * caller's (a fused chain's row compute). */
 rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *params,
                                  const rip_fast_channel *channels, const rip_dims *input_dims,
                                  const int8_t *input, const rip_dims *filter_dims,

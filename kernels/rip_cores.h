@@ -29,10 +29,11 @@
 extern "C" {
 #endif
 
-/* Whether a context's share is one a kernel knows (NULL: a whole op). A kernel that shares
- * refuses any other value: an uninitialised share must not silently run part of an op. */
-static inline int rip_share_ok(const rip_context *ctx) {
-    return ctx == NULL || (ctx->share >= RIP_SHARE_WHOLE && ctx->share <= RIP_SHARE_CORE1);
+/* Whether a context's share is one a kernel knows, RIP_SHARE_WHOLE to `most` (NULL: a whole
+ * op). A kernel that shares refuses any other value: an uninitialised share must not
+ * silently run part of an op. */
+static inline int rip_share_ok(const rip_context *ctx, int32_t most) {
+    return ctx == NULL || (ctx->share >= RIP_SHARE_WHOLE && ctx->share <= most);
 }
 
 /* The output channels [*lo, *hi) of `c` that share `share` (rip_common.h) computes: half of

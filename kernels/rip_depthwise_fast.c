@@ -14,7 +14,7 @@ static rip_status rip_dw_fast(const rip_context *ctx, const rip_dw_conv_params *
                               const rip_dims *output_dims, int8_t *output) {
     rip_dw_plane g;
     if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
-        !rip_share_ok(ctx)) {
+        !rip_share_ok(ctx, RIP_SHARE_CORE1)) {
         return RIP_ERROR_ARGUMENT;
     }
     const size_t in_batch = (size_t)g.h * g.w * g.c;

@@ -17,7 +17,7 @@ static rip_status rip_dw_planes(const rip_context *ctx, const rip_dw_conv_params
     const int32_t plane = output_dims->h * output_dims->w;
     if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
         plane > input_dims->h * input_dims->w || ctx == NULL || ctx->buf == NULL ||
-        ctx->size < plane || !rip_share_ok(ctx)) {
+        ctx->size < plane || !rip_share_ok(ctx, RIP_SHARE_CORE1)) {
         return RIP_ERROR_ARGUMENT;
     }
     const size_t in_batch = (size_t)g.h * g.w * g.c;

@@ -13,13 +13,21 @@ static rip_status rip_dw_row_entry(const rip_dw_conv_params *params, const rip_d
                                    const void *bias, const rip_dims *input_dims,
                                    const int8_t *const *rows, const rip_dims *filter_dims,
                                    const int8_t *filter, const rip_dims *output_dims,
-                                   int8_t *output) {
+                                   int32_t c0, int32_t n_ch, int8_t *output) {
     rip_dw_plane g;
     if (rows == NULL ||
         rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK) {
         return RIP_ERROR_ARGUMENT;
     }
-    rip_dw_row(&g, rows, filter, q, 0, g.c, output, g.c);
+    if (n_ch < 0) {
+        n_ch = g.c;
+    }
+    if (c0 < 0 || n_ch > g.c - c0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    if (n_ch > 0) {
+        rip_dw_row(&g, rows, filter, q, c0, n_ch, output + c0, g.c);
+    }
     return RIP_OK;
 }
 
@@ -32,7 +40,7 @@ rip_status rip_depthwise_conv2d_row_fast_s8(const rip_dw_conv_params *params,
                                             int8_t *output) {
     const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
     return rip_dw_row_entry(params, &q, bias, input_dims, rows, filter_dims, filter,
-                            output_dims, output);
+                            output_dims, 0, -1, output);
 }
 
 rip_status rip_depthwise_conv2d_row_fast_rq_s8(const rip_dw_conv_params *params,
@@ -44,5 +52,26 @@ rip_status rip_depthwise_conv2d_row_fast_rq_s8(const rip_dw_conv_params *params,
                                                const rip_dims *output_dims, int8_t *output) {
     const rip_dw_rq q = rip_dw_rq_cheap(channels, params);
     return rip_dw_row_entry(params, &q, channels, input_dims, rows, filter_dims, filter,
-                            output_dims, output);
+                            output_dims, 0, -1, output);
+}
+
+rip_status rip_depthwise_conv2d_row_part_s8(const rip_dw_conv_params *params,
+                                            const rip_fast_channel *channels,
+                                            const rip_per_channel_quant *quant,
+                                            const int32_t *bias, const rip_dims *input_dims,
+                                            const int8_t *const *rows,
+                                            const rip_dims *filter_dims, const int8_t *filter,
+                                            const rip_dims *output_dims, int32_t c0,
+                                            int32_t n_ch, int8_t *output) {
+    if (n_ch < 0) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    if (channels != NULL) {
+        const rip_dw_rq q = rip_dw_rq_cheap(channels, params);
+        return rip_dw_row_entry(params, &q, channels, input_dims, rows, filter_dims, filter,
+                                output_dims, c0, n_ch, output);
+    }
+    const rip_dw_rq q = rip_dw_rq_exact(bias, quant);
+    return rip_dw_row_entry(params, &q, bias, input_dims, rows, filter_dims, filter, output_dims,
+                            c0, n_ch, output);
 }

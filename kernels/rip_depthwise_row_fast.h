@@ -35,6 +35,18 @@ rip_status rip_depthwise_conv2d_row_fast_rq_s8(const rip_dw_conv_params *params,
                                                const int8_t *filter,
                                                const rip_dims *output_dims, int8_t *output);
 
+/* Channels [c0, c0 + n_ch) of the row (output's other bytes untouched): one core's share
+ * of a fused chain's depthwise stage. `channels` the cheap records, or (NULL) `quant` and
+ * the folded `bias`. */
+rip_status rip_depthwise_conv2d_row_part_s8(const rip_dw_conv_params *params,
+                                            const rip_fast_channel *channels,
+                                            const rip_per_channel_quant *quant,
+                                            const int32_t *bias, const rip_dims *input_dims,
+                                            const int8_t *const *rows,
+                                            const rip_dims *filter_dims, const int8_t *filter,
+                                            const rip_dims *output_dims, int32_t c0,
+                                            int32_t n_ch, int8_t *output);
+
 #ifdef __cplusplus
 }
 #endif

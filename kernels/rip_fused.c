@@ -4,6 +4,7 @@
 #include "rip_speed.h" /* first: the kernels take -O3 in any optimised build */
 #include <stddef.h>
 #include "rip_fused.h"
+#include "rip_cores.h"
 #include "rip_support.h"
 
 typedef struct {
@@ -14,6 +15,7 @@ typedef struct {
     int8_t *output;
     int8_t *res_row; /* the last stage's row before the residual ADD */
     rip_context work;
+    int core; /* -1: the whole chain on this core; 0 or 1: its share on two (ctx->share) */
     int32_t next[RIP_FUSED_MAX_STAGES]; /* each stage's rows below this are pulled */
     int8_t *at[RIP_FUSED_MAX_STAGES];   /* a stage without a ring: where its last row went */
     int32_t delivered;                  /* a streamed input's rows below this have arrived */
@@ -114,8 +116,8 @@ static void gather_rows(const rip_fused_stage *s, const int8_t *const *rows, int
 }
 
 /* Row t of a CONV_2D stage from its window's rows (rows[ky], NULL outside the input). */
-static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
-                           const int8_t *const *rows, int8_t *out) {
+static rip_status conv_row(const rip_fused_run *run, const rip_context *work,
+                           const rip_fused_stage *s, const int8_t *const *rows, int8_t *out) {
     const int32_t kh = s->filter_dims.h, kw = s->filter_dims.w, c_in = s->input_dims.c;
     const int32_t c_out = s->output_dims.c, w_out = s->output_dims.w;
     const size_t row = (size_t)s->input_dims.w * (size_t)c_in;
@@ -134,8 +136,7 @@ static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
         /* Every tap is padding: a one-row input the window lies wholly above (not read). */
         const rip_dims in_dims = {1, 1, s->input_dims.w, c_in};
         p.padding.h = kh * s->conv.dilation.h;
-        return run_conv(&run->work, s, &p, &in_dims, run->input, &s->filter_dims, &out_dims,
-                        out);
+        return run_conv(work, s, &p, &in_dims, run->input, &s->filter_dims, &out_dims, out);
     }
     int strided = 1; /* the window's rows lie at one dilation pitch from each other */
     for (int32_t ky = ky_lo + 1; ky <= ky_hi && strided; ++ky) {
@@ -148,8 +149,7 @@ static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
         const rip_dims in_dims = {1, (ky_hi - ky_lo) * s->conv.dilation.h + 1, s->input_dims.w,
                                   c_in};
         p.padding.h = ky_lo * s->conv.dilation.h;
-        return run_conv(&run->work, s, &p, &in_dims, rows[ky_lo], &s->filter_dims, &out_dims,
-                        out);
+        return run_conv(work, s, &p, &in_dims, rows[ky_lo], &s->filter_dims, &out_dims, out);
     }
     /* Gather two pixels' fields, then a 1x1 convolution of KH * KW * C_in taps over them. */
     const int32_t taps = kh * kw * c_in;
@@ -159,16 +159,17 @@ static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
     q.padding.h = q.padding.w = 0;
     q.dilation.h = q.dilation.w = 1;
     const int32_t fields = align4(2 * taps);
-    const rip_context inner = {.buf = run->work.buf + fields, .size = run->work.size - fields};
+    const rip_context inner = {
+        .buf = work->buf + fields, .size = work->size - fields, .share = work->share};
     for (int32_t ox = 0; ox < w_out; ox += 2) {
         const int32_t n = ox + 1 < w_out ? 2 : 1;
-        gather_rows(s, rows, ox, run->work.buf);
+        gather_rows(s, rows, ox, work->buf);
         if (n == 2) {
-            gather_rows(s, rows, ox + 1, run->work.buf + taps);
+            gather_rows(s, rows, ox + 1, work->buf + taps);
         }
         const rip_dims in_dims = {1, 1, n, taps};
         const rip_dims n_dims = {1, 1, n, c_out};
-        const rip_status st = run_conv(&inner, s, &q, &in_dims, run->work.buf, &f_dims, &n_dims,
+        const rip_status st = run_conv(&inner, s, &q, &in_dims, work->buf, &f_dims, &n_dims,
                                        out + (size_t)ox * (size_t)c_out);
         if (st != RIP_OK) {
             return st;
@@ -177,9 +178,10 @@ static rip_status conv_row(const rip_fused_run *run, const rip_fused_stage *s,
     return RIP_OK;
 }
 
-/* Row t of a DEPTHWISE_CONV_2D stage: the row engine over the window's row pointers. */
+/* Channels [c0, c0 + n_ch) of row t of a DEPTHWISE_CONV_2D stage: the row engine over the
+ * window's row pointers. */
 static rip_status depthwise_row(const rip_fused_stage *s, const int8_t *const *rows,
-                                int8_t *out) {
+                                int32_t c0, int32_t n_ch, int8_t *out) {
     rip_dw_conv_params p;
     p.input_offset = s->conv.input_offset;
     p.output_offset = s->conv.output_offset;
@@ -188,6 +190,11 @@ static rip_status depthwise_row(const rip_fused_stage *s, const int8_t *const *r
     p.dilation = s->conv.dilation;
     p.depth_multiplier = 1;
     p.activation = s->conv.activation;
+    if (n_ch < s->output_dims.c) {
+        return rip_depthwise_conv2d_row_part_s8(&p, s->channels, &s->quant, s->bias,
+                                                &s->input_dims, rows, &s->filter_dims,
+                                                s->filter, &s->output_dims, c0, n_ch, out);
+    }
     if (s->channels != NULL) {
         return rip_depthwise_conv2d_row_fast_rq_s8(&p, s->channels, &s->input_dims, rows,
                                                    &s->filter_dims, s->filter, &s->output_dims,
@@ -196,6 +203,41 @@ static rip_status depthwise_row(const rip_fused_stage *s, const int8_t *const *r
     return rip_depthwise_conv2d_row_fast_s8(&p, &s->quant, &s->input_dims, rows,
                                             &s->filter_dims, s->filter, s->bias,
                                             &s->output_dims, out);
+}
+
+/* This core's output channels [*lo, *hi) of stage s, and the context its CONV_2D kernel
+ * takes: every channel on one core; on two, a depthwise stage's groups of four
+ * (rip_share_groups), a CONV_2D's channel pairs (rip_share_channels, RIP_SHARE_PART*: the
+ * kernel splits the same way and leaves the synchronisation to the chain), and a CONV_2D
+ * with the exact requantisation (no pair split) whole on core 0. The replay checks the
+ * chain with these splits (rip.allocator.theory.two_core_programs.pair_split, group_split). */
+static rip_context stage_share(const rip_fused_run *run, const rip_fused_stage *s,
+                               int32_t *lo, int32_t *hi) {
+    rip_context work = run->work;
+    const int32_t c = s->output_dims.c;
+    *lo = 0;
+    *hi = c;
+    if (run->core < 0) {
+        return work;
+    }
+    const int32_t share = RIP_SHARE_CORE0 + run->core;
+    if (s->kind == RIP_FUSED_DEPTHWISE) {
+        rip_share_groups(share, c, lo, hi);
+    } else if (s->channels != NULL) {
+        rip_share_channels(share, c, lo, hi);
+        work.share = RIP_SHARE_PART0 + run->core;
+    } else if (run->core == 1) {
+        *lo = c;
+    }
+    return work;
+}
+
+/* The end of a unit of a chain both cores share: a core starts the next once the other has
+ * finished this one (rule block, L = 1: docs/two-cores.md). */
+static void unit_done(const rip_fused_run *run) {
+    if (run->core >= 0) {
+        rip_core_barrier(run->core);
+    }
 }
 
 /* Row t of stage j, its input rows already there. */
@@ -231,10 +273,38 @@ static rip_status compute(rip_fused_run *run, int32_t j, int32_t t) {
     } else {
         dst = run->output + (size_t)t * out_row;
     }
-    const rip_status st = s->kind == RIP_FUSED_DEPTHWISE ? depthwise_row(s, rowp, dst)
-                                                          : conv_row(run, s, rowp, dst);
+    int32_t lo, hi;
+    const rip_context work = stage_share(run, s, &lo, &hi);
+    rip_status st = RIP_OK;
+    if (hi > lo) {
+        st = s->kind == RIP_FUSED_DEPTHWISE ? depthwise_row(s, rowp, lo, hi - lo, dst)
+                                            : conv_row(run, &work, s, rowp, dst);
+    }
     if (st != RIP_OK) {
         return st;
+    }
+    if (last && chain->residual != NULL && run->core >= 0) {
+        /* Two cores: each adds its channels of X's row t into its own residual row, then
+         * (a unit of its own, once both have read X's row) stores them over output row t:
+         * no core stores over X bytes the other still reads (two_core_programs.store_split). */
+        const int8_t *x = run->input + (size_t)t * out_row;
+        const int32_t c = s->output_dims.c, n = hi - lo;
+        for (int32_t px = 0; px < s->output_dims.w && n > 0; ++px) {
+            const size_t at = (size_t)px * (size_t)c + (size_t)lo;
+            const int8_t *a = chain->residual_input_first ? x + at : dst + at;
+            const int8_t *b = chain->residual_input_first ? dst + at : x + at;
+            st = rip_add_s8(chain->residual, n, a, n, b, n, dst + at);
+            if (st != RIP_OK) {
+                return st;
+            }
+        }
+        unit_done(run);
+        int8_t *y = run->output + (size_t)t * out_row;
+        for (int32_t px = 0; px < s->output_dims.w && n > 0; ++px) {
+            const size_t at = (size_t)px * (size_t)c + (size_t)lo;
+            memcpy(y + at, dst + at, (size_t)n);
+        }
+        return RIP_OK;
     }
     if (last && chain->residual != NULL) {
         /* Input row t is read element by element as output row t is stored. */
@@ -282,7 +352,9 @@ static rip_status pull(rip_fused_run *run, int32_t j, int32_t t) {
             }
         }
     }
-    return compute(run, j, t);
+    const rip_status st = compute(run, j, t);
+    unit_done(run);
+    return st;
 }
 
 static rip_status run_chain(const rip_context *ctx, const rip_fused_chain *chain,
@@ -291,6 +363,7 @@ static rip_status run_chain(const rip_context *ctx, const rip_fused_chain *chain
     const int32_t n = chain->n_stages;
     const int streamed = source != NULL;
     if (ctx == NULL || ctx->buf == NULL || n < (streamed ? 1 : 2) || n > RIP_FUSED_MAX_STAGES ||
+        !rip_share_ok(ctx, RIP_SHARE_CORE1) || (streamed && ctx->share != RIP_SHARE_WHOLE) ||
         ctx->size < rip_fused_chain_s8_get_buffer_size(chain) || input == NULL ||
         (streamed && (source->read == NULL || chain->source_rows < 1 || chain->residual != NULL)) ||
         (!streamed && chain->source_rows != 0) || (n > 1 && rings == NULL)) {
@@ -327,6 +400,7 @@ static rip_status run_chain(const rip_context *ctx, const rip_fused_chain *chain
     run.res_row = ctx->buf;
     /* the stages' kernels run whole (share 0): a chain is one core's */
     run.work = (rip_context){.buf = ctx->buf + res, .size = ctx->size - res};
+    run.core = ctx->share == RIP_SHARE_WHOLE ? -1 : (int)(ctx->share - RIP_SHARE_CORE0);
     for (int32_t j = 0; j < n; ++j) {
         run.next[j] = 0;
         run.at[j] = NULL;

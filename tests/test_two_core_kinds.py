@@ -9,6 +9,7 @@ import itertools
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from paths import MCUNET, shared_path
 from test_fused_theory import _model_chains, chain_ops
 
@@ -35,6 +36,8 @@ from rip.allocator.theory.two_core_programs import (
     depthwise_rows_program,
     elementwise_program,
     fused_program,
+    group_split,
+    pair_split,
     resize_program,
     shares,
 )
@@ -125,6 +128,30 @@ def test_fused_chain_at_lag_one_keeps_the_one_core_gap_and_rings(chain):
         assert fast.gap == ex.min_gap()
         assert fast.rings_ok == (ex.ring_violations() == 0)
     assert fused_two_core_rings(chain) == ring_rows(chain)
+
+
+@settings(max_examples=60, deadline=None)
+@given(chain_ops(max_extent=5, max_channels=6, max_ops=3), st.data())
+def test_fused_chain_at_lag_one_keeps_the_one_core_gap_at_any_split(chain, data):
+    """The kernel's splits (pairs for a convolution, groups of four for a depthwise stage,
+    a stage whole on core A where the kernel cannot split it) or any other: at L = 1 the
+    gap is still `fused_gap` and the rings hold, every interleaving searched, and the
+    pixel-level simulator the replay runs agrees with the search at L = 1 and 2."""
+    kernel = [
+        pair_split(op.geom.c_out) if op.kind == Op.CONV_2D else group_split(op.geom.c_out)
+        for op in chain.ops
+    ]
+    drawn = [data.draw(st.integers(0, op.geom.c_out)) for op in chain.ops]
+    for splits in (kernel, drawn):
+        prog = fused_program(chain, splits)
+        e = explore(prog, 1)
+        assert e.deadlocks == 0 and e.ring_violations() == 0
+        assert e.min_gap() == fused_gap(chain)
+        for lag in (1, 2):
+            fast = fast_fused(chain, lag, splits)
+            ex = explore(prog, lag)
+            assert fast.gap == ex.min_gap()
+            assert fast.rings_ok == (ex.ring_violations() == 0)
 
 
 @settings(max_examples=25, deadline=None)

@@ -220,19 +220,22 @@ def test_a_fault_on_core_1_prints_the_error_line(board: str, tmp_path: Path) -> 
 
 
 SHARED_MODELS = Path(__file__).resolve().parents[1] / ".." / "shared" / "models"
-# (model, board, --share-slack): KWS's every layer sets its floor, so it shares at slack 1
+# (model, board, --share-slack, --strategy): KWS's every layer sets its floor, so it shares
+# at slack 1; fused is the MCUNet models' default plan (chains split by channels per row)
 TWO_CORE_MODELS = [
-    ("tinyml/mlperf-kws_ref_model.tflite", "qemu-m33", "1"),
-    ("tinyml/mlperf-kws_ref_model.tflite", "qemu-armv6m", "1"),
-    ("mcunet/mcunet-in0.tflite", "qemu-m33", "0.02"),
-    ("mcunet/mcunet-vww0.tflite", "qemu-armv6m", "0.02"),
-    ("tinyml/mlperf-str_ww_ref_model.tflite", "qemu-armv6m", "1"),
+    ("tinyml/mlperf-kws_ref_model.tflite", "qemu-m33", "1", "rip"),
+    ("tinyml/mlperf-kws_ref_model.tflite", "qemu-armv6m", "1", "rip"),
+    ("mcunet/mcunet-in0.tflite", "qemu-m33", "0.02", "rip"),
+    ("mcunet/mcunet-vww0.tflite", "qemu-armv6m", "0.02", "rip"),
+    ("tinyml/mlperf-str_ww_ref_model.tflite", "qemu-armv6m", "1", "rip"),
+    ("mcunet/mcunet-vww0.tflite", "qemu-m33", "1", "fused"),
+    ("tinyml/mlperf-vww_96_int8.tflite", "qemu-armv6m", "1", "fused"),
 ]
 
 
-@pytest.mark.parametrize(("model", "board", "slack"), TWO_CORE_MODELS, ids=str)
+@pytest.mark.parametrize(("model", "board", "slack", "strategy"), TWO_CORE_MODELS, ids=str)
 def test_a_two_core_model_runs_and_reports_its_critical_path(
-    tmp_path: Path, model: str, board: str, slack: str
+    tmp_path: Path, model: str, board: str, slack: str, strategy: str
 ) -> None:
     """rip-compile --cores 2 on the emulated boards (M33 and ARMv6-M code): the project runs
     on mps2-an521, gives TFLite Micro's checksum with both cores working, and its result
@@ -243,7 +246,7 @@ def test_a_two_core_model_runs_and_reports_its_critical_path(
         pytest.skip(f"{path_in} is absent (CI keeps ../shared beside the checkout)")
     out = tmp_path / "out"
     assert compile_main([str(path_in), "--board", board, "--cores", "2", "--share-slack",
-                         slack, "--strategy", "rip", "-o", str(out), "--quiet"]) == 0  # fmt: skip
+                         slack, "--strategy", strategy, "-o", str(out), "--quiet"]) == 0  # fmt: skip
     expected = json.loads((out / "expected.json").read_text())
     assert expected["cores"] == 2 and expected["qemu_machine"] == "mps2-an521"
     result, est = run_two_core_project(out)
@@ -254,5 +257,7 @@ def test_a_two_core_model_runs_and_reports_its_critical_path(
     assert result.line().endswith(" cores=2")
     assert 0 < path.busy[1] <= path.busy[0] <= path.length
     assert path.busy[1] > path.length // 3  # core 1 does a real share
+    if strategy == "fused":  # the chains too: core 1 about as busy as core 0
+        assert path.busy[1] > 0.8 * path.busy[0], path
     with pytest.raises(FirmwareError, match="two-core"):
         run_on_qemu(out, build=False)

@@ -31,6 +31,7 @@ map as the reference and compares the two on random and corrupted plans.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Sequence
 
 from rip.allocator.planning.placement import SCRATCH, OpBuffer, Plan
@@ -50,7 +51,8 @@ from rip.allocator.theory.simulate_fused import (
     simulate_slots,
     source_evictions,
 )
-from rip.allocator.theory.two_core_fast import fast_rip_gap
+from rip.allocator.theory.two_core_fast import fast_fused, fast_rip_gap
+from rip.allocator.theory.two_core_programs import group_split, pair_split
 from rip.core.errors import ReplayError
 from rip.core.kernel_variants import conv_sweep_pixels, conv_sweep_tiles
 from rip.core.operators import SPECS, Op
@@ -96,6 +98,32 @@ def _two_core_min_gap(graph: Graph, op_index: int, scratch_bytes: int) -> int:
         *(fast_rip_gap(geom, 0, tiles=t, turns=True) for t in turns),
         *(fast_rip_gap(geom, 0, tiles=t) for t in split),
     )
+
+
+def _two_core_fused_gap(graph: Graph, op_index: int) -> int:
+    """A fused chain both cores share (rip_fused.c): every row compute split by output
+    channels, a core starting the next once the other finished it (rule block, L = 1). The
+    two-core simulator's minimum gap over the splits the kernel may take: a depthwise stage
+    by groups of four, a CONV_2D by channel pairs, or whole on core 0 where its
+    requantisation is the exact one (the generator decides, from the weights); a ReplayError
+    when a ring row could be read before both halves are stored or overwritten before it is
+    read."""
+    op = graph.operators[op_index]
+    chain = fused_chain(graph, op.params.members, op.params.residual is not None)
+    options = [
+        (pair_split(c), c) if m.kind == Op.CONV_2D else (group_split(c),)
+        for m, c in ((m, m.geom.c_out) for m in chain.ops)
+    ]
+    need = 0
+    for splits in itertools.product(*options):
+        two = fast_fused(chain, 1, splits)
+        if not two.rings_ok:
+            raise ReplayError(
+                f"{op.describe(graph, op_index)}: on two cores (splits {list(splits)}) a ring "
+                f"row is read before it is stored ({two.raw}) or overwritten first ({two.war})"
+            )
+        need = max(need, two.gap)
+    return need
 
 
 def _check_rings(graph: Graph, op_index: int) -> None:
@@ -309,6 +337,8 @@ def replay(
                 if i in shared and op.kind == Op.CONV_2D:
                     have = sum(b.size for b in at_op.get(i, ()) if b.role == SCRATCH)
                     need = max(need, _two_core_min_gap(graph, i, have // 2))
+                if i in shared and op.kind == Op.FUSED_CHAIN:
+                    need = max(need, _two_core_fused_gap(graph, i))
                 if gap < need:
                     raise ReplayError(
                         f"{what}: gap {gap} B is below the simulated minimum {need} B"
@@ -319,6 +349,8 @@ def replay(
         rings = {storage[t] for t in op.outputs[1:]} if op.kind == Op.FUSED_CHAIN else set()
         if rings:
             _check_rings(graph, i)
+        if i in shared and op.kind == Op.FUSED_CHAIN and pair is None:
+            _two_core_fused_gap(graph, i)  # its rings, on two cores
         for t in op.outputs:
             paint(storage[t], set() if storage[t] in rings else allowed, what)
         for s in rings:

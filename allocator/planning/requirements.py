@@ -177,9 +177,12 @@ def shared_by_cores(graph: Graph, op: Operator) -> bool:
     """Whether two cores share ``op``'s work (issue 27, docs/two-cores.md): a CONV_2D of at
     least 4 output channels, split by output channel pairs over the same pixel tiles
     (rip_cores.h, rip_share_channels); a DEPTHWISE_CONV_2D of at least two groups of four
-    channels, split by groups (rip_share_groups). Each core then needs a scratch of its own.
-    The kernel the generator picks decides at last: one that cannot share runs on core 0."""
+    channels, split by groups (rip_share_groups); a fused chain over a resident input, each
+    row compute split by channels. Each core then needs a scratch of its own. The kernel the
+    generator picks decides at last: one that cannot share runs on core 0."""
     c_out = graph.tensors[op.outputs[0]].hwc[2]
+    if op.kind == Op.FUSED_CHAIN:  # every row compute split by channels (rip_fused.c)
+        return op.params.source is None  # a streamed input's rows arrive on core 0
     if op.kind == Op.CONV_2D:
         return c_out >= 4
     if op.kind == Op.DEPTHWISE_CONV_2D and not depthwise_is_conv(graph, op):
@@ -192,12 +195,20 @@ def per_cores(graph: Graph, op: Operator, one_core_bytes: int, cores: int) -> in
     core, each rounded up to 4 bytes so that the second core's starts word-aligned. A shared
     depthwise layer's is one core's: both cores share its ring of saved rows, each saving
     and reading its own channels of a slot, and its plane variant halves the buffer (or
-    runs on core 0 alone where a half holds no plane)."""
+    runs on core 0 alone where a half holds no plane). A shared fused chain's, like a
+    CONV_2D's, once per core."""
     if cores == 1 or one_core_bytes == 0 or not shared_by_cores(graph, op):
         return one_core_bytes
-    if op.kind != Op.CONV_2D:
+    if not scratch_per_core(op):
         return one_core_bytes
     return cores * (-(-one_core_bytes // 4) * 4)
+
+
+def scratch_per_core(op: Operator) -> bool:
+    """Whether a shared op's scratch is one per core (in halves, each word-aligned): a
+    CONV_2D's (widened pixels, raw fields) and a fused chain's (gathered fields, the residual
+    row); a depthwise layer's ring the cores share."""
+    return op.kind in (Op.CONV_2D, Op.FUSED_CHAIN)
 
 
 def op_min_scratch_bytes(graph: Graph, op: Operator, cores: int = 1) -> int:

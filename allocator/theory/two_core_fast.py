@@ -187,14 +187,17 @@ def _units(chain: Chain, sched: FusedSchedule) -> tuple[list[tuple[int, int]], d
     return units, compute_unit, store_unit
 
 
-def _channel_owner(chain: Chain, layer: int) -> np.ndarray:
+Splits = Sequence[int | None]  # per layer, core A's channels (None: the default split)
+
+
+def _channel_owner(chain: Chain, layer: int, splits: Splits) -> np.ndarray:
     """Which core stores each output channel of ``layer``."""
-    (_, split), _ = shares(chain.ops[layer].geom.c_out, None)
+    (_, split), _ = shares(chain.ops[layer].geom.c_out, splits[layer])
     return (np.arange(chain.ops[layer].geom.c_out) >= split).astype(np.int64)
 
 
-def _reads(chain: Chain, layer: int, core: int) -> range:
-    lo, hi = shares(chain.ops[layer].geom.c_out, None)[core]
+def _reads(chain: Chain, layer: int, core: int, splits: Splits) -> range:
+    lo, hi = shares(chain.ops[layer].geom.c_out, splits[layer])[core]
     return _layer_reads(chain, layer, lo, hi)
 
 
@@ -213,12 +216,16 @@ class FusedTwoCore:
         return not (self.raw or self.war)
 
 
-def fast_fused(chain: Chain, lag: int = 1) -> FusedTwoCore:
-    """The two-core fused schedule (`two_core_programs.fused_program`, default channel
-    splits) at ``lag`` under rule ``block``: a core starts unit i once the other finished
-    units 0..i-L, so the other core's reads from unit i - L + 1 on may still be to come."""
+def fast_fused(chain: Chain, lag: int = 1, splits: Splits | None = None) -> FusedTwoCore:
+    """The two-core fused schedule (`two_core_programs.fused_program`; ``splits[l]`` core
+    A's channels of layer l, by default `two_core_programs.default_split`) at ``lag`` under
+    rule ``block``: a core starts unit i once the other finished units 0..i-L, so the other
+    core's reads from unit i - L + 1 on may still be to come."""
     if lag < 1:
         raise LayerError(f"two cores: a fused chain's block rule needs lag >= 1, got {lag}")
+    splits = [None] * chain.length if splits is None else list(splits)
+    if len(splits) != chain.length:
+        raise LayerError(f"two cores: {len(splits)} splits for a chain of {chain.length} layers")
     sched = fused_schedule(chain)
     _, compute_unit, store_unit = _units(chain, sched)
     last = chain.length - 1
@@ -228,7 +235,7 @@ def fast_fused(chain: Chain, lag: int = 1) -> FusedTwoCore:
     # per core, per family of X reads (layer 0, residual): last unit per X pixel, first byte
     families: list[list[tuple[np.ndarray, int]]] = [[], []]
     for core in (0, 1):
-        reads0 = _reads(chain, 0, core)
+        reads0 = _reads(chain, 0, core, splits)
         if len(reads0):
             lastu = np.full((h0, w0), -1, dtype=np.int64)
             for comp in sched.computes():
@@ -236,7 +243,7 @@ def fast_fused(chain: Chain, lag: int = 1) -> FusedTwoCore:
                     for y in comp.reads:
                         lastu[y, cols0] = compute_unit[(0, comp.row)]
             families[core].append((lastu.ravel(), reads0.start))
-        lo, hi = shares(chain.ops[last].geom.c_out, None)[core]
+        lo, hi = shares(chain.ops[last].geom.c_out, splits[last])[core]
         if chain.residual and hi > lo:
             lastu = np.full((h0, w0), -1, dtype=np.int64)
             for r in range(h0):
@@ -246,7 +253,7 @@ def fast_fused(chain: Chain, lag: int = 1) -> FusedTwoCore:
     h_l, w_l, c_l = chain.output_hwc
     worst = -np.inf
     for core in (0, 1):
-        lo, hi = shares(c_l, None)[core]
+        lo, hi = shares(c_l, splits[last])[core]
         if hi == lo:
             continue
         for r in range(h_l):
@@ -260,10 +267,12 @@ def fast_fused(chain: Chain, lag: int = 1) -> FusedTwoCore:
             if np.isfinite(nli):
                 worst = max(worst, ((r + 1) * w_l - 1) * c_l + hi - nli)
     gap = int(max(0, chain.n_out - chain.n_in, worst))
-    return FusedTwoCore(gap, *_ring_hazards(chain, sched, compute_unit, lag))
+    return FusedTwoCore(gap, *_ring_hazards(chain, sched, compute_unit, lag, splits))
 
 
-def _ring_hazards(chain: Chain, sched: FusedSchedule, compute_unit: dict, lag: int) -> tuple:
+def _ring_hazards(
+    chain: Chain, sched: FusedSchedule, compute_unit: dict, lag: int, splits: Splits
+) -> tuple:
     """(raw, war) over every ring: a read of a channel the other core stored in unit u, in
     unit m, is forced after the store only when u <= m - L; the other core's overwrite of a
     slot in unit u' is forced after a read of the old row in unit m only when m <= u' - L
@@ -273,8 +282,8 @@ def _ring_hazards(chain: Chain, sched: FusedSchedule, compute_unit: dict, lag: i
         g = chain.ops[layer].geom
         if not _read_cols(g.w_in, g.w_out, g.kw, g.sw, g.dw, g.pad_left):
             continue  # every tap of the layer falls on padding: it reads no ring byte
-        owner = _channel_owner(chain, layer - 1)
-        readers = {core: np.asarray(_reads(chain, layer, core)) for core in (0, 1)}
+        owner = _channel_owner(chain, layer - 1, splits)
+        readers = {core: np.asarray(_reads(chain, layer, core, splits)) for core in (0, 1)}
         made = sched.needed[layer - 1]
         ring = sched.ring_rows[layer - 1]
         read_at: dict[int, list[int]] = {}  # row of T_layer -> units of its readers

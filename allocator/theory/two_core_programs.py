@@ -60,6 +60,22 @@ def default_split(c: int) -> int:
     return 2 * (-(-c // 4))
 
 
+def pair_split(c: int) -> int:
+    """Core A's output channels of a fused chain's CONV_2D stage as the kernel splits them
+    (kernels/rip_cores.h, rip_share_channels): `default_split` from four channels on, fewer
+    stay whole on core A."""
+    return c if c < 4 else default_split(c)
+
+
+def group_split(c: int) -> int:
+    """Core A's channels of a depthwise layer or stage as the kernel splits them
+    (rip_share_groups): the first half of the groups of four, rounded up; the rest, any
+    last channels outside a group included, on core B; fewer than two groups stay whole on
+    core A."""
+    groups = c // 4
+    return c if groups < 2 else 4 * (-(-groups // 2))
+
+
 def shares(c: int, split: int | None) -> tuple[tuple[int, int], tuple[int, int]]:
     """The channel ranges of core A and core B."""
     split = default_split(c) if split is None else split
