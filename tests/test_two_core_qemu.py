@@ -245,8 +245,8 @@ def test_a_two_core_model_runs_and_reports_its_critical_path(
     if not path_in.is_file():
         pytest.skip(f"{path_in} is absent (CI keeps ../shared beside the checkout)")
     out = tmp_path / "out"
-    assert compile_main([str(path_in), "--board", board, "--cores", "2", "--share-slack",
-                         slack, "--strategy", strategy, "-o", str(out), "--quiet"]) == 0  # fmt: skip
+    args = ["--cores", "2", "--share-slack", slack, "--strategy", strategy, "--quiet"]
+    assert compile_main([str(path_in), "--board", board, *args, "-o", str(out)]) == 0
     expected = json.loads((out / "expected.json").read_text())
     assert expected["cores"] == 2 and expected["qemu_machine"] == "mps2-an521"
     result, est = run_two_core_project(out)
