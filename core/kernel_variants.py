@@ -583,6 +583,8 @@ HELPERS: dict[str, str] = {
     "rip_core_barrier": "publish, then wait: between two ops both cores run (rip_cores.h)",
     "rip_core_abandon": "a core that stops lets the other run on (rip_cores.h)",
     "rip_core_reset": "both progress counters to zero before core 1 starts (rip_cores.h)",
+    "rip_depthwise_conv2d_row_part_s8": "one core's channels of a fused chain's depthwise "
+    "row (rip_depthwise_row_fast.h; two cores, rip_fused.c)",
     "rip_dw_row": "one output row of the fast depthwise engines, which every fast depthwise "
     "variant calls (rip_dw_row_engine.h; compiled once, in rip_dw_row_engine.c)",
 }
