@@ -891,7 +891,8 @@ rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *
     if (channels == NULL ||
         !rip_conv2d_fast_args_ok(ctx, params, input_dims, filter_dims, output_dims) ||
         ctx->size < rip_conv2d_fast_rq_s8_get_buffer_size(input_dims, filter_dims) ||
-        ((uintptr_t)ctx->buf & 3u) != 0 || ((uintptr_t)filter & 3u) != 0 || !rip_share_ok(ctx, RIP_SHARE_PART1)) {
+        ((uintptr_t)ctx->buf & 3u) != 0 || ((uintptr_t)filter & 3u) != 0 ||
+        !rip_share_ok(ctx, RIP_SHARE_PART1)) {
         return RIP_ERROR_ARGUMENT;
     }
     if (params->activation.min == -128 && params->activation.max == 127) {

@@ -230,7 +230,8 @@ static rip_status rip_dw_rows_run(const rip_context *ctx, const rip_dw_conv_para
     rip_dw_plane g;
     if (rip_dw_plane_init(&g, params, input_dims, filter_dims, bias, output_dims) != RIP_OK ||
         !rip_dw_rows_geometry_ok(&g, input_dims->n) || ring_slots == NULL || ring_rows < 0 ||
-        (ring_rows > 0 && (ctx == NULL || ctx->buf == NULL)) || !rip_share_ok(ctx, RIP_SHARE_CORE1)) {
+        (ring_rows > 0 && (ctx == NULL || ctx->buf == NULL)) ||
+        !rip_share_ok(ctx, RIP_SHARE_CORE1)) {
         return RIP_ERROR_ARGUMENT;
     }
     const size_t row_in = (size_t)g.w * (size_t)g.c;

@@ -190,19 +190,9 @@ static rip_status depthwise_row(const rip_fused_stage *s, const int8_t *const *r
     p.dilation = s->conv.dilation;
     p.depth_multiplier = 1;
     p.activation = s->conv.activation;
-    if (n_ch < s->output_dims.c) {
-        return rip_depthwise_conv2d_row_part_s8(&p, s->channels, &s->quant, s->bias,
-                                                &s->input_dims, rows, &s->filter_dims,
-                                                s->filter, &s->output_dims, c0, n_ch, out);
-    }
-    if (s->channels != NULL) {
-        return rip_depthwise_conv2d_row_fast_rq_s8(&p, s->channels, &s->input_dims, rows,
-                                                   &s->filter_dims, s->filter, &s->output_dims,
-                                                   out);
-    }
-    return rip_depthwise_conv2d_row_fast_s8(&p, &s->quant, &s->input_dims, rows,
-                                            &s->filter_dims, s->filter, s->bias,
-                                            &s->output_dims, out);
+    return rip_depthwise_conv2d_row_part_s8(&p, s->channels, &s->quant, s->bias,
+                                            &s->input_dims, rows, &s->filter_dims, s->filter,
+                                            &s->output_dims, c0, n_ch, out);
 }
 
 /* This core's output channels [*lo, *hi) of stage s, and the context its CONV_2D kernel
@@ -398,7 +388,7 @@ static rip_status run_chain(const rip_context *ctx, const rip_fused_chain *chain
         res = align4(o->w * o->c);
     }
     run.res_row = ctx->buf;
-    /* the stages' kernels run whole (share 0): a chain is one core's */
+    /* built whole (share 0); stage_share sets a CONV_2D stage's part on two cores */
     run.work = (rip_context){.buf = ctx->buf + res, .size = ctx->size - res};
     run.core = ctx->share == RIP_SHARE_WHOLE ? -1 : (int)(ctx->share - RIP_SHARE_CORE0);
     for (int32_t j = 0; j < n; ++j) {

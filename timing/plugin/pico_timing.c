@@ -699,13 +699,13 @@ static void write_out(qemu_plugin_id_t id, void *userdata) {
         for (size_t k = 0; k < C[v].n_segs; k++, n_segs++) {
             const struct segment *s = &C[v].segs[k];
             fprintf(f,
-                    "segment vcpu=%u index=%zu instructions=%" PRIu64 " cycles=%" PRIu64 " stall=%" PRIu64
-                    " fetch_hits=%" PRIu64 " fetch_misses=%" PRIu64 " data_hits=%" PRIu64
+                    "segment vcpu=%u index=%zu instructions=%" PRIu64 " cycles=%" PRIu64
+                    " stall=%" PRIu64 " fetch_hits=%" PRIu64 " fetch_misses=%" PRIu64 " data_hits=%" PRIu64
                     " data_misses=%" PRIu64 " sequential_misses=%" PRIu64 " divides=%" PRIu64
                     " replaced_calls=%" PRIu64 " replaced_instructions=%" PRIu64
                     " exceptions=%" PRIu64 " unknown=%" PRIu64 "\n",
-                    v, k, s->insns, s->cycles, s->stall, s->fetch_hits, s->fetch_misses, s->data_hits,
-                    s->data_misses, s->seq_misses, s->divides, s->replaced_calls, s->replaced_insns,
+                    v, k, s->insns, s->cycles, s->stall, s->fetch_hits, s->fetch_misses,
+                    s->data_hits, s->data_misses, s->seq_misses, s->divides, s->replaced_calls, s->replaced_insns,
                     s->exceptions, s->unknown);
         }
     }
