@@ -5,6 +5,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
+# Generated projects built here (run, test, bench-*) compile the kernels once per source,
+# flags and compiler (rip.firmware.object_cache), not once per project.
+export CC_LAUNCHER ?= $(abspath $(BIN))/python -m rip.firmware.object_cache
+export RIP_OBJECT_CACHE ?= $(abspath build/object-cache)
 
 .PHONY: run test test-fast lint typecheck fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cores bench-cmsis calibrate-cost clean
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,10 @@ from paths import REPO, shared_path
 # (cbuild.PATTERN_INIT): its Makefile adds EXTRA_CFLAGS to its defaults.
 if HOST_INIT:
     os.environ.setdefault("EXTRA_CFLAGS", " ".join(HOST_INIT))
+# Every generated project carries the same kernels: their objects are compiled once per
+# source, flags and compiler (rip.firmware.object_cache), not once per project.
+os.environ.setdefault("CC_LAUNCHER", f"{sys.executable} -m rip.firmware.object_cache")
+os.environ.setdefault("RIP_OBJECT_CACHE", str(REPO / "build" / "object-cache"))
 
 # The slow tier, in one place: whole modules, and single tests (by function name) of
 # modules that are otherwise fast. Slow is a QEMU run, a build for the Pico cores (the Pico
