@@ -231,8 +231,10 @@ class Compiled:
         return total_bytes(self.plans[s].peak, self.variants[s])
 
     def fit(self, strategy: Strategy | None = None) -> Fit:
+        """The plan's SRAM need on the board: its arena, the persistent state (variable
+        tensors, beside the arena) and the board's overhead."""
         s = strategy or self.strategy
-        return Fit(*self.board.budget(self.plans[s].peak))
+        return Fit(*self.board.budget(self.plans[s].peak + self.graph.state_bytes))
 
     @property
     def match(self) -> bool | None:

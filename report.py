@@ -220,6 +220,9 @@ def build_report(c: Compiled) -> dict[str, Any]:
             {"tensor": t, "shape": list(g.tensors[t].shape), "dtype": g.tensors[t].dtype}
             for t in g.outputs
         ],
+        # the persistent region (variable tensors kept across invokes), beside the arena
+        "state_bytes": g.state_bytes,
+        "state_tensors": list(g.state),
         "ops_in_file": len(c.source.operators),
         "ops": len(g.operators),
         "stripped": [{"op": k, "float_tensor": f, "int8_tensor": q} for k, f, q in g.interface],
@@ -346,11 +349,17 @@ def format_report(rep: dict[str, Any]) -> str:
             f"{size.get('variables', '-'):>7} {size.get('constraints', '-'):>7}"
         )
         lines += [f"    {s['strategy']}: {n}" for n in s["notes"]]
+    state = (
+        f" + persistent state {rep['state_bytes']:,} B ({len(rep['state_tensors'])} variable "
+        "tensors, kept across invokes)"
+        if rep["state_bytes"]
+        else ""
+    )
     lines += [
         "",
         f"selected: {rep['strategy']} / {rep['placer']}: arena {rep['arena_bytes']:,} B "
         f"(all activation RAM, the kernels' scratch inside it: at most "
-        f"{rep['scratch_bytes']:,} B for one op) + board overhead = "
+        f"{rep['scratch_bytes']:,} B for one op){state} + board overhead = "
         f"{rep['needed_sram_bytes']:,} B",
     ]
     if rep["selected_because"]:

@@ -1,4 +1,5 @@
-"""The accepted operators, as ``rip-compile --list-ops`` prints them: each with how its
+"""The accepted operators, as ``rip-compile --list-ops`` prints them: each with the
+activation types it runs (int8, and the int16 / int32 pairs of a 16x8 model), how its
 output may overlay an input (Appendix I's in-place class), how that gap is found, and the
 code that runs it; with ``--rules``, what the validator requires of each.
 
@@ -11,7 +12,7 @@ functions (`rip.frontend.validate.RULES`), their docstrings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rip.codegen.lowerings import LOWERINGS
 from rip.core.operators import GAP_RULES, SPECS, OpSpec, Role
@@ -24,6 +25,12 @@ class OpEntry:
     in_place: str  # the InPlaceKind, or "disjoint" / "alias" / "interface"
     gap: str  # how the gap is found
     kernel: str  # the C function (or the lowering choosing among several) and its header
+    types: str = "int8"  # the activation types it runs (OpSpec.wide_types), its state
+
+
+def _types(s: OpSpec) -> str:
+    text = ", ".join(["int8", *(f"{a}->{b}" for a, b in s.wide_types)])
+    return text + (" + int8 state (persistent)" if s.keeps_state else "")
 
 
 def _kernel(s: OpSpec) -> str:
@@ -35,6 +42,10 @@ def _kernel(s: OpSpec) -> str:
 
 
 def _entry(s: OpSpec) -> OpEntry:
+    return replace(_placement(s), types=_types(s))
+
+
+def _placement(s: OpSpec) -> OpEntry:
     if s.role in (Role.ALIAS, Role.VIEW):
         return OpEntry(s.op, "alias", "shares its input's bytes", "none (no code)")
     if s.role is Role.INTERFACE:  # only at a float boundary
@@ -55,13 +66,14 @@ def operator_table() -> list[OpEntry]:
 
 def format_operator_table(rows: list[OpEntry]) -> str:
     """A fixed-width table, one operator a line."""
-    head = OpEntry("operator", "in place", "gap", "kernel")
-    widths = [max(len(getattr(r, f)) for r in (head, *rows)) for f in ("kind", "in_place", "gap")]
+    head = OpEntry("operator", "in place", "gap", "kernel", "types")
+    fields = ("kind", "in_place", "gap", "kernel")
+    widths = [max(len(getattr(r, f)) for r in (head, *rows)) for f in fields]
     lines = []
     for r in (head, *rows):
-        cells = (r.kind, r.in_place, r.gap)
+        cells = (r.kind, r.in_place, r.gap, r.kernel)
         text = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
-        lines.append(f"{text}  {r.kernel}".rstrip())
+        lines.append(f"{text}  {r.types}".rstrip())
     return "\n".join(lines)
 
 

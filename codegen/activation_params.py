@@ -35,7 +35,7 @@ from rip.codegen.quant import (
     tensor_size,
 )
 from rip.core.operators import Op
-from rip.frontend.ir import Graph, LeakyReluParams, Operator, Tensor
+from rip.frontend.ir import DTYPE_BYTES, Graph, LeakyReluParams, Operator, Tensor
 
 SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
 SOFTMAX_OUTPUT_ZERO_POINT = -128
@@ -145,6 +145,43 @@ def quantize_params(input: Tensor, output: Tensor) -> RequantizeParams:
     )
 
 
+def wide_scale_zp(t: Tensor) -> tuple[float, int]:
+    """The per-tensor scale and zero point of an int8, int16 or int32 tensor."""
+    if t.quant is None or t.quant.per_channel or not t.quant.scale:
+        raise ParamsError(f"tensor {t.name!r} is not quantized per tensor")
+    return float(t.quant.scale[0]), int(t.quant.zero_point[0])
+
+
+@dataclass(frozen=True)
+class QuantizeWideParams:
+    """rip_quantize_wide_params: QUANTIZE with an int16 or int32 side."""
+
+    input_zero_point: int
+    output_zero_point: int
+    multiplier: int
+    shift: int
+    input_bytes: int
+    output_bytes: int
+    size: int
+
+
+def wide_quantize_params(input: Tensor, output: Tensor) -> QuantizeWideParams:
+    """QUANTIZE between int8, int16 and int32 (quantize_common.cc: effective scale
+    s_in / s_out in double, QuantizeMultiplier'd; reference_ops::Requantize)."""
+    si, zi = wide_scale_zp(input)
+    so, zo = wide_scale_zp(output)
+    m, shift = quantize_multiplier(si / so)
+    return QuantizeWideParams(
+        input_zero_point=zi,
+        output_zero_point=zo,
+        multiplier=m,
+        shift=shift,
+        input_bytes=DTYPE_BYTES[input.dtype],
+        output_bytes=DTYPE_BYTES[output.dtype],
+        size=tensor_size(input),
+    )
+
+
 UINT8_OFFSET = 128  # a uint8 byte u is the int8 byte u - 128 read as uint8 (u ^ 0x80)
 
 
@@ -245,12 +282,20 @@ def softmax_params(input: Tensor, output: Tensor, beta: float = 1.0) -> SoftmaxK
     is gemmlowp fixed point (the LUTs are for int16 only) and needs an output of exactly
     scale 1/256, zero point -128."""
     si, _ = scale_zp(input)
-    so, zo = scale_zp(output)
-    if zo != SOFTMAX_OUTPUT_ZERO_POINT or f32(so) != f32(SOFTMAX_OUTPUT_SCALE):
-        raise ParamsError(
-            f"SOFTMAX output {output.name!r} needs scale 1/256 and zero point -128,"
-            f" has {so} and {zo}"
-        )
+    if output.dtype == "int16":  # Softmax<int8_t, int16_t>: scale 1/65536 within 0.1%
+        so, zo = wide_scale_zp(output)
+        if zo != -32768 or abs(f32(so) - f32(1 / 65536)) > f32(0.001 / 65536):
+            raise ParamsError(
+                f"SOFTMAX int16 output {output.name!r} needs scale 1/65536 and zero point "
+                f"-32768, has {so} and {zo}"
+            )
+    else:
+        so, zo = scale_zp(output)
+        if zo != SOFTMAX_OUTPUT_ZERO_POINT or f32(so) != f32(SOFTMAX_OUTPUT_SCALE):
+            raise ParamsError(
+                f"SOFTMAX output {output.name!r} needs scale 1/256 and zero point -128,"
+                f" has {so} and {zo}"
+            )
     scaled_diff_integer_bits = 5
     real = min(float(f32(beta)) * si * (1 << (31 - scaled_diff_integer_bits)), (1 << 31) - 1.0)
     if not real > 1.0:
@@ -466,7 +511,10 @@ KernelParams = (
     | SoftmaxKernelParams
     | LogSoftmaxParams
     | LutParams
+    | QuantizeWideParams
 )
+
+WIDE = {"int16", "int32"}  # activation types besides int8 (OpSpec.wide_types)
 
 
 def op_params(graph: Graph, op: Operator) -> KernelParams:
@@ -478,6 +526,8 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
         return relu_params(ins[0], out, op.kind)
     if op.kind == Op.QUANTIZE and "uint8" in (ins[0].dtype, out.dtype):
         return uint8_quantize_params(ins[0], out)
+    if op.kind == Op.QUANTIZE and WIDE & {ins[0].dtype, out.dtype}:
+        return wide_quantize_params(ins[0], out)
     if op.kind == Op.QUANTIZE:
         return quantize_params(ins[0], out)
     if op.kind in (Op.LOGISTIC, Op.TANH):

@@ -68,6 +68,18 @@ class Activation:
 
 
 @dataclass(frozen=True)
+class StateSlot:
+    """One variable tensor of the persistent region: ``nbytes`` at ``offset`` of
+    ``rip_state``, reset to ``fill`` (its int8 zero point, else 0, as TFLite Micro)."""
+
+    id: int
+    name: str
+    offset: int
+    nbytes: int
+    fill: int
+
+
+@dataclass(frozen=True)
 class Scratch:
     """One op's scratch in the arena: ``nbytes`` at ``offset``, live for op ``op`` alone,
     passed to its kernel as the context ``name``."""
@@ -153,6 +165,11 @@ class EmittedModel:
     # flash-aware execution: the staged filters' arena buffers, each live for its op only
     staged: tuple[Activation, ...] = ()
     cores: int = 1  # 2: rip_model_invoke runs on both cores (docs/two-cores.md)
+    state: tuple[StateSlot, ...] = ()  # the persistent region (Graph.state)
+
+    @property
+    def state_bytes(self) -> int:
+        return max((s.offset + -(-s.nbytes // 4) * 4 for s in self.state), default=0)
 
     @property
     def resident_ops(self) -> int:
@@ -176,6 +193,16 @@ class EmittedModel:
             name: render(f"{name}.j2", **ctx)
             for name in ("model.h", "model.c", "model_data.h", "model_data.c")
         }
+
+
+def _state_slots(graph: Graph) -> tuple[StateSlot, ...]:
+    """The persistent region's tensors, where `Graph.state_offsets` puts them."""
+    slots = []
+    for tid, offset in graph.state_offsets().items():
+        t = graph.tensors[tid]
+        zp = t.quant.zero_point[0] if t.quant is not None and t.dtype == "int8" else 0
+        slots.append(StateSlot(tid, t.name, offset, t.nbytes, int(zp) & 0xFF))
+    return tuple(slots)
 
 
 # The context of a kernel without scratch: a valid context of no bytes (a kernel checks its
@@ -332,6 +359,7 @@ def emit_model(
         stripped=tuple(
             Stripped(Op(kind), _ref(graph, f), _ref(graph, q)) for kind, f, q in graph.interface
         ),
+        state=_state_slots(graph),
         staged=tuple(
             Activation(b.id, f"op {b.op} filter {b.member}", plan.offsets[b.id], b.size, b.op, b.op)
             for b in op_buffers

@@ -17,12 +17,16 @@ from __future__ import annotations
 
 from rip.codegen import activation_params as ap
 from rip.codegen.lowering import Lowered, OpBuffers, lower_one_input, table_kernel
-from rip.core.operators import Op, kernel_of
+from rip.core.operators import Kernel, Op, kernel_of
 from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
 
 UINT8 = "uint8"
 LUT_KERNEL = kernel_of(Op.ABS)  # rip_lut_s8: any int8 -> int8 function of one byte
+# an int16 or int32 side (OpSpec.wide_types): TFLite Micro's Requantize at any width, and
+# its Softmax<int8_t, int16_t>
+WIDE_QUANTIZE = Kernel("rip_quantize_wide", "rip_quantize_wide_params", "activation")
+SOFTMAX_S16 = Kernel("rip_softmax_s8_s16", "rip_softmax_params", "activation")
 
 
 def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
@@ -33,6 +37,10 @@ def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
         graph.tensors[t].dtype for t in (*op.inputs, *op.outputs)
     ):
         kernel = LUT_KERNEL  # a uint8 side: TFLite Micro's requantization as a table
+    elif op.kind == Op.QUANTIZE and ap.WIDE & {
+        graph.tensors[t].dtype for t in (*op.inputs, *op.outputs)
+    }:
+        kernel = WIDE_QUANTIZE
     return lower_one_input(
         graph, op, index, buffers, prefix, kernel, ap.op_params, InPlaceKind.ELEMENTWISE
     )
@@ -43,4 +51,6 @@ def lower_softmax(
 ) -> Lowered:
     """SOFTMAX over the last axis (each row is read twice: max, then sum): output disjoint
     from the input."""
-    return lower_one_input(graph, op, index, buffers, prefix, table_kernel(op), ap.op_params, None)
+    wide = graph.tensors[op.outputs[0]].dtype == "int16"
+    kernel = SOFTMAX_S16 if wide else table_kernel(op)
+    return lower_one_input(graph, op, index, buffers, prefix, kernel, ap.op_params, None)

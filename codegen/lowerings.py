@@ -5,7 +5,7 @@ operator table (rip.core.operators: its family, kernel function and params struc
 lowering here. Each lowering renders the template pair of its kernel family
 (`rip.codegen.lowering`); there is one lowering module and one params module per family
 (``lower_conv`` and ``conv_params`` for kernels/rip_conv.h, and likewise pool, reduce,
-elementwise, activation, shape, resample, norm, matmul and fused).
+elementwise, activation, shape, resample, norm, matmul, svdf and fused).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from rip.codegen import (
     lower_reduce,
     lower_resample,
     lower_shape,
+    lower_svdf,
 )
 from rip.codegen.lowering import Lowering
 from rip.core.errors import LoweringError
@@ -93,6 +94,8 @@ LOWERINGS: dict[Op, Lowering] = {
     Op.L2_NORMALIZATION: lower_norm.lower_l2norm,
     # kernels/rip_matmul.h
     Op.BATCH_MATMUL: lower_matmul.lower_batch_matmul,
+    # kernels/rip_svdf.h
+    Op.SVDF: lower_svdf.lower_svdf,
     # kernels/rip_fused.h
     Op.FUSED_CHAIN: lower_fused.lower_fused,
 }

@@ -4,7 +4,11 @@ The default test input of an int8 input of N bytes is
 ``numpy.random.default_rng(k).integers(-128, 128, size=N, dtype=numpy.int8)`` for the k-th
 model input (k = 0 for the usual single input), so anyone can reproduce it; a uint8 input
 (a model whose QUANTIZE takes uint8 to int8) gets
-``numpy.random.default_rng(k).integers(0, 256, size=N, dtype=numpy.uint8)``. For a model
+``numpy.random.default_rng(k).integers(0, 256, size=N, dtype=numpy.uint8)``, and an int16
+input of N values ``numpy.random.default_rng(k).integers(-32768, 32768, size=N,
+dtype=numpy.int16)``. Outputs are checksummed as their raw little-endian bytes, whatever
+their type. A model with state (variable tensors) is reset first (TFLite Micro's Reset): the
+default input is the first invoke of a stream. For a model
 with a float interface (QUANTIZE at the input, DEQUANTIZE at the outputs) the compiled
 model's input and outputs are the int8 tensors inside those ops: the reference feeds the
 float values that quantize exactly to those bytes, and reads back the int8 values the
@@ -33,10 +37,14 @@ except ImportError as e:  # pragma: no cover - a platform without a tflite-micro
 
 
 def default_input(nbytes: int, index: int = 0, dtype: str = "int8") -> np.ndarray:
-    """Input ``index``'s default bytes: int8 values, or for a uint8 input
-    ``default_rng(index).integers(0, 256, size=N, dtype=numpy.uint8)``."""
+    """Input ``index``'s default values: int8, or for a uint8 input
+    ``default_rng(index).integers(0, 256, size=N, dtype=numpy.uint8)``, for an int16 input
+    of ``nbytes // 2`` values ``default_rng(index).integers(-32768, 32768, ...)``."""
     if dtype == "uint8":
         return np.random.default_rng(index).integers(0, 256, size=nbytes, dtype=np.uint8)
+    if dtype == "int16":
+        rng = np.random.default_rng(index)
+        return rng.integers(-32768, 32768, size=nbytes // 2, dtype=np.int16)
     return np.random.default_rng(index).integers(-128, 128, size=nbytes, dtype=np.int8)
 
 
@@ -45,6 +53,9 @@ def default_inputs(graph: Graph) -> list[np.ndarray]:
         default_input(graph.tensors[t].nbytes, k, graph.tensors[t].dtype)
         for k, t in enumerate(graph.inputs)
     ]
+
+
+OUTPUT_TYPES = {"int16": np.int16, "int32": np.int32}
 
 
 def checksum(outputs: list[bytes]) -> int:
@@ -113,6 +124,8 @@ def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
     """TFLite Micro's output bytes (int8, or int32 for an index output) for the default
     test input, in ``graph.outputs`` order."""
     it = _interpreter(model)
+    if graph.state:
+        it.reset()  # variable tensors to their zero points, as rip_model_reset
     boundary = _interface(graph)
     for k, (t, x) in enumerate(zip(graph.inputs, default_inputs(graph), strict=True)):
         tensor = graph.tensors[t]
@@ -138,7 +151,7 @@ def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
                 raise ReferenceRunError(f"output {t}: int8 side of DEQUANTIZE has no quantization")
             y = np.round(y / np.float32(q.scale[0])) + q.zero_point[0]
             y = np.clip(y, -128, 127)
-        # int8 bytes, or the tensor's own type (the int32 indices of ARG_MAX / ARG_MIN)
-        dtype = np.int32 if graph.tensors[t].dtype == "int32" else np.int8
-        outputs.append(y.astype(dtype).tobytes())
+        # int8 bytes, or the tensor's own type (int16, int32: little-endian)
+        dtype = OUTPUT_TYPES.get(graph.tensors[t].dtype, np.int8)
+        outputs.append(y.astype(np.dtype(dtype).newbyteorder("<")).tobytes())
     return outputs

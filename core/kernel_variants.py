@@ -460,6 +460,21 @@ OTHERS = (
         preconditions="over the last axis; " + _DISJOINT,
     ),
     KernelVariant(
+        "rip_softmax_s8_s16",
+        _ACTIVATION,
+        (Op.SOFTMAX,),
+        preconditions="int8 input, int16 output (scale 1/65536, zero point -32768); over the "
+        "last axis; " + _DISJOINT,
+    ),
+    KernelVariant(
+        "rip_quantize_wide",
+        _ACTIVATION,
+        (Op.QUANTIZE,),
+        (ELEMENTWISE,),
+        preconditions="between int8, int16 and int32, one side wider than int8; in place "
+        "at the input's base where the output's elements are no wider than the input's",
+    ),
+    KernelVariant(
         "rip_log_softmax_s8",
         _ACTIVATION,
         (Op.LOG_SOFTMAX,),
@@ -523,6 +538,13 @@ OTHERS = (
         (Op.BATCH_MATMUL,),
         preconditions="int8 operands quantized per tensor, rank 2 to 5, batch axes "
         "broadcast; " + _DISJOINT,
+    ),
+    KernelVariant(
+        "rip_svdf_s8",
+        "rip_svdf.h",
+        (Op.SVDF,),
+        preconditions="int8 input, weights and state (the state in the persistent region, "
+        "not the arena); " + _DISJOINT,
     ),
     KernelVariant(
         "rip_fused_chain_s8",

@@ -102,8 +102,9 @@ class Op(Word):
     # refused: TFLite Micro has no int8 kernel for these (nothing to be bit-exact with)
     NEG = "NEG"
     L2_POOL_2D = "L2_POOL_2D"
-    # refused: recurrent layers and resource variables, state kept across invokes
+    # recurrent layers, state kept across invokes in variable tensors (kernels/rip_svdf.h)
     SVDF = "SVDF"
+    # refused: recurrent layers and resource variables, state kept across invokes
     LSTM = "LSTM"
     RNN = "RNN"
     UNIDIRECTIONAL_SEQUENCE_LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
@@ -180,6 +181,13 @@ class OpSpec:
     refusal: str | None = None  # why a REFUSED op is refused, appended to the message
     resource_variable: bool = False  # a resource variable op (rip.frontend.stateful)
     writes_indices: bool = False  # its output is int32 indices into its int8 input
+    # (input dtype, output dtype) pairs its kernels run besides int8 -> int8, as TFLite
+    # Micro runs them (a 16x8 or int32 interface): the reader accepts an activation of
+    # another type only between ops that list it
+    wide_types: tuple[tuple[str, str], ...] = ()
+    # it updates a variable (state) tensor, kept across invokes in the persistent region
+    # (ir.Graph.state), not in the arena
+    keeps_state: bool = False
 
     @property
     def header(self) -> str | None:
@@ -224,8 +232,21 @@ _RIP, _CHANNEL, _EW, _REVERSE = (
     InPlaceKind.REVERSE,
 )
 _POOL = CostClass.POOL
+# QUANTIZE between int8, int16 and int32 as TFLite Micro's Requantize runs it
+_WIDE_REQUANTIZE = (
+    ("int16", "int8"),
+    ("int8", "int16"),
+    ("int16", "int16"),
+    ("int16", "int32"),
+    ("int8", "int32"),
+    ("int32", "int8"),
+    ("int32", "int16"),
+)
 _FLOAT_ONLY = "TFLite Micro runs it on float32 only (no int8 kernel to match)"
-_STATE = "TFLite Micro runs it, keeping that state across invokes; rip keeps no state yet"
+_STATE = (
+    "TFLite Micro runs it, keeping that state across invokes; rip has no kernel for it yet "
+    "(SVDF is the stateful layer rip runs)"
+)
 _STATEFUL_LAYER = "a recurrent layer whose state lives in variable tensors: " + _STATE
 _NO_TFLM_RECURRENT = (
     "a recurrent layer TFLite Micro has no kernel for either; convert the model with the "
@@ -391,13 +412,20 @@ _ROWS = (
         "rip_quantize_params",
         in_place=_EW,
         interface=True,
+        wide_types=_WIDE_REQUANTIZE,
     ),
     _kernel(Op.LOGISTIC, "activation", "rip_logistic_s8", "rip_logistic_params", in_place=_EW),
     _kernel(Op.TANH, "activation", "rip_tanh_s8", "rip_tanh_params", in_place=_EW),
     _kernel(
         Op.HARD_SWISH, "activation", "rip_hard_swish_s8", "rip_hard_swish_params", in_place=_EW
     ),
-    _kernel(Op.SOFTMAX, "activation", "rip_softmax_s8", "rip_softmax_params"),
+    _kernel(
+        Op.SOFTMAX,
+        "activation",
+        "rip_softmax_s8",
+        "rip_softmax_params",
+        wide_types=(("int8", "int16"),),
+    ),
     _kernel(Op.LOG_SOFTMAX, "activation", "rip_log_softmax_s8", "rip_log_softmax_params"),
     _kernel(Op.ABS, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
     _kernel(Op.LEAKY_RELU, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
@@ -439,6 +467,15 @@ _ROWS = (
     # ---- kernels/rip_matmul.h: output row i reads all of lhs row i and every rhs column,
     # so no overlay is safe without buffering a row (out of place: no in-place class)
     _kernel(Op.BATCH_MATMUL, "matmul", "rip_batch_matmul_s8", "rip_batch_matmul_params"),
+    # ---- kernels/rip_svdf.h: the output is written after the whole input is read, but the
+    # tensors are a few dozen bytes: out of place. Its state is no arena tensor.
+    _kernel(
+        Op.SVDF,
+        "svdf",
+        "rip_svdf_s8",
+        "rip_svdf_params",
+        keeps_state=True,
+    ),
     # ---- kernels/rip_fused.h (strategy `fused` only)
     _kernel(
         Op.FUSED_CHAIN,
@@ -467,7 +504,6 @@ _ROWS = (
     # ---- refused
     _no_code(Op.NEG, Role.REFUSED, refusal=_FLOAT_ONLY),
     _no_code(Op.L2_POOL_2D, Role.REFUSED, refusal=_FLOAT_ONLY),
-    _no_code(Op.SVDF, Role.REFUSED, refusal=_STATEFUL_LAYER),
     _no_code(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Role.REFUSED, refusal=_STATEFUL_LAYER),
     *(
         _no_code(op, Role.REFUSED, refusal=_NO_TFLM_RECURRENT)

@@ -247,6 +247,17 @@ class BatchMatMulParams:
 
 
 @dataclass(frozen=True)
+class SvdfParams:
+    """SVDF: ``rank`` filters a unit; ``state`` is the variable tensor it updates (kept in
+    the persistent region, `Graph.state`, never an operator input). TFLite Micro's int8
+    kernel applies no fused activation (its output is only clamped to int8), so none is
+    read."""
+
+    rank: int
+    state: int
+
+
+@dataclass(frozen=True)
 class NoParams:
     """Ops with no options we use: RESHAPE, LOGISTIC, HARD_SWISH, RELU, RELU6, QUANTIZE, ..."""
 
@@ -308,6 +319,8 @@ class Graph:
     ``(Op.QUANTIZE, input_float_id, int8_id)``: the compiled model runs int8 inside.
     ``streamed`` names the inputs that arrive row by row (``--stream-input``): no tensor of
     the arena holds them; the fused chain that reads one keeps its rows in a ring.
+    ``state`` names the variable tensors of stateful ops (SVDF): their params name them, no
+    operator lists them as an input, so the liveness graph and the plan never see them.
     """
 
     name: str
@@ -322,9 +335,26 @@ class Graph:
     streamed: tuple[int, ...] = ()
     has_weights: bool = True
     notes: tuple[str, ...] = ()
+    # variable (state) tensors, kept across invokes in the persistent region, each reset to
+    # its zero point (int8) as TFLite Micro's ResetVariableTensors does; never in the arena
+    state: tuple[int, ...] = ()
 
     def tensor(self, tid: int) -> Tensor:
         return self.tensors[tid]
+
+    def state_offsets(self) -> dict[int, int]:
+        """Each state tensor's byte offset in the persistent region, in `state` order, each
+        4-byte aligned."""
+        offsets, at = {}, 0
+        for tid in self.state:
+            offsets[tid] = at
+            at += -(-self.tensors[tid].nbytes // 4) * 4
+        return offsets
+
+    @property
+    def state_bytes(self) -> int:
+        """The persistent region's size: every state tensor, 4-byte aligned."""
+        return sum(-(-self.tensors[t].nbytes // 4) * 4 for t in self.state)
 
     def storage(self, tid: int) -> int:
         """The tensor whose bytes ``tid`` lives in (follows alias chains)."""

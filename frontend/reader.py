@@ -51,6 +51,7 @@ from rip.frontend.ir import (
     SoftmaxParams,
     SpaceBatchParams,
     SplitParams,
+    SvdfParams,
     Tensor,
     TransposeParams,
     describe,
@@ -173,7 +174,7 @@ class _Reader:
 
         self.check_operators(raw_ops, raw_tensors)
         tensors = {
-            tid: self.tensor(tid, raw, tid not in activation_ids)
+            tid: self.tensor(tid, raw, tid not in activation_ids and tid not in self.state)
             for tid, raw in raw_tensors.items()
         }
         for tid, data in folded.items():
@@ -187,6 +188,8 @@ class _Reader:
                 continue
             kind = TFLITE_OPS[name]
             params = self.params(_Raw(i, kind, op, ins, outs, tensors))
+            if spec(kind).keeps_state:  # the state is the params' own (Graph.state)
+                ins = ins[:-1]
             operators.append(Operator(_grouped(kind, ins, tensors), ins, outs, params, i))
         op_inputs = {t for op in operators for t in op.inputs if t >= 0}
         missing = [
@@ -209,6 +212,7 @@ class _Reader:
             outputs=graph_outputs,
             has_weights=has_weights,
             notes=tuple(self.notes),
+            state=self.state,
         )
 
     @staticmethod
@@ -297,13 +301,36 @@ class _Reader:
             if refusal:
                 message += f"; {refusal}"
             raise self.fail(message)
-        variables = [tid for tid, t in raw_tensors.items() if t.IsVariable()]
-        if variables:
-            name = (raw_tensors[variables[0]].Name() or b"").decode(errors="replace")
+        self.state = self.state_tensors(raw_ops, raw_tensors)
+
+    def state_tensors(self, raw_ops: list, raw_tensors: dict[int, Any]) -> tuple[int, ...]:
+        """The variable (state) tensors, each the state input of one stateful op (SVDF's
+        input 4, `OpSpec.keeps_state`) and read or written by nothing else; any other
+        variable tensor is refused, naming it."""
+        owner: dict[int, int] = {}
+        for i, (kind, ins, outs, _) in enumerate(raw_ops):
+            if i in self.folded_ops:
+                continue
+            for pos, t in enumerate((*ins, *outs)):
+                if t < 0 or not raw_tensors[t].IsVariable():
+                    continue
+                name = (raw_tensors[t].Name() or b"").decode(errors="replace")
+                stateful = kind in TFLITE_OPS and spec(TFLITE_OPS[kind]).keeps_state
+                if not stateful or pos != len(ins) - 1 or t in owner:
+                    raise self.fail(
+                        f"variable (state) tensor {t} {name!r} used by {describe(kind, i)} "
+                        f"(operand {pos}): rip keeps state only for SVDF's state input, "
+                        "read and written by that one op"
+                    )
+                owner[t] = i
+        loose = [t for t, raw in raw_tensors.items() if raw.IsVariable() and t not in owner]
+        if loose:
+            name = (raw_tensors[loose[0]].Name() or b"").decode(errors="replace")
             raise self.fail(
-                f"variable (state) tensor {variables[0]} {name!r}: a stateful model; TFLite "
-                "Micro keeps such state across invokes, rip keeps no state yet"
+                f"variable (state) tensor {loose[0]} {name!r} is not the state of an SVDF: "
+                "rip keeps state only for SVDF"
             )
+        return tuple(sorted(owner, key=owner.__getitem__))
 
     def tensor(self, tid: int, raw: Any, is_constant: bool) -> Tensor:
         name = (raw.Name() or b"").decode(errors="replace")
@@ -436,6 +463,10 @@ class _Reader:
                     f"({made_by}); only a float model input consumed by QUANTIZE or a float "
                     "output produced by DEQUANTIZE is allowed"
                 )
+            if t.dtype in ("int16", "int32") and self.wide_between(
+                tid, t, raw_ops, tensors, producer, consumers
+            ):
+                continue
             if t.dtype == "int16":
                 raise self.fail(
                     f"int16 activations (16x8 quantization, the converter's "
@@ -447,6 +478,37 @@ class _Reader:
                 f"{t.dtype} activations are not supported (int8 only): {_tensor_desc(t)} "
                 f"({made_by})"
             )
+
+    def wide_between(
+        self,
+        tid: int,
+        t: Tensor,
+        raw_ops: list,
+        tensors: dict[int, Tensor],
+        producer: dict[int, int],
+        consumers: dict[int, list[int]],
+    ) -> bool:
+        """An int16 or int32 activation that every op around it runs at that type
+        (`OpSpec.wide_types`: the op that makes it from its input's type, each op that reads
+        it into its output's type); a graph input or output counts as the interface. It
+        must be quantized per tensor, as those kernels read it."""
+
+        def runs(i: int, pair: tuple[str, str]) -> bool:
+            kind = TFLITE_OPS.get(raw_ops[i][0])
+            return kind is not None and pair in spec(kind).wide_types
+
+        def dtype_of(ids: tuple[int, ...]) -> str:
+            return tensors[ids[0]].dtype if ids and ids[0] >= 0 else ""
+
+        if tid in producer and not runs(
+            producer[tid], (dtype_of(raw_ops[producer[tid]][1]), t.dtype)
+        ):
+            return False
+        if not all(runs(c, (t.dtype, dtype_of(raw_ops[c][2]))) for c in consumers.get(tid, [])):
+            return False
+        if t.quant is None or len(t.quant.scale) != 1:
+            raise self.fail(f"{t.dtype} {_tensor_desc(t)} needs one scale and zero point")
+        return True
 
     # ---- operator options ------------------------------------------------------------
 
@@ -910,6 +972,52 @@ class _Reader:
             raise movement.Refused(f"output {list(out)}, the product is {list(want)}")
         return BatchMatMulParams(adj_x, adj_y)
 
+    def svdf(self, r: _Raw) -> SvdfParams:
+        """SVDF as TFLite Micro's PrepareSvdf accepts it for int8: input [batch, n_input],
+        feature weights [n_filter, n_input], time weights [n_filter, n_memory] (int8, with
+        an int8 state), bias [n_filter / rank] int32 with the scale s_state * s_time, state
+        [batch, n_memory * n_filter], output [batch, n_filter / rank]."""
+        o = self.options(r)
+        rank = int(o.Rank()) if o is not None else 0
+        x, wf, wt, bias, state = (r.tensors[t] if t >= 0 else None for t in r.ins)
+        if x is None or wf is None or wt is None or state is None:
+            raise self.fail(f"{r.where}: input, weights and state are required")
+        if bias is None:
+            raise self.fail(f"{r.where}: no bias; TFLite Micro's SVDF reads the bias it needs")
+        if wt.dtype != "int8" or state.dtype != "int8":
+            raise self.fail(
+                f"{r.where}: {wt.dtype} time weights and {state.dtype} state; rip's SVDF runs "
+                "the int8 kind (TFLite Micro also runs int16 time weights with int16 state)"
+            )
+        for t in (x, wf, wt, state):
+            if t.quant is None or len(t.quant.scale) != 1:
+                raise self.fail(f"{r.where}: {_tensor_desc(t)} needs one scale and zero point")
+        if len(x.shape) != 2 or len(wf.shape) != 2 or len(wt.shape) != 2:
+            raise self.fail(f"{r.where}: input and weights must be rank 2")
+        batch, n_input = x.shape
+        n_filter, n_memory = wt.shape
+        if rank < 1 or n_filter % rank or wf.shape != (n_filter, n_input):
+            raise self.fail(
+                f"{r.where}: rank {rank}, feature weights {list(wf.shape)}, time weights "
+                f"{list(wt.shape)} for input {list(x.shape)} do not fit"
+            )
+        n_unit = n_filter // rank
+        if bias.shape != (n_unit,) or bias.dtype != "int32":
+            raise self.fail(f"{r.where}: bias {_tensor_desc(bias)} must be int32 [{n_unit}]")
+        if state.shape != (batch, n_memory * n_filter) or r.out_shape != (batch, n_unit):
+            raise self.fail(
+                f"{r.where}: state {list(state.shape)} and output {list(r.out_shape)}, "
+                f"expected [{batch}, {n_memory * n_filter}] and [{batch}, {n_unit}]"
+            )
+        assert state.quant is not None and wt.quant is not None  # checked above
+        want = np.float32(state.quant.scale[0]) * np.float32(wt.quant.scale[0])
+        if bias.quant is None or abs(float(bias.quant.scale[0]) - float(want)) >= 1e-5:
+            raise self.fail(
+                f"{r.where}: bias scale is not state scale x time-weight scale (TFLite "
+                "Micro refuses the model)"
+            )
+        return SvdfParams(rank, r.ins[4])
+
     def transpose_conv(self, r: _Raw) -> Conv2DParams:
         """TRANSPOSE_CONV (inputs: output shape, weights [O, KH, KW, I], input, bias):
         padding as TFLite Micro's Prepare computes it, SAME/VALID of the convolution whose
@@ -1046,6 +1154,7 @@ DECODERS: dict[Op, Decoder] = {
     Op.TRANSPOSE_CONV: _Reader.transpose_conv,
     Op.L2_NORMALIZATION: _Reader.l2_normalization,
     Op.BATCH_MATMUL: _Reader.batch_matmul,
+    Op.SVDF: _Reader.svdf,
 }
 
 

@@ -107,6 +107,7 @@ FORMATS: dict[Op, OpFormat] = {
     Op.L2_NORMALIZATION: _f(1, 1, "L2NormOptions"),
     Op.TRANSPOSE_CONV: _f(3, 4, "TransposeConvOptions", required=True, optional=(3,)),
     Op.BATCH_MATMUL: _f(2, 2, "BatchMatMulOptions"),
+    Op.SVDF: _f(5, 5, "SVDFOptions", required=True, optional=(3,)),
 }
 
 # Builtin name -> Op, for every op of the table a TFLite file can hold (the ones rip

@@ -890,6 +890,7 @@ RULES: dict[Op, tuple[Rule, ...]] = {
             Op.L2_NORMALIZATION,
             Op.PAD,
             Op.BATCH_MATMUL,
+            Op.SVDF,
         ),
         (),
     ),

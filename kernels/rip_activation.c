@@ -3,6 +3,8 @@
 #include "rip_activation.h"
 #include "rip_support.h"
 
+#include <stddef.h>
+
 /* ---- gemmlowp fixed point on int32 (fixedpoint/fixedpoint.h), in our own words ----------
  * A value in Qm.(31-m) is a raw int32; rip_fp_mul (rip_support.h) multiplies two. */
 
@@ -213,16 +215,20 @@ rip_status rip_hard_swish_s8(const rip_hard_swish_params *params, int32_t size,
     return RIP_OK;
 }
 
-rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, int32_t row_size,
-                          const int8_t *input, int8_t *output) {
+/* Softmax of TFLite's reference (gemmlowp fixed point) into int8 (out_bits 8) or int16
+ * (out_bits 16) outputs, each stored by `store`. */
+static rip_status softmax_rows(const rip_softmax_params *params, int32_t num_rows,
+                               int32_t row_size, const int8_t *input, void *output,
+                               int out_bits) {
     if (num_rows < 0 || row_size <= 0) {
         return RIP_ERROR_ARGUMENT;
     }
+    const int32_t out_min = out_bits == 16 ? INT16_MIN : INT8_MIN;
+    const int32_t out_max = out_bits == 16 ? INT16_MAX : INT8_MAX;
     /* exp's argument is Q5.26; the sum of up to 2^12 terms in [0, 1] is Q12.19. */
     enum { kScaledDiffIntegerBits = 5, kAccumulationIntegerBits = 12 };
     for (int32_t r = 0; r < num_rows; ++r) {
         const int8_t *x = input + (int32_t)r * row_size;
-        int8_t *y = output + (int32_t)r * row_size;
         int32_t max_in_row = INT8_MIN;
         for (int32_t c = 0; c < row_size; ++c) {
             max_in_row = rip_max32(max_in_row, x[c]);
@@ -245,22 +251,54 @@ rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, in
         const int32_t shifted_sum_minus_one =
             (int32_t)(((uint32_t)sum_of_exps << headroom_plus_one) - (1u << 31));
         const int32_t shifted_scale = fp_one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one);
-        const int exponent = num_bits_over_unit + 31 - 8;
+        const int exponent = num_bits_over_unit + 31 - out_bits;
         if (exponent < 0 || exponent > 31) {
             return RIP_ERROR_ARGUMENT; /* TFLite aborts here (TFLITE_CHECK) */
         }
         for (int32_t c = 0; c < row_size; ++c) {
             const int32_t diff = (int32_t)x[c] - max_in_row;
-            int32_t out = INT8_MIN;
+            int32_t out = out_min;
             if (diff >= params->diff_min) {
                 const int32_t scaled = rip_multiply_by_quantized_multiplier_greater_than_one(
                     diff, params->input_multiplier, params->input_left_shift);
                 const int32_t e = fp_exp_on_negative_values(scaled, kScaledDiffIntegerBits);
-                out = rip_rounding_divide_by_pot(rip_fp_mul(shifted_scale, e), exponent) + INT8_MIN;
-                out = rip_clamp32(out, INT8_MIN, INT8_MAX);
+                out = rip_rounding_divide_by_pot(rip_fp_mul(shifted_scale, e), exponent) + out_min;
+                out = rip_clamp32(out, out_min, out_max);
             }
-            y[c] = (int8_t)out;
+            rip_store_le((int8_t *)output + ((ptrdiff_t)r * row_size + c) * (out_bits / 8), out,
+                         out_bits / 8);
         }
+    }
+    return RIP_OK;
+}
+
+rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, int32_t row_size,
+                          const int8_t *input, int8_t *output) {
+    return softmax_rows(params, num_rows, row_size, input, output, 8);
+}
+
+rip_status rip_softmax_s8_s16(const rip_softmax_params *params, int32_t num_rows,
+                              int32_t row_size, const int8_t *input, void *output) {
+    return softmax_rows(params, num_rows, row_size, input, output, 16);
+}
+
+rip_status rip_quantize_wide(const rip_quantize_wide_params *params, int32_t size,
+                             const void *input, void *output) {
+    const int32_t ib = params->input_bytes, ob = params->output_bytes;
+    if (size < 0 || (ib != 1 && ib != 2 && ib != 4) || (ob != 1 && ob != 2 && ob != 4)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const int32_t lo = ob == 1 ? INT8_MIN : ob == 2 ? INT16_MIN : INT32_MIN;
+    const int32_t hi = ob == 1 ? INT8_MAX : ob == 2 ? INT16_MAX : INT32_MAX;
+    const int8_t *x = (const int8_t *)input;
+    int8_t *y = (int8_t *)output;
+    for (int32_t i = 0; i < size; ++i) {
+        const int32_t v = rip_wrap_sub32(rip_load_le(x + (ptrdiff_t)i * ib, ib),
+                                         params->input_zero_point);
+        const int32_t q = rip_wrap_add32(
+            rip_multiply_by_quantized_multiplier(v, params->multiplier, params->shift),
+            params->output_zero_point);
+        rip_store_le(y + (ptrdiff_t)i * ob, rip_clamp32(q, lo, hi), ob);
     }
     return RIP_OK;
 }

@@ -113,6 +113,29 @@ rip_status rip_lut_s8(const rip_lut_params *params, int32_t size, const int8_t *
 rip_status rip_softmax_s8(const rip_softmax_params *params, int32_t num_rows, int32_t row_size,
                           const int8_t *input, int8_t *output);
 
+/* SOFTMAX int8 -> int16 (output scale 1/65536, zero point -32768): the same arithmetic,
+ * TFLite Micro's reference Softmax<int8_t, int16_t>. output: num_rows * row_size int16
+ * values, little-endian, at any alignment. */
+rip_status rip_softmax_s8_s16(const rip_softmax_params *params, int32_t num_rows,
+                              int32_t row_size, const int8_t *input, void *output);
+
+/* QUANTIZE between int8, int16 and int32 (TFLite Micro's reference Requantize): y = clamp(
+ * MultiplyByQuantizedMultiplier(x - input_zero_point) + output_zero_point) to the output
+ * type. Element widths in bytes; values little-endian at any alignment. In place at the
+ * input's base where output_bytes <= input_bytes (element i is read before it is stored,
+ * first to last, and its store reaches no byte of a later element). */
+typedef struct {
+    int32_t input_zero_point;
+    int32_t output_zero_point;
+    int32_t multiplier;
+    int32_t shift;
+    int32_t input_bytes;  /* 1, 2 or 4 */
+    int32_t output_bytes; /* 1, 2 or 4 */
+} rip_quantize_wide_params;
+
+rip_status rip_quantize_wide(const rip_quantize_wide_params *params, int32_t size,
+                             const void *input, void *output);
+
 #ifdef __cplusplus
 }
 #endif

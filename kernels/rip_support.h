@@ -125,6 +125,28 @@ static inline int32_t rip_sat_sub32(int32_t a, int32_t b) {
     return (int32_t)(s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : s));
 }
 
+/* A signed little-endian value of `bytes` (1, 2 or 4) at p, any alignment (an int16 or
+ * int32 tensor of the arena or a model input: ARMv6-M faults on an unaligned halfword). */
+static inline int32_t rip_load_le(const int8_t *p, int32_t bytes) {
+    const uint8_t *u = (const uint8_t *)p;
+    if (bytes == 1) {
+        return p[0];
+    }
+    if (bytes == 2) {
+        return (int16_t)(uint16_t)(u[0] | ((uint32_t)u[1] << 8));
+    }
+    return (int32_t)(u[0] | ((uint32_t)u[1] << 8) | ((uint32_t)u[2] << 16) |
+                     ((uint32_t)u[3] << 24));
+}
+
+/* Store the low `bytes` (1, 2 or 4) of v at p, little-endian, any alignment. */
+static inline void rip_store_le(int8_t *p, int32_t v, int32_t bytes) {
+    const uint32_t u = (uint32_t)v;
+    for (int32_t k = 0; k < bytes; ++k) {
+        p[k] = (int8_t)(uint8_t)(u >> (8 * k));
+    }
+}
+
 static inline int32_t rip_wrap_add32(int32_t a, int32_t b) {
     return (int32_t)((uint32_t)a + (uint32_t)b);
 }

@@ -6,6 +6,7 @@ import json
 import time
 
 import pytest
+from test_refusals import _one_op
 from paths import shared_path
 from tflite_writer import example_model, random_conv_model
 
@@ -134,10 +135,12 @@ def test_truncated_model(capsys, tmp_path):
     assert code == 2 and err.count("\n") == 1 and "half.tflite" in err
 
 
-def test_unsupported_model_refused(capsys):
-    model = shared_path("models", "tinyml", "tflm-keyword_scrambled_8bit.tflite")
+def test_unsupported_model_refused(capsys, tmp_path):
+    model = tmp_path / "lstm.tflite"
+    model.write_bytes(_one_op("UNIDIRECTIONAL_SEQUENCE_LSTM", 24))
     code, _, err = run(capsys, str(model), "--report")
-    assert code == 2 and err.count("\n") == 1 and "unsupported operator SVDF" in err
+    assert code == 2 and err.count("\n") == 1
+    assert "unsupported operator UNIDIRECTIONAL_SEQUENCE_LSTM" in err
 
 
 def test_missing_file_and_unknown_board(capsys, example_file):

@@ -17,12 +17,13 @@ import tflite_writer as tw
 
 from rip.core.errors import ModelError, RipError
 from rip.frontend.ir import Padding, PadParams, Quant
+from rip.core.operators import spec
 from rip.frontend.reader import read_model
 from rip.frontend.tflite_mapping import builtin_name
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 MODEL_FILES = sorted(MODELS.rglob("*.tflite")) if MODELS.is_dir() else []
-REFUSED = {"tflm-keyword_scrambled_8bit.tflite"}
+REFUSED: set[str] = set()  # every shared model is read (issue 28: SVDF)
 NO_MODELS = pytest.param(
     None, marks=pytest.mark.skip(reason=f"{MODELS} is absent (shared models beside the repo)")
 )
@@ -100,25 +101,39 @@ def test_every_shared_model_parses_or_is_refused_clearly(path: Path) -> None:
     assert graph.inputs == tuple(int(t) for t in sub.InputsAsNumpy())
     assert graph.outputs == tuple(int(t) for t in sub.OutputsAsNumpy())
     produced = {t for op in graph.operators for t in op.outputs}
+    state = set(graph.state)
     for op in graph.operators:
         for t in (*op.inputs, *op.outputs):
             if t >= 0:
                 assert graph.tensor(t).id == t
                 assert graph.tensor(t).is_constant == (t not in produced and t not in graph.inputs)
-    # Inside the graph everything is int8 (the float interface is checked on person-det).
+                assert t not in state  # a variable tensor is no operator's input
+    # Inside the graph everything is int8 (the float interface is checked on person-det),
+    # but where the op runs a wider type (a 16x8 interface, keyword_scrambled's SOFTMAX)
     for op in graph.operators:
         if op.kind not in ("QUANTIZE", "DEQUANTIZE"):
-            assert all(graph.tensor(t).dtype == "int8" for t in op.outputs), op
+            ins = graph.tensor(op.inputs[0]).dtype
+            assert all(
+                graph.tensor(t).dtype == "int8"
+                or (ins, graph.tensor(t).dtype) in spec(op.kind).wide_types
+                for t in op.outputs
+            ), op
 
 
-def test_keyword_scrambled_is_refused_naming_svdf() -> None:
+def test_keyword_scrambled_keeps_its_svdf_state_out_of_the_operators() -> None:
+    """TFLite Micro's keyword_scrambled_8bit (issue 28): each SVDF's variable tensor is a
+    state of the graph, in its params, not an operator input; int16 input, int32 output."""
     path = model_path("tinyml/tflm-keyword_scrambled_8bit.tflite")
-    first = op_names(path).index("SVDF")
-    with pytest.raises(ModelError, match=rf"unsupported operator SVDF at index {first} ") as info:
-        read_model(path)
-    message = str(info.value)
-    assert "state lives in variable tensors" in message and "TFLite Micro runs it" in message
-    assert "\n" not in message and str(path) in message
+    graph = read_model(path)
+    _, _, sub = flatbuffer(path)
+    variables = {t for t in range(sub.TensorsLength()) if sub.Tensors(t).IsVariable()}
+    svdfs = [op for op in graph.operators if op.kind == "SVDF"]
+    assert len(svdfs) == 7 and set(graph.state) == variables
+    assert [op.params.state for op in svdfs] == list(graph.state)
+    assert all(len(op.inputs) == 4 for op in svdfs)
+    assert graph.state_bytes == sum(graph.tensor(t).nbytes for t in variables) == 5120
+    assert graph.tensor(graph.inputs[0]).dtype == "int16"
+    assert graph.tensor(graph.outputs[0]).dtype == "int32"
 
 
 # ---- operator counts and options against the accessors ------------------------------------

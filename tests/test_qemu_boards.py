@@ -55,6 +55,7 @@ CI_M33 = [
     "tinyml/mlperf-str_ww_ref_model",
     "tinyml/tflm-micro_speech_quantized",
     "tinyml/mlperf-kws_ref_model",
+    "tinyml/tflm-keyword_scrambled_8bit",  # SVDF: the persistent state, int16 in, int32 out
     "mcunet/person-det",
     "mcunet/mcunet-in0",
 ]
@@ -63,6 +64,7 @@ CI_ARMV6M = [
     "tinyml/mlperf-kws_ref_model",
     "tinyml/mlperf-ad01_int8",  # FULLY_CONNECTED only: the packed GEMV's ARMv6-M loop
     "tinyml/tflm-micro_speech_quantized",  # a one-channel depthwise run as a CONV_2D GEMV
+    "tinyml/tflm-keyword_scrambled_8bit",  # int16 / int32 read and stored a byte at a time
 ]
 PICO_OF = {"qemu-m33": "pico2", "qemu-armv6m": "pico"}
 

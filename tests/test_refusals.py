@@ -79,7 +79,7 @@ def test_batch_matmul_next_to_tanh_is_read_not_refused_as_recurrence() -> None:
     assert [op.kind for op in graph.operators] == ["TANH", "BATCH_MATMUL"]
 
 
-@pytest.mark.parametrize(("kind", "n_inputs"), [("UNIDIRECTIONAL_SEQUENCE_LSTM", 24), ("SVDF", 5)])
+@pytest.mark.parametrize(("kind", "n_inputs"), [("UNIDIRECTIONAL_SEQUENCE_LSTM", 24)])
 def test_stateful_recurrent_ops_are_refused_naming_the_op_and_tflite_micro(kind, n_inputs):
     message = _refusal(_one_op(kind, n_inputs))
     assert f"unsupported operator {kind} at index 0" in message

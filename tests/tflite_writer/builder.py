@@ -109,6 +109,7 @@ class TensorDef:
     dtype: DType
     quantization: Quantization | None
     data: bytes | None
+    is_variable: bool = False  # a variable (state) tensor, kept across invokes
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,7 @@ class ModelBuilder:
         quantization: Quantization | None,
         data: bytes | None,
         name: str | None,
+        is_variable: bool = False,
     ) -> int:
         index = len(self._tensors)
         self._tensors.append(
@@ -204,6 +206,7 @@ class ModelBuilder:
                 dtype=dtype,
                 quantization=quantization,
                 data=data,
+                is_variable=is_variable,
             )
         )
         return index
@@ -239,15 +242,21 @@ class ModelBuilder:
         zero_point: int = 0,
         name: str | None = None,
         *,
-        dtype: Literal["int8", "uint8", "int16", "float32"] = "int8",
+        dtype: Literal["int8", "uint8", "int16", "int32", "float32"] = "int8",
     ) -> int:
-        """A non-constant tensor: int8 (or int16, the converter's 16x8 mode, or uint8, an
-        interface a QUANTIZE converts) with one scale and zero point, or unquantized
+        """A non-constant tensor: int8 (or int16, the converter's 16x8 mode, int32, or uint8,
+        an interface a QUANTIZE converts) with one scale and zero point, or unquantized
         float32."""
-        if dtype in ("int8", "uint8", "int16"):
+        ranges = {
+            "int8": (-128, 127),
+            "uint8": (0, 255),
+            "int16": (-32768, 32767),
+            "int32": (-(1 << 31), (1 << 31) - 1),
+        }
+        if dtype in ranges:
             if scale is None:
                 raise ValueError(f"an {dtype} activation needs a scale")
-            lo, hi = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}[dtype]
+            lo, hi = ranges[dtype]
             if not lo <= zero_point <= hi:
                 raise ValueError(f"{dtype} zero point {zero_point} outside [{lo}, {hi}]")
             quant = self._quantization(shape, scale, zero_point, 0)
@@ -256,6 +265,13 @@ class ModelBuilder:
                 raise ValueError("a float32 activation takes no quantization")
             quant = None
         return self._add_tensor(shape, dtype, quant, None, name)
+
+    def variable(
+        self, shape: Sequence[int], scale: float, zero_point: int = 0, name: str | None = None
+    ) -> int:
+        """An int8 variable (state) tensor with one scale and zero point: an SVDF's state."""
+        quant = self._quantization(shape, scale, zero_point, 0)
+        return self._add_tensor(shape, "int8", quant, None, name, is_variable=True)
 
     def resource(self, name: str | None = None) -> int:
         """A resource tensor (a VAR_HANDLE's output: the handle of a resource variable)."""
@@ -684,6 +700,17 @@ class ModelBuilder:
         options = (("AdjX", adj_x), ("AdjY", adj_y))
         return self.operator("BATCH_MATMUL", (x, y), (out,), "BatchMatMulOptions", options)
 
+    def svdf(
+        self, x: int, feature: int, time: int, bias: int, state: int, out: int, *, rank: int,
+        activation: Activation = "NONE",
+    ) -> int:  # fmt: skip
+        """SVDF of ``x`` (inputs: feature weights [filters, input], time weights [filters,
+        memory], bias [filters / rank], the variable state [batch, memory * filters])."""
+        options = (("Rank", rank), ("FusedActivationFunction", _ACTIVATION[activation]))
+        return self.operator(
+            "SVDF", (x, feature, time, bias, state), (out,), "SVDFOptions", options
+        )
+
     def shape_op(self, x: int, out: int) -> int:
         """SHAPE of ``x`` into ``out``, an int32 or int64 vector (`add_index_output`)."""
         dtype = self._tensors[out].dtype
@@ -960,6 +987,8 @@ def _tensor(b: flatbuffers.Builder, tensor: TensorDef, buffer: int) -> int:
     tflite.TensorAddType(b, _TENSOR_TYPE[tensor.dtype])
     tflite.TensorAddBuffer(b, buffer)
     tflite.TensorAddName(b, name)
+    if tensor.is_variable:
+        tflite.TensorAddIsVariable(b, True)
     if quant is not None:
         tflite.TensorAddQuantization(b, quant)
     return tflite.TensorEnd(b)

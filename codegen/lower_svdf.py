@@ -1,0 +1,43 @@
+"""Lowering of kernels/rip_svdf.h: SVDF.
+
+Parameters from `rip.codegen.svdf_params`; C text from ``templates/ops/svdf_{data,call}.c.j2``.
+The weights and bias are the op's own constants; the state is its bytes of the persistent
+region (``rip_state`` in model.c, `Graph.state_offsets`), never the arena. Out of place.
+"""
+
+from __future__ import annotations
+
+from rip.codegen import svdf_params as sp
+from rip.codegen.lowering import (
+    Lowered,
+    OpBuffers,
+    OpContext,
+    check_buffers,
+    check_operand_in_place,
+    kernel_params,
+    render_op,
+    table_kernel,
+)
+from rip.frontend.ir import Graph, Operator
+
+
+def lower_svdf(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
+    """SVDF (int8, int8 state): input from the arena, state from the persistent region."""
+    kernel = table_kernel(op)
+    check_buffers(graph, op, buffers)
+    check_operand_in_place(graph, op, buffers, kernel, None, ())
+    params = kernel_params(sp.op_params, graph, op)
+    state = f"(rip_state + {graph.state_offsets()[params.state]})"
+    return render_op(
+        OpContext(
+            kind=op.kind,
+            header=kernel.header,
+            function=kernel.function,
+            struct=kernel.struct,
+            params=params,
+            prefix=prefix,
+            status=index + 1,
+            inputs=(str(buffers.inputs[0]), state),
+            output=buffers.output,
+        )
+    )

@@ -1,0 +1,80 @@
+"""Kernel parameters of kernels/rip_svdf.h (SVDF, int8 with int8 state), as TFLite Micro's
+PrepareSvdf computes them.
+
+Two requantizations: the feature product into the state's scale, ``s_in * s_feature /
+s_state``, and the time product into the output's, ``s_state * s_time / s_out``; each is
+evaluated in float32 (the C++ multiplies and divides the tensors' float scales before it
+widens the result to double) and then QuantizeMultiplier'd.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rip.codegen.quant import ParamsError, int8_per_tensor, quantize_multiplier
+from rip.frontend.ir import Graph, Operator, SvdfParams
+
+
+@dataclass(frozen=True)
+class SvdfKernelParams:
+    """rip_svdf_params, and the op's constants and state."""
+
+    batch: int
+    input_size: int
+    filters: int
+    rank: int
+    memory: int
+    input_zero_point: int
+    state_zero_point: int
+    output_zero_point: int
+    feature_multiplier: int
+    feature_shift: int
+    output_multiplier: int
+    output_shift: int
+    feature: bytes
+    time: bytes
+    bias: tuple[int, ...]
+    state: int  # the state tensor's id (its bytes in the persistent region)
+
+
+def _scale(a: float, b: float, c: float) -> float:
+    """``a * b / c`` in float32, as the C++ evaluates the tensors' float scales."""
+    return float(np.float32(np.float32(a) * np.float32(b)) / np.float32(c))
+
+
+def op_params(graph: Graph, op: Operator) -> SvdfKernelParams:
+    p = op.params
+    if not isinstance(p, SvdfParams):
+        raise ParamsError(f"{op.describe()}: not an SVDF")
+    x, wf, wt, b = (graph.tensors[t] for t in op.inputs[:4])
+    state, out = graph.tensors[p.state], graph.tensors[op.outputs[0]]
+    s_in, z_in = int8_per_tensor(x, op, "the input")
+    s_wf, _ = int8_per_tensor(wf, op, "the feature weights")
+    s_wt, _ = int8_per_tensor(wt, op, "the time weights")
+    s_st, z_st = int8_per_tensor(state, op, "the state")
+    s_out, z_out = int8_per_tensor(out, op, "the output")
+    if wf.data is None or wt.data is None or b.data is None:
+        raise ParamsError(f"{op.describe()}: the weights have no data (compile with weights)")
+    m1, e1 = quantize_multiplier(_scale(s_in, s_wf, s_st))
+    m2, e2 = quantize_multiplier(_scale(s_st, s_wt, s_out))
+    filters, memory = wt.shape
+    return SvdfKernelParams(
+        batch=x.shape[0],
+        input_size=x.shape[1],
+        filters=filters,
+        rank=p.rank,
+        memory=memory,
+        input_zero_point=z_in,
+        state_zero_point=z_st,
+        output_zero_point=z_out,
+        feature_multiplier=m1,
+        feature_shift=e1,
+        output_multiplier=m2,
+        output_shift=e2,
+        feature=wf.data,
+        time=wt.data,
+        bias=tuple(int(v) for v in np.frombuffer(b.data, "<i4")),
+        state=p.state,
+    )
