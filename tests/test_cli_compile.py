@@ -6,8 +6,8 @@ import json
 import time
 
 import pytest
-from test_refusals import _one_op
 from paths import shared_path
+from test_refusals import _one_op
 from tflite_writer import example_model, random_conv_model
 
 from rip import compiler

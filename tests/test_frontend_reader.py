@@ -16,8 +16,8 @@ import tflite
 import tflite_writer as tw
 
 from rip.core.errors import ModelError, RipError
-from rip.frontend.ir import Padding, PadParams, Quant
 from rip.core.operators import spec
+from rip.frontend.ir import Padding, PadParams, Quant
 from rip.frontend.reader import read_model
 from rip.frontend.tflite_mapping import builtin_name
 
