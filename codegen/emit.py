@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from rip.allocator.planning.placement import SCRATCH, WEIGHTS, OpBuffer, Plan
 from rip.allocator.planning.requirements import Requirements, scratch_per_core
+from rip.codegen.lower_state import state_pointer
 from rip.codegen.lowering import OpBuffers
 from rip.codegen.lowerings import lowering_for
 from rip.codegen.reference import default_inputs
@@ -77,6 +78,7 @@ class StateSlot:
     offset: int
     nbytes: int
     fill: int
+    init: bytes | None = None  # the model's reset bytes (CALL_ONCE's constants), or the fill
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,8 @@ def _state_slots(graph: Graph) -> tuple[StateSlot, ...]:
     for tid, offset in graph.state_offsets().items():
         t = graph.tensors[tid]
         zp = t.quant.zero_point[0] if t.quant is not None and t.dtype == "int8" else 0
-        slots.append(StateSlot(tid, t.name, offset, t.nbytes, int(zp) & 0xFF))
+        init = graph.state_init.get(tid)
+        slots.append(StateSlot(tid, t.name, offset, t.nbytes, int(zp) & 0xFF, init))
     return tuple(slots)
 
 
@@ -260,6 +263,7 @@ def emit_model(
         staged.setdefault(b.op, {})[b.member] = (f"(rip_arena + {plan.offsets[b.id]})", b.size)
     headers: dict[str, None] = {}
     ops = []
+    state = set(graph.state)
     for i, op in enumerate(graph.operators):
         moved = {}  # storage id -> bytes a planned shift moved it up by, during this op
         shift = shift_storage = None
@@ -272,6 +276,8 @@ def emit_model(
 
         def ptr(t: int, moved: dict = moved) -> str:
             s = graph.storage(t)
+            if s in state:  # a resource variable's bytes: the persistent region
+                return state_pointer(graph, s)
             shift = moved.get(s, 0) + graph.storage_offset(t)  # a view starts inside s
             extra = f" + {shift}" if shift else ""
             return f"(rip_arena + {offset_name(s)}{extra})"

@@ -8,6 +8,7 @@ region (``rip_state`` in model.c, `Graph.state_offsets`), never the arena. Out o
 from __future__ import annotations
 
 from rip.codegen import svdf_params as sp
+from rip.codegen.lower_state import state_pointer
 from rip.codegen.lowering import (
     Lowered,
     OpBuffers,
@@ -27,7 +28,7 @@ def lower_svdf(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     check_buffers(graph, op, buffers)
     check_operand_in_place(graph, op, buffers, kernel, None, ())
     params = kernel_params(sp.op_params, graph, op)
-    state = f"(rip_state + {graph.state_offsets()[params.state]})"
+    state = state_pointer(graph, params.state)
     return render_op(
         OpContext(
             kind=op.kind,

@@ -5,7 +5,7 @@ operator table (rip.core.operators: its family, kernel function and params struc
 lowering here. Each lowering renders the template pair of its kernel family
 (`rip.codegen.lowering`); there is one lowering module and one params module per family
 (``lower_conv`` and ``conv_params`` for kernels/rip_conv.h, and likewise pool, reduce,
-elementwise, activation, shape, resample, norm, matmul, svdf and fused).
+elementwise, activation, shape, resample, norm, matmul, svdf, state and fused).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from rip.codegen import (
     lower_reduce,
     lower_resample,
     lower_shape,
+    lower_state,
     lower_svdf,
 )
 from rip.codegen.lowering import Lowering
@@ -96,6 +97,9 @@ LOWERINGS: dict[Op, Lowering] = {
     Op.BATCH_MATMUL: lower_matmul.lower_batch_matmul,
     # kernels/rip_svdf.h
     Op.SVDF: lower_svdf.lower_svdf,
+    # kernels/rip_state.h
+    Op.READ_VARIABLE: lower_state.lower_variable,
+    Op.ASSIGN_VARIABLE: lower_state.lower_variable,
     # kernels/rip_fused.h
     Op.FUSED_CHAIN: lower_fused.lower_fused,
 }

@@ -547,6 +547,13 @@ OTHERS = (
         "not the arena); " + _DISJOINT,
     ),
     KernelVariant(
+        "rip_copy_s8",
+        "rip_state.h",
+        (Op.READ_VARIABLE, Op.ASSIGN_VARIABLE),
+        preconditions="a resource variable's bytes between the arena and the persistent "
+        "region; " + _DISJOINT,
+    ),
+    KernelVariant(
         "rip_fused_chain_s8",
         "rip_fused.h",
         (Op.FUSED_CHAIN,),

@@ -255,8 +255,8 @@ _NO_TFLM_RECURRENT = (
 # How resource variables are named in one refusal (rip.frontend.stateful).
 RESOURCE_VARIABLES = (
     "resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, initialised by "
-    "CALL_ONCE): a streaming model's state across invokes; TFLite Micro runs them, rip does "
-    "not support resource variables yet"
+    "CALL_ONCE): a streaming model's state across invokes, which rip keeps in its persistent "
+    "region; a handle or CALL_ONCE is read only with the variables it makes"
 )
 
 _ROWS = (
@@ -476,6 +476,14 @@ _ROWS = (
         "rip_svdf_params",
         keeps_state=True,
     ),
+    # ---- kernels/rip_state.h: a resource variable's value copied out of or into its bytes
+    # of the persistent region, where the model reads or assigns it (TFLite Micro's order)
+    *(
+        _kernel(
+            op, "state", "rip_copy_s8", "rip_copy_params", keeps_state=True, resource_variable=True
+        )
+        for op in (Op.READ_VARIABLE, Op.ASSIGN_VARIABLE)
+    ),
     # ---- kernels/rip_fused.h (strategy `fused` only)
     _kernel(
         Op.FUSED_CHAIN,
@@ -515,9 +523,11 @@ _ROWS = (
             Op.BIDIRECTIONAL_SEQUENCE_RNN,
         )
     ),
+    # read only as a resource variable's handle and initialisation (rip.frontend.stateful),
+    # which the reader removes
     *(
         _no_code(op, Role.REFUSED, refusal=RESOURCE_VARIABLES, resource_variable=True)
-        for op in (Op.VAR_HANDLE, Op.READ_VARIABLE, Op.ASSIGN_VARIABLE, Op.CALL_ONCE)
+        for op in (Op.VAR_HANDLE, Op.CALL_ONCE)
     ),
 )
 SPECS: dict[Op, OpSpec] = {row.op: row for row in _ROWS}

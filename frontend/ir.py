@@ -258,6 +258,14 @@ class SvdfParams:
 
 
 @dataclass(frozen=True)
+class VariableParams:
+    """READ_VARIABLE, ASSIGN_VARIABLE: ``state``, the resource variable's tensor in the
+    persistent region (`Graph.state`) that it copies from or into."""
+
+    state: int
+
+
+@dataclass(frozen=True)
 class NoParams:
     """Ops with no options we use: RESHAPE, LOGISTIC, HARD_SWISH, RELU, RELU6, QUANTIZE, ..."""
 
@@ -338,6 +346,9 @@ class Graph:
     # variable (state) tensors, kept across invokes in the persistent region, each reset to
     # its zero point (int8) as TFLite Micro's ResetVariableTensors does; never in the arena
     state: tuple[int, ...] = ()
+    # a state tensor's reset bytes where the model gives them (CALL_ONCE's constants);
+    # any other is reset to its zero point
+    state_init: dict[int, bytes] = field(default_factory=dict)
 
     def tensor(self, tid: int) -> Tensor:
         return self.tensors[tid]

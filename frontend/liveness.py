@@ -40,7 +40,8 @@ class Buffer:
 
 def lifetimes(graph: Graph) -> dict[int, Buffer]:
     """The buffer of every activation storage tensor, keyed by storage id, in order of
-    first step; a streamed input (``Graph.streamed``) has none."""
+    first step; a streamed input (``Graph.streamed``) and a state tensor (``Graph.state``)
+    have none."""
     n = len(graph.operators)
     first: dict[int, int] = {}
     last: dict[int, int] = {}
@@ -63,7 +64,9 @@ def lifetimes(graph: Graph) -> dict[int, Buffer]:
     return {
         s: Buffer(s, graph.tensors[s].nbytes, first[s], last[s])
         for s in sorted(first, key=lambda s: (first[s], s))
-        if s not in graph.streamed  # rows in its reader's ring, never whole in the arena
+        # a streamed input's rows are in its reader's ring, never whole in the arena; a
+        # state tensor (a resource variable) is in the persistent region
+        if s not in graph.streamed and s not in graph.state
     }
 
 

@@ -54,8 +54,10 @@ from rip.frontend.ir import (
     SvdfParams,
     Tensor,
     TransposeParams,
+    VariableParams,
     describe,
 )
+from rip.frontend.stateful import resource_plan, resource_variables
 from rip.frontend.tflite_mapping import (
     FORMATS,
     TFLITE_OPS,
@@ -165,10 +167,11 @@ class _Reader:
             outs = ids(op.OutputsAsNumpy(), op.OutputsLength(), f"operator {i}")
             raw_ops.append((codes[op.OpcodeIndex()], ins, outs, op))
 
+        variables = self.resource_variables(model, raw_ops, n_tensors)
         folded = self.fold_constants(raw_ops, sub, graph_inputs, graph_outputs)
         referenced = {t for t in (*graph_inputs, *graph_outputs) if t >= 0}
         for _, ins, outs, _ in raw_ops:
-            referenced.update(t for t in (*ins, *outs) if t >= 0)
+            referenced.update(t for t in (*ins, *outs) if 0 <= t < n_tensors)
         activation_ids = {*graph_inputs, *(t for _, _, outs, _ in raw_ops for t in outs)}
         raw_tensors = {tid: sub.Tensors(tid) for tid in sorted(referenced)}
 
@@ -177,6 +180,8 @@ class _Reader:
             tid: self.tensor(tid, raw, tid not in activation_ids and tid not in self.state)
             for tid, raw in raw_tensors.items()
         }
+        for tid, (name, like) in variables.items():  # each resource variable's bytes
+            tensors[tid] = replace(tensors[like], id=tid, name=name or "resource variable")
         for tid, data in folded.items():
             if tid in tensors:
                 tensors[tid] = replace(tensors[tid], is_constant=True, data=data)
@@ -184,11 +189,11 @@ class _Reader:
 
         operators: list[Operator] = []
         for i, (name, ins, outs, op) in enumerate(raw_ops):
-            if i in self.folded_ops:
+            if i in self.folded_ops or i in self.dropped_ops:
                 continue
             kind = TFLITE_OPS[name]
             params = self.params(_Raw(i, kind, op, ins, outs, tensors))
-            if spec(kind).keeps_state:  # the state is the params' own (Graph.state)
+            if isinstance(params, SvdfParams):  # the state is the params' own (Graph.state)
                 ins = ins[:-1]
             operators.append(Operator(_grouped(kind, ins, tensors), ins, outs, params, i))
         op_inputs = {t for op in operators for t in op.inputs if t >= 0}
@@ -212,8 +217,55 @@ class _Reader:
             outputs=graph_outputs,
             has_weights=has_weights,
             notes=tuple(self.notes),
-            state=self.state,
+            state=(*self.state, *variables),
+            state_init=self.state_init,
         )
+
+    def resource_variables(
+        self, model: Any, raw_ops: list, n_tensors: int
+    ) -> dict[int, tuple[str, int]]:
+        """Subgraph 0's resource variables (rip.frontend.stateful.resource_plan, which the
+        validator has checked): each becomes a state tensor of its own id past the file's
+        tensors (id -> its name and the tensor whose type it holds), READ_VARIABLE reads
+        it and ASSIGN_VARIABLE writes it (``raw_ops`` rewritten so), VAR_HANDLE and CALL_ONCE
+        are dropped, CALL_ONCE's constants become the state's reset values."""
+        self.state_init: dict[int, bytes] = {}
+        self.dropped_ops: set[int] = set()
+        self.variable_of: dict[int, int] = {}
+        if resource_variables(model) is None:
+            return {}
+        plan = resource_plan(model)
+        if isinstance(plan, str):  # pragma: no cover - the validator refused it first
+            raise self.fail(f"resource variables: {plan}")
+        found = {}
+        for v, var in enumerate(plan.variables):
+            tid = n_tensors + v
+            found[tid] = (var.name, var.like)
+            if var.init is not None:
+                self.state_init[tid] = var.init
+        for i in plan.dropped:
+            name, _, _, op = raw_ops[i]
+            raw_ops[i] = (name, (), (), op)
+            self.dropped_ops.add(i)
+        for i, v in plan.of_op.items():
+            name, _, _, op = raw_ops[i]
+            value, state = plan.value[i], n_tensors + v
+            read = name == Op.READ_VARIABLE
+            raw_ops[i] = (name, () if read else (value,), (value,) if read else (state,), op)
+            self.variable_of[i] = state
+        inits = f"; CALL_ONCE's subgraph {plan.init_subgraph} gives their reset values" * (
+            plan.init_subgraph is not None
+        )
+        self.notes.append(
+            f"resource variables: {len(found)} kept in the persistent region, read and "
+            f"assigned by copies where the model reads and assigns them{inits}; VAR_HANDLE "
+            "and CALL_ONCE removed"
+        )
+        return found
+
+    def variable(self, r: _Raw) -> VariableParams:
+        """READ_VARIABLE, ASSIGN_VARIABLE: the variable's state tensor."""
+        return VariableParams(self.variable_of[r.index])
 
     @staticmethod
     def op_name(code: Any) -> str:
@@ -239,6 +291,8 @@ class _Reader:
         for i, (name, ins, outs, op) in enumerate(raw_ops):
             kind = TFLITE_OPS.get(name)
             if kind is None or len(outs) != 1 or outs[0] < 0 or outs[0] in outputs:
+                continue
+            if i in self.variable_of:  # a resource variable's copy: never constant
                 continue
             out = sub.Tensors(outs[0])
             dtype = _TYPE_NAMES.get(out.Type(), "")
@@ -289,7 +343,7 @@ class _Reader:
         """Refuse the first operator rip does not compile, naming it and (from the operator
         table) what TFLite Micro does with it; then variable (state) tensors."""
         for i, (kind, _, outs, _) in enumerate(raw_ops):
-            if accepted(kind) is not None or i in self.folded_ops:
+            if accepted(kind) is not None or i in self.folded_ops or i in self.dropped_ops:
                 continue
             if outs and outs[0] >= 0:
                 out_name = (raw_tensors[outs[0]].Name() or b"").decode(errors="replace")
@@ -312,8 +366,8 @@ class _Reader:
             if i in self.folded_ops:
                 continue
             for pos, t in enumerate((*ins, *outs)):
-                if t < 0 or not raw_tensors[t].IsVariable():
-                    continue
+                if t not in raw_tensors or not raw_tensors[t].IsVariable():
+                    continue  # absent, or a resource variable's own state tensor
                 name = (raw_tensors[t].Name() or b"").decode(errors="replace")
                 stateful = kind in TFLITE_OPS and spec(TFLITE_OPS[kind]).keeps_state
                 if not stateful or pos != len(ins) - 1 or t in owner:
@@ -1155,6 +1209,8 @@ DECODERS: dict[Op, Decoder] = {
     Op.L2_NORMALIZATION: _Reader.l2_normalization,
     Op.BATCH_MATMUL: _Reader.batch_matmul,
     Op.SVDF: _Reader.svdf,
+    Op.READ_VARIABLE: _Reader.variable,
+    Op.ASSIGN_VARIABLE: _Reader.variable,
 }
 
 

@@ -97,7 +97,7 @@ def remove_dead_ops(graph: Graph) -> Graph:
                 return
             tid = graph.aliases[tid]
 
-    for t in graph.outputs:
+    for t in (*graph.outputs, *graph.state):  # a state tensor is read by the next invoke
         need(t)
     removed: set[int] = set()
     for i in range(len(graph.operators) - 1, -1, -1):

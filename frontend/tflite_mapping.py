@@ -108,6 +108,8 @@ FORMATS: dict[Op, OpFormat] = {
     Op.TRANSPOSE_CONV: _f(3, 4, "TransposeConvOptions", required=True, optional=(3,)),
     Op.BATCH_MATMUL: _f(2, 2, "BatchMatMulOptions"),
     Op.SVDF: _f(5, 5, "SVDFOptions", required=True, optional=(3,)),
+    Op.READ_VARIABLE: _f(0, 1),  # the handle, dropped by the reader (rip.frontend.stateful)
+    Op.ASSIGN_VARIABLE: _f(1, 2),
 }
 
 # Builtin name -> Op, for every op of the table a TFLite file can hold (the ones rip

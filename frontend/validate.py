@@ -67,7 +67,7 @@ from rip.core.limits import (
 from rip.core.operators import Op
 from rip.frontend.ir import DTYPE_BYTES, Graph
 from rip.frontend.liveness import live_bytes
-from rip.frontend.stateful import resource_variables
+from rip.frontend.stateful import resource_operands, resource_plan, resource_variables
 from rip.frontend.tflite_mapping import FORMATS, TFLITE_OPS, builtin_code
 
 _TYPE_NAMES = {
@@ -257,10 +257,17 @@ class _Validator:
         self.model = model
         if model.SubgraphsLength() < 1:
             raise self.fail("the model has no subgraph")
-        stateful = resource_variables(model)  # before the checks it would fail, misnamed
-        if stateful is not None:
-            raise self.fail(stateful)
+        # resource variables: named before the checks they would fail, misnamed; rip runs
+        # their reads and assigns as copies, CALL_ONCE's constants as the reset values
+        self.resources = None
+        if resource_variables(model) is not None:
+            plan = resource_plan(model)
+            if isinstance(plan, str):
+                raise self.fail(f"resource variables: {plan}")
+            self.resources = plan
         for s in range(1, model.SubgraphsLength()):
+            if self.resources is not None and s == self.resources.init_subgraph:
+                continue  # assigns constants only (resource_plan checked it)
             extra = model.Subgraphs(s)
             if not extra.OperatorsLength():
                 raise self.fail(f"subgraph {s} is empty (no operators)")
@@ -286,6 +293,8 @@ class _Validator:
             self.kinds.append(tflite.BUILTIN_OPCODE2NAME.get(code, f"BUILTIN_{code}"))
             ins = tuple(int(v) for v in op.InputsAsNumpy()) if op.InputsLength() else ()
             outs = tuple(int(v) for v in op.OutputsAsNumpy()) if op.OutputsLength() else ()
+            if self.resources is not None:
+                ins, outs = resource_operands(self.resources, i, ins, outs)
             self.ops.append((op, ins, outs))
         self.indices()
         self.graph_order()
@@ -312,6 +321,10 @@ class _Validator:
             raise self.fail("the graph has no operators")
         for i, (_, ins, outs) in enumerate(self.ops):
             kind = self.kinds[i]
+            if self.resources is not None and (
+                i in self.resources.dropped or (i in self.resources.of_op and not outs)
+            ):
+                continue  # VAR_HANDLE, CALL_ONCE, ASSIGN_VARIABLE: no output tensor
             if not outs:
                 raise self.op_fail(i, None, "has no output tensor")
             fmt = FORMATS.get(kind)  # type: ignore[call-overload]  # a name finds its Op
@@ -891,6 +904,8 @@ RULES: dict[Op, tuple[Rule, ...]] = {
             Op.PAD,
             Op.BATCH_MATMUL,
             Op.SVDF,
+            Op.READ_VARIABLE,
+            Op.ASSIGN_VARIABLE,
         ),
         (),
     ),

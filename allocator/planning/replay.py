@@ -302,6 +302,10 @@ def replay(
             raise ReplayError(f"streamed input {t} is placed in the arena or read whole")
         if not any(getattr(op.params, "source", None) == t for op in graph.operators):
             raise ReplayError(f"streamed input {t}: no fused chain reads its rows")
+    state = set(graph.state)  # outside the arena: never placed, read only by the next invoke
+    for t in graph.state:
+        if t in off or any(storage.get(u) == t for op in graph.operators for u in op.inputs):
+            raise ReplayError(f"state tensor {t} is placed in the arena or read as an input")
     for t in graph.inputs:
         if t not in graph.streamed:
             paint(storage[t], set(), "graph input")
@@ -352,6 +356,8 @@ def replay(
         if i in shared and op.kind == Op.FUSED_CHAIN and pair is None:
             _two_core_fused_gap(graph, i)  # its rings, on two cores
         for t in op.outputs:
+            if storage[t] in state:  # a resource variable's bytes: the persistent region
+                continue
             paint(storage[t], set() if storage[t] in rings else allowed, what)
         for s in rings:
             if not arena.owns_all(s, *where(s, what)):

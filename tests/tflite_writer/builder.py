@@ -29,7 +29,7 @@ Padding = Literal["SAME", "VALID"]
 Activation = Literal["NONE", "RELU", "RELU6"]
 DType = Literal["int8", "uint8", "int16", "int32", "int64", "float32", "resource"]
 Pair = int | tuple[int, int]
-OptionValue = int | float | bool | tuple[int, ...]
+OptionValue = int | float | bool | str | tuple[int, ...]
 # A generator's padding: a TFLite padding mode, or explicit (top, bottom, left, right).
 PaddingSpec = Padding | tuple[int, int, int, int]
 
@@ -276,6 +276,12 @@ class ModelBuilder:
     def resource(self, name: str | None = None) -> int:
         """A resource tensor (a VAR_HANDLE's output: the handle of a resource variable)."""
         return self._add_tensor((), "resource", None, None, name)
+
+    def var_handle(self, shared_name: str) -> int:
+        """VAR_HANDLE of the resource variable ``shared_name``: its handle tensor."""
+        h = self.resource(shared_name)
+        options = (("SharedName", shared_name),)
+        return self.operator("VAR_HANDLE", (), (h,), "VarHandleOptions", options)
 
     def add_index_output(
         self,
@@ -999,7 +1005,9 @@ def _options(b: flatbuffers.Builder, op: OperatorDef) -> int:
     cls = op.options_type
     # Vectors must be finished before the table that refers to them is started.
     vectors = {
-        field: _int32_vector(b, value) for field, value in op.options if isinstance(value, tuple)
+        field: _int32_vector(b, value) if isinstance(value, tuple) else b.CreateString(value)
+        for field, value in op.options
+        if isinstance(value, tuple | str)
     }
     getattr(tflite, f"{cls}Start")(b)
     for field, value in op.options:
