@@ -28,6 +28,7 @@ from rip.codegen.quant import (
     INT8_MAX,
     INT8_MIN,
     ParamsError,
+    any_scale_zp,
     f32,
     quantize_multiplier,
     round_half_away,
@@ -145,13 +146,6 @@ def quantize_params(input: Tensor, output: Tensor) -> RequantizeParams:
     )
 
 
-def wide_scale_zp(t: Tensor) -> tuple[float, int]:
-    """The per-tensor scale and zero point of an int8, int16 or int32 tensor."""
-    if t.quant is None or t.quant.per_channel or not t.quant.scale:
-        raise ParamsError(f"tensor {t.name!r} is not quantized per tensor")
-    return float(t.quant.scale[0]), int(t.quant.zero_point[0])
-
-
 @dataclass(frozen=True)
 class QuantizeWideParams:
     """rip_quantize_wide_params: QUANTIZE with an int16 or int32 side."""
@@ -168,8 +162,8 @@ class QuantizeWideParams:
 def wide_quantize_params(input: Tensor, output: Tensor) -> QuantizeWideParams:
     """QUANTIZE between int8, int16 and int32 (quantize_common.cc: effective scale
     s_in / s_out in double, QuantizeMultiplier'd; reference_ops::Requantize)."""
-    si, zi = wide_scale_zp(input)
-    so, zo = wide_scale_zp(output)
+    si, zi = any_scale_zp(input)
+    so, zo = any_scale_zp(output)
     m, shift = quantize_multiplier(si / so)
     return QuantizeWideParams(
         input_zero_point=zi,
@@ -283,7 +277,7 @@ def softmax_params(input: Tensor, output: Tensor, beta: float = 1.0) -> SoftmaxK
     scale 1/256, zero point -128."""
     si, _ = scale_zp(input)
     if output.dtype == "int16":  # Softmax<int8_t, int16_t>: scale 1/65536 within 0.1%
-        so, zo = wide_scale_zp(output)
+        so, zo = any_scale_zp(output)
         if zo != -32768 or abs(f32(so) - f32(1 / 65536)) > f32(0.001 / 65536):
             raise ParamsError(
                 f"SOFTMAX int16 output {output.name!r} needs scale 1/65536 and zero point "

@@ -19,12 +19,18 @@ from rip.codegen.lowering import (
     render_op,
     table_kernel,
 )
+from rip.core.operators import Kernel
 from rip.frontend.ir import Graph, Operator
+
+# int16 time weights and state (the converter's usual SVDF): TFLite Micro's EvalInt16Svdf
+SVDF_S16 = Kernel("rip_svdf_s8_s16", "rip_svdf_params", "svdf")
 
 
 def lower_svdf(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """SVDF (int8, int8 state): input from the arena, state from the persistent region."""
     kernel = table_kernel(op)
+    if graph.tensors[op.params.state].dtype == "int16":
+        kernel = SVDF_S16
     check_buffers(graph, op, buffers)
     check_operand_in_place(graph, op, buffers, kernel, None, ())
     params = kernel_params(sp.op_params, graph, op)

@@ -134,6 +134,13 @@ def scale_zp(t: Tensor) -> tuple[float, int]:
     return float(t.quant.scale[0]), int(t.quant.zero_point[0])
 
 
+def any_scale_zp(t: Tensor) -> tuple[float, int]:
+    """The per-tensor scale and zero point of a quantized tensor of any integer type."""
+    if t.quant is None or t.quant.per_channel or not t.quant.scale:
+        raise ParamsError(f"tensor {t.name!r} is not quantized per tensor")
+    return float(t.quant.scale[0]), int(t.quant.zero_point[0])
+
+
 def tensor_size(t: Tensor) -> int:
     return math.prod(t.shape)
 

@@ -1,4 +1,4 @@
-"""Kernel parameters of kernels/rip_svdf.h (SVDF, int8 with int8 state), as TFLite Micro's
+"""Kernel parameters of kernels/rip_svdf.h (SVDF, int8 with int8 or int16 state), as TFLite Micro's
 PrepareSvdf computes them.
 
 Two requantizations: the feature product into the state's scale, ``s_in * s_feature /
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rip.codegen.quant import ParamsError, int8_per_tensor, quantize_multiplier
+from rip.codegen.quant import ParamsError, any_scale_zp, int8_per_tensor, quantize_multiplier
 from rip.frontend.ir import Graph, Operator, SvdfParams
 
 
@@ -34,9 +34,10 @@ class SvdfKernelParams:
     output_multiplier: int
     output_shift: int
     feature: bytes
-    time: bytes
+    time: tuple[int, ...]  # int8 or int16 values
     bias: tuple[int, ...]
     state: int  # the state tensor's id (its bytes in the persistent region)
+    state_type: str  # "int8_t" or "int16_t": the time weights' and the state's C type
 
 
 def _scale(a: float, b: float, c: float) -> float:
@@ -52,11 +53,12 @@ def op_params(graph: Graph, op: Operator) -> SvdfKernelParams:
     state, out = graph.tensors[p.state], graph.tensors[op.outputs[0]]
     s_in, z_in = int8_per_tensor(x, op, "the input")
     s_wf, _ = int8_per_tensor(wf, op, "the feature weights")
-    s_wt, _ = int8_per_tensor(wt, op, "the time weights")
-    s_st, z_st = int8_per_tensor(state, op, "the state")
+    s_wt, _ = any_scale_zp(wt)  # int8, or int16 with an int16 state
+    s_st, z_st = any_scale_zp(state)
     s_out, z_out = int8_per_tensor(out, op, "the output")
     if wf.data is None or wt.data is None or b.data is None:
         raise ParamsError(f"{op.describe()}: the weights have no data (compile with weights)")
+    wide = wt.dtype == "int16"
     m1, e1 = quantize_multiplier(_scale(s_in, s_wf, s_st))
     m2, e2 = quantize_multiplier(_scale(s_st, s_wt, s_out))
     filters, memory = wt.shape
@@ -74,7 +76,8 @@ def op_params(graph: Graph, op: Operator) -> SvdfKernelParams:
         output_multiplier=m2,
         output_shift=e2,
         feature=wf.data,
-        time=wt.data,
+        time=tuple(int(v) for v in np.frombuffer(wt.data, "<i2" if wide else "<i1")),
         bias=tuple(int(v) for v in np.frombuffer(b.data, "<i4")),
         state=p.state,
+        state_type="int16_t" if wide else "int8_t",
     )

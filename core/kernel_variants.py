@@ -547,6 +547,13 @@ OTHERS = (
         "not the arena); " + _DISJOINT,
     ),
     KernelVariant(
+        "rip_svdf_s8_s16",
+        "rip_svdf.h",
+        (Op.SVDF,),
+        preconditions="int8 input and feature weights, int16 time weights and state (the "
+        "state in the persistent region, not the arena); " + _DISJOINT,
+    ),
+    KernelVariant(
         "rip_copy_s8",
         "rip_state.h",
         (Op.READ_VARIABLE, Op.ASSIGN_VARIABLE),

@@ -1038,10 +1038,10 @@ class _Reader:
             raise self.fail(f"{r.where}: input, weights and state are required")
         if bias is None:
             raise self.fail(f"{r.where}: no bias; TFLite Micro's SVDF reads the bias it needs")
-        if wt.dtype != "int8" or state.dtype != "int8":
+        if wt.dtype not in ("int8", "int16") or state.dtype != wt.dtype:
             raise self.fail(
-                f"{r.where}: {wt.dtype} time weights and {state.dtype} state; rip's SVDF runs "
-                "the int8 kind (TFLite Micro also runs int16 time weights with int16 state)"
+                f"{r.where}: {wt.dtype} time weights and {state.dtype} state; TFLite Micro "
+                "reads the state as the time weights' type, int8 or int16"
             )
         for t in (x, wf, wt, state):
             if t.quant is None or len(t.quant.scale) != 1:

@@ -1,5 +1,6 @@
 /*
- * rip kernels: SVDF, int8 with int8 state (TFLite Micro's EvalInt8SvdfReference, bit for bit).
+ * rip kernels: SVDF, int8 with int8 or int16 state (TFLite Micro's EvalInt8SvdfReference and
+ * EvalInt16SvdfReference, bit for bit).
  *
  * One invoke: every filter's state row (n_memory values) moves left by one, its newest value
  * becomes the feature product of the input, requantized to the state's scale; then each unit
@@ -39,6 +40,11 @@ typedef struct {
 rip_status rip_svdf_s8(const rip_svdf_params *params, const int8_t *input,
                        const int8_t *feature, const int8_t *time, const int32_t *bias,
                        int8_t *state, int8_t *output);
+
+/* The same with int16 time weights and state (the converter's usual SVDF), int16-aligned. */
+rip_status rip_svdf_s8_s16(const rip_svdf_params *params, const int8_t *input,
+                           const int8_t *feature, const int16_t *time, const int32_t *bias,
+                           int16_t *state, int8_t *output);
 
 #ifdef __cplusplus
 }

@@ -145,9 +145,10 @@ def rip_stream(model: bytes, sequence: list[list[np.ndarray]], tmp: Path) -> lis
 
 
 def svdf_model(batch: int, n_input: int, units: int, rank: int, memory: int, quants,
-               rng: np.random.Generator, wide: bool) -> bytes:  # fmt: skip
+               rng: np.random.Generator, wide: bool, state16: bool = False) -> bytes:  # fmt: skip
     """One SVDF (random weights and bias); ``wide``: an int16 input QUANTIZEd to int8 in
-    front of it, and its output QUANTIZEd to int16, as keyword_scrambled's interface."""
+    front of it, and its output QUANTIZEd to int16, as keyword_scrambled's interface;
+    ``state16``: int16 time weights and state (zero point 0), the converter's usual SVDF."""
     (s_in, z_in), (s_wf, _), (s_wt, _), (s_st, z_st), (s_out, z_out) = quants
     filters = units * rank
     mb = ModelBuilder()
@@ -157,9 +158,15 @@ def svdf_model(batch: int, n_input: int, units: int, rank: int, memory: int, qua
         first = mb.activation((batch, n_input), s_in * 97.0, 0, "x16", dtype="int16")
         mb.quantize(first, x)
     wf = mb.constant_int8(rng.integers(-127, 128, (filters, n_input), dtype=np.int8), [s_wf])
-    wt = mb.constant_int8(rng.integers(-127, 128, (filters, memory), dtype=np.int8), [s_wt])
+    if state16:
+        time = rng.integers(-32767, 32768, (filters, memory), dtype=np.int16)
+        wt = mb.constant_int16(time, s_wt)
+        state = mb.variable((batch, memory * filters), s_st, 0, "state", dtype="int16")
+    else:
+        time8 = rng.integers(-127, 128, (filters, memory), dtype=np.int8)
+        wt = mb.constant_int8(time8, [s_wt])
+        state = mb.variable((batch, memory * filters), s_st, z_st, "state")
     bias = mb.bias(rng.integers(-5000, 5000, units), s_st, [s_wt])
-    state = mb.variable((batch, memory * filters), s_st, z_st, "state")
     y = mb.activation((batch, units), s_out, z_out, "y")
     mb.svdf(x, wf, wt, bias, state, y, rank=rank, activation="RELU")
     last = y
@@ -185,19 +192,25 @@ def svdf_cases(draw):
     # the state near the feature products' spread, the output near the time products'
     s_st = float(F32(s_in * s_wf * 40 * math.sqrt(n_input) * draw(st.floats(0.1, 2.0))))
     s_out = float(F32(s_st * s_wt * 40 * math.sqrt(rank * memory) * draw(st.floats(0.1, 2.0))))
+    state16 = draw(st.booleans())
+    if state16:  # int16 time weights scaled to their range, the state to int16's
+        s_wt = float(F32(s_wt / 256))
+        s_st = float(F32(s_st / 256))
+        s_out = float(F32(s_st * s_wt * 40 * 256 * math.sqrt(rank * memory)))
     quants = [(s_in, draw(zp)), (s_wf, 0), (s_wt, 0), (s_st, draw(zp)), (s_out, draw(zp))]
-    return batch, n_input, units, rank, memory, quants, draw(st.booleans())
+    return batch, n_input, units, rank, memory, quants, draw(st.booleans()), state16
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(case=svdf_cases(), seed=st.integers(0, 2**16))
 def test_svdf_streams_byte_equal_to_tflite_micro(tmp_path_factory, case, seed) -> None:
     """Any batch, input size, units, rank, memory and quantization (state zero points
-    included, whose int8 sums wrap as TFLite Micro's do), with or without an int16 interface:
+    included, whose int8 sums wrap as TFLite Micro's do), an int8 or int16 state, with or
+    without an int16 interface:
     every invoke of a 12-invoke stream, and the first again after rip_model_reset."""
-    batch, n_input, units, rank, memory, quants, wide = case
+    batch, n_input, units, rank, memory, quants, wide, state16 = case
     rng = np.random.default_rng(seed)
-    model = svdf_model(batch, n_input, units, rank, memory, quants, rng, wide)
+    model = svdf_model(batch, n_input, units, rank, memory, quants, rng, wide, state16)
     graph = read_model(model, name="m")
     sequence = stream_inputs(graph, 12, seed)
     want = tflm_stream(model, sequence)

@@ -267,11 +267,22 @@ class ModelBuilder:
         return self._add_tensor(shape, dtype, quant, None, name)
 
     def variable(
-        self, shape: Sequence[int], scale: float, zero_point: int = 0, name: str | None = None
-    ) -> int:
-        """An int8 variable (state) tensor with one scale and zero point: an SVDF's state."""
+        self, shape: Sequence[int], scale: float, zero_point: int = 0, name: str | None = None,
+        dtype: Literal["int8", "int16"] = "int8",
+    ) -> int:  # fmt: skip
+        """A variable (state) tensor, int8 or int16, with one scale and zero point: an SVDF's
+        state."""
         quant = self._quantization(shape, scale, zero_point, 0)
-        return self._add_tensor(shape, "int8", quant, None, name, is_variable=True)
+        return self._add_tensor(shape, dtype, quant, None, name, is_variable=True)
+
+    def constant_int16(self, array: np.ndarray, scale: float, name: str | None = None) -> int:
+        """An int16 constant quantized per tensor (zero point 0): SVDF's int16 time weights."""
+        values = np.asarray(array)
+        if values.dtype != np.int16:
+            raise ValueError(f"constant_int16 needs an int16 array, got {values.dtype}")
+        quant = self._quantization(values.shape, scale, 0, 0)
+        data = np.ascontiguousarray(values, dtype=_NUMPY_DTYPE["int16"]).tobytes()
+        return self._add_tensor(values.shape, "int16", quant, data, name)
 
     def resource(self, name: str | None = None) -> int:
         """A resource tensor (a VAR_HANDLE's output: the handle of a resource variable)."""
