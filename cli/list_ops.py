@@ -30,7 +30,7 @@ class OpEntry:
 
 def _types(s: OpSpec) -> str:
     text = ", ".join(["int8", *(f"{a}->{b}" for a, b in s.wide_types)])
-    return text + (" + int8 state (persistent)" if s.keeps_state else "")
+    return text + (" + persistent state" if s.keeps_state else "")
 
 
 def _kernel(s: OpSpec) -> str:

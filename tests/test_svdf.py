@@ -290,6 +290,6 @@ def test_list_ops_shows_svdf_and_the_wide_types(capsys) -> None:
     QUANTIZE and SOFTMAX."""
     assert compile_main(["--list-ops"]) == 0
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
-    assert "rip_svdf_s8" in rows["SVDF"] and "int8 state (persistent)" in rows["SVDF"]
+    assert "rip_svdf_s8" in rows["SVDF"] and "persistent state" in rows["SVDF"]
     assert "int8->int16" in rows["SOFTMAX"]
     assert all(p in rows["QUANTIZE"] for p in ("int16->int8", "int16->int32", "int8->int16"))
