@@ -171,12 +171,14 @@ class BroadcastCall:
 MAX_BROADCAST_RANK = 6  # RIP_BROADCAST_MAX_RANK in kernels/rip_elementwise.h
 
 
-def broadcast_shape(input1: Tensor, input2: Tensor, output: Tensor) -> BroadcastShape | None:
+def broadcast_shape(
+    input1: Tensor, input2: Tensor, output: Tensor, always: bool = False
+) -> BroadcastShape | None:
     """The rip_broadcast of a binary op whose operands do not both broadcast as suffixes
-    (None when they do: the flat call is enough). Unit output axes are dropped and
-    neighbouring axes merged where each operand is full on both or broadcast on both, which
-    keeps every element where it was."""
-    if is_suffix(input1, output) and is_suffix(input2, output):
+    (None when they do, unless ``always``: the flat call is enough). Unit output axes are
+    dropped and neighbouring axes merged where each operand is full on both or broadcast on
+    both, which keeps every element where it was."""
+    if not always and is_suffix(input1, output) and is_suffix(input2, output):
         return None
     rank = len(output.shape)
     a = (1,) * (rank - len(input1.shape)) + tuple(input1.shape)

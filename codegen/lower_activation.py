@@ -16,6 +16,7 @@ anything else is a `LoweringError`.
 from __future__ import annotations
 
 from rip.codegen import activation_params as ap
+from rip.codegen import lower_float
 from rip.codegen.lowering import Lowered, OpBuffers, lower_one_input, table_kernel
 from rip.core.operators import Kernel, Op, kernel_of
 from rip.core.terms import InPlaceKind
@@ -32,6 +33,8 @@ SOFTMAX_S16 = Kernel("rip_softmax_s8_s16", "rip_softmax_params", "activation")
 def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """RELU, RELU6, QUANTIZE (int8 -> int8), LOGISTIC, TANH, HARD_SWISH, ABS, LEAKY_RELU,
     ELU, RSQRT: one pass over the elements, in place at or below the input."""
+    if op.kind == Op.QUANTIZE and lower_float.is_float(graph, op):  # a float island's end
+        return lower_float.lower_quantize(graph, op, index, buffers, prefix)
     kernel = table_kernel(op)
     if op.kind == Op.QUANTIZE and UINT8 in (
         graph.tensors[t].dtype for t in (*op.inputs, *op.outputs)

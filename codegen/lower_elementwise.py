@@ -16,6 +16,7 @@ broadcast operand is re-read for every row, so it can never be the overwritten o
 from __future__ import annotations
 
 from rip.codegen import elementwise_params as ep
+from rip.codegen import lower_float
 from rip.codegen.lowering import (
     Lowered,
     OpBuffers,
@@ -47,6 +48,8 @@ def lower_binary(
     its general-broadcast twin; a constant operand (e.g. a per-channel scale of shape
     1x1x1xC, PRELU's alpha) is emitted as the op's own data. In place over a full-size
     operand."""
+    if lower_float.is_float(graph, op):  # inside a float island
+        return lower_float.lower_binary(graph, op, index, buffers, prefix)
     kernel = table_kernel(op)
     check_buffers(graph, op, buffers)
     in_place = check_operand_in_place(graph, op, buffers, kernel, InPlaceKind.ELEMENTWISE, (0, 1))

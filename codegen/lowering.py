@@ -300,10 +300,11 @@ def operands(
                 f"{where(graph, op)}: model has no weights (constant input {k}, tensor "
                 f"{tensor.id} {tensor.name!r}, has no data); compile the model with its weights"
             )
-        if tensor.dtype != "int8" or len(tensor.data) != tensor.nbytes:
+        if tensor.dtype not in ("int8", "float32") or len(tensor.data) != tensor.nbytes:
             raise LoweringError(
                 f"{where(graph, op)}: constant input {k} is {tensor.dtype} of "
-                f"{len(tensor.data)} bytes, not int8 of shape {tensor.shape}"
+                f"{len(tensor.data)} bytes, not int8 (or a float island's float32) of "
+                f"shape {tensor.shape}"
             )
         constant = ConstantOperand(f"{prefix}_operand{k}", tensor.data)
         constants.append(constant)

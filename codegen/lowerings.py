@@ -5,7 +5,7 @@ operator table (rip.core.operators: its family, kernel function and params struc
 lowering here. Each lowering renders the template pair of its kernel family
 (`rip.codegen.lowering`); there is one lowering module and one params module per family
 (``lower_conv`` and ``conv_params`` for kernels/rip_conv.h, and likewise pool, reduce,
-elementwise, activation, shape, resample, norm, matmul, svdf, state and fused).
+elementwise, activation, shape, resample, norm, matmul, float, svdf, state and fused).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from rip.codegen import (
     lower_activation,
     lower_conv,
     lower_elementwise,
+    lower_float,
     lower_fused,
     lower_matmul,
     lower_norm,
@@ -95,6 +96,10 @@ LOWERINGS: dict[Op, Lowering] = {
     Op.L2_NORMALIZATION: lower_norm.lower_l2norm,
     # kernels/rip_matmul.h
     Op.BATCH_MATMUL: lower_matmul.lower_batch_matmul,
+    # kernels/rip_float.h (ADD, SUB, MUL, MAXIMUM, MINIMUM and QUANTIZE go there in float)
+    Op.DEQUANTIZE: lower_float.lower_quantize,
+    Op.NEG: lower_float.lower_quantize,
+    Op.DIV: lower_float.lower_binary,
     # kernels/rip_svdf.h
     Op.SVDF: lower_svdf.lower_svdf,
     # kernels/rip_state.h

@@ -553,6 +553,19 @@ OTHERS = (
         preconditions="int8 input and feature weights, int16 time weights and state (the "
         "state in the persistent region, not the arena); " + _DISJOINT,
     ),
+    *(
+        KernelVariant(name, "rip_float.h", ops, preconditions=what + "; " + _DISJOINT)
+        for name, ops, what in (
+            ("rip_dequantize_f32", (Op.DEQUANTIZE,), "int8 -> float32 inside a float island"),
+            ("rip_quantize_f32", (Op.QUANTIZE,), "float32 -> int8, a float island's end"),
+            ("rip_neg_f32", (Op.NEG,), "float32 inside a float island"),
+            (
+                "rip_binary_f32",
+                (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAXIMUM, Op.MINIMUM),
+                "float32 inside a float island, any broadcast",
+            ),
+        )
+    ),
     KernelVariant(
         "rip_copy_s8",
         "rip_state.h",

@@ -99,8 +99,10 @@ class Op(Word):
     SHAPE = "SHAPE"
     # a fused, row-streamed chain (rip.frontend.fusion; kernels/rip_fused.h)
     FUSED_CHAIN = "FUSED_CHAIN"
-    # refused: TFLite Micro has no int8 kernel for these (nothing to be bit-exact with)
+    # float32 islands between DEQUANTIZE and QUANTIZE (kernels/rip_float.h)
     NEG = "NEG"
+    DIV = "DIV"
+    # refused: TFLite Micro has no int8 kernel for these (nothing to be bit-exact with)
     L2_POOL_2D = "L2_POOL_2D"
     # recurrent layers, state kept across invokes in variable tensors (kernels/rip_svdf.h)
     SVDF = "SVDF"
@@ -242,6 +244,8 @@ _WIDE_REQUANTIZE = (
     ("int32", "int8"),
     ("int32", "int16"),
 )
+# float32 -> float32, inside a float island (kernels/rip_float.h)
+_FLOAT_ISLAND = (("float32", "float32"),)
 _FLOAT_ONLY = "TFLite Micro runs it on float32 only (no int8 kernel to match)"
 _STATE = (
     "TFLite Micro runs it, keeping that state across invokes; rip has no kernel for it yet "
@@ -372,6 +376,7 @@ _ROWS = (
         in_place=_EW,
         cost_class=CostClass.ELEMENTWISE,
         fused_activation=True,
+        wide_types=_FLOAT_ISLAND,
     ),
     _kernel(
         Op.SUB,
@@ -381,6 +386,7 @@ _ROWS = (
         in_place=_EW,
         cost_class=CostClass.ELEMENTWISE,
         fused_activation=True,
+        wide_types=_FLOAT_ISLAND,
     ),
     _kernel(
         Op.MUL,
@@ -390,9 +396,24 @@ _ROWS = (
         in_place=_EW,
         cost_class=CostClass.ELEMENTWISE,
         fused_activation=True,
+        wide_types=_FLOAT_ISLAND,
     ),
-    _kernel(Op.MAXIMUM, "elementwise", "rip_max_min_s8", "rip_max_min_params", in_place=_EW),
-    _kernel(Op.MINIMUM, "elementwise", "rip_max_min_s8", "rip_max_min_params", in_place=_EW),
+    _kernel(
+        Op.MAXIMUM,
+        "elementwise",
+        "rip_max_min_s8",
+        "rip_max_min_params",
+        in_place=_EW,
+        wide_types=_FLOAT_ISLAND,
+    ),
+    _kernel(
+        Op.MINIMUM,
+        "elementwise",
+        "rip_max_min_s8",
+        "rip_max_min_params",
+        in_place=_EW,
+        wide_types=_FLOAT_ISLAND,
+    ),
     _kernel(
         Op.SQUARED_DIFFERENCE,
         "elementwise",
@@ -412,7 +433,7 @@ _ROWS = (
         "rip_quantize_params",
         in_place=_EW,
         interface=True,
-        wide_types=_WIDE_REQUANTIZE,
+        wide_types=(*_WIDE_REQUANTIZE, ("float32", "int8")),
     ),
     _kernel(Op.LOGISTIC, "activation", "rip_logistic_s8", "rip_logistic_params", in_place=_EW),
     _kernel(Op.TANH, "activation", "rip_tanh_s8", "rip_tanh_params", in_place=_EW),
@@ -497,10 +518,21 @@ _ROWS = (
         made_by="fuse",
     ),
     # ---- no code
-    _no_code(Op.RESHAPE, Role.ALIAS),
-    _no_code(Op.SQUEEZE, Role.ALIAS),
-    _no_code(Op.EXPAND_DIMS, Role.VIEW),
-    _no_code(Op.DEQUANTIZE, Role.INTERFACE, interface=True),
+    _no_code(Op.RESHAPE, Role.ALIAS, wide_types=_FLOAT_ISLAND),
+    _no_code(Op.SQUEEZE, Role.ALIAS, wide_types=_FLOAT_ISLAND),
+    _no_code(Op.EXPAND_DIMS, Role.VIEW, wide_types=_FLOAT_ISLAND),
+    # ---- kernels/rip_float.h: a float32 island between DEQUANTIZE and QUANTIZE (a DEQUANTIZE
+    # of a graph output is the float interface, removed); IEEE-exact ops only
+    _kernel(
+        Op.DEQUANTIZE,
+        "float",
+        "rip_dequantize_f32",
+        "rip_float_quant_params",
+        interface=True,
+        wide_types=(("int8", "float32"),),
+    ),
+    _kernel(Op.NEG, "float", "rip_neg_f32", "rip_float_quant_params", wide_types=_FLOAT_ISLAND),
+    _kernel(Op.DIV, "float", "rip_binary_f32", "rip_float_binary_params", wide_types=_FLOAT_ISLAND),
     # ---- folded by the reader with the int32 shape arithmetic after it; never reaches a
     # stage (its input's shape is static), so refused only past the reader's own checks
     _no_code(
@@ -510,7 +542,6 @@ _ROWS = (
         "this one's output type is neither int32 nor int64",
     ),
     # ---- refused
-    _no_code(Op.NEG, Role.REFUSED, refusal=_FLOAT_ONLY),
     _no_code(Op.L2_POOL_2D, Role.REFUSED, refusal=_FLOAT_ONLY),
     _no_code(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Role.REFUSED, refusal=_STATEFUL_LAYER),
     *(

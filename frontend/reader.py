@@ -21,7 +21,7 @@ import numpy as np
 import tflite
 
 from rip.core.errors import ModelError
-from rip.core.operators import Op, spec
+from rip.core.operators import SPECS, Op, spec
 from rip.core.shapes import conv_out_size, same_padding
 from rip.core.terms import Activation
 from rip.frontend import constants, movement
@@ -123,6 +123,12 @@ def read_model(source: str | Path | bytes, name: str | None = None) -> Graph:
 
 def _tensor_desc(t: Tensor) -> str:
     return f"tensor {t.id} {t.name!r}"
+
+
+# the ops of a float island (OpSpec.wide_types float32 -> float32), as refusals name them
+FLOAT_OPS = ", ".join(
+    sorted(op for op, s in SPECS.items() if ("float32", "float32") in s.wide_types)
+)
 
 
 class _Reader:
@@ -512,10 +518,19 @@ class _Reader:
                 )
                 if quantized_input or dequantized_output:
                     continue
+                island = tid in producer and tid not in graph_outputs
+                if island and self.wide_between(tid, t, raw_ops, tensors, producer, consumers):
+                    continue
+                around = [producer[tid]] if tid in producer else []
+                around += consumers.get(tid, [])
+                odd = [i for i in around if not self.runs_float(raw_ops[i][0])]
+                what = describe(raw_ops[odd[0]][0], odd[0]) if odd else made_by
                 raise self.fail(
-                    f"float activations inside the graph are not supported: {_tensor_desc(t)} "
-                    f"({made_by}); only a float model input consumed by QUANTIZE or a float "
-                    "output produced by DEQUANTIZE is allowed"
+                    f"float32 {_tensor_desc(t)} at {what}: rip runs float32 only between a "
+                    f"DEQUANTIZE and a QUANTIZE, in the ops whose IEEE result is exact on "
+                    f"every core ({FLOAT_OPS}); convert with full-integer quantization "
+                    "(converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]"
+                    ") to keep it int8"
                 )
             if t.dtype in ("int16", "int32") and self.wide_between(
                 tid, t, raw_ops, tensors, producer, consumers
@@ -560,9 +575,15 @@ class _Reader:
             return False
         if not all(runs(c, (t.dtype, dtype_of(raw_ops[c][2]))) for c in consumers.get(tid, [])):
             return False
-        if t.quant is None or len(t.quant.scale) != 1:
+        if t.dtype != "float32" and (t.quant is None or len(t.quant.scale) != 1):
             raise self.fail(f"{t.dtype} {_tensor_desc(t)} needs one scale and zero point")
         return True
+
+    @staticmethod
+    def runs_float(name: str) -> bool:
+        """The op (a file's builtin name) has a float32 -> float32 kernel (a float island's)."""
+        kind = TFLITE_OPS.get(name)
+        return kind is not None and any("float32" in pair for pair in spec(kind).wide_types)
 
     # ---- operator options ------------------------------------------------------------
 
@@ -707,8 +728,22 @@ class _Reader:
         return FullyConnectedParams(act, bool(o.KeepNumDims()))
 
     def binary(self, r: _Raw) -> ElementwiseParams:
-        """ADD, SUB, MUL: the fused activation."""
+        """ADD, SUB, MUL (and DIV, float32 only): the fused activation."""
+        if r.kind == Op.DIV:
+            self.float_only(r)
         return ElementwiseParams(self.activation_of(self.options(r), r))
+
+    def float_only(self, r: _Raw) -> NoParams:
+        """NEG, DIV: run on float32 inside a float island only (rip.frontend.ir's float32
+        activations between DEQUANTIZE and QUANTIZE)."""
+        dtype = r.tensors[r.ins[0]].dtype
+        if dtype != "float32":
+            raise self.fail(
+                f"{r.where}: {dtype} {r.kind}; rip runs {r.kind} on float32 only, between a "
+                "DEQUANTIZE and a QUANTIZE (TFLite Micro's int8 kernels for it are not "
+                "written yet)"
+            )
+        return NoParams()
 
     def int32_axis(self, r: _Raw) -> None:
         axis_tensor = r.tensors[r.ins[1]]
@@ -1152,6 +1187,8 @@ DECODERS: dict[Op, Decoder] = {
     Op.ADD: _Reader.binary,
     Op.SUB: _Reader.binary,
     Op.MUL: _Reader.binary,
+    Op.DIV: _Reader.binary,
+    Op.NEG: _Reader.float_only,
     Op.AVERAGE_POOL_2D: _Reader.pool,
     Op.MAX_POOL_2D: _Reader.pool,
     Op.MEAN: _Reader.reducer,

@@ -72,6 +72,8 @@ FORMATS: dict[Op, OpFormat] = {
     Op.TRANSPOSE: _f(2, 2, "TransposeOptions"),
     Op.QUANTIZE: _f(1, 1, "QuantizeOptions"),
     Op.DEQUANTIZE: _f(1, 1, "DequantizeOptions"),
+    Op.NEG: _f(1, 1, "NegOptions"),
+    Op.DIV: _f(2, 2, "DivOptions"),
     Op.SUM: _f(2, 2, "ReducerOptions"),
     Op.REDUCE_MAX: _f(2, 2, "ReducerOptions"),
     Op.REDUCE_MIN: _f(2, 2, "ReducerOptions"),

@@ -866,6 +866,8 @@ RULES: dict[Op, tuple[Rule, ...]] = {
     Op.RELU6: _SAME,
     Op.QUANTIZE: _SAME,
     Op.DEQUANTIZE: _SAME,
+    Op.NEG: _SAME,
+    Op.DIV: _BROADCAST,
     Op.LEAKY_RELU: _SAME,
     Op.TANH: _SAME,
     Op.ELU: _SAME,

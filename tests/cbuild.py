@@ -31,7 +31,14 @@ SPATIAL = ("rip_conv_support.c", "rip_conv2d.c", "rip_conv2d_fast.c", "rip_conv2
            "rip_depthwise_row_fast.c", "rip_dw_row_engine.c", "rip_fully_connected.c",
            "rip_fully_connected_fast.c", "rip_pool.c", "rip_cores.c")  # fmt: skip
 ELEMENTWISE = ("rip_elementwise.c", "rip_activation.c", "rip_shape.c", "rip_reduce.c")
-RESAMPLE = ("rip_resample.c", "rip_norm.c", "rip_matmul.c", "rip_svdf.c", "rip_state.c")
+RESAMPLE = (
+    "rip_resample.c",
+    "rip_norm.c",
+    "rip_matmul.c",
+    "rip_svdf.c",
+    "rip_state.c",
+    "rip_float.c",
+)
 SOURCES = (*SPATIAL, *ELEMENTWISE, *RESAMPLE)
 CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 ARM_CPUS = ("cortex-m0plus", "cortex-m33")

@@ -77,6 +77,20 @@ SLOW_TESTS = {
     ),
     "test_uint8_interface.py": ("test_uint8_model_matches_tflm", "test_uint8_model_on_qemu_m33"),
     "test_constant_fold.py": ("test_folded_model_matches_tflm",),
+    "test_svdf.py": (  # models compiled whole and streamed on the host
+        "test_svdf_streams_byte_equal_to_tflite_micro",
+        "test_quantize_between_int8_int16_int32",
+        "test_softmax_into_int16",
+        "test_keyword_scrambled_streams_as_tflite_micro",
+    ),
+    "test_resource_variables.py": (
+        "test_streaming_state_byte_equal_to_tflite_micro",
+        "test_streaming_model_on_qemu_m33",
+    ),
+    "test_float_islands.py": (
+        "test_float_islands_byte_equal_to_tflite_micro",
+        "test_float_island_on_the_cores",
+    ),
     "test_refusals.py": ("test_an_unrolled_model_with_tanh_compiles_and_matches",),
     "test_tflm_arena.py": (
         "test_no_shared_model_needs_more_than_tflite_micros_arena",

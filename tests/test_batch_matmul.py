@@ -287,13 +287,15 @@ def test_list_ops_shows_batch_matmul(capsys) -> None:
     assert "rip_batch_matmul_s8" in line
 
 
-def assert_matches_on_qemu_m33(model: bytes, tmp_path: Path, capsys) -> None:
-    """``model`` compiled for qemu-m33 and run there (``--run --json``): its checksum is
-    TFLite Micro's (the issue 28 tests' one QEMU run each)."""
+def assert_matches_on_qemu_m33(
+    model: bytes, tmp_path: Path, capsys, board: str = "qemu-m33"
+) -> None:
+    """``model`` compiled for ``board`` (qemu-m33 by default) and run there (``--run
+    --json``): its checksum is TFLite Micro's (the issue 28 tests' one QEMU run each)."""
     path = tmp_path / "model.tflite"
     path.write_bytes(model)
-    out = tmp_path / "out"
-    code = compile_main([str(path), "--board", "qemu-m33", "-o", str(out), "--run", "--json"])
+    out = tmp_path / f"out-{board}"
+    code = compile_main([str(path), "--board", board, "-o", str(out), "--run", "--json"])
     rep = json.loads(capsys.readouterr().out)
     assert code == 0 and rep["match"] is True
     assert rep["checksum"] == rep["expected_checksum"]

@@ -272,8 +272,9 @@ def test_float_activation_inside_the_graph_is_refused() -> None:
     data, _, sub = flatbuffer(path)
     tid = int(sub.Operators(3).Outputs(0))
     patched = with_tensor_type(data, tid, tflite.TensorType.FLOAT32)
-    with pytest.raises(ModelError, match=rf"float activations inside the graph.*tensor {tid} "):
+    with pytest.raises(ModelError, match=rf"float32 tensor {tid} .*rip runs float32 only") as e:
         read_model(patched, name="in0.tflite")
+    assert "TFLITE_BUILTINS_INT8" in str(e.value)
 
 
 def test_dynamic_shape_is_refused() -> None:
@@ -414,7 +415,9 @@ def test_float_interface_and_unsupported_op_in_a_written_model() -> None:
         read_model(b.to_bytes(), name="m")
 
 
-def test_float_between_dequantize_and_quantize_is_refused() -> None:
+def test_float_between_dequantize_and_quantize_is_an_island() -> None:
+    """A float32 tensor between a DEQUANTIZE and a QUANTIZE is a float island (issue 28,
+    tests/test_float_islands.py), read as the two ops."""
     b = tw.ModelBuilder()
     x = b.activation((1, 4, 4, 2), 0.1, 0, "x")
     f = b.activation((1, 4, 4, 2), dtype="float32", name="f")
@@ -423,8 +426,9 @@ def test_float_between_dequantize_and_quantize_is_refused() -> None:
     b.quantize(f, y)
     b.inputs([x])
     b.outputs([y])
-    with pytest.raises(ModelError, match=r"float activations inside the graph.*'f'"):
-        read_model(b.to_bytes(), name="m")
+    graph = read_model(b.to_bytes(), name="m")
+    assert [op.kind for op in graph.operators] == ["DEQUANTIZE", "QUANTIZE"]
+    assert graph.tensor(f).dtype == "float32"
 
 
 # ---- speed ----------------------------------------------------------------------------------

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 
+import cbuild as cb
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_batch_matmul import assert_matches_on_qemu_m33
 from test_svdf import rip_stream, stream_inputs, tflm_stream
 from tflite_writer import ModelBuilder
 
@@ -156,3 +158,12 @@ def test_an_initialisation_that_computes_is_refused_by_name(tmp_path, capsys) ->
     assert compile_main([str(path), "-o", str(tmp_path / "out")]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "resource variables" in err[0] and "RELU" in err[0]
+
+
+@pytest.mark.skipif(not (cb.ARM_GCC and cb.QEMU), reason=cb.NEED_QEMU)
+def test_streaming_model_on_qemu_m33(tmp_path, capsys) -> None:
+    """A two-variable streaming model compiled for qemu-m33 and run (its first invoke, the
+    state as CALL_ONCE sets it): TFLite Micro's checksum."""
+    quants = [(0.05, -128), (0.01, 0), (0.05, 3)]
+    model = streaming_model([3, 2], 8, [-128, 17], quants, np.random.default_rng(2), "depthwise")
+    assert_matches_on_qemu_m33(model, tmp_path, capsys)

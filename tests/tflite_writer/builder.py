@@ -275,6 +275,12 @@ class ModelBuilder:
         quant = self._quantization(shape, scale, zero_point, 0)
         return self._add_tensor(shape, dtype, quant, None, name, is_variable=True)
 
+    def constant_float32(self, array: np.ndarray, name: str | None = None) -> int:
+        """An unquantized float32 constant: a float island's operand."""
+        values = np.asarray(array, dtype=np.float32)
+        data = np.ascontiguousarray(values, dtype=_NUMPY_DTYPE["float32"]).tobytes()
+        return self._add_tensor(values.shape, "float32", None, data, name)
+
     def constant_int16(self, array: np.ndarray, scale: float, name: str | None = None) -> int:
         """An int16 constant quantized per tensor (zero point 0): SVDF's int16 time weights."""
         values = np.asarray(array)
