@@ -130,10 +130,14 @@ def tflm_stream(model: bytes, sequence: list[list[np.ndarray]]) -> list[str]:
 
 
 def rip_stream(model: bytes, sequence: list[list[np.ndarray]], tmp: Path) -> list[str]:
-    """rip's host build of ``model`` (strategy rip) run over the sequence by STREAM_C."""
+    """rip's host build of ``model`` (strategy rip) run over the sequence by STREAM_C; its
+    arena no larger than TFLite Micro's (the head its planner shares out: the state, in the
+    persistent region on both sides, apart)."""
     graph = rewrite(read_model(model, name="m"))
     req = requirements(graph)
     plan = plan_model(graph, req, "rip")
+    theirs = arena_use(model)
+    assert plan.peak <= theirs.head, f"rip's arena {plan.peak} B, TFLite Micro's {theirs.head} B"
     write_host_project(emit_model(graph, req, plan, "rip"), tmp)
     (tmp / "main.c").write_text(STREAM_C)
     binary = build_host(tmp)
