@@ -57,12 +57,15 @@ class ConcatKernelParams:
     requantize: tuple[RequantizeParams | None, ...]
 
 
+TRANSPOSE_MAX_RANK = 5  # RIP_TRANSPOSE_MAX_RANK: TFLite Micro's TRANSPOSE takes up to 5-D
+
+
 @dataclass(frozen=True)
 class TransposeKernelParams:
-    """rip_transpose_params, rank extended to 4 with leading 1s."""
+    """rip_transpose_params, rank extended to TRANSPOSE_MAX_RANK with leading 1s."""
 
-    perm: tuple[int, int, int, int]
-    input_dims: tuple[int, int, int, int]
+    perm: tuple[int, ...]
+    input_dims: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -187,16 +190,21 @@ def merged_transpose(
 
 def transpose_params(input: Tensor, perm: Sequence[int]) -> TransposeKernelParams:
     """TRANSPOSE: output axis k is input axis perm[k]. Reduced by ``merged_transpose`` to at
-    most 4 axes (refused beyond), then extended with leading unit axes, which stay in front."""
+    most TRANSPOSE_MAX_RANK axes (TFLite Micro's limit is on the input's rank, so beyond it
+    only a model TFLite Micro refuses), then extended with leading unit axes, which stay in
+    front."""
     rank = len(input.shape)
     if sorted(perm) != list(range(rank)):
         raise ParamsError(f"TRANSPOSE perm {tuple(perm)} for rank {rank} is not a permutation")
     shape, merged = merged_transpose(input.shape, perm)
-    if len(merged) > 4:
-        raise ParamsError(f"TRANSPOSE perm {tuple(perm)} of {input.shape} needs {len(merged)} axes")
-    lead = 4 - len(merged)
-    a, b, c, d = tuple(range(lead)) + tuple(int(p) + lead for p in merged)
-    return TransposeKernelParams(perm=(a, b, c, d), input_dims=dims4(shape))
+    if len(merged) > TRANSPOSE_MAX_RANK:
+        raise ParamsError(
+            f"TRANSPOSE perm {tuple(perm)} of {input.shape} needs {len(merged)} axes, "
+            f"TFLite Micro takes at most {TRANSPOSE_MAX_RANK}"
+        )
+    lead = TRANSPOSE_MAX_RANK - len(merged)
+    order = tuple(range(lead)) + tuple(int(p) + lead for p in merged)
+    return TransposeKernelParams(perm=order, input_dims=(1,) * lead + tuple(shape))
 
 
 def pad_params(

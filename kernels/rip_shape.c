@@ -107,36 +107,51 @@ rip_status rip_concatenation_s8(const rip_concat_params *params, const int8_t *c
 
 /* ---- TRANSPOSE ------------------------------------------------------------------------- */
 
-rip_status rip_transpose_s8(const rip_transpose_params *params, const rip_dims *input_dims,
-                     const int8_t *input, int8_t *output) {
-    const int32_t in_dims[4] = {input_dims->n, input_dims->h, input_dims->w, input_dims->c};
-    const int32_t in_strides[4] = {input_dims->h * input_dims->w * input_dims->c,
-                                   input_dims->w * input_dims->c, input_dims->c, 1};
+rip_status rip_transpose_s8(const rip_transpose_params *params, const int8_t *input,
+                            int8_t *output) {
+    enum { R = RIP_TRANSPOSE_MAX_RANK };
+    int32_t in_strides[R];
+    int32_t acc = 1;
+    for (int j = R - 1; j >= 0; --j) {
+        if (params->dims[j] < 1) {
+            return RIP_ERROR_ARGUMENT;
+        }
+        in_strides[j] = acc;
+        acc *= params->dims[j];
+    }
     int32_t seen = 0;
-    int32_t out_dims[4];
-    int32_t stride[4]; /* input stride of each output axis */
-    for (int k = 0; k < 4; ++k) {
+    int32_t out_dims[R];
+    int32_t stride[R]; /* input stride of each output axis */
+    for (int k = 0; k < R; ++k) {
         const int32_t axis = params->perm[k];
-        if (axis < 0 || axis > 3 || (seen & (1 << axis))) {
+        if (axis < 0 || axis >= R || (seen & (1 << axis))) {
             return RIP_ERROR_ARGUMENT;
         }
         seen |= 1 << axis;
-        out_dims[k] = in_dims[axis];
+        out_dims[k] = params->dims[axis];
         stride[k] = in_strides[axis];
     }
+    /* the innermost output axis a row at a time, the outer ones by an odometer */
+    int32_t index[R - 1] = {0};
+    const int8_t *src = input;
     int8_t *dst = output;
-    for (int32_t i0 = 0; i0 < out_dims[0]; ++i0) {
-        for (int32_t i1 = 0; i1 < out_dims[1]; ++i1) {
-            const int8_t *src01 = input + i0 * stride[0] + i1 * stride[1];
-            for (int32_t i2 = 0; i2 < out_dims[2]; ++i2) {
-                const int8_t *src = src01 + i2 * stride[2];
-                for (int32_t i3 = 0; i3 < out_dims[3]; ++i3) {
-                    *dst++ = src[i3 * stride[3]];
-                }
+    for (;;) {
+        for (int32_t i = 0; i < out_dims[R - 1]; ++i) {
+            *dst++ = src[i * stride[R - 1]];
+        }
+        int k = R - 2;
+        for (; k >= 0; --k) {
+            src += stride[k];
+            if (++index[k] < out_dims[k]) {
+                break;
             }
+            src -= out_dims[k] * stride[k];
+            index[k] = 0;
+        }
+        if (k < 0) {
+            return RIP_OK;
         }
     }
-    return RIP_OK;
 }
 
 /* ---- PAD ------------------------------------------------------------------------------- */

@@ -52,9 +52,13 @@ typedef struct {
     const rip_requantize_params *const *requantize;
 } rip_concat_params;
 
-/* Output axis k is input axis perm[k] (4-D; lower ranks are extended with leading 1s). */
+/* Output axis k is input axis perm[k], input axis j of extent dims[j]: up to five axes after
+ * the generator merges the neighbours that stay neighbours (TFLite Micro's TRANSPOSE takes
+ * at most 5-D), lower ranks extended with leading 1s. */
+#define RIP_TRANSPOSE_MAX_RANK 5
 typedef struct {
-    int32_t perm[4];
+    int32_t perm[RIP_TRANSPOSE_MAX_RANK];
+    int32_t dims[RIP_TRANSPOSE_MAX_RANK];
 } rip_transpose_params;
 
 /* Padding before and after each of the four axes (n, h, w, c), filled with pad_value (PAD:
@@ -72,8 +76,8 @@ rip_status rip_concatenation_s8(const rip_concat_params *params, const int8_t *c
                          int8_t *output);
 
 /* output dims are input dims permuted. */
-rip_status rip_transpose_s8(const rip_transpose_params *params, const rip_dims *input_dims,
-                     const int8_t *input, int8_t *output);
+rip_status rip_transpose_s8(const rip_transpose_params *params, const int8_t *input,
+                            int8_t *output);
 
 /* output dims are input dims plus before and after. */
 rip_status rip_pad_s8(const rip_pad_params *params, const rip_dims *input_dims, const int8_t *input,

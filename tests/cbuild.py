@@ -137,7 +137,7 @@ ResizeParams = struct("ResizeParams", *[(name, I32) for name in (
 ConcatParams = struct("ConcatParams", ("num_inputs", I32), ("outer_size", I32),
                       ("inner_size", I32), ("axis_sizes", ptr(I32)),
                       ("requantize", ptr(ptr(RequantizeParams))))  # fmt: skip
-TransposeParams = struct("TransposeParams", ("perm", I32 * 4))
+TransposeParams = struct("TransposeParams", ("perm", I32 * 5), ("dims", I32 * 5))
 PadParams = struct("PadParams", ("before", Dims), ("after", Dims), ("pad_value", I32))
 
 D, CTX = ptr(Dims), ptr(Context)
@@ -200,7 +200,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "rip_softmax_s8": (STATUS, [ptr(SoftmaxParams), I32, I32, P, P]),
     "rip_resize_nearest_s8": (STATUS, [ptr(ResizeParams), D, P, D, P]),
     "rip_concatenation_s8": (STATUS, [ptr(ConcatParams), P, P]),
-    "rip_transpose_s8": (STATUS, [ptr(TransposeParams), D, P, P]),
+    "rip_transpose_s8": (STATUS, [ptr(TransposeParams), P, P]),
     "rip_pad_s8": (STATUS, [ptr(PadParams), D, P, P]),
 }  # fmt: skip
 

@@ -603,9 +603,9 @@ def test_concatenation_requantizes_like_quantize_then_concat(lib: ctypes.CDLL) -
         np.testing.assert_array_equal(out, expected)
 
 
-@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
 def test_transpose_matches_tflm(lib: ctypes.CDLL, rank: int) -> None:
-    """Every permutation of ranks 1 to 4."""
+    """Every permutation of ranks 1 to 5."""
     for i, perm in enumerate(itertools.permutations(range(rank))):
         rng = np.random.default_rng([rank, i])
         shape = tuple(int(d) for d in rng.integers(1, 5, size=rank))
@@ -619,9 +619,8 @@ def test_transpose_matches_tflm(lib: ctypes.CDLL, rank: int) -> None:
         expected = tflm(mb, [x], y, [data]).reshape(-1)
         p = sp.transpose_params(ir_tensor(mb, x), perm)
         out = np.zeros(data.size, dtype=np.int8)
-        struct = CTranspose((I32 * 4)(*p.perm))
-        assert lib.rip_transpose_s8(ctypes.byref(struct), ctypes.byref(CDims(*p.input_dims)),
-                                    addr(data), addr(out)) == 0  # fmt: skip
+        struct = CTranspose((I32 * 5)(*p.perm), (I32 * 5)(*p.input_dims))
+        assert lib.rip_transpose_s8(ctypes.byref(struct), addr(data), addr(out)) == 0
         np.testing.assert_array_equal(out, expected, err_msg=f"perm {perm}")
 
 
