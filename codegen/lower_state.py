@@ -5,14 +5,13 @@ tensor (`rip.codegen.emit`) is into that region; the value's is in the arena."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rip.codegen.lowering import (
     Lowered,
     OpBuffers,
-    OpContext,
     check_buffers,
-    render_op,
+    render_kernel,
     table_kernel,
     where,
 )
@@ -48,16 +47,5 @@ def lower_variable(
     else:
         source, target = str(buffers.inputs[0]), state
     size = graph.tensors[op.params.state].nbytes
-    return render_op(
-        OpContext(
-            kind=op.kind,
-            header=kernel.header,
-            function=kernel.function,
-            struct=kernel.struct,
-            params=CopyParams(size),
-            prefix=prefix,
-            status=index + 1,
-            inputs=(source,),
-            output=target,
-        )
-    )
+    copy = replace(buffers, output=target)
+    return render_kernel(graph, op, index, copy, prefix, kernel, CopyParams(size), (source,), ())

@@ -12,11 +12,10 @@ from rip.codegen.lower_state import state_pointer
 from rip.codegen.lowering import (
     Lowered,
     OpBuffers,
-    OpContext,
     check_buffers,
     check_operand_in_place,
     kernel_params,
-    render_op,
+    render_kernel,
     table_kernel,
 )
 from rip.core.operators import Kernel
@@ -27,7 +26,8 @@ SVDF_S16 = Kernel("rip_svdf_s8_s16", "rip_svdf_params", "svdf")
 
 
 def lower_svdf(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
-    """SVDF (int8, int8 state): input from the arena, state from the persistent region."""
+    """SVDF (int8, int8 or int16 state): input from the arena, state from the persistent
+    region."""
     kernel = table_kernel(op)
     if graph.tensors[op.params.state].dtype == "int16":
         kernel = SVDF_S16
@@ -35,16 +35,5 @@ def lower_svdf(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     check_operand_in_place(graph, op, buffers, kernel, None, ())
     params = kernel_params(sp.op_params, graph, op)
     state = state_pointer(graph, params.state)
-    return render_op(
-        OpContext(
-            kind=op.kind,
-            header=kernel.header,
-            function=kernel.function,
-            struct=kernel.struct,
-            params=params,
-            prefix=prefix,
-            status=index + 1,
-            inputs=(str(buffers.inputs[0]), state),
-            output=buffers.output,
-        )
-    )
+    inputs = (str(buffers.inputs[0]), state)
+    return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, ())

@@ -352,19 +352,7 @@ static rip_status broadcast_rows(int op, const void *params, const rip_broadcast
             return status;
         }
         out += b->row;
-        /* the outer odometer, innermost axis first */
-        int32_t j = b->rank - 1;
-        for (; j >= 0; --j) {
-            at1 += b->stride1[j];
-            at2 += b->stride2[j];
-            if (++index[j] < b->dims[j]) {
-                break;
-            }
-            at1 -= b->dims[j] * b->stride1[j];
-            at2 -= b->dims[j] * b->stride2[j];
-            index[j] = 0;
-        }
-        if (j < 0) {
+        if (!rip_broadcast_next(b, index, &at1, &at2)) {
             return RIP_OK;
         }
     }

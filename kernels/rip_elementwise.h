@@ -127,6 +127,23 @@ typedef struct {
     int32_t row2;
 } rip_broadcast;
 
+/* One step of a broadcast's outer odometer, innermost axis first: each operand's row start
+ * (at1, at2, in elements) moves to the next row's; 0 once every row is done. */
+static inline int rip_broadcast_next(const rip_broadcast *b, int32_t *index, int32_t *at1,
+                                     int32_t *at2) {
+    for (int32_t j = b->rank - 1; j >= 0; --j) {
+        *at1 += b->stride1[j];
+        *at2 += b->stride2[j];
+        if (++index[j] < b->dims[j]) {
+            return 1;
+        }
+        *at1 -= b->dims[j] * b->stride1[j];
+        *at2 -= b->dims[j] * b->stride2[j];
+        index[j] = 0;
+    }
+    return 0;
+}
+
 rip_status rip_add_broadcast_s8(const rip_add_params *params, const rip_broadcast *shape,
                                 const int8_t *input1, const int8_t *input2, int8_t *output);
 rip_status rip_sub_broadcast_s8(const rip_sub_params *params, const rip_broadcast *shape,

@@ -102,27 +102,14 @@ rip_status rip_binary_f32(const rip_float_binary_params *params, const rip_broad
     }
     const ptrdiff_t step1 = b->row1 == b->row, step2 = b->row2 == b->row;
     int32_t index[RIP_BROADCAST_MAX_RANK] = {0};
-    ptrdiff_t at1 = 0, at2 = 0, out = 0;
-    for (;;) {
+    int32_t at1 = 0, at2 = 0;
+    ptrdiff_t out = 0;
+    do {
         for (ptrdiff_t k = 0; k < b->row; ++k, ++out) {
             const float x = load_f32(input1, at1 + k * step1);
             const float y = load_f32(input2, at2 + k * step2);
             store_f32(output, out, binary(params, x, y));
         }
-        /* the outer odometer, innermost axis first */
-        int32_t j = b->rank - 1;
-        for (; j >= 0; --j) {
-            at1 += b->stride1[j];
-            at2 += b->stride2[j];
-            if (++index[j] < b->dims[j]) {
-                break;
-            }
-            at1 -= (ptrdiff_t)b->dims[j] * b->stride1[j];
-            at2 -= (ptrdiff_t)b->dims[j] * b->stride2[j];
-            index[j] = 0;
-        }
-        if (j < 0) {
-            return RIP_OK;
-        }
-    }
+    } while (rip_broadcast_next(b, index, &at1, &at2));
+    return RIP_OK;
 }
