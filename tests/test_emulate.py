@@ -265,11 +265,13 @@ def pico_env(monkeypatch):
     monkeypatch.setenv(BOOTROM_ENV, str(bootrom()))
 
 
-# Small-ish shared models, one under fused, one streamed: build + emulation a few tens of
-# seconds each. (Under the default --max-overhead fused picks four chains on vww0, none on
-# kws.) The streamed one reads its input's rows from flash through the row source API.
+# Small-ish shared models, one under fused, one streamed, one with state (SVDF): build +
+# emulation a few tens of seconds each. (Under the default --max-overhead fused picks four
+# chains on vww0, none on kws.) The streamed one reads its input's rows from flash through
+# the row source API.
 CI_PICO = [
     ("tinyml/mlperf-kws_ref_model", "rip", ()),
+    ("tinyml/tflm-keyword_scrambled_8bit", "rip", ()),  # SVDF state, int16 in, int32 out
     ("mcunet/mcunet-vww0", "fused", ()),
     ("mcunet/mcunet-vww0", "fused", ("--stream-input",)),
     ("mcunet/mcunet-in0", "rip", ()),
