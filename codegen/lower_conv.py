@@ -22,6 +22,7 @@ import numpy as np
 
 from rip.allocator.planning.requirements import depthwise_is_conv, op_scratch_bytes
 from rip.codegen import conv_params as cp
+from rip.codegen import lower_wide
 from rip.codegen.kernel_choice import (
     choose_conv_kernel,
     depthwise_as_conv,
@@ -226,6 +227,8 @@ def lower_fully_connected(
     (the packed filter, a GEMV per batch row) where the cheap requantisation is proven for
     every unit, else TFLite's general requantisation in the exact kernels. Never in place:
     every output unit reads the whole input, and the kernels require disjoint buffers."""
+    if lower_wide.is_wide(graph, op):  # 16x8 (kernels/rip_wide.h)
+        return lower_wide.lower_fully_connected(graph, op, index, buffers, prefix)
     p = _params(cp.fully_connected_params, graph, op, index)
     _check_inplace(graph, op, index, buffers, ())
     units, _, _, depth = p.filter_dims

@@ -68,9 +68,12 @@ def effective_scale(input_scale: float, weight_scale: float, output_scale: float
     )
 
 
-def activation_range(activation: Activation, quant: Quant | None) -> tuple[int, int]:
-    """CalculateActivationRangeQuantized for a per-tensor int8 output: the fused activation as
-    a clamp, each bound ``zero_point + roundf(f / scale)`` with the division in float32."""
+def activation_range(
+    activation: Activation, quant: Quant | None, lo: int = -128, hi: int = 127
+) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized for a per-tensor output of the range [lo, hi] (int8
+    by default; int16 for a 16x8 kernel): the fused activation as a clamp, each bound
+    ``zero_point + roundf(f / scale)`` with the division in float32."""
     if quant is None:  # every caller has checked the output's quantization (int8_quant)
         raise ParamsError("fused activation over an output without quantization")
     scale, zero_point = quant.scale[0], quant.zero_point[0]
@@ -79,14 +82,14 @@ def activation_range(activation: Activation, quant: Quant | None) -> tuple[int, 
         return zero_point + round_half_away(float(np.float32(f) / np.float32(scale)))
 
     if activation == Activation.NONE:
-        return INT8_MIN, INT8_MAX
+        return lo, hi
     if activation == Activation.RELU:
-        return max(INT8_MIN, quantize(0.0)), INT8_MAX
+        return max(lo, quantize(0.0)), hi
     if activation == Activation.RELU6:
-        return max(INT8_MIN, quantize(0.0)), min(INT8_MAX, quantize(6.0))
+        return max(lo, quantize(0.0)), min(hi, quantize(6.0))
     if activation == Activation.RELU_N1_TO_1:
-        return max(INT8_MIN, quantize(-1.0)), min(INT8_MAX, quantize(1.0))
-    raise ParamsError(f"fused activation {activation} is not supported by int8 kernels")
+        return max(lo, quantize(-1.0)), min(hi, quantize(1.0))
+    raise ParamsError(f"fused activation {activation} is not supported by the kernels")
 
 
 # ---- shared by the params modules ----------------------------------------------------------

@@ -567,6 +567,13 @@ OTHERS = (
         )
     ),
     KernelVariant(
+        "rip_fully_connected_s16",
+        "rip_wide.h",
+        (Op.FULLY_CONNECTED,),
+        preconditions="16x8: int16 input and output, int8 weights per tensor or per output "
+        "channel, an int64 or int32 bias; " + _DISJOINT,
+    ),
+    KernelVariant(
         "rip_copy_s8",
         "rip_state.h",
         (Op.READ_VARIABLE, Op.ASSIGN_VARIABLE),

@@ -315,6 +315,7 @@ _ROWS = (
         variants=True,
         cost_class=CostClass.FULLY_CONNECTED,
         fused_activation=True,
+        wide_types=(("int16", "int16"),),  # 16x8: rip_fully_connected_s16 (rip_wide.h)
     ),
     # ---- kernels/rip_pool.h
     _kernel(

@@ -113,6 +113,9 @@ class PoolParams:
 class FullyConnectedParams:
     activation: Activation = Activation.NONE
     keep_num_dims: bool = False
+    # a 16x8 layer without bias sums in int32 only when its options say its bias type is
+    # int32 (TFLite Micro's requires_int32_accum); else in int64
+    int32_bias_type: bool = False
 
 
 @dataclass(frozen=True)

@@ -725,7 +725,8 @@ class _Reader:
         if o.WeightsFormat() != 0:
             raise self.fail(f"{r.where}: shuffled weights format is not supported")
         act = self.activation(o.FusedActivationFunction(), r)
-        return FullyConnectedParams(act, bool(o.KeepNumDims()))
+        int32_bias = o.QuantizedBiasType() == tflite.TensorType.INT32
+        return FullyConnectedParams(act, bool(o.KeepNumDims()), int32_bias)
 
     def binary(self, r: _Raw) -> ElementwiseParams:
         """ADD, SUB, MUL (and DIV, float32 only): the fused activation."""

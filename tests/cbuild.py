@@ -38,6 +38,7 @@ RESAMPLE = (
     "rip_svdf.c",
     "rip_state.c",
     "rip_float.c",
+    "rip_wide.c",
 )
 SOURCES = (*SPATIAL, *ELEMENTWISE, *RESAMPLE)
 CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")

@@ -87,6 +87,10 @@ SLOW_TESTS = {
         "test_streaming_state_byte_equal_to_tflite_micro",
         "test_streaming_model_on_qemu_m33",
     ),
+    "test_wide.py": (
+        "test_fully_connected_16x8_byte_equal_to_tflite_micro",
+        "test_dense_16x8_on_the_cores",
+    ),
     "test_float_islands.py": (
         "test_float_islands_byte_equal_to_tflite_micro",
         "test_float_island_on_the_cores",

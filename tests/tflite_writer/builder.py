@@ -275,6 +275,15 @@ class ModelBuilder:
         quant = self._quantization(shape, scale, zero_point, 0)
         return self._add_tensor(shape, dtype, quant, None, name, is_variable=True)
 
+    def constant_int64(
+        self, array: np.ndarray, scales: float | Sequence[float], name: str | None = None
+    ) -> int:
+        """An int64 constant with scales and zero point 0: a 16x8 layer's bias."""
+        values = np.asarray(array, dtype=np.int64)
+        quant = self._quantization(values.shape, scales, 0, 0)
+        data = np.ascontiguousarray(values, dtype=_NUMPY_DTYPE["int64"]).tobytes()
+        return self._add_tensor(values.shape, "int64", quant, data, name)
+
     def constant_float32(self, array: np.ndarray, name: str | None = None) -> int:
         """An unquantized float32 constant: a float island's operand."""
         values = np.asarray(array, dtype=np.float32)

@@ -1,0 +1,111 @@
+"""Lowering of kernels/rip_wide.h: the 16x8 kernels (int16 activations, int8 weights), with
+their parameters as TFLite Micro's Prepare computes them. So far FULLY_CONNECTED
+(CalculateOpDataFullyConnected: the double ratio s_in * s_w / s_out, per tensor or per
+output channel, QuantizeMultiplier'd; the int16 clamp of the fused activation; an int64
+bias sums in int64, an int32 one in int32, as its reference picks). Out of place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rip.codegen.lowering import (
+    Lowered,
+    OpBuffers,
+    check_buffers,
+    check_operand_in_place,
+    kernel_params,
+    render_kernel,
+    where,
+)
+from rip.codegen.quant import (
+    ParamsError,
+    activation_range,
+    any_scale_zp,
+    effective_scale,
+    quantize_multiplier,
+)
+from rip.core.errors import LoweringError
+from rip.core.operators import Kernel
+from rip.frontend.ir import Graph, Operator
+
+FULLY_CONNECTED_S16 = Kernel("rip_fully_connected_s16", "rip_fully_connected_s16_params", "wide")
+BIAS_TYPES = {"int64": ("int64_t", "<i8", 8), "int32": ("int32_t", "<i4", 4)}
+
+
+@dataclass(frozen=True)
+class FullyConnected16Params:
+    """rip_fully_connected_s16_params, and the op's constants."""
+
+    batches: int
+    input_depth: int
+    output_depth: int
+    input_offset: int
+    output_offset: int
+    activation_min: int
+    activation_max: int
+    bias_bytes: int
+    wide_sum: bool  # int64 sums (TFLite Micro's requires_int32_accum false)
+    multiplier: tuple[int, ...]
+    shift: tuple[int, ...]
+    filter: bytes
+    bias: tuple[int, ...]
+    bias_type: str  # its C type
+
+
+def is_wide(graph: Graph, op: Operator) -> bool:
+    """The op runs a 16x8 kernel: its input is int16."""
+    return graph.tensors[op.inputs[0]].dtype == "int16"
+
+
+def fully_connected_params(graph: Graph, op: Operator) -> FullyConnected16Params:
+    x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    b = graph.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    if y.dtype != "int16" or w.dtype != "int8" or w.quant is None or w.data is None:
+        raise ParamsError(f"{op.describe()}: 16x8 takes int8 weights with data, int16 output")
+    s_x, z_x = any_scale_zp(x)
+    s_y, z_y = any_scale_zp(y)
+    depth_out, depth_in = w.shape[0], w.shape[-1]
+    scales = w.quant.scale
+    if len(scales) not in (1, depth_out):
+        raise ParamsError(f"{op.describe()}: {len(scales)} weight scales for {depth_out} outputs")
+    pairs = [quantize_multiplier(effective_scale(s_x, s, s_y)) for s in scales]
+    lo, hi = activation_range(op.params.activation, y.quant, -32768, 32767)
+    bias: tuple[int, ...] = ()
+    c_type, size = "int64_t", 0
+    if b is not None:
+        if b.dtype not in BIAS_TYPES or b.data is None:
+            raise ParamsError(f"{op.describe()}: a {b.dtype} bias (16x8 takes int64 or int32)")
+        c_type, code, size = BIAS_TYPES[b.dtype]
+        bias = tuple(int(v) for v in np.frombuffer(b.data, code))
+    return FullyConnected16Params(
+        batches=x.nbytes // 2 // depth_in,
+        input_depth=depth_in,
+        output_depth=depth_out,
+        input_offset=-z_x,
+        output_offset=z_y,
+        activation_min=lo,
+        activation_max=hi,
+        bias_bytes=size,
+        wide_sum=not (size == 4 or (size == 0 and op.params.int32_bias_type)),
+        multiplier=tuple(m for m, _ in pairs),
+        shift=tuple(e for _, e in pairs),
+        filter=w.data,
+        bias=bias,
+        bias_type=c_type,
+    )
+
+
+def lower_fully_connected(
+    graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
+) -> Lowered:
+    """FULLY_CONNECTED 16x8, out of place, its weights and bias the op's own data."""
+    check_buffers(graph, op, buffers)
+    check_operand_in_place(graph, op, buffers, FULLY_CONNECTED_S16, None, (0,))
+    if buffers.inputs[0] is None:
+        raise LoweringError(f"{where(graph, op, index)}: a constant 16x8 input")
+    params = kernel_params(fully_connected_params, graph, op)
+    inputs = (buffers.inputs[0],)
+    return render_kernel(graph, op, index, buffers, prefix, FULLY_CONNECTED_S16, params, inputs, ())

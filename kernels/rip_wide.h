@@ -1,0 +1,46 @@
+/*
+ * rip kernels: the 16x8 kernels (int16 activations, int8 weights, the converter's
+ * EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8 mode), as TFLite Micro's
+ * reference integer kernels compute them. int16 values are read and stored a byte at a time
+ * (ARMv6-M faults on an unaligned halfword; the arena is 4-byte aligned, a view may not be).
+ */
+#ifndef RIP_WIDE_H
+#define RIP_WIDE_H
+
+#include <stdint.h>
+
+#include "rip_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* FULLY_CONNECTED 16x8: out[b][o] = clamp(MultiplyByQuantizedMultiplier(sum_d w[o][d] *
+ * (x[b][d] + input_offset) + bias[o]) + output_offset), the sum an int64 (wide_sum: the
+ * 64-bit MultiplyByQuantizedMultiplier) or an int32 (the double-rounding one), as TFLite
+ * Micro picks by the bias type; the bias int64 (bias_bytes 8), int32 (4) or none (0); one
+ * multiplier per output channel (per_channel) or one for all. */
+typedef struct {
+    int32_t batches;
+    int32_t input_depth;
+    int32_t output_depth;
+    int32_t input_offset;
+    int32_t output_offset;
+    int32_t activation_min;
+    int32_t activation_max;
+    int32_t bias_bytes; /* 0, 4 or 8 */
+    int32_t wide_sum;   /* 1: int64 sums */
+    int32_t per_channel;
+    const int32_t *multiplier; /* [output_depth], or [1] */
+    const int32_t *shift;
+} rip_fully_connected_s16_params;
+
+rip_status rip_fully_connected_s16(const rip_fully_connected_s16_params *params,
+                                   const void *input, const int8_t *filter, const void *bias,
+                                   void *output);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RIP_WIDE_H */

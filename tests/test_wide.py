@@ -1,0 +1,90 @@
+"""16x8 kernels (issue 28: int16 activations, int8 weights, the converter's
+EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8 mode), byte-equal to TFLite
+Micro's reference integer kernels.
+
+So far FULLY_CONNECTED: Hypothesis over batch, depths, per-tensor or per-channel weights,
+an int64, int32 or no bias, the fused activation and the scales; a dense 16x8 model (the
+anomaly-detection kind, int16 end to end) on the host and on qemu-m33 / qemu-armv6m.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cbuild as cb
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_batch_matmul import assert_matches_on_qemu_m33
+from test_svdf import rip_stream, stream_inputs, tflm_stream
+from tflite_writer import ModelBuilder
+
+from rip.frontend.reader import read_model
+
+pytest.importorskip("tflite_micro", reason="TFLite Micro is the oracle")
+F32 = np.float32
+
+
+def dense16_model(layers: list[tuple[int, str, str, bool]], depth: int, batch: int,
+                  scale: float, rng: np.random.Generator) -> bytes:  # fmt: skip
+    """int16 input [batch, depth] through FULLY_CONNECTED layers (units, bias type
+    int64 / int32 / none, activation, per-channel weights), int16 all along."""
+    mb = ModelBuilder()
+    x = mb.activation((batch, depth), scale, 0, "x", dtype="int16")
+    first, s_x, d = x, scale, depth
+    for k, (units, bias, activation, per_channel) in enumerate(layers):
+        s_w = [
+            float(F32(math.exp(rng.uniform(-7, -4)))) for _ in range(units if per_channel else 1)
+        ]
+        w = mb.constant_int8(rng.integers(-127, 128, (units, d), dtype=np.int8), s_w, 0, axis=0)
+        b = -1
+        if bias != "none":
+            values = rng.integers(-(1 << 20), 1 << 20, units)
+            scales = [float(F32(s_x) * F32(s)) for s in (s_w * units if len(s_w) == 1 else s_w)]
+            b = (mb.constant_int64(values, scales) if bias == "int64"
+                 else mb.constant_int32(values, scales))  # fmt: skip
+        s_y = float(F32(s_x * s_w[0] * 40 * math.sqrt(d) * rng.uniform(0.2, 2.0)))
+        y = mb.activation((batch, units), s_y, 0, f"y{k}", dtype="int16")
+        mb.fully_connected(x, w, b, y, activation=activation)
+        x, s_x, d = y, s_y, units
+    mb.inputs([first])
+    mb.outputs([x])
+    return mb.to_bytes()
+
+
+@st.composite
+def dense_cases(draw):
+    layers = [
+        (
+            draw(st.integers(1, 24)),
+            draw(st.sampled_from(["int64", "int32", "none"])),
+            draw(st.sampled_from(["NONE", "RELU", "RELU6"])),
+            draw(st.booleans()),
+        )
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    scale = float(F32(math.exp(draw(st.floats(-9.0, -4.0)))))
+    return layers, draw(st.integers(1, 40)), draw(st.integers(1, 3)), scale
+
+
+@settings(max_examples=15, deadline=None)
+@given(case=dense_cases(), seed=st.integers(0, 2**16))
+def test_fully_connected_16x8_byte_equal_to_tflite_micro(tmp_path_factory, case, seed) -> None:
+    """Any depths, batch, bias type, activation, per-tensor or per-channel weights: three
+    random int16 inputs over the whole range, TFLite Micro's bytes."""
+    layers, depth, batch, scale = case
+    model = dense16_model(layers, depth, batch, scale, np.random.default_rng(seed))
+    graph = read_model(model, name="m")
+    sequence = stream_inputs(graph, 3, seed)
+    want = tflm_stream(model, sequence)
+    assert rip_stream(model, sequence, tmp_path_factory.mktemp("fc16")) == want
+
+
+@pytest.mark.skipif(not (cb.ARM_GCC and cb.QEMU), reason=cb.NEED_QEMU)
+@pytest.mark.parametrize("board", ["qemu-m33", "qemu-armv6m"])
+def test_dense_16x8_on_the_cores(tmp_path, capsys, board) -> None:
+    """A three-layer 16x8 dense model (int64 bias, per-channel, RELU) on both cores."""
+    layers = [(16, "int64", "RELU", True), (8, "int32", "NONE", False), (4, "int64", "RELU6", True)]
+    model = dense16_model(layers, 32, 1, 0.001, np.random.default_rng(5))
+    assert_matches_on_qemu_m33(model, tmp_path, capsys, board)
