@@ -94,6 +94,8 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     """CONV_2D (out of place, or "rip": the gather-first kernel tolerates an output starting
     the planner's gap below its input) and DEPTHWISE_CONV_2D (out of place, or "channel":
     the channel in-place kernel over the shared base)."""
+    if lower_wide.is_wide(graph, op):  # 16x8 (kernels/rip_wide.h)
+        return lower_wide.lower_conv(graph, op, index, buffers, prefix)
     # a one-column depthwise layer runs as the one-row layer its bytes are
     p = cp.column_as_row(_params(cp.conv_params, graph, op, index))
     depthwise = op.kind == Op.DEPTHWISE_CONV_2D

@@ -28,9 +28,11 @@ from rip.codegen.quant import (
     quantize_multiplier,
 )
 from rip.core.errors import LoweringError
-from rip.core.operators import Kernel
+from rip.core.operators import Kernel, Op
+from rip.core.shapes import nhwc
 from rip.frontend.ir import Graph, Operator
 
+CONV_S16 = Kernel("rip_conv_s16", "rip_conv_s16_params", "wide")
 FULLY_CONNECTED_S16 = Kernel("rip_fully_connected_s16", "rip_fully_connected_s16_params", "wide")
 BIAS_TYPES = {"int64": ("int64_t", "<i8", 8), "int32": ("int32_t", "<i4", 4)}
 
@@ -55,9 +57,97 @@ class FullyConnected16Params:
     bias_type: str  # its C type
 
 
+@dataclass(frozen=True)
+class Conv16Params:
+    """rip_conv_s16_params, and the op's constants."""
+
+    input_dims: tuple[int, int, int, int]
+    output_dims: tuple[int, int, int, int]
+    kh: int
+    kw: int
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    padding: tuple[int, int]  # top, left
+    depth_multiplier: int  # 0: a convolution
+    filter_channels: int
+    activation_min: int
+    activation_max: int
+    bias_bytes: int
+    wide_sum: bool
+    multiplier: tuple[int, ...]
+    shift: tuple[int, ...]
+    filter: bytes
+    bias: tuple[int, ...]
+    bias_type: str
+
+
 def is_wide(graph: Graph, op: Operator) -> bool:
     """The op runs a 16x8 kernel: its input is int16."""
     return graph.tensors[op.inputs[0]].dtype == "int16"
+
+
+def _weights(graph: Graph, op: Operator, channels: int) -> tuple[list[tuple[int, int]], tuple]:
+    """Per output channel (QuantizeMultiplier of the double s_in * s_w / s_out, one scale
+    repeated for a per-tensor filter), and the bias: (values, C type, bytes)."""
+    x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    b = graph.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    if y.dtype != "int16" or w.dtype != "int8" or w.quant is None or w.data is None:
+        raise ParamsError(f"{op.describe()}: 16x8 takes int8 weights with data, int16 output")
+    s_x, _ = any_scale_zp(x)
+    s_y, _ = any_scale_zp(y)
+    scales = w.quant.scale
+    if len(scales) not in (1, channels):
+        raise ParamsError(f"{op.describe()}: {len(scales)} weight scales for {channels} outputs")
+    pairs = [quantize_multiplier(effective_scale(s_x, s, s_y)) for s in scales]
+    bias: tuple[tuple[int, ...], str, int] = ((), "int64_t", 0)
+    if b is not None:
+        if b.dtype not in BIAS_TYPES or b.data is None:
+            raise ParamsError(f"{op.describe()}: a {b.dtype} bias (16x8 takes int64 or int32)")
+        c_type, code, size = BIAS_TYPES[b.dtype]
+        bias = (tuple(int(v) for v in np.frombuffer(b.data, code)), c_type, size)
+    return pairs, bias
+
+
+def conv_params(graph: Graph, op: Operator) -> Conv16Params:
+    """CONV_2D and DEPTHWISE_CONV_2D 16x8 (ConvPerChannel, DepthwiseConvPerChannel for
+    int16: no offsets; a depthwise one always sums in int64)."""
+    x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    (n, h, wd, c), (_, ho, wo, co) = nhwc(x.shape), nhwc(y.shape)
+    p = op.params
+    depthwise = op.kind == Op.DEPTHWISE_CONV_2D
+    pairs, (bias, c_type, size) = _weights(graph, op, co)
+    if len(pairs) == 1:
+        pairs = pairs * co
+    lo, hi = activation_range(p.activation, y.quant, -32768, 32767)
+    return Conv16Params(
+        input_dims=(n, h, wd, c),
+        output_dims=(n, ho, wo, co),
+        kh=w.shape[1],
+        kw=w.shape[2],
+        stride=p.stride,
+        dilation=p.dilation,
+        padding=(p.padding.top, p.padding.left),
+        depth_multiplier=co // c if depthwise else 0,
+        filter_channels=w.shape[3] if not depthwise else 1,
+        activation_min=lo,
+        activation_max=hi,
+        bias_bytes=size,
+        wide_sum=depthwise or size == 8 or (size == 0 and not getattr(p, "int32_bias_type", False)),
+        multiplier=tuple(m for m, _ in pairs),
+        shift=tuple(e for _, e in pairs),
+        filter=w.data or b"",
+        bias=bias,
+        bias_type=c_type,
+    )
+
+
+def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
+    """CONV_2D and DEPTHWISE_CONV_2D 16x8, out of place."""
+    check_buffers(graph, op, buffers)
+    check_operand_in_place(graph, op, buffers, CONV_S16, None, (0,))
+    params = kernel_params(conv_params, graph, op)
+    inputs = (str(buffers.inputs[0]),)
+    return render_kernel(graph, op, index, buffers, prefix, CONV_S16, params, inputs, ())
 
 
 def fully_connected_params(graph: Graph, op: Operator) -> FullyConnected16Params:

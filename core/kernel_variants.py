@@ -567,6 +567,13 @@ OTHERS = (
         )
     ),
     KernelVariant(
+        "rip_conv_s16",
+        "rip_wide.h",
+        (Op.CONV_2D, Op.DEPTHWISE_CONV_2D),
+        preconditions="16x8: int16 input and output, int8 weights, an int64 or int32 bias, "
+        "no offsets (symmetric int16); " + _DISJOINT,
+    ),
+    KernelVariant(
         "rip_fully_connected_s16",
         "rip_wide.h",
         (Op.FULLY_CONNECTED,),

@@ -244,6 +244,8 @@ _WIDE_REQUANTIZE = (
     ("int32", "int8"),
     ("int32", "int16"),
 )
+# int16 -> int16 with int8 weights: the 16x8 kernels (kernels/rip_wide.h)
+_WIDE_16X8 = (("int16", "int16"),)
 # float32 -> float32, inside a float island (kernels/rip_float.h)
 _FLOAT_ISLAND = (("float32", "float32"),)
 _FLOAT_ONLY = "TFLite Micro runs it on float32 only (no int8 kernel to match)"
@@ -277,6 +279,7 @@ _ROWS = (
         cost_class=CostClass.CONV,
         chain_stage=True,
         fused_activation=True,
+        wide_types=_WIDE_16X8,  # rip_conv_s16 (rip_wide.h)
     ),
     # A CONV_2D whose filter's input channels are a proper divisor of the input's: groups =
     # C_in / filter C_in (TFLite Micro's reference conv). Its own kernel gathers each field
@@ -306,6 +309,7 @@ _ROWS = (
         cost_class=CostClass.DEPTHWISE,
         chain_stage=True,
         fused_activation=True,
+        wide_types=_WIDE_16X8,  # rip_conv_s16 (rip_wide.h)
     ),
     _kernel(
         Op.FULLY_CONNECTED,
@@ -315,7 +319,7 @@ _ROWS = (
         variants=True,
         cost_class=CostClass.FULLY_CONNECTED,
         fused_activation=True,
-        wide_types=(("int16", "int16"),),  # 16x8: rip_fully_connected_s16 (rip_wide.h)
+        wide_types=_WIDE_16X8,  # rip_fully_connected_s16 (rip_wide.h)
     ),
     # ---- kernels/rip_pool.h
     _kernel(

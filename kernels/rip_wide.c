@@ -16,6 +16,82 @@ static inline int32_t mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
     return (int32_t)(uint32_t)(uint64_t)(r >> total_shift);
 }
 
+/* bias[o] of `bytes` (4 or 8; 0: none) as an int64 */
+static inline int64_t bias_at(const void *bias, int32_t bytes, int32_t o) {
+    if (bytes == 8) {
+        int64_t v;
+        memcpy(&v, (const char *)bias + 8 * (ptrdiff_t)o, sizeof v);
+        return v;
+    }
+    if (bytes == 4) {
+        int32_t v;
+        memcpy(&v, (const char *)bias + 4 * (ptrdiff_t)o, sizeof v);
+        return v;
+    }
+    return 0;
+}
+
+rip_status rip_conv_s16(const rip_conv_s16_params *p, const void *input, const int8_t *filter,
+                        const void *bias, void *output) {
+    const rip_dims *in = &p->input, *out = &p->output;
+    const int32_t m = p->depth_multiplier, bb = p->bias_bytes, fc = p->filter_channels;
+    if (in->c < 1 || out->c < 1 || p->kh < 1 || p->kw < 1 || (bb != 0 && bb != 4 && bb != 8) ||
+        (bb != 0 && bias == NULL) || (m > 0 && out->c != in->c * m) ||
+        (m == 0 && (fc < 1 || in->c % fc != 0 || out->c % (in->c / fc) != 0))) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    /* per tap: the input channels it sums over, and the filter's stride between taps */
+    const int32_t taps_c = m > 0 ? 1 : fc;
+    const int32_t per_group = m > 0 ? 0 : out->c / (in->c / fc);
+    const int8_t *x = (const int8_t *)input;
+    int8_t *y = (int8_t *)output;
+    for (int32_t b = 0; b < out->n; ++b) {
+        for (int32_t oy = 0; oy < out->h; ++oy) {
+            for (int32_t ox = 0; ox < out->w; ++ox) {
+                for (int32_t oc = 0; oc < out->c; ++oc) {
+                    /* the first input channel this output reads, and its filter row */
+                    const int32_t c0 = m > 0 ? oc / m : (oc / per_group) * fc;
+                    int64_t acc64 = 0;
+                    int32_t acc32 = 0;
+                    for (int32_t ky = 0; ky < p->kh; ++ky) {
+                        const int32_t iy = oy * p->stride_h - p->pad_h + ky * p->dilation_h;
+                        for (int32_t kx = 0; kx < p->kw; ++kx) {
+                            const int32_t ix = ox * p->stride_w - p->pad_w + kx * p->dilation_w;
+                            if (iy < 0 || iy >= in->h || ix < 0 || ix >= in->w) {
+                                continue; /* a padded tap: zero, as the reference skips it */
+                            }
+                            const ptrdiff_t at =
+                                (((ptrdiff_t)b * in->h + iy) * in->w + ix) * in->c + c0;
+                            for (int32_t j = 0; j < taps_c; ++j) {
+                                const int32_t v = rip_load_le(x + 2 * (at + j), 2);
+                                const int32_t w =
+                                    m > 0 ? filter[((ptrdiff_t)ky * p->kw + kx) * out->c + oc]
+                                          : filter[(((ptrdiff_t)oc * p->kh + ky) * p->kw + kx) *
+                                                       fc + j];
+                                acc64 += (int64_t)w * v;
+                                acc32 = rip_wrap_add32(acc32, w * v);
+                            }
+                        }
+                    }
+                    int32_t scaled;
+                    if (p->wide_sum) {
+                        scaled = mbqm64(acc64 + bias_at(bias, bb, oc), p->multiplier[oc],
+                                        p->shift[oc]);
+                    } else {
+                        acc32 = rip_wrap_add32(acc32, (int32_t)bias_at(bias, bb, oc));
+                        scaled = rip_multiply_by_quantized_multiplier(acc32, p->multiplier[oc],
+                                                                      p->shift[oc]);
+                    }
+                    scaled = rip_clamp32(scaled, p->activation_min, p->activation_max);
+                    const ptrdiff_t o = (((ptrdiff_t)b * out->h + oy) * out->w + ox) * out->c + oc;
+                    rip_store_le(y + 2 * o, scaled, 2);
+                }
+            }
+        }
+    }
+    return RIP_OK;
+}
+
 rip_status rip_fully_connected_s16(const rip_fully_connected_s16_params *p, const void *input,
                                    const int8_t *filter, const void *bias, void *output) {
     const int32_t n = p->input_depth, m = p->output_depth, bb = p->bias_bytes;

@@ -39,6 +39,31 @@ rip_status rip_fully_connected_s16(const rip_fully_connected_s16_params *params,
                                    const void *input, const int8_t *filter, const void *bias,
                                    void *output);
 
+/* CONV_2D (groups = input channels / filter channels) and DEPTHWISE_CONV_2D
+ * (depth_multiplier > 0) 16x8, TFLite Micro's ConvPerChannel / DepthwiseConvPerChannel for
+ * int16: no offsets (symmetric int16), a padded tap contributes nothing, one multiplier per
+ * output channel, the sum an int64 (wide_sum) or int32 as for FULLY_CONNECTED above. The
+ * filter is [O, KH, KW, I / groups], or [1, KH, KW, C * M] for a depthwise one. */
+typedef struct {
+    rip_dims input;
+    rip_dims output;
+    int32_t kh, kw;
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_h, pad_w; /* top, left */
+    int32_t depth_multiplier; /* > 0: depthwise; 0: a convolution */
+    int32_t filter_channels;  /* a convolution's filter input channels (I / groups) */
+    int32_t activation_min;
+    int32_t activation_max;
+    int32_t bias_bytes; /* 0, 4 or 8 */
+    int32_t wide_sum;
+    const int32_t *multiplier; /* [output channels] */
+    const int32_t *shift;
+} rip_conv_s16_params;
+
+rip_status rip_conv_s16(const rip_conv_s16_params *params, const void *input,
+                        const int8_t *filter, const void *bias, void *output);
+
 #ifdef __cplusplus
 }
 #endif

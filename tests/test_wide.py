@@ -2,9 +2,10 @@
 EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8 mode), byte-equal to TFLite
 Micro's reference integer kernels.
 
-So far FULLY_CONNECTED: Hypothesis over batch, depths, per-tensor or per-channel weights,
-an int64, int32 or no bias, the fused activation and the scales; a dense 16x8 model (the
-anomaly-detection kind, int16 end to end) on the host and on qemu-m33 / qemu-armv6m.
+So far FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: Hypothesis over batch, depths,
+kernel sizes, strides, dilations, depth multipliers, per-tensor or per-channel weights, an
+int64, int32 or no bias, the fused activation and the scales; dense and convolutional 16x8
+models (int16 end to end) on the host and on qemu-m33 / qemu-armv6m.
 """
 
 from __future__ import annotations
@@ -84,7 +85,92 @@ def test_fully_connected_16x8_byte_equal_to_tflite_micro(tmp_path_factory, case,
 @pytest.mark.skipif(not (cb.ARM_GCC and cb.QEMU), reason=cb.NEED_QEMU)
 @pytest.mark.parametrize("board", ["qemu-m33", "qemu-armv6m"])
 def test_dense_16x8_on_the_cores(tmp_path, capsys, board) -> None:
-    """A three-layer 16x8 dense model (int64 bias, per-channel, RELU) on both cores."""
+    """A three-layer 16x8 dense model (int64 bias, per-channel, RELU) and a conv -> depthwise
+    16x8 model (strided, dilated, SAME) on both cores."""
     layers = [(16, "int64", "RELU", True), (8, "int32", "NONE", False), (4, "int64", "RELU6", True)]
     model = dense16_model(layers, 32, 1, 0.001, np.random.default_rng(5))
-    assert_matches_on_qemu_m33(model, tmp_path, capsys, board)
+    (tmp_path / "dense").mkdir()
+    assert_matches_on_qemu_m33(model, tmp_path / "dense", capsys, board)
+    convs = [
+        ("conv", 3, 2, 1, "SAME", 6, "int32", "RELU"),
+        ("dw", 3, 1, 2, "SAME", 2, "int64", "NONE"),
+    ]
+    (tmp_path / "conv").mkdir()
+    model = conv16_model((9, 7), 3, convs, np.random.default_rng(6))
+    assert_matches_on_qemu_m33(model, tmp_path / "conv", capsys, board)
+
+
+def conv16_model(hw: tuple[int, int], c: int, convs, rng: np.random.Generator) -> bytes:
+    """int16 [1, H, W, C] through CONV_2D / DEPTHWISE_CONV_2D layers (kind, kernel, stride,
+    dilation, padding, out channels or depth multiplier, bias type, activation), int16 all
+    along, per-channel int8 weights."""
+    mb = ModelBuilder()
+    s_x = 0.002
+    x = mb.activation((1, *hw, c), s_x, 0, "x", dtype="int16")
+    first, h, w = x, *hw
+    for k, (kind, kernel, stride, dilation, padding, width, bias, activation) in enumerate(convs):
+        co = c * width if kind == "dw" else width
+        s_w = [float(F32(math.exp(rng.uniform(-6, -3)))) for _ in range(co)]
+        if kind == "dw":
+            data = rng.integers(-127, 128, (1, kernel, kernel, co), dtype=np.int8)
+            wt = mb.constant_int8(data, s_w, 0, axis=3)
+        else:
+            data = rng.integers(-127, 128, (co, kernel, kernel, c), dtype=np.int8)
+            wt = mb.constant_int8(data, s_w, 0, axis=0)
+        scales = [float(F32(s_x) * F32(s)) for s in s_w]
+        values = rng.integers(-(1 << 18), 1 << 18, co)
+        b = (
+            mb.constant_int64(values, scales)
+            if bias == "int64"
+            else mb.constant_int32(values, scales)
+        )
+        span = dilation * (kernel - 1) + 1
+        if padding == "SAME":
+            h, w = -(-h // stride), -(-w // stride)
+        else:
+            h, w = (h - span) // stride + 1, (w - span) // stride + 1
+        s_y = float(
+            F32(s_x * s_w[0] * 30 * math.sqrt(kernel * kernel * (1 if kind == "dw" else c)))
+        )
+        y = mb.activation((1, h, w, co), s_y, 0, f"y{k}", dtype="int16")
+        common = {"stride": stride, "dilation": dilation, "padding": padding,
+                  "activation": activation}  # fmt: skip
+        if kind == "dw":
+            mb.depthwise_conv2d(x, wt, b, y, depth_multiplier=width, **common)
+        else:
+            mb.conv2d(x, wt, b, y, **common)
+        x, s_x, c = y, s_y, co
+    mb.inputs([first])
+    mb.outputs([x])
+    return mb.to_bytes()
+
+
+@st.composite
+def conv_cases(draw):
+    hw = (draw(st.integers(3, 9)), draw(st.integers(3, 9)))
+    c = draw(st.integers(1, 6))
+    convs = []
+    for _ in range(draw(st.integers(1, 2))):
+        kind = draw(st.sampled_from(["conv", "dw"]))
+        kernel = draw(st.integers(1, 3))
+        stride, dilation = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+        width = draw(st.integers(1, 2)) if kind == "dw" else draw(st.integers(1, 8))
+        # TFLite Micro's int16 depthwise reads an int64 bias only
+        bias = "int64" if kind == "dw" else draw(st.sampled_from(["int64", "int32"]))
+        activation = draw(st.sampled_from(["NONE", "RELU", "RELU6"]))
+        convs.append((kind, kernel, stride, dilation, "SAME", width, bias, activation))
+    return hw, c, convs
+
+
+@settings(max_examples=15, deadline=None)
+@given(case=conv_cases(), seed=st.integers(0, 2**16))
+def test_convolutions_16x8_byte_equal_to_tflite_micro(tmp_path_factory, case, seed) -> None:
+    """CONV_2D and DEPTHWISE_CONV_2D 16x8: kernel sizes 1-3, strides, dilations, SAME
+    padding (padded taps count nothing), depth multipliers, int64 / int32 bias, activations:
+    three random int16 inputs, TFLite Micro's bytes."""
+    hw, c, convs = case
+    model = conv16_model(hw, c, convs, np.random.default_rng(seed))
+    graph = read_model(model, name="m")
+    sequence = stream_inputs(graph, 3, seed)
+    want = tflm_stream(model, sequence)
+    assert rip_stream(model, sequence, tmp_path_factory.mktemp("conv16")) == want

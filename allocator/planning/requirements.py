@@ -225,7 +225,10 @@ def op_min_scratch_bytes(graph: Graph, op: Operator, cores: int = 1) -> int:
 
 def op_scratch_bytes(graph: Graph, op: Operator) -> int:
     """Scratch a kernel needs (its op buffer in the arena): `planning.scratch.kernel_scratch_bytes`
-    (the formulas of the kernels' ..._get_buffer_size) on this op's dims."""
+    (the formulas of the kernels' ..._get_buffer_size) on this op's dims. A 16x8 op (an
+    int16 input: kernels/rip_wide.h) needs none."""
+    if op.inputs and op.inputs[0] >= 0 and graph.tensors[op.inputs[0]].dtype == "int16":
+        return 0
     if depthwise_is_conv(graph, op):  # the conv kernels' need, as the conv it equals runs
         _, kh, kw, _ = nhwc(graph.tensors[op.inputs[1]].shape)
         return kernel_scratch_bytes(Op.CONV_2D, (1, 1, 1, 1), (1, kh, kw, 1), (1, 1, 1, 1))
