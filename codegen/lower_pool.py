@@ -11,6 +11,7 @@ template pair ``templates/ops/pool_*.c.j2`` (`rip.codegen.lowering.render_op`).
 
 from __future__ import annotations
 
+from rip.codegen import lower_wide
 from rip.codegen import pool_params as pp
 from rip.codegen.lowering import (
     Lowered,
@@ -31,6 +32,8 @@ from rip.frontend.ir import Graph, Operator
 def lower_pool(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """Average and max pooling, out of place or "rip" (each output pixel's channels are
     accumulated in scratch before any is stored)."""
+    if lower_wide.is_wide(graph, op):  # 16x8 (kernels/rip_wide.h)
+        return lower_wide.lower_pool(graph, op, index, buffers, prefix)
     p = kernel_params(pp.pool_params, graph, op, index)
     check_inplace(graph, op, index, buffers, (InPlaceKind.RIP,))
     return _pool_op(graph, op, index, buffers, prefix, p, table_kernel(op))

@@ -32,6 +32,7 @@ from rip.core.operators import Kernel, Op
 from rip.core.shapes import nhwc
 from rip.frontend.ir import Graph, Operator
 
+POOL_S16 = Kernel("rip_pool_s16", "rip_pool_s16_params", "wide")
 CONV_S16 = Kernel("rip_conv_s16", "rip_conv_s16_params", "wide")
 FULLY_CONNECTED_S16 = Kernel("rip_fully_connected_s16", "rip_fully_connected_s16_params", "wide")
 BIAS_TYPES = {"int64": ("int64_t", "<i8", 8), "int32": ("int32_t", "<i4", 4)}
@@ -148,6 +149,50 @@ def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     params = kernel_params(conv_params, graph, op)
     inputs = (str(buffers.inputs[0]),)
     return render_kernel(graph, op, index, buffers, prefix, CONV_S16, params, inputs, ())
+
+
+@dataclass(frozen=True)
+class Pool16Params:
+    """rip_pool_s16_params."""
+
+    input_dims: tuple[int, int, int, int]
+    output_dims: tuple[int, int, int, int]
+    kh: int
+    kw: int
+    stride: tuple[int, int]
+    padding: tuple[int, int]
+    average: bool
+    activation_min: int
+    activation_max: int
+
+
+def pool_params(graph: Graph, op: Operator) -> Pool16Params:
+    """AVERAGE_POOL_2D and MAX_POOL_2D 16x8 (TFLite Micro's int16 pooling)."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    p = op.params
+    if p.pad_counts or y.dtype != "int16":
+        raise ParamsError(f"{op.describe()}: 16x8 pooling skips padded cells, int16 output")
+    lo, hi = activation_range(p.activation, y.quant, -32768, 32767)
+    return Pool16Params(
+        input_dims=nhwc(x.shape),
+        output_dims=nhwc(y.shape),
+        kh=p.filter[0],
+        kw=p.filter[1],
+        stride=p.stride,
+        padding=(p.padding.top, p.padding.left),
+        average=op.kind == Op.AVERAGE_POOL_2D,
+        activation_min=lo,
+        activation_max=hi,
+    )
+
+
+def lower_pool(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
+    """AVERAGE_POOL_2D and MAX_POOL_2D 16x8, out of place."""
+    check_buffers(graph, op, buffers)
+    check_operand_in_place(graph, op, buffers, POOL_S16, None, (0,))
+    params = kernel_params(pool_params, graph, op)
+    inputs = (str(buffers.inputs[0]),)
+    return render_kernel(graph, op, index, buffers, prefix, POOL_S16, params, inputs, ())
 
 
 def fully_connected_params(graph: Graph, op: Operator) -> FullyConnected16Params:

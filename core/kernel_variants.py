@@ -574,6 +574,12 @@ OTHERS = (
         "no offsets (symmetric int16); " + _DISJOINT,
     ),
     KernelVariant(
+        "rip_pool_s16",
+        "rip_wide.h",
+        (Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D),
+        preconditions="16x8: int16 input and output, the cells inside the input only; " + _DISJOINT,
+    ),
+    KernelVariant(
         "rip_fully_connected_s16",
         "rip_wide.h",
         (Op.FULLY_CONNECTED,),

@@ -333,6 +333,7 @@ _ROWS = (
         cost_class=_POOL,
         chain_stage=True,
         fused_activation=True,
+        wide_types=_WIDE_16X8,  # rip_pool_s16 (rip_wide.h)
     ),
     _kernel(
         Op.AVERAGE_POOL_2D,
@@ -345,6 +346,7 @@ _ROWS = (
         cost_class=_POOL,
         chain_stage=True,
         fused_activation=True,
+        wide_types=_WIDE_16X8,  # rip_pool_s16 (rip_wide.h)
     ),
     _kernel(
         Op.GLOBAL_AVERAGE_POOL,
@@ -523,9 +525,9 @@ _ROWS = (
         made_by="fuse",
     ),
     # ---- no code
-    _no_code(Op.RESHAPE, Role.ALIAS, wide_types=_FLOAT_ISLAND),
-    _no_code(Op.SQUEEZE, Role.ALIAS, wide_types=_FLOAT_ISLAND),
-    _no_code(Op.EXPAND_DIMS, Role.VIEW, wide_types=_FLOAT_ISLAND),
+    _no_code(Op.RESHAPE, Role.ALIAS, wide_types=(*_FLOAT_ISLAND, *_WIDE_16X8)),
+    _no_code(Op.SQUEEZE, Role.ALIAS, wide_types=(*_FLOAT_ISLAND, *_WIDE_16X8)),
+    _no_code(Op.EXPAND_DIMS, Role.VIEW, wide_types=(*_FLOAT_ISLAND, *_WIDE_16X8)),
     # ---- kernels/rip_float.h: a float32 island between DEQUANTIZE and QUANTIZE (a DEQUANTIZE
     # of a graph output is the float interface, removed); IEEE-exact ops only
     _kernel(

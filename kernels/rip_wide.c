@@ -143,3 +143,46 @@ rip_status rip_fully_connected_s16(const rip_fully_connected_s16_params *p, cons
     }
     return RIP_OK;
 }
+
+rip_status rip_pool_s16(const rip_pool_s16_params *p, const void *input, void *output) {
+    const rip_dims *in = &p->input, *out = &p->output;
+    if (in->c != out->c || p->kh < 1 || p->kw < 1 || p->stride_h < 1 || p->stride_w < 1) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const int8_t *x = (const int8_t *)input;
+    int8_t *y = (int8_t *)output;
+    for (int32_t b = 0; b < out->n; ++b) {
+        for (int32_t oy = 0; oy < out->h; ++oy) {
+            const int32_t y0 = oy * p->stride_h - p->pad_h;
+            const int32_t ky0 = y0 < 0 ? -y0 : 0;
+            const int32_t ky1 = p->kh < in->h - y0 ? p->kh : in->h - y0;
+            for (int32_t ox = 0; ox < out->w; ++ox) {
+                const int32_t x0 = ox * p->stride_w - p->pad_w;
+                const int32_t kx0 = x0 < 0 ? -x0 : 0;
+                const int32_t kx1 = p->kw < in->w - x0 ? p->kw : in->w - x0;
+                for (int32_t c = 0; c < out->c; ++c) {
+                    int32_t acc = p->average ? 0 : INT16_MIN, count = 0;
+                    for (int32_t ky = ky0; ky < ky1; ++ky) {
+                        for (int32_t kx = kx0; kx < kx1; ++kx) {
+                            const ptrdiff_t at =
+                                (((ptrdiff_t)b * in->h + y0 + ky) * in->w + x0 + kx) * in->c + c;
+                            const int32_t v = rip_load_le(x + 2 * at, 2);
+                            acc = p->average ? acc + v : (v > acc ? v : acc);
+                            ++count;
+                        }
+                    }
+                    if (count == 0) {
+                        return RIP_ERROR_ARGUMENT; /* TFLite Micro fails the invoke */
+                    }
+                    if (p->average) {
+                        acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+                    }
+                    acc = rip_clamp32(acc, p->activation_min, p->activation_max);
+                    const ptrdiff_t o = (((ptrdiff_t)b * out->h + oy) * out->w + ox) * out->c + c;
+                    rip_store_le(y + 2 * o, acc, 2);
+                }
+            }
+        }
+    }
+    return RIP_OK;
+}

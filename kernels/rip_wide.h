@@ -64,6 +64,21 @@ typedef struct {
 rip_status rip_conv_s16(const rip_conv_s16_params *params, const void *input,
                         const int8_t *filter, const void *bias, void *output);
 
+/* AVERAGE_POOL_2D (average 1) and MAX_POOL_2D (average 0) 16x8, TFLite Micro's int16
+ * pooling: the cells inside the input only, the average rounded half away from zero. */
+typedef struct {
+    rip_dims input;
+    rip_dims output;
+    int32_t kh, kw;
+    int32_t stride_h, stride_w;
+    int32_t pad_h, pad_w; /* top, left */
+    int32_t average;
+    int32_t activation_min;
+    int32_t activation_max;
+} rip_pool_s16_params;
+
+rip_status rip_pool_s16(const rip_pool_s16_params *params, const void *input, void *output);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,6 +90,8 @@ SLOW_TESTS = {
     "test_wide.py": (
         "test_fully_connected_16x8_byte_equal_to_tflite_micro",
         "test_convolutions_16x8_byte_equal_to_tflite_micro",
+        "test_ds_cnn_16x8_streams_as_tflite_micro",
+        "test_ds_cnn_16x8_on_qemu_m33",
         "test_dense_16x8_on_the_cores",
     ),
     "test_float_islands.py": (

@@ -100,11 +100,11 @@ def test_dense_16x8_on_the_cores(tmp_path, capsys, board) -> None:
     assert_matches_on_qemu_m33(model, tmp_path / "conv", capsys, board)
 
 
-def conv16_model(hw: tuple[int, int], c: int, convs, rng: np.random.Generator) -> bytes:
+def _conv_stack(mb: ModelBuilder, hw: tuple[int, int], c: int, convs,
+                rng: np.random.Generator):  # fmt: skip
     """int16 [1, H, W, C] through CONV_2D / DEPTHWISE_CONV_2D layers (kind, kernel, stride,
     dilation, padding, out channels or depth multiplier, bias type, activation), int16 all
-    along, per-channel int8 weights."""
-    mb = ModelBuilder()
+    along, per-channel int8 weights: (builder, last tensor, input, (H, W, C, scale))."""
     s_x = 0.002
     x = mb.activation((1, *hw, c), s_x, 0, "x", dtype="int16")
     first, h, w = x, *hw
@@ -119,19 +119,15 @@ def conv16_model(hw: tuple[int, int], c: int, convs, rng: np.random.Generator) -
             wt = mb.constant_int8(data, s_w, 0, axis=0)
         scales = [float(F32(s_x) * F32(s)) for s in s_w]
         values = rng.integers(-(1 << 18), 1 << 18, co)
-        b = (
-            mb.constant_int64(values, scales)
-            if bias == "int64"
-            else mb.constant_int32(values, scales)
-        )
+        make = mb.constant_int64 if bias == "int64" else mb.constant_int32
+        b = make(values, scales)
         span = dilation * (kernel - 1) + 1
         if padding == "SAME":
             h, w = -(-h // stride), -(-w // stride)
         else:
             h, w = (h - span) // stride + 1, (w - span) // stride + 1
-        s_y = float(
-            F32(s_x * s_w[0] * 30 * math.sqrt(kernel * kernel * (1 if kind == "dw" else c)))
-        )
+        taps = kernel * kernel * (1 if kind == "dw" else c)
+        s_y = float(F32(s_x * s_w[0] * 30 * math.sqrt(taps)))
         y = mb.activation((1, h, w, co), s_y, 0, f"y{k}", dtype="int16")
         common = {"stride": stride, "dilation": dilation, "padding": padding,
                   "activation": activation}  # fmt: skip
@@ -140,6 +136,12 @@ def conv16_model(hw: tuple[int, int], c: int, convs, rng: np.random.Generator) -
         else:
             mb.conv2d(x, wt, b, y, **common)
         x, s_x, c = y, s_y, co
+    return mb, x, first, (h, w, c, s_x)
+
+
+def conv16_model(hw: tuple[int, int], c: int, convs, rng: np.random.Generator) -> bytes:
+    """The conv stack of `_conv_stack` as a model: its last tensor the output."""
+    mb, x, first, _ = _conv_stack(ModelBuilder(), hw, c, convs, rng)
     mb.inputs([first])
     mb.outputs([x])
     return mb.to_bytes()
@@ -174,3 +176,46 @@ def test_convolutions_16x8_byte_equal_to_tflite_micro(tmp_path_factory, case, se
     sequence = stream_inputs(graph, 3, seed)
     want = tflm_stream(model, sequence)
     assert rip_stream(model, sequence, tmp_path_factory.mktemp("conv16")) == want
+
+
+def ds_cnn16_model(rng: np.random.Generator, pool: str = "avg") -> bytes:
+    """A keyword-spotting DS-CNN in 16x8 (int16 activations end to end): a strided 3x3
+    CONV_2D, two depthwise-separable blocks (3x3 DEPTHWISE_CONV_2D, 1x1 CONV_2D, RELU), a
+    global pool, RESHAPE and FULLY_CONNECTED, int64 biases, per-channel weights."""
+    convs = [
+        ("conv", 3, 2, 1, "SAME", 8, "int64", "RELU"),
+        ("dw", 3, 1, 1, "SAME", 1, "int64", "RELU"),
+        ("conv", 1, 1, 1, "SAME", 12, "int64", "RELU"),
+        ("dw", 3, 1, 1, "SAME", 1, "int64", "RELU"),
+        ("conv", 1, 1, 1, "SAME", 12, "int64", "RELU"),
+    ]
+    mb, x, first, (h, w, c, s_x) = _conv_stack(ModelBuilder(), (13, 8), 1, convs, rng)
+    pooled = mb.activation((1, 1, 1, c), s_x, 0, "pooled", dtype="int16")
+    make = mb.average_pool2d if pool == "avg" else mb.max_pool2d
+    make(x, pooled, filter_size=(h, w), stride=1, padding="VALID")
+    flat = mb.activation((1, c), s_x, 0, "flat", dtype="int16")
+    mb.reshape(pooled, flat)
+    s_w = [float(F32(0.01))] * 6
+    wt = mb.constant_int8(rng.integers(-127, 128, (6, c), dtype=np.int8), s_w, 0, axis=0)
+    b = mb.constant_int64(rng.integers(-1000, 1000, 6), [float(F32(s_x) * F32(0.01))] * 6)
+    y = mb.activation((1, 6), float(F32(s_x * 0.01 * 40)), 0, "logits", dtype="int16")
+    mb.fully_connected(flat, wt, b, y)
+    mb.inputs([first])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+@pytest.mark.parametrize("pool", ["avg", "max"])
+def test_ds_cnn_16x8_streams_as_tflite_micro(tmp_path, pool) -> None:
+    """The 16x8 DS-CNN: five random int16 inputs, TFLite Micro's bytes, the arena below its
+    own (rip_stream checks it)."""
+    model = ds_cnn16_model(np.random.default_rng(3), pool)
+    graph = read_model(model, name="m")
+    sequence = stream_inputs(graph, 5, 1)
+    assert rip_stream(model, sequence, tmp_path) == tflm_stream(model, sequence)
+
+
+@pytest.mark.skipif(not (cb.ARM_GCC and cb.QEMU), reason=cb.NEED_QEMU)
+def test_ds_cnn_16x8_on_qemu_m33(tmp_path, capsys) -> None:
+    """The 16x8 DS-CNN compiled for qemu-m33 and run: TFLite Micro's checksum."""
+    assert_matches_on_qemu_m33(ds_cnn16_model(np.random.default_rng(3)), tmp_path, capsys)
