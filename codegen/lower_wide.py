@@ -1,8 +1,8 @@
 """Lowering of kernels/rip_wide.h: the 16x8 kernels (int16 activations, int8 weights), with
-their parameters as TFLite Micro's Prepare computes them. So far FULLY_CONNECTED
-(CalculateOpDataFullyConnected: the double ratio s_in * s_w / s_out, per tensor or per
-output channel, QuantizeMultiplier'd; the int16 clamp of the fused activation; an int64
-bias sums in int64, an int32 one in int32, as its reference picks). Out of place.
+their parameters as TFLite Micro's Prepare computes them: FULLY_CONNECTED, CONV_2D and
+DEPTHWISE_CONV_2D (the double ratio s_in * s_w / s_out, per tensor or per output channel,
+QuantizeMultiplier'd; the int16 clamp of the fused activation; int64 or int32 sums as its
+reference picks), AVERAGE_POOL_2D and MAX_POOL_2D. Out of place, no scratch.
 """
 
 from __future__ import annotations
@@ -109,6 +109,13 @@ def _weights(graph: Graph, op: Operator, channels: int) -> tuple[list[tuple[int,
     return pairs, bias
 
 
+def _wide_sum(op: Operator, bias_bytes: int) -> bool:
+    """TFLite Micro's requires_int32_accum, negated: an int32 bias, or none where the options
+    say the bias type is int32, sums in int32; anything else in int64."""
+    int32_type = getattr(op.params, "int32_bias_type", False)
+    return not (bias_bytes == 4 or (bias_bytes == 0 and int32_type))
+
+
 def conv_params(graph: Graph, op: Operator) -> Conv16Params:
     """CONV_2D and DEPTHWISE_CONV_2D 16x8 (ConvPerChannel, DepthwiseConvPerChannel for
     int16: no offsets; a depthwise one always sums in int64)."""
@@ -133,7 +140,7 @@ def conv_params(graph: Graph, op: Operator) -> Conv16Params:
         activation_min=lo,
         activation_max=hi,
         bias_bytes=size,
-        wide_sum=depthwise or size == 8 or (size == 0 and not getattr(p, "int32_bias_type", False)),
+        wide_sum=depthwise or _wide_sum(op, size),  # a depthwise one sums in int64 always
         multiplier=tuple(m for m, _ in pairs),
         shift=tuple(e for _, e in pairs),
         filter=w.data or b"",
@@ -142,13 +149,24 @@ def conv_params(graph: Graph, op: Operator) -> Conv16Params:
     )
 
 
-def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
-    """CONV_2D and DEPTHWISE_CONV_2D 16x8, out of place."""
+def _lower(
+    kernel: Kernel, compute, graph: Graph, op: Operator, index: int, buffers: OpBuffers,
+    prefix: str,
+) -> Lowered:  # fmt: skip
+    """A 16x8 op of one arena input, out of place, its constants its params'."""
     check_buffers(graph, op, buffers)
-    check_operand_in_place(graph, op, buffers, CONV_S16, None, (0,))
-    params = kernel_params(conv_params, graph, op)
-    inputs = (str(buffers.inputs[0]),)
-    return render_kernel(graph, op, index, buffers, prefix, CONV_S16, params, inputs, ())
+    check_operand_in_place(graph, op, buffers, kernel, None, (0,))
+    if buffers.inputs[0] is None:
+        raise LoweringError(f"{where(graph, op, index)}: a constant 16x8 input")
+    params = kernel_params(compute, graph, op)
+    return render_kernel(
+        graph, op, index, buffers, prefix, kernel, params, (buffers.inputs[0],), ()
+    )
+
+
+def lower_conv(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
+    """CONV_2D and DEPTHWISE_CONV_2D 16x8."""
+    return _lower(CONV_S16, conv_params, graph, op, index, buffers, prefix)
 
 
 @dataclass(frozen=True)
@@ -187,34 +205,17 @@ def pool_params(graph: Graph, op: Operator) -> Pool16Params:
 
 
 def lower_pool(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
-    """AVERAGE_POOL_2D and MAX_POOL_2D 16x8, out of place."""
-    check_buffers(graph, op, buffers)
-    check_operand_in_place(graph, op, buffers, POOL_S16, None, (0,))
-    params = kernel_params(pool_params, graph, op)
-    inputs = (str(buffers.inputs[0]),)
-    return render_kernel(graph, op, index, buffers, prefix, POOL_S16, params, inputs, ())
+    """AVERAGE_POOL_2D and MAX_POOL_2D 16x8."""
+    return _lower(POOL_S16, pool_params, graph, op, index, buffers, prefix)
 
 
 def fully_connected_params(graph: Graph, op: Operator) -> FullyConnected16Params:
     x, w, y = (graph.tensors[t] for t in (op.inputs[0], op.inputs[1], op.outputs[0]))
-    b = graph.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
-    if y.dtype != "int16" or w.dtype != "int8" or w.quant is None or w.data is None:
-        raise ParamsError(f"{op.describe()}: 16x8 takes int8 weights with data, int16 output")
-    s_x, z_x = any_scale_zp(x)
-    s_y, z_y = any_scale_zp(y)
+    _, z_x = any_scale_zp(x)
+    _, z_y = any_scale_zp(y)
     depth_out, depth_in = w.shape[0], w.shape[-1]
-    scales = w.quant.scale
-    if len(scales) not in (1, depth_out):
-        raise ParamsError(f"{op.describe()}: {len(scales)} weight scales for {depth_out} outputs")
-    pairs = [quantize_multiplier(effective_scale(s_x, s, s_y)) for s in scales]
+    pairs, (bias, c_type, size) = _weights(graph, op, depth_out)
     lo, hi = activation_range(op.params.activation, y.quant, -32768, 32767)
-    bias: tuple[int, ...] = ()
-    c_type, size = "int64_t", 0
-    if b is not None:
-        if b.dtype not in BIAS_TYPES or b.data is None:
-            raise ParamsError(f"{op.describe()}: a {b.dtype} bias (16x8 takes int64 or int32)")
-        c_type, code, size = BIAS_TYPES[b.dtype]
-        bias = tuple(int(v) for v in np.frombuffer(b.data, code))
     return FullyConnected16Params(
         batches=x.nbytes // 2 // depth_in,
         input_depth=depth_in,
@@ -224,10 +225,10 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnected16Params
         activation_min=lo,
         activation_max=hi,
         bias_bytes=size,
-        wide_sum=not (size == 4 or (size == 0 and op.params.int32_bias_type)),
+        wide_sum=_wide_sum(op, size),
         multiplier=tuple(m for m, _ in pairs),
         shift=tuple(e for _, e in pairs),
-        filter=w.data,
+        filter=w.data or b"",
         bias=bias,
         bias_type=c_type,
     )
@@ -236,11 +237,5 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnected16Params
 def lower_fully_connected(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
-    """FULLY_CONNECTED 16x8, out of place, its weights and bias the op's own data."""
-    check_buffers(graph, op, buffers)
-    check_operand_in_place(graph, op, buffers, FULLY_CONNECTED_S16, None, (0,))
-    if buffers.inputs[0] is None:
-        raise LoweringError(f"{where(graph, op, index)}: a constant 16x8 input")
-    params = kernel_params(fully_connected_params, graph, op)
-    inputs = (buffers.inputs[0],)
-    return render_kernel(graph, op, index, buffers, prefix, FULLY_CONNECTED_S16, params, inputs, ())
+    """FULLY_CONNECTED 16x8, its weights and bias the op's own data."""
+    return _lower(FULLY_CONNECTED_S16, fully_connected_params, graph, op, index, buffers, prefix)
