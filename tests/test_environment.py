@@ -98,14 +98,20 @@ def test_a_full_disk_behind_stdout_is_exit_6(model):
 
 @MOUNTS
 def test_a_full_disk_under_o_is_exit_6_and_the_previous_project_survives(model, tmp_path):
-    """A 600 KB file system holds one project (about 400 KB) but not a second one being
-    staged beside it: ENOSPC while writing is one line, exit 6 (was exit 70), and the
+    """A file system of one and a half projects holds one project but not a second one
+    being staged beside it: ENOSPC while writing is one line, exit 6 (was exit 70), and the
     previous project is exactly as it was."""
+    sized = tmp_path / "sized"
+    first = subprocess.run([RIP / "rip-compile", model, "--board", "host", "-o", sized, *FAST],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    # a tmpfs counts whole pages: a project's pages, and half again
+    pages = sum(-(-f.stat().st_size // 4096) for f in sized.rglob("*") if f.is_file())
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     compile_ = f"{RIP / 'rip-compile'} {model} --board host -o {mnt}/out {' '.join(FAST)}"
     done = in_namespace(
-        f"mount -t tmpfs -o size=600k tmpfs {mnt}\n"
+        f"mount -t tmpfs -o size={pages * 6}k tmpfs {mnt}\n"
         f"{compile_} > /dev/null\n"
         f"find {mnt}/out -type f | sort | xargs md5sum > {tmp_path}/before\n"
         f"rc=0; {compile_} 2> {tmp_path}/err > /dev/null || rc=$?\n"
