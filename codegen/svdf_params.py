@@ -2,9 +2,13 @@
 PrepareSvdf computes them.
 
 Two requantizations: the feature product into the state's scale, ``s_in * s_feature /
-s_state``, and the time product into the output's, ``s_state * s_time / s_out``; each is
-evaluated in float32 (the C++ multiplies and divides the tensors' float scales before it
-widens the result to double) and then QuantizeMultiplier'd.
+s_state``, and the time product into the output's, ``s_state * s_time / s_out``; each in
+double from the float32 scales (`quant.effective_scale`), then QuantizeMultiplier'd. The
+TFLite Micro source of August 2026 writes these products in float32; the interpreter the
+tests run (the tflite-micro wheel of October 2026) computes them in double: where the ratio
+sits at a power of two the two differ (0.25 exactly against 0.2500000045, multiplier 2^30
+against 2^30 + 20), and a Hypothesis stream found the tie it changes; the wheel is the
+oracle.
 """
 
 from __future__ import annotations
@@ -13,7 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rip.codegen.quant import ParamsError, any_scale_zp, int8_per_tensor, quantize_multiplier
+from rip.codegen.quant import (
+    ParamsError,
+    any_scale_zp,
+    effective_scale,
+    int8_per_tensor,
+    quantize_multiplier,
+)
 from rip.frontend.ir import Graph, Operator, SvdfParams
 
 
@@ -40,11 +50,6 @@ class SvdfKernelParams:
     state_type: str  # "int8_t" or "int16_t": the time weights' and the state's C type
 
 
-def _scale(a: float, b: float, c: float) -> float:
-    """``a * b / c`` in float32, as the C++ evaluates the tensors' float scales."""
-    return float(np.float32(np.float32(a) * np.float32(b)) / np.float32(c))
-
-
 def op_params(graph: Graph, op: Operator) -> SvdfKernelParams:
     p = op.params
     if not isinstance(p, SvdfParams):
@@ -59,8 +64,8 @@ def op_params(graph: Graph, op: Operator) -> SvdfKernelParams:
     if wf.data is None or wt.data is None or b.data is None:
         raise ParamsError(f"{op.describe()}: the weights have no data (compile with weights)")
     wide = wt.dtype == "int16"
-    m1, e1 = quantize_multiplier(_scale(s_in, s_wf, s_st))
-    m2, e2 = quantize_multiplier(_scale(s_st, s_wt, s_out))
+    m1, e1 = quantize_multiplier(effective_scale(s_in, s_wf, s_st))
+    m2, e2 = quantize_multiplier(effective_scale(s_st, s_wt, s_out))
     filters, memory = wt.shape
     return SvdfKernelParams(
         batch=x.shape[0],

@@ -131,6 +131,10 @@ FLOAT_OPS = ", ".join(
 )
 
 
+# the ops with a 16x8 kernel (OpSpec.wide_types int16 -> int16), as refusals name them
+INT16_OPS = ", ".join(sorted(op for op, s in SPECS.items() if ("int16", "int16") in s.wide_types))
+
+
 class _Reader:
     """One pass over the flatbuffer; ``graph()`` validates and builds the IR."""
 
@@ -540,8 +544,8 @@ class _Reader:
                 raise self.fail(
                     f"int16 activations (16x8 quantization, the converter's "
                     f"EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8): "
-                    f"{_tensor_desc(t)} ({made_by}); TFLite Micro runs them, rip compiles "
-                    "int8 activations only"
+                    f"{_tensor_desc(t)} ({made_by}); TFLite Micro runs them, rip's 16x8 "
+                    f"kernels so far: {INT16_OPS}"
                 )
             raise self.fail(
                 f"{t.dtype} activations are not supported (int8 only): {_tensor_desc(t)} "

@@ -18,7 +18,7 @@ import math
 import cbuild as cb
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_batch_matmul import assert_matches_on_qemu_m33
 from test_svdf import rip_stream, stream_inputs, tflm_stream
@@ -107,7 +107,7 @@ def test_streaming_state_byte_equal_to_tflite_micro(tmp_path_factory, case, seed
     assert len(graph.state) == len(frames)
     sequence = stream_inputs(graph, 15, seed)
     want = tflm_stream(model, sequence)
-    assert len(set(want[:-1])) > 1  # the stream moves the output
+    assume(len(set(want[:-1])) > 1)  # a stream that moves the output (not saturated)
     got = rip_stream(model, sequence, tmp_path_factory.mktemp("stream"))
     # the reset line: TFLite Micro's Reset restores the zero point and does not run CALL_ONCE
     # again, rip's restores CALL_ONCE's values; they agree where those are the zero point

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tflite
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from paths import shared_path
 from tflite_writer import ModelBuilder
@@ -205,6 +205,14 @@ def svdf_cases(draw):
     return batch, n_input, units, rank, memory, quants, draw(st.booleans()), state16
 
 
+# The stream Hypothesis found where the effective scale sits at 0.25: TFLite Micro's wheel
+# computes it in double (svdf_params' docstring).
+@example(
+    case=(1, 1, 8, 1, 1, [(0.3678794503211975, 0), (0.3678794503211975, 0),
+          (0.3678794503211975, 0), (5.413411617279053, 0), (7.965931415557861, 0)],
+          False, False),
+    seed=1,
+)  # fmt: skip
 @settings(max_examples=16, deadline=None)
 @given(case=svdf_cases(), seed=st.integers(0, 2**16))
 def test_svdf_streams_byte_equal_to_tflite_micro(tmp_path_factory, case, seed) -> None:
@@ -219,7 +227,7 @@ def test_svdf_streams_byte_equal_to_tflite_micro(tmp_path_factory, case, seed) -
     sequence = stream_inputs(graph, 12, seed)
     want = tflm_stream(model, sequence)
     assert want[-1] == want[0]  # the oracle's reset restarts the stream
-    assert len(set(want)) > 1 or memory == 1  # the state moves the outputs
+    assume(len(set(want)) > 1 or memory == 1)  # a stream the state moves (not saturated)
     assert rip_stream(model, sequence, tmp_path_factory.mktemp("svdf")) == want
 
 
