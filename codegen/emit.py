@@ -168,10 +168,7 @@ class EmittedModel:
     staged: tuple[Activation, ...] = ()
     cores: int = 1  # 2: rip_model_invoke runs on both cores (docs/two-cores.md)
     state: tuple[StateSlot, ...] = ()  # the persistent region (Graph.state)
-
-    @property
-    def state_bytes(self) -> int:
-        return max((s.offset + -(-s.nbytes // 4) * 4 for s in self.state), default=0)
+    state_bytes: int = 0  # its size (Graph.state_bytes)
 
     @property
     def resident_ops(self) -> int:
@@ -366,6 +363,7 @@ def emit_model(
             Stripped(Op(kind), _ref(graph, f), _ref(graph, q)) for kind, f, q in graph.interface
         ),
         state=_state_slots(graph),
+        state_bytes=graph.state_bytes,
         staged=tuple(
             Activation(b.id, f"op {b.op} filter {b.member}", plan.offsets[b.id], b.size, b.op, b.op)
             for b in op_buffers

@@ -36,13 +36,10 @@ def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
     if op.kind == Op.QUANTIZE and lower_float.is_float(graph, op):  # a float island's end
         return lower_float.lower_quantize(graph, op, index, buffers, prefix)
     kernel = table_kernel(op)
-    if op.kind == Op.QUANTIZE and UINT8 in (
-        graph.tensors[t].dtype for t in (*op.inputs, *op.outputs)
-    ):
+    types = {graph.tensors[t].dtype for t in (*op.inputs, *op.outputs)}
+    if op.kind == Op.QUANTIZE and UINT8 in types:
         kernel = LUT_KERNEL  # a uint8 side: TFLite Micro's requantization as a table
-    elif op.kind == Op.QUANTIZE and ap.WIDE & {
-        graph.tensors[t].dtype for t in (*op.inputs, *op.outputs)
-    }:
+    elif op.kind == Op.QUANTIZE and ap.WIDE & types:
         kernel = WIDE_QUANTIZE
     return lower_one_input(
         graph, op, index, buffers, prefix, kernel, ap.op_params, InPlaceKind.ELEMENTWISE

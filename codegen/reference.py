@@ -121,8 +121,8 @@ def arena_use(model: Path | bytes) -> ArenaUse:
 
 
 def reference_outputs(model: Path | bytes, graph: Graph) -> list[bytes]:
-    """TFLite Micro's output bytes (int8, or int32 for an index output) for the default
-    test input, in ``graph.outputs`` order."""
+    """TFLite Micro's output bytes (int8, or the output's own type: int16, int32,
+    little-endian) for the default test input, in ``graph.outputs`` order."""
     it = _interpreter(model)
     if graph.state:
         it.reset()  # variable tensors to their zero points, as rip_model_reset

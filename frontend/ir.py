@@ -356,19 +356,23 @@ class Graph:
     def tensor(self, tid: int) -> Tensor:
         return self.tensors[tid]
 
-    def state_offsets(self) -> dict[int, int]:
-        """Each state tensor's byte offset in the persistent region, in `state` order, each
-        4-byte aligned."""
+    def _state_layout(self) -> tuple[dict[int, int], int]:
+        """The persistent region: each state tensor's offset, in `state` order, each 4-byte
+        aligned, and the region's size."""
         offsets, at = {}, 0
         for tid in self.state:
             offsets[tid] = at
             at += -(-self.tensors[tid].nbytes // 4) * 4
-        return offsets
+        return offsets, at
+
+    def state_offsets(self) -> dict[int, int]:
+        """Each state tensor's byte offset in the persistent region."""
+        return self._state_layout()[0]
 
     @property
     def state_bytes(self) -> int:
         """The persistent region's size: every state tensor, 4-byte aligned."""
-        return sum(-(-self.tensors[t].nbytes // 4) * 4 for t in self.state)
+        return self._state_layout()[1]
 
     def storage(self, tid: int) -> int:
         """The tensor whose bytes ``tid`` lives in (follows alias chains)."""

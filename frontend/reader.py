@@ -125,14 +125,13 @@ def _tensor_desc(t: Tensor) -> str:
     return f"tensor {t.id} {t.name!r}"
 
 
-# the ops of a float island (OpSpec.wide_types float32 -> float32), as refusals name them
-FLOAT_OPS = ", ".join(
-    sorted(op for op, s in SPECS.items() if ("float32", "float32") in s.wide_types)
-)
+def _ops_running(pair: tuple[str, str]) -> str:
+    """The ops whose kernels run ``pair`` (OpSpec.wide_types), as refusals name them."""
+    return ", ".join(sorted(op for op, s in SPECS.items() if pair in s.wide_types))
 
 
-# the ops with a 16x8 kernel (OpSpec.wide_types int16 -> int16), as refusals name them
-INT16_OPS = ", ".join(sorted(op for op, s in SPECS.items() if ("int16", "int16") in s.wide_types))
+FLOAT_OPS = _ops_running(("float32", "float32"))  # a float island's ops
+INT16_OPS = _ops_running(("int16", "int16"))  # the ops with a 16x8 kernel
 
 
 class _Reader:
@@ -561,10 +560,10 @@ class _Reader:
         producer: dict[int, int],
         consumers: dict[int, list[int]],
     ) -> bool:
-        """An int16 or int32 activation that every op around it runs at that type
+        """An int16, int32 or float32 activation that every op around it runs at that type
         (`OpSpec.wide_types`: the op that makes it from its input's type, each op that reads
-        it into its output's type); a graph input or output counts as the interface. It
-        must be quantized per tensor, as those kernels read it."""
+        it into its output's type); a graph input or output counts as the interface. An
+        integer one must be quantized per tensor, as those kernels read it."""
 
         def runs(i: int, pair: tuple[str, str]) -> bool:
             kind = TFLITE_OPS.get(raw_ops[i][0])

@@ -31,6 +31,19 @@ static inline int64_t bias_at(const void *bias, int32_t bytes, int32_t o) {
     return 0;
 }
 
+/* Output o's sum scaled as TFLite Micro's reference does: in int64 with the 64-bit
+ * MultiplyByQuantizedMultiplier (wide), or in int32 with the double-rounding one; the int32
+ * sum is the int64 one's low 32 bits (the reference's int32 additions wrap alike). */
+static inline int32_t scale_sum(int32_t wide, int64_t acc, const void *bias, int32_t bytes,
+                                int32_t o, int32_t multiplier, int32_t shift) {
+    if (wide) {
+        return mbqm64(acc + bias_at(bias, bytes, o), multiplier, shift);
+    }
+    const int32_t low = (int32_t)(uint32_t)(uint64_t)acc;
+    return rip_multiply_by_quantized_multiplier(
+        rip_wrap_add32(low, (int32_t)bias_at(bias, bytes, o)), multiplier, shift);
+}
+
 rip_status rip_conv_s16(const rip_conv_s16_params *p, const void *input, const int8_t *filter,
                         const void *bias, void *output) {
     const rip_dims *in = &p->input, *out = &p->output;
@@ -51,8 +64,7 @@ rip_status rip_conv_s16(const rip_conv_s16_params *p, const void *input, const i
                 for (int32_t oc = 0; oc < out->c; ++oc) {
                     /* the first input channel this output reads, and its filter row */
                     const int32_t c0 = m > 0 ? oc / m : (oc / per_group) * fc;
-                    int64_t acc64 = 0;
-                    int32_t acc32 = 0;
+                    int64_t acc = 0;
                     for (int32_t ky = 0; ky < p->kh; ++ky) {
                         const int32_t iy = oy * p->stride_h - p->pad_h + ky * p->dilation_h;
                         for (int32_t kx = 0; kx < p->kw; ++kx) {
@@ -68,20 +80,12 @@ rip_status rip_conv_s16(const rip_conv_s16_params *p, const void *input, const i
                                     m > 0 ? filter[((ptrdiff_t)ky * p->kw + kx) * out->c + oc]
                                           : filter[(((ptrdiff_t)oc * p->kh + ky) * p->kw + kx) *
                                                        fc + j];
-                                acc64 += (int64_t)w * v;
-                                acc32 = rip_wrap_add32(acc32, w * v);
+                                acc += (int64_t)w * v;
                             }
                         }
                     }
-                    int32_t scaled;
-                    if (p->wide_sum) {
-                        scaled = mbqm64(acc64 + bias_at(bias, bb, oc), p->multiplier[oc],
-                                        p->shift[oc]);
-                    } else {
-                        acc32 = rip_wrap_add32(acc32, (int32_t)bias_at(bias, bb, oc));
-                        scaled = rip_multiply_by_quantized_multiplier(acc32, p->multiplier[oc],
-                                                                      p->shift[oc]);
-                    }
+                    int32_t scaled = scale_sum(p->wide_sum, acc, bias, bb, oc, p->multiplier[oc],
+                                               p->shift[oc]);
                     scaled = rip_clamp32(scaled, p->activation_min, p->activation_max);
                     const ptrdiff_t o = (((ptrdiff_t)b * out->h + oy) * out->w + ox) * out->c + oc;
                     rip_store_le(y + 2 * o, scaled, 2);
@@ -106,36 +110,12 @@ rip_status rip_fully_connected_s16(const rip_fully_connected_s16_params *p, cons
             const int8_t *w = filter + (ptrdiff_t)o * n;
             const int32_t mult = p->multiplier[p->per_channel ? o : 0];
             const int32_t shift = p->shift[p->per_channel ? o : 0];
-            int32_t scaled;
-            if (p->wide_sum) {
-                int64_t acc = 0;
-                for (int32_t d = 0; d < n; ++d) {
-                    const int32_t v = rip_load_le(x + 2 * ((ptrdiff_t)b * n + d), 2);
-                    acc += (int64_t)w[d] * (v + p->input_offset);
-                }
-                if (bb == 8) {
-                    int64_t bv;
-                    memcpy(&bv, (const char *)bias + 8 * (ptrdiff_t)o, sizeof bv);
-                    acc += bv;
-                } else if (bb == 4) {
-                    int32_t bv;
-                    memcpy(&bv, (const char *)bias + 4 * (ptrdiff_t)o, sizeof bv);
-                    acc += bv;
-                }
-                scaled = mbqm64(acc, mult, shift);
-            } else {
-                int32_t acc = 0;
-                for (int32_t d = 0; d < n; ++d) {
-                    const int32_t v = rip_load_le(x + 2 * ((ptrdiff_t)b * n + d), 2);
-                    acc = rip_wrap_add32(acc, w[d] * (v + p->input_offset));
-                }
-                if (bb == 4) {
-                    int32_t bv;
-                    memcpy(&bv, (const char *)bias + 4 * (ptrdiff_t)o, sizeof bv);
-                    acc = rip_wrap_add32(acc, bv);
-                }
-                scaled = rip_multiply_by_quantized_multiplier(acc, mult, shift);
+            int64_t acc = 0;
+            for (int32_t d = 0; d < n; ++d) {
+                const int32_t v = rip_load_le(x + 2 * ((ptrdiff_t)b * n + d), 2);
+                acc += (int64_t)w[d] * (v + p->input_offset);
             }
+            int32_t scaled = scale_sum(p->wide_sum, acc, bias, bb, o, mult, shift);
             scaled = rip_clamp32(rip_wrap_add32(scaled, p->output_offset), p->activation_min,
                                  p->activation_max);
             rip_store_le(y + 2 * ((ptrdiff_t)b * m + o), scaled, 2);
