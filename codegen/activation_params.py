@@ -236,6 +236,58 @@ def sigmoid_params(input: Tensor, output: Tensor, kind: Op = Op.LOGISTIC) -> Sig
     )
 
 
+@dataclass(frozen=True)
+class Sigmoid16Params:
+    """rip_sigmoid_s16_params (LOGISTIC, TANH 16x8) and the element count."""
+
+    tanh: int
+    input_multiplier: int  # 0: a power-of-two input scale
+    input_left_shift: int
+    size: int
+
+
+def checked_log2(x: float) -> tuple[int, bool]:
+    """TFLite's CheckedLog2 of a float32: log2 rounded half away from zero, and whether ``x``
+    is that power of two within 1e-3 of an octave (the arithmetic in float32, as its
+    std::log(float) is)."""
+    log2 = np.float32(np.log(np.float32(x))) * (np.float32(1.0) / np.float32(np.log(np.float32(2))))
+    rounded = round_half_away(float(log2))
+    return rounded, abs(float(np.float32(log2 - np.float32(rounded)))) < 1e-3
+
+
+def sigmoid16_params(input: Tensor, output: Tensor, kind: Op) -> Sigmoid16Params:
+    """LOGISTIC (CalculateArithmeticOpDataLogistic) and TANH (tanh.cc) for int16: zero
+    points 0, the output scale 2^-15; a power-of-two input scale whose left shift is 0
+    (TANH: 0 or 1) takes multiplier 0, any other the truncated s_in * 3 * 4096 doubled until
+    above 32767 / 2, counting the doublings as its shift."""
+    si, zi = any_scale_zp(input)
+    so, zo = any_scale_zp(output)
+    if (zi, zo) != (0, 0):
+        raise ParamsError(
+            f"{kind} {output.name!r}: int16 zero points {zi}, {zo}; TFLite Micro takes 0"
+        )
+    out_log2, out_pot = checked_log2(so)
+    if not out_pot or out_log2 != -15:
+        raise ParamsError(
+            f"{kind} {output.name!r}: int16 output scale {so}; TFLite Micro takes 2^-15"
+        )
+    log2, pot = checked_log2(si)
+    left_shift = 12 + log2  # (15 - 3 integer bits) + log2(s_in)
+    pot = pot and left_shift in ((0, 1) if kind == Op.TANH else (0,))
+    multiplier = 0
+    if not pot:
+        real, left_shift = float(np.float32(si)) * 4096.0 * 3.0, 0
+        while real <= 32767.0 / 2.0 and left_shift <= 30:
+            left_shift, real = left_shift + 1, real * 2.0
+        multiplier = int(real)
+    return Sigmoid16Params(
+        tanh=int(kind == Op.TANH),
+        input_multiplier=multiplier,
+        input_left_shift=left_shift,
+        size=tensor_size(input),
+    )
+
+
 def _downscale_int32_to_int16_multiplier(multiplier: int) -> int:
     """DownScaleInt32ToInt16Multiplier: round a Q31 multiplier to Q15."""
     rounding = 1 << 15
@@ -501,6 +553,7 @@ def rsqrt_params(input: Tensor, output: Tensor) -> LutParams:
 KernelParams = (
     RequantizeParams
     | SigmoidParams
+    | Sigmoid16Params
     | HardSwishParams
     | SoftmaxKernelParams
     | LogSoftmaxParams
@@ -524,6 +577,8 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
         return wide_quantize_params(ins[0], out)
     if op.kind == Op.QUANTIZE:
         return quantize_params(ins[0], out)
+    if op.kind in (Op.LOGISTIC, Op.TANH) and out.dtype == "int16":
+        return sigmoid16_params(ins[0], out, op.kind)
     if op.kind in (Op.LOGISTIC, Op.TANH):
         return sigmoid_params(ins[0], out, op.kind)
     if op.kind == Op.HARD_SWISH:

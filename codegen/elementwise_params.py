@@ -24,6 +24,7 @@ from rip.codegen.fixedpoint import multiply_by_quantized_multiplier
 from rip.codegen.quant import (
     ParamsError,
     activation_range,
+    any_scale_zp,
     f32,
     quantize_multiplier,
     quantize_multiplier_smaller_than_one_exp,
@@ -36,6 +37,23 @@ from rip.core.terms import Activation
 from rip.frontend.ir import Graph, Operator, Tensor
 
 ADD_LEFT_SHIFT = 20  # TFLite's int8 ADD/SUB headroom: |x - zp| << 20 stays below 2^31
+# the 16x8 kernels' (TFLite Micro's int16 ADD / SUB, add_common.cc): |x - zp| << 15
+ADD_LEFT_SHIFT_16 = 15
+INT16_RANGE = (-32768, 32767)
+
+
+def _operand_quant(t: Tensor, output: Tensor) -> tuple[float, int]:
+    """Scale and zero point of an operand of an int8 op, or of a 16x8 one (an int16
+    output: every operand int16, as TFLite Micro's int16 ADD, SUB and MUL read them)."""
+    if output.dtype != "int16":
+        return scale_zp(t)
+    if t.dtype != "int16":
+        raise ParamsError(f"tensor {t.name!r} is {t.dtype} in a 16x8 op (int16 operands)")
+    return any_scale_zp(t)
+
+
+def _output_range(output: Tensor) -> tuple[int, int]:
+    return INT16_RANGE if output.dtype == "int16" else (-128, 127)
 
 
 @dataclass(frozen=True)
@@ -235,25 +253,26 @@ def add_params(
     where the two differ; a test pins one)."""
     if kind not in (Op.ADD, Op.SUB):
         raise ParamsError(f"add_params computes ADD or SUB, not {kind}")
-    s1, z1 = scale_zp(input1)
-    s2, z2 = scale_zp(input2)
-    so, zo = scale_zp(output)
+    s1, z1 = _operand_quant(input1, output)
+    s2, z2 = _operand_quant(input2, output)
+    so, zo = _operand_quant(output, output)
+    left_shift = ADD_LEFT_SHIFT_16 if output.dtype == "int16" else ADD_LEFT_SHIFT
     twice = 2.0 * float(max(f32(s1), f32(s2)))
     real1, real2 = s1 / twice, s2 / twice
-    real_out = twice / ((1 << ADD_LEFT_SHIFT) * so)
+    real_out = twice / ((1 << left_shift) * so)
     try:
         m1, sh1 = quantize_multiplier_smaller_than_one_exp(real1)
         m2, sh2 = quantize_multiplier_smaller_than_one_exp(real2)
         mo, sho = quantize_multiplier_smaller_than_one_exp(real_out)
     except ValueError as e:  # TFLite aborts in TFLITE_CHECK
         raise ParamsError(f"{kind} {output.name!r}: {e}") from None
-    lo, hi = activation_range(activation, output.quant)
+    lo, hi = activation_range(activation, output.quant, *_output_range(output))
     return AddParams(
         kind=kind,
         input1_offset=-z1,
         input2_offset=-z2,
         output_offset=zo,
-        left_shift=ADD_LEFT_SHIFT,
+        left_shift=left_shift,
         input1_multiplier=m1,
         input1_shift=sh1,
         input2_multiplier=m2,
@@ -269,12 +288,18 @@ def add_params(
 def mul_params(
     input1: Tensor, input2: Tensor, output: Tensor, activation: Activation = Activation.NONE
 ) -> MulParams:
-    """MUL (CalculateOpDataMul): one multiplier s1 * s2 / s_out in double, any shift."""
-    s1, z1 = scale_zp(input1)
-    s2, z2 = scale_zp(input2)
-    so, zo = scale_zp(output)
+    """MUL (CalculateOpDataMul): one multiplier s1 * s2 / s_out in double, any shift; a
+    16x8 one's zero points must all be 0, as TFLite Micro's Prepare ensures."""
+    s1, z1 = _operand_quant(input1, output)
+    s2, z2 = _operand_quant(input2, output)
+    so, zo = _operand_quant(output, output)
+    if output.dtype == "int16" and (z1, z2, zo) != (0, 0, 0):
+        raise ParamsError(
+            f"MUL {output.name!r}: int16 zero points {z1}, {z2}, {zo}; TFLite Micro's 16x8"
+            " MUL takes 0"
+        )
     m, shift = quantize_multiplier(s1 * s2 / so)
-    lo, hi = activation_range(activation, output.quant)
+    lo, hi = activation_range(activation, output.quant, *_output_range(output))
     return MulParams(
         input1_offset=-z1,
         input2_offset=-z2,

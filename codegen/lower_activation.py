@@ -28,6 +28,7 @@ LUT_KERNEL = kernel_of(Op.ABS)  # rip_lut_s8: any int8 -> int8 function of one b
 # its Softmax<int8_t, int16_t>
 WIDE_QUANTIZE = Kernel("rip_quantize_wide", "rip_quantize_wide_params", "activation")
 SOFTMAX_S16 = Kernel("rip_softmax_s8_s16", "rip_softmax_params", "activation")
+SIGMOID_S16 = Kernel("rip_sigmoid_s16", "rip_sigmoid_s16_params", "activation")  # 16x8
 
 
 def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
@@ -41,6 +42,8 @@ def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
         kernel = LUT_KERNEL  # a uint8 side: TFLite Micro's requantization as a table
     elif op.kind == Op.QUANTIZE and ap.WIDE & types:
         kernel = WIDE_QUANTIZE
+    elif op.kind in (Op.LOGISTIC, Op.TANH) and "int16" in types:
+        kernel = SIGMOID_S16
     return lower_one_input(
         graph, op, index, buffers, prefix, kernel, ap.op_params, InPlaceKind.ELEMENTWISE
     )

@@ -34,10 +34,16 @@ from rip.core.terms import InPlaceKind
 from rip.frontend.ir import Graph, Operator
 
 
-def broadcast_kernel(kernel: Kernel) -> Kernel:
-    """The general-broadcast twin of a flat binary kernel (rip_add_s8 -> rip_add_broadcast_s8)."""
-    function = kernel.function.removesuffix("_s8") + "_broadcast_s8"
+def broadcast_kernel(kernel: Kernel, suffix: str = "_s8") -> Kernel:
+    """The general-broadcast twin of a flat binary kernel (rip_add_s8 -> rip_add_broadcast_s8),
+    or its 16x8 one (suffix ``_s16``: rip_add_broadcast_s16, any shape)."""
+    function = kernel.function.removesuffix("_s8") + "_broadcast" + suffix
     return Kernel(function, kernel.struct, kernel.family)
+
+
+def is_wide(graph: Graph, op: Operator) -> bool:
+    """A 16x8 ADD, SUB or MUL: its output is int16."""
+    return graph.tensors[op.outputs[0]].dtype == "int16"
 
 
 def lower_binary(
@@ -56,7 +62,8 @@ def lower_binary(
     params = kernel_params(ep.op_params, graph, op)
     assert not isinstance(params, ep.AddNParams)  # ADD_N is lower_add_n's
     x1, x2, y = (graph.tensors[t] for t in (*op.inputs[:2], op.outputs[0]))
-    shape = kernel_params(lambda g, o: ep.broadcast_shape(x1, x2, y), graph, op)
+    wide = is_wide(graph, op)  # the 16x8 kernels take every shape as a broadcast
+    shape = kernel_params(lambda g, o: ep.broadcast_shape(x1, x2, y, always=wide), graph, op)
     if in_place:
         size = (params.input1_size, params.input2_size)[buffers.inplace_input or 0]
         if size != params.output_size:
@@ -65,12 +72,13 @@ def lower_binary(
                 f" it is the broadcast operand ({size} of {params.output_size} elements, read"
                 " again for every row)"
             )
-    if isinstance(params, ep.AddParams):
+    if isinstance(params, ep.AddParams) and not wide:
         params = ep.with_add_terms(params)
     inputs, constants = operands(graph, op, (0, 1), buffers, prefix)
     call: object = params
     if shape is not None:
-        kernel, call = broadcast_kernel(kernel), ep.BroadcastCall(params, shape)
+        kernel = broadcast_kernel(kernel, "_s16" if wide else "_s8")
+        call = ep.BroadcastCall(params, shape)
     return render_kernel(graph, op, index, buffers, prefix, kernel, call, inputs, constants)
 
 

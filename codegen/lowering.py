@@ -300,11 +300,11 @@ def operands(
                 f"{where(graph, op)}: model has no weights (constant input {k}, tensor "
                 f"{tensor.id} {tensor.name!r}, has no data); compile the model with its weights"
             )
-        if tensor.dtype not in ("int8", "float32") or len(tensor.data) != tensor.nbytes:
+        if tensor.dtype not in ("int8", "int16", "float32") or len(tensor.data) != tensor.nbytes:
             raise LoweringError(
                 f"{where(graph, op)}: constant input {k} is {tensor.dtype} of "
-                f"{len(tensor.data)} bytes, not int8 (or a float island's float32) of "
-                f"shape {tensor.shape}"
+                f"{len(tensor.data)} bytes, not int8 (a 16x8 op's int16, a float island's"
+                f" float32) of shape {tensor.shape}"
             )
         constant = ConstantOperand(f"{prefix}_operand{k}", tensor.data)
         constants.append(constant)

@@ -383,7 +383,7 @@ _ROWS = (
         in_place=_EW,
         cost_class=CostClass.ELEMENTWISE,
         fused_activation=True,
-        wide_types=_FLOAT_ISLAND,
+        wide_types=(*_FLOAT_ISLAND, *_WIDE_16X8),  # rip_add_broadcast_s16
     ),
     _kernel(
         Op.SUB,
@@ -393,7 +393,7 @@ _ROWS = (
         in_place=_EW,
         cost_class=CostClass.ELEMENTWISE,
         fused_activation=True,
-        wide_types=_FLOAT_ISLAND,
+        wide_types=(*_FLOAT_ISLAND, *_WIDE_16X8),  # rip_sub_broadcast_s16
     ),
     _kernel(
         Op.MUL,
@@ -403,7 +403,7 @@ _ROWS = (
         in_place=_EW,
         cost_class=CostClass.ELEMENTWISE,
         fused_activation=True,
-        wide_types=_FLOAT_ISLAND,
+        wide_types=(*_FLOAT_ISLAND, *_WIDE_16X8),  # rip_mul_broadcast_s16
     ),
     _kernel(
         Op.MAXIMUM,
@@ -442,8 +442,22 @@ _ROWS = (
         interface=True,
         wide_types=(*_WIDE_REQUANTIZE, ("float32", "int8")),
     ),
-    _kernel(Op.LOGISTIC, "activation", "rip_logistic_s8", "rip_logistic_params", in_place=_EW),
-    _kernel(Op.TANH, "activation", "rip_tanh_s8", "rip_tanh_params", in_place=_EW),
+    _kernel(
+        Op.LOGISTIC,
+        "activation",
+        "rip_logistic_s8",
+        "rip_logistic_params",
+        in_place=_EW,
+        wide_types=_WIDE_16X8,  # rip_sigmoid_s16
+    ),
+    _kernel(
+        Op.TANH,
+        "activation",
+        "rip_tanh_s8",
+        "rip_tanh_params",
+        in_place=_EW,
+        wide_types=_WIDE_16X8,  # rip_sigmoid_s16
+    ),
     _kernel(
         Op.HARD_SWISH, "activation", "rip_hard_swish_s8", "rip_hard_swish_params", in_place=_EW
     ),

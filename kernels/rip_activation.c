@@ -178,6 +178,76 @@ rip_status rip_tanh_s8(const rip_tanh_params *params, int32_t size,
     return sigmoid_like(params, input, output, size, 1);
 }
 
+/* TFLite's sigmoid table in 0.16 (sigmoid(i / 24) for i = 0..255, as TFLite rounded it):
+ * each entry was read back from TFLite Micro's own int16 TANH (at input scale 1/48 and
+ * integer inputs its interpolation weight is 0 and its output is entry - 32768), which
+ * tests/test_wide.py repeats against the table below. */
+static const uint16_t sigmoid_table[256] = {
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149,
+    40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369,
+    47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169,
+    53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
+    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370,
+    60565, 60753, 60935, 61110, 61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302,
+    62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186, 63279, 63368, 63454, 63536,
+    63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
+    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786,
+    64816, 64845, 64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079,
+    65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234, 65246, 65258,
+    65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
+    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433,
+    65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474,
+    65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498,
+    65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
+    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522,
+    65523, 65523, 65524, 65524, 65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528,
+    65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531,
+    65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534,
+    65534, 65534, 65534, 65535,
+};
+
+rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *p, int32_t size, const void *input,
+                           void *output) {
+    if (size < 0 || p->input_left_shift < 0 || p->input_left_shift > 31) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    int32_t multiplier = p->input_multiplier, shift = p->input_left_shift;
+    if (multiplier == 0) { /* a power-of-two input scale */
+        multiplier = 3 << shift;
+        shift = 0;
+    }
+    const int32_t round = shift > 0 ? 1 << (shift - 1) : 0;
+    /* LOGISTIC interpolates over 9 fraction bits, TANH (at twice the argument) over 8 */
+    const int32_t frac = p->tanh ? 8 : 9;
+    const int8_t *x = (const int8_t *)input;
+    int8_t *y = (int8_t *)output;
+    for (int32_t i = 0; i < size; ++i) {
+        /* the reference's int32 product, wrapping as it does in practice */
+        const int32_t v =
+            (int32_t)((uint32_t)rip_load_le(x + 2 * i, 2) * (uint32_t)multiplier + (uint32_t)round) >>
+            shift;
+        const uint32_t a = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+        const uint32_t h = a >> frac;
+        uint32_t r;
+        if (h >= 255) {
+            r = p->tanh ? 0xFFFFu << 8 : 0x7FFFu << 10;
+        } else {
+            const uint32_t lo = sigmoid_table[h], hi = sigmoid_table[h + 1];
+            r = (lo << frac) + (a & ((1u << frac) - 1)) * (hi - lo);
+        }
+        int32_t out;
+        if (p->tanh) {
+            const int32_t t = (int32_t)r;
+            out = (v >= 0 ? t - (1 << 23) + (1 << 7) : -t + (1 << 23) + (1 << 7) - 1) >> 8;
+        } else {
+            out = (int32_t)((v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1) >> 10);
+        }
+        rip_store_le(y + 2 * i, out, 2);
+    }
+    return RIP_OK;
+}
+
 rip_status rip_hard_swish_s8(const rip_hard_swish_params *params, int32_t size,
                              const int8_t *input, int8_t *output) {
     if (size < 0) {

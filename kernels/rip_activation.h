@@ -91,6 +91,21 @@ rip_status rip_tanh_s8(const rip_tanh_params *params, int32_t size,
 rip_status rip_hard_swish_s8(const rip_hard_swish_params *params, int32_t size,
                              const int8_t *input, int8_t *output);
 
+/* LOGISTIC and TANH 16x8 (int16 -> int16, zero points 0, output scale 2^-15), TFLite
+ * Micro's reference_integer_ops::Logistic / Tanh for int16: the input rescaled to 1/(3 *
+ * 4096) by (x * input_multiplier + round) >> input_left_shift (input_multiplier 0: a
+ * power-of-two input scale, multiplier 3 << input_left_shift and no shift), then TFLite's
+ * sigmoid table of 256 entries interpolated linearly (TANH as 2 sigmoid(2x) - 1). In place
+ * at or below the input. */
+typedef struct {
+    int32_t tanh; /* 0: LOGISTIC */
+    int32_t input_multiplier;
+    int32_t input_left_shift; /* >= 0 */
+} rip_sigmoid_s16_params;
+
+rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *params, int32_t size,
+                           const void *input, void *output);
+
 /* LOG_SOFTMAX: output quantization fixed at scale 16/256, zero point 127. */
 typedef struct {
     int32_t input_multiplier;      /* beta * input_scale in Q5.26, as a multiplier > 1 */

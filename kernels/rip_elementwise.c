@@ -3,6 +3,8 @@
 #include "rip_elementwise.h"
 #include "rip_support.h"
 
+#include <stddef.h>
+
 static int sizes_ok(int32_t input1_size, int32_t input2_size, int32_t output_size) {
     return input1_size > 0 && input2_size > 0 && output_size > 0 &&
            output_size % input1_size == 0 && output_size % input2_size == 0;
@@ -387,6 +389,74 @@ rip_status rip_squared_difference_broadcast_s8(const rip_squared_difference_para
 rip_status rip_prelu_broadcast_s8(const rip_prelu_params *params, const rip_broadcast *shape,
                                   const int8_t *input1, const int8_t *input2, int8_t *output) {
     return broadcast_rows(BINARY_PRELU, params, shape, input1, input2, output);
+}
+
+/* ---- 16x8: int16 ADD, SUB and MUL (see rip_elementwise.h) --------------------------------- */
+
+static int32_t wide_add_sub(const rip_add_params *p, int32_t sign, int32_t x, int32_t y) {
+    const int32_t a = (int32_t)((uint32_t)(x + p->input1_offset) << p->left_shift);
+    const int32_t b = (int32_t)((uint32_t)(y + p->input2_offset) << p->left_shift);
+    const int32_t s1 =
+        rip_multiply_by_quantized_multiplier_smaller_than_one(a, p->input1.multiplier, p->input1.shift);
+    const int32_t s2 =
+        rip_multiply_by_quantized_multiplier_smaller_than_one(b, p->input2.multiplier, p->input2.shift);
+    const int32_t raw = sign > 0 ? s1 + s2 : s1 - s2;
+    const int32_t r = rip_multiply_by_quantized_multiplier_smaller_than_one(
+                          raw, p->output.multiplier, p->output.shift) +
+                      p->output_offset;
+    return rip_clamp32(r, p->activation_min, p->activation_max);
+}
+
+static int32_t wide_mul(const rip_mul_params *p, int32_t x, int32_t y) {
+    const int32_t r = rip_multiply_by_quantized_multiplier(
+                          (x + p->input1_offset) * (y + p->input2_offset), p->output.multiplier,
+                          p->output.shift) +
+                      p->output_offset;
+    return rip_clamp32(r, p->activation_min, p->activation_max);
+}
+
+static rip_status wide_rows(int op, const void *params, const rip_broadcast *b,
+                            const void *input1, const void *input2, void *output) {
+    if (b->rank < 0 || b->rank > RIP_BROADCAST_MAX_RANK || b->row < 1 ||
+        (b->row1 != b->row && b->row1 != 1) || (b->row2 != b->row && b->row2 != 1)) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    if (op != BINARY_MUL && ((const rip_add_params *)params)->left_shift != 15) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const int8_t *x1 = (const int8_t *)input1, *x2 = (const int8_t *)input2;
+    int8_t *y = (int8_t *)output;
+    const ptrdiff_t step1 = b->row1 == b->row, step2 = b->row2 == b->row;
+    int32_t index[RIP_BROADCAST_MAX_RANK] = {0};
+    int32_t at1 = 0, at2 = 0;
+    ptrdiff_t out = 0;
+    do {
+        for (ptrdiff_t k = 0; k < b->row; ++k, ++out) {
+            const int32_t u = rip_load_le(x1 + 2 * (at1 + k * step1), 2);
+            const int32_t v = rip_load_le(x2 + 2 * (at2 + k * step2), 2);
+            const int32_t r = op == BINARY_MUL
+                                  ? wide_mul((const rip_mul_params *)params, u, v)
+                                  : wide_add_sub((const rip_add_params *)params,
+                                                 op == BINARY_ADD ? 1 : -1, u, v);
+            rip_store_le(y + 2 * out, r, 2);
+        }
+    } while (rip_broadcast_next(b, index, &at1, &at2));
+    return RIP_OK;
+}
+
+rip_status rip_add_broadcast_s16(const rip_add_params *params, const rip_broadcast *shape,
+                                 const void *input1, const void *input2, void *output) {
+    return wide_rows(BINARY_ADD, params, shape, input1, input2, output);
+}
+
+rip_status rip_sub_broadcast_s16(const rip_sub_params *params, const rip_broadcast *shape,
+                                 const void *input1, const void *input2, void *output) {
+    return wide_rows(BINARY_SUB, params, shape, input1, input2, output);
+}
+
+rip_status rip_mul_broadcast_s16(const rip_mul_params *params, const rip_broadcast *shape,
+                                 const void *input1, const void *input2, void *output) {
+    return wide_rows(BINARY_MUL, params, shape, input1, input2, output);
 }
 
 /* ---- ADD_N -------------------------------------------------------------------------------- */

@@ -158,6 +158,21 @@ rip_status rip_squared_difference_broadcast_s8(const rip_squared_difference_para
 rip_status rip_prelu_broadcast_s8(const rip_prelu_params *params, const rip_broadcast *shape,
                                   const int8_t *input1, const int8_t *input2, int8_t *output);
 
+/* ---- 16x8: int16 ADD, SUB and MUL ---------------------------------------------------------
+ * The converter's 16x8 mode, as TFLite Micro's reference runs it (reference_ops::Add with
+ * pot_scale false, i.e. AddElementwise; SubElementwise; reference_integer_ops::MulElementwise
+ * for int16): the int8 arithmetic above with left_shift 15 (ADD / SUB: |x - zp| << 15 stays
+ * below 2^31) and int16 clamps, over any broadcast shape (one loop for flat and broadcast
+ * operands: these are not the hot ops of an int16 model). Operands are int16, read and
+ * stored a byte at a time (a view may be unaligned). In place as the int8 kernels: element
+ * i of each operand is read before element i of the output is stored. */
+rip_status rip_add_broadcast_s16(const rip_add_params *params, const rip_broadcast *shape,
+                                 const void *input1, const void *input2, void *output);
+rip_status rip_sub_broadcast_s16(const rip_sub_params *params, const rip_broadcast *shape,
+                                 const void *input1, const void *input2, void *output);
+rip_status rip_mul_broadcast_s16(const rip_mul_params *params, const rip_broadcast *shape,
+                                 const void *input1, const void *input2, void *output);
+
 /* ---- ADD_N ------------------------------------------------------------------------------ */
 
 /* All inputs share one quantization (TFLite Micro's Prepare checks it). */
