@@ -78,7 +78,9 @@ bench-compile: $(STAMP)
 # Executed instructions per inference on the emulated boards (QEMU), every shared model with
 # weights, dual / tinyengine / rip, against TFLite Micro + CMSIS-NN on the same core; then
 # the MCUNet models timed as the Pico 1 / Pico 2 (rip.timing, docs/pico-timing.md), rip and
-# (with CMSIS_NN_DIR and CMSIS_CORE_DIR set, as for bench-cmsis) CMSIS-NN's kernels.
+# (with CMSIS_NN_DIR and CMSIS_CORE_DIR set, as for bench-cmsis) CMSIS-NN's kernels; with
+# them also an attention block and a 16x8 DS-CNN (benchmarks/writer_models.py) against the
+# CMSIS-NN routines TFLite Micro calls for them (BENCH_ARGS=--only-writer-models: that alone).
 bench-cost: $(STAMP)
 	$(BIN)/python benchmarks/bench_cost.py --jobs $(JOBS) $(BENCH_ARGS)
 

@@ -210,7 +210,8 @@ def build_harness(graph, nn: Path, core: Path, lib: Path, board, work: Path) -> 
 
     offsets, arena = plan_arena(graph)
     layers = build_layers(graph, offsets)
-    inputs = [{"offset": offsets[t], "data": x.astype(np.int64).tolist()}
+    # the input's bytes (an int16 input's little-endian, as on the target)
+    inputs = [{"offset": offsets[t], "data": np.ascontiguousarray(x).view(np.int8).tolist()}
               for t, x in zip(graph.inputs, default_inputs(graph), strict=True)]  # fmt: skip
     outputs = [{"offset": offsets[t], "bytes": graph.tensors[t].nbytes} for t in graph.outputs]
     work.mkdir(parents=True, exist_ok=True)
@@ -243,9 +244,10 @@ def parse_cmsis(lines: list[str]) -> dict:
 # ---- rip's generated code, each op timed -----------------------------------------------------
 
 
-def instrumented(model):
+def instrumented(model, graph=None):
     """A copy of the emitted model whose every op call (and planned shift) is timed with
-    SysTick and followed by its output's CRC on UART0 (outside the timed part)."""
+    SysTick and followed by its output's CRC on UART0 (outside the timed part); ``graph``
+    (the one the model was emitted from) gives each output's bytes (else one per element)."""
     offsets = {a.id: a.offset for a in model.activations}
     ops = []
     for op in model.ops:
@@ -262,7 +264,8 @@ def instrumented(model):
             )
         out = op.output
         sid = -1 if out is None else (out.storage if out.storage >= 0 else out.id)
-        nbytes = int(np.prod(out.shape)) if out is not None else 0
+        nbytes = 0 if out is None else (graph.tensors[out.id].nbytes if graph is not None
+                                        else int(np.prod(out.shape)))  # fmt: skip
         crc = f"rip_crc32_update(0u, rip_arena + {offsets[sid]}, {nbytes}u)" if sid in offsets \
             else "0u"  # fmt: skip
         text += (
@@ -292,7 +295,8 @@ def measure_rip(path: Path, board, work: Path) -> dict:
     compiled = analyse(path, board, options)
     model = emit(compiled)
     results = []
-    for part, m in (("timed", instrumented(model)), ("plain", model)):
+    timed = instrumented(model, compiled.variants[Strategy.RIP].graph)
+    for part, m in (("timed", timed), ("plain", model)):
         write_qemu_project(m, work / part, board, None)
         lines = run_qemu(build_qemu_project(work / part, board), board)
         res = parse_result_line(lines[-1]) if lines else None
@@ -333,8 +337,8 @@ def parse_rip(lines: list[str]) -> dict:
 
 
 def tflm_tensors(path: Path, graph) -> tuple[dict[int, int], int]:
-    """CRC-32 of every int8 tensor TFLite Micro computes on the default input (all tensors
-    preserved), and its output checksum."""
+    """CRC-32 of every int8 and int16 tensor TFLite Micro computes on the default input (all
+    tensors preserved), and its output checksum."""
     from tflite_micro import runtime
 
     from rip.codegen.reference import checksum, default_inputs, reference_outputs
@@ -352,10 +356,10 @@ def tflm_tensors(path: Path, graph) -> tuple[dict[int, int], int]:
     it.invoke()
     crcs = {}
     for tid, t in graph.tensors.items():
-        if t.is_constant or t.dtype != "int8":
+        if t.is_constant or t.dtype not in ("int8", "int16"):
             continue
         data = np.asarray(it.GetTensor(tid, 0)["tensor_data"])
-        crcs[tid] = zlib.crc32(data.astype(np.int8).tobytes())
+        crcs[tid] = zlib.crc32(data.astype(t.dtype).tobytes())
     return crcs, checksum(reference_outputs(path, graph))
 
 
@@ -504,7 +508,8 @@ def model_table(model: str, board: str, result: dict, reference: dict | None) ->
 
 
 KERNEL_CLASSES = ("1x1 conv", "other conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other",
-                  "elementwise", "pooling", "fully connected")  # fmt: skip
+                  "elementwise", "pooling", "fully connected", "batch matmul",
+                  "softmax")  # fmt: skip
 
 
 def layer_table(model: str, board: str, result: dict) -> list[str]:

@@ -18,7 +18,16 @@ the MLPerf Tiny models' instructions and estimated Pico 2 cycles beside X-CUBE-A
 pico-tflmicro's measured latencies (results/mlperf.py); and two cores against one, arena and
 critical path (two_cores.py, issue 27).
 
+With the CMSIS checkouts it also measures the models issue 28 added operators for, which no
+reference figure covers (writer_models.py: an attention block, a 16x8 DS-CNN): rip's whole
+inference on qemu-m33 (strategy rip, its checksum TFLite Micro's) beside the CMSIS-NN routines
+TFLite Micro's cmsis_nn kernels call for each layer, with the arguments they pass
+(bench_cmsis's harness; every layer's bytes equal three ways), summed, and rip's own per-layer
+figures over the same layers. The CMSIS-NN side leaves out TFLite Micro's interpreter, which
+only adds to its figure. --only-writer-models runs this section alone.
+
     python benchmarks/bench_cost.py [--models a,b] [--jobs N] [--profile MODEL] [--json F]
+        [--no-writer-models | --only-writer-models]
 """
 
 from __future__ import annotations
@@ -304,6 +313,82 @@ def print_class_table(rows: list[dict]) -> None:
                         else "MISMATCH " + "; ".join(bad)))  # fmt: skip
 
 
+WRITER_BOARD = "qemu-m33"
+
+
+def writer_costs(jobs: int, nn: str | None, core: str | None) -> list[dict]:
+    """Per model of writer_models.py (written to build/bench-models/): bench_cmsis's
+    layer-by-layer run on WRITER_BOARD (CMSIS-NN's routines and rip's ops, every layer's
+    bytes checked against TFLite Micro's) under ``"boards"``, ``measure``'s whole-inference
+    run of strategy rip under ``"whole"``, and the ops neither side times under
+    ``"uncovered"``."""
+    import bench_cmsis
+    import writer_models
+
+    from rip.frontend.reader import read_model
+
+    found = bench_cmsis.find_cmsis(nn, core)
+    paths = list(writer_models.write_models().values())
+    libs = {WRITER_BOARD: str(bench_cmsis.build_library(*found, WRITER_BOARD))}
+    with ProcessPoolExecutor(jobs) as pool:
+        layers = [pool.submit(bench_cmsis.measure, str(p), [WRITER_BOARD], str(found[0]),
+                              str(found[1]), libs) for p in paths]  # fmt: skip
+        whole = [pool.submit(measure, str(p), False, DEFAULT_TIME_LIMIT, (WRITER_BOARD,),
+                             ("rip",)) for p in paths]  # fmt: skip
+        rows = [{**f.result(), "whole": w.result()} for f, w in zip(layers, whole, strict=True)]
+    for p, row in zip(paths, rows, strict=True):
+        timed = {x["op"] for x in row["boards"][WRITER_BOARD]["layers"]}
+        ops = read_model(p).operators
+        row["uncovered"] = [f"{op.kind.name} (op {op.source_index})" for op in ops
+                            if op.source_index not in timed]  # fmt: skip
+    return rows
+
+
+def print_writer_tables(rows: list[dict]) -> None:
+    """Per model: MACs, rip's whole inference, both per-layer sums over the layers the
+    harness runs, the ratio; then every layer."""
+    import bench_cmsis
+
+    b = WRITER_BOARD
+    print(f"Attention and 16x8 models on {b} (instructions; CMSIS-NN: the sum of the CMSIS-NN "
+          "routines TFLite Micro's cmsis_nn kernels call for these layers, with the arguments "
+          "they pass, BATCH_MATMUL's transposes included, without TFLite Micro's interpreter, "
+          "which only favours CMSIS-NN; rip: its ops over the same layers, and its whole "
+          "inference, strategy rip):")  # fmt: skip
+    print()
+    head = ("| model | MACs | rip whole inference | rip, layers covered | CMSIS-NN, layers "
+            "covered | rip / CMSIS-NN | layers covered | not covered (neither side) |")  # fmt: skip
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
+    for row in rows:
+        res = row["boards"][b]
+        # harness layers (with any planned shift of theirs) against rip-only ops
+        covered = {x["op"] for x in res["layers"] if x["kind"] not in ("rip", "shift")}
+        rip = sum(x["rip"] for x in res["layers"] if x["op"] in covered)
+        cm = sum(x["cmsis"] for x in res["layers"] if x["op"] in covered)
+        macs = sum(x["macs"] for x in res["layers"] if x["op"] in covered)
+        rip_only = [f"rip op {x['op']}" for x in res["layers"] if x["kind"] == "rip"]
+        run = row["whole"]["runs"].get(f"{b}/rip", {})
+        whole = run.get("instructions") or run.get("error", "-")
+        missing = ", ".join(row["uncovered"] + rip_only) or "none"
+        print(f"| {row['model']} | {macs:,} | {_fmt(whole) if isinstance(whole, int) else whole} "
+              f"| {rip:,} | {cm:,} | {_fmt(bench_cmsis.ratio(rip, cm), 3)} | {len(covered)} "
+              f"| {missing} |")  # fmt: skip
+    print()
+    print("MACs: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and BATCH_MATMUL (output elements x "
+          "depth). RESHAPE: the harness shares its input's bytes (TFLite Micro's copies them) "
+          "and rip emits no code for it.")  # fmt: skip
+    for row in rows:
+        print()
+        print("\n".join(bench_cmsis.layer_table(row["model"], b, row["boards"][b])))
+    bad = [m for r in rows for m in r["boards"][b]["mismatches"]]
+    bad += [f"{r['model']} whole inference {m}" for r in rows for m in r["whole"]["mismatches"]]
+    print()
+    print("checks: " + ("every layer's CMSIS-NN, rip and TFLite Micro bytes equal; rip's whole-"
+                        "inference checksum TFLite Micro's" if not bad
+                        else "MISMATCH " + "; ".join(bad)))  # fmt: skip
+
+
 def pico_estimates(models: list[str], jobs: int, reference: dict[str, dict],
                    nn: str | None = None, core: str | None = None) -> dict:  # fmt: skip
     """The Pico 1 / Pico 2 estimates (pico_cost) of the MCUNet models among ``models``."""
@@ -329,15 +414,25 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip two cores against one (two_cores.py)")  # fmt: skip
     ap.add_argument("--no-classes", action="store_true",
                     help="skip the per-class table (needs CMSIS-NN: --cmsis-nn)")  # fmt: skip
+    writer = ap.add_mutually_exclusive_group()
+    writer.add_argument("--no-writer-models", action="store_true",
+                        help="skip the attention and 16x8 models (needs CMSIS-NN)")  # fmt: skip
+    writer.add_argument("--only-writer-models", action="store_true",
+                        help="run only the attention and 16x8 models' section")  # fmt: skip
     args = ap.parse_args(argv)
+    only = args.only_writer_models
+    if only:
+        args.no_classes = args.no_pico = args.no_two_cores = args.no_mlperf = True
     if not REFERENCE.is_file():
         print(f"bench-cost: {REFERENCE} is not there (../shared)", file=sys.stderr)
         return 2
     reference = load_reference()
     chosen = args.models.split(",") if args.models else list(reference)
     t0 = time.perf_counter()
-    data = collect(chosen, args.jobs, args.profile, reference)
-    print_tables(data["rows"], reference, data["calibration"])
+    data: dict = {"rows": []}
+    if not only:
+        data = collect(chosen, args.jobs, args.profile, reference)
+        print_tables(data["rows"], reference, data["calibration"])
     bad_classes = False
     if not args.no_classes:
         import bench_cmsis
@@ -352,6 +447,19 @@ def main(argv: list[str] | None = None) -> int:
             print_class_table(data["classes"])
             bad_classes = any(res["mismatches"] for r in data["classes"]
                               for res in r["boards"].values())  # fmt: skip
+    bad_writer = False
+    if not args.no_writer_models:
+        import bench_cmsis
+
+        print()
+        try:
+            data["writer_models"] = writer_costs(args.jobs, args.cmsis_nn, args.cmsis_core)
+        except bench_cmsis.BenchError as e:
+            print(f"Attention and 16x8 models: not measured ({e})")
+        else:
+            print_writer_tables(data["writer_models"])
+            bad_writer = any(r["boards"][WRITER_BOARD]["mismatches"] or r["whole"]["mismatches"]
+                             for r in data["writer_models"])  # fmt: skip
     if not args.no_pico:
         data["pico"] = pico_estimates(chosen, args.jobs, reference, args.cmsis_nn, args.cmsis_core)
         print()
@@ -375,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwall {time.perf_counter() - t0:.0f} s, {args.jobs} jobs")
     if args.json:
         Path(args.json).write_text(jsonio.dumps(data, indent=1))
-    bad = any(r["mismatches"] for r in data["rows"]) or bad_classes or bad_mlperf or bad_cores
+    bad = (any(r["mismatches"] for r in data["rows"]) or bad_classes or bad_mlperf or bad_cores
+           or bad_writer)  # fmt: skip
     return 1 if bad else 0
 
 

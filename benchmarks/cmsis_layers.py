@@ -5,7 +5,7 @@ structs), plus a plain arena (TFLite Micro never runs an op in place) for the C 
 ``bench_cmsis.py``. Pure Python: nothing here builds or runs anything.
 
 What TFLite Micro does is read from its kernels/cmsis_nn/{conv,depthwise_conv,add,pooling,
-fully_connected,pad}.cc (commit 90b983c, the one the reference file pins):
+fully_connected,pad,batch_matmul,softmax}.cc (commit 90b983c, the one the reference file pins):
 - CONV_2D: arm_convolve_wrapper_s8, scratch from arm_convolve_wrapper_s8_get_buffer_size,
   filter dims n=1, h, w, c=input channels; the wrapper picks 1x1 fast / 1x1 / 1xN / im2col.
 - DEPTHWISE_CONV_2D: arm_depthwise_conv_wrapper_s8 (3x3 fast path, s8_opt or the generic
@@ -14,9 +14,26 @@ fully_connected,pad}.cc (commit 90b983c, the one the reference file pins):
   twice the larger input scale (QuantizeMultiplierSmallerThanOneExp).
 - AVERAGE_POOL_2D / MAX_POOL_2D: arm_avgpool_s8 (scratch arm_avgpool_s8_get_buffer_size) /
   arm_max_pool_s8.
-- FULLY_CONNECTED with a 2-D output: arm_fully_connected_wrapper_s8 (kernel sums precomputed
-  with arm_vector_sum_s8 when the buffer size is non-zero, as under
-  KERNELS_OPTIMIZED_FOR_SPEED).
+- FULLY_CONNECTED int8: with an output of more than two axes and a depth that is a multiple
+  of 4, arm_convolve_1x1_s8_fast (input {batches, 1, 1, depth}, the per-tensor multiplier
+  repeated per channel, as EvalQuantizedInt8 fills its scratch); otherwise
+  arm_fully_connected_wrapper_s8 (kernel sums precomputed with arm_vector_sum_s8 when the
+  buffer size is non-zero, as under KERNELS_OPTIMIZED_FOR_SPEED). Per-tensor weights only.
+- BATCH_MATMUL int8: arm_batch_matmul_s8 on the operands TFLite Micro hands it: the right one
+  transposed (TransposeRowsColumns into a persistent buffer, every Invoke) unless adj_y, the
+  left one when adj_x; dims from FillVariableShape, compressed to rank - 1 when the right
+  operand's third-last axis is 1; scratch from arm_fully_connected_s8_get_buffer_size of the
+  output dims. The transposes are timed with the call (a plain C loop here, TFLite Micro's
+  reference_ops::Transpose there). Constant operands are not supported.
+- SOFTMAX int8: arm_softmax_s8, rows x last axis, multiplier / left shift / diff_min from
+  CalculateSoftmaxParams (rip.codegen.activation_params.softmax_params computes the same).
+- 16x8 (int16 activations, int8 weights, zero points 0): CONV_2D arm_convolve_wrapper_s16
+  (which is arm_convolve_s16; the bias passed as cmsis_nn_bias_data, int64 or int32);
+  DEPTHWISE_CONV_2D arm_depthwise_conv_s16 itself (depthwise_conv.cc's EvalQuantizedPerChannel16x8
+  calls it, not the wrapper; no scratch; int64 bias); FULLY_CONNECTED arm_fully_connected_s16
+  (per-tensor weights: TFLite Micro's cmsis_nn Prepare refuses per-channel 16x8; int64
+  bias; scratch arm_fully_connected_s16_get_buffer_size); AVERAGE_POOL_2D / MAX_POOL_2D
+  arm_avgpool_s16 / arm_max_pool_s16. Activation ranges are int16's.
 - PAD: arm_pad_s8 with the output zero point; RESHAPE shares its input's bytes;
   RESIZE_NEAREST_NEIGHBOR (no CMSIS-NN routine) is a gather through TFLite's index rule.
 """
@@ -29,7 +46,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rip.allocator.planning.cost_model import op_class as cost_class
+from rip.codegen.activation_params import softmax_params
 from rip.codegen.quant import (
+    ParamsError,
     activation_range,
     effective_scale,
     quantize_multiplier,
@@ -39,8 +58,13 @@ from rip.core.operators import Op
 from rip.frontend.ir import Graph, Operator
 
 CLASSES = ("1x1 conv", "other conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other", "elementwise",
-           "pooling", "fully connected", "pad", "other")  # fmt: skip
+           "pooling", "fully connected", "batch matmul", "softmax", "pad", "other")  # fmt: skip
 ALIGN = 16
+CTYPES = {"int8": "int8_t", "int16": "int16_t"}  # the harness's element type per activation
+LIMITS = {"int8": (-128, 127), "int16": (-32768, 32767)}
+# the ops the harness runs in 16x8 (int16 activations)
+WIDE = frozenset({Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED, Op.AVERAGE_POOL_2D,
+                  Op.MAX_POOL_2D})  # fmt: skip
 
 
 class LayerError(ValueError):
@@ -64,6 +88,12 @@ class Layer:
     routine: str = ""  # the CMSIS-NN routine that does the work (the wrappers' choice)
     args: dict = field(default_factory=dict)
     data: dict = field(default_factory=dict)
+    ctype: str = "int8_t"  # element type of its activations (int16_t: a 16x8 layer)
+    buffers: dict = field(default_factory=dict)  # name -> bytes of a zeroed static buffer
+
+    @property
+    def dtype(self) -> str:
+        return "int16" if self.ctype == "int16_t" else "int8"
 
 
 # The breakdown's name of each cost class (allocator.planning.cost_model.op_class).
@@ -76,11 +106,16 @@ LABELS = {
 }
 
 
+OWN_CLASSES = {Op.BATCH_MATMUL: "batch matmul", Op.SOFTMAX: "softmax"}
+
+
 def op_class(graph: Graph, op: Operator) -> str:
     """The benchmark's class of an op (the issue's breakdown): its cost class
     (`cost_model.op_class`), depthwise by kernel size, PAD on its own."""
     if op.kind == Op.PAD:
         return "pad"
+    if op.kind in OWN_CLASSES:
+        return OWN_CLASSES[op.kind]
     cls = cost_class(graph, op, by_window=True)
     if cls.startswith("dw"):
         return cls if cls in CLASSES else "dw other"
@@ -88,7 +123,12 @@ def op_class(graph: Graph, op: Operator) -> str:
 
 
 def op_macs(graph: Graph, op: Operator) -> int:
-    """Multiply-accumulates of one op, counted as the reference file counts them."""
+    """Multiply-accumulates of one op, counted as the reference file counts them (and a
+    BATCH_MATMUL's: output elements x depth)."""
+    if op.kind == Op.BATCH_MATMUL:
+        a = graph.tensors[op.inputs[0]].shape
+        depth = a[-2] if op.params.adj_x else a[-1]
+        return math.prod(graph.tensors[op.outputs[0]].shape) * depth
     if op.kind not in (Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED):
         return 0
     n = math.prod(graph.tensors[op.outputs[0]].shape)
@@ -106,11 +146,33 @@ def _nhwc(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     return shape[0], shape[1], shape[2], shape[3]
 
 
-def _per_tensor(graph: Graph, tid: int) -> tuple[float, int]:
+def _per_tensor(graph: Graph, tid: int, dtype: str = "int8") -> tuple[float, int]:
     q = graph.tensors[tid].quant
-    if graph.tensors[tid].dtype != "int8" or q is None or len(q.scale) != 1:
-        raise LayerError(f"tensor {tid} is not int8 with one scale")
+    if graph.tensors[tid].dtype != dtype or q is None or len(q.scale) != 1:
+        raise LayerError(f"tensor {tid} is not {dtype} with one scale")
+    if dtype == "int16" and q.zero_point[0] != 0:  # TFLite Micro's 16x8 Prepare checks
+        raise LayerError(f"int16 tensor {tid} has zero point {q.zero_point[0]}")
     return q.scale[0], q.zero_point[0]
+
+
+def _bias(graph: Graph, op: Operator, layer: Layer, wide_types: tuple[str, ...]) -> bool:
+    """The op's bias (input 2) as ``layer.data["b"]``, if it has one: int32 for an int8
+    layer, one of ``wide_types`` for a 16x8 one; ``args["bias_int32"]`` says which."""
+    if len(op.inputs) <= 2 or op.inputs[2] < 0:
+        return False
+    dtype = graph.tensors[op.inputs[2]].dtype
+    if dtype not in (("int32",) if layer.dtype == "int8" else wide_types):
+        raise LayerError(f"{dtype} bias in a {layer.dtype} layer")
+    layer.data["b"] = (f"{dtype}_t", _array(graph, op.inputs[2], dtype))
+    layer.args["bias_int32"] = dtype == "int32"
+    return True
+
+
+def _product_multiplier(s_in: float, s_w: float, s_out: float) -> tuple[int, int]:
+    """GetQuantizedConvolutionMultipler (FULLY_CONNECTED, BATCH_MATMUL): the float32
+    product of the two scales, then a double division by the output's, QuantizeMultiplier'd."""
+    product = np.float32(s_in) * np.float32(s_w)
+    return quantize_multiplier(float(np.float64(product) / np.float64(np.float32(s_out))))
 
 
 def _array(graph: Graph, tid: int, dtype: str) -> list[int]:
@@ -122,16 +184,19 @@ def _array(graph: Graph, tid: int, dtype: str) -> list[int]:
 
 def _conv_common(graph: Graph, op: Operator, layer: Layer, channels: int) -> None:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    in_scale, in_zp = _per_tensor(graph, x)
-    out_scale, out_zp = _per_tensor(graph, y)
+    in_scale, in_zp = _per_tensor(graph, x, layer.dtype)
+    out_scale, out_zp = _per_tensor(graph, y, layer.dtype)
     wq = graph.tensors[w].quant
     if graph.tensors[w].dtype != "int8" or wq is None or any(wq.zero_point):
         raise LayerError("weights are not symmetric int8")
     scales = wq.scale if len(wq.scale) > 1 else wq.scale * channels
     pairs = [quantize_multiplier(effective_scale(in_scale, s, out_scale)) for s in scales]
     p = op.params
-    lo, hi = activation_range(p.activation, graph.tensors[y].quant)
-    has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+    lo, hi = activation_range(p.activation, graph.tensors[y].quant, *LIMITS[layer.dtype])
+    # 16x8: CONV_2D takes an int64 or int32 bias (cmsis_nn_bias_data), DEPTHWISE_CONV_2D
+    # reads int64 only
+    wide = ("int64", "int32") if op.kind == Op.CONV_2D else ("int64",)
+    has_bias = _bias(graph, op, layer, wide)
     layer.args.update(
         input_dims=_nhwc(graph.tensors[x].shape),
         output_dims=_nhwc(graph.tensors[y].shape),
@@ -144,8 +209,6 @@ def _conv_common(graph: Graph, op: Operator, layer: Layer, channels: int) -> Non
         has_bias=has_bias,
     )
     layer.data["w"] = ("int8_t", _array(graph, w, "int8"))
-    if has_bias:
-        layer.data["b"] = ("int32_t", _array(graph, op.inputs[2], "int32"))
     layer.data["mult"] = ("int32_t", [m for m, _ in pairs])
     layer.data["shift"] = ("int32_t", [s for _, s in pairs])
 
@@ -157,6 +220,9 @@ def _conv(graph: Graph, op: Operator, layer: Layer) -> None:
     _conv_common(graph, op, layer, f[0])
     layer.args["filter_dims"] = (1, f[1], f[2], f[3])
     a = layer.args
+    if layer.dtype == "int16":  # arm_convolve_wrapper_s16 always calls arm_convolve_s16
+        layer.routine = "arm_convolve_s16"
+        return
     # arm_convolve_wrapper_s8's dispatch (arm_nn_is_convolve_1x1 / _1x1_fast / _1_x_n)
     if a["padding"] == (0, 0) and f[1:3] == (1, 1) and a["dilation"] == (1, 1):
         layer.routine = "arm_convolve_1x1_s8" + ("_fast" if a["stride"] == (1, 1) else "")
@@ -177,6 +243,9 @@ def _depthwise(graph: Graph, op: Operator, layer: Layer) -> None:
     layer.args["filter_dims"] = (1, f[1], f[2], f[3])
     layer.args["ch_mult"] = op.params.depth_multiplier
     a = layer.args
+    if layer.dtype == "int16":  # TFLite Micro calls it directly, not through the wrapper
+        layer.routine = "arm_depthwise_conv_s16"
+        return
     # arm_depthwise_conv_wrapper_s8's dispatch on a core without MVE
     if a["ch_mult"] == 1 and a["input_dims"][0] == 1 and a["dilation"] == (1, 1):
         fast = f[1:3] == (3, 3) and max(a["padding"]) <= 1
@@ -207,7 +276,9 @@ def _add(graph: Graph, op: Operator, layer: Layer) -> None:
 def _pool(graph: Graph, op: Operator, layer: Layer) -> None:
     x, y = op.inputs[0], op.outputs[0]
     p = op.params
-    lo, hi = activation_range(p.activation, graph.tensors[y].quant)
+    lo, hi = activation_range(p.activation, graph.tensors[y].quant, *LIMITS[layer.dtype])
+    if layer.dtype == "int16":
+        layer.routine = layer.routine.replace("_s8", "_s16")
     layer.args.update(
         input_dims=_nhwc(graph.tensors[x].shape),
         output_dims=_nhwc(graph.tensors[y].shape),
@@ -220,28 +291,92 @@ def _pool(graph: Graph, op: Operator, layer: Layer) -> None:
 
 def _fc(graph: Graph, op: Operator, layer: Layer) -> None:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    if len(graph.tensors[y].shape) != 2:
-        raise LayerError("FULLY_CONNECTED with a >2-D output (TFLite Micro uses 1x1 conv)")
-    in_scale, in_zp = _per_tensor(graph, x)
-    out_scale, out_zp = _per_tensor(graph, y)
+    in_scale, in_zp = _per_tensor(graph, x, layer.dtype)
+    out_scale, out_zp = _per_tensor(graph, y, layer.dtype)
     units, depth = graph.tensors[w].shape
     wq = graph.tensors[w].quant
     if len(wq.scale) != 1:
         raise LayerError("per-channel FULLY_CONNECTED")
-    # GetQuantizedConvolutionMultipler: the float32 product, then a double division
-    product = np.float32(in_scale) * np.float32(wq.scale[0])
-    m, s = quantize_multiplier(float(np.float64(product) / np.float64(np.float32(out_scale))))
-    lo, hi = activation_range(op.params.activation, graph.tensors[y].quant)
-    has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
-    batches = math.prod(graph.tensors[x].shape) // depth
+    m, s = _product_multiplier(in_scale, wq.scale[0], out_scale)
+    lo, hi = activation_range(op.params.activation, graph.tensors[y].quant, *LIMITS[layer.dtype])
+    has_bias = _bias(graph, op, layer, ("int64",))
+    out_shape = graph.tensors[y].shape
+    batches = math.prod(out_shape) // units  # FlatSizeSkipDim of the output
+    if layer.dtype == "int16":
+        variant, layer.routine = "s16", "arm_fully_connected_s16"
+    elif len(out_shape) > 2 and depth % 4 == 0:
+        variant, layer.routine = "1x1", "arm_convolve_1x1_s8_fast"
+        layer.data["mult"] = ("int32_t", [m] * units)
+        layer.data["shift"] = ("int32_t", [s] * units)
+    else:
+        variant = "wrapper"
+    if variant != "wrapper" and wq.zero_point[0]:
+        raise LayerError(f"weights zero point {wq.zero_point[0]} ({layer.routine} has none)")
     layer.args.update(
         batches=batches, depth=depth, units=units, input_offset=-in_zp,
         filter_offset=-wq.zero_point[0], output_offset=out_zp, mult=m, shift=s,
-        activation=(lo, hi), has_bias=has_bias,
+        activation=(lo, hi), has_bias=has_bias, variant=variant,
     )  # fmt: skip
     layer.data["w"] = ("int8_t", _array(graph, w, "int8"))
-    if has_bias:
-        layer.data["b"] = ("int32_t", _array(graph, op.inputs[2], "int32"))
+
+
+def _fill_variable_shape(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """batch_matmul.cc's FillVariableShape: a rank 2-4 shape as cmsis_nn_dims."""
+    return tuple((1,) * (4 - len(shape)) + tuple(shape)) if 2 <= len(shape) <= 4 else (1, 1, 1, 1)
+
+
+def _swap(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return (*shape[:-2], shape[-1], shape[-2])
+
+
+def _batch_matmul(graph: Graph, op: Operator, layer: Layer) -> None:
+    a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    if layer.dtype != "int8":
+        raise LayerError("16x8 BATCH_MATMUL (arm_batch_matmul_s16) is not in the harness")
+    if any(graph.tensors[t].is_constant for t in (a, b)):
+        raise LayerError("a constant operand (TFLite Micro transposes it once)")
+    (sa, za), (sb, zb), (sy, zy) = (_per_tensor(graph, t) for t in (a, b, y))
+    lhs, rhs = tuple(graph.tensors[a].shape), tuple(graph.tensors[b].shape)
+    out = tuple(graph.tensors[y].shape)
+    if not (2 <= len(lhs) <= 4 and 2 <= len(rhs) <= 4):
+        raise LayerError("operands of rank outside 2-4 (TFLite Micro refuses them)")
+    adj_x, adj_y = op.params.adj_x, op.params.adj_y
+    # PopulateEvalData: the right operand transposed unless adj_y, the left one when adj_x;
+    # each transpose is (input position, batches, rows, cols) of the stored operand
+    transposes = []
+    if not adj_y:
+        transposes.append((1, math.prod(rhs[:-2]), rhs[-2], rhs[-1]))
+        rhs = _swap(rhs)
+    if adj_x:
+        transposes.append((0, math.prod(lhs[:-2]), lhs[-2], lhs[-1]))
+        lhs = _swap(lhs)
+    out_dims = _fill_variable_shape(out)
+    if len(rhs) > 2 and len(lhs) > 2 and rhs[-3] == 1:  # "Compress BatchMatMul"
+        lhs = (*lhs[:-3], lhs[-3] * lhs[-2], lhs[-1])
+        rhs = (*rhs[:-3], rhs[-2], rhs[-1])
+        out_dims = _fill_variable_shape((*out[:-3], lhs[-2], out[-1]))
+    m, s = _product_multiplier(sa, sb, sy)
+    layer.routine = "arm_batch_matmul_s8" + (" + transpose" if transposes else "")
+    layer.args.update(
+        lhs_dims=_fill_variable_shape(lhs), rhs_dims=_fill_variable_shape(rhs),
+        output_dims=out_dims, adj=(int(adj_x), int(adj_y)), input_offset=-za,
+        filter_offset=-zb, output_offset=zy, mult=m, shift=s, transposes=transposes,
+        transposed=tuple(k for k, *_ in transposes),
+    )  # fmt: skip
+    for k, n, r, c in transposes:
+        layer.buffers[f"t{k}"] = n * r * c
+
+
+def _softmax(graph: Graph, op: Operator, layer: Layer) -> None:
+    x, y = op.inputs[0], op.outputs[0]
+    if graph.tensors[x].dtype != "int8":
+        raise LayerError(f"{graph.tensors[x].dtype} input")
+    try:
+        sp = softmax_params(graph.tensors[x], graph.tensors[y], op.params.beta)
+    except ParamsError as e:
+        raise LayerError(str(e)) from None
+    layer.args.update(rows=sp.num_rows, row_size=sp.row_size, mult=sp.input_multiplier,
+                      shift=sp.input_left_shift, diff_min=sp.diff_min)  # fmt: skip
 
 
 def _pad(graph: Graph, op: Operator, layer: Layer) -> None:
@@ -289,6 +424,7 @@ ROUTINES = {
     Op.FULLY_CONNECTED: "arm_fully_connected_wrapper_s8",
     Op.PAD: "arm_pad_s8",
     Op.RESIZE_NEAREST_NEIGHBOR: "(gather)",
+    Op.SOFTMAX: "arm_softmax_s8",
 }
 
 BUILDERS = {
@@ -300,6 +436,8 @@ BUILDERS = {
     Op.FULLY_CONNECTED: _fc,
     Op.PAD: _pad,
     Op.RESIZE_NEAREST_NEIGHBOR: _resize,
+    Op.BATCH_MATMUL: _batch_matmul,
+    Op.SOFTMAX: _softmax,
 }
 
 
@@ -318,8 +456,9 @@ def build_layers(graph: Graph, offsets: dict[int, int]) -> list[Layer]:
         try:
             if build is None:
                 raise LayerError("not supported by bench-cmsis")
-            if out.dtype != "int8":
+            if out.dtype != "int8" and not (out.dtype == "int16" and op.kind in WIDE):
                 raise LayerError(f"output is {out.dtype}")
+            layer.ctype = CTYPES[out.dtype]
             layer.routine = ROUTINES.get(op.kind, "")
             build(graph, op, layer)
             acts = [t for t in op.inputs if t >= 0 and not graph.tensors[t].is_constant]

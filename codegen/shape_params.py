@@ -19,11 +19,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from rip.codegen.activation_params import RequantizeParams, quantize_params
-from rip.codegen.quant import ParamsError, dims4, scale_zp
+from rip.codegen.quant import ParamsError, any_scale_zp, dims4, scale_zp
 from rip.core.operators import Op
 from rip.core.shapes import nearest_index_map
 from rip.core.terms import Activation
 from rip.frontend.ir import (
+    DTYPE_BYTES,
     GatherParams,
     Graph,
     MirrorPadParams,
@@ -138,6 +139,20 @@ def resize_nearest_params(
     )
 
 
+def element_bytes(t: Tensor) -> int:
+    """Bytes of one element: the movement kernels copy bytes, a 16x8 tensor's two at a
+    time."""
+    return DTYPE_BYTES[t.dtype]
+
+
+def _wide_zero_points(kind: str, tensors: Sequence[Tensor]) -> None:
+    """TFLite Micro's int16 CONCATENATION: every zero point 0 (its scales may differ: it
+    copies values, never requantizes)."""
+    for t in tensors:
+        if any_scale_zp(t)[1] != 0:
+            raise ParamsError(f"{kind} {t.name!r}: int16 zero point {any_scale_zp(t)[1]}, not 0")
+
+
 def concatenation_params(
     inputs: Sequence[Tensor], output: Tensor, axis: int, activation: Activation = Activation.NONE
 ) -> ConcatKernelParams:
@@ -150,19 +165,25 @@ def concatenation_params(
     if not -rank <= axis < rank:
         raise ParamsError(f"CONCATENATION axis {axis} out of range for rank {rank}")
     axis %= rank
-    scale_zp(output)
+    wide = output.dtype == "int16"
+    if wide:
+        _wide_zero_points(Op.CONCATENATION, (*inputs, output))
+    else:
+        scale_zp(output)
     requant: list[RequantizeParams | None] = []
     for t in inputs:
-        if len(t.shape) != rank:
-            raise ParamsError(f"CONCATENATION input {t.name!r} has rank {len(t.shape)}")
-        scale_zp(t)
-        requant.append(None if t.quant == output.quant else quantize_params(t, output))
+        if len(t.shape) != rank or t.dtype != output.dtype:
+            raise ParamsError(f"CONCATENATION input {t.name!r}: {t.dtype} of rank {len(t.shape)}")
+        if not wide:
+            scale_zp(t)
+        copy = wide or t.quant == output.quant
+        requant.append(None if copy else quantize_params(t, output))
     axis_sizes = tuple(int(t.shape[axis]) for t in inputs)
     if sum(axis_sizes) != output.shape[axis]:
         raise ParamsError(f"CONCATENATION {output.name!r}: axis sizes {axis_sizes} do not add up")
     return ConcatKernelParams(
         outer_size=math.prod(output.shape[:axis]),
-        inner_size=math.prod(output.shape[axis + 1 :]),
+        inner_size=math.prod(output.shape[axis + 1 :]) * element_bytes(output),
         axis_sizes=axis_sizes,
         requantize=tuple(requant),
     )
@@ -196,7 +217,9 @@ def transpose_params(input: Tensor, perm: Sequence[int]) -> TransposeKernelParam
     rank = len(input.shape)
     if sorted(perm) != list(range(rank)):
         raise ParamsError(f"TRANSPOSE perm {tuple(perm)} for rank {rank} is not a permutation")
-    shape, merged = merged_transpose(input.shape, perm)
+    # a wider element is one more axis of its bytes, which stays last (and merges)
+    size = element_bytes(input)
+    shape, merged = merged_transpose((*input.shape, size), (*perm, rank))
     if len(merged) > TRANSPOSE_MAX_RANK:
         raise ParamsError(
             f"TRANSPOSE perm {tuple(perm)} of {input.shape} needs {len(merged)} axes, "
@@ -284,15 +307,23 @@ def _same_quant(kind: str, input: Tensor, output: Tensor) -> None:
 def slice_params(kind: str, input: Tensor, output: Tensor, p: SliceParams) -> SliceKernelParams:
     """STRIDED_SLICE, SLICE, SPLIT, SPLIT_V, UNPACK (one output): the input's row-major
     element strides times the slice's, up to 4-D (TFLite Micro's STRIDED_SLICE limit)."""
-    rank = len(input.shape)
-    if rank > 4:
-        raise ParamsError(f"{kind} of a rank-{rank} tensor (rip slices up to 4-D)")
     _same_quant(kind, input, output)
+    shape, begin, stride, size = tuple(input.shape), p.begin, p.stride, p.size
+    width = element_bytes(input)
+    if width > 1 and stride[-1] == 1:  # whole elements side by side: a wider last axis
+        shape = (*shape[:-1], shape[-1] * width)
+        begin, size = (*begin[:-1], begin[-1] * width), (*size[:-1], size[-1] * width)
+    elif width > 1:  # each element's bytes one more axis
+        shape, begin, stride, size = (*shape, width), (*begin, 0), (*stride, 1), (*size, width)
+    rank = len(shape)
+    if rank > 4:
+        raise ParamsError(f"{kind} of a rank-{len(input.shape)} {input.dtype} tensor (rip"
+                          " slices up to 4-D)")  # fmt: skip
     lead = 4 - rank
-    shape = (1,) * lead + tuple(input.shape)
-    begin = (0,) * lead + p.begin
-    stride = (1,) * lead + p.stride
-    size = (1,) * lead + p.size
+    shape = (1,) * lead + shape
+    begin = (0,) * lead + tuple(begin)
+    stride = (1,) * lead + tuple(stride)
+    size = (1,) * lead + tuple(size)
     elements = [math.prod(shape[k + 1 :]) for k in range(4)]
     return SliceKernelParams(
         offset=sum(b * e for b, e in zip(begin, elements, strict=True)),
@@ -308,7 +339,7 @@ def pack_params(inputs: Sequence[Tensor], output: Tensor, axis: int) -> ConcatKe
     shape = inputs[0].shape
     return ConcatKernelParams(
         outer_size=math.prod(shape[:axis]),
-        inner_size=math.prod(shape[axis:]),
+        inner_size=math.prod(shape[axis:]) * element_bytes(output),
         axis_sizes=(1,) * len(inputs),
         requantize=(None,) * len(inputs),
     )

@@ -246,6 +246,8 @@ _WIDE_REQUANTIZE = (
 )
 # int16 -> int16 with int8 weights: the 16x8 kernels (kernels/rip_wide.h)
 _WIDE_16X8 = (("int16", "int16"),)
+# int16 -> int16 bytes moved by the int8 movement kernels, two a value (shape_params)
+_BYTES16 = _WIDE_16X8
 # float32 -> float32, inside a float island (kernels/rip_float.h)
 _FLOAT_ISLAND = (("float32", "float32"),)
 _FLOAT_ONLY = "TFLite Micro runs it on float32 only (no int8 kernel to match)"
@@ -474,7 +476,7 @@ _ROWS = (
     _kernel(Op.ELU, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
     _kernel(Op.RSQRT, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),
     # ---- kernels/rip_shape.h
-    _kernel(Op.TRANSPOSE, "shape", "rip_transpose_s8", "rip_transpose_params"),
+    _kernel(Op.TRANSPOSE, "shape", "rip_transpose_s8", "rip_transpose_params", wide_types=_BYTES16),
     _kernel(
         Op.RESIZE_NEAREST_NEIGHBOR,
         "shape",
@@ -482,16 +484,51 @@ _ROWS = (
         "rip_resize_nearest_params",
         in_place=_REVERSE,
     ),
-    _kernel(Op.CONCATENATION, "shape", "rip_concatenation_s8", "rip_concat_params"),
+    _kernel(
+        Op.CONCATENATION, "shape", "rip_concatenation_s8", "rip_concat_params", wide_types=_BYTES16
+    ),
     _kernel(Op.PAD, "shape", "rip_pad_s8", "rip_pad_params"),
     _kernel(
-        Op.STRIDED_SLICE, "shape", "rip_slice_s8", "rip_slice_params", view_when_contiguous=True
+        Op.STRIDED_SLICE,
+        "shape",
+        "rip_slice_s8",
+        "rip_slice_params",
+        view_when_contiguous=True,
+        wide_types=_BYTES16,
     ),
-    _kernel(Op.SLICE, "shape", "rip_slice_s8", "rip_slice_params", view_when_contiguous=True),
-    _kernel(Op.SPLIT, "shape", "rip_slice_s8", "rip_slice_params", view_when_contiguous=True),
-    _kernel(Op.SPLIT_V, "shape", "rip_slice_s8", "rip_slice_params", view_when_contiguous=True),
-    _kernel(Op.UNPACK, "shape", "rip_slice_s8", "rip_slice_params", view_when_contiguous=True),
-    _kernel(Op.PACK, "shape", "rip_concatenation_s8", "rip_concat_params"),
+    _kernel(
+        Op.SLICE,
+        "shape",
+        "rip_slice_s8",
+        "rip_slice_params",
+        view_when_contiguous=True,
+        wide_types=_BYTES16,
+    ),
+    _kernel(
+        Op.SPLIT,
+        "shape",
+        "rip_slice_s8",
+        "rip_slice_params",
+        view_when_contiguous=True,
+        wide_types=_BYTES16,
+    ),
+    _kernel(
+        Op.SPLIT_V,
+        "shape",
+        "rip_slice_s8",
+        "rip_slice_params",
+        view_when_contiguous=True,
+        wide_types=_BYTES16,
+    ),
+    _kernel(
+        Op.UNPACK,
+        "shape",
+        "rip_slice_s8",
+        "rip_slice_params",
+        view_when_contiguous=True,
+        wide_types=_BYTES16,
+    ),
+    _kernel(Op.PACK, "shape", "rip_concatenation_s8", "rip_concat_params", wide_types=_BYTES16),
     _kernel(Op.DEPTH_TO_SPACE, "shape", "rip_depth_space_s8", "rip_depth_space_params"),
     _kernel(Op.SPACE_TO_DEPTH, "shape", "rip_depth_space_s8", "rip_depth_space_params"),
     _kernel(Op.GATHER, "shape", "rip_gather_s8", "rip_gather_params"),

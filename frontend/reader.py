@@ -572,8 +572,14 @@ class _Reader:
         def dtype_of(ids: tuple[int, ...]) -> str:
             return tensors[ids[0]].dtype if ids and ids[0] >= 0 else ""
 
+        def data_type(ids: tuple[int, ...]) -> str:
+            """The type of an op's data: its first input that is not a constant (SPLIT's
+            axis comes first), else its first."""
+            live = tuple(i for i in ids if i >= 0 and not tensors[i].is_constant)
+            return dtype_of(live or ids)
+
         if tid in producer and not runs(
-            producer[tid], (dtype_of(raw_ops[producer[tid]][1]), t.dtype)
+            producer[tid], (data_type(raw_ops[producer[tid]][1]), t.dtype)
         ):
             return False
         if not all(runs(c, (t.dtype, dtype_of(raw_ops[c][2]))) for c in consumers.get(tid, [])):

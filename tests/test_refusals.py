@@ -156,7 +156,7 @@ def test_int16_activations_are_refused_naming_the_16x8_mode() -> None:
     assert "int16 activations (16x8 quantization" in message
     assert "INT16_WEIGHTS_INT8" in message and "TFLite Micro runs them" in message
     assert "tensor 0 'x' (graph input)" in message
-    assert "16x8 kernels so far: ADD, AVERAGE_POOL_2D, CONV_2D" in message
+    assert "16x8 kernels so far: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D" in message
 
 
 @pytest.mark.parametrize(

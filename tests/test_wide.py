@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from test_batch_matmul import assert_matches_on_qemu_m33
 from test_svdf import rip_stream, stream_inputs, tflm_stream
 from tflite_writer import ModelBuilder
+from tflite_writer.generators import unrolled_gru_model, unrolled_lstm_model
 
 from rip.frontend.reader import read_model
 
@@ -342,3 +343,136 @@ def test_logistic_16x8_exhaustive() -> None:
             sequence = [[x.astype(np.int16)]]
             want = tflm_stream(model, sequence)
             assert rip_stream(model, sequence, Path(tempfile.mkdtemp())) == want, (kind, s_in)
+
+
+def mobilenet16_model(rng: np.random.Generator) -> bytes:
+    """A small MobileNetV2 in 16x8: a strided 3x3 stem, an inverted residual block (1x1
+    expand, 3x3 depthwise, 1x1 project, ADD of its input), a strided one without the
+    residual, a global AVERAGE_POOL_2D, RESHAPE, FULLY_CONNECTED; int64 biases, per-channel
+    weights, RELU6 inside the blocks."""
+    mb = ModelBuilder()
+    stem = [("conv", 3, 2, 1, "SAME", 8, "int64", "RELU6")]
+    mb, x, first, (h, w, c, s_x) = _conv_stack(mb, (16, 16), 3, stem, rng)
+
+    def block(x, hw, c, s_x, stride: int, out: int, tag: str):
+        """1x1 expand x3, 3x3 depthwise (stride), 1x1 project: (tensor, hw, channels, scale)."""
+        layers = []
+        for kind, k, st_, width, act in (("conv", 1, 1, 3 * c, "RELU6"), ("dw", 3, stride, 1,
+                                        "RELU6"), ("conv", 1, 1, out, "NONE")):  # fmt: skip
+            co = c * width if kind == "dw" else width
+            s_w = [float(F32(math.exp(rng.uniform(-6, -3)))) for _ in range(co)]
+            shape = (1, k, k, co) if kind == "dw" else (co, k, k, c)
+            wt = mb.constant_int8(rng.integers(-127, 128, shape, dtype=np.int8), s_w, 0,
+                                  axis=3 if kind == "dw" else 0)  # fmt: skip
+            b = mb.constant_int64(rng.integers(-(1 << 14), 1 << 14, co),
+                                  [float(F32(s_x) * F32(s)) for s in s_w])  # fmt: skip
+            hw = (-(-hw[0] // st_), -(-hw[1] // st_))
+            taps = k * k * (1 if kind == "dw" else c)
+            s_y = float(F32(s_x * s_w[0] * 30 * math.sqrt(taps)))
+            y = mb.activation((1, *hw, co), s_y, 0, f"{tag}{len(layers)}", dtype="int16")
+            common = {"stride": st_, "padding": "SAME", "activation": act}
+            if kind == "dw":
+                mb.depthwise_conv2d(x, wt, b, y, depth_multiplier=1, **common)
+            else:
+                mb.conv2d(x, wt, b, y, **common)
+            layers.append(y)
+            x, s_x, c = y, s_y, co
+        return x, hw, c, s_x
+
+    y, hw, c2, s_y = block(x, (h, w), c, s_x, 1, c, "b1_")
+    s_sum = float(F32(max(s_x, s_y) * 1.5))
+    res = mb.activation((1, *hw, c2), s_sum, 0, "residual", dtype="int16")
+    mb.add(x, y, res)
+    x, hw, c, s_x = block(res, hw, c2, s_sum, 2, 12, "b2_")
+    pooled = mb.activation((1, 1, 1, c), s_x, 0, "pooled", dtype="int16")
+    mb.average_pool2d(x, pooled, filter_size=hw, stride=1, padding="VALID")
+    flat = mb.activation((1, c), s_x, 0, "flat", dtype="int16")
+    mb.reshape(pooled, flat)
+    wt = mb.constant_int8(rng.integers(-127, 128, (5, c), dtype=np.int8), [0.01] * 5, 0, axis=0)
+    b = mb.constant_int64(rng.integers(-1000, 1000, 5), [float(F32(s_x) * F32(0.01))] * 5)
+    logits = mb.activation((1, 5), float(F32(s_x * 0.01 * 40)), 0, "logits", dtype="int16")
+    mb.fully_connected(flat, wt, b, logits)
+    mb.inputs([first])
+    mb.outputs([logits])
+    return mb.to_bytes()
+
+
+# the issue's 16x8 models: a GRU and an LSTM (unrolled, as converters emit them) and a
+# small MobileNet, besides the DS-CNN above
+MODELS16 = {
+    "gru": lambda: unrolled_gru_model(4, 5, 8, 8, wide=True),
+    "lstm": lambda: unrolled_lstm_model(5, 5, 8, 8, wide=True),
+    "mobilenet": lambda: mobilenet16_model(np.random.default_rng(7)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS16))
+def test_models_16x8_stream_as_tflite_micro(tmp_path, name) -> None:
+    """The 16x8 GRU, LSTM and MobileNet: four random int16 inputs each, TFLite Micro's bytes,
+    rip's arena at most TFLite Micro's (rip_stream checks it)."""
+    model = MODELS16[name]()
+    graph = read_model(model, name="m")
+    sequence = stream_inputs(graph, 4, 2)
+    assert rip_stream(model, sequence, tmp_path) == tflm_stream(model, sequence)
+
+
+def test_unrolled_lstm_int8_streams_as_tflite_micro(tmp_path) -> None:
+    """The same LSTM cell in int8 (the gates' LOGISTIC onto 1/256, TANH onto 1/128)."""
+    model = unrolled_lstm_model(5, 5, 8, 8)
+    graph = read_model(model, name="m")
+    sequence = stream_inputs(graph, 4, 2)
+    assert rip_stream(model, sequence, tmp_path) == tflm_stream(model, sequence)
+
+
+@pytest.mark.skipif(not (cb.ARM_GCC and cb.QEMU), reason=cb.NEED_QEMU)
+@pytest.mark.parametrize("name", sorted(MODELS16))
+def test_models_16x8_on_qemu_m33(tmp_path, capsys, name) -> None:
+    """The 16x8 GRU, LSTM and MobileNet compiled for qemu-m33 and run: TFLite Micro's
+    checksum."""
+    assert_matches_on_qemu_m33(MODELS16[name](), tmp_path, capsys)
+
+
+def movement16_model(shape, perm, stride_axis: int, rng: np.random.Generator) -> bytes:
+    """int16 data movement: x TRANSPOSEd by ``perm``; a STRIDED_SLICE of it taking every
+    other element along ``stride_axis`` (the last axis: each value's two bytes apart);
+    CONCATENATION of the slice and x's transpose along axis 0, at another scale (int16
+    CONCATENATION copies values whatever the scales)."""
+    mb = ModelBuilder()
+    x = mb.activation(shape, 0.001, 0, "x", dtype="int16")
+    t_shape = tuple(shape[p] for p in perm)
+    t = mb.activation(t_shape, 0.001, 0, "t", dtype="int16")
+    mb.operator("TRANSPOSE", (x, mb._ints(perm)), (t,))
+    rank = len(shape)
+    strides = [2 if a == stride_axis else 1 for a in range(rank)]
+    s_shape = tuple(-(-d // 2) if a == stride_axis else d for a, d in enumerate(t_shape))
+    s = mb.activation(s_shape, 0.001, 0, "s", dtype="int16")
+    mb.strided_slice(t, [0] * rank, list(t_shape), strides, s)
+    c_shape = (s_shape[0] + t_shape[0], *s_shape[1:])
+    if s_shape[1:] != t_shape[1:]:
+        c_shape, parts = s_shape, [s]
+    else:
+        parts = [s, t]
+    y = mb.activation(c_shape, 0.002, 0, "y", dtype="int16")
+    mb.operator("CONCATENATION", tuple(parts), (y,), "ConcatenationOptions",
+                (("Axis", 0), ("FusedActivationFunction", 0)))  # fmt: skip
+    mb.inputs([x])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=2, max_size=4).map(tuple),
+    data=st.data(),
+    seed=st.integers(0, 2**16),
+)
+def test_movement_16x8_byte_equal_to_tflite_micro(tmp_path_factory, shape, data, seed) -> None:
+    """TRANSPOSE, STRIDED_SLICE (a stride on the last axis too) and CONCATENATION of int16
+    values: the int8 movement kernels moving two bytes a value, TFLite Micro's bytes."""
+    perm = data.draw(st.permutations(range(len(shape))))
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    model = movement16_model(shape, tuple(perm), axis, np.random.default_rng(seed))
+    graph = read_model(model, name="m")
+    sequence = stream_inputs(graph, 2, seed)
+    want = tflm_stream(model, sequence)
+    assert rip_stream(model, sequence, tmp_path_factory.mktemp("move16")) == want

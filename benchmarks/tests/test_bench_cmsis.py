@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from rip.frontend.ir import (
+    BatchMatMulParams,
     Conv2DParams,
     ElementwiseParams,
+    FullyConnectedParams,
     Graph,
     NoParams,
     Operator,
@@ -108,11 +110,74 @@ def test_arena_keeps_live_tensors_apart_and_aliases_together():
 
 def test_unsupported_op_is_named():
     g = _graph()
-    ops = (*g.operators[:1], Operator("SOFTMAX", (3,), (4,), NoParams(), 7))
+    ops = (*g.operators[:1], Operator("LOGISTIC", (3,), (4,), NoParams(), 7))
     g = g.with_(operators=ops, outputs=(4,))
     offsets, _ = layers_mod.plan_arena(g)
-    with pytest.raises(layers_mod.LayerError, match=r"tiny: SOFTMAX \(operator 7"):
+    with pytest.raises(layers_mod.LayerError, match=r"tiny: LOGISTIC \(operator 7"):
         layers_mod.build_layers(g, offsets)
+
+
+def test_batch_matmul_arguments_are_tflite_micros():
+    """Q K^T (adj_y: V as stored) and A V (V transposed first), both [1, T, D]: dims as
+    FillVariableShape after the compression of a third-last right axis of 1, the multiplier
+    from the float32 product of the operand scales."""
+    tensors = {
+        0: _act(0, (1, 3, 4), 0.5, 1),
+        1: _act(1, (1, 3, 4), 0.25, -2),
+        2: _act(2, (1, 3, 3), 0.125, 4),
+        3: _act(3, (1, 3, 4), 0.5, 0),
+    }
+    ops = (
+        Operator("BATCH_MATMUL", (0, 1), (2,), BatchMatMulParams(adj_y=True), 0),
+        Operator("BATCH_MATMUL", (2, 1), (3,), BatchMatMulParams(), 1),
+    )
+    g = Graph("bmm", tensors, ops, (0, 1), (3,))
+    offsets, _ = layers_mod.plan_arena(g)
+    qk, av = layers_mod.build_layers(g, offsets)
+    assert (qk.args["lhs_dims"], qk.args["rhs_dims"], qk.args["output_dims"]) == (
+        (1, 1, 3, 4), (1, 1, 3, 4), (1, 1, 3, 3))  # fmt: skip
+    assert qk.args["transposes"] == [] and qk.routine == "arm_batch_matmul_s8"
+    assert (qk.args["input_offset"], qk.args["filter_offset"], qk.args["output_offset"]) == (
+        -1, 2, 4)  # fmt: skip
+    assert (qk.args["mult"], qk.args["shift"]) == (1 << 30, 1)  # 0.5 * 0.25 / 0.125 = 1
+    # V [1, 3, 4] transposed to [1, 4, 3]: rhs rows 4 (output channels), cols 3 (depth)
+    assert av.args["transposes"] == [(1, 1, 3, 4)] and av.buffers == {"t1": 12}
+    assert (av.args["rhs_dims"], av.args["output_dims"]) == ((1, 1, 4, 3), (1, 1, 3, 4))
+    assert av.macs == 3 * 4 * 3 and av.op_class == "batch matmul"
+
+
+def test_fully_connected_16x8_and_as_1x1_conv():
+    """int16: arm_fully_connected_s16 with int16's clamp and an int64 bias; int8 with a 3-D
+    output and a depth that is a multiple of 4: arm_convolve_1x1_s8_fast, the per-tensor
+    multiplier once per output channel."""
+    w = np.ones((2, 4), np.int8).tobytes()
+    wide = Tensor(0, "x", (1, 4), "int16", Quant((0.5,), (0,)))
+    tensors = {
+        0: wide,
+        1: Tensor(1, "w", (2, 4), "int8", Quant((0.25,), (0,)), True, w),
+        2: Tensor(2, "b", (2,), "int64", None, True, np.array([5, -5], np.int64).tobytes()),
+        3: Tensor(3, "y", (1, 2), "int16", Quant((0.125,), (0,))),
+    }
+    fc = Operator("FULLY_CONNECTED", (0, 1, 2), (3,), FullyConnectedParams(), 0)
+    g = Graph("fc16", tensors, (fc,), (0,), (3,))
+    (layer,) = layers_mod.build_layers(g, layers_mod.plan_arena(g)[0])
+    assert (layer.routine, layer.ctype, layer.args["variant"]) == (
+        "arm_fully_connected_s16", "int16_t", "s16")  # fmt: skip
+    assert layer.data["b"] == ("int64_t", [5, -5])
+    assert layer.args["activation"] == (-32768, 32767)
+    assert (layer.args["mult"], layer.args["shift"]) == (1 << 30, 1)
+    tensors = {
+        0: _act(0, (1, 3, 4), 0.5, 1),
+        1: tensors[1],
+        3: _act(3, (1, 3, 2), 0.125, 0),
+    }
+    fc = Operator("FULLY_CONNECTED", (0, 1, -1), (3,),
+                  FullyConnectedParams(keep_num_dims=True), 0)  # fmt: skip
+    g = Graph("fc1x1", tensors, (fc,), (0,), (3,))
+    (layer,) = layers_mod.build_layers(g, layers_mod.plan_arena(g)[0])
+    assert layer.routine == "arm_convolve_1x1_s8_fast" and layer.args["batches"] == 3
+    assert layer.data["mult"] == ("int32_t", [1 << 30] * 2)
+    assert layer.data["shift"] == ("int32_t", [1] * 2)
 
 
 def test_nearest_indices_follow_tflite():

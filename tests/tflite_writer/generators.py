@@ -552,7 +552,12 @@ def unet_model(seed: int = 0, size: int = 16) -> bytes:
 
 
 def unrolled_gru_model(
-    seed: int = 0, steps: int = 8, features: int = 16, hidden: int = 16, sequences: bool = True
+    seed: int = 0,
+    steps: int = 8,
+    features: int = 16,
+    hidden: int = 16,
+    sequences: bool = True,
+    wide: bool = False,
 ) -> bytes:
     """A GRU layer unrolled over ``steps`` as a converter unrolls it: the input sequence
     (1, T, F) UNPACKed into one piece a step; per step two FULLY_CONNECTED gate projections
@@ -560,21 +565,33 @@ def unrolled_gru_model(
     LOGISTIC(xr + hr), n = TANH(xn + r * hn), h' = n + z * (h - n); with ``sequences`` every
     h_t PACKed into the (1, T, H) output (return_sequences), else h_T. The quantization is
     fixed rather than calibrated: the model serves memory plans and byte equality, not
-    accuracy."""
+    accuracy. ``wide``: the converter's 16x8 mode (int16 activations with zero point 0 and
+    256 times finer scales, int64 biases, LOGISTIC and TANH onto 2^-15)."""
     rng = np.random.default_rng(seed)
     mb = ModelBuilder()
     h_dim, f_dim = hidden, features
-    x = mb.activation((1, steps, f_dim), 0.05, -3, "x")
-    h = mb.activation((1, h_dim), 0.02, 0, "h0")
-    inputs = [x, h]
 
     def act(shape: Sequence[int], scale: float, zero: int, name: str) -> int:
+        if wide:  # 16x8: symmetric, the same real range in 256 times more steps
+            probability = scale in (1 / 256, 1 / 128)
+            scale, zero = (2.0**-15 if probability else scale / 256), 0
+            return mb.activation(shape, scale, zero, name, dtype="int16")
         return mb.activation(shape, scale, zero, name)
+
+    x = act((1, steps, f_dim), 0.05, -3, "x")
+    h = act((1, h_dim), 0.02, 0, "h0")
+    inputs = [x, h]
 
     def fc(v: int, n: int, name: str) -> int:
         k = mb.shape(v)[-1]
         w = mb.constant_int8(rng.integers(-127, 128, (n, k), dtype=np.int8), 0.01)
-        b = mb.bias(rng.integers(-500, 500, n), mb.quantization(v).scales[0], 0.01)
+        s_v = mb.quantization(v).scales[0]
+        if wide:
+            b = mb.constant_int64(
+                rng.integers(-(1 << 16), 1 << 16, n), float(np.float32(s_v) * np.float32(0.01))
+            )
+        else:
+            b = mb.bias(rng.integers(-500, 500, n), s_v, 0.01)
         out = act((1, n), 0.1, 1, name)
         mb.fully_connected(v, w, b, out)
         return out
@@ -595,8 +612,8 @@ def unrolled_gru_model(
         mb.add(xz, hz, sz)
         mb.add(xr, hr, sr)
         z, r = act((1, h_dim), 1 / 256, -128, f"z{t}"), act((1, h_dim), 1 / 256, -128, f"r{t}")
-        mb.logistic(sz, z)
-        mb.logistic(sr, r)
+        mb.operator("LOGISTIC", (sz,), (z,))
+        mb.operator("LOGISTIC", (sr,), (r,))
         rh, sn = act((1, h_dim), 0.05, 0, f"rh{t}"), act((1, h_dim), 0.12, 0, f"sn{t}")
         mb.mul(r, hn, rh)
         mb.add(xn, rh, sn)
@@ -614,4 +631,66 @@ def unrolled_gru_model(
         mb.pack(hs, 1, y)
     mb.inputs(inputs)
     mb.outputs([y])
+    return mb.to_bytes()
+
+
+def unrolled_lstm_model(
+    seed: int = 0, steps: int = 6, features: int = 8, hidden: int = 8, wide: bool = False
+) -> bytes:
+    """An LSTM layer unrolled over ``steps`` as a converter unrolls Keras' LSTM(unroll=True):
+    the input (1, T, F) UNPACKed a step at a time; per step FULLY_CONNECTED projections of
+    x_t and of h added and SPLIT into the i, f, g, o gates, i, f, o = LOGISTIC, g = TANH,
+    c' = f * c + i * g, h' = o * TANH(c'); the last h the output, the first h and c inputs.
+    ``wide``: the 16x8 mode (int16 activations with zero point 0, int64 biases, LOGISTIC and
+    TANH onto 2^-15), else int8. Fixed quantization, for byte equality and plans."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+
+    def act(shape: Sequence[int], scale: float, zero: int, name: str) -> int:
+        if wide:
+            probability = scale in (1 / 256, 1 / 128)
+            scale, zero = (2.0**-15 if probability else scale / 256), 0
+            return mb.activation(shape, scale, zero, name, dtype="int16")
+        return mb.activation(shape, scale, zero, name)
+
+    def fc(v: int, n: int, name: str) -> int:
+        k = mb.shape(v)[-1]
+        w = mb.constant_int8(rng.integers(-127, 128, (n, k), dtype=np.int8), 0.01)
+        s_v = float(np.float32(mb.quantization(v).scales[0]))
+        if wide:
+            b = mb.constant_int64(rng.integers(-(1 << 16), 1 << 16, n), s_v * 0.01)
+        else:
+            b = mb.bias(rng.integers(-500, 500, n), s_v, 0.01)
+        out = act((1, n), 0.1, 0, name)
+        mb.fully_connected(v, w, b, out)
+        return out
+
+    x = act((1, steps, features), 0.05, 0, "x")
+    h, c = act((1, hidden), 1 / 128, 0, "h0"), act((1, hidden), 0.05, 0, "c0")
+    inputs = [x, h, c]
+    flat = act((steps, features), 0.05, 0, "x_steps")
+    mb.reshape(x, flat)
+    xs = [act((1, features), 0.05, 0, f"x{t}") for t in range(steps)]
+    mb.unpack(flat, 0, xs)
+    for t in range(steps):
+        z = act((1, 4 * hidden), 0.12, 0, f"z{t}")
+        mb.add(fc(xs[t], 4 * hidden, f"zx{t}"), fc(h, 4 * hidden, f"zh{t}"), z)
+        parts = [act((1, hidden), 0.12, 0, f"{g}{t}_in") for g in "ifgo"]
+        mb.split(z, 1, parts)
+        i, f, o = (act((1, hidden), 1 / 256, -128, f"{g}{t}") for g in "ifo")
+        g = act((1, hidden), 1 / 128, 0, f"g{t}")
+        for gate, src in ((i, parts[0]), (f, parts[1]), (o, parts[3])):
+            mb.operator("LOGISTIC", (src,), (gate,))
+        mb.unary("TANH", parts[2], g)
+        fc_, ig = act((1, hidden), 0.05, 0, f"fc{t}"), act((1, hidden), 1 / 128, 0, f"ig{t}")
+        mb.mul(f, c, fc_)
+        mb.mul(i, g, ig)
+        c = act((1, hidden), 0.05, 0, f"c{t + 1}")
+        mb.add(fc_, ig, c)
+        tc = act((1, hidden), 1 / 128, 0, f"tc{t}")
+        mb.unary("TANH", c, tc)
+        h = act((1, hidden), 1 / 128, 0, f"h{t + 1}")
+        mb.mul(o, tc, h)
+    mb.inputs(inputs)
+    mb.outputs([h])
     return mb.to_bytes()

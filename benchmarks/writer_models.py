@@ -1,0 +1,96 @@
+"""The models issue 28 benchmarks that no shared file has: an attention block (BATCH_MATMUL,
+SOFTMAX) and a 16x8 DS-CNN (int16 activations, int8 weights), written TensorFlow-free by
+the tests' TFLite writer (tests/tflite_writer) with the tests' own builders, at the sizes
+of real keyword-spotting models:
+
+- attention-kwt: one single-head attention block of a Keyword Transformer (KWT-1: 49 tokens
+  of width 64): Q, K, V projections (FULLY_CONNECTED, keep_num_dims), Q K^T (BATCH_MATMUL
+  adj_y), SOFTMAX, times V (BATCH_MATMUL), the output projection and the residual ADD
+  (`tests/test_batch_matmul.attention_model`, calibrated quantization).
+- ds-cnn16: DS-CNN-S in 16x8 (49 x 10 MFCC input, 64 channels): a strided 3x3 CONV_2D, four
+  depthwise-separable blocks (3x3 DEPTHWISE_CONV_2D, 1x1 CONV_2D, fused RELU, int64 biases,
+  per-channel weights; `tests/test_wide._conv_stack`), a global AVERAGE_POOL_2D, RESHAPE and
+  a 12-way FULLY_CONNECTED with per-tensor weights (TFLite Micro's cmsis_nn
+  FULLY_CONNECTED refuses per-channel 16x8 weights; its reference kernel, and rip, take both).
+
+    python benchmarks/writer_models.py [--out DIR]    # writes DIR/<name>.tflite
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from rip.core.terms import Activation
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "build" / "bench-models"
+sys.path.insert(0, str(ROOT / "tests"))  # the builders and tflite_writer
+
+
+def attention_kwt() -> bytes:
+    from test_batch_matmul import attention_model
+
+    return attention_model(0, tokens=49, width=64, head=64)
+
+
+def ds_cnn16(seed: int = 3, channels: int = 64, blocks: int = 4, labels: int = 12) -> bytes:
+    from test_wide import _conv_stack
+    from tflite_writer import ModelBuilder
+
+    rng = np.random.default_rng(seed)
+    relu = Activation.RELU.value
+    convs = [("conv", 3, 2, 1, "SAME", channels, "int64", relu)]
+    for _ in range(blocks):
+        convs += [("dw", 3, 1, 1, "SAME", 1, "int64", relu),
+                  ("conv", 1, 1, 1, "SAME", channels, "int64", relu)]  # fmt: skip
+    mb, x, first, (h, w, c, s_x) = _conv_stack(ModelBuilder(), (49, 10), 1, convs, rng)
+    pooled = mb.activation((1, 1, 1, c), s_x, 0, "pooled", dtype="int16")
+    mb.average_pool2d(x, pooled, filter_size=(h, w), stride=1, padding="VALID")
+    flat = mb.activation((1, c), s_x, 0, "flat", dtype="int16")
+    mb.reshape(pooled, flat)
+    s_w = float(np.float32(0.01))
+    wt = mb.constant_int8(rng.integers(-127, 128, (labels, c), dtype=np.int8), [s_w], 0)
+    b = mb.constant_int64(rng.integers(-1000, 1000, labels),
+                          [float(np.float32(s_x) * np.float32(s_w))])  # fmt: skip
+    s_y = float(np.float32(s_x * s_w * 50 * math.sqrt(c)))  # logits mostly inside int16
+    y = mb.activation((1, labels), s_y, 0, "logits", dtype="int16")
+    mb.fully_connected(flat, wt, b, y)
+    mb.inputs([first])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+MODELS: dict[str, Callable[[], bytes]] = {"attention-kwt": attention_kwt, "ds-cnn16": ds_cnn16}
+
+
+def write_models(out: Path = OUT, names: list[str] | None = None) -> dict[str, Path]:
+    """Each model (default: all) as ``out/<name>.tflite``, rewritten only when its bytes
+    change; name -> path."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name in names or list(MODELS):
+        data = MODELS[name]()
+        path = out / f"{name}.tflite"
+        if not path.is_file() or path.read_bytes() != data:
+            path.write_bytes(data)
+        paths[name] = path
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=OUT, help=f"folder (default {OUT})")
+    args = ap.parse_args(argv)
+    for path in write_models(args.out).values():
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
