@@ -361,6 +361,91 @@ def softmax_params(input: Tensor, output: Tensor, beta: float = 1.0) -> SoftmaxK
     )
 
 
+@dataclass(frozen=True)
+class Softmax16Params:
+    """rip_softmax_s16_params, its two tables and the row geometry."""
+
+    input_multiplier: int
+    input_left_shift: int
+    exp_lut: tuple[int, ...]
+    one_over_one_plus_x_lut: tuple[int, ...]
+    num_rows: int
+    row_size: int
+
+
+LUT16_STEPS = 512  # an int16 table: 512 segments of 128 inputs, one more entry for the slope
+
+
+def lut16(transform: Callable[[np.float32], np.float32], input_scale: np.float32,
+          input_zero_point: int, output_scale: np.float32) -> tuple[int, ...]:  # fmt: skip
+    """TFLite's LUTPopulateInt16<float> (output zero point 0): ``transform`` sampled at the
+    start of each of 512 segments of the int16 input range, each sample lowered by half the
+    error of linear interpolation at the segment's midpoint, all in float32 as there; the
+    513th entry the end of the range."""
+    one = np.float32
+    input_min = input_scale * one(-32768 - input_zero_point)
+    input_max = input_scale * one(32767 - input_zero_point)
+    output_min, output_max = output_scale * one(-32768), output_scale * one(32767)
+    step = (input_max - input_min) / one(LUT16_STEPS)
+    half_step = step / one(2)
+    inv = one(65536) / (output_max - output_min)
+
+    def rnd(v: np.float32) -> np.float32:
+        return one(round_half_away(float(v)))
+
+    def clamp(v: np.float32) -> int:
+        return int(min(max(v, one(-32768)), one(32767)))
+
+    table = []
+    for i in range(LUT16_STEPS):
+        at = input_min + one(i) * step
+        val = transform(at)
+        mid = transform(at + half_step)
+        nxt = transform(input_min + one(i + 1) * step)
+        sample = rnd(val * inv)
+        interp = rnd((nxt * inv + rnd(val * inv)) / one(2))
+        bias = rnd((interp - rnd(mid * inv)) / one(2))
+        table.append(clamp(sample - bias))
+    table.append(clamp(rnd(transform(input_max) * inv)))
+    return tuple(table)
+
+
+def _expf(v: np.float32) -> np.float32:
+    """std::exp of a float: the double exp rounded once to float32."""
+    return np.float32(math.exp(float(v)))
+
+
+def _one_over_one_plus(v: np.float32) -> np.float32:
+    return np.float32(1.0) / (np.float32(1.0) + v)
+
+
+def softmax16_params(input: Tensor, output: Tensor, beta: float) -> Softmax16Params:
+    """SOFTMAX int16 -> int16 (CalculateSoftmaxParams, InitializeLutForInt16): zero points
+    0, an output scale of 1/32768 within 0.1%; the row differences rescaled by s_in * beta /
+    (10 / 65535) (QuantizeMultiplier, double) onto the exp table's [-10, 0], the sum's
+    reciprocal from the 1 / (1 + x) table, both tables TFLite's LUTPopulate<int16_t>."""
+    si, zi = any_scale_zp(input)
+    so, zo = any_scale_zp(output)
+    if (zi, zo) != (0, 0) or abs(f32(so) - f32(1 / 32768)) > f32(0.001 / 32768):
+        raise ParamsError(
+            f"SOFTMAX int16 {output.name!r}: zero points {zi}, {zo} and output scale {so};"
+            " TFLite Micro takes 0, 0 and 1/32768"
+        )
+    multiplier, shift = quantize_multiplier(si * float(f32(beta)) / (10.0 / 65535.0))
+    span = np.float32(65535)  # int16 max - min, the tables' input and output ranges
+    row_size = int(input.shape[-1])
+    return Softmax16Params(
+        input_multiplier=multiplier,
+        input_left_shift=shift,
+        exp_lut=lut16(_expf, np.float32(10.0) / span, 32767, np.float32(2.0) / span),
+        one_over_one_plus_x_lut=lut16(
+            _one_over_one_plus, np.float32(1.0) / span, -32768, np.float32(2.0) / span
+        ),
+        num_rows=tensor_size(input) // row_size if row_size else 0,
+        row_size=row_size,
+    )
+
+
 LOG_SOFTMAX_OUTPUT_SCALE = 16.0 / 256.0
 LOG_SOFTMAX_OUTPUT_ZERO_POINT = 127
 
@@ -554,6 +639,7 @@ KernelParams = (
     RequantizeParams
     | SigmoidParams
     | Sigmoid16Params
+    | Softmax16Params
     | HardSwishParams
     | SoftmaxKernelParams
     | LogSoftmaxParams
@@ -583,6 +669,8 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
         return sigmoid_params(ins[0], out, op.kind)
     if op.kind == Op.HARD_SWISH:
         return hard_swish_params(ins[0], out)
+    if op.kind == Op.SOFTMAX and ins[0].dtype == "int16":
+        return softmax16_params(ins[0], out, p.beta)
     if op.kind == Op.SOFTMAX:
         return softmax_params(ins[0], out, p.beta)
     if op.kind == Op.LOG_SOFTMAX:

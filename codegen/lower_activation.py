@@ -28,6 +28,7 @@ LUT_KERNEL = kernel_of(Op.ABS)  # rip_lut_s8: any int8 -> int8 function of one b
 # its Softmax<int8_t, int16_t>
 WIDE_QUANTIZE = Kernel("rip_quantize_wide", "rip_quantize_wide_params", "activation")
 SOFTMAX_S16 = Kernel("rip_softmax_s8_s16", "rip_softmax_params", "activation")
+SOFTMAX_16X8 = Kernel("rip_softmax_s16", "rip_softmax_s16_params", "activation")
 SIGMOID_S16 = Kernel("rip_sigmoid_s16", "rip_sigmoid_s16_params", "activation")  # 16x8
 
 
@@ -54,6 +55,8 @@ def lower_softmax(
 ) -> Lowered:
     """SOFTMAX over the last axis (each row is read twice: max, then sum): output disjoint
     from the input."""
-    wide = graph.tensors[op.outputs[0]].dtype == "int16"
-    kernel = SOFTMAX_S16 if wide else table_kernel(op)
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    kernel = table_kernel(op)
+    if y.dtype == "int16":  # from int8 (Softmax<int8_t, int16_t>) or int16 (16x8)
+        kernel = SOFTMAX_16X8 if x.dtype == "int16" else SOFTMAX_S16
     return lower_one_input(graph, op, index, buffers, prefix, kernel, ap.op_params, None)

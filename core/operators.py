@@ -468,7 +468,7 @@ _ROWS = (
         "activation",
         "rip_softmax_s8",
         "rip_softmax_params",
-        wide_types=(("int8", "int16"),),
+        wide_types=(("int8", "int16"), *_WIDE_16X8),  # rip_softmax_s8_s16, rip_softmax_s16
     ),
     _kernel(Op.LOG_SOFTMAX, "activation", "rip_log_softmax_s8", "rip_log_softmax_params"),
     _kernel(Op.ABS, "activation", "rip_lut_s8", "rip_lut_params", in_place=_EW),

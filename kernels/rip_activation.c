@@ -248,6 +248,56 @@ rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *p, int32_t size, const 
     return RIP_OK;
 }
 
+/* TFLite's LUTLookup of an int16 table: the high 9 bits pick the segment, the low 7
+ * interpolate to the next entry. */
+static int32_t lut16(const int16_t *lut, int32_t value) {
+    const int32_t index = 256 + (value >> 7);
+    const int32_t base = lut[index];
+    const int32_t slope = lut[index + 1] - base;
+    return (int16_t)(base + ((slope * (value & 0x7F) + 64) >> 7));
+}
+
+rip_status rip_softmax_s16(const rip_softmax_s16_params *p, int32_t num_rows, int32_t row_size,
+                           const void *input, void *output) {
+    if (num_rows < 0 || row_size < 1 || p->exp_lut == NULL ||
+        p->one_over_one_plus_x_lut == NULL) {
+        return RIP_ERROR_ARGUMENT;
+    }
+    const int8_t *x = (const int8_t *)input;
+    int8_t *y = (int8_t *)output;
+    for (int32_t r = 0; r < num_rows; ++r) {
+        const int8_t *in = x + 2 * (ptrdiff_t)r * row_size;
+        int8_t *out = y + 2 * (ptrdiff_t)r * row_size;
+        int32_t max = INT16_MIN;
+        for (int32_t c = 0; c < row_size; ++c) {
+            max = rip_max32(max, rip_load_le(in + 2 * c, 2));
+        }
+        int32_t sum = 0; /* Q16.15 */
+        for (int32_t c = 0; c < row_size; ++c) {
+            const int32_t diff = rip_load_le(in + 2 * c, 2) - max;
+            const int32_t scaled =
+                rip_multiply_by_quantized_multiplier(diff, p->input_multiplier, p->input_left_shift);
+            const int32_t e = lut16(p->exp_lut, rip_clamp32(scaled + 32767, INT16_MIN, INT16_MAX));
+            rip_store_le(out + 2 * c, e, 2);
+            sum += e;
+        }
+        /* the reciprocal of the sum from 1 / (1 + x) over x = sum normalised - 1, centred */
+        const int headroom_plus_one = rip_clz32((uint32_t)sum);
+        const int32_t shifted =
+            (int32_t)((((int64_t)sum << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+        const int32_t reciprocal = lut16(
+            p->one_over_one_plus_x_lut,
+            rip_clamp32(shifted - ((1 << 15) + (1 << 16)), INT16_MIN, INT16_MAX));
+        const int right_shift = 31 - headroom_plus_one;
+        const int64_t round = (int64_t)1 << (right_shift - 1);
+        for (int32_t c = 0; c < row_size; ++c) {
+            const int64_t v = (int64_t)rip_load_le(out + 2 * c, 2) * reciprocal + round;
+            rip_store_le(out + 2 * c, rip_clamp32((int32_t)(v >> right_shift), 0, 32767), 2);
+        }
+    }
+    return RIP_OK;
+}
+
 rip_status rip_hard_swish_s8(const rip_hard_swish_params *params, int32_t size,
                              const int8_t *input, int8_t *output) {
     if (size < 0) {

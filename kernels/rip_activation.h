@@ -103,6 +103,22 @@ typedef struct {
     int32_t input_left_shift; /* >= 0 */
 } rip_sigmoid_s16_params;
 
+/* SOFTMAX 16x8 (int16 -> int16, zero points 0, output scale 1/32768), TFLite Micro's
+ * SoftmaxInt16: each row's differences from its maximum rescaled onto [-10, 0] (a
+ * multiplier of any shift) and looked up in exp_lut, their sum's reciprocal in
+ * one_over_one_plus_x_lut (both 513-entry tables of TFLite's LUTPopulate<int16_t>, computed
+ * by the generator: 512 segments of 128 inputs, interpolated), each exp times it. The
+ * exps are kept in the output row between the passes: output disjoint from input. */
+typedef struct {
+    int32_t input_multiplier;
+    int32_t input_left_shift;
+    const int16_t *exp_lut;                 /* [513] */
+    const int16_t *one_over_one_plus_x_lut; /* [513] */
+} rip_softmax_s16_params;
+
+rip_status rip_softmax_s16(const rip_softmax_s16_params *params, int32_t num_rows,
+                           int32_t row_size, const void *input, void *output);
+
 rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *params, int32_t size,
                            const void *input, void *output);
 

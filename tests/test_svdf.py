@@ -46,7 +46,7 @@ STREAM_C = """\
 
 #include "model.h"
 
-static int8_t first[RIP_MODEL_NUM_INPUTS][1 << 17];
+static int8_t first[RIP_MODEL_NUM_INPUTS][1 << 18];
 
 static void print_outputs(void) {
     for (int k = 0; k < RIP_MODEL_NUM_OUTPUTS; k++) {

@@ -11,7 +11,6 @@ models (int16 end to end) on the host and on qemu-m33 / qemu-armv6m.
 from __future__ import annotations
 
 import math
-import tempfile
 from pathlib import Path
 
 import cbuild as cb
@@ -333,7 +332,7 @@ def test_logistic_tanh_16x8_byte_equal_to_tflite_micro(tmp_path_factory, case, s
     assert rip_stream(model, sequence, tmp_path_factory.mktemp("sig16")) == want
 
 
-def test_logistic_16x8_exhaustive() -> None:
+def test_logistic_16x8_exhaustive(tmp_path) -> None:
     """Every int16 input through LOGISTIC and TANH at three scales (one a power of two),
     all 65,536 values at once against TFLite Micro's."""
     x = np.arange(-32768, 32768, dtype=np.int64)
@@ -342,14 +341,15 @@ def test_logistic_16x8_exhaustive() -> None:
             model = unary16_model(kind, x.size, s_in)
             sequence = [[x.astype(np.int16)]]
             want = tflm_stream(model, sequence)
-            assert rip_stream(model, sequence, Path(tempfile.mkdtemp())) == want, (kind, s_in)
+            (tmp_path / f"{kind}{s_in}").mkdir()
+            assert rip_stream(model, sequence, tmp_path / f"{kind}{s_in}") == want, (kind, s_in)
 
 
 def mobilenet16_model(rng: np.random.Generator) -> bytes:
     """A small MobileNetV2 in 16x8: a strided 3x3 stem, an inverted residual block (1x1
     expand, 3x3 depthwise, 1x1 project, ADD of its input), a strided one without the
-    residual, a global AVERAGE_POOL_2D, RESHAPE, FULLY_CONNECTED; int64 biases, per-channel
-    weights, RELU6 inside the blocks."""
+    residual, a global AVERAGE_POOL_2D, RESHAPE, FULLY_CONNECTED, SOFTMAX; int64 biases,
+    per-channel weights, RELU6 inside the blocks."""
     mb = ModelBuilder()
     stem = [("conv", 3, 2, 1, "SAME", 8, "int64", "RELU6")]
     mb, x, first, (h, w, c, s_x) = _conv_stack(mb, (16, 16), 3, stem, rng)
@@ -392,8 +392,10 @@ def mobilenet16_model(rng: np.random.Generator) -> bytes:
     b = mb.constant_int64(rng.integers(-1000, 1000, 5), [float(F32(s_x) * F32(0.01))] * 5)
     logits = mb.activation((1, 5), float(F32(s_x * 0.01 * 40)), 0, "logits", dtype="int16")
     mb.fully_connected(flat, wt, b, logits)
+    probabilities = mb.activation((1, 5), 1 / 32768, 0, "probabilities", dtype="int16")
+    mb.operator("SOFTMAX", (logits,), (probabilities,), "SoftmaxOptions", (("Beta", 1.0),))
     mb.inputs([first])
-    mb.outputs([logits])
+    mb.outputs([probabilities])
     return mb.to_bytes()
 
 
@@ -476,3 +478,46 @@ def test_movement_16x8_byte_equal_to_tflite_micro(tmp_path_factory, shape, data,
     sequence = stream_inputs(graph, 2, seed)
     want = tflm_stream(model, sequence)
     assert rip_stream(model, sequence, tmp_path_factory.mktemp("move16")) == want
+
+
+def softmax16_model(shape, s_in: float, beta: float) -> bytes:
+    """One int16 SOFTMAX over the last axis, zero points 0, output scale 1/32768."""
+    mb = ModelBuilder()
+    x = mb.activation(shape, float(F32(s_in)), 0, "x", dtype="int16")
+    y = mb.activation(shape, 1 / 32768, 0, "y", dtype="int16")
+    mb.operator("SOFTMAX", (x,), (y,), "SoftmaxOptions", (("Beta", beta),))
+    mb.inputs([x])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 4), st.integers(1, 40)),
+    s_in=st.floats(-14.0, -4.0).map(math.exp),
+    beta=st.sampled_from([1.0, 0.5, 2.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_softmax_16x8_byte_equal_to_tflite_micro(tmp_path_factory, shape, s_in, beta, seed):
+    """SOFTMAX 16x8 (its exp and reciprocal tables computed by the generator as TFLite
+    Micro's Prepare computes them): rows of 1-40, input scales over ten octaves, beta:
+    three random int16 inputs, TFLite Micro's bytes."""
+    model = softmax16_model(shape, s_in, beta)
+    graph = read_model(model, name="m")
+    sequence = stream_inputs(graph, 3, seed)
+    want = tflm_stream(model, sequence)
+    assert rip_stream(model, sequence, tmp_path_factory.mktemp("softmax16")) == want
+
+
+def test_softmax_16x8_tables_over_every_difference(tmp_path) -> None:
+    """Rows of two: 0 and every int16 value d, so the exp table is read at every difference
+    a scale maps onto it, and the reciprocal at every sum 1 + exp(d): TFLite Micro's bytes
+    for all 65,536 rows at two scales."""
+    d = np.arange(-32768, 32768, dtype=np.int64)
+    rows = np.stack([np.zeros_like(d), d], axis=1).reshape(-1).astype(np.int16)
+    for s_in in (10 / 65535, 0.00013):
+        model = softmax16_model((d.size, 2), s_in, 1.0)
+        sequence = [[rows]]
+        want = tflm_stream(model, sequence)
+        (tmp_path / str(s_in)).mkdir()
+        assert rip_stream(model, sequence, tmp_path / str(s_in)) == want, s_in
