@@ -5,7 +5,7 @@ operator table (rip.core.operators: its family, kernel function and params struc
 lowering here. Each lowering renders the template pair of its kernel family
 (`rip.codegen.lowering`); there is one lowering module and one params module per family
 (``lower_conv`` and ``conv_params`` for kernels/rip_conv.h, and likewise pool, reduce,
-elementwise, activation, shape, resample, norm, matmul, float, svdf, state and fused).
+elementwise, activation, shape, resample, norm, matmul, float, svdf, lstm, state and fused).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from rip.codegen import (
     lower_elementwise,
     lower_float,
     lower_fused,
+    lower_lstm,
     lower_matmul,
     lower_norm,
     lower_pool,
@@ -102,6 +103,7 @@ LOWERINGS: dict[Op, Lowering] = {
     Op.DIV: lower_float.lower_binary,
     # kernels/rip_svdf.h
     Op.SVDF: lower_svdf.lower_svdf,
+    Op.UNIDIRECTIONAL_SEQUENCE_LSTM: lower_lstm.lower_lstm,
     # kernels/rip_state.h
     Op.READ_VARIABLE: lower_state.lower_variable,
     Op.ASSIGN_VARIABLE: lower_state.lower_variable,

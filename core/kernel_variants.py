@@ -467,6 +467,36 @@ OTHERS = (
         "last axis; " + _DISJOINT,
     ),
     KernelVariant(
+        "rip_softmax_s16",
+        _ACTIVATION,
+        (Op.SOFTMAX,),
+        preconditions="16x8: int16 input and output (zero points 0, output scale 1/32768), "
+        "over the last axis, its two 513-entry tables the op's constants; " + _DISJOINT,
+    ),
+    KernelVariant(
+        "rip_sigmoid_s16",
+        _ACTIVATION,
+        (Op.LOGISTIC, Op.TANH),
+        (ELEMENTWISE,),
+        preconditions="16x8: int16 input and output, zero points 0, output scale 2^-15; in "
+        "place at or below the input",
+    ),
+    *(
+        KernelVariant(
+            name,
+            _ELEMENTWISE,
+            (op,),
+            (ELEMENTWISE,),
+            preconditions="16x8: int16 operands and output, any broadcast (MUL: zero points "
+            "0); in place over a full-size operand",
+        )
+        for name, op in (
+            ("rip_add_broadcast_s16", Op.ADD),
+            ("rip_sub_broadcast_s16", Op.SUB),
+            ("rip_mul_broadcast_s16", Op.MUL),
+        )
+    ),
+    KernelVariant(
         "rip_quantize_wide",
         _ACTIVATION,
         (Op.QUANTIZE,),
@@ -587,6 +617,14 @@ OTHERS = (
         "channel, an int64 or int32 bias; " + _DISJOINT,
     ),
     KernelVariant(
+        "rip_lstm",
+        "rip_lstm.h",
+        (Op.UNIDIRECTIONAL_SEQUENCE_LSTM,),
+        preconditions="int8 activations with int32 biases or int16 (16x8) with int64, int8 "
+        "weights one scale each, an int16 cell state; hidden and cell state in the "
+        "persistent region, not the arena; no scratch; " + _DISJOINT,
+    ),
+    KernelVariant(
         "rip_copy_s8",
         "rip_state.h",
         (Op.READ_VARIABLE, Op.ASSIGN_VARIABLE),
@@ -654,6 +692,8 @@ HELPERS: dict[str, str] = {
     "rip_core_reset": "both progress counters to zero before core 1 starts (rip_cores.h)",
     "rip_depthwise_conv2d_row_part_s8": "one core's channels of a fused chain's depthwise "
     "row (rip_depthwise_row_fast.h; two cores, rip_fused.c)",
+    "rip_sigmoid16": "one value of the 16x8 LOGISTIC / TANH, inside another kernel's loop "
+    "(rip_activation.h; rip_lstm's gates and cell)",
     "rip_dw_row": "one output row of the fast depthwise engines, which every fast depthwise "
     "variant calls (rip_dw_row_engine.h; compiled once, in rip_dw_row_engine.c)",
 }

@@ -187,13 +187,18 @@ class OpSpec:
     # Micro runs them (a 16x8 or int32 interface): the reader accepts an activation of
     # another type only between ops that list it
     wide_types: tuple[tuple[str, str], ...] = ()
-    # it updates a variable (state) tensor, kept across invokes in the persistent region
-    # (ir.Graph.state), not in the arena
-    keeps_state: bool = False
+    # the input positions of the variable (state) tensors it updates, kept across invokes
+    # in the persistent region (ir.Graph.state), not in the arena
+    state_inputs: tuple[int, ...] = ()
 
     @property
     def header(self) -> str | None:
         return f"rip_{self.family}.h" if self.family else None
+
+    @property
+    def keeps_state(self) -> bool:
+        """It updates variable (state) tensors of the persistent region."""
+        return bool(self.state_inputs)
 
     @property
     def kernel(self) -> Kernel | None:
@@ -251,11 +256,6 @@ _BYTES16 = _WIDE_16X8
 # float32 -> float32, inside a float island (kernels/rip_float.h)
 _FLOAT_ISLAND = (("float32", "float32"),)
 _FLOAT_ONLY = "TFLite Micro runs it on float32 only (no int8 kernel to match)"
-_STATE = (
-    "TFLite Micro runs it, keeping that state across invokes; rip has no kernel for it yet "
-    "(SVDF is the stateful layer rip runs)"
-)
-_STATEFUL_LAYER = "a recurrent layer whose state lives in variable tensors: " + _STATE
 _NO_TFLM_RECURRENT = (
     "a recurrent layer TFLite Micro has no kernel for either; convert the model with the "
     "layer unrolled"
@@ -553,13 +553,24 @@ _ROWS = (
         "svdf",
         "rip_svdf_s8",
         "rip_svdf_params",
-        keeps_state=True,
+        state_inputs=(4,),
+    ),
+    # ---- kernels/rip_lstm.h: a whole sequence per invoke, a unit at a time (no scratch);
+    # the output row of a step is written while later steps' inputs are still to be read:
+    # out of place. Hidden and cell state are no arena tensors.
+    _kernel(
+        Op.UNIDIRECTIONAL_SEQUENCE_LSTM,
+        "lstm",
+        "rip_lstm",
+        "rip_lstm_params",
+        state_inputs=(18, 19),
+        wide_types=_WIDE_16X8,
     ),
     # ---- kernels/rip_state.h: a resource variable's value copied out of or into its bytes
     # of the persistent region, where the model reads or assigns it (TFLite Micro's order)
     *(
         _kernel(
-            op, "state", "rip_copy_s8", "rip_copy_params", keeps_state=True, resource_variable=True
+            op, "state", "rip_copy_s8", "rip_copy_params", state_inputs=(0,), resource_variable=True
         )
         for op in (Op.READ_VARIABLE, Op.ASSIGN_VARIABLE)
     ),
@@ -601,7 +612,6 @@ _ROWS = (
     ),
     # ---- refused
     _no_code(Op.L2_POOL_2D, Role.REFUSED, refusal=_FLOAT_ONLY),
-    _no_code(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Role.REFUSED, refusal=_STATEFUL_LAYER),
     *(
         _no_code(op, Role.REFUSED, refusal=_NO_TFLM_RECURRENT)
         for op in (

@@ -261,6 +261,19 @@ class SvdfParams:
 
 
 @dataclass(frozen=True)
+class LstmParams:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite Micro's integer LSTM, cell gate TANH):
+    ``hidden`` and ``cell`` are the variable tensors it updates (inputs 18 and 19, kept in
+    the persistent region, `Graph.state`; the operator's inputs hold -1 there);
+    ``cell_clip`` the float clip of the cell state (0: none)."""
+
+    time_major: bool
+    cell_clip: float
+    hidden: int
+    cell: int
+
+
+@dataclass(frozen=True)
 class VariableParams:
     """READ_VARIABLE, ASSIGN_VARIABLE: ``state``, the resource variable's tensor in the
     persistent region (`Graph.state`) that it copies from or into."""

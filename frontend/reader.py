@@ -36,6 +36,7 @@ from rip.frontend.ir import (
     GatherParams,
     Graph,
     LeakyReluParams,
+    LstmParams,
     MirrorPadParams,
     NoParams,
     Operator,
@@ -132,6 +133,10 @@ def _ops_running(pair: tuple[str, str]) -> str:
 
 FLOAT_OPS = _ops_running(("float32", "float32"))  # a float island's ops
 INT16_OPS = _ops_running(("int16", "int16"))  # the ops with a 16x8 kernel
+# the ops whose variable (state) tensors rip keeps (resource variables have none)
+STATEFUL_OPS = ", ".join(
+    sorted(op for op, s in SPECS.items() if s.keeps_state and not s.resource_variable)
+)
 
 
 class _Reader:
@@ -204,6 +209,8 @@ class _Reader:
             params = self.params(_Raw(i, kind, op, ins, outs, tensors))
             if isinstance(params, SvdfParams):  # the state is the params' own (Graph.state)
                 ins = ins[:-1]
+            if isinstance(params, LstmParams):  # hidden and cell: the params' (Graph.state)
+                ins = (*ins[:18], -1, -1, *ins[20:])
             operators.append(Operator(_grouped(kind, ins, tensors), ins, outs, params, i))
         op_inputs = {t for op in operators for t in op.inputs if t >= 0}
         missing = [
@@ -367,9 +374,9 @@ class _Reader:
         self.state = self.state_tensors(raw_ops, raw_tensors)
 
     def state_tensors(self, raw_ops: list, raw_tensors: dict[int, Any]) -> tuple[int, ...]:
-        """The variable (state) tensors, each the state input of one stateful op (SVDF's
-        input 4, `OpSpec.keeps_state`) and read or written by nothing else; any other
-        variable tensor is refused, naming it."""
+        """The variable (state) tensors, each a state input of one stateful op (SVDF's
+        input 4, UNIDIRECTIONAL_SEQUENCE_LSTM's 18 and 19: `OpSpec.state_inputs`) and read
+        or written by nothing else; any other variable tensor is refused, naming it."""
         owner: dict[int, int] = {}
         for i, (kind, ins, outs, _) in enumerate(raw_ops):
             if i in self.folded_ops:
@@ -378,20 +385,20 @@ class _Reader:
                 if t not in raw_tensors or not raw_tensors[t].IsVariable():
                     continue  # absent, or a resource variable's own state tensor
                 name = (raw_tensors[t].Name() or b"").decode(errors="replace")
-                stateful = kind in TFLITE_OPS and spec(TFLITE_OPS[kind]).keeps_state
-                if not stateful or pos != len(ins) - 1 or t in owner:
+                positions = spec(TFLITE_OPS[kind]).state_inputs if kind in TFLITE_OPS else ()
+                if pos not in positions or t in owner:
                     raise self.fail(
                         f"variable (state) tensor {t} {name!r} used by {describe(kind, i)} "
-                        f"(operand {pos}): rip keeps state only for SVDF's state input, "
-                        "read and written by that one op"
+                        f"(operand {pos}): rip keeps state only for the state inputs of "
+                        f"{STATEFUL_OPS}, each read and written by that one op"
                     )
                 owner[t] = i
         loose = [t for t, raw in raw_tensors.items() if raw.IsVariable() and t not in owner]
         if loose:
             name = (raw_tensors[loose[0]].Name() or b"").decode(errors="replace")
             raise self.fail(
-                f"variable (state) tensor {loose[0]} {name!r} is not the state of an SVDF: "
-                "rip keeps state only for SVDF"
+                f"variable (state) tensor {loose[0]} {name!r} is no state input of an op: "
+                f"rip keeps state only for {STATEFUL_OPS}"
             )
         return tuple(sorted(owner, key=owner.__getitem__))
 
@@ -1117,6 +1124,58 @@ class _Reader:
             )
         return SvdfParams(rank, r.ins[4])
 
+    def lstm(self, r: _Raw) -> LstmParams:
+        """UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite Micro's Prepare accepts it for integers:
+        input [batch, time, features] (time major: [time, batch, ...]) int8 or int16; the
+        eight gate weights int8, one scale each, [units, features] and [units, units]; the
+        four gate biases int32 (int8 input) or int64 (int16); no peephole, projection or
+        layer norm; the hidden state (18) of the input's type and an int16 cell state (19),
+        both variable tensors of batch x units values; output [.., .., units] of the input's
+        type; the cell gate's activation TANH."""
+        o = self.options(r)
+        t = {k: r.tensors[i] for k, i in enumerate(r.ins) if i >= 0}
+        absent = [k for k in (*range(9, 12), 16, 17, *range(20, 24)) if k in t]
+        if absent:
+            raise self.fail(
+                f"{r.where}: operand {absent[0]} is set (peephole, projection or layer norm);"
+                " TFLite Micro's integer LSTM takes none"
+            )
+        missing = [k for k in (0, *range(1, 9), *range(12, 16), 18, 19) if k not in t]
+        if missing:
+            raise self.fail(f"{r.where}: operand {missing[0]} is absent")
+        x, hidden, cell = t[0], t[18], t[19]
+        if x.dtype not in ("int8", "int16") or len(x.shape) != 3 or len(r.out_shape) != 3:
+            raise self.fail(f"{r.where}: input {_tensor_desc(x)} must be int8 or int16, rank 3")
+        bias_type = "int32" if x.dtype == "int8" else "int64"
+        if hidden.dtype != x.dtype or cell.dtype != "int16":
+            raise self.fail(
+                f"{r.where}: hidden state {hidden.dtype} and cell state {cell.dtype}; TFLite "
+                f"Micro takes the input's type ({x.dtype}) and int16"
+            )
+        time_major = bool(o.TimeMajor()) if o is not None else False
+        batch = x.shape[1] if time_major else x.shape[0]
+        features = x.shape[2]
+        units = t[5].shape[0] if len(t[5].shape) == 2 else 0
+        for k in (*range(1, 9), *range(12, 16)):
+            want = ((units, features) if k < 5 else (units, units)) if k < 9 else (units,)
+            dtype = "int8" if k < 9 else bias_type
+            if t[k].shape != want or t[k].dtype != dtype:
+                raise self.fail(
+                    f"{r.where}: operand {k} {_tensor_desc(t[k])} must be {dtype} {list(want)}"
+                )
+            if k < 9 and (t[k].quant is None or len(t[k].quant.scale) != 1):
+                raise self.fail(f"{r.where}: weights {_tensor_desc(t[k])} need one scale")
+        for state in (hidden, cell, x):
+            if state.quant is None or len(state.quant.scale) != 1:
+                raise self.fail(f"{r.where}: {_tensor_desc(state)} needs one scale")
+        if math.prod(hidden.shape) != batch * units or math.prod(cell.shape) != batch * units:
+            raise self.fail(f"{r.where}: hidden and cell states need {batch * units} values")
+        if r.out_shape[:2] != x.shape[:2] or r.out_shape[2] != units:
+            raise self.fail(f"{r.where}: output {list(r.out_shape)} for input {list(x.shape)}")
+        if o is None or o.FusedActivationFunction() != 4:  # ActivationFunctionType.TANH
+            raise self.fail(f"{r.where}: the cell gate's activation must be TANH")
+        return LstmParams(time_major, float(o.CellClip()), r.ins[18], r.ins[19])
+
     def transpose_conv(self, r: _Raw) -> Conv2DParams:
         """TRANSPOSE_CONV (inputs: output shape, weights [O, KH, KW, I], input, bias):
         padding as TFLite Micro's Prepare computes it, SAME/VALID of the convolution whose
@@ -1256,6 +1315,7 @@ DECODERS: dict[Op, Decoder] = {
     Op.L2_NORMALIZATION: _Reader.l2_normalization,
     Op.BATCH_MATMUL: _Reader.batch_matmul,
     Op.SVDF: _Reader.svdf,
+    Op.UNIDIRECTIONAL_SEQUENCE_LSTM: _Reader.lstm,
     Op.READ_VARIABLE: _Reader.variable,
     Op.ASSIGN_VARIABLE: _Reader.variable,
 }

@@ -110,6 +110,13 @@ FORMATS: dict[Op, OpFormat] = {
     Op.TRANSPOSE_CONV: _f(3, 4, "TransposeConvOptions", required=True, optional=(3,)),
     Op.BATCH_MATMUL: _f(2, 2, "BatchMatMulOptions"),
     Op.SVDF: _f(5, 5, "SVDFOptions", required=True, optional=(3,)),
+    Op.UNIDIRECTIONAL_SEQUENCE_LSTM: _f(
+        20,
+        24,
+        "UnidirectionalSequenceLSTMOptions",
+        required=True,
+        optional=(9, 10, 11, 16, 17, 20, 21, 22, 23),
+    ),
     Op.READ_VARIABLE: _f(0, 1),  # the handle, dropped by the reader (rip.frontend.stateful)
     Op.ASSIGN_VARIABLE: _f(1, 2),
 }

@@ -906,6 +906,7 @@ RULES: dict[Op, tuple[Rule, ...]] = {
             Op.PAD,
             Op.BATCH_MATMUL,
             Op.SVDF,
+            Op.UNIDIRECTIONAL_SEQUENCE_LSTM,
             Op.READ_VARIABLE,
             Op.ASSIGN_VARIABLE,
         ),

@@ -207,43 +207,43 @@ static const uint16_t sigmoid_table[256] = {
     65534, 65534, 65534, 65535,
 };
 
-rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *p, int32_t size, const void *input,
-                           void *output) {
-    if (size < 0 || p->input_left_shift < 0 || p->input_left_shift > 31) {
-        return RIP_ERROR_ARGUMENT;
-    }
-    int32_t multiplier = p->input_multiplier, shift = p->input_left_shift;
+int32_t rip_sigmoid16(int32_t tanh, int32_t multiplier, int32_t shift, int32_t x) {
     if (multiplier == 0) { /* a power-of-two input scale */
         multiplier = 3 << shift;
         shift = 0;
     }
     const int32_t round = shift > 0 ? 1 << (shift - 1) : 0;
+    /* the reference's int32 product, wrapping as it does in practice */
+    const int32_t v = (int32_t)((uint32_t)x * (uint32_t)multiplier + (uint32_t)round) >> shift;
     /* LOGISTIC interpolates over 9 fraction bits, TANH (at twice the argument) over 8 */
-    const int32_t frac = p->tanh ? 8 : 9;
+    const int32_t frac = tanh ? 8 : 9;
+    const uint32_t a = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    const uint32_t h = a >> frac;
+    uint32_t r;
+    if (h >= 255) {
+        r = tanh ? 0xFFFFu << 8 : 0x7FFFu << 10;
+    } else {
+        const uint32_t lo = sigmoid_table[h], hi = sigmoid_table[h + 1];
+        r = (lo << frac) + (a & ((1u << frac) - 1)) * (hi - lo);
+    }
+    if (tanh) {
+        const int32_t t = (int32_t)r;
+        return (int16_t)((v >= 0 ? t - (1 << 23) + (1 << 7) : -t + (1 << 23) + (1 << 7) - 1) >> 8);
+    }
+    return (int16_t)((v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1) >> 10);
+}
+
+rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *p, int32_t size, const void *input,
+                           void *output) {
+    if (size < 0 || p->input_left_shift < 0 || p->input_left_shift > 31) {
+        return RIP_ERROR_ARGUMENT;
+    }
     const int8_t *x = (const int8_t *)input;
     int8_t *y = (int8_t *)output;
     for (int32_t i = 0; i < size; ++i) {
-        /* the reference's int32 product, wrapping as it does in practice */
-        const int32_t v =
-            (int32_t)((uint32_t)rip_load_le(x + 2 * i, 2) * (uint32_t)multiplier + (uint32_t)round) >>
-            shift;
-        const uint32_t a = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-        const uint32_t h = a >> frac;
-        uint32_t r;
-        if (h >= 255) {
-            r = p->tanh ? 0xFFFFu << 8 : 0x7FFFu << 10;
-        } else {
-            const uint32_t lo = sigmoid_table[h], hi = sigmoid_table[h + 1];
-            r = (lo << frac) + (a & ((1u << frac) - 1)) * (hi - lo);
-        }
-        int32_t out;
-        if (p->tanh) {
-            const int32_t t = (int32_t)r;
-            out = (v >= 0 ? t - (1 << 23) + (1 << 7) : -t + (1 << 23) + (1 << 7) - 1) >> 8;
-        } else {
-            out = (int32_t)((v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1) >> 10);
-        }
-        rip_store_le(y + 2 * i, out, 2);
+        const int32_t v = rip_load_le(x + 2 * i, 2);
+        rip_store_le(y + 2 * i,
+                     rip_sigmoid16(p->tanh, p->input_multiplier, p->input_left_shift, v), 2);
     }
     return RIP_OK;
 }

@@ -122,6 +122,10 @@ rip_status rip_softmax_s16(const rip_softmax_s16_params *params, int32_t num_row
 rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *params, int32_t size,
                            const void *input, void *output);
 
+/* One value of rip_sigmoid_s16 (tanh 1: TANH; multiplier 0: a power-of-two rescaling by 3
+ * << shift), for kernels that apply it inside their own loop (rip_lstm). */
+int32_t rip_sigmoid16(int32_t tanh, int32_t multiplier, int32_t shift, int32_t x);
+
 /* LOG_SOFTMAX: output quantization fixed at scale 16/256, zero point 127. */
 typedef struct {
     int32_t input_multiplier;      /* beta * input_scale in Q5.26, as a multiplier > 1 */

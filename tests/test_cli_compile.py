@@ -136,11 +136,11 @@ def test_truncated_model(capsys, tmp_path):
 
 
 def test_unsupported_model_refused(capsys, tmp_path):
-    model = tmp_path / "lstm.tflite"
-    model.write_bytes(_one_op("UNIDIRECTIONAL_SEQUENCE_LSTM", 24))
+    model = tmp_path / "rnn.tflite"
+    model.write_bytes(_one_op("UNIDIRECTIONAL_SEQUENCE_RNN", 5))
     code, _, err = run(capsys, str(model), "--report")
     assert code == 2 and err.count("\n") == 1
-    assert "unsupported operator UNIDIRECTIONAL_SEQUENCE_LSTM" in err
+    assert "unsupported operator UNIDIRECTIONAL_SEQUENCE_RNN" in err
 
 
 def test_missing_file_and_unknown_board(capsys, example_file):

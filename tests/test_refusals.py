@@ -78,11 +78,11 @@ def test_batch_matmul_next_to_tanh_is_read_not_refused_as_recurrence() -> None:
     assert [op.kind for op in graph.operators] == ["TANH", "BATCH_MATMUL"]
 
 
-@pytest.mark.parametrize(("kind", "n_inputs"), [("UNIDIRECTIONAL_SEQUENCE_LSTM", 24)])
-def test_stateful_recurrent_ops_are_refused_naming_the_op_and_tflite_micro(kind, n_inputs):
-    message = _refusal(_one_op(kind, n_inputs))
-    assert f"unsupported operator {kind} at index 0" in message
-    assert "state" in message and "TFLite Micro runs it" in message
+def test_an_lstm_without_its_weights_is_refused_naming_the_operand() -> None:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM runs (tests/test_lstm.py); one whose weights are absent is
+    refused in one line naming the operand."""
+    message = _refusal(_one_op("UNIDIRECTIONAL_SEQUENCE_LSTM", 24))
+    assert "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 1 is -1 (absent)" in message
 
 
 def test_a_recurrent_op_tflite_micro_lacks_says_so() -> None:

@@ -743,6 +743,25 @@ class ModelBuilder:
             "SVDF", (x, feature, time, bias, state), (out,), "SVDFOptions", options
         )
 
+    def unidirectional_sequence_lstm(
+        self, x: int, weights: Sequence[int], biases: Sequence[int], hidden: int, cell: int,
+        out: int, *, time_major: bool = False, cell_clip: float = 0.0,
+    ) -> int:  # fmt: skip
+        """UNIDIRECTIONAL_SEQUENCE_LSTM without peephole, projection or layer norm: the eight
+        gate weights (input to input, forget, cell, output gates, then recurrent to them), the
+        four gate biases, the variable hidden and cell states (operands 18, 19), the cell
+        gate TANH."""
+        if len(weights) != 8 or len(biases) != 4:
+            raise ValueError("an LSTM takes eight weights and four biases")
+        ins = [x, *weights, -1, -1, -1, *biases, -1, -1, hidden, cell, -1, -1, -1, -1]
+        options = (
+            ("FusedActivationFunction", tflite.ActivationFunctionType.TANH),
+            ("CellClip", cell_clip),
+            ("TimeMajor", time_major),
+        )
+        kind, table = "UNIDIRECTIONAL_SEQUENCE_LSTM", "UnidirectionalSequenceLSTMOptions"
+        return self.operator(kind, ins, (out,), table, options)
+
     def shape_op(self, x: int, out: int) -> int:
         """SHAPE of ``x`` into ``out``, an int32 or int64 vector (`add_index_output`)."""
         dtype = self._tensors[out].dtype
