@@ -103,6 +103,11 @@ SLOW_TESTS = {
         "test_softmax_16x8_byte_equal_to_tflite_micro",
         "test_softmax_16x8_tables_over_every_difference",
     ),
+    "test_lstm.py": (  # LSTM models compiled whole and streamed on the host, and on QEMU
+        "test_lstm_streams_byte_equal_to_tflite_micro",
+        "test_the_state_moves_and_resets",
+        "test_lstm_on_qemu_m33",
+    ),
     "test_float_islands.py": (
         "test_float_islands_byte_equal_to_tflite_micro",
         "test_float_island_on_the_cores",
