@@ -488,45 +488,17 @@ _ROWS = (
         Op.CONCATENATION, "shape", "rip_concatenation_s8", "rip_concat_params", wide_types=_BYTES16
     ),
     _kernel(Op.PAD, "shape", "rip_pad_s8", "rip_pad_params"),
-    _kernel(
-        Op.STRIDED_SLICE,
-        "shape",
-        "rip_slice_s8",
-        "rip_slice_params",
-        view_when_contiguous=True,
-        wide_types=_BYTES16,
-    ),
-    _kernel(
-        Op.SLICE,
-        "shape",
-        "rip_slice_s8",
-        "rip_slice_params",
-        view_when_contiguous=True,
-        wide_types=_BYTES16,
-    ),
-    _kernel(
-        Op.SPLIT,
-        "shape",
-        "rip_slice_s8",
-        "rip_slice_params",
-        view_when_contiguous=True,
-        wide_types=_BYTES16,
-    ),
-    _kernel(
-        Op.SPLIT_V,
-        "shape",
-        "rip_slice_s8",
-        "rip_slice_params",
-        view_when_contiguous=True,
-        wide_types=_BYTES16,
-    ),
-    _kernel(
-        Op.UNPACK,
-        "shape",
-        "rip_slice_s8",
-        "rip_slice_params",
-        view_when_contiguous=True,
-        wide_types=_BYTES16,
+    # every slicing op is one rip_slice_s8 (begin, stride, count per axis)
+    *(
+        _kernel(
+            op,
+            "shape",
+            "rip_slice_s8",
+            "rip_slice_params",
+            view_when_contiguous=True,
+            wide_types=_BYTES16,
+        )
+        for op in (Op.STRIDED_SLICE, Op.SLICE, Op.SPLIT, Op.SPLIT_V, Op.UNPACK)
     ),
     _kernel(Op.PACK, "shape", "rip_concatenation_s8", "rip_concat_params", wide_types=_BYTES16),
     _kernel(Op.DEPTH_TO_SPACE, "shape", "rip_depth_space_s8", "rip_depth_space_params"),

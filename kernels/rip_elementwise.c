@@ -337,10 +337,15 @@ static rip_status binary_row(int op, const void *params, int32_t n1, const int8_
     }
 }
 
+/* A broadcast shape the row loops can walk: rank in range, each operand's row whole or one. */
+static int broadcast_ok(const rip_broadcast *b) {
+    return b->rank >= 0 && b->rank <= RIP_BROADCAST_MAX_RANK && b->row >= 1 &&
+           (b->row1 == b->row || b->row1 == 1) && (b->row2 == b->row || b->row2 == 1);
+}
+
 static rip_status broadcast_rows(int op, const void *params, const rip_broadcast *b,
                                  const int8_t *input1, const int8_t *input2, int8_t *output) {
-    if (b->rank < 0 || b->rank > RIP_BROADCAST_MAX_RANK || b->row < 1 ||
-        (b->row1 != b->row && b->row1 != 1) || (b->row2 != b->row && b->row2 != 1)) {
+    if (!broadcast_ok(b)) {
         return RIP_ERROR_ARGUMENT;
     }
     int32_t index[RIP_BROADCAST_MAX_RANK] = {0};
@@ -417,8 +422,7 @@ static int32_t wide_mul(const rip_mul_params *p, int32_t x, int32_t y) {
 
 static rip_status wide_rows(int op, const void *params, const rip_broadcast *b,
                             const void *input1, const void *input2, void *output) {
-    if (b->rank < 0 || b->rank > RIP_BROADCAST_MAX_RANK || b->row < 1 ||
-        (b->row1 != b->row && b->row1 != 1) || (b->row2 != b->row && b->row2 != 1)) {
+    if (!broadcast_ok(b)) {
         return RIP_ERROR_ARGUMENT;
     }
     if (op != BINARY_MUL && ((const rip_add_params *)params)->left_shift != 15) {
