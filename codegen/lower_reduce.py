@@ -26,14 +26,18 @@ from rip.codegen.lowering import (
     render_kernel,
     table_kernel,
 )
+from rip.core.operators import Kernel
 from rip.frontend.ir import Graph, Operator
+
+REDUCE_SUM_S16 = Kernel("rip_reduce_sum_s16", "rip_reduce_params", "reduce")  # 16x8 MEAN, SUM
 
 
 def lower_reduce(
     graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str
 ) -> Lowered:
     """One walk over the input per output element; output disjoint from the input."""
-    kernel = table_kernel(op)
+    wide = graph.tensors[op.inputs[0]].dtype == "int16"
+    kernel = REDUCE_SUM_S16 if wide else table_kernel(op)
     check_buffers(graph, op, buffers)
     check_operand_in_place(graph, op, buffers, kernel, None, (0,))
     params = kernel_params(rp.reduce_params, graph, op)
@@ -44,8 +48,8 @@ def lower_reduce(
 
 def lower_mean(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefix: str) -> Lowered:
     """A MEAN over H and W of a 4-D tensor runs the global pool (the same arithmetic, what
-    the rewrite makes of it); any other MEAN the reduction kernel."""
+    the rewrite makes of it); any other MEAN, and a 16x8 one, the reduction kernel."""
     x = graph.tensors[op.inputs[0]]
-    if len(x.shape) == 4 and set(op.params.axes) == {1, 2}:
+    if x.dtype == "int8" and len(x.shape) == 4 and set(op.params.axes) == {1, 2}:
         return lower_pool.lower_global_pool(graph, op, index, buffers, prefix)
     return lower_reduce(graph, op, index, buffers, prefix)

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from rip.codegen.pool_params import fold_mean_count
-from rip.codegen.quant import ParamsError, int8_per_tensor, quantize_multiplier, where
+from rip.codegen.quant import (
+    ParamsError,
+    any_scale_zp,
+    int8_per_tensor,
+    quantize_multiplier,
+    where,
+)
 from rip.core.operators import Op, of_family
 from rip.frontend.ir import Graph, Operator, ReduceParams
 
@@ -66,7 +72,11 @@ def reduce_params(graph: Graph, op: Operator) -> ReduceKernelParams:
     if op.kind not in of_family("reduce") or not isinstance(op.params, ReduceParams):
         raise ParamsError(f"{where(op)}: not a reduction")
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    in_scale, in_zp = int8_per_tensor(x, op, "the input")
+    wide = x.dtype == "int16"  # 16x8 MEAN, SUM: QuantizedMeanOrSum<int16_t>
+    if wide and (op.kind not in (Op.MEAN, Op.SUM) or y.dtype != "int16"):
+        raise ParamsError(f"{where(op)}: an int16 {op.kind} (rip's 16x8 reductions: MEAN, SUM)")
+    quant = any_scale_zp if wide else None
+    in_scale, in_zp = quant(x) if quant else int8_per_tensor(x, op, "the input")
     axes = frozenset(op.params.axes)
     count = math.prod(x.shape[k] for k in axes)
     kept = math.prod(d for k, d in enumerate(x.shape) if k not in axes)
@@ -89,7 +99,7 @@ def reduce_params(graph: Graph, op: Operator) -> ReduceKernelParams:
         if len(axes) != 1:
             raise ParamsError(f"{where(op)}: reduces {len(axes)} axes, {op.kind} takes one")
     else:
-        out_scale, out_zp = int8_per_tensor(y, op, "the output")
+        out_scale, out_zp = quant(y) if quant else int8_per_tensor(y, op, "the output")
         if op.kind in (Op.REDUCE_MAX, Op.REDUCE_MIN):
             # EvalMinMaxHelper: the float32 scales compared as doubles, and the zero points.
             if np.float32(in_scale) != np.float32(out_scale) or in_zp != out_zp:

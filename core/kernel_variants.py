@@ -617,6 +617,12 @@ OTHERS = (
         "channel, an int64 or int32 bias; " + _DISJOINT,
     ),
     KernelVariant(
+        "rip_reduce_sum_s16",
+        "rip_reduce.h",
+        (Op.MEAN, Op.SUM),
+        preconditions="16x8: int16 input and output, any axes; " + _DISJOINT,
+    ),
+    KernelVariant(
         "rip_lstm",
         "rip_lstm.h",
         (Op.UNIDIRECTIONAL_SEQUENCE_LSTM,),

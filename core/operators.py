@@ -370,8 +370,9 @@ _ROWS = (
         scratch="pool",
         scratch_twin="rip_global_avg_pool_s8_get_buffer_size",
         cost_class=_POOL,
+        wide_types=_WIDE_16X8,  # rip_reduce_sum_s16
     ),
-    _kernel(Op.SUM, "reduce", "rip_reduce_sum_s8", "rip_reduce_params"),
+    _kernel(Op.SUM, "reduce", "rip_reduce_sum_s8", "rip_reduce_params", wide_types=_WIDE_16X8),
     _kernel(Op.REDUCE_MAX, "reduce", "rip_reduce_max_s8", "rip_reduce_params"),
     _kernel(Op.REDUCE_MIN, "reduce", "rip_reduce_min_s8", "rip_reduce_params"),
     _kernel(Op.ARG_MAX, "reduce", "rip_arg_max_s8", "rip_reduce_params", writes_indices=True),

@@ -294,13 +294,15 @@ def mean_to_global_pool(graph: Graph) -> Graph:
     quantization, which may differ from the input's) are kept, and the kernel for this kind
     implements TFLite's int8 MEAN arithmetic (sum, then one requantization) bit for bit.
     The new kind tells the planner and code generator it is a spatial reduction per channel.
+    A 16x8 MEAN stays one (the reduction kernel runs it in int16).
     """
     operators = list(graph.operators)
     count = 0
     for i, op in enumerate(operators):
         if op.kind != Op.MEAN or not isinstance(op.params, ReduceParams):
             continue
-        if len(graph.tensor(op.inputs[0]).shape) == 4 and set(op.params.axes) == {1, 2}:
+        x = graph.tensor(op.inputs[0])
+        if x.dtype == "int8" and len(x.shape) == 4 and set(op.params.axes) == {1, 2}:
             operators[i] = op.with_(kind=Op.GLOBAL_AVERAGE_POOL)
             count += 1
     if not count:

@@ -64,7 +64,12 @@ static int32_t next_offset(int32_t n, const int32_t *extent, const int32_t *stri
 
 enum { REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, ARG_MAX, ARG_MIN };
 
-static rip_status reduce(const rip_reduce_params *p, int mode, const int8_t *input,
+/* element i of a tensor of `width`-byte values (1: int8, 2: int16, little-endian) */
+static inline int32_t value_at(const int8_t *data, int32_t width, int32_t i) {
+    return width == 1 ? data[i] : rip_load_le(data + 2 * i, 2);
+}
+
+static rip_status reduce(const rip_reduce_params *p, int mode, int32_t width, const int8_t *input,
                          int8_t *output) {
     walk w;
     if (!make_walk(p, &w) || ((mode == ARG_MAX || mode == ARG_MIN) && w.n_reduced > 1)) {
@@ -77,11 +82,11 @@ static rip_status reduce(const rip_reduce_params *p, int mode, const int8_t *inp
         int32_t inner[RIP_REDUCE_MAX_RANK] = {0};
         int32_t offset = base;
         int32_t sum = 0;
-        int32_t best = input[base];
+        int32_t best = value_at(input, width, base);
         int32_t best_at = 0;
         int32_t at = 0;
         do {
-            const int32_t x = input[offset];
+            const int32_t x = value_at(input, width, offset);
             switch (mode) {
             case REDUCE_SUM:
                 /* TFLite's int32 sum wraps (AddTensorValuesWithExpectedOverflow). */
@@ -111,11 +116,13 @@ static rip_status reduce(const rip_reduce_params *p, int mode, const int8_t *inp
                                   (int32_t)(uint32_t)(uint64_t)shifted, p->quant.multiplier,
                                   p->quant.shift) +
                               p->output_zero_point;
-            output[out_index] = (int8_t)rip_clamp32(y, INT8_MIN, INT8_MAX);
+            const int32_t lo = width == 1 ? INT8_MIN : INT16_MIN;
+            const int32_t hi = width == 1 ? INT8_MAX : INT16_MAX;
+            rip_store_le(output + width * out_index, rip_clamp32(y, lo, hi), width);
         } else if (mode == ARG_MAX || mode == ARG_MIN) {
             memcpy(output + 4 * out_index, &best_at, sizeof best_at);
         } else {
-            output[out_index] = (int8_t)best;
+            rip_store_le(output + width * out_index, best, width);
         }
         ++out_index;
         base = w.n_kept ? next_offset(w.n_kept, w.kept, w.kept_stride, outer, base) : -1;
@@ -125,23 +132,27 @@ static rip_status reduce(const rip_reduce_params *p, int mode, const int8_t *inp
 
 rip_status rip_reduce_sum_s8(const rip_reduce_params *params, const int8_t *input,
                              int8_t *output) {
-    return reduce(params, REDUCE_SUM, input, output);
+    return reduce(params, REDUCE_SUM, 1, input, output);
 }
 
 rip_status rip_reduce_max_s8(const rip_reduce_params *params, const int8_t *input,
                              int8_t *output) {
-    return reduce(params, REDUCE_MAX, input, output);
+    return reduce(params, REDUCE_MAX, 1, input, output);
 }
 
 rip_status rip_reduce_min_s8(const rip_reduce_params *params, const int8_t *input,
                              int8_t *output) {
-    return reduce(params, REDUCE_MIN, input, output);
+    return reduce(params, REDUCE_MIN, 1, input, output);
 }
 
 rip_status rip_arg_max_s8(const rip_reduce_params *params, const int8_t *input, int8_t *output) {
-    return reduce(params, ARG_MAX, input, output);
+    return reduce(params, ARG_MAX, 1, input, output);
 }
 
 rip_status rip_arg_min_s8(const rip_reduce_params *params, const int8_t *input, int8_t *output) {
-    return reduce(params, ARG_MIN, input, output);
+    return reduce(params, ARG_MIN, 1, input, output);
+}
+
+rip_status rip_reduce_sum_s16(const rip_reduce_params *params, const void *input, void *output) {
+    return reduce(params, REDUCE_SUM, 2, (const int8_t *)input, (int8_t *)output);
 }

@@ -49,6 +49,10 @@ rip_status rip_reduce_max_s8(const rip_reduce_params *params, const int8_t *inpu
                              int8_t *output);
 rip_status rip_reduce_min_s8(const rip_reduce_params *params, const int8_t *input,
                              int8_t *output);
+/* MEAN and SUM 16x8 (int16 input and output): TFLite Micro's QuantizedMeanOrSum<int16_t>,
+ * the same arithmetic with int16 values and clamps. */
+rip_status rip_reduce_sum_s16(const rip_reduce_params *params, const void *input, void *output);
+
 rip_status rip_arg_max_s8(const rip_reduce_params *params, const int8_t *input, int8_t *output);
 rip_status rip_arg_min_s8(const rip_reduce_params *params, const int8_t *input, int8_t *output);
 

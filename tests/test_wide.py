@@ -348,8 +348,8 @@ def test_logistic_16x8_exhaustive(tmp_path) -> None:
 def mobilenet16_model(rng: np.random.Generator) -> bytes:
     """A small MobileNetV2 in 16x8: a strided 3x3 stem, an inverted residual block (1x1
     expand, 3x3 depthwise, 1x1 project, ADD of its input), a strided one without the
-    residual, a global AVERAGE_POOL_2D, RESHAPE, FULLY_CONNECTED, SOFTMAX; int64 biases,
-    per-channel weights, RELU6 inside the blocks."""
+    residual, the spatial MEAN, FULLY_CONNECTED, SOFTMAX; int64 biases, per-channel
+    weights, RELU6 inside the blocks."""
     mb = ModelBuilder()
     stem = [("conv", 3, 2, 1, "SAME", 8, "int64", "RELU6")]
     mb, x, first, (h, w, c, s_x) = _conv_stack(mb, (16, 16), 3, stem, rng)
@@ -384,10 +384,8 @@ def mobilenet16_model(rng: np.random.Generator) -> bytes:
     res = mb.activation((1, *hw, c2), s_sum, 0, "residual", dtype="int16")
     mb.add(x, y, res)
     x, hw, c, s_x = block(res, hw, c2, s_sum, 2, 12, "b2_")
-    pooled = mb.activation((1, 1, 1, c), s_x, 0, "pooled", dtype="int16")
-    mb.average_pool2d(x, pooled, filter_size=hw, stride=1, padding="VALID")
     flat = mb.activation((1, c), s_x, 0, "flat", dtype="int16")
-    mb.reshape(pooled, flat)
+    mb.reduce("MEAN", x, [1, 2], flat)  # Keras' GlobalAveragePooling2D
     wt = mb.constant_int8(rng.integers(-127, 128, (5, c), dtype=np.int8), [0.01] * 5, 0, axis=0)
     b = mb.constant_int64(rng.integers(-1000, 1000, 5), [float(F32(s_x) * F32(0.01))] * 5)
     logits = mb.activation((1, 5), float(F32(s_x * 0.01 * 40)), 0, "logits", dtype="int16")
@@ -521,3 +519,38 @@ def test_softmax_16x8_tables_over_every_difference(tmp_path) -> None:
         want = tflm_stream(model, sequence)
         (tmp_path / str(s_in)).mkdir()
         assert rip_stream(model, sequence, tmp_path / str(s_in)) == want, s_in
+
+
+def reduce16_model(kind: str, shape, axes, keep_dims: bool, s_in: float, s_out: float) -> bytes:
+    """One int16 MEAN or SUM over ``axes``, zero points 0."""
+    mb = ModelBuilder()
+    x = mb.activation(shape, float(F32(s_in)), 0, "x", dtype="int16")
+    kept = [1 if a in axes else d for a, d in enumerate(shape)] if keep_dims else [
+        d for a, d in enumerate(shape) if a not in axes]  # fmt: skip
+    y = mb.activation(tuple(kept), float(F32(s_out)), 0, "y", dtype="int16")
+    mb.reduce(kind, x, axes, y, keep_dims=keep_dims)
+    mb.inputs([x])
+    mb.outputs([y])
+    return mb.to_bytes()
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    kind=st.sampled_from(["MEAN", "SUM"]),
+    shape=st.lists(st.integers(1, 5), min_size=2, max_size=4).map(tuple),
+    data=st.data(),
+    keep_dims=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_reductions_16x8_byte_equal_to_tflite_micro(tmp_path_factory, kind, shape, data,
+                                                    keep_dims, seed) -> None:  # fmt: skip
+    """MEAN and SUM 16x8 over any axes (the spatial MEAN of a 4-D tensor, Keras'
+    GlobalAveragePooling2D, among them): three random int16 inputs, TFLite Micro's bytes."""
+    axes = sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1)))
+    s_in = float(F32(math.exp(data.draw(st.floats(-9.0, -4.0)))))
+    s_out = float(F32(s_in * data.draw(st.floats(0.3, 3.0)) * (len(axes) if kind == "SUM" else 1)))
+    model = reduce16_model(kind, shape, axes, keep_dims, s_in, s_out)
+    graph = read_model(model, name="m")
+    sequence = stream_inputs(graph, 3, seed)
+    want = tflm_stream(model, sequence)
+    assert rip_stream(model, sequence, tmp_path_factory.mktemp("reduce16")) == want
