@@ -240,17 +240,33 @@ def pad_params(
         raise ParamsError(f"PAD: {len(paddings)} padding pairs for rank {rank}")
     if input.quant != output.quant:
         raise ParamsError(f"PAD {output.name!r}: input and output quantization differ")
-    _, zo = scale_zp(output)
+    width = element_bytes(output)
+    _, zo = scale_zp(output) if width == 1 else any_scale_zp(output)
     pairs = [(0, 0)] * (4 - rank) + [(int(lo), int(hi)) for lo, hi in paddings]
     if min(v for pair in pairs for v in pair) < 0:
         raise ParamsError(f"PAD: negative paddings {tuple(paddings)}")
     (n0, n1), (h0, h1), (w0, w1), (c0, c1) = pairs
+    shape = (1,) * (4 - rank) + tuple(input.shape)
+    # a 16x8 tensor's values are byte pairs: the channel axis counts bytes
     return PadKernelParams(
-        before=(n0, h0, w0, c0),
-        after=(n1, h1, w1, c1),
+        before=(n0, h0, w0, c0 * width),
+        after=(n1, h1, w1, c1 * width),
         pad_value=zo,
-        input_dims=dims4(input.shape),
+        input_dims=(*shape[:3], shape[3] * width),  # type: ignore[arg-type]
     )
+
+
+def byte_pad_value(output: Tensor, value: int) -> int:
+    """The byte the pad kernel fills with for ``value``: itself for int8; for int16 a value
+    whose two bytes are equal (0, -1: the zero point 0 of the 16x8 mode), else refused."""
+    if element_bytes(output) == 1:
+        return value
+    low, high = value & 0xFF, (value >> 8) & 0xFF
+    if low != high:
+        raise ParamsError(
+            f"PAD {output.name!r}: int16 pad value {value} (rip pads int16 with 0 or -1)"
+        )
+    return low - 256 if low > 127 else low
 
 
 # ---- slicing, packing, block moves, gather, PADV2, MIRROR_PAD -----------------------------------
@@ -395,7 +411,8 @@ def _movement_params(graph: Graph, op: Operator) -> MovementKernelParams:
         return gather_params(ins[0], ins[1], p)
     if op.kind == Op.PADV2:
         params = pad_params(ins[0], out, p.pairs)
-        return params if p.value is None else replace(params, pad_value=p.value)
+        value = params.pad_value if p.value is None else p.value
+        return replace(params, pad_value=byte_pad_value(out, value))
     if op.kind == Op.MIRROR_PAD:
         return mirror_pad_params(ins[0], out, p)
     raise ParamsError(f"{op.describe()} is not a shape kernel")
@@ -429,5 +446,6 @@ def op_params(graph: Graph, op: Operator, in_place: bool = False) -> KernelParam
     if op.kind == Op.PAD:
         pad = p.padding
         pairs = [(0, 0), (pad.top, pad.bottom), (pad.left, pad.right), p.channels]
-        return pad_params(ins[0], out, pairs[4 - len(ins[0].shape) :])
+        params = pad_params(ins[0], out, pairs[4 - len(ins[0].shape) :])
+        return replace(params, pad_value=byte_pad_value(out, params.pad_value))
     return _movement_params(graph, op)

@@ -488,7 +488,7 @@ _ROWS = (
     _kernel(
         Op.CONCATENATION, "shape", "rip_concatenation_s8", "rip_concat_params", wide_types=_BYTES16
     ),
-    _kernel(Op.PAD, "shape", "rip_pad_s8", "rip_pad_params"),
+    _kernel(Op.PAD, "shape", "rip_pad_s8", "rip_pad_params", wide_types=_BYTES16),
     # every slicing op is one rip_slice_s8 (begin, stride, count per axis)
     *(
         _kernel(
@@ -505,7 +505,7 @@ _ROWS = (
     _kernel(Op.DEPTH_TO_SPACE, "shape", "rip_depth_space_s8", "rip_depth_space_params"),
     _kernel(Op.SPACE_TO_DEPTH, "shape", "rip_depth_space_s8", "rip_depth_space_params"),
     _kernel(Op.GATHER, "shape", "rip_gather_s8", "rip_gather_params"),
-    _kernel(Op.PADV2, "shape", "rip_pad_s8", "rip_pad_params"),
+    _kernel(Op.PADV2, "shape", "rip_pad_s8", "rip_pad_params", wide_types=_BYTES16),
     _kernel(Op.MIRROR_PAD, "shape", "rip_mirror_pad_s8", "rip_mirror_pad_params"),
     # SPACE_TO_BATCH_ND -> conv -> BATCH_TO_SPACE_ND becomes a dilated conv (fold_space_batch);
     # alone they are refused by the code generator (no byte-exact kernel can be written).

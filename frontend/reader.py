@@ -1011,9 +1011,10 @@ class _Reader:
         pads, value = self.paddings(r), None
         if len(r.ins) > 2 and r.ins[2] >= 0:
             v = r.tensors[r.ins[2]]
-            if v.dtype != "int8" or v.data is None or len(v.data) != 1:
-                raise movement.Refused("constant_values is not one constant int8 value")
-            value = int(np.frombuffer(v.data, dtype=np.int8)[0])
+            code = {"int8": "<i1", "int16": "<i2"}.get(v.dtype)
+            if code is None or v.data is None or len(v.data) != np.dtype(code).itemsize:
+                raise movement.Refused("constant_values is not one constant int8 or int16 value")
+            value = int(np.frombuffer(v.data, dtype=code)[0])
         return PadValueParams(pads, value)
 
     def mirror_pad(self, r: _Raw) -> MirrorPadParams:

@@ -145,7 +145,7 @@ def rip_stream(model: bytes, sequence: list[list[np.ndarray]], tmp: Path) -> lis
     proc = subprocess.run(
         [str(binary), str(len(sequence))], input=data, capture_output=True, check=True
     )
-    return proc.stdout.decode().split()
+    return proc.stdout.decode().splitlines()  # an invoke a line, its outputs apart by spaces
 
 
 def svdf_model(batch: int, n_input: int, units: int, rank: int, memory: int, quants,

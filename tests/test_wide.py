@@ -554,3 +554,44 @@ def test_reductions_16x8_byte_equal_to_tflite_micro(tmp_path_factory, kind, shap
     sequence = stream_inputs(graph, 3, seed)
     want = tflm_stream(model, sequence)
     assert rip_stream(model, sequence, tmp_path_factory.mktemp("reduce16")) == want
+
+
+def pad16_model(rng: np.random.Generator, pads, value: int | None) -> bytes:
+    """int16 PAD (``value`` None) or PADV2 of [1, 5, 4, 3] by ``pads`` into a strided 3x3
+    16x8 CONV_2D (Keras' ZeroPadding2D before a VALID strided convolution), and the padded
+    tensor an output too."""
+    mb = ModelBuilder()
+    x = mb.activation((1, 5, 4, 3), 0.001, 0, "x", dtype="int16")
+    shape = tuple(d + lo + hi for d, (lo, hi) in zip((1, 5, 4, 3), pads, strict=True))
+    padded = mb.activation(shape, 0.001, 0, "padded", dtype="int16")
+    if value is None:
+        mb.operator("PAD", (x, mb._ints(pads)), (padded,))
+    else:
+        v = mb.constant_int16(np.asarray([value], np.int16), 0.001)
+        mb.operator("PADV2", (x, mb._ints(pads), v), (padded,))
+    s_w = [float(F32(0.02))] * 4
+    wt = mb.constant_int8(rng.integers(-127, 128, (4, 3, 3, shape[3]), dtype=np.int8), s_w, 0)
+    b = mb.constant_int64(rng.integers(-1000, 1000, 4), [float(F32(0.001) * F32(0.02))] * 4)
+    ho, wo = (shape[1] - 3) // 2 + 1, (shape[2] - 3) // 2 + 1
+    y = mb.activation((1, ho, wo, 4), 0.002, 0, "y", dtype="int16")
+    mb.conv2d(padded, wt, b, y, stride=2, padding="VALID")
+    mb.inputs([x])
+    mb.outputs([y, padded])
+    return mb.to_bytes()
+
+
+@pytest.mark.parametrize(
+    ("pads", "value"),
+    [
+        (((0, 0), (1, 1), (1, 1), (0, 0)), None),
+        (((0, 0), (0, 1), (2, 0), (1, 2)), None),
+        (((0, 0), (1, 0), (0, 1), (0, 0)), -1),
+    ],
+)
+def test_pad_16x8_byte_equal_to_tflite_micro(tmp_path, pads, value) -> None:
+    """PAD (spatial and channel amounts) and PADV2 (value -1) of int16 values, read by a 16x8
+    convolution: TFLite Micro's bytes for both outputs."""
+    model = pad16_model(np.random.default_rng(4), pads, value)
+    graph = read_model(model, name="m")
+    sequence = stream_inputs(graph, 2, 5)
+    assert rip_stream(model, sequence, tmp_path) == tflm_stream(model, sequence)
