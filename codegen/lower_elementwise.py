@@ -42,7 +42,7 @@ def broadcast_kernel(kernel: Kernel, suffix: str = "_s8") -> Kernel:
 
 
 def is_wide(graph: Graph, op: Operator) -> bool:
-    """A 16x8 ADD, SUB or MUL: its output is int16."""
+    """A 16x8 ADD, SUB, MUL, MAXIMUM or MINIMUM: its output is int16."""
     return graph.tensors[op.outputs[0]].dtype == "int16"
 
 

@@ -128,14 +128,15 @@ def resize_nearest_params(
             f"RESIZE_NEAREST_NEIGHBOR {output.name!r}: {in_dims} -> {out_dims} cannot run in"
             " place (an output pixel reads an input pixel above it)"
         )
+    width = element_bytes(output)  # a pixel's channels move as bytes, two a 16x8 value
     return ResizeNearestParams(
         align_corners=align_corners,
         half_pixel_centers=half_pixel_centers,
         scale_h=_integer_scale(in_dims[1], out_dims[1], align_corners, half_pixel_centers),
         scale_w=_integer_scale(in_dims[2], out_dims[2], align_corners, half_pixel_centers),
         reverse=in_place,
-        input_dims=in_dims,
-        output_dims=out_dims,
+        input_dims=(*in_dims[:3], in_dims[3] * width),
+        output_dims=(*out_dims[:3], out_dims[3] * width),
     )
 
 

@@ -485,15 +485,16 @@ OTHERS = (
         KernelVariant(
             name,
             _ELEMENTWISE,
-            (op,),
+            ops,
             (ELEMENTWISE,),
             preconditions="16x8: int16 operands and output, any broadcast (MUL: zero points "
             "0); in place over a full-size operand",
         )
-        for name, op in (
-            ("rip_add_broadcast_s16", Op.ADD),
-            ("rip_sub_broadcast_s16", Op.SUB),
-            ("rip_mul_broadcast_s16", Op.MUL),
+        for name, ops in (
+            ("rip_add_broadcast_s16", (Op.ADD,)),
+            ("rip_sub_broadcast_s16", (Op.SUB,)),
+            ("rip_mul_broadcast_s16", (Op.MUL,)),
+            ("rip_max_min_broadcast_s16", (Op.MAXIMUM, Op.MINIMUM)),
         )
     ),
     KernelVariant(

@@ -414,7 +414,7 @@ _ROWS = (
         "rip_max_min_s8",
         "rip_max_min_params",
         in_place=_EW,
-        wide_types=_FLOAT_ISLAND,
+        wide_types=(*_FLOAT_ISLAND, *_WIDE_16X8),  # rip_max_min_broadcast_s16
     ),
     _kernel(
         Op.MINIMUM,
@@ -422,7 +422,7 @@ _ROWS = (
         "rip_max_min_s8",
         "rip_max_min_params",
         in_place=_EW,
-        wide_types=_FLOAT_ISLAND,
+        wide_types=(*_FLOAT_ISLAND, *_WIDE_16X8),  # rip_max_min_broadcast_s16
     ),
     _kernel(
         Op.SQUARED_DIFFERENCE,
@@ -484,6 +484,7 @@ _ROWS = (
         "rip_resize_nearest_s8",
         "rip_resize_nearest_params",
         in_place=_REVERSE,
+        wide_types=_BYTES16,
     ),
     _kernel(
         Op.CONCATENATION, "shape", "rip_concatenation_s8", "rip_concat_params", wide_types=_BYTES16

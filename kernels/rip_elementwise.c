@@ -425,7 +425,8 @@ static rip_status wide_rows(int op, const void *params, const rip_broadcast *b,
     if (!broadcast_ok(b)) {
         return RIP_ERROR_ARGUMENT;
     }
-    if (op != BINARY_MUL && ((const rip_add_params *)params)->left_shift != 15) {
+    if ((op == BINARY_ADD || op == BINARY_SUB) &&
+        ((const rip_add_params *)params)->left_shift != 15) {
         return RIP_ERROR_ARGUMENT;
     }
     const int8_t *x1 = (const int8_t *)input1, *x2 = (const int8_t *)input2;
@@ -438,10 +439,15 @@ static rip_status wide_rows(int op, const void *params, const rip_broadcast *b,
         for (ptrdiff_t k = 0; k < b->row; ++k, ++out) {
             const int32_t u = rip_load_le(x1 + 2 * (at1 + k * step1), 2);
             const int32_t v = rip_load_le(x2 + 2 * (at2 + k * step2), 2);
-            const int32_t r = op == BINARY_MUL
-                                  ? wide_mul((const rip_mul_params *)params, u, v)
-                                  : wide_add_sub((const rip_add_params *)params,
-                                                 op == BINARY_ADD ? 1 : -1, u, v);
+            int32_t r;
+            if (op == BINARY_MUL) {
+                r = wide_mul((const rip_mul_params *)params, u, v);
+            } else if (op == BINARY_MAX_MIN) { /* raw values, one quantization */
+                r = ((const rip_max_min_params *)params)->maximum ? rip_max32(u, v)
+                                                                  : rip_min32(u, v);
+            } else {
+                r = wide_add_sub((const rip_add_params *)params, op == BINARY_ADD ? 1 : -1, u, v);
+            }
             rip_store_le(y + 2 * out, r, 2);
         }
     } while (rip_broadcast_next(b, index, &at1, &at2));
@@ -461,6 +467,11 @@ rip_status rip_sub_broadcast_s16(const rip_sub_params *params, const rip_broadca
 rip_status rip_mul_broadcast_s16(const rip_mul_params *params, const rip_broadcast *shape,
                                  const void *input1, const void *input2, void *output) {
     return wide_rows(BINARY_MUL, params, shape, input1, input2, output);
+}
+
+rip_status rip_max_min_broadcast_s16(const rip_max_min_params *params, const rip_broadcast *shape,
+                                     const void *input1, const void *input2, void *output) {
+    return wide_rows(BINARY_MAX_MIN, params, shape, input1, input2, output);
 }
 
 /* ---- ADD_N -------------------------------------------------------------------------------- */

@@ -172,6 +172,9 @@ rip_status rip_sub_broadcast_s16(const rip_sub_params *params, const rip_broadca
                                  const void *input1, const void *input2, void *output);
 rip_status rip_mul_broadcast_s16(const rip_mul_params *params, const rip_broadcast *shape,
                                  const void *input1, const void *input2, void *output);
+/* MAXIMUM, MINIMUM 16x8: the raw int16 values compared (one quantization), any broadcast. */
+rip_status rip_max_min_broadcast_s16(const rip_max_min_params *params, const rip_broadcast *shape,
+                                     const void *input1, const void *input2, void *output);
 
 /* ---- ADD_N ------------------------------------------------------------------------------ */
 

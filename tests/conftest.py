@@ -104,6 +104,7 @@ SLOW_TESTS = {
         "test_softmax_16x8_tables_over_every_difference",
         "test_reductions_16x8_byte_equal_to_tflite_micro",
         "test_pad_16x8_byte_equal_to_tflite_micro",
+        "test_resize_nearest_16x8_byte_equal_to_tflite_micro",
     ),
     "test_lstm.py": (  # LSTM models compiled whole and streamed on the host, and on QEMU
         "test_lstm_streams_byte_equal_to_tflite_micro",

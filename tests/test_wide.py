@@ -236,8 +236,11 @@ def binary16_model(kind: str, shapes, quants, activation: str, constant: bool,
         b = mb.activation(shapes[1], s2, z2, "b", dtype="int16")
     out_shape = np.broadcast_shapes(shapes[0], shapes[1])
     y = mb.activation(out_shape, so, zo, "y", dtype="int16")
-    options = (("FusedActivationFunction", {"NONE": 0, "RELU": 1, "RELU6": 3}[activation]),)
-    mb.operator(kind, (a, b), (y,), f"{kind.title()}Options", options)
+    if kind in ("MAXIMUM", "MINIMUM"):
+        mb.binary(kind, a, b, y)
+    else:
+        options = (("FusedActivationFunction", {"NONE": 0, "RELU": 1, "RELU6": 3}[activation]),)
+        mb.operator(kind, (a, b), (y,), f"{kind.title()}Options", options)
     mb.inputs([a] if constant else [a, b])
     mb.outputs([y])
     return mb.to_bytes()
@@ -245,7 +248,7 @@ def binary16_model(kind: str, shapes, quants, activation: str, constant: bool,
 
 @st.composite
 def binary_cases(draw):
-    kind = draw(st.sampled_from(["ADD", "SUB", "MUL"]))
+    kind = draw(st.sampled_from(["ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"]))
     rank = draw(st.integers(1, 4))
     full = [draw(st.integers(1, 5)) for _ in range(rank)]
     shapes = [
@@ -254,9 +257,12 @@ def binary_cases(draw):
     ]
     shapes[draw(st.integers(0, 1))] = tuple(full)  # one operand full-size, as converters emit
     scale = st.floats(-12.0, -2.0).map(lambda e: float(F32(math.exp(e))))
-    # TFLite Micro's 16x8 MUL takes zero points 0 only; ADD and SUB any
+    # TFLite Micro's 16x8 MUL takes zero points 0 only; ADD and SUB any; MAXIMUM and MINIMUM
+    # compare raw values of one quantization
     zero = st.just(0) if kind == "MUL" else st.sampled_from([0, 0, 3, -100])
     quants = [(draw(scale), draw(zero)) for _ in range(3)]
+    if kind in ("MAXIMUM", "MINIMUM"):
+        quants = [quants[0]] * 3
     activation = draw(st.sampled_from(["NONE", "RELU", "RELU6"]))
     return kind, shapes, quants, activation, draw(st.booleans())
 
@@ -264,9 +270,9 @@ def binary_cases(draw):
 @settings(max_examples=30, deadline=None)
 @given(case=binary_cases(), seed=st.integers(0, 2**16))
 def test_binary_16x8_byte_equal_to_tflite_micro(tmp_path_factory, case, seed) -> None:
-    """ADD, SUB and MUL 16x8: any broadcast of shapes up to rank 4, scales over ten octaves,
-    zero points, fused activations, a constant or a second input: three random int16
-    inputs, TFLite Micro's bytes."""
+    """ADD, SUB, MUL, MAXIMUM and MINIMUM 16x8: any broadcast of shapes up to rank 4, scales
+    over ten octaves, zero points, fused activations, a constant or a second input: three
+    random int16 inputs, TFLite Micro's bytes."""
     kind, shapes, quants, activation, constant = case
     rng = np.random.default_rng(seed)
     model = binary16_model(kind, shapes, quants, activation, constant, rng)
@@ -594,4 +600,20 @@ def test_pad_16x8_byte_equal_to_tflite_micro(tmp_path, pads, value) -> None:
     model = pad16_model(np.random.default_rng(4), pads, value)
     graph = read_model(model, name="m")
     sequence = stream_inputs(graph, 2, 5)
+    assert rip_stream(model, sequence, tmp_path) == tflm_stream(model, sequence)
+
+
+@pytest.mark.parametrize(("size", "align", "half"), [((8, 6), False, False), ((5, 7), False, True),
+                                                     ((6, 9), True, False), ((2, 3), False, False)])  # fmt: skip
+def test_resize_nearest_16x8_byte_equal_to_tflite_micro(tmp_path, size, align, half) -> None:
+    """RESIZE_NEAREST_NEIGHBOR of int16 values (up and down, the corner modes): the byte
+    kernel moving each pixel's value pairs, TFLite Micro's bytes."""
+    mb = ModelBuilder()
+    x = mb.activation((1, 4, 3, 5), 0.001, 0, "x", dtype="int16")
+    y = mb.activation((1, *size, 5), 0.001, 0, "y", dtype="int16")
+    mb.resize_nearest_neighbor(x, y, align_corners=align, half_pixel_centers=half)
+    mb.inputs([x])
+    mb.outputs([y])
+    model = mb.to_bytes()
+    sequence = stream_inputs(read_model(model, name="m"), 2, 1)
     assert rip_stream(model, sequence, tmp_path) == tflm_stream(model, sequence)
