@@ -603,8 +603,11 @@ def test_pad_16x8_byte_equal_to_tflite_micro(tmp_path, pads, value) -> None:
     assert rip_stream(model, sequence, tmp_path) == tflm_stream(model, sequence)
 
 
-@pytest.mark.parametrize(("size", "align", "half"), [((8, 6), False, False), ((5, 7), False, True),
-                                                     ((6, 9), True, False), ((2, 3), False, False)])  # fmt: skip
+RESIZES = [((8, 6), False, False), ((5, 7), False, True), ((6, 9), True, False),
+           ((2, 3), False, False)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("size", "align", "half"), RESIZES)
 def test_resize_nearest_16x8_byte_equal_to_tflite_micro(tmp_path, size, align, half) -> None:
     """RESIZE_NEAREST_NEIGHBOR of int16 values (up and down, the corner modes): the byte
     kernel moving each pixel's value pairs, TFLite Micro's bytes."""
