@@ -156,7 +156,12 @@ class QuantizeWideParams:
     shift: int
     input_bytes: int
     output_bytes: int
+    activation_min: int
+    activation_max: int
     size: int
+
+
+TYPE_RANGE = {1: (-128, 127), 2: (-32768, 32767), 4: (-(2**31), 2**31 - 1)}
 
 
 def wide_quantize_params(input: Tensor, output: Tensor) -> QuantizeWideParams:
@@ -165,6 +170,7 @@ def wide_quantize_params(input: Tensor, output: Tensor) -> QuantizeWideParams:
     si, zi = any_scale_zp(input)
     so, zo = any_scale_zp(output)
     m, shift = quantize_multiplier(si / so)
+    lo, hi = TYPE_RANGE[DTYPE_BYTES[output.dtype]]
     return QuantizeWideParams(
         input_zero_point=zi,
         output_zero_point=zo,
@@ -172,6 +178,34 @@ def wide_quantize_params(input: Tensor, output: Tensor) -> QuantizeWideParams:
         shift=shift,
         input_bytes=DTYPE_BYTES[input.dtype],
         output_bytes=DTYPE_BYTES[output.dtype],
+        activation_min=lo,
+        activation_max=hi,
+        size=tensor_size(input),
+    )
+
+
+def relu16_params(input: Tensor, output: Tensor, kind: Op) -> QuantizeWideParams:
+    """RELU and RELU6 16x8 (ReluPrepare: zero points 0, requantized by s_in / s_out as for
+    int8, clamped at 0; Relu6Prepare: the input clamped to [0, round(6 / s_in)] in its own
+    quantization)."""
+    si, zi = any_scale_zp(input)
+    so, zo = any_scale_zp(output)
+    if (zi, zo) != (0, 0):
+        raise ParamsError(f"{kind} {output.name!r}: int16 zero points {zi}, {zo}; TFLite takes 0")
+    if kind == Op.RELU6:
+        six = min(32767, round_half_away(float(f32(6.0) / f32(si))))
+        m, shift, hi = *IDENTITY_QUANT, six
+    else:
+        (m, shift), hi = quantize_multiplier(si / so), 32767
+    return QuantizeWideParams(
+        input_zero_point=0,
+        output_zero_point=0,
+        multiplier=m,
+        shift=shift,
+        input_bytes=2,
+        output_bytes=2,
+        activation_min=0,
+        activation_max=hi,
         size=tensor_size(input),
     )
 
@@ -655,6 +689,8 @@ def op_params(graph: Graph, op: Operator) -> KernelParams:
     ins = [graph.tensors[t] for t in op.inputs if t >= 0]
     out = graph.tensors[op.outputs[0]]
     p = op.params
+    if op.kind in (Op.RELU, Op.RELU6) and out.dtype == "int16":
+        return relu16_params(ins[0], out, op.kind)
     if op.kind in (Op.RELU, Op.RELU6):
         return relu_params(ins[0], out, op.kind)
     if op.kind == Op.QUANTIZE and "uint8" in (ins[0].dtype, out.dtype):

@@ -41,8 +41,8 @@ def lower_unary(graph: Graph, op: Operator, index: int, buffers: OpBuffers, pref
     types = {graph.tensors[t].dtype for t in (*op.inputs, *op.outputs)}
     if op.kind == Op.QUANTIZE and UINT8 in types:
         kernel = LUT_KERNEL  # a uint8 side: TFLite Micro's requantization as a table
-    elif op.kind == Op.QUANTIZE and ap.WIDE & types:
-        kernel = WIDE_QUANTIZE
+    elif op.kind in (Op.QUANTIZE, Op.RELU, Op.RELU6) and ap.WIDE & types:
+        kernel = WIDE_QUANTIZE  # a requantization and a clamp, at any width
     elif op.kind in (Op.LOGISTIC, Op.TANH) and "int16" in types:
         kernel = SIGMOID_S16
     return lower_one_input(

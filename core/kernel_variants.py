@@ -500,7 +500,7 @@ OTHERS = (
     KernelVariant(
         "rip_quantize_wide",
         _ACTIVATION,
-        (Op.QUANTIZE,),
+        (Op.QUANTIZE, Op.RELU, Op.RELU6),
         (ELEMENTWISE,),
         preconditions="between int8, int16 and int32, one side wider than int8; in place "
         "at the input's base where the output's elements are no wider than the input's",

@@ -434,8 +434,17 @@ _ROWS = (
     _kernel(Op.PRELU, "elementwise", "rip_prelu_s8", "rip_prelu_params", in_place=_EW),
     _kernel(Op.ADD_N, "elementwise", "rip_add_n_s8", "rip_add_n_params", in_place=_EW),
     # ---- kernels/rip_activation.h (ABS, LEAKY_RELU, ELU, RSQRT: a 256-byte table)
-    _kernel(Op.RELU, "activation", "rip_relu_s8", "rip_relu_params", in_place=_EW),
-    _kernel(Op.RELU6, "activation", "rip_relu_s8", "rip_relu_params", in_place=_EW),
+    *(
+        _kernel(
+            op,
+            "activation",
+            "rip_relu_s8",
+            "rip_relu_params",
+            in_place=_EW,
+            wide_types=_WIDE_16X8,  # rip_quantize_wide
+        )
+        for op in (Op.RELU, Op.RELU6)
+    ),
     _kernel(
         Op.QUANTIZE,
         "activation",

@@ -408,8 +408,7 @@ rip_status rip_quantize_wide(const rip_quantize_wide_params *params, int32_t siz
     if (size < 0 || (ib != 1 && ib != 2 && ib != 4) || (ob != 1 && ob != 2 && ob != 4)) {
         return RIP_ERROR_ARGUMENT;
     }
-    const int32_t lo = ob == 1 ? INT8_MIN : ob == 2 ? INT16_MIN : INT32_MIN;
-    const int32_t hi = ob == 1 ? INT8_MAX : ob == 2 ? INT16_MAX : INT32_MAX;
+    const int32_t lo = params->activation_min, hi = params->activation_max;
     const int8_t *x = (const int8_t *)input;
     int8_t *y = (int8_t *)output;
     for (int32_t i = 0; i < size; ++i) {

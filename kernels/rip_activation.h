@@ -155,10 +155,12 @@ rip_status rip_softmax_s8_s16(const rip_softmax_params *params, int32_t num_rows
                               int32_t row_size, const int8_t *input, void *output);
 
 /* QUANTIZE between int8, int16 and int32 (TFLite Micro's reference Requantize): y = clamp(
- * MultiplyByQuantizedMultiplier(x - input_zero_point) + output_zero_point) to the output
- * type. Element widths in bytes; values little-endian at any alignment. In place at the
- * input's base where output_bytes <= input_bytes (element i is read before it is stored,
- * first to last, and its store reaches no byte of a later element). */
+ * MultiplyByQuantizedMultiplier(x - input_zero_point) + output_zero_point) to
+ * [activation_min, activation_max] (QUANTIZE: the output type's range; a 16x8 RELU or RELU6,
+ * TFLite Micro's ReluQuantized / Relu6Quantized<int16_t>: its clamp). Element widths in
+ * bytes; values little-endian at any alignment. In place at the input's base where
+ * output_bytes <= input_bytes (element i is read before it is stored, first to last, and its
+ * store reaches no byte of a later element). */
 typedef struct {
     int32_t input_zero_point;
     int32_t output_zero_point;
@@ -166,6 +168,8 @@ typedef struct {
     int32_t shift;
     int32_t input_bytes;  /* 1, 2 or 4 */
     int32_t output_bytes; /* 1, 2 or 4 */
+    int32_t activation_min;
+    int32_t activation_max;
 } rip_quantize_wide_params;
 
 rip_status rip_quantize_wide(const rip_quantize_wide_params *params, int32_t size,

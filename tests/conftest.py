@@ -105,6 +105,7 @@ SLOW_TESTS = {
         "test_reductions_16x8_byte_equal_to_tflite_micro",
         "test_pad_16x8_byte_equal_to_tflite_micro",
         "test_resize_nearest_16x8_byte_equal_to_tflite_micro",
+        "test_relu_16x8_byte_equal_to_tflite_micro",
     ),
     "test_lstm.py": (  # LSTM models compiled whole and streamed on the host, and on QEMU
         "test_lstm_streams_byte_equal_to_tflite_micro",

@@ -620,3 +620,26 @@ def test_resize_nearest_16x8_byte_equal_to_tflite_micro(tmp_path, size, align, h
     model = mb.to_bytes()
     sequence = stream_inputs(read_model(model, name="m"), 2, 1)
     assert rip_stream(model, sequence, tmp_path) == tflm_stream(model, sequence)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    kind=st.sampled_from(["RELU", "RELU6"]),
+    s_in=st.floats(-12.0, -3.0).map(lambda e: float(F32(math.exp(e)))),
+    ratio=st.floats(0.3, 3.0),
+    seed=st.integers(0, 2**16),
+)
+def test_relu_16x8_byte_equal_to_tflite_micro(tmp_path_factory, kind, s_in, ratio, seed) -> None:
+    """A standalone RELU (requantized onto another scale) or RELU6 of int16 values: three
+    random inputs, TFLite Micro's bytes."""
+    mb = ModelBuilder()
+    x = mb.activation((2, 7), s_in, 0, "x", dtype="int16")
+    s_out = s_in if kind == "RELU6" else float(F32(s_in * ratio))
+    y = mb.activation((2, 7), s_out, 0, "y", dtype="int16")
+    mb.operator(kind, (x,), (y,))
+    mb.inputs([x])
+    mb.outputs([y])
+    model = mb.to_bytes()
+    sequence = stream_inputs(read_model(model, name="m"), 3, seed)
+    want = tflm_stream(model, sequence)
+    assert rip_stream(model, sequence, tmp_path_factory.mktemp("relu16")) == want
