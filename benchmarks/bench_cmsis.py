@@ -509,7 +509,7 @@ def model_table(model: str, board: str, result: dict, reference: dict | None) ->
 
 KERNEL_CLASSES = ("1x1 conv", "other conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other",
                   "elementwise", "pooling", "fully connected", "batch matmul",
-                  "softmax")  # fmt: skip
+                  "softmax", "lstm")  # fmt: skip
 
 
 def layer_table(model: str, board: str, result: dict) -> list[str]:

@@ -19,12 +19,13 @@ pico-tflmicro's measured latencies (results/mlperf.py); and two cores against on
 critical path (two_cores.py, issue 27).
 
 With the CMSIS checkouts it also measures the models issue 28 added operators for, which no
-reference figure covers (writer_models.py: an attention block, a 16x8 DS-CNN): rip's whole
-inference on qemu-m33 (strategy rip, its checksum TFLite Micro's) beside the CMSIS-NN routines
-TFLite Micro's cmsis_nn kernels call for each layer, with the arguments they pass
-(bench_cmsis's harness; every layer's bytes equal three ways), summed, and rip's own per-layer
-figures over the same layers. The CMSIS-NN side leaves out TFLite Micro's interpreter, which
-only adds to its figure. --only-writer-models runs this section alone.
+reference figure covers (writer_models.py: an attention block, a 16x8 DS-CNN, a keyword-spotting
+LSTM in int8 and 16x8): rip's whole inference on qemu-m33 (strategy rip, its checksum TFLite
+Micro's) beside the CMSIS-NN routines TFLite Micro's cmsis_nn kernels call for each layer, with
+the arguments they pass (bench_cmsis's harness; every layer's bytes equal three ways), summed,
+and rip's own per-layer figures over the same layers. The CMSIS-NN side leaves out TFLite
+Micro's interpreter, which only adds to its figure. --only-writer-models runs this section
+alone.
 
     python benchmarks/bench_cost.py [--models a,b] [--jobs N] [--profile MODEL] [--json F]
         [--no-writer-models | --only-writer-models]
@@ -350,11 +351,11 @@ def print_writer_tables(rows: list[dict]) -> None:
     import bench_cmsis
 
     b = WRITER_BOARD
-    print(f"Attention and 16x8 models on {b} (instructions; CMSIS-NN: the sum of the CMSIS-NN "
-          "routines TFLite Micro's cmsis_nn kernels call for these layers, with the arguments "
-          "they pass, BATCH_MATMUL's transposes included, without TFLite Micro's interpreter, "
-          "which only favours CMSIS-NN; rip: its ops over the same layers, and its whole "
-          "inference, strategy rip):")  # fmt: skip
+    print(f"Attention, 16x8 and LSTM models on {b} (instructions; CMSIS-NN: the sum of the "
+          "CMSIS-NN routines TFLite Micro's cmsis_nn kernels call for these layers, with the "
+          "arguments they pass, BATCH_MATMUL's transposes included, without TFLite Micro's "
+          "interpreter, which only favours CMSIS-NN; rip: its ops over the same layers, and its "
+          "whole inference, strategy rip):")  # fmt: skip
     print()
     head = ("| model | MACs | rip whole inference | rip, layers covered | CMSIS-NN, layers "
             "covered | rip / CMSIS-NN | layers covered | not covered (neither side) |")  # fmt: skip
@@ -376,7 +377,8 @@ def print_writer_tables(rows: list[dict]) -> None:
               f"| {missing} |")  # fmt: skip
     print()
     print("MACs: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and BATCH_MATMUL (output elements x "
-          "depth). RESHAPE: the harness shares its input's bytes (TFLite Micro's copies them) "
+          "depth), UNIDIRECTIONAL_SEQUENCE_LSTM (steps x 4 gates x units x (features + units)). "
+          "RESHAPE: the harness shares its input's bytes (TFLite Micro's copies them) "
           "and rip emits no code for it.")  # fmt: skip
     for row in rows:
         print()
@@ -416,9 +418,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the per-class table (needs CMSIS-NN: --cmsis-nn)")  # fmt: skip
     writer = ap.add_mutually_exclusive_group()
     writer.add_argument("--no-writer-models", action="store_true",
-                        help="skip the attention and 16x8 models (needs CMSIS-NN)")  # fmt: skip
+                        help="skip the attention, 16x8 and LSTM models (CMSIS-NN)")  # fmt: skip
     writer.add_argument("--only-writer-models", action="store_true",
-                        help="run only the attention and 16x8 models' section")  # fmt: skip
+                        help="run only the attention, 16x8 and LSTM models' section")  # fmt: skip
     args = ap.parse_args(argv)
     only = args.only_writer_models
     if only:

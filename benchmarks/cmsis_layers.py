@@ -34,6 +34,20 @@ fully_connected,pad,batch_matmul,softmax}.cc (commit 90b983c, the one the refere
   (per-tensor weights: TFLite Micro's cmsis_nn Prepare refuses per-channel 16x8; int64
   bias; scratch arm_fully_connected_s16_get_buffer_size); AVERAGE_POOL_2D / MAX_POOL_2D
   arm_avgpool_s16 / arm_max_pool_s16. Activation ranges are int16's.
+- UNIDIRECTIONAL_SEQUENCE_LSTM (cmsis_nn/unidirectional_sequence_lstm.cc): int8 activations
+  with an int16 cell state, arm_lstm_unidirectional_s8; 16x8 (int16 activations, int64
+  biases), arm_lstm_unidirectional_s16; any other cell type runs the reference EvalLstm (not
+  in the harness). cmsis_nn_lstm_params from TFLite Micro's OpDataLSTM (the gates' FC
+  multipliers, the inter-gate products, the quantized cell clip, the cell scale's power, the
+  hidden state's zero point: rip.codegen.lstm_params computes the same Prepare), time_major
+  as the op says (both layouts run through CMSIS-NN). Each gate's effective biases are
+  computed in Prepare (arm_vector_sum_s8 / _s8_s64 of its input weights with the input
+  offset and the bias, of its recurrent weights with minus the hidden zero point), outside
+  the timed call. The context holds the three scratch buffers (temp1, temp2, cell_state) and
+  no hidden_state: TFLite Micro leaves it NULL, so the routine zeroes the cell state itself
+  and the first step skips the recurrent products, which is what the reference's reset state
+  gives (hidden at its zero point: every recurrent sum 0; cell 0). The variable tensors are
+  never read or written: TFLite Micro's cmsis_nn LSTM starts every Invoke from that state.
 - PAD: arm_pad_s8 with the output zero point; RESHAPE shares its input's bytes;
   RESIZE_NEAREST_NEIGHBOR (no CMSIS-NN routine) is a gather through TFLite's index rule.
 """
@@ -46,10 +60,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rip.allocator.planning.cost_model import op_class as cost_class
-from rip.codegen.activation_params import softmax_params
+from rip.codegen import lstm_params
+from rip.codegen.activation_params import checked_log2, softmax_params
 from rip.codegen.quant import (
     ParamsError,
     activation_range,
+    any_scale_zp,
     effective_scale,
     quantize_multiplier,
     quantize_multiplier_smaller_than_one_exp,
@@ -58,13 +74,14 @@ from rip.core.operators import Op
 from rip.frontend.ir import Graph, Operator
 
 CLASSES = ("1x1 conv", "other conv", "dw 3x3", "dw 5x5", "dw 7x7", "dw other", "elementwise",
-           "pooling", "fully connected", "batch matmul", "softmax", "pad", "other")  # fmt: skip
+           "pooling", "fully connected", "batch matmul", "softmax", "lstm", "pad",
+           "other")  # fmt: skip
 ALIGN = 16
 CTYPES = {"int8": "int8_t", "int16": "int16_t"}  # the harness's element type per activation
 LIMITS = {"int8": (-128, 127), "int16": (-32768, 32767)}
 # the ops the harness runs in 16x8 (int16 activations)
 WIDE = frozenset({Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED, Op.AVERAGE_POOL_2D,
-                  Op.MAX_POOL_2D})  # fmt: skip
+                  Op.MAX_POOL_2D, Op.UNIDIRECTIONAL_SEQUENCE_LSTM})  # fmt: skip
 
 
 class LayerError(ValueError):
@@ -106,7 +123,8 @@ LABELS = {
 }
 
 
-OWN_CLASSES = {Op.BATCH_MATMUL: "batch matmul", Op.SOFTMAX: "softmax"}
+OWN_CLASSES = {Op.BATCH_MATMUL: "batch matmul", Op.SOFTMAX: "softmax",
+               Op.UNIDIRECTIONAL_SEQUENCE_LSTM: "lstm"}  # fmt: skip
 
 
 def op_class(graph: Graph, op: Operator) -> str:
@@ -124,7 +142,12 @@ def op_class(graph: Graph, op: Operator) -> str:
 
 def op_macs(graph: Graph, op: Operator) -> int:
     """Multiply-accumulates of one op, counted as the reference file counts them (and a
-    BATCH_MATMUL's: output elements x depth)."""
+    BATCH_MATMUL's: output elements x depth; an LSTM's: per step and batch row, four gates
+    of units x (features + units))."""
+    if op.kind == Op.UNIDIRECTIONAL_SEQUENCE_LSTM:
+        *rows, features = graph.tensors[op.inputs[0]].shape
+        units = graph.tensors[op.inputs[5]].shape[0]
+        return math.prod(rows) * 4 * units * (features + units)
     if op.kind == Op.BATCH_MATMUL:
         a = graph.tensors[op.inputs[0]].shape
         depth = a[-2] if op.params.adj_x else a[-1]
@@ -379,6 +402,38 @@ def _softmax(graph: Graph, op: Operator, layer: Layer) -> None:
                       shift=sp.input_left_shift, diff_min=sp.diff_min)  # fmt: skip
 
 
+def _lstm(graph: Graph, op: Operator, layer: Layer) -> None:
+    try:
+        p = lstm_params.op_params(graph, op)
+    except ParamsError as e:
+        raise LayerError(str(e)) from None
+    cell = graph.tensors[p.cell_state]
+    if cell.dtype != "int16":  # TFLite Micro's Prepare refuses any other integer cell
+        raise LayerError(f"cell state {cell.dtype}")
+    if layer.dtype == "int16":
+        layer.routine = "arm_lstm_unidirectional_s16"
+    power, _ = checked_log2(any_scale_zp(cell)[0])
+    layer.args.update(
+        time_major=p.time_major, batch=p.batch, steps=p.steps, features=p.features,
+        units=p.units, input_offset=p.input_offset, hidden_zero_point=p.hidden_zero_point,
+        forget_cell=p.forget_cell, input_cell=p.input_cell, cell_clip=p.cell_clip,
+        cell_scale_power=power, hidden=p.hidden, input_fc=p.input_fc,
+        recurrent_fc=p.recurrent_fc,
+    )  # fmt: skip
+    bias = "int64" if layer.dtype == "int16" else "int32"
+    # the operands as stored, in TFLite's gate order: input, forget, cell, output
+    for g, (w_x, w_h, b) in enumerate(lstm_params.GATE_OPERANDS):
+        layer.data[f"wx{g}"] = ("int8_t", _array(graph, op.inputs[w_x], "int8"))
+        layer.data[f"wh{g}"] = ("int8_t", _array(graph, op.inputs[w_h], "int8"))
+        layer.data[f"b{g}"] = (f"{bias}_t", _array(graph, op.inputs[b], bias))
+    sums = 8 if layer.dtype == "int16" else 4  # int64 or int32 effective biases
+    for g in range(4):
+        layer.buffers[f"sx{g}"] = sums * p.units
+        layer.buffers[f"sh{g}"] = sums * p.units
+    for name in ("temp1", "temp2", "cell"):  # TFLite Micro's scratch buffers
+        layer.buffers[name] = 2 * p.batch * p.units
+
+
 def _pad(graph: Graph, op: Operator, layer: Layer) -> None:
     x, y = op.inputs[0], op.outputs[0]
     p = op.params
@@ -425,6 +480,7 @@ ROUTINES = {
     Op.PAD: "arm_pad_s8",
     Op.RESIZE_NEAREST_NEIGHBOR: "(gather)",
     Op.SOFTMAX: "arm_softmax_s8",
+    Op.UNIDIRECTIONAL_SEQUENCE_LSTM: "arm_lstm_unidirectional_s8",
 }
 
 BUILDERS = {
@@ -438,6 +494,7 @@ BUILDERS = {
     Op.RESIZE_NEAREST_NEIGHBOR: _resize,
     Op.BATCH_MATMUL: _batch_matmul,
     Op.SOFTMAX: _softmax,
+    Op.UNIDIRECTIONAL_SEQUENCE_LSTM: _lstm,
 }
 
 

@@ -1,12 +1,18 @@
 """The models issue 28 benchmarks that no shared file has: an attention block (BATCH_MATMUL,
-SOFTMAX) and a 16x8 DS-CNN (int16 activations, int8 weights), written TensorFlow-free by
-the tests' TFLite writer (tests/tflite_writer) with the tests' own builders, at the sizes
-of real keyword-spotting models:
+SOFTMAX), a 16x8 DS-CNN (int16 activations, int8 weights) and a keyword-spotting LSTM (int8
+and 16x8), written TensorFlow-free by the tests' TFLite writer (tests/tflite_writer) with the
+tests' own builders, at the sizes of real keyword-spotting models:
 
 - attention-kwt: one single-head attention block of a Keyword Transformer (KWT-1: 49 tokens
   of width 64): Q, K, V projections (FULLY_CONNECTED, keep_num_dims), Q K^T (BATCH_MATMUL
   adj_y), SOFTMAX, times V (BATCH_MATMUL), the output projection and the residual ADD
   (`tests/test_batch_matmul.attention_model`, calibrated quantization).
+- lstm-kws / lstm16-kws: a keyword-spotting LSTM layer (Hello Edge's input: 49 steps of 10
+  MFCC features; 64 units, batch 1, batch major) in int8 (8x8->16: int16 cell state, int32
+  biases) and in 16x8 (int16 activations, int64 biases), with the converter's usual
+  quantization: per-tensor symmetric int8 gate weights, the cell state at 2^-11 (a power of
+  two: TFLite's integer LSTM needs one), the hidden state (the output) at about 2 / 255 around
+  zero, no cell clip (`tests/test_lstm.lstm_model`).
 - ds-cnn16: DS-CNN-S in 16x8 (49 x 10 MFCC input, 64 channels): a strided 3x3 CONV_2D, four
   depthwise-separable blocks (3x3 DEPTHWISE_CONV_2D, 1x1 CONV_2D, fused RELU, int64 biases,
   per-channel weights; `tests/test_wide._conv_stack`), a global AVERAGE_POOL_2D, RESHAPE and
@@ -39,6 +45,20 @@ def attention_kwt() -> bytes:
     return attention_model(0, tokens=49, width=64, head=64)
 
 
+def lstm_kws(wide: bool = False, seed: int = 5) -> bytes:
+    from test_lstm import lstm_model
+
+    fine = 256.0 if wide else 1.0  # 16x8: the same ranges in 256 times finer steps
+    # input (MFCC, asymmetric), its zero point, hidden state, its zero point, cell, weights
+    scales = (0.05 / fine, -20, 2 / 255 / fine, -1, 2.0**-11, [0.004] * 8)
+    return lstm_model(1, 49, 10, 64, time_major=False, wide=wide, cell_clip=0.0,
+                      scales=scales, rng=np.random.default_rng(seed))  # fmt: skip
+
+
+def lstm16_kws() -> bytes:
+    return lstm_kws(wide=True)
+
+
 def ds_cnn16(seed: int = 3, channels: int = 64, blocks: int = 4, labels: int = 12) -> bytes:
     from test_wide import _conv_stack
     from tflite_writer import ModelBuilder
@@ -66,7 +86,12 @@ def ds_cnn16(seed: int = 3, channels: int = 64, blocks: int = 4, labels: int = 1
     return mb.to_bytes()
 
 
-MODELS: dict[str, Callable[[], bytes]] = {"attention-kwt": attention_kwt, "ds-cnn16": ds_cnn16}
+MODELS: dict[str, Callable[[], bytes]] = {
+    "attention-kwt": attention_kwt,
+    "ds-cnn16": ds_cnn16,
+    "lstm-kws": lstm_kws,
+    "lstm16-kws": lstm16_kws,
+}
 
 
 def write_models(out: Path = OUT, names: list[str] | None = None) -> dict[str, Path]:

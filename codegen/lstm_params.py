@@ -8,6 +8,12 @@ LOGISTIC / TANH at 2^-15; the three element products requantize ``s1 * s2 / s_ou
 way (forget x cell and input x cell-gate onto the cell scale, tanh(cell) x output gate onto
 the hidden state's); the cell clip is ``cell_clip / s_cell`` in double, truncated to int16;
 tanh of the cell rescales by the cell scale's rounded log2 (TFLite's CheckedLog2).
+
+The constants are laid out for the kernel's dot products (`pack_gates`): per unit, its four
+gates' weight rows side by side in rip_gemv.h's 1 x 4 layout, and per unit and gate each
+FULLY_CONNECTED's starting sum, the input offset times the row's weight sum folded into it
+(`folded_sums`): sum_k (x_k + offset) w_k = offset sum_k w_k + sum_k x_k w_k, so the loops
+multiply the raw activations.
 """
 
 from __future__ import annotations
@@ -52,10 +58,10 @@ class LstmKernelParams:
     forget_cell: Quant
     input_cell: Quant
     hidden: Quant
-    input_weights: tuple[bytes, ...]
-    recurrent_weights: tuple[bytes, ...]
-    bias: tuple[tuple[int, ...], ...]
-    bias_type: str  # int32_t (int8 activations) or int64_t (16x8)
+    weights: bytes  # pack_gates: per unit, the input then the recurrent rows of its 4 gates
+    input_sums: tuple[int, ...]  # [units][4]: bias + input offset x row sum (folded_sums)
+    recurrent_sums: tuple[int, ...]  # [units][4]: hidden offset x row sum
+    sum_type: str  # int32_t (int8 activations: wrapping as the reference's sums) or int64_t
     hidden_state: int  # the state tensors' ids (their bytes in the persistent region)
     cell_state: int
 
@@ -64,6 +70,31 @@ def _product(s1: float, s2: float, s_out: float) -> Quant:
     """CreateInterGateMulParams / GetQuantizedConvolutionMultipler: s1 s2 / s_out in double
     from float32 scales, QuantizeMultiplier'd."""
     return quantize_multiplier(effective_scale(s1, s2, s_out))
+
+
+def pack_gates(rows: list[np.ndarray]) -> np.ndarray:
+    """Four gates' weights ``[units, k]`` as [units, 2 * k4 * 2]: per unit, the gate pairs
+    (input, forget) and (cell, output), each pair's two rows of k4 = k rounded up to 4 taps
+    (zero padded) with their words interleaved (rip_gemv.h's rip_rq_dot_1x4 layout: one pair
+    is ``wa``, the next ``wb``)."""
+    w = np.stack([np.asarray(r, np.int8) for r in rows])  # [4, units, k]
+    units, k = w.shape[1:]
+    k4 = -(-k // 4) * 4
+    w = np.pad(w, ((0, 0), (0, 0), (0, k4 - k)))
+    # gate 2 p + m: pair p, member m; per pair and group of 4 taps, member 0's word then 1's
+    return w.reshape(2, 2, units, k4 // 4, 4).transpose(2, 0, 3, 1, 4).reshape(units, -1)
+
+
+def folded_sums(rows: np.ndarray, offset: int, bias: np.ndarray | None, wide: bool) -> list[int]:
+    """Per row, ``bias + offset * sum(row)``: the reference's starting sum with the offset
+    folded in; int8 activations wrap it to int32 as the reference's int32 sums wrap (the
+    same value modulo 2^32), 16x8 keep it in int64 (exact)."""
+    sums = rows.astype(np.int64).sum(axis=1) * offset
+    if bias is not None:
+        sums = sums + bias.astype(np.int64)
+    if wide:
+        return [int(v) for v in sums]
+    return [int(v) for v in sums.astype(np.uint64).astype(np.uint32).astype(np.int32)]
 
 
 def op_params(graph: Graph, op: Operator) -> LstmKernelParams:
@@ -79,17 +110,21 @@ def op_params(graph: Graph, op: Operator) -> LstmKernelParams:
     time_major = p.time_major
     steps, batch = (x.shape[0], x.shape[1]) if time_major else (x.shape[1], x.shape[0])
     units = graph.tensors[op.inputs[5]].shape[0]
-    weights, recurrent, biases, fc_x, fc_h = [], [], [], [], []
+    features = x.shape[2]
+    weights, recurrent, sums_x, sums_h, fc_x, fc_h = [], [], [], [], [], []
     code = "<i8" if wide else "<i4"
     for w_x, w_h, b in GATE_OPERANDS:
         tx, th, tb = (graph.tensors[op.inputs[k]] for k in (w_x, w_h, b))
         if tx.data is None or th.data is None or tb.data is None:
             raise ParamsError(f"{op.describe()}: the weights have no data (compile with weights)")
-        weights.append(tx.data)
-        recurrent.append(th.data)
-        biases.append(tuple(int(v) for v in np.frombuffer(tb.data, code)))
+        weights.append(np.frombuffer(tx.data, np.int8).reshape(units, features))
+        recurrent.append(np.frombuffer(th.data, np.int8).reshape(units, units))
+        bias = np.frombuffer(tb.data, code)
+        sums_x.append(folded_sums(weights[-1], -z_x, bias, wide))
+        sums_h.append(folded_sums(recurrent[-1], -z_h, None, wide))
         fc_x.append(_product(s_x, any_scale_zp(tx)[0], GATE_INPUT))
         fc_h.append(_product(s_h, any_scale_zp(th)[0], GATE_INPUT))
+    packed = np.concatenate([pack_gates(weights), pack_gates(recurrent)], axis=1)
     power, _ = checked_log2(s_c)
     tanh_shift = 15 + power - 3
     clip = 0
@@ -102,7 +137,7 @@ def op_params(graph: Graph, op: Operator) -> LstmKernelParams:
         time_major=int(time_major),
         batch=batch,
         steps=steps,
-        features=x.shape[2],
+        features=features,
         units=units,
         input_offset=-z_x,
         hidden_offset=-z_h,
@@ -117,10 +152,10 @@ def op_params(graph: Graph, op: Operator) -> LstmKernelParams:
         forget_cell=_product(GATE_OUTPUT, s_c, s_c),
         input_cell=_product(GATE_OUTPUT, GATE_OUTPUT, s_c),
         hidden=_product(GATE_OUTPUT, GATE_OUTPUT, s_h),
-        input_weights=tuple(weights),
-        recurrent_weights=tuple(recurrent),
-        bias=tuple(biases),
-        bias_type="int64_t" if wide else "int32_t",
+        weights=packed.tobytes(),
+        input_sums=tuple(v for unit in zip(*sums_x, strict=True) for v in unit),
+        recurrent_sums=tuple(v for unit in zip(*sums_h, strict=True) for v in unit),
+        sum_type="int64_t" if wide else "int32_t",
         hidden_state=p.hidden,
         cell_state=p.cell,
     )

@@ -699,8 +699,6 @@ HELPERS: dict[str, str] = {
     "rip_core_reset": "both progress counters to zero before core 1 starts (rip_cores.h)",
     "rip_depthwise_conv2d_row_part_s8": "one core's channels of a fused chain's depthwise "
     "row (rip_depthwise_row_fast.h; two cores, rip_fused.c)",
-    "rip_sigmoid16": "one value of the 16x8 LOGISTIC / TANH, inside another kernel's loop "
-    "(rip_activation.h; rip_lstm's gates and cell)",
     "rip_dw_row": "one output row of the fast depthwise engines, which every fast depthwise "
     "variant calls (rip_dw_row_engine.h; compiled once, in rip_dw_row_engine.c)",
 }

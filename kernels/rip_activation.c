@@ -182,7 +182,7 @@ rip_status rip_tanh_s8(const rip_tanh_params *params, int32_t size,
  * each entry was read back from TFLite Micro's own int16 TANH (at input scale 1/48 and
  * integer inputs its interpolation weight is 0 and its output is entry - 32768), which
  * tests/test_wide.py repeats against the table below. */
-static const uint16_t sigmoid_table[256] = {
+const uint16_t rip_sigmoid_table[256] = {
     32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149,
     40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369,
     47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169,
@@ -207,30 +207,17 @@ static const uint16_t sigmoid_table[256] = {
     65534, 65534, 65534, 65535,
 };
 
-int32_t rip_sigmoid16(int32_t tanh, int32_t multiplier, int32_t shift, int32_t x) {
-    if (multiplier == 0) { /* a power-of-two input scale */
+/* One value of rip_sigmoid_s16: the rescaling (multiplier 0: a power-of-two input scale,
+ * 3 << shift), then the table's interpolation. */
+static int32_t sigmoid16(int32_t tanh, int32_t multiplier, int32_t shift, int32_t x) {
+    if (multiplier == 0) {
         multiplier = 3 << shift;
         shift = 0;
     }
     const int32_t round = shift > 0 ? 1 << (shift - 1) : 0;
     /* the reference's int32 product, wrapping as it does in practice */
-    const int32_t v = (int32_t)((uint32_t)x * (uint32_t)multiplier + (uint32_t)round) >> shift;
-    /* LOGISTIC interpolates over 9 fraction bits, TANH (at twice the argument) over 8 */
-    const int32_t frac = tanh ? 8 : 9;
-    const uint32_t a = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-    const uint32_t h = a >> frac;
-    uint32_t r;
-    if (h >= 255) {
-        r = tanh ? 0xFFFFu << 8 : 0x7FFFu << 10;
-    } else {
-        const uint32_t lo = sigmoid_table[h], hi = sigmoid_table[h + 1];
-        r = (lo << frac) + (a & ((1u << frac) - 1)) * (hi - lo);
-    }
-    if (tanh) {
-        const int32_t t = (int32_t)r;
-        return (int16_t)((v >= 0 ? t - (1 << 23) + (1 << 7) : -t + (1 << 23) + (1 << 7) - 1) >> 8);
-    }
-    return (int16_t)((v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1) >> 10);
+    return rip_sigmoid16_scaled(
+        tanh, (int32_t)((uint32_t)x * (uint32_t)multiplier + (uint32_t)round) >> shift);
 }
 
 rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *p, int32_t size, const void *input,
@@ -243,7 +230,7 @@ rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *p, int32_t size, const 
     for (int32_t i = 0; i < size; ++i) {
         const int32_t v = rip_load_le(x + 2 * i, 2);
         rip_store_le(y + 2 * i,
-                     rip_sigmoid16(p->tanh, p->input_multiplier, p->input_left_shift, v), 2);
+                     sigmoid16(p->tanh, p->input_multiplier, p->input_left_shift, v), 2);
     }
     return RIP_OK;
 }

@@ -122,9 +122,29 @@ rip_status rip_softmax_s16(const rip_softmax_s16_params *params, int32_t num_row
 rip_status rip_sigmoid_s16(const rip_sigmoid_s16_params *params, int32_t size,
                            const void *input, void *output);
 
-/* One value of rip_sigmoid_s16 (tanh 1: TANH; multiplier 0: a power-of-two rescaling by 3
- * << shift), for kernels that apply it inside their own loop (rip_lstm). */
-int32_t rip_sigmoid16(int32_t tanh, int32_t multiplier, int32_t shift, int32_t x);
+/* TFLite's sigmoid table in 0.16 (sigmoid(i / 24), as TFLite rounded it; in
+ * rip_activation.c), and its interpolation at an input v already rescaled to 1 / (3 * 4096):
+ * TFLite Micro's int16 LOGISTIC (9 fraction bits) or TANH (2 sigmoid(2x) - 1: 8), inline for
+ * the kernels that apply it in their own loops (rip_sigmoid_s16, rip_lstm's gates). */
+extern const uint16_t rip_sigmoid_table[256];
+
+static inline int32_t rip_sigmoid16_scaled(const int tanh, int32_t v) {
+    const int32_t frac = tanh ? 8 : 9;
+    const uint32_t a = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    const uint32_t h = a >> frac;
+    uint32_t r;
+    if (h >= 255) {
+        r = tanh ? 0xFFFFu << 8 : 0x7FFFu << 10;
+    } else {
+        const uint32_t lo = rip_sigmoid_table[h], hi = rip_sigmoid_table[h + 1];
+        r = (lo << frac) + (a & ((1u << frac) - 1)) * (hi - lo);
+    }
+    if (tanh) {
+        const int32_t t = (int32_t)r;
+        return (int16_t)((v >= 0 ? t - (1 << 23) + (1 << 7) : -t + (1 << 23) + (1 << 7) - 1) >> 8);
+    }
+    return (int16_t)((v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1) >> 10);
+}
 
 /* LOG_SOFTMAX: output quantization fixed at scale 16/256, zero point 127. */
 typedef struct {

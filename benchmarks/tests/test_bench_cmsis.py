@@ -146,6 +146,37 @@ def test_batch_matmul_arguments_are_tflite_micros():
     assert av.macs == 3 * 4 * 3 and av.op_class == "batch matmul"
 
 
+@pytest.mark.parametrize("wide", [False, True], ids=["int8", "16x8"])
+def test_lstm_arguments_are_tflite_micros(wide):
+    """UNIDIRECTIONAL_SEQUENCE_LSTM: arm_lstm_unidirectional_s8 (int32 biases) or _s16
+    (int64), TFLite Micro's Prepare values (offsets, the cell scale's power, no clip), the
+    operands as stored, the effective-bias buffers of the bias type and the three int16
+    scratch buffers; MACs: steps x 4 gates x units x (features + units)."""
+    pytest.importorskip("tflite_micro")  # test_lstm's module needs it
+    from test_lstm import lstm_model
+
+    from rip.frontend.reader import read_model
+
+    scales = (0.05, -20, 2 / 255, -1, 2.0**-11, [0.004] * 8)
+    model = lstm_model(1, 3, 5, 4, time_major=False, wide=wide, cell_clip=0.0, scales=scales,
+                       rng=np.random.default_rng(0))  # fmt: skip
+    g = read_model(model, name="m")
+    offsets, _ = layers_mod.plan_arena(g)
+    (lstm,) = layers_mod.build_layers(g, offsets)
+    assert lstm.routine == "arm_lstm_unidirectional_" + ("s16" if wide else "s8")
+    assert lstm.op_class == "lstm" and lstm.macs == 3 * 4 * 4 * (5 + 4)
+    a = lstm.args
+    assert (a["batch"], a["steps"], a["features"], a["units"], a["time_major"]) == (1, 3, 5, 4, 0)
+    # 16x8 zero points are 0 (the builder's); int8: -(-20) and -1
+    assert (a["input_offset"], a["hidden_zero_point"]) == ((0, 0) if wide else (20, -1))
+    assert (a["cell_scale_power"], a["cell_clip"]) == (-11, 0)
+    assert lstm.data["b0"][0] == ("int64_t" if wide else "int32_t")
+    assert len(lstm.data["wx0"][1]) == 4 * 5 and len(lstm.data["wh3"][1]) == 4 * 4
+    sums = 8 if wide else 4
+    assert lstm.buffers["sx0"] == sums * 4 and lstm.buffers["sh3"] == sums * 4
+    assert lstm.buffers["temp1"] == lstm.buffers["cell"] == 2 * 4
+
+
 def test_fully_connected_16x8_and_as_1x1_conv():
     """int16: arm_fully_connected_s16 with int16's clamp and an int64 bias; int8 with a 3-D
     output and a depth that is a multiple of 4: arm_convolve_1x1_s8_fast, the per-tensor
