@@ -116,14 +116,33 @@ static inline int rip_dwc_promote(rip_dwc_channel *k) {
     return 1;
 }
 
-/* MODE is a constant wherever this is inlined: no branch on it per output. */
+/* The cheap runs of kernels of at most six operand words a channel (3x3, 1x3, 1x5, 1x7)
+ * accumulate twice the sum: their operands are the weights doubled (rip_dwc_weights) and
+ * their accumulators start from twice the bias, so that rip_cheap_requantize's first step
+ * (acc + acc, which the preconditions keep inside int32: |acc| < 2^30) is in the
+ * multiplies instead of once an output. Larger kernels would double more operand words a
+ * group than a narrow row has outputs (measured: MCUNet-vww1's 5x5 layers 1.9% more), and
+ * the exact runs keep acc. */
+#define RIP_DWC_DOUBLED(KH, KW, MODE) ((MODE) != RIP_DW_RQ_EXACT && (KH) * ((KW) - 1) <= 6)
+
+static inline __attribute__((always_inline)) int32_t rip_dwc_start(const rip_dwc_channel *k,
+                                                                   const int DOUBLED) {
+    return DOUBLED ? (int32_t)((uint32_t)k->bias << 1) : k->bias;
+}
+
+/* MODE and DOUBLED are constants wherever this is inlined: no branch on them per output.
+ * acc is the run's accumulator (twice the sum where DOUBLED: rip_dwc_start). */
 static inline __attribute__((always_inline)) int8_t rip_dwc_out(const rip_dwc_channel *k,
-                                                                const int MODE, int32_t acc) {
+                                                                const int MODE,
+                                                                const int DOUBLED,
+                                                                int32_t acc) {
     if (MODE == RIP_DW_RQ_EXACT) {
         return (int8_t)rip_fast_requantize(acc, k->multiplier, k->shift, k->output_offset,
                                            k->act_min, k->act_max);
     }
-    const int32_t y = rip_cheap_requantize(acc, k->multiplier, k->round, k->shift);
+    /* rip_cheap_requantize, its a2 = acc + acc already taken where DOUBLED */
+    const int32_t a2 = DOUBLED ? acc : acc + acc;
+    const int32_t y = (rip_smmlar(a2, k->multiplier, k->round) + (a2 >> 31)) >> k->shift;
     return (int8_t)(MODE == RIP_DW_RQ_CHEAP_SAT ? rip_sat_s8(y)
                                                 : rip_clamp32(y, k->act_min, k->act_max));
 }
@@ -179,12 +198,38 @@ static inline __attribute__((always_inline)) void rip_dwc_widen(
             int32_t x0, x1;
             if (p == p_lo && p < p_hi) { /* the inside pairs, straight from the row */
                 const int8_t *x = row + (ix_a + 2 * p) * c + ch;
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+                /* rip_dwc_put4 of the same packs, a pair's four words in two STRDs: 13
+                 * instructions a pair where GCC's loop takes 17 */
+                int32_t *ep = er + 4 * p, t;
+                const int32_t *const ee = er + 4 * p_hi;
+                __asm__ volatile(RIP_ASM_LOOP_HEAD
+                                 "ldr %[x0], [%[x]]\n\t"
+                                 "ldr %[x1], [%[x], %[c]]\n\t"
+                                 "add %[x], %[x], %[c], lsl #1\n\t"
+                                 "pkhbt %[t], %[x0], %[x1], lsl #16\n\t"
+                                 "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"
+                                 "sxtb16 %[x0], %[t]\n\t"
+                                 "sxtb16 %[t], %[t], ror #8\n\t"
+                                 "strd %[x0], %[t], [%[e]], #8\n\t"
+                                 "sxtb16 %[x0], %[x1]\n\t"
+                                 "sxtb16 %[x1], %[x1], ror #8\n\t"
+                                 "strd %[x0], %[x1], [%[e]], #8\n\t"
+                                 "cmp %[e], %[ee]\n\t"
+                                 "bne 1b"
+                                 : [x0] "=&r"(x0), [x1] "=&r"(x1), [t] "=&r"(t), [x] "+r"(x),
+                                   [e] "+r"(ep)
+                                 : [c] "r"(c), [ee] "r"(ee)
+                                 : "cc", "memory");
+                p = p_hi;
+#else
                 for (; p < p_hi; ++p, x += 2 * c) {
                     x0 = rip_fast_load_s8x4(x);
                     x1 = rip_fast_load_s8x4(x + c);
                     rip_dwc_put4(er + 4 * p, rip_dw_pack_bottoms(x0, x1),
                                  rip_dw_pack_tops(x0, x1));
                 }
+#endif
                 if (p == ncp) {
                     break;
                 }
@@ -267,12 +312,26 @@ static inline __attribute__((always_inline)) void rip_dwc_move(int32_t *dst, con
         }                                                                                      \
     } while (0)
 
+/* Both halfwords of x doubled (the widened weights of a cheap run: |w| <= 128, so each
+ * stays inside its halfword). */
+static inline int32_t rip_dwc_twice(int32_t x) {
+#if defined(__ARM_FEATURE_DSP)
+    return __sadd16(x, x);
+#else
+    return (int32_t)((((uint32_t)x << 1) & 0xfffeu) | (((uint32_t)x >> 16) << 17));
+#endif
+}
+
 /* A channel's operands (row ky: A_0..A_{m-1}, then B_1..B_m, KH * (KW - 1) words) from its
- * packed words w (KH * m, rip_dw_geometry.h's column pairs). */
+ * packed words w (KH * m, rip_dw_geometry.h's column pairs), doubled where DOUBLED
+ * (rip_dwc_start). In a run's operand array a channel takes RIP_DWC_CHANNEL_WORDS(words)
+ * words: its operands, then its record (rip_dwc_record). */
 #define RIP_DWC_WEIGHT_WORDS (7 * 6)
+#define RIP_DWC_CHANNEL_WORDS(words) ((words) + 4)
 static inline __attribute__((always_inline)) void rip_dwc_weights(const int32_t *w,
                                                                   const int32_t KH,
                                                                   const int32_t KW,
+                                                                  const int DOUBLED,
                                                                   int32_t *wk) {
     const int32_t m = (KW - 1) / 2;
 RIP_DW_UNROLL
@@ -280,23 +339,121 @@ RIP_DW_UNROLL
 RIP_DW_UNROLL
         for (int32_t q = 0; q < m; ++q) {
             const int32_t v = w[ky * m + q];
-            wk[ky * (KW - 1) + q] = rip_dw_sx02(v);
-            wk[ky * (KW - 1) + m + q] = rip_dw_sx13(v);
+            const int32_t a = rip_dw_sx02(v), b = rip_dw_sx13(v);
+            wk[ky * (KW - 1) + q] = DOUBLED ? rip_dwc_twice(a) : a;
+            wk[ky * (KW - 1) + m + q] = DOUBLED ? rip_dwc_twice(b) : b;
         }
     }
 }
 
+/* A cheap run's channel record after its operands (what the hand-scheduled loops read
+ * beside the operands): the accumulator's start (rip_dwc_start), multiplier, round and
+ * shift. */
+static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_channel *k,
+                                                                 const int DOUBLED,
+                                                                 int32_t *r) {
+    r[0] = rip_dwc_start(k, DOUBLED);
+    r[1] = k->multiplier;
+    r[2] = k->round;
+    r[3] = k->shift;
+}
+
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+/* One kernel row of a 3x3 stride-1 quad (RIP_DWC_QUAD's RIP_DWC_ROW2 pair, the same
+ * products): its operands A, B at the channel's words [2 ky, 2 ky + 1], its widened pairs
+ * p, p + 1, p + 2 at x + ROW, + 16, + 32 (bytes), two of them live at a time. */
+#define RIP_DWC3_ROW(WOFF, ROW)                                                                \
+    "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
+    "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
+    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
+    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
+    "smlatb %[a1], %[p0], %[wa], %[a1]\n\t"                                                    \
+    "ldr %[p0], [%[x], %[" ROW "32]]\n\t"                                                      \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wb], %[a1]\n\t"                                                     \
+    "smlad %[a2], %[p1], %[wa], %[a2]\n\t"                                                     \
+    "smlatb %[a3], %[p1], %[wa], %[a3]\n\t"                                                    \
+    "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"                                                    \
+    "smlad %[a3], %[p0], %[wb], %[a3]\n\t"
+/* The cheap requantisation of a doubled accumulator (rip_dwc_out), saturated to int8;
+ * wa, wb, p0: the multiplier, round and shift. */
+#define RIP_DWC3_SAT(A)                                                                        \
+    "smmlar %[p1], %[" A "], %[wa], %[wb]\n\t"                                                 \
+    "add %[" A "], %[p1], %[" A "], asr #31\n\t"                                               \
+    "asr %[" A "], %[" A "], %[p0]\n\t"                                                        \
+    "ssat %[" A "], #8, %[" A "]\n\t"
+
+/* The quads of a 3x3 stride-1 cheap run with int8 saturation, hand-scheduled: GCC keeps
+ * the operands, the requantisation and the store offsets on the stack and reloads them
+ * (75 instructions a quad at -O3, measured); here 64, every operand and record word read by LDRD
+ * from the channel's words cp (operands, then rip_dwc_record), the accumulators started
+ * from the record's first word, stores in pixel order. x and o advance past the quads. */
+static inline __attribute__((always_inline)) void rip_dwc3_quads_sat(const int32_t **xp,
+                                                                    int8_t **op,
+                                                                    const int8_t *end,
+                                                                    ptrdiff_t ostep,
+                                                                    const int32_t *cp,
+                                                                    const int32_t EC) {
+    const int32_t *x = *xp;
+    int8_t *o = *op;
+    int32_t a0, a1, a2, a3, wa, wb, p0, p1;
+    __asm__ volatile(
+        RIP_ASM_LOOP_HEAD
+        /* row 0, the accumulators started from the record's first word */
+        "ldr %[a0], [%[cp], #24]\n\t"
+        "ldrd %[wa], %[wb], [%[cp]]\n\t"
+        "ldr %[p0], [%[x]]\n\t"
+        "ldr %[p1], [%[x], #16]\n\t"
+        "smlatb %[a1], %[p0], %[wa], %[a0]\n\t"
+        "smlad %[a2], %[p1], %[wa], %[a0]\n\t"
+        "smlatb %[a3], %[p1], %[wa], %[a0]\n\t"
+        "smlad %[a0], %[p0], %[wa], %[a0]\n\t"
+        "ldr %[p0], [%[x], #32]\n\t"
+        "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"
+        "smlad %[a1], %[p1], %[wb], %[a1]\n\t"
+        "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"
+        "smlad %[a3], %[p0], %[wb], %[a3]\n\t"
+        RIP_DWC3_ROW("8", "r1")
+        RIP_DWC3_ROW("16", "r2")
+        "ldrd %[wa], %[wb], [%[cp], #28]\n\t"
+        "ldr %[p0], [%[cp], #36]\n\t"
+        RIP_DWC3_SAT("a0")
+        RIP_DWC3_SAT("a1")
+        RIP_DWC3_SAT("a2")
+        RIP_DWC3_SAT("a3")
+        "strb %[a0], [%[o]]\n\t"
+        "strb %[a1], [%[o], %[os]]\n\t"
+        "add %[o], %[o], %[os], lsl #1\n\t"
+        "strb %[a2], [%[o]]\n\t"
+        "strb %[a3], [%[o], %[os]]\n\t"
+        "add %[o], %[o], %[os], lsl #1\n\t"
+        "adds %[x], %[x], #32\n\t"
+        "cmp %[o], %[end]\n\t"
+        "bne 1b"
+        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [wa] "=&r"(wa),
+          [wb] "=&r"(wb), [p0] "=&r"(p0), [p1] "=&r"(p1), [x] "+r"(x), [o] "+r"(o)
+        : [end] "r"(end), [os] "r"(ostep), [cp] "r"(cp), [r1] "n"(16 * EC),
+          [r116] "n"(16 * EC + 16), [r132] "n"(16 * EC + 32), [r2] "n"(32 * EC),
+          [r216] "n"(32 * EC + 16), [r232] "n"(32 * EC + 32)
+        : "cc", "memory");
+    *xp = x;
+    *op = o;
+}
+#endif
+
 /* One channel of `rows` output rows of the tile: each row's n pixels, four a pass
  * (RIP_DWC_QUAD), then pairs and a last pixel (RIP_DWC_PAIR), pixel i of row r stored at
  * o[r * orow + i * ostep] from the widened pairs at x + r * xrow, with the channel's
- * operands wk (rip_dwc_weights), which no output store can reach (restrict). MODE is a
- * constant wherever this is inlined. */
+ * operands wk (rip_dwc_weights, then its rip_dwc_record in a cheap run), which no output
+ * store can reach (restrict). MODE is a constant wherever this is inlined. */
 static inline __attribute__((always_inline)) void rip_dwc_channel_run(
     const int32_t *x_row, const int32_t ec, const int32_t *restrict wk,
     const rip_dwc_channel *k, const int32_t KH, const int32_t KW, const int32_t SW,
     const int MODE, int8_t *restrict o_row, ptrdiff_t ostep, int32_t n, int32_t rows,
     ptrdiff_t xrow, ptrdiff_t orow) {
     const rip_dwc_channel kk = *k;
+    const int DOUBLED = RIP_DWC_DOUBLED(KH, KW, MODE);
+    const int32_t start = rip_dwc_start(&kk, DOUBLED);
     const ptrdiff_t ostep2 = 2 * ostep, ostep4 = 4 * ostep;
     /* 7x7 at stride 2 keeps pairs: its quads spill (MCUNet-in3's op 9 took 1.7% more) */
     const int quads = !(SW == 2 && KW == 7);
@@ -304,35 +461,42 @@ static inline __attribute__((always_inline)) void rip_dwc_channel_run(
     const int32_t *x = x_row;
     int8_t *o = o_row;
     const int8_t *const end = o + (quads ? (ptrdiff_t)(n >> 2) * ostep4 : 0);
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+    /* (the general run's KH is no constant: its rows' offsets are no immediates) */
+    if (__builtin_constant_p(ec) && KH == 3 && KW == 3 && SW == 1 &&
+        MODE == RIP_DW_RQ_CHEAP_SAT && o != end) {
+        rip_dwc3_quads_sat(&x, &o, end, ostep, wk, ec);
+    }
+#endif
     for (; o != end; x += 8 * SW, o += ostep4) {
-        int32_t a0 = kk.bias, a1 = kk.bias, a2 = kk.bias, a3 = kk.bias;
+        int32_t a0 = start, a1 = start, a2 = start, a3 = start;
         RIP_DWC_QUAD(x, ec, wk, KH, KW, SW, a0, a1, a2, a3);
-        o[0] = rip_dwc_out(&kk, MODE, a0);
-        o[ostep] = rip_dwc_out(&kk, MODE, a1);
-        o[ostep2] = rip_dwc_out(&kk, MODE, a2);
-        o[ostep2 + ostep] = rip_dwc_out(&kk, MODE, a3);
+        o[0] = rip_dwc_out(&kk, MODE, DOUBLED, a0);
+        o[ostep] = rip_dwc_out(&kk, MODE, DOUBLED, a1);
+        o[ostep2] = rip_dwc_out(&kk, MODE, DOUBLED, a2);
+        o[ostep2 + ostep] = rip_dwc_out(&kk, MODE, DOUBLED, a3);
     }
     if (!quads) {
         for (const int8_t *const end2 = o + (ptrdiff_t)(n >> 1) * ostep2; o != end2;
              x += 4 * SW, o += ostep2) {
-            int32_t a0 = kk.bias, a1 = kk.bias;
+            int32_t a0 = start, a1 = start;
             RIP_DWC_PAIR(x, ec, wk, KH, KW, SW, a0, a1);
-            o[0] = rip_dwc_out(&kk, MODE, a0);
-            o[ostep] = rip_dwc_out(&kk, MODE, a1);
+            o[0] = rip_dwc_out(&kk, MODE, DOUBLED, a0);
+            o[ostep] = rip_dwc_out(&kk, MODE, DOUBLED, a1);
         }
     } else if (n & 2) {
-        int32_t a0 = kk.bias, a1 = kk.bias;
+        int32_t a0 = start, a1 = start;
         RIP_DWC_PAIR(x, ec, wk, KH, KW, SW, a0, a1);
-        o[0] = rip_dwc_out(&kk, MODE, a0);
-        o[ostep] = rip_dwc_out(&kk, MODE, a1);
+        o[0] = rip_dwc_out(&kk, MODE, DOUBLED, a0);
+        o[ostep] = rip_dwc_out(&kk, MODE, DOUBLED, a1);
         x += 4 * SW;
         o += ostep2;
     }
     if (n & 1) { /* the last pixel alone: its pair's second is never stored */
-        int32_t a0 = kk.bias, a1 = kk.bias;
+        int32_t a0 = start, a1 = start;
         RIP_DWC_PAIR(x, ec, wk, KH, KW, SW, a0, a1);
         (void)a1;
-        o[0] = rip_dwc_out(&kk, MODE, a0);
+        o[0] = rip_dwc_out(&kk, MODE, DOUBLED, a0);
     }
     }
 }
@@ -379,14 +543,17 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
     const ptrdiff_t ostep = plane ? c : job->ostep;
     const int32_t *w = job->w;
     const int32_t words = KH * (KW - 1); /* a channel's operands */
+    const int32_t cw = RIP_DWC_CHANNEL_WORDS(words); /* and its record */
+    const int DOUBLED = RIP_DWC_DOUBLED(KH, KW, MODE);
     int32_t ch = job->ch;
     const rip_dwc_span span0 = rip_dwc_span_at(g, 0, tile, SW, m); /* plane mode's one tile */
     for (int32_t k = 0; k < n_groups; ++k, ch += 4, w += 4 * KH * m) {
         for (int32_t j = 0; j < 4; ++j) {
-            rip_dwc_weights(w + j * KH * m, KH, KW, wk + j * words);
+            rip_dwc_weights(w + j * KH * m, KH, KW, DOUBLED, wk + j * cw);
             if (plane) {
                 own[j] = rip_dwc_channel_of(g, job->q, ch + j);
             }
+            rip_dwc_record(ks + j, DOUBLED, wk + j * cw + words);
         }
         int8_t *o = plane ? job->o + ch : job->o;
         int32_t iy0 = -g->ph;
@@ -400,7 +567,7 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
                 rip_dwc_widen(g, &one, ch, &span0, 0, 1, ecw, e + i * ecw * 4);
             }
             for (int32_t j = 0; j < 4; ++j) {
-                rip_dwc_channel_run(e + j, ecw, wk + j * words, ks + j, KH, KW, SW, MODE, o + j,
+                rip_dwc_channel_run(e + j, ecw, wk + j * cw, ks + j, KH, KW, SW, MODE, o + j,
                                     c, g->w_out, g->h_out, (ptrdiff_t)g->sh * ecw * 4, row_out);
             }
             continue;
@@ -423,7 +590,7 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
                 const rip_dwc_span t = plane ? span0 : rip_dwc_span_at(g, ox, tile, SW, m);
                 rip_dwc_widen(g, rows, ch, &t, k0, KH, ec, e);
                 for (int32_t j = 0; j < 4; ++j) {
-                    rip_dwc_channel_run(e + j, ec, wk + j * words, ks + j, KH, KW, SW, MODE,
+                    rip_dwc_channel_run(e + j, ec, wk + j * cw, ks + j, KH, KW, SW, MODE,
                                         o + (ptrdiff_t)ox * ostep + j, ostep, t.n, 1, 0, 0);
                 }
             }
@@ -439,7 +606,7 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
  * whole-plane order (the square sizes). */
 #define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, WHOLE, SW, MODE)                                \
     static __attribute__((noinline)) void name(const rip_dwc_job *job) {                       \
-        int32_t wk[4 * (WORDS)];                                                               \
+        int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
         int32_t e[TILE] __attribute__((aligned(8)));                                           \
         rip_dwc_groups(job, wk, e, WHOLE, KH, KW, SW, MODE);                                   \
     }
