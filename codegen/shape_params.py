@@ -321,17 +321,38 @@ def _same_quant(kind: str, input: Tensor, output: Tensor) -> None:
         raise ParamsError(f"{kind} {output.name!r}: input and output quantization differ")
 
 
+def _merge_full_axes(shape, begin, stride, size):
+    """The same slice on fewer axes: an axis taken whole (begin 0, stride 1, all of it)
+    joins the axis before it where that one steps by 1, its run of elements contiguous."""
+    axes = [list(a) for a in zip(shape, begin, stride, size, strict=True)]
+    k = len(axes) - 1
+    while k > 0:
+        extent, b, st_, n = axes[k]
+        whole = b == 0 and st_ == 1 and n == extent
+        if whole and axes[k - 1][2] == 1:
+            pe, pb, _, pn = axes[k - 1]
+            axes[k - 1] = [pe * extent, pb * extent, 1, pn * extent]
+            del axes[k]
+        k -= 1
+    shape, begin, stride, size = (tuple(a[j] for a in axes) for j in range(4))
+    return shape, begin, stride, size
+
+
 def slice_params(kind: str, input: Tensor, output: Tensor, p: SliceParams) -> SliceKernelParams:
     """STRIDED_SLICE, SLICE, SPLIT, SPLIT_V, UNPACK (one output): the input's row-major
     element strides times the slice's, up to 4-D (TFLite Micro's STRIDED_SLICE limit)."""
     _same_quant(kind, input, output)
-    shape, begin, stride, size = tuple(input.shape), p.begin, p.stride, p.size
+    # a unit axis moves nothing (its begin 0, its count 1): dropped, keeping one axis
+    keep = [k for k, d in enumerate(input.shape) if d != 1] or [len(input.shape) - 1]
+    shape = tuple(input.shape[k] for k in keep)
+    begin, stride, size = (tuple(v[k] for k in keep) for v in (p.begin, p.stride, p.size))
     width = element_bytes(input)
     if width > 1 and stride[-1] == 1:  # whole elements side by side: a wider last axis
         shape = (*shape[:-1], shape[-1] * width)
         begin, size = (*begin[:-1], begin[-1] * width), (*size[:-1], size[-1] * width)
     elif width > 1:  # each element's bytes one more axis
         shape, begin, stride, size = (*shape, width), (*begin, 0), (*stride, 1), (*size, width)
+    shape, begin, stride, size = _merge_full_axes(shape, begin, stride, size)
     rank = len(shape)
     if rank > 4:
         raise ParamsError(f"{kind} of a rank-{len(input.shape)} {input.dtype} tensor (rip"

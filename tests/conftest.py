@@ -106,6 +106,8 @@ SLOW_TESTS = {
         "test_pad_16x8_byte_equal_to_tflite_micro",
         "test_resize_nearest_16x8_byte_equal_to_tflite_micro",
         "test_relu_16x8_byte_equal_to_tflite_micro",
+        "test_deep_sums_16x8_byte_equal_to_tflite_micro",
+        "test_a_strided_slice_of_a_unit_led_int16_tensor",
     ),
     "test_lstm.py": (  # LSTM models compiled whole and streamed on the host, and on QEMU
         "test_lstm_streams_byte_equal_to_tflite_micro",

@@ -643,3 +643,35 @@ def test_relu_16x8_byte_equal_to_tflite_micro(tmp_path_factory, kind, s_in, rati
     sequence = stream_inputs(read_model(model, name="m"), 3, seed)
     want = tflm_stream(model, sequence)
     assert rip_stream(model, sequence, tmp_path_factory.mktemp("relu16")) == want
+
+
+def test_deep_sums_16x8_byte_equal_to_tflite_micro(tmp_path) -> None:
+    """Sums longer than the fast kernels' int32 runs of 511 products: a 3x3 convolution over
+    64 channels (576 taps), a 1x1 one after it, a 600-deep FULLY_CONNECTED; TFLite Micro's
+    bytes."""
+    rng = np.random.default_rng(11)
+    convs = [("conv", 3, 1, 1, "SAME", 9, "int64", "NONE"),
+             ("conv", 1, 1, 1, "SAME", 6, "int32", "RELU")]  # fmt: skip
+    for k, model in enumerate(
+        (
+            conv16_model((5, 4), 64, convs, rng),
+            dense16_model([(7, "int64", "NONE", True)], 600, 2, 0.001, rng),
+        )
+    ):
+        sequence = stream_inputs(read_model(model, name="m"), 2, k)
+        (tmp_path / str(k)).mkdir()
+        assert rip_stream(model, sequence, tmp_path / str(k)) == tflm_stream(model, sequence)
+
+
+def test_a_strided_slice_of_a_unit_led_int16_tensor(tmp_path) -> None:
+    """Every other int16 value of a [1, 1, 1, 3] tensor (the byte view needs a fifth axis,
+    the leading unit axis moves nothing): TFLite Micro's bytes."""
+    mb = ModelBuilder()
+    x = mb.activation((1, 1, 1, 3), 0.001, 0, "x", dtype="int16")
+    y = mb.activation((1, 1, 1, 2), 0.001, 0, "y", dtype="int16")
+    mb.strided_slice(x, [0, 0, 0, 0], [1, 1, 1, 3], [1, 1, 1, 2], y)
+    mb.inputs([x])
+    mb.outputs([y])
+    model = mb.to_bytes()
+    sequence = stream_inputs(read_model(model, name="m"), 2, 0)
+    assert rip_stream(model, sequence, tmp_path) == tflm_stream(model, sequence)
