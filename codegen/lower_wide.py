@@ -2,7 +2,8 @@
 their parameters as TFLite Micro's Prepare computes them: FULLY_CONNECTED, CONV_2D and
 DEPTHWISE_CONV_2D (the double ratio s_in * s_w / s_out, per tensor or per output channel,
 QuantizeMultiplier'd; the int16 clamp of the fused activation; int64 or int32 sums as its
-reference picks), AVERAGE_POOL_2D and MAX_POOL_2D. Out of place, no scratch.
+reference picks), AVERAGE_POOL_2D and MAX_POOL_2D. Out of place, no scratch. A CONV_2D's or
+FULLY_CONNECTED's filter is emitted packed (`pack_filter`, the panels rip_wide.h reads).
 """
 
 from __future__ import annotations
@@ -109,6 +110,31 @@ def _weights(graph: Graph, op: Operator, channels: int) -> tuple[list[tuple[int,
     return pairs, bias
 
 
+PANEL_CHANNELS = 4  # output channels a panel (rip_wide.c's PANEL)
+
+
+def pack_filter(weights: np.ndarray, groups: int = 1) -> bytes:
+    """An int8 filter [O, taps, K] (a tap's K input channels) in the panels rip_wide.h reads:
+    per convolution group, its output channels four at a time (the last one to three in a
+    panel of their own), a panel's taps one after another, a tap's K values as K // 4 blocks
+    (a word per channel, its bytes v0 v2 v1 v3: SXTB16 widens v0 v1 and, rotated, v2 v3,
+    the halves of two int16 input words) and then the K % 4 tail values (the panel's
+    channel bytes of each). The bytes are the filter's own, reordered: the same size."""
+    o, taps, k = weights.shape
+    blocks = k // 4
+    per_group = o // groups
+    out = []
+    for g in range(groups):
+        for c0 in range(g * per_group, (g + 1) * per_group, PANEL_CHANNELS):
+            panel = weights[c0 : min(c0 + PANEL_CHANNELS, (g + 1) * per_group)]
+            # [G, taps, K] -> [taps, blocks of (G, 4 permuted)] + [taps, tail values of (G)]
+            head = panel[:, :, : 4 * blocks].reshape(len(panel), taps, blocks, 4)
+            head = head[:, :, :, [0, 2, 1, 3]].transpose(1, 2, 0, 3).reshape(taps, -1)
+            rest = panel[:, :, 4 * blocks :].transpose(1, 2, 0).reshape(taps, -1)
+            out.append(np.concatenate([head, rest], axis=1).reshape(-1))
+    return np.concatenate(out).astype(np.int8).tobytes()
+
+
 def _wide_sum(op: Operator, bias_bytes: int) -> bool:
     """TFLite Micro's requires_int32_accum, negated: an int32 bias, or none where the options
     say the bias type is int32, sums in int32; anything else in int64."""
@@ -127,6 +153,11 @@ def conv_params(graph: Graph, op: Operator) -> Conv16Params:
     if len(pairs) == 1:
         pairs = pairs * co
     lo, hi = activation_range(p.activation, y.quant, -32768, 32767)
+    data = w.data or b""
+    if not depthwise and data:  # a depthwise filter [1, KH, KW, C * M] stays as it is
+        taps = w.shape[1] * w.shape[2]
+        weights = np.frombuffer(data, np.int8).reshape(co, taps, w.shape[3])
+        data = pack_filter(weights, c // w.shape[3])
     return Conv16Params(
         input_dims=(n, h, wd, c),
         output_dims=(n, ho, wo, co),
@@ -143,7 +174,7 @@ def conv_params(graph: Graph, op: Operator) -> Conv16Params:
         wide_sum=depthwise or _wide_sum(op, size),  # a depthwise one sums in int64 always
         multiplier=tuple(m for m, _ in pairs),
         shift=tuple(e for _, e in pairs),
-        filter=w.data or b"",
+        filter=data,
         bias=bias,
         bias_type=c_type,
     )
@@ -216,6 +247,10 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnected16Params
     depth_out, depth_in = w.shape[0], w.shape[-1]
     pairs, (bias, c_type, size) = _weights(graph, op, depth_out)
     lo, hi = activation_range(op.params.activation, y.quant, -32768, 32767)
+    filter_data = w.data or b""
+    if filter_data:
+        weights = np.frombuffer(filter_data, np.int8).reshape(depth_out, 1, depth_in)
+        filter_data = pack_filter(weights)
     return FullyConnected16Params(
         batches=x.nbytes // 2 // depth_in,
         input_depth=depth_in,
@@ -228,7 +263,7 @@ def fully_connected_params(graph: Graph, op: Operator) -> FullyConnected16Params
         wide_sum=_wide_sum(op, size),
         multiplier=tuple(m for m, _ in pairs),
         shift=tuple(e for _, e in pairs),
-        filter=w.data or b"",
+        filter=filter_data,
         bias=bias,
         bias_type=c_type,
     )

@@ -1,8 +1,16 @@
 /*
  * rip kernels: the 16x8 kernels (int16 activations, int8 weights, the converter's
  * EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8 mode), as TFLite Micro's
- * reference integer kernels compute them. int16 values are read and stored a byte at a time
- * (ARMv6-M faults on an unaligned halfword; the arena is 4-byte aligned, a view may not be).
+ * reference integer kernels compute them. The convolutions and FULLY_CONNECTED take int16
+ * tensors at even addresses as int16 arrays (two a word on the cores with DSP, SMLAD and
+ * the halfword multiplies) and any other address a byte at a time (ARMv6-M faults on an
+ * unaligned halfword; the arena is 4-byte aligned, a view may not be).
+ *
+ * A CONV_2D's and FULLY_CONNECTED's filter comes packed (rip.codegen.lower_wide.pack_filter):
+ * per convolution group, its output channels in panels of four (the last one to three a
+ * panel of their own), a panel's taps one after another, a tap's K input channels as
+ * K / 4 blocks (a word per channel, bytes v0 v2 v1 v3) and then the K % 4 tail values (the
+ * panel's channel bytes of each). A DEPTHWISE_CONV_2D's filter is TFLite's.
  */
 #ifndef RIP_WIDE_H
 #define RIP_WIDE_H
@@ -19,7 +27,8 @@ extern "C" {
  * (x[b][d] + input_offset) + bias[o]) + output_offset), the sum an int64 (wide_sum: the
  * 64-bit MultiplyByQuantizedMultiplier) or an int32 (the double-rounding one), as TFLite
  * Micro picks by the bias type; the bias int64 (bias_bytes 8), int32 (4) or none (0); one
- * multiplier per output channel (per_channel) or one for all. */
+ * multiplier per output channel (per_channel) or one for all; the filter [O, D] packed
+ * (one tap of D channels). */
 typedef struct {
     int32_t batches;
     int32_t input_depth;
@@ -43,7 +52,8 @@ rip_status rip_fully_connected_s16(const rip_fully_connected_s16_params *params,
  * (depth_multiplier > 0) 16x8, TFLite Micro's ConvPerChannel / DepthwiseConvPerChannel for
  * int16: no offsets (symmetric int16), a padded tap contributes nothing, one multiplier per
  * output channel, the sum an int64 (wide_sum) or int32 as for FULLY_CONNECTED above. The
- * filter is [O, KH, KW, I / groups], or [1, KH, KW, C * M] for a depthwise one. */
+ * filter is [O, KH, KW, I / groups] packed (KH * KW taps of I / groups channels), or
+ * [1, KH, KW, C * M] as it is for a depthwise one. */
 typedef struct {
     rip_dims input;
     rip_dims output;
