@@ -19,13 +19,13 @@ pico-tflmicro's measured latencies (results/mlperf.py); and two cores against on
 critical path (two_cores.py, issue 27).
 
 With the CMSIS checkouts it also measures the models issue 28 added operators for, which no
-reference figure covers (writer_models.py: an attention block, a 16x8 DS-CNN, a keyword-spotting
-LSTM in int8 and 16x8): rip's whole inference on qemu-m33 (strategy rip, its checksum TFLite
-Micro's) beside the CMSIS-NN routines TFLite Micro's cmsis_nn kernels call for each layer, with
-the arguments they pass (bench_cmsis's harness; every layer's bytes equal three ways), summed,
-and rip's own per-layer figures over the same layers. The CMSIS-NN side leaves out TFLite
-Micro's interpreter, which only adds to its figure. --only-writer-models runs this section
-alone.
+reference figure covers (tests/bench_models.py: an attention block, a 16x8 DS-CNN, a
+keyword-spotting LSTM in int8 and 16x8): rip's whole inference on qemu-m33 (strategy rip,
+its checksum TFLite Micro's) beside the CMSIS-NN routines TFLite Micro's cmsis_nn kernels
+call for each layer, with the arguments they pass (bench_cmsis's harness; every layer's
+bytes equal three ways), summed, and rip's own per-layer figures over the same layers. The
+CMSIS-NN side leaves out TFLite Micro's interpreter, which only adds to its figure.
+--only-writer-models runs this section alone.
 
     python benchmarks/bench_cost.py [--models a,b] [--jobs N] [--profile MODEL] [--json F]
         [--no-writer-models | --only-writer-models]
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -318,18 +319,21 @@ WRITER_BOARD = "qemu-m33"
 
 
 def writer_costs(jobs: int, nn: str | None, core: str | None) -> list[dict]:
-    """Per model of writer_models.py (written to build/bench-models/): bench_cmsis's
+    """Per model of tests/bench_models.py (which writes them to build/bench-models/ and prints
+    their paths: benchmarks never import the tests): bench_cmsis's
     layer-by-layer run on WRITER_BOARD (CMSIS-NN's routines and rip's ops, every layer's
     bytes checked against TFLite Micro's) under ``"boards"``, ``measure``'s whole-inference
     run of strategy rip under ``"whole"``, and the ops neither side times under
     ``"uncovered"``."""
     import bench_cmsis
-    import writer_models
 
     from rip.frontend.reader import read_model
 
     found = bench_cmsis.find_cmsis(nn, core)
-    paths = list(writer_models.write_models().values())
+    script = ROOT / "tests" / "bench_models.py"
+    written = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                             check=True)  # fmt: skip
+    paths = [Path(line) for line in written.stdout.split()]
     libs = {WRITER_BOARD: str(bench_cmsis.build_library(*found, WRITER_BOARD))}
     with ProcessPoolExecutor(jobs) as pool:
         layers = [pool.submit(bench_cmsis.measure, str(p), [WRITER_BOARD], str(found[0]),

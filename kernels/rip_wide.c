@@ -441,7 +441,7 @@ WIDE_INLINE void conv_panel4_run(const rip_conv_s16_params *p, const wide_out *e
     const int32_t out_w = p->output.w, out_c = p->output.c;
     const ptrdiff_t row = (ptrdiff_t)dh * in_w * in_c, col = (ptrdiff_t)dw * in_c;
     const ptrdiff_t tap = (ptrdiff_t)PANEL * fc, w_row = kw * tap;
-    wide_consts k;
+    wide_consts k = {{0}, {0}, {0}, 0}; /* -Og cannot see wide_consts_init fill it */
     wide_consts_init(e, o, PANEL, &k);
     y += o;
     for (int32_t b = 0; b < p->output.n; ++b) {
@@ -493,7 +493,7 @@ WIDE_NOINLINE void conv_panel(const rip_conv_s16_params *p, const wide_out *e, c
     const ptrdiff_t row = (ptrdiff_t)p->dilation_h * in->w * in->c;
     const ptrdiff_t col = (ptrdiff_t)p->dilation_w * in->c;
     const ptrdiff_t tap = (ptrdiff_t)g * fc, w_row = p->kw * tap;
-    wide_consts k;
+    wide_consts k = {{0}, {0}, {0}, 0}; /* -Og cannot see wide_consts_init fill it */
     wide_consts_init(e, o, g, &k);
     y += o;
     for (int32_t b = 0; b < out->n; ++b) {
@@ -634,7 +634,7 @@ WIDE_NOINLINE void depthwise_m1(const rip_conv_s16_params *p, const wide_out *e,
     const ptrdiff_t w_row = (ptrdiff_t)p->kw * ch;
     for (int32_t c = 0; c < ch; c += PANEL) {
         const int32_t g = rip_min32(PANEL, ch - c);
-        wide_consts k;
+        wide_consts k = {{0}, {0}, {0}, 0}; /* -Og cannot see wide_consts_init fill it */
         wide_consts_init(e, c, g, &k);
         int16_t *yp = y + c;
         for (int32_t b = 0; b < out->n; ++b) {

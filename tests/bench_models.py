@@ -1,4 +1,5 @@
-"""The models issue 28 benchmarks that no shared file has: an attention block (BATCH_MATMUL,
+"""The models `make bench-cost` measures that no shared file has (its writer-models section
+runs this script, so that no benchmark imports the tests): an attention block (BATCH_MATMUL,
 SOFTMAX), a 16x8 DS-CNN (int16 activations, int8 weights) and a keyword-spotting LSTM (int8
 and 16x8), written TensorFlow-free by the tests' TFLite writer (tests/tflite_writer) with the
 tests' own builders, at the sizes of real keyword-spotting models:
@@ -19,7 +20,7 @@ tests' own builders, at the sizes of real keyword-spotting models:
   a 12-way FULLY_CONNECTED with per-tensor weights (TFLite Micro's cmsis_nn
   FULLY_CONNECTED refuses per-channel 16x8 weights; its reference kernel, and rip, take both).
 
-    python benchmarks/writer_models.py [--out DIR]    # writes DIR/<name>.tflite
+    python tests/bench_models.py [--out DIR]    # writes DIR/<name>.tflite, prints each path
 """
 
 from __future__ import annotations
@@ -31,23 +32,22 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from test_batch_matmul import attention_model
+from test_lstm import lstm_model
+from test_wide import _conv_stack
+from tflite_writer import ModelBuilder
 
 from rip.core.terms import Activation
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "build" / "bench-models"
-sys.path.insert(0, str(ROOT / "tests"))  # the builders and tflite_writer
 
 
 def attention_kwt() -> bytes:
-    from test_batch_matmul import attention_model
-
     return attention_model(0, tokens=49, width=64, head=64)
 
 
 def lstm_kws(wide: bool = False, seed: int = 5) -> bytes:
-    from test_lstm import lstm_model
-
     fine = 256.0 if wide else 1.0  # 16x8: the same ranges in 256 times finer steps
     # input (MFCC, asymmetric), its zero point, hidden state, its zero point, cell, weights
     scales = (0.05 / fine, -20, 2 / 255 / fine, -1, 2.0**-11, [0.004] * 8)
@@ -60,9 +60,6 @@ def lstm16_kws() -> bytes:
 
 
 def ds_cnn16(seed: int = 3, channels: int = 64, blocks: int = 4, labels: int = 12) -> bytes:
-    from test_wide import _conv_stack
-    from tflite_writer import ModelBuilder
-
     rng = np.random.default_rng(seed)
     relu = Activation.RELU.value
     convs = [("conv", 3, 2, 1, "SAME", channels, "int64", relu)]
