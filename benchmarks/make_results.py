@@ -43,11 +43,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure only the keras graphs section into docs/results.json",
     )
+    ap.add_argument(
+        "--study",
+        action="store_true",
+        help="measure only the study section into docs/results.json",
+    )
     args = ap.parse_args(argv)
     docs = REPO / "docs"
     page, data_path, readme = docs / "RESULTS.md", docs / "results.json", REPO / "README.md"
-    if args.pico or args.models or args.graphs or args.mlperf:
+    if args.pico or args.models or args.graphs or args.mlperf or args.study:
         data = json.loads(data_path.read_text())
+        if args.study:
+            run.add_study(data)
         if args.models:
             run.add_models(data)
         if args.graphs:

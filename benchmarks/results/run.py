@@ -302,6 +302,12 @@ def add_models(data: dict) -> None:
     data["headline"] = headline(data)
 
 
+def add_study(data: dict) -> None:
+    """The study section (the shared models' planning study, and the models it refused)
+    measured alone."""
+    _alone(data, "study", study_section, False, paper_tables())
+
+
 def add_graphs(data: dict) -> None:
     """The keras graphs section measured alone (its solve times and time limits want an
     otherwise idle machine)."""
