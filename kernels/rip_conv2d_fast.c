@@ -408,6 +408,31 @@ static void rip_rq_widen_3px(const int8_t *xa, int32_t k, int32_t *dst) {
     }
 }
 
+/* One pass of the pixel-triple dot product (rip_rq_dot3, rip_rq_pairs3_sat): four taps of
+ * two channels (a pair's packed word each, widened by SXTB16) against three pixels' widened
+ * inputs, six accumulators by SMLAD; the pointers advance by one pass. */
+#define RIP_DOT3_PASS \
+    "ldrd %[wa], %[wb], [%[w]], #8\n" \
+    "ldrd %[x0], %[x1], [%[x]], #24\n" \
+    "sxtb16 %[t], %[wa], ror #8\n" \
+    "sxtb16 %[wa], %[wa]\n" \
+    "smlad %[a00], %[x0], %[wa], %[a00]\n" \
+    "smlad %[a00], %[x1], %[t], %[a00]\n" \
+    "sxtb16 %[u], %[wb], ror #8\n" \
+    "sxtb16 %[wb], %[wb]\n" \
+    "smlad %[a01], %[x0], %[wb], %[a01]\n" \
+    "smlad %[a01], %[x1], %[u], %[a01]\n" \
+    "ldrd %[x0], %[x1], [%[x], #-16]\n" \
+    "smlad %[a10], %[x0], %[wa], %[a10]\n" \
+    "smlad %[a10], %[x1], %[t], %[a10]\n" \
+    "smlad %[a11], %[x0], %[wb], %[a11]\n" \
+    "smlad %[a11], %[x1], %[u], %[a11]\n" \
+    "ldrd %[x0], %[x1], [%[x], #-8]\n" \
+    "smlad %[a20], %[x0], %[wa], %[a20]\n" \
+    "smlad %[a20], %[x1], %[t], %[a20]\n" \
+    "smlad %[a21], %[x0], %[wb], %[a21]\n" \
+    "smlad %[a21], %[x1], %[u], %[a21]\n"
+
 /* One channel pair's dot products with the triple (a_ij: pixel i, channel j), `*wp` the
  * pair's packed rows (advanced past them). Fourteen registers hold the loop's values; the
  * end pointer is reloaded from the stack into a pixel register once a pass. */
@@ -419,26 +444,7 @@ RIP_INLINE void rip_rq_dot3(const int32_t *x, const int8_t **wp, int32_t k4, int
     int32_t x0, x1, wa, wb, t, u;
     __asm__ volatile(
         RIP_ASM_LOOP_HEAD
-        "ldrd %[wa], %[wb], [%[w]], #8\n"
-        "ldrd %[x0], %[x1], [%[x]], #24\n"
-        "sxtb16 %[t], %[wa], ror #8\n"
-        "sxtb16 %[wa], %[wa]\n"
-        "smlad %[a00], %[x0], %[wa], %[a00]\n"
-        "smlad %[a00], %[x1], %[t], %[a00]\n"
-        "sxtb16 %[u], %[wb], ror #8\n"
-        "sxtb16 %[wb], %[wb]\n"
-        "smlad %[a01], %[x0], %[wb], %[a01]\n"
-        "smlad %[a01], %[x1], %[u], %[a01]\n"
-        "ldrd %[x0], %[x1], [%[x], #-16]\n"
-        "smlad %[a10], %[x0], %[wa], %[a10]\n"
-        "smlad %[a10], %[x1], %[t], %[a10]\n"
-        "smlad %[a11], %[x0], %[wb], %[a11]\n"
-        "smlad %[a11], %[x1], %[u], %[a11]\n"
-        "ldrd %[x0], %[x1], [%[x], #-8]\n"
-        "smlad %[a20], %[x0], %[wa], %[a20]\n"
-        "smlad %[a20], %[x1], %[t], %[a20]\n"
-        "smlad %[a21], %[x0], %[wb], %[a21]\n"
-        "smlad %[a21], %[x1], %[u], %[a21]\n"
+        RIP_DOT3_PASS
         "ldr %[x0], %[end]\n"
         "cmp %[w], %[x0]\n"
         "bne 1b\n"
@@ -577,26 +583,7 @@ RIP_INLINE void rip_rq_pairs3_sat(const int32_t *xs, int32_t k4, const int8_t **
         "mov %[a11], %[a01]\n"
         "mov %[a21], %[a01]\n"
         RIP_ASM_LOOP_HEAD
-        "ldrd %[wa], %[wb], [%[w]], #8\n"
-        "ldrd %[x0], %[x1], [%[x]], #24\n"
-        "sxtb16 %[t], %[wa], ror #8\n"
-        "sxtb16 %[wa], %[wa]\n"
-        "smlad %[a00], %[x0], %[wa], %[a00]\n"
-        "smlad %[a00], %[x1], %[t], %[a00]\n"
-        "sxtb16 %[u], %[wb], ror #8\n"
-        "sxtb16 %[wb], %[wb]\n"
-        "smlad %[a01], %[x0], %[wb], %[a01]\n"
-        "smlad %[a01], %[x1], %[u], %[a01]\n"
-        "ldrd %[x0], %[x1], [%[x], #-16]\n"
-        "smlad %[a10], %[x0], %[wa], %[a10]\n"
-        "smlad %[a10], %[x1], %[t], %[a10]\n"
-        "smlad %[a11], %[x0], %[wb], %[a11]\n"
-        "smlad %[a11], %[x1], %[u], %[a11]\n"
-        "ldrd %[x0], %[x1], [%[x], #-8]\n"
-        "smlad %[a20], %[x0], %[wa], %[a20]\n"
-        "smlad %[a20], %[x1], %[t], %[a20]\n"
-        "smlad %[a21], %[x0], %[wb], %[a21]\n"
-        "smlad %[a21], %[x1], %[u], %[a21]\n"
+        RIP_DOT3_PASS
         "ldr %[x0], %[sx_end]\n"
         "cmp %[x], %[x0]\n"
         "bne 1b\n"
