@@ -365,7 +365,7 @@ def slice_params(kind: str, input: Tensor, output: Tensor, p: SliceParams) -> Sl
     elements = [math.prod(shape[k + 1 :]) for k in range(4)]
     return SliceKernelParams(
         offset=sum(b * e for b, e in zip(begin, elements, strict=True)),
-        step=tuple(s * e for s, e in zip(stride, elements, strict=True)),  # type: ignore[arg-type]
+        step=tuple(s * e for s, e in zip(stride, elements, strict=True)),
         output_dims=size,  # type: ignore[arg-type]
     )
 

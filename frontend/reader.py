@@ -1164,7 +1164,8 @@ class _Reader:
                 raise self.fail(
                     f"{r.where}: operand {k} {_tensor_desc(t[k])} must be {dtype} {list(want)}"
                 )
-            if k < 9 and (t[k].quant is None or len(t[k].quant.scale) != 1):
+            quant = t[k].quant
+            if k < 9 and (quant is None or len(quant.scale) != 1):
                 raise self.fail(f"{r.where}: weights {_tensor_desc(t[k])} need one scale")
         for state in (hidden, cell, x):
             if state.quant is None or len(state.quant.scale) != 1:
