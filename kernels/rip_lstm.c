@@ -68,15 +68,6 @@ RIP_INLINE int32_t rq(int32_t x, const lstm_rq *q) {
 #endif
 }
 
-/* TFLite's MultiplyByQuantizedMultiplier of an int64 sum (|x| < 2^47): the multiplier
- * rounded to 16 bits, one rounding shift. */
-static inline int32_t scale64(int64_t x, rip_quant q) {
-    const int32_t reduced = q.multiplier < 0x7FFF0000 ? (q.multiplier + (1 << 15)) >> 16 : 0x7FFF;
-    const int32_t total_shift = 15 - q.shift;
-    const int64_t r = x * (int64_t)reduced + ((int64_t)1 << (total_shift - 1));
-    return (int32_t)(uint32_t)(uint64_t)(r >> total_shift);
-}
-
 RIP_INLINE int32_t sat16(int32_t x) {
 #if defined(__ARM_FEATURE_SAT)
     return __ssat(x, 16);
@@ -271,8 +262,12 @@ RIP_INLINE void row_s16(const lstm_call *k, const int8_t *x, const int8_t *h, in
         w += 4 * (kx + kh);
         int32_t sum[4];
         for (int32_t g = 0; g < 4; ++g) {
-            sum[g] = sat16(sat16(scale64(a[g], p->input_fc[g])) +
-                           sat16(scale64(b[g], p->recurrent_fc[g])));
+            const rip_quant qx = p->input_fc[g], qh = p->recurrent_fc[g];
+            const int32_t ya =
+                rip_multiply_by_quantized_multiplier64(a[g], qx.multiplier, qx.shift);
+            const int32_t yb =
+                rip_multiply_by_quantized_multiplier64(b[g], qh.multiplier, qh.shift);
+            sum[g] = sat16(sat16(ya) + sat16(yb));
         }
         rip_store_le(out + 2 * (ptrdiff_t)j, unit(k, sum, cell + 2 * (ptrdiff_t)j), 2);
     }

@@ -166,6 +166,22 @@ static inline int32_t rip_multiply_by_quantized_multiplier(int32_t x, int32_t mu
                                       right_shift);
 }
 
+/* TFLite's 16-bit reduced multiplier of MultiplyByQuantizedMultiplier(int64). */
+static inline int32_t rip_reduced_multiplier(int32_t multiplier) {
+    return multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+}
+
+/* TFLite's MultiplyByQuantizedMultiplier of an int64 (|x| < 2^47; the 16x8 kernels' sums):
+ * the multiplier rounded to 16 bits, one rounding shift by 15 - shift; the result's low 32
+ * bits. */
+static inline int32_t rip_multiply_by_quantized_multiplier64(int64_t x, int32_t multiplier,
+                                                             int32_t shift) {
+    const int32_t total_shift = 15 - shift;
+    const int64_t r =
+        x * (int64_t)rip_reduced_multiplier(multiplier) + ((int64_t)1 << (total_shift - 1));
+    return (int32_t)(uint32_t)(uint64_t)(r >> total_shift);
+}
+
 /* TFLite's MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0). */
 static inline int32_t rip_multiply_by_quantized_multiplier_smaller_than_one(int32_t x,
                                                                             int32_t multiplier,

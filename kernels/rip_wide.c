@@ -37,20 +37,6 @@ static inline int64_t bias_at(const void *bias, int32_t bytes, int32_t o) {
     return 0;
 }
 
-/* TFLite's 16-bit reduced multiplier of MultiplyByQuantizedMultiplier(int64). */
-static inline int32_t reduced_multiplier(int32_t multiplier) {
-    return multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
-}
-
-/* TFLite's MultiplyByQuantizedMultiplier of an int64 (|x| < 2^47): the multiplier rounded
- * to 16 bits, one rounding shift by 15 - shift; the result's low 32 bits. */
-static inline int32_t mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
-    const int32_t total_shift = 15 - shift;
-    const int64_t r =
-        x * (int64_t)reduced_multiplier(multiplier) + ((int64_t)1 << (total_shift - 1));
-    return (int32_t)(uint32_t)(uint64_t)(r >> total_shift);
-}
-
 /* How a kernel's sums become its int16 outputs, TFLite Micro's reference epilogue: the sum
  * in int64 with the 64-bit MultiplyByQuantizedMultiplier (wide), or in int32 with the
  * double-rounding one (the int32 sum is the int64 one's low 32 bits: the reference's int32
@@ -67,7 +53,7 @@ static int32_t wide_out_one(const wide_out *e, int64_t acc, int32_t o) {
     const int64_t bias = bias_at(e->bias, e->bias_bytes, o);
     int32_t v;
     if (e->wide) {
-        v = mbqm64(acc + bias, e->multiplier[q], e->shift[q]);
+        v = rip_multiply_by_quantized_multiplier64(acc + bias, e->multiplier[q], e->shift[q]);
     } else {
         const int32_t low = rip_wrap_add32((int32_t)(uint32_t)(uint64_t)acc, (int32_t)bias);
         v = rip_multiply_by_quantized_multiplier(low, e->multiplier[q], e->shift[q]);
@@ -119,7 +105,7 @@ static void wide_consts_init(const wide_out *e, int32_t o, int32_t g, wide_const
             return;
         }
         const int32_t up = s < 32 ? 32 - s : 0;
-        const int32_t mult = reduced_multiplier(m) << up;
+        const int32_t mult = rip_reduced_multiplier(m) << up;
         k->mult[c] = mult;
         k->post[c] = s - 32 + up;
         k->add[c] = (int64_t)((uint64_t)bias * (uint64_t)(int64_t)mult +
