@@ -8,16 +8,8 @@ region (``rip_state`` in model.c, `Graph.state_offsets`), never the arena. Out o
 from __future__ import annotations
 
 from rip.codegen import svdf_params as sp
-from rip.codegen.lower_state import state_pointer
-from rip.codegen.lowering import (
-    Lowered,
-    OpBuffers,
-    check_buffers,
-    check_operand_in_place,
-    kernel_params,
-    render_kernel,
-    table_kernel,
-)
+from rip.codegen.lower_state import lower_with_state
+from rip.codegen.lowering import Lowered, OpBuffers, table_kernel
 from rip.core.operators import Kernel
 from rip.frontend.ir import Graph, Operator
 
@@ -31,9 +23,6 @@ def lower_svdf(graph: Graph, op: Operator, index: int, buffers: OpBuffers, prefi
     kernel = table_kernel(op)
     if graph.tensors[op.params.state].dtype == "int16":
         kernel = SVDF_S16
-    check_buffers(graph, op, buffers)
-    check_operand_in_place(graph, op, buffers, kernel, None, ())
-    params = kernel_params(sp.op_params, graph, op)
-    state = state_pointer(graph, params.state)
-    inputs = (str(buffers.inputs[0]), state)
-    return render_kernel(graph, op, index, buffers, prefix, kernel, params, inputs, ())
+    return lower_with_state(
+        graph, op, index, buffers, prefix, kernel, sp.op_params, lambda p: (p.state,)
+    )
