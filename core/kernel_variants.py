@@ -66,10 +66,29 @@ def dw_cols_tile(kh: int, kw: int, sw: int, dw: int) -> int | None:
 
 
 # A whole layer a group of four channels at a time (rip_dw_plane_cols): the 3x3 and 5x5
-# runs' tiles are larger, and where a group's whole widened plane fits its run's tile, at
+# runs' tiles are larger, and the group order takes a row of as many columns as they hold
+# (`dw_cols_plane_tile`); where a group's whole widened plane fits its run's tile, at
 # `dw_cols_whole_pairs` column pairs a row, every row is widened before the group's first
 # store; else, where a row is one tile, a window of kernel rows moves down the rows.
+DW_COLS_PLANE3_WORDS = 540  # RIP_DWC_PLANE3_WORDS
 DW_COLS_PLANE_WORDS = 448  # RIP_DWC_PLANE_WORDS
+
+
+def dw_cols_plane_words(kh: int, kw: int) -> int:
+    """The words of a run's widened tile (rip_dwc_plane_words): the 3x3 and 5x5 runs'
+    larger ones, every other kernel size's DW_COLS_TILE_WORDS."""
+    if kh != kw or kh not in (3, 5):
+        return DW_COLS_TILE_WORDS
+    return DW_COLS_PLANE3_WORDS if kh == 3 else DW_COLS_PLANE_WORDS
+
+
+def dw_cols_plane_tile(kh: int, kw: int, sw: int, dw: int) -> int | None:
+    """Output columns a row may have for the group order (rip_dw_plane_cols_ok: a row in
+    one tile of the run's words), None where the engine does not run the layer."""
+    if dw_cols_tile(kh, kw, sw, dw) is None:
+        return None
+    pairs = dw_cols_plane_words(kh, kw) // (4 * kh)
+    return 2 * ((pairs - (kw - 1) // 2) // sw)
 
 
 def dw_cols_whole_pairs(kh: int, kw: int, sw: int) -> int:
@@ -83,8 +102,8 @@ def dw_cols_whole_fits(kh: int, kw: int, sh: int, sw: int, h_out: int, w_out: in
     every row the group reads, at `dw_cols_whole_pairs` column pairs a row)."""
     pairs = dw_cols_whole_pairs(kh, kw, sw)
     ncp = sw * ((w_out + 1) // 2) + (kw - 1) // 2
-    words = DW_COLS_PLANE_WORDS if kh == kw and kh in (3, 5) else DW_COLS_TILE_WORDS
-    return 0 < ncp <= pairs and ((h_out - 1) * sh + kh) * pairs * 4 <= words
+    rows = (h_out - 1) * sh + kh
+    return 0 < ncp <= pairs and rows * pairs * 4 <= dw_cols_plane_words(kh, kw)
 
 
 # ---- ADD's and SUB's term table (rip_add_params.terms, codegen's elementwise_params) -----

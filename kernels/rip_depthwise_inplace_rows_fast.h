@@ -34,8 +34,8 @@ extern "C" {
  *
  * Every core runs this schedule (ARMv6-M's engine one channel at a time within each row:
  * the same rows saved, the same ring), except where DSP cores and hosts take the layer in
- * the column-pair engine's group order (rip_dw_plane_cols, rip_dw_row_engine.h: the cheap
- * requantisation, every channel in a group of four, a row in one tile): a group over every
+ * the column-pair engine's group order (rip_dw_plane_cols, rip_dw_row_engine.h: every
+ * channel in a group of four, a row in one tile): a group over every
  * output row, its widened window kept from row to row, which reads each input row before
  * any output byte reaches it wherever the kernel takes it (its test; rip.allocator.theory
  * .simulate.simulate_depthwise_plane executes that order) and then saves no row. */

@@ -49,15 +49,24 @@
  * as many column pairs as fit for the kernel's rows (26 for 3 rows, 16 for 5, 11 for 7:
  * tiles of 50, 28 and 16 stride-1 pixels; 1,536 bytes measured no faster on MCUNet-in3). */
 #define RIP_DWC_TILE_WORDS 320
-/* The 3x3 and 5x5 runs' tile is larger (rip.core.kernel_variants.DW_COLS_PLANE_WORDS): a
+/* The 3x3 and 5x5 runs' tile is larger (rip.core.kernel_variants.DW_COLS_PLANE_WORDS), and
+ * their group order (rip_dw_plane_cols) takes a row of as many columns as it holds: a
  * group's whole widened plane of a narrow layer fits (MLPerf Tiny's keyword spotter: 27
- * rows of four pairs; 22 rows of five for 5x5), the frames 1,816 and 2,112 bytes beside
- * the 7x7 runs' 1,952 (their operands the larger part). */
+ * rows of four pairs; 22 rows of five for 5x5), and the 3x3 window's three rows of 45
+ * pairs hold a row of 88 output columns (MCUNet-in3's and ProxylessNAS's first depthwise
+ * layer, whose every input row is then widened once a group instead of three times, and
+ * the in-place ring goes unused: in3's op 3 2.80 to 2.3 instructions a MAC). The frames
+ * about 2,250 and 2,112 bytes beside the 7x7 runs' 1,952 (their operands the larger
+ * part). */
+#define RIP_DWC_PLANE3_WORDS 540
 #define RIP_DWC_PLANE_WORDS 448
 
 /* The words of a run's tile (RIP_DWC_RUN's TILE) for a kernel size. */
 static inline int32_t rip_dwc_plane_words(int32_t kh, int32_t kw) {
-    return kh == kw && (kh == 3 || kh == 5) ? RIP_DWC_PLANE_WORDS : RIP_DWC_TILE_WORDS;
+    if (kh != kw || (kh != 3 && kh != 5)) {
+        return RIP_DWC_TILE_WORDS;
+    }
+    return kh == 3 ? RIP_DWC_PLANE3_WORDS : RIP_DWC_PLANE_WORDS;
 }
 
 /* A square kernel's group plane lies at this many column pairs a row, a constant the taps'
@@ -524,17 +533,19 @@ typedef struct {
 static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_job *job,
                                                                  int32_t *wk, int32_t *e,
                                                                  const int WHOLE,
+                                                                 const int PLANE,
+                                                                 const int32_t EC,
                                                                  const int32_t KH,
                                                                  const int32_t KW,
                                                                  const int32_t SW,
                                                                  const int MODE) {
     const rip_dw_plane *g = job->g;
     rip_dwc_channel own[4];
-    const int8_t *win[7];
+    const int8_t *win[7] = {NULL}; /* rows above k0 are never read: GCC cannot tell */
     const int32_t m = (KW - 1) / 2;
-    const int32_t ec = RIP_DWC_TILE_WORDS / (4 * KH); /* column pairs a kernel row */
-    const int32_t tile = 2 * ((ec - m) / SW);          /* pixels a tile */
-    const int plane = job->rows == NULL;
+    const int32_t ec = EC;                    /* column pairs a kernel row */
+    const int32_t tile = 2 * ((ec - m) / SW); /* pixels a tile */
+    const int plane = PLANE;
     const ptrdiff_t c = g->c, row_in = (ptrdiff_t)g->w * c, row_out = (ptrdiff_t)g->w_out * c;
     const int32_t keep = KH > g->sh ? KH - g->sh : 0; /* rows one output row's window keeps */
     const int8_t *const *rows = plane ? win : job->rows;
@@ -552,6 +563,9 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
             rip_dwc_weights(w + j * KH * m, KH, KW, DOUBLED, wk + j * cw);
             if (plane) {
                 own[j] = rip_dwc_channel_of(g, job->q, ch + j);
+                if (MODE != RIP_DW_RQ_EXACT && job->q->mode == RIP_DW_RQ_EXACT) {
+                    (void)rip_dwc_promote(&own[j]); /* proven by the caller */
+                }
             }
             rip_dwc_record(ks + j, DOUBLED, wk + j * cw + words);
         }
@@ -601,14 +615,21 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
 typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
 
 /* WORDS: a channel's operands at most (KH * (KW - 1)), a constant for the stack array;
- * TILE: the widened tile's words (rip_dwc_plane_words: the window's rows at
- * RIP_DWC_TILE_WORDS, a group's whole plane where it fits); WHOLE: the run has the
- * whole-plane order (the square sizes). */
+ * TILE: the widened tile's words (rip_dwc_plane_words), the group order's (its window's
+ * rows, or a group's whole plane where it fits), while a row's tiles keep
+ * RIP_DWC_TILE_WORDS (rip.core.kernel_variants.dw_cols_tile); WHOLE: the run has the
+ * whole-plane order (the square sizes). Each order is expanded with its own constant
+ * column pairs a kernel row, which the hand-scheduled quads take as immediates. */
 #define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, WHOLE, SW, MODE)                                \
     static __attribute__((noinline)) void name(const rip_dwc_job *job) {                       \
         int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
         int32_t e[TILE] __attribute__((aligned(8)));                                           \
-        rip_dwc_groups(job, wk, e, WHOLE, KH, KW, SW, MODE);                                   \
+        if (job->rows == NULL) {                                                               \
+            rip_dwc_groups(job, wk, e, WHOLE, 1, (TILE) / (4 * (KH)), KH, KW, SW, MODE);       \
+        } else {                                                                               \
+            rip_dwc_groups(job, wk, e, WHOLE, 0, RIP_DWC_TILE_WORDS / (4 * (KH)), KH, KW, SW,  \
+                           MODE);                                                              \
+        }                                                                                      \
     }
 #define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, TILE, WHOLE, SW)                              \
     RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, TILE, WHOLE, SW, RIP_DW_RQ_EXACT)               \
@@ -617,7 +638,7 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
 #define RIP_DWC_RUN_STRIDES(prefix, KH, KW, WORDS, TILE, WHOLE)                                \
     RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, WORDS, TILE, WHOLE, 1)                              \
     RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, TILE, WHOLE, 2)
-RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6, RIP_DWC_PLANE_WORDS, 1)
+RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6, RIP_DWC_PLANE3_WORDS, 1)
 RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5, 20, RIP_DWC_PLANE_WORDS, 1)
 RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42, RIP_DWC_TILE_WORDS, 1)
 RIP_DWC_RUN_STRIDES(rip_dwc_any, job->g->kh, job->g->kw, RIP_DWC_WEIGHT_WORDS,
@@ -682,17 +703,16 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
 }
 
 /* Whether rip_dw_plane_cols runs the layer (rip.allocator.theory.simulate
- * .depthwise_plane_order, the same test): cheap records, the column-pair engine covering
- * it in one tile a row, no dilation down the columns, every channel in a group of four. In
- * place (in == out), also every input row it widens for output row r from the input is
- * one that no earlier output row of the group has reached: i * W >= r * W_out (the window
- * keeps the rows it widened before). */
-static int rip_dw_plane_cols_ok(const rip_dw_plane *g, const rip_dw_rq *q, int in_place) {
-    if (q->mode == RIP_DW_RQ_EXACT || !rip_dwc_covers(g) || g->dh != 1 || g->c % 4 != 0 ||
-        g->c == 0) {
+ * .depthwise_plane_order, the same test): the column-pair engine covering it in one tile
+ * a row, no dilation down the columns, every channel in a group of four. In place (in ==
+ * out), also every input row it widens for output row r from the input is one that no
+ * earlier output row of the group has reached: i * W >= r * W_out (the window keeps the
+ * rows it widened before). */
+static int rip_dw_plane_cols_ok(const rip_dw_plane *g, int in_place) {
+    if (!rip_dwc_covers(g) || g->dh != 1 || g->c % 4 != 0 || g->c == 0) {
         return 0;
     }
-    const int32_t m = (g->kw - 1) / 2, ec = RIP_DWC_TILE_WORDS / (4 * g->kh);
+    const int32_t m = (g->kw - 1) / 2, ec = rip_dwc_plane_words(g->kh, g->kw) / (4 * g->kh);
     if (g->w_out > 2 * ((ec - m) / g->sw)) {
         return 0;
     }
@@ -718,15 +738,45 @@ static int rip_dw_plane_cols_ok(const rip_dw_plane *g, const rip_dw_rq *q, int i
 
 int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                       const rip_dw_rq *q, int8_t *out, int32_t c0, int32_t n_ch) {
-    const int how = rip_dw_plane_cols_ok(g, q, in == out);
+    const int how = rip_dw_plane_cols_ok(g, in == out);
     if (how == 0 || (c0 | n_ch) % 4 != 0) {
         return 0;
     }
-    const rip_dwc_fn run = rip_dwc_runs[rip_dwc_size_index(g->kh, g->kw)][g->sw - 1][q->mode];
+    const rip_dwc_fn *const by_mode = rip_dwc_runs[rip_dwc_size_index(g->kh, g->kw)][g->sw - 1];
     /* channel c0's packed words: (KW - 1) / 2 words a kernel row and channel */
+    const int32_t per_group = 4 * g->kh * ((g->kw - 1) / 2);
     const int32_t *w = rip_dw_packed(filter) + (ptrdiff_t)c0 * g->kh * ((g->kw - 1) / 2);
-    const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, c0, n_ch / 4, how == 2};
-    run(&job);
+    if (q->mode != RIP_DW_RQ_EXACT) {
+        const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, c0, n_ch / 4, how == 2};
+        by_mode[q->mode](&job);
+        return 1;
+    }
+    /* Exact records: each run of groups whose every channel the cheap arithmetic takes
+     * (rip_dwc_promote, as rip_dw_row_cols decides per group) in the cheap run, the rest in
+     * the exact one, in group order: a group's stores reach its own channels only, so the
+     * split keeps the order the test above proved (MCUNet-in3's op 15, one channel of 80
+     * with a left shift: every other group cheap). */
+    const int cheap = g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
+                                                               : RIP_DW_RQ_CHEAP_CLAMP;
+    for (int32_t ch = c0, end = c0 + n_ch; ch < end;) {
+        int mode = RIP_DW_RQ_EXACT, n = 0;
+        for (; ch + 4 * n < end; ++n) {
+            int promoted = 1;
+            for (int32_t k = 0; k < 4 && promoted; ++k) {
+                rip_dwc_channel t = rip_dwc_channel_of(g, q, ch + 4 * n + k);
+                promoted = rip_dwc_promote(&t);
+            }
+            const int m = promoted ? cheap : RIP_DW_RQ_EXACT;
+            if (n > 0 && m != mode) {
+                break;
+            }
+            mode = m;
+        }
+        const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, ch, n, how == 2};
+        by_mode[mode](&job);
+        ch += 4 * n;
+        w += (ptrdiff_t)n * per_group;
+    }
     return 1;
 }
 

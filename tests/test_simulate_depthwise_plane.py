@@ -54,16 +54,17 @@ def test_a_window_above_the_input_is_refused_in_place() -> None:
 
 
 def test_the_group_order_takes_what_the_engine_covers_in_one_tile() -> None:
-    wide = ConvGeometry(3, 60, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)  # 60 pixels: two tiles
+    # a 3x3 row of 88 columns is one tile of the run's 540 words (45 pairs), 90 are two
+    wide = ConvGeometry(3, 90, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)
     assert depthwise_plane_order(wide, 4, in_place=False) is None
-    narrow = ConvGeometry(3, 50, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)
+    narrow = ConvGeometry(3, 88, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)
     assert depthwise_plane_order(narrow, 4, in_place=True) == "window"
     assert depthwise_plane_order(narrow, 6, in_place=False) is None  # a channel left over
     dilated = ConvGeometry(9, 9, 4, 4, 3, 3, 1, 1, 2, 1, 2, 2, 1, 1)
     assert depthwise_plane_order(dilated, 4, in_place=False) is None
     kws = ConvGeometry(25, 5, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)  # 27 rows of 4 pairs
     assert depthwise_plane_order(kws, 64, in_place=True) == "whole"
-    taller = ConvGeometry(27, 5, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)  # 29 rows: the window
+    taller = ConvGeometry(32, 5, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)  # 34 rows: the window
     assert depthwise_plane_order(taller, 4, in_place=True) == "window"
     five = ConvGeometry(18, 6, 4, 4, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2)  # 22 rows of 5 pairs
     assert depthwise_plane_order(five, 4, in_place=True) == "whole"

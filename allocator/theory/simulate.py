@@ -557,7 +557,7 @@ def simulate_depthwise_rows(
 def depthwise_plane_order(geom: ConvGeometry, channels: int, in_place: bool) -> str | None:
     """The order in which the column-pair engine runs the depthwise layer a group of four
     channels at a time over every output row (kernels/rip_dw_cols_engine.h,
-    rip_dw_plane_cols_ok, the same test but for the cheap requantisation it also needs), or
+    rip_dw_plane_cols_ok, the same test), or
     None where it runs the rows in turn: its kernel covered in one tile a row
     (`kernel_variants.dw_cols_tile`), no dilation down the columns, ``channels`` a positive
     multiple of 4. "whole" where a group's whole widened plane fits (a square kernel,
@@ -566,7 +566,7 @@ def depthwise_plane_order(geom: ConvGeometry, channels: int, in_place: bool) -> 
     row r from the workspace is one that no earlier output row has reached (i * W >=
     r * W_out: the window keeps the rows it widened for the previous output row). DSP cores
     and hosts only: ARMv6-M runs every layer row by row."""
-    tile = kv.dw_cols_tile(geom.kh, geom.kw, geom.sw, geom.dw)
+    tile = kv.dw_cols_plane_tile(geom.kh, geom.kw, geom.sw, geom.dw)
     if tile is None or geom.dh != 1 or channels % 4 or channels == 0 or geom.w_out > tile:
         return None
     if kv.dw_cols_whole_fits(geom.kh, geom.kw, geom.sh, geom.sw, geom.h_out, geom.w_out):
