@@ -448,6 +448,84 @@ static inline __attribute__((always_inline)) void rip_dwc3_quads_sat(const int32
     *xp = x;
     *op = o;
 }
+
+/* One kernel row of a 3x3 stride-2 quad (RIP_DWC_QUAD's RIP_DWC_ROW2 pair at SW 2): pixel
+ * i's window starts at pair i, A (taps 0, 1) on it and B's top (tap 2) on pair i + 1's
+ * bottom; the five pairs at x + ROW, + 16 .. + 64 (bytes), two live at a time. */
+#define RIP_DWC3S2_ROW(WOFF, ROW)                                                              \
+    "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
+    "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
+    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
+    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wa], %[a1]\n\t"                                                     \
+    "ldr %[p0], [%[x], %[" ROW "32]]\n\t"                                                      \
+    "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"                                                    \
+    "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
+    "ldr %[p1], [%[x], %[" ROW "48]]\n\t"                                                      \
+    "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"                                                    \
+    "smlad %[a3], %[p1], %[wa], %[a3]\n\t"                                                     \
+    "ldr %[p0], [%[x], %[" ROW "64]]\n\t"                                                      \
+    "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"
+
+/* rip_dwc3_quads_sat at stride 2 (GCC's schedule of the same quads kept them on the stack
+ * too: MCUNet's and person-det's stride-2 3x3 layers about 3.4 instructions a MAC); here
+ * 70 a quad, row 0 starting every accumulator from the record's first word. x and o
+ * advance past the quads. */
+static inline __attribute__((always_inline)) void rip_dwc3s2_quads_sat(const int32_t **xp,
+                                                                      int8_t **op,
+                                                                      const int8_t *end,
+                                                                      ptrdiff_t ostep,
+                                                                      const int32_t *cp,
+                                                                      const int32_t EC) {
+    const int32_t *x = *xp;
+    int8_t *o = *op;
+    int32_t a0, a1, a2, a3, wa, wb, p0, p1;
+    __asm__ volatile(
+        RIP_ASM_LOOP_HEAD
+        /* row 0: a3 holds the start until its own first product */
+        "ldr %[a3], [%[cp], #24]\n\t"
+        "ldrd %[wa], %[wb], [%[cp]]\n\t"
+        "ldr %[p0], [%[x]]\n\t"
+        "ldr %[p1], [%[x], #16]\n\t"
+        "smlad %[a0], %[p0], %[wa], %[a3]\n\t"
+        "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"
+        "smlad %[a1], %[p1], %[wa], %[a3]\n\t"
+        "ldr %[p0], [%[x], #32]\n\t"
+        "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"
+        "smlad %[a2], %[p0], %[wa], %[a3]\n\t"
+        "ldr %[p1], [%[x], #48]\n\t"
+        "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"
+        "smlad %[a3], %[p1], %[wa], %[a3]\n\t"
+        "ldr %[p0], [%[x], #64]\n\t"
+        "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"
+        RIP_DWC3S2_ROW("8", "r1")
+        RIP_DWC3S2_ROW("16", "r2")
+        "ldrd %[wa], %[wb], [%[cp], #28]\n\t"
+        "ldr %[p0], [%[cp], #36]\n\t"
+        RIP_DWC3_SAT("a0")
+        RIP_DWC3_SAT("a1")
+        RIP_DWC3_SAT("a2")
+        RIP_DWC3_SAT("a3")
+        "strb %[a0], [%[o]]\n\t"
+        "strb %[a1], [%[o], %[os]]\n\t"
+        "add %[o], %[o], %[os], lsl #1\n\t"
+        "strb %[a2], [%[o]]\n\t"
+        "strb %[a3], [%[o], %[os]]\n\t"
+        "add %[o], %[o], %[os], lsl #1\n\t"
+        "adds %[x], %[x], #64\n\t"
+        "cmp %[o], %[end]\n\t"
+        "bne 1b"
+        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [wa] "=&r"(wa),
+          [wb] "=&r"(wb), [p0] "=&r"(p0), [p1] "=&r"(p1), [x] "+r"(x), [o] "+r"(o)
+        : [end] "r"(end), [os] "r"(ostep), [cp] "r"(cp), [r1] "n"(16 * EC),
+          [r116] "n"(16 * EC + 16), [r132] "n"(16 * EC + 32), [r148] "n"(16 * EC + 48),
+          [r164] "n"(16 * EC + 64), [r2] "n"(32 * EC), [r216] "n"(32 * EC + 16),
+          [r232] "n"(32 * EC + 32), [r248] "n"(32 * EC + 48), [r264] "n"(32 * EC + 64)
+        : "cc", "memory");
+    *xp = x;
+    *op = o;
+}
 #endif
 
 /* One channel of `rows` output rows of the tile: each row's n pixels, four a pass
@@ -472,9 +550,13 @@ static inline __attribute__((always_inline)) void rip_dwc_channel_run(
     const int8_t *const end = o + (quads ? (ptrdiff_t)(n >> 2) * ostep4 : 0);
 #if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
     /* (the general run's KH is no constant: its rows' offsets are no immediates) */
-    if (__builtin_constant_p(ec) && KH == 3 && KW == 3 && SW == 1 &&
-        MODE == RIP_DW_RQ_CHEAP_SAT && o != end) {
-        rip_dwc3_quads_sat(&x, &o, end, ostep, wk, ec);
+    if (__builtin_constant_p(ec) && KH == 3 && KW == 3 && MODE == RIP_DW_RQ_CHEAP_SAT &&
+        o != end) {
+        if (SW == 1) {
+            rip_dwc3_quads_sat(&x, &o, end, ostep, wk, ec);
+        } else {
+            rip_dwc3s2_quads_sat(&x, &o, end, ostep, wk, ec);
+        }
     }
 #endif
     for (; o != end; x += 8 * SW, o += ostep4) {
