@@ -4,6 +4,8 @@ a section or column the run did not measure says so."""
 
 from __future__ import annotations
 
+import re
+
 from . import mlperf as mlperf_rows
 from .fmt import DASH, NOT_MEASURED, b, f, g, pct, ratio, table, yes
 
@@ -97,6 +99,27 @@ def headline_text(data: dict) -> str:
     else:
         text += f" Instructions: {NOT_MEASURED}."
     return text
+
+
+def readme_blocks(data: dict, page_link: str) -> dict[str, str]:
+    """The README's generated blocks, by marker name: the headline paragraph, and the cost,
+    Pico and MLPerf Tiny tables as this page has them (their headings one level down)."""
+
+    # the page's own relative links, seen from the README
+    where = page_link.rsplit("/", 1)[0] + "/" if "/" in page_link else ""
+    local = re.compile(r"\]\((?!https?:|#|/|\.\./)([^)]+)\)")
+
+    def block(lines: list[str]) -> str:
+        demoted = ["#" + x if x.startswith("#") else x for x in lines]
+        text = local.sub(lambda m: f"]({where}{m.group(1)})", "\n".join(demoted).strip())
+        return text + f"\n\n(from [the results page]({page_link}))"
+
+    return {
+        "headline": f"{headline_text(data)} ([all results]({page_link}))",
+        "cost": block(cost(data)[2:]),
+        "pico": block(pico(data)),
+        "mlperf": block(mlperf(data)),
+    }
 
 
 def headline_section(data: dict) -> list[str]:

@@ -25,8 +25,8 @@ from . import cost, figures, graphs, layers, mlperf, models, pico, render, study
 from .common import MCUNET, MODELS, REPO, exact_ratio, paper_tables
 
 CYCLES = Path(__file__).with_name("paper-table3-cycles.json")
-README_BEGIN = "<!-- results-headline: written by make bench (benchmarks/make_results.py) -->"
-README_END = "<!-- /results-headline -->"
+README_MARK = "<!-- results-{}: written by make bench (benchmarks/make_results.py) -->"
+README_END = "<!-- /results-{} -->"
 QUICK_NOTE = "bench-quick: MCUNet models only"
 
 
@@ -225,16 +225,21 @@ def headline(data: dict) -> dict | None:
     return h
 
 
-def write_readme(readme: Path, text: str, page_link: str) -> bool:
-    """Replace the README's headline block (between its markers) with ``text``."""
+def write_readme(readme: Path, blocks: dict[str, str]) -> list[str]:
+    """Replace each of the README's generated blocks (between its ``results-NAME`` markers)
+    with ``blocks[NAME]``; returns the names whose markers the README lacks."""
     src = readme.read_text()
-    if README_BEGIN not in src or README_END not in src:
-        return False
-    head, rest = src.split(README_BEGIN, 1)
-    _, tail = rest.split(README_END, 1)
-    block = f"{README_BEGIN}\n{text} ([all results]({page_link}))\n{README_END}"
-    readme.write_text(head + block + tail)
-    return True
+    missing = []
+    for name, text in blocks.items():
+        begin, end = README_MARK.format(name), README_END.format(name)
+        if begin not in src or end not in src:
+            missing.append(name)
+            continue
+        head, rest = src.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        src = f"{head}{begin}\n{text}\n{end}{tail}"
+    readme.write_text(src)
+    return missing
 
 
 def collect(
@@ -327,8 +332,11 @@ def add_mlperf(data: dict, jobs: int) -> None:
 def write(data: dict, page: Path, data_path: Path, readme: Path | None, page_link: str) -> None:
     data_path.write_text(jsonio.dumps(data, indent=1) + "\n")
     page.write_text(render.render(data))
-    if readme is not None and not write_readme(readme, render.headline_text(data), page_link):
-        print(f"[results] {readme}: no headline markers; README left as it was", file=sys.stderr)
+    if readme is not None:
+        missing = write_readme(readme, render.readme_blocks(data, page_link))
+        if missing:
+            print(f"[results] {readme}: no markers for {', '.join(missing)}; those blocks "
+                  "left as they were", file=sys.stderr)  # fmt: skip
 
 
 __all__ = ["collect", "exact_ratio", "write"]
