@@ -72,14 +72,15 @@ def dw_cols_tile(kh: int, kw: int, sw: int, dw: int) -> int | None:
 # store; else, where a row is one tile, a window of kernel rows moves down the rows.
 DW_COLS_PLANE3_WORDS = 540  # RIP_DWC_PLANE3_WORDS
 DW_COLS_PLANE_WORDS = 448  # RIP_DWC_PLANE_WORDS
+DW_COLS_PLANE7_WORDS = 392  # RIP_DWC_PLANE7_WORDS
 
 
 def dw_cols_plane_words(kh: int, kw: int) -> int:
-    """The words of a run's widened tile (rip_dwc_plane_words): the 3x3 and 5x5 runs'
-    larger ones, every other kernel size's DW_COLS_TILE_WORDS."""
-    if kh != kw or kh not in (3, 5):
+    """The words of a run's widened tile (rip_dwc_plane_words): the square 3x3, 5x5 and 7x7
+    runs' larger ones, every other kernel size's DW_COLS_TILE_WORDS."""
+    if kh != kw or kh not in (3, 5, 7):
         return DW_COLS_TILE_WORDS
-    return DW_COLS_PLANE3_WORDS if kh == 3 else DW_COLS_PLANE_WORDS
+    return {3: DW_COLS_PLANE3_WORDS, 5: DW_COLS_PLANE_WORDS, 7: DW_COLS_PLANE7_WORDS}[kh]
 
 
 def dw_cols_plane_tile(kh: int, kw: int, sw: int, dw: int) -> int | None:

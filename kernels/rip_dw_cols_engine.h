@@ -60,13 +60,17 @@
  * part). */
 #define RIP_DWC_PLANE3_WORDS 540
 #define RIP_DWC_PLANE_WORDS 448
+/* The 7x7 runs' window holds a row of 22 output columns (14 pairs a kernel row: MCUNet-in2's,
+ * in4's and vww2's 20- and 18-column 7x7 layers, which took two tiles a row and widened
+ * all seven kernel rows again for each), the frame about 2,240 bytes. */
+#define RIP_DWC_PLANE7_WORDS 392
 
 /* The words of a run's tile (RIP_DWC_RUN's TILE) for a kernel size. */
 static inline int32_t rip_dwc_plane_words(int32_t kh, int32_t kw) {
-    if (kh != kw || (kh != 3 && kh != 5)) {
+    if (kh != kw || (kh != 3 && kh != 5 && kh != 7)) {
         return RIP_DWC_TILE_WORDS;
     }
-    return kh == 3 ? RIP_DWC_PLANE3_WORDS : RIP_DWC_PLANE_WORDS;
+    return kh == 3 ? RIP_DWC_PLANE3_WORDS : kh == 5 ? RIP_DWC_PLANE_WORDS : RIP_DWC_PLANE7_WORDS;
 }
 
 /* A square kernel's group plane lies at this many column pairs a row, a constant the taps'
@@ -697,20 +701,30 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
 typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
 
 /* WORDS: a channel's operands at most (KH * (KW - 1)), a constant for the stack array;
- * TILE: the widened tile's words (rip_dwc_plane_words), the group order's (its window's
+ * TILE: the widened tile's words of the group order (rip_dwc_plane_words: its window's
  * rows, or a group's whole plane where it fits), while a row's tiles keep
  * RIP_DWC_TILE_WORDS (rip.core.kernel_variants.dw_cols_tile); WHOLE: the run has the
- * whole-plane order (the square sizes). Each order is expanded with its own constant
+ * whole-plane order (the square sizes). Each order has its own frame (a row's run is
+ * called from deeper stacks, the fused kernels': person-det's fused firmware went past
+ * the Pico's 4 KB stack when it carried the group order's tile) and its own constant
  * column pairs a kernel row, which the hand-scheduled quads take as immediates. */
 #define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, WHOLE, SW, MODE)                                \
-    static __attribute__((noinline)) void name(const rip_dwc_job *job) {                       \
+    static __attribute__((noinline)) void name##_plane(const rip_dwc_job *job) {               \
         int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
         int32_t e[TILE] __attribute__((aligned(8)));                                           \
+        rip_dwc_groups(job, wk, e, WHOLE, 1, (TILE) / (4 * (KH)), KH, KW, SW, MODE);           \
+    }                                                                                          \
+    static __attribute__((noinline)) void name##_row(const rip_dwc_job *job) {                 \
+        int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
+        int32_t e[RIP_DWC_TILE_WORDS] __attribute__((aligned(8)));                             \
+        rip_dwc_groups(job, wk, e, WHOLE, 0, RIP_DWC_TILE_WORDS / (4 * (KH)), KH, KW, SW,      \
+                       MODE);                                                                  \
+    }                                                                                          \
+    static void name(const rip_dwc_job *job) {                                                 \
         if (job->rows == NULL) {                                                               \
-            rip_dwc_groups(job, wk, e, WHOLE, 1, (TILE) / (4 * (KH)), KH, KW, SW, MODE);       \
+            name##_plane(job);                                                                 \
         } else {                                                                               \
-            rip_dwc_groups(job, wk, e, WHOLE, 0, RIP_DWC_TILE_WORDS / (4 * (KH)), KH, KW, SW,  \
-                           MODE);                                                              \
+            name##_row(job);                                                                   \
         }                                                                                      \
     }
 #define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, TILE, WHOLE, SW)                              \
@@ -722,7 +736,7 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
     RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, TILE, WHOLE, 2)
 RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6, RIP_DWC_PLANE3_WORDS, 1)
 RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5, 20, RIP_DWC_PLANE_WORDS, 1)
-RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42, RIP_DWC_TILE_WORDS, 1)
+RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42, RIP_DWC_PLANE7_WORDS, 1)
 RIP_DWC_RUN_STRIDES(rip_dwc_any, job->g->kh, job->g->kw, RIP_DWC_WEIGHT_WORDS,
                     RIP_DWC_TILE_WORDS, 0)
 /* One kernel row: a one-column layer run as the row it is in memory (codegen's
