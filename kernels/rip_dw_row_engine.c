@@ -319,13 +319,187 @@ static __attribute__((noinline)) void rip_dw_row_singles(const rip_dw_plane *g,
 }
 
 #if RIP_DW_V6M
-/* ARMv6-M: one channel's requantization constants. */
+/* The hand-written ARMv6-M pair loops (Thumb-1, r0-r12): in builds that take RIP_HAND_ASM,
+ * on ARMv6-M (other cores without DSP take the C runs). */
+#if RIP_HAND_ASM && defined(__ARM_ARCH_6M__)
+#define RIP_DW1_ASM 1
+#else
+#define RIP_DW1_ASM 0
+#endif
+
+/* ARMv6-M: one channel's weights and requantization constants, and the hand-written pair
+ * loops' arguments (rip_dw1_pairs3, rip_dw1_pairs5 and 7): its first words, which they read
+ * at the immediate offsets RIP_DW1_AT_* (keep them in step with the struct; checked below). */
 typedef struct {
+    int32_t ml, mh, k8000; /* the cheap multiplier's halves (m & 0xFFFF, m >> 16), 2^15 */
+    int32_t round, shift, act_min, act_max, bias;
+    ptrdiff_t ostep;
+    int8_t *o_end; /* one past the last pair's output */
+    ptrdiff_t off, col; /* the first pair's offset in the rows, the column step */
+    int8_t *o;          /* the first pair's output */
+    /* what rip_dw1_out reads, within LDR's immediate offsets of q too */
     int mode;
     int32_t m, s;                /* RIP_DW_RQ_EXACT */
     const rip_fast_channel *rec; /* RIP_DW_RQ_CHEAP_* */
-    int32_t output_offset, act_min, act_max;
+    int32_t output_offset;
+    /* a K x K kernel's row ky (K = 3, 5, 7): its weights and its row, words
+     * blk[(K + 1) ky .. (K + 1) ky + K] */
+    int32_t blk[7 * 8];
+    int32_t w[RIP_DW4_MAX_TAPS]; /* the channel's weights, a padded row's zeroed */
 } rip_dw1_rq;
+
+#define RIP_DW1_AT_ML "0"
+#define RIP_DW1_AT_MH "4"
+#define RIP_DW1_AT_K8000 "8"
+#define RIP_DW1_AT_ROUND "12"
+#define RIP_DW1_AT_SHIFT "16"
+#define RIP_DW1_AT_MIN "20"
+#define RIP_DW1_AT_MAX "24"
+#define RIP_DW1_AT_BIAS "28"
+#define RIP_DW1_AT_OSTEP "32"
+#define RIP_DW1_AT_OEND "36"
+#define RIP_DW1_AT_OFF "40"
+#define RIP_DW1_AT_COL "44"
+#define RIP_DW1_AT_O "48"
+#define RIP_DW1_AT_BLK 72
+_Static_assert(offsetof(rip_dw1_rq, bias) == 28 && offsetof(rip_dw1_rq, o_end) == 36 &&
+                   offsetof(rip_dw1_rq, o) == 48 && offsetof(rip_dw1_rq, blk) == RIP_DW1_AT_BLK,
+               "the pair loops read rip_dw1_rq at these offsets");
+
+#if RIP_DW1_ASM
+/* The cheap requantisation of the accumulator in register ACC into r3 (clamped to
+ * [act_min, act_max], which is int8's for a saturating layer): rip_cheap_requantize with
+ * rip_smmulr's four 16 x 16 products, the same arithmetic step for step, on r3-r7 and the
+ * constants at r0. */
+#define RIP_DW1_RQ_ASM(ACC)                                                                    \
+    "mov r5, " ACC "\n\tadds r5, r5, r5\n\t"          /* a = 2 acc */                          \
+    "uxth r4, r5\n\tasrs r5, r5, #16\n\t"             /* al, ah */                             \
+    "ldr r6, [r0, #" RIP_DW1_AT_ML "]\n\tmovs r3, r6\n\t"                                       \
+    "muls r6, r4\n\tlsrs r6, r6, #16\n\t"             /* mid = (al bl) >> 16 */                \
+    "muls r3, r5\n\tuxth r7, r3\n\tadds r6, r6, r7\n\t" /* lh = ah bl: mid += its low half */   \
+    "asrs r3, r3, #16\n\t"                               /* high = lh >> 16 */                    \
+    "ldr r7, [r0, #" RIP_DW1_AT_MH "]\n\tmuls r4, r7\n\tmuls r5, r7\n\t" /* hl = al bh, ah bh */ \
+    "adds r3, r3, r5\n\tuxth r7, r4\n\tadds r6, r6, r7\n\t"                                      \
+    "asrs r4, r4, #16\n\tadds r3, r3, r4\n\t"                                                   \
+    "ldr r7, [r0, #" RIP_DW1_AT_K8000 "]\n\tadds r6, r6, r7\n\tlsrs r6, r6, #16\n\t"             \
+    "adds r3, r3, r6\n\t"                                /* SMMULR(a, m) */                       \
+    "ldr r7, [r0, #" RIP_DW1_AT_ROUND "]\n\tadds r3, r3, r7\n\t"                                  \
+    "mov r7, " ACC "\n\tasrs r7, r7, #31\n\tadds r3, r3, r7\n\t" /* + (a >> 31) */               \
+    "ldr r7, [r0, #" RIP_DW1_AT_SHIFT "]\n\tasrs r3, r7\n\t"                                      \
+    "ldr r7, [r0, #" RIP_DW1_AT_MIN "]\n\tcmp r3, r7\n\tbge 2f\n\tmovs r3, r7\n"                  \
+    "2:\n\tldr r7, [r0, #" RIP_DW1_AT_MAX "]\n\tcmp r3, r7\n\tble 3f\n\tmovs r3, r7\n"           \
+    "3:\n\t"
+
+/* One kernel row KY of a pixel pair one column apart: input columns 0..3 at row + r1, r2,
+ * r3, r7 (the pair's offsets), each loaded once; pixel 0 (r8) takes column k times w[k],
+ * pixel 1 (r9) column k times w[k - 1]. The weight is loaded into MULS's destination, so
+ * the input survives for its second product. */
+#define RIP_DW1_STR_(x) #x
+#define RIP_DW1_STR(x) RIP_DW1_STR_(x) /* an offset expression, which the assembler evaluates */
+#define RIP_DW1_W3(KY, KX) RIP_DW1_STR(RIP_DW1_AT_BLK + 4 * (4 * (KY) + (KX)))
+#define RIP_DW1_ROW3_ASM(KY)                                                                   \
+    "ldr r4, [r0, #" RIP_DW1_W3(KY, 3) "]\n\t"                                                  \
+    "ldrsb r5, [r4, r1]\n\t"                                                                   \
+    "ldr r6, [r0, #" RIP_DW1_W3(KY, 0) "]\n\tmuls r6, r5\n\tadd r8, r6\n\t"                        \
+    "ldrsb r5, [r4, r2]\n\t"                                                                   \
+    "ldr r6, [r0, #" RIP_DW1_W3(KY, 1) "]\n\tmuls r6, r5\n\tadd r8, r6\n\t"                        \
+    "ldr r6, [r0, #" RIP_DW1_W3(KY, 0) "]\n\tmuls r6, r5\n\tadd r9, r6\n\t"                        \
+    "ldrsb r5, [r4, r3]\n\t"                                                                   \
+    "ldr r6, [r0, #" RIP_DW1_W3(KY, 2) "]\n\tmuls r6, r5\n\tadd r8, r6\n\t"                        \
+    "ldr r6, [r0, #" RIP_DW1_W3(KY, 1) "]\n\tmuls r6, r5\n\tadd r9, r6\n\t"                        \
+    "ldrsb r5, [r4, r7]\n\t"                                                                   \
+    "ldr r6, [r0, #" RIP_DW1_W3(KY, 2) "]\n\tmuls r6, r5\n\tadd r9, r6\n\t"
+
+/* The callee-saved registers around a pair loop. */
+#define RIP_DW1_ENTER                                                                          \
+    ".syntax unified\n\t"                                                                      \
+    "push {r4, r5, r6, r7, lr}\n\t"                                                            \
+    "mov r1, r8\n\tmov r2, r9\n\tmov r3, r10\n\tmov r4, r11\n\t"                               \
+    "push {r1, r2, r3, r4}\n\t"
+#define RIP_DW1_LEAVE                                                                          \
+    "pop {r1, r2, r3, r4}\n\t"                                                                 \
+    "mov r8, r1\n\tmov r9, r2\n\tmov r10, r3\n\tmov r11, r4\n\t"                               \
+    "pop {r4, r5, r6, r7, pc}"
+
+/* A 3x3 run of pixel pairs one column apart, cheap requantisation, everything from q
+ * (blk's weights and rows, off, col, ostep, o, o_end and the channel's words; o_end - o a
+ * positive multiple of 2 ostep): per pair both pixels' taps (12 loads, 18 products into
+ * r8 and r9), then pixel 0's store, then pixel 1's. 8 low registers for the taps (q, four
+ * column offsets, the row, the input, the product); col in r10, 2 col in r11, o in r12,
+ * o_end in lr. */
+static __attribute__((naked, noinline)) void rip_dw1_pairs3(rip_dw1_rq *q) {
+    (void)q;
+    __asm__ volatile(
+        RIP_DW1_ENTER
+        "ldr r1, [r0, #" RIP_DW1_AT_COL "]\n\tmov r10, r1\n\t"
+        "adds r2, r1, r1\n\tmov r11, r2\n\t"
+        "ldr r2, [r0, #" RIP_DW1_AT_OFF "]\n\tadds r2, r2, r1\n\t" /* off + col */
+        "ldr r1, [r0, #" RIP_DW1_AT_OFF "]\n\t"
+        "ldr r3, [r0, #" RIP_DW1_AT_O "]\n\tmov r12, r3\n\t"
+        "ldr r3, [r0, #" RIP_DW1_AT_OEND "]\n\tmov lr, r3\n\t"
+        RIP_ASM_LOOP_HEAD
+        "mov r3, r2\n\tadd r3, r10\n\tmov r7, r3\n\tadd r7, r10\n\t"
+        "ldr r6, [r0, #" RIP_DW1_AT_BIAS "]\n\tmov r8, r6\n\tmov r9, r6\n\t"
+        RIP_DW1_ROW3_ASM(0) RIP_DW1_ROW3_ASM(1) RIP_DW1_ROW3_ASM(2)
+        RIP_DW1_RQ_ASM("r8")
+        "mov r4, r12\n\tstrb r3, [r4]\n\t"
+        RIP_DW1_RQ_ASM("r9")
+        "mov r4, r12\n\tldr r5, [r0, #" RIP_DW1_AT_OSTEP "]\n\tstrb r3, [r4, r5]\n\t"
+        "adds r4, r4, r5\n\tadds r4, r4, r5\n\tmov r12, r4\n\t"
+        "add r1, r11\n\tadd r2, r11\n\t"
+        "cmp r4, lr\n\tbeq 4f\n\tb 1b\n" /* the loop is beyond BNE's reach */
+        "4:\n\t"
+        RIP_DW1_LEAVE);
+}
+
+/* The same for a K x K kernel (K = 5 or 7, columns COLS = "0, 1, .., K"), whose weights
+ * are beyond one base register's immediate offsets: r0 walks blk a kernel row at a time
+ * (back to q for the requantisation), column j of a row loads from row + r1, r2, r3, r7
+ * (j % 4), the row moved on by 4 col (lr) at column 4; o_end is read from q. */
+#define RIP_DW1_PAIRS(NAME, K, COLS)                                                           \
+    static __attribute__((naked, noinline)) void NAME(rip_dw1_rq *q) {                         \
+        (void)q;                                                                               \
+        __asm__ volatile(                                                                      \
+            RIP_DW1_ENTER                                                                      \
+            ".macro RIP_DW1_COL j\n"                                                           \
+            ".if \\j == 4\n\tadd r4, lr\n.endif\n"                                             \
+            ".if (\\j % 4) == 0\n\tldrsb r5, [r4, r1]\n.endif\n"                               \
+            ".if (\\j % 4) == 1\n\tldrsb r5, [r4, r2]\n.endif\n"                               \
+            ".if (\\j % 4) == 2\n\tldrsb r5, [r4, r3]\n.endif\n"                               \
+            ".if (\\j % 4) == 3\n\tldrsb r5, [r4, r7]\n.endif\n"                               \
+            ".if \\j < " #K "\n\tldr r6, [r0, #4 * \\j]\n\tmuls r6, r5\n\tadd r8, r6\n.endif\n" \
+            ".if \\j > 0\n\tldr r6, [r0, #4 * (\\j - 1)]\n\tmuls r6, r5\n\tadd r9, r6\n.endif\n" \
+            ".endm\n"                                                                          \
+            "ldr r1, [r0, #" RIP_DW1_AT_COL "]\n\t"                                            \
+            "lsls r2, r1, #1\n\tmov r11, r2\n\tlsls r2, r1, #2\n\tmov lr, r2\n\t"             \
+            "ldr r2, [r0, #" RIP_DW1_AT_OFF "]\n\tadds r2, r2, r1\n\t" /* off + col */         \
+            "ldr r1, [r0, #" RIP_DW1_AT_OFF "]\n\t"                                            \
+            "ldr r3, [r0, #" RIP_DW1_AT_O "]\n\tmov r12, r3\n\t"                               \
+            "ldr r6, [r0, #" RIP_DW1_AT_BIAS "]\n\tmov r8, r6\n\tmov r9, r6\n\t"              \
+            RIP_ASM_LOOP_HEAD                                                                  \
+            "mov r3, r1\n\tadd r3, r11\n\tmov r7, r2\n\tadd r7, r11\n\t"                       \
+            "adds r0, #" RIP_DW1_STR(RIP_DW1_AT_BLK) "\n\t"                                    \
+            ".rept " #K "\n\tldr r4, [r0, #4 * " #K "]\n"                                      \
+            ".irp j, " COLS "\n\tRIP_DW1_COL \\j\n.endr\n"                                     \
+            "\tadds r0, #4 * (" #K " + 1)\n.endr\n\t"                                          \
+            "subs r0, #4 * " #K " * (" #K " + 1)\n\t"                                          \
+            "subs r0, #" RIP_DW1_STR(RIP_DW1_AT_BLK) "\n\t"                                    \
+            RIP_DW1_RQ_ASM("r8")                                                               \
+            "mov r4, r12\n\tstrb r3, [r4]\n\t"                                                 \
+            RIP_DW1_RQ_ASM("r9")                                                               \
+            "mov r4, r12\n\tldr r5, [r0, #" RIP_DW1_AT_OSTEP "]\n\tstrb r3, [r4, r5]\n\t"      \
+            "adds r4, r4, r5\n\tadds r4, r4, r5\n\tmov r12, r4\n\t"                            \
+            "add r1, r11\n\tadd r2, r11\n\t"                                                   \
+            "ldr r6, [r0, #" RIP_DW1_AT_BIAS "]\n\tmov r8, r6\n\tmov r9, r6\n\t"              \
+            "ldr r5, [r0, #" RIP_DW1_AT_OEND "]\n\t"                                           \
+            "cmp r4, r5\n\tbeq 4f\n\tb 1b\n"                                                   \
+            "4:\n\t"                                                                           \
+            ".purgem RIP_DW1_COL\n\t"                                                          \
+            RIP_DW1_LEAVE);                                                                    \
+    }
+RIP_DW1_PAIRS(rip_dw1_pairs5, 5, "0, 1, 2, 3, 4, 5")
+RIP_DW1_PAIRS(rip_dw1_pairs7, 7, "0, 1, 2, 3, 4, 5, 6, 7")
+#endif
 
 /* MODE is a constant wherever this is inlined: no branch on it per output. */
 static inline __attribute__((always_inline)) int8_t rip_dw1_out(const rip_dw1_rq *q,
@@ -362,15 +536,49 @@ RIP_DW_UNROLL
     }
 }
 
+#if RIP_DW1_ASM
+/* rip_dw1_run where the pixels are one column apart (step == col: stride and dilation 1
+ * across the row) and the requantisation is the cheap one: 3x3, 5x5 and 7x7 take the
+ * hand-written pair loops (rip_dw1_pairs3, 5, 7), an odd last pixel rip_dw1_run. */
+static inline __attribute__((always_inline)) void rip_dw1_run_s1(
+    const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, const int32_t KH,
+    const int32_t KW, const int MODE, const int32_t *w, int32_t bias, rip_dw1_rq *q,
+    int8_t *o, ptrdiff_t ostep, int32_t n) {
+    const int32_t pairs = n >> 1;
+    if (pairs > 0) { /* blk's weights are the channel's (rip_dw_row) */
+RIP_DW_UNROLL
+        for (int32_t ky = 0; ky < KH; ++ky) {
+            q->blk[(KW + 1) * ky + KW] = (int32_t)(intptr_t)rows[ky];
+        }
+        q->off = off;
+        q->col = col;
+        q->ostep = ostep;
+        q->o = o;
+        q->o_end = o + 2 * pairs * ostep;
+        if (KW == 3) {
+            rip_dw1_pairs3(q);
+        } else if (KW == 5) {
+            rip_dw1_pairs5(q);
+        } else {
+            rip_dw1_pairs7(q);
+        }
+        off += 2 * pairs * col;
+        o += 2 * pairs * ostep;
+        n &= 1;
+    }
+    rip_dw1_run(rows, off, col, col, KH, KW, MODE, w, bias, q, o, ostep, n);
+}
+#endif
+
 typedef void (*rip_dw1_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col,
                            ptrdiff_t step, int32_t kh, int32_t kw, const int32_t *w,
-                           int32_t bias, const rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep,
+                           int32_t bias, rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep,
                            int32_t n);
 
 #define RIP_DW1_RUN(name, KH, KW, MODE)                                                        \
     static __attribute__((noinline)) void name(                                                \
         const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
-        int32_t kw, const int32_t *w, int32_t bias, const rip_dw1_rq *q, int8_t *o,            \
+        int32_t kw, const int32_t *w, int32_t bias, rip_dw1_rq *q, int8_t *o,                  \
         ptrdiff_t ostep, int32_t n) {                                                          \
         (void)kh;                                                                              \
         (void)kw;                                                                              \
@@ -378,12 +586,59 @@ typedef void (*rip_dw1_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t c
     }
 RIP_DW_RUN_SIZES(RIP_DW1_RUN, rip_dw1_run)
 
-/* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order). */
-static rip_dw1_fn rip_dw1_pick(int32_t kh, int32_t kw, int mode) {
+#if RIP_DW1_ASM
+/* The step == col runs of the unrolled sizes and the cheap modes (step is col: not
+ * read). */
+#define RIP_DW1_RUN_S1(name, KH, KW, MODE)                                                     \
+    static __attribute__((noinline)) void name(                                                \
+        const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
+        int32_t kw, const int32_t *w, int32_t bias, rip_dw1_rq *q, int8_t *o,                  \
+        ptrdiff_t ostep, int32_t n) {                                                          \
+        (void)step;                                                                            \
+        (void)kh;                                                                              \
+        (void)kw;                                                                              \
+        rip_dw1_run_s1(rows, off, col, KH, KW, MODE, w, bias, q, o, ostep, n);                 \
+    }
+#define RIP_DW1_RUN_S1_CHEAP(size, K)                                                          \
+    RIP_DW1_RUN_S1(rip_dw1_s1_##size##_sat, K, K, RIP_DW_RQ_CHEAP_SAT)                         \
+    RIP_DW1_RUN_S1(rip_dw1_s1_##size##_clamp, K, K, RIP_DW_RQ_CHEAP_CLAMP)
+RIP_DW1_RUN_S1_CHEAP(3x3, 3)
+RIP_DW1_RUN_S1_CHEAP(5x5, 5)
+RIP_DW1_RUN_S1_CHEAP(7x7, 7)
+#endif
+
+/* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order), its
+ * pixels one column apart (s1) or not. */
+static rip_dw1_fn rip_dw1_pick(int32_t kh, int32_t kw, int mode, int s1) {
     static const rip_dw1_fn runs[4][3] = RIP_DW_RUN_TABLE(rip_dw1_run);
     const int size = rip_dw_size_index(kh, kw);
+#if RIP_DW1_ASM
+    static const rip_dw1_fn runs_s1[3][3] = {
+        {rip_dw1_run_3x3_exact, rip_dw1_s1_3x3_sat, rip_dw1_s1_3x3_clamp},
+        {rip_dw1_run_5x5_exact, rip_dw1_s1_5x5_sat, rip_dw1_s1_5x5_clamp},
+        {rip_dw1_run_7x7_exact, rip_dw1_s1_7x7_sat, rip_dw1_s1_7x7_clamp}};
+    if (s1 && size < 3) {
+        return runs_s1[size][mode];
+    }
+#else
+    (void)s1;
+#endif
     return runs[size][mode];
 }
+
+#if RIP_DW1_ASM
+/* The channel's weights w into blk for a K x K pair loop (K a constant where inlined). */
+static inline __attribute__((always_inline)) void rip_dw1_stage_blk(rip_dw1_rq *q,
+                                                                   const int32_t K) {
+RIP_DW_UNROLL
+    for (int32_t ky = 0; ky < K; ++ky) {
+RIP_DW_UNROLL
+        for (int32_t kx = 0; kx < K; ++kx) {
+            q->blk[(K + 1) * ky + kx] = q->w[K * ky + kx];
+        }
+    }
+}
+#endif
 
 /* rip_dw_row on ARMv6-M: the same contract and the same rows, one channel at a time (its
  * weights staged, a row outside the input zeroed and its share moved into the bias), the
@@ -405,14 +660,21 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
     const int8_t *gp[RIP_DW_ROWS_MAX_KH]; /* a gathered receptive field's rows */
     int8_t segment[RIP_DW1_SEGMENT_BYTES]; /* a side's padded receptive fields (or one) */
     const int32_t sides[2][2] = {{0, lo < hi ? lo : g->w_out}, {lo < hi ? hi : g->w_out, g->w_out}};
-    int32_t w[RIP_DW4_MAX_TAPS];
-    const rip_dw1_fn run_layer = rip_dw1_pick(kh, kw, q->mode);
+    /* pixels one column apart (stride and dilation 1 across the row): the pair runs */
+    const int s1 = g->sw == g->dw;
+    const rip_dw1_fn run_layer = rip_dw1_pick(kh, kw, q->mode, s1);
     /* an exact layer's channels that take the cheap arithmetic (rip_dw_cheap_of_exact) */
     const rip_dw1_fn run_cheap = rip_dw1_pick(
         kh, kw, g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
-                                                        : RIP_DW_RQ_CHEAP_CLAMP);
+                                                        : RIP_DW_RQ_CHEAP_CLAMP, s1);
     rip_fast_channel promoted;
     rip_dw1_rq r1;
+    int32_t *const w = r1.w;
+#if RIP_DW1_ASM
+    /* the kernel size of a layer the pair loops take (rip_dw1_run_s1), else 0 */
+    const int32_t blk_k = s1 && kh == kw && (kw == 3 || kw == 5 || kw == 7) ? kw : 0;
+    r1.k8000 = 0x8000;
+#endif
     r1.mode = q->mode;
     r1.output_offset = g->output_offset;
     r1.act_min = g->act_min;
@@ -432,6 +694,16 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
             t += kw;
         }
         const int32_t bias = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch) + adj);
+#if RIP_DW1_ASM
+        /* the pair loops' copy: a kernel row's weights, then its row (unrolled by size) */
+        if (blk_k == 3) {
+            rip_dw1_stage_blk(&r1, 3);
+        } else if (blk_k == 5) {
+            rip_dw1_stage_blk(&r1, 5);
+        } else if (blk_k == 7) {
+            rip_dw1_stage_blk(&r1, 7);
+        }
+#endif
         rip_dw1_fn run = run_layer;
         if (q->mode == RIP_DW_RQ_EXACT) {
             r1.m = q->m[ch];
@@ -445,6 +717,15 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
         } else {
             r1.rec = q->records + ch;
         }
+#if RIP_DW1_ASM
+        if (run != run_layer || q->mode != RIP_DW_RQ_EXACT) { /* the pair loops' words */
+            r1.ml = r1.rec->multiplier & 0xFFFF;
+            r1.mh = r1.rec->multiplier >> 16;
+            r1.round = r1.rec->round;
+            r1.shift = r1.rec->shift;
+        }
+        r1.bias = bias;
+#endif
         int8_t *oj = o + j;
         /* left to right as on the other cores: the left side's fields gathered once into a
          * padded segment (the zero point outside the input) and run as one span, the
@@ -462,13 +743,18 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
             const int32_t ix_a = a * g->sw - g->pw;
             const int32_t span = (b - 1 - a) * g->sw + (kw - 1) * g->dw + 1;
             if (kh * span <= RIP_DW1_SEGMENT_BYTES) {
+                /* columns [i_lo, i_hi) of the segment are inside the input; a row outside
+                 * it weighs 0 and reads rp's stand-in (none without one). One loop a row,
+                 * which GCC does not split into memsets. */
+                const int32_t i_lo = rip_min32(rip_max32(-ix_a, 0), span);
+                const int32_t i_hi = rip_max32(rip_min32(g->w - ix_a, span), i_lo);
                 for (int32_t ky = 0; ky < kh; ++ky) {
                     int8_t *row = segment + ky * span;
+                    const int8_t *x = rp[ky];
+                    const uint32_t n = x != NULL ? (uint32_t)(i_hi - i_lo) : 0u;
                     for (int32_t i = 0; i < span; ++i) {
-                        const int32_t ix = ix_a + i;
-                        row[i] = rows[ky] != NULL && ix >= 0 && ix < g->w
-                                     ? rows[ky][(ptrdiff_t)ix * c + ch]
-                                     : (int8_t)zp;
+                        row[i] = (uint32_t)(i - i_lo) < n ? x[(ptrdiff_t)(ix_a + i) * c]
+                                                          : (int8_t)zp;
                     }
                     gp[ky] = row;
                 }
