@@ -396,6 +396,26 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
     "asr %[" A "], %[" A "], %[p0]\n\t"                                                        \
     "ssat %[" A "], #8, %[" A "]\n\t"
 
+/* A 3x3 quad's end (both strides): the record's multiplier, round and shift into wa, wb,
+ * p0, the four outputs requantised and stored in pixel order, x on by XSTEP bytes (the
+ * quad's widened pairs), the loop closed at o == end. */
+#define RIP_DWC3_QUAD_TAIL(XSTEP)                                                              \
+    "ldrd %[wa], %[wb], [%[cp], #28]\n\t"                                                      \
+    "ldr %[p0], [%[cp], #36]\n\t"                                                              \
+    RIP_DWC3_SAT("a0")                                                                         \
+    RIP_DWC3_SAT("a1")                                                                         \
+    RIP_DWC3_SAT("a2")                                                                         \
+    RIP_DWC3_SAT("a3")                                                                         \
+    "strb %[a0], [%[o]]\n\t"                                                                   \
+    "strb %[a1], [%[o], %[os]]\n\t"                                                            \
+    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    "strb %[a2], [%[o]]\n\t"                                                                   \
+    "strb %[a3], [%[o], %[os]]\n\t"                                                            \
+    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    "adds %[x], %[x], #" XSTEP "\n\t"                                                          \
+    "cmp %[o], %[end]\n\t"                                                                     \
+    "bne 1b"
+
 /* The quads of a 3x3 stride-1 cheap run with int8 saturation, hand-scheduled: GCC keeps
  * the operands, the requantisation and the store offsets on the stack and reloads them
  * (75 instructions a quad at -O3, measured); here 64, every operand and record word read by LDRD
@@ -428,21 +448,7 @@ static inline __attribute__((always_inline)) void rip_dwc3_quads_sat(const int32
         "smlad %[a3], %[p0], %[wb], %[a3]\n\t"
         RIP_DWC3_ROW("8", "r1")
         RIP_DWC3_ROW("16", "r2")
-        "ldrd %[wa], %[wb], [%[cp], #28]\n\t"
-        "ldr %[p0], [%[cp], #36]\n\t"
-        RIP_DWC3_SAT("a0")
-        RIP_DWC3_SAT("a1")
-        RIP_DWC3_SAT("a2")
-        RIP_DWC3_SAT("a3")
-        "strb %[a0], [%[o]]\n\t"
-        "strb %[a1], [%[o], %[os]]\n\t"
-        "add %[o], %[o], %[os], lsl #1\n\t"
-        "strb %[a2], [%[o]]\n\t"
-        "strb %[a3], [%[o], %[os]]\n\t"
-        "add %[o], %[o], %[os], lsl #1\n\t"
-        "adds %[x], %[x], #32\n\t"
-        "cmp %[o], %[end]\n\t"
-        "bne 1b"
+        RIP_DWC3_QUAD_TAIL("32")
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [wa] "=&r"(wa),
           [wb] "=&r"(wb), [p0] "=&r"(p0), [p1] "=&r"(p1), [x] "+r"(x), [o] "+r"(o)
         : [end] "r"(end), [os] "r"(ostep), [cp] "r"(cp), [r1] "n"(16 * EC),
@@ -505,21 +511,7 @@ static inline __attribute__((always_inline)) void rip_dwc3s2_quads_sat(const int
         "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"
         RIP_DWC3S2_ROW("8", "r1")
         RIP_DWC3S2_ROW("16", "r2")
-        "ldrd %[wa], %[wb], [%[cp], #28]\n\t"
-        "ldr %[p0], [%[cp], #36]\n\t"
-        RIP_DWC3_SAT("a0")
-        RIP_DWC3_SAT("a1")
-        RIP_DWC3_SAT("a2")
-        RIP_DWC3_SAT("a3")
-        "strb %[a0], [%[o]]\n\t"
-        "strb %[a1], [%[o], %[os]]\n\t"
-        "add %[o], %[o], %[os], lsl #1\n\t"
-        "strb %[a2], [%[o]]\n\t"
-        "strb %[a3], [%[o], %[os]]\n\t"
-        "add %[o], %[o], %[os], lsl #1\n\t"
-        "adds %[x], %[x], #64\n\t"
-        "cmp %[o], %[end]\n\t"
-        "bne 1b"
+        RIP_DWC3_QUAD_TAIL("64")
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [wa] "=&r"(wa),
           [wb] "=&r"(wb), [p0] "=&r"(p0), [p1] "=&r"(p1), [x] "+r"(x), [o] "+r"(o)
         : [end] "r"(end), [os] "r"(ostep), [cp] "r"(cp), [r1] "n"(16 * EC),
