@@ -117,9 +117,9 @@ ADD_TERMS_BYTES = 512 * 4
 
 # ---- the fast CONV_2D's sweeps of its packed filter (kernels/rip_conv2d_fast.c) ---------
 # rip_conv2d_fast_rq_s8 reads its whole packed filter once per tile of output pixels. On
-# DSP cores a pointwise layer takes triples, or, where the packed filter is larger than the
-# flash cache can hold (the Picos' 16 KB XIP cache), as many pixels as its scratch holds
-# widened (2 * K4 bytes each); other layers and cores take pairs. Flash-aware execution
+# DSP cores a layer takes triples, or, a pointwise one where the packed filter is larger
+# than the flash cache can hold (the Picos' 16 KB XIP cache), as many pixels as its scratch
+# holds widened (2 * K4 bytes each); other cores take pairs. Flash-aware execution
 # (allocator/planning/staging.py) estimates the sweeps it saves with `conv_sweep_pixels`.
 CONV_SWEEP_CACHE_BYTES = 16384  # RIP_RQ_SWEEP_CACHE_BYTES
 DSP_CORES = frozenset({"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"})  # SMLAD
@@ -129,18 +129,18 @@ def conv_sweep_pixels(core: str, pointwise: bool, c_out: int, taps: int, scratch
     """Output pixels rip_conv2d_fast_rq_s8 takes per sweep of its packed filter
     (rip_rq_sweep_pixels on DSP cores, pairs elsewhere) on ``core``, for a layer of
     ``c_out`` channels of ``taps`` taps with ``scratch`` bytes of scratch."""
-    if core not in DSP_CORES or not pointwise:
+    if core not in DSP_CORES:
         return 2
     k4 = -(-taps // 4) * 4
-    if (c_out + c_out % 2) * k4 > CONV_SWEEP_CACHE_BYTES:
+    if pointwise and (c_out + c_out % 2) * k4 > CONV_SWEEP_CACHE_BYTES:
         return max(scratch // (2 * k4), 3)
     return 3
 
 
 def conv_sweep_tiles(n_pix: int, per_sweep: int) -> tuple[int, ...]:
-    """The pixel tiles, in order, of a pointwise rip_conv2d_fast_rq_s8 on a DSP core over
-    ``n_pix`` pixels taking ``per_sweep`` a sweep (`conv_sweep_pixels`): triples and then
-    a pair or a lone pixel where it is 3; above, the fewest sweeps, balanced (rip_rq_run).
+    """The pixel tiles, in order, of rip_conv2d_fast_rq_s8 on a DSP core over ``n_pix``
+    pixels taking ``per_sweep`` a sweep (`conv_sweep_pixels`): triples and then a pair or a
+    lone pixel where it is 3; above (pointwise only), the fewest sweeps, balanced (rip_rq_run).
     Each tile's pixels are all read before any of them is written."""
     if per_sweep <= 3:
         return (3,) * (n_pix // 3) + ((n_pix % 3,) if n_pix % 3 else ())
@@ -200,8 +200,8 @@ CONV2D_FAST_RQ = KernelVariant(
     scratch="rip_conv2d_fast_rq_s8_get_buffer_size",
     folded_bias=True,
     shares=True,
-    preconditions="rip_conv2d_fast_s8's traversal (pointwise on DSP cores: triples, or the "
-    "flash sweeps of conv_sweep_tiles); the cheap requantisation proven for every "
+    preconditions="rip_conv2d_fast_s8's traversal (on DSP cores triples, or for a pointwise "
+    "layer the flash sweeps of conv_sweep_tiles); the cheap requantisation proven for every "
     "channel (rip_fast_channel records); the filter packed in channel pairs, 4-byte aligned, "
     "as is the scratch (the pair widened, then two fields): almost every CONV_2D, and a "
     "one-channel DEPTHWISE_CONV_2D whose reserved scratch holds the widened pair",

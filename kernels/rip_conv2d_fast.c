@@ -345,6 +345,175 @@ RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_
     *p11 = a11;
 }
 
+#if defined(__ARM_ARCH_6M__)
+/* ARMv6-M has no 32 x 32 -> 64 multiply, and rip_smmulr's four 16 x 16 products with their
+ * carries made the requantisation cost some 57 instructions an output (measured by
+ * difference), as much as 15 MACs: a 1x1 layer over 16 channels spent a third of its time
+ * there. Where |acc| < 2^19 (almost every accumulator; checked, the others take
+ * rip_rq_out), t = SMMULR(2 acc, m) = floor((acc m + 2^30) / 2^31) takes three MULS with
+ * m's parts m = m2 2^23 + m1 2^12 + m0 (m0 < 2^12, m1 < 2^11, |m2| < 2^8; split once a
+ * channel), each product inside int32 (|acc m0| < 2^31, |acc m1| < 2^30), summed from the
+ * bottom:
+ * t = (acc m2 + ((acc m1 + ((acc m0) >> 12)) >> 11) + 2^7) >> 8, as
+ * floor((a + floor(b / 2^s)) / 2^r) = floor((a 2^s + b) / 2^(r + s)) and 2^30 = 2^7 2^23.
+ * Then rip_cheap_requantize's rounding and shift. */
+typedef struct {
+    int32_t m2, m1, m0, round, shift;
+} rip_v6m_rq;
+
+RIP_INLINE rip_v6m_rq rip_v6m_split(const rip_fast_channel *c) {
+    const int32_t m = c->multiplier;
+    const rip_v6m_rq r = {m >> 23, (int32_t)(((uint32_t)m << 9) >> 21),
+                          (int32_t)(((uint32_t)m << 20) >> 20), c->round, c->shift};
+    return r;
+}
+
+RIP_INLINE void rip_v6m_out(const rip_v6m_rq *r, const rip_fast_channel *c, const int mode,
+                            int32_t lo, int32_t hi, int32_t acc, int8_t *o) {
+    const int32_t sign = acc >> 31;
+    if ((acc >> 19) != sign) {
+        *o = rip_rq_out(c, mode, lo, hi, acc);
+        return;
+    }
+    const int32_t t = (acc * r->m2 + ((acc * r->m1 + ((acc * r->m0) >> 12)) >> 11) + 128) >> 8;
+    int32_t y = (t + r->round + sign) >> r->shift;
+    if (mode == RIP_RQ_CHEAP_SAT) {
+        if ((uint32_t)y + 128u > 255u) {
+            y = (y >> 31) ^ 127;
+        }
+    } else {
+        y = rip_clamp32(y, lo, hi);
+    }
+    *o = (int8_t)y;
+}
+#endif
+
+#if defined(__ARM_ARCH_6M__) && RIP_HAND_ASM
+/* One output of rip_v6m_pairs_sat: accumulator `acc` (a high register) of the channel
+ * whose record is at t3 + `rec`, stored at w4 + `out`, by rip_v6m_out's arithmetic (m's
+ * parts read from the record each time: no register is left to keep them). An
+ * accumulator out of +-2^19 leaves the loop (label 9). */
+#define RIP_V6M_OUT(acc, rec, out)                  \
+    "mov %[x], %[" acc "]\n"                        \
+    "asrs %[i], %[x], #31\n"                        \
+    "asrs %[t1], %[x], #19\n"                       \
+    "cmp %[t1], %[i]\n"                             \
+    "beq 4f\n"                                      \
+    "b 9f\n"                                        \
+    "4:\n"                                          \
+    "ldr %[t1], [%[t3], #(4 + " rec ")]\n"          \
+    "lsls %[t1], %[t1], #20\n"                      \
+    "lsrs %[t1], %[t1], #20\n"                      \
+    "muls %[t1], %[x], %[t1]\n"                     \
+    "asrs %[t1], %[t1], #12\n"                      \
+    "ldr %[t2], [%[t3], #(4 + " rec ")]\n"          \
+    "lsls %[t2], %[t2], #9\n"                       \
+    "lsrs %[t2], %[t2], #21\n"                      \
+    "muls %[t2], %[x], %[t2]\n"                     \
+    "adds %[t1], %[t1], %[t2]\n"                    \
+    "asrs %[t1], %[t1], #11\n"                      \
+    "ldr %[t2], [%[t3], #(4 + " rec ")]\n"          \
+    "asrs %[t2], %[t2], #23\n"                      \
+    "muls %[t2], %[x], %[t2]\n"                     \
+    "adds %[t1], %[t1], %[t2]\n"                    \
+    "adds %[t1], #128\n"                            \
+    "asrs %[t1], %[t1], #8\n"                       \
+    "ldr %[t2], [%[t3], #(8 + " rec ")]\n"          \
+    "adds %[t1], %[t1], %[t2]\n"                    \
+    "adds %[t1], %[t1], %[i]\n"                     \
+    "ldr %[t2], [%[t3], #(12 + " rec ")]\n"         \
+    "asrs %[t1], %[t1], %[t2]\n"                    \
+    "movs %[t2], %[t1]\n"                           \
+    "adds %[t2], #128\n"                            \
+    "cmp %[t2], #255\n"                             \
+    "bls 5f\n"                                      \
+    "asrs %[t1], %[t1], #31\n"                      \
+    "movs %[t2], #127\n"                            \
+    "eors %[t1], %[t2]\n"                           \
+    "5:\n"                                          \
+    "strb %[t1], [%[w4], #" out "]\n"
+
+/* Channel pairs of a pixel pair (widened at xs) saturated to int8 (RIP_RQ_CHEAP_SAT): the
+ * pair loop of rip_rq_dot and the requantisation of rip_v6m_out in one block, GCC's
+ * schedule of the two having moved the accumulators between high and low registers and
+ * spilled around each. Pixel i, channel j at o + i * step + j. Stops after the pairs, or
+ * at a pair with an accumulator out of +-2^19, whose four it returns in acc (1) for the
+ * caller to requantise the general way, with *wp past its rows and *cp, *op at it. */
+static int rip_v6m_pairs_sat(const int32_t *xs, int32_t k4, const int8_t **wp,
+                             const rip_fast_channel **cp, const rip_fast_channel *c_end,
+                             int8_t **op, ptrdiff_t step, int32_t *acc) {
+    const int8_t *w = *wp;
+    const int32_t *const sx = xs;
+    const ptrdiff_t sstep = step;
+    const rip_fast_channel *sc = *cp;
+    int8_t *so = *op;
+    int32_t a00, a01, a10, a11, bad;
+    const int32_t *x;
+    int32_t i, t1, t2, t3;
+    const int8_t *w4;
+    __asm__ volatile(
+        ".syntax unified\n"
+        "2:\n"
+        "ldr %[t1], %[sc]\n"
+        "ldr %[t2], [%[t1]]\n"
+        "mov %[a00], %[t2]\n"
+        "mov %[a10], %[t2]\n"
+        "ldr %[t2], [%[t1], #16]\n"
+        "mov %[a01], %[t2]\n"
+        "mov %[a11], %[t2]\n"
+        "ldr %[x], %[sx]\n"
+        "movs %[i], #0\n"
+        "adds %[w4], %[w], #4\n"
+        "1:\n"
+        RIP_V6M_TAP("0", "1")
+        RIP_V6M_TAP("4", "1")
+        RIP_V6M_TAP("8", "1")
+        RIP_V6M_TAP("12", "5")
+        "adds %[x], #32\n"
+        "cmp %[i], %[n]\n"
+        "bne 1b\n"
+        "add %[w], %[n]\n"
+        /* x the accumulator, i its sign, t1 / t2 temporaries, t3 the records, w4 the
+         * pixel's outputs */
+        "ldr %[t3], %[sc]\n"
+        "ldr %[w4], %[so]\n"
+        RIP_V6M_OUT("a00", "0", "0")
+        RIP_V6M_OUT("a01", "16", "1")
+        "ldr %[i], %[sstep]\n"
+        "adds %[w4], %[w4], %[i]\n"
+        RIP_V6M_OUT("a10", "0", "0")
+        RIP_V6M_OUT("a11", "16", "1")
+        "adds %[t3], #32\n"
+        "str %[t3], %[sc]\n"
+        "ldr %[w4], %[so]\n"
+        "adds %[w4], #2\n"
+        "str %[w4], %[so]\n"
+        "ldr %[t1], %[c_end]\n"
+        "cmp %[t3], %[t1]\n"
+        "beq 3f\n"
+        "b 2b\n"
+        "3:\n"
+        "movs %[bad], #0\n"
+        "b 8f\n"
+        "9:\n"
+        "movs %[bad], #1\n"
+        "8:\n"
+        : [a00] "=&h"(a00), [a01] "=&h"(a01), [a10] "=&h"(a10), [a11] "=&h"(a11),
+          [w] "+l"(w), [x] "=&l"(x), [i] "=&l"(i), [t1] "=&l"(t1), [t2] "=&l"(t2),
+          [t3] "=&l"(t3), [w4] "=&l"(w4), [bad] "=&l"(bad), [sc] "+m"(sc), [so] "+m"(so)
+        : [n] "h"(2 * k4), [sx] "m"(sx), [sstep] "m"(sstep), [c_end] "m"(c_end)
+        : "cc", "memory");
+    *wp = w;
+    *cp = sc;
+    *op = so;
+    acc[0] = a00;
+    acc[1] = a01;
+    acc[2] = a10;
+    acc[3] = a11;
+    return bad;
+}
+#endif
+
 /* All channels of a pixel pair: `xs` the pair widened (int16 pairs with DSP, int32
  * without), `filter` the packed filter (rip_conv2d_fast.h), k4 taps a channel, channels in pairs
  * with their words interleaved. */
@@ -354,14 +523,41 @@ RIP_INLINE void rip_rq_gemm_2px(const void *xs, int32_t k4, const int8_t *filter
     const int8_t *w = (const int8_t *)__builtin_assume_aligned(filter, 4);
     const rip_fast_channel *c = ch;
     int8_t *o0 = y0, *o1 = y1;
-    for (int32_t n = c_out >> 1; n > 0; --n) {
+#if defined(__ARM_ARCH_6M__) && RIP_HAND_ASM
+    if (mode == RIP_RQ_CHEAP_SAT) {
+        const rip_fast_channel *const c_end = ch + (c_out & ~1);
+        while (c != c_end) {
+            int32_t a[4];
+            if (rip_v6m_pairs_sat((const int32_t *)xs, k4, &w, &c, c_end, &o0, y1 - y0, a)) {
+                /* a pair the short requantisation does not cover */
+                o0[0] = rip_rq_out(&c[0], mode, lo, hi, a[0]);
+                o0[1] = rip_rq_out(&c[1], mode, lo, hi, a[1]);
+                o0[y1 - y0] = rip_rq_out(&c[0], mode, lo, hi, a[2]);
+                o0[y1 - y0 + 1] = rip_rq_out(&c[1], mode, lo, hi, a[3]);
+                c += 2;
+                o0 += 2;
+            }
+        }
+        o1 = o0 + (y1 - y0);
+    }
+#endif
+    for (int32_t n = (c_out - (int32_t)(c - ch)) >> 1; n > 0; --n) {
         int32_t a00 = c[0].bias, a01 = c[1].bias;
         int32_t a10 = a00, a11 = a01;
         rip_rq_dot(xs, &w, k4, &a00, &a01, &a10, &a11);
+#if defined(__ARM_ARCH_6M__)
+        const rip_v6m_rq r0 = rip_v6m_split(&c[0]);
+        rip_v6m_out(&r0, &c[0], mode, lo, hi, a00, &o0[0]);
+        rip_v6m_out(&r0, &c[0], mode, lo, hi, a10, &o1[0]);
+        const rip_v6m_rq r1 = rip_v6m_split(&c[1]);
+        rip_v6m_out(&r1, &c[1], mode, lo, hi, a01, &o0[1]);
+        rip_v6m_out(&r1, &c[1], mode, lo, hi, a11, &o1[1]);
+#else
         o0[0] = rip_rq_out(&c[0], mode, lo, hi, a00);
         o1[0] = rip_rq_out(&c[0], mode, lo, hi, a10);
         o0[1] = rip_rq_out(&c[1], mode, lo, hi, a01);
         o1[1] = rip_rq_out(&c[1], mode, lo, hi, a11);
+#endif
         c += 2;
         o0 += 2;
         o1 += 2;
@@ -432,6 +628,31 @@ static void rip_rq_widen_3px(const int8_t *xa, int32_t k, int32_t *dst) {
     "smlad %[a20], %[x1], %[t], %[a20]\n" \
     "smlad %[a21], %[x0], %[wb], %[a21]\n" \
     "smlad %[a21], %[x1], %[u], %[a21]\n"
+
+/* RIP_DOT3_PASS as a channel pair's first pass, its accumulators a00 and a01 holding the
+ * pair's biases: pixel c's and b's sums start from them, then pixel a's (four MOVs fewer
+ * than copying the biases into all six). */
+#define RIP_DOT3_FIRST \
+    "ldrd %[wa], %[wb], [%[w]], #8\n" \
+    "ldrd %[x0], %[x1], [%[x], #16]\n" \
+    "sxtb16 %[t], %[wa], ror #8\n" \
+    "sxtb16 %[wa], %[wa]\n" \
+    "smlad %[a20], %[x0], %[wa], %[a00]\n" \
+    "smlad %[a20], %[x1], %[t], %[a20]\n" \
+    "sxtb16 %[u], %[wb], ror #8\n" \
+    "sxtb16 %[wb], %[wb]\n" \
+    "smlad %[a21], %[x0], %[wb], %[a01]\n" \
+    "smlad %[a21], %[x1], %[u], %[a21]\n" \
+    "ldrd %[x0], %[x1], [%[x], #8]\n" \
+    "smlad %[a10], %[x0], %[wa], %[a00]\n" \
+    "smlad %[a10], %[x1], %[t], %[a10]\n" \
+    "smlad %[a11], %[x0], %[wb], %[a01]\n" \
+    "smlad %[a11], %[x1], %[u], %[a11]\n" \
+    "ldrd %[x0], %[x1], [%[x]], #24\n" \
+    "smlad %[a00], %[x0], %[wa], %[a00]\n" \
+    "smlad %[a00], %[x1], %[t], %[a00]\n" \
+    "smlad %[a01], %[x0], %[wb], %[a01]\n" \
+    "smlad %[a01], %[x1], %[u], %[a01]\n"
 
 /* One channel pair's dot products with the triple (a_ij: pixel i, channel j), `*wp` the
  * pair's packed rows (advanced past them). Fourteen registers hold the loop's values; the
@@ -570,23 +791,49 @@ RIP_INLINE void rip_rq_pairs3_sat(const int32_t *xs, int32_t k4, const int8_t **
     int8_t *const so_end = so + 2 * pairs;
     const int32_t *const sx_end = xs + 6 * k4 / 4; /* the inner loop's end, every tile's */
     const ptrdiff_t sstep = step;
+    /* The passes after the first, four an iteration: where their count is not a multiple
+     * of 4 the loop is entered at its second, third or fourth (the same for every pair and
+     * tile, its address computed once), none at its end. */
+    const int32_t rest = (k4 >> 2) - 1, sel = rest == 0 ? 4 : rest & 3;
+    const void *entry;
     const int32_t *x;
     int32_t a00, a01, a10, a11, a20, a21, x0, x1, wa, wb, t, u;
     __asm__ volatile(
+        "ldr %[x0], %[sel]\n"
+        "adr.w %[x1], 1f\n"
+        "cmp %[x0], #1\n"
+        "it eq\n"
+        "adreq.w %[x1], 5f\n"
+        "cmp %[x0], #2\n"
+        "it eq\n"
+        "adreq.w %[x1], 4f\n"
+        "cmp %[x0], #3\n"
+        "it eq\n"
+        "adreq.w %[x1], 3f\n"
+        "cmp %[x0], #4\n"
+        "it eq\n"
+        "adreq.w %[x1], 6f\n"
+        "orr %[x1], %[x1], #1\n" /* a Thumb address */
+        "str %[x1], %[entry]\n"
         "2:\n"
         "ldr %[x], %[sx]\n"
         "ldr %[t], %[sc]\n"
         "ldr %[a00], [%[t]]\n"
         "ldr %[a01], [%[t], #16]\n"
-        "mov %[a10], %[a00]\n"
-        "mov %[a20], %[a00]\n"
-        "mov %[a11], %[a01]\n"
-        "mov %[a21], %[a01]\n"
+        RIP_DOT3_FIRST
+        "ldr pc, %[entry]\n"
         RIP_ASM_LOOP_HEAD
+        RIP_DOT3_PASS
+        "3:\n"
+        RIP_DOT3_PASS
+        "4:\n"
+        RIP_DOT3_PASS
+        "5:\n"
         RIP_DOT3_PASS
         "ldr %[x0], %[sx_end]\n"
         "cmp %[x], %[x0]\n"
         "bne 1b\n"
+        "6:\n"
         /* the epilogue: x1 the records, wa the outputs, wb the step, x0 / t / u a
          * channel's multiplier / round / shift, x the value, a00 (once stored) o + 2 step */
         "ldr %[x1], %[sc]\n"
@@ -644,8 +891,9 @@ RIP_INLINE void rip_rq_pairs3_sat(const int32_t *xs, int32_t k4, const int8_t **
         : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11),
           [a20] "=&r"(a20), [a21] "=&r"(a21), [w] "+r"(w), [x] "=&r"(x), [x0] "=&r"(x0),
           [x1] "=&r"(x1), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [u] "=&r"(u),
-          [sc] "+m"(sc), [so] "+m"(so)
-        : [sx] "m"(sx), [sx_end] "m"(sx_end), [sstep] "m"(sstep), [so_end] "m"(so_end)
+          [sc] "+m"(sc), [so] "+m"(so), [entry] "=m"(entry)
+        : [sx] "m"(sx), [sx_end] "m"(sx_end), [sstep] "m"(sstep), [so_end] "m"(so_end),
+          [sel] "m"(sel)
         : "cc", "memory");
     *wp = w;
     *cp = sc;
@@ -704,6 +952,116 @@ static inline int32_t rip_rq_sweep_pixels(const int8_t *filter, int32_t k4, int3
     return packed > RIP_RQ_SWEEP_CACHE_BYTES && RIP_XIP_CACHED(filter)
                ? rip_max32(scratch_bytes / (2 * k4), 3)
                : 3;
+}
+
+/* Word k of three pixels' fields (a, b, c) widened to dst: SXTB16 of each and of each
+ * rotated by 8, as rip_rq_widen_3px stores them. */
+#define RIP_WIDEN3_STORE                                  \
+    "sxtb16 %[t], %[a]\n"                                 \
+    "sxtb16 %[a], %[a], ror #8\n"                         \
+    "strd %[t], %[a], [%[dst]], #24\n"                    \
+    "sxtb16 %[t], %[b]\n"                                 \
+    "sxtb16 %[b], %[b], ror #8\n"                         \
+    "strd %[t], %[b], [%[dst], #-16]\n"                   \
+    "sxtb16 %[t], %[c]\n"                                 \
+    "sxtb16 %[c], %[c], ror #8\n"                         \
+    "strd %[t], %[c], [%[dst], #-8]\n"
+
+/* Three pixels' receptive fields widened as rip_rq_widen_3px widens them, read straight
+ * from their KH rows of `row` >= 4 bytes each (pixel i's row ky at s_i + ky * pitch: the
+ * input where a field lies wholly inside it at unit dilation across, or a field gathered
+ * into scratch, pitch = row): taps in fours across the rows' ends, the taps a row ends
+ * with carried into the next row's first word. A carry is read as the row's last word,
+ * shifted down, and the next row's first word is shifted up over it: every byte read lies
+ * in the field. The stems (3x3 over 3 channels, rows of 9 bytes) spent more on gathering
+ * their fields than on widening them. */
+static void rip_rq_widen_rows_3px(const int8_t *s0, const int8_t *s1, const int8_t *s2,
+                                  ptrdiff_t pitch, int32_t kh, int32_t row, int32_t *dst) {
+    const ptrdiff_t back = row - 4 - pitch; /* from a row to the previous one's last word */
+    int32_t h = 0;                          /* taps a row ends with, carried to the next */
+    int32_t a, b, c, t;
+    for (int32_t ky = 0; ky < kh; ++ky, s0 += pitch, s1 += pitch, s2 += pitch) {
+        int32_t j = 0;
+        if (h != 0) { /* the previous row's last h taps, then this row's first 4 - h */
+            const uint32_t up = (uint32_t)(8 * h), down = 32u - up;
+            a = (int32_t)(((uint32_t)rip_fast_load_s8x4(s0 + back) >> down) |
+                          ((uint32_t)rip_fast_load_s8x4(s0) << up));
+            b = (int32_t)(((uint32_t)rip_fast_load_s8x4(s1 + back) >> down) |
+                          ((uint32_t)rip_fast_load_s8x4(s1) << up));
+            c = (int32_t)(((uint32_t)rip_fast_load_s8x4(s2 + back) >> down) |
+                          ((uint32_t)rip_fast_load_s8x4(s2) << up));
+            __asm__ volatile(RIP_WIDEN3_STORE
+                             : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [t] "=&r"(t),
+                               [dst] "+r"(dst)
+                             :
+                             : "memory");
+            j = 4 - h;
+        }
+        int32_t n = (row - j) >> 2;
+        if (n > 0) {
+            const int8_t *p0 = s0 + j, *p1 = s1 + j, *p2 = s2 + j;
+            __asm__ volatile(RIP_ASM_LOOP_HEAD
+                             "ldr %[a], [%[p0]], #4\n"
+                             "ldr %[b], [%[p1]], #4\n"
+                             "ldr %[c], [%[p2]], #4\n"
+                             RIP_WIDEN3_STORE
+                             "subs %[n], %[n], #1\n"
+                             "bne 1b\n"
+                             : [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [t] "=&r"(t),
+                               [dst] "+r"(dst), [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2),
+                               [n] "+r"(n)
+                             :
+                             : "cc", "memory");
+        }
+        h = (row - j) & 3;
+    }
+    if (h != 0) { /* the last row's last h taps, the word's missing taps 0 */
+        const uint32_t down = 32u - (uint32_t)(8 * h);
+        a = (int32_t)((uint32_t)rip_fast_load_s8x4(s0 + back) >> down);
+        b = (int32_t)((uint32_t)rip_fast_load_s8x4(s1 + back) >> down);
+        c = (int32_t)((uint32_t)rip_fast_load_s8x4(s2 + back) >> down);
+        __asm__ volatile(RIP_WIDEN3_STORE
+                         : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [t] "=&r"(t), [dst] "+r"(dst)
+                         :
+                         : "memory");
+    }
+}
+
+/* rip_rq_widen_rows_3px for the stems' fields, 3 rows of 9 bytes (3x3 over 3 channels),
+ * straight: the words of taps 8-11 and 16-19 span two rows (MCUNet-in3's stem: 1.56 to
+ * 1.49 instructions a MAC on the M33 against the row loop). */
+static void rip_rq_widen_rows9_3px(const int8_t *s0, const int8_t *s1, const int8_t *s2,
+                                   ptrdiff_t pitch, int32_t *dst) {
+#define RIP_ROWS9_WORD(expr)                                                              \
+    do {                                                                                  \
+        const int8_t *s_ = s0;                                                            \
+        int32_t a = (int32_t)(expr), b, c, t;                                             \
+        s_ = s1;                                                                          \
+        b = (int32_t)(expr);                                                              \
+        s_ = s2;                                                                          \
+        c = (int32_t)(expr);                                                              \
+        __asm__ volatile(RIP_WIDEN3_STORE                                                 \
+                         : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [t] "=&r"(t),           \
+                           [dst] "+r"(dst)                                                \
+                         :                                                                \
+                         : "memory");                                                     \
+    } while (0)
+#define RIP_LD(off) ((uint32_t)rip_fast_load_s8x4(s_ + (off)))
+    RIP_ROWS9_WORD(RIP_LD(0));
+    RIP_ROWS9_WORD(RIP_LD(4));
+    RIP_ROWS9_WORD((RIP_LD(5) >> 24) | (RIP_LD(pitch) << 8));
+    s0 += pitch;
+    s1 += pitch;
+    s2 += pitch;
+    RIP_ROWS9_WORD(RIP_LD(3));
+    RIP_ROWS9_WORD((RIP_LD(5) >> 16) | (RIP_LD(pitch) << 16));
+    s0 += pitch;
+    s1 += pitch;
+    s2 += pitch;
+    RIP_ROWS9_WORD(RIP_LD(2));
+    RIP_ROWS9_WORD(RIP_LD(5) >> 8);
+#undef RIP_LD
+#undef RIP_ROWS9_WORD
 }
 
 /* n pixels (n >= 2) as triples and then one or two pairs: n3 triples, n2 pairs. */
@@ -826,16 +1184,15 @@ static inline void rip_rq_advance(int32_t *oy, int32_t *ox, int32_t w_out, int32
  * 0 when this core has nothing to do (too few channels to split, the other runs them). Out
  * of line: inlined, it pushed ARMv6-M's branches in rip_rq_run past their range. */
 static __attribute__((noinline)) int rip_rq_share(int32_t share, int32_t c_out, int32_t n_pix,
-                                                  int pointwise, int32_t sweep, int32_t *c_lo,
-                                                  int32_t *c_hi, int *core,
-                                                  rip_rq_turns *turns) {
+                                                  int32_t sweep, int32_t *c_lo, int32_t *c_hi,
+                                                  int *core, rip_rq_turns *turns) {
     if (share >= RIP_SHARE_PART0) { /* this core's channels, no synchronisation */
         rip_share_channels(share - RIP_SHARE_PART0 + RIP_SHARE_CORE0, c_out, c_lo, c_hi);
         *core = -1;
         return *c_lo < *c_hi;
     }
     *core = share - RIP_SHARE_CORE0;
-    const int32_t tile = RIP_RQ_TRIPLES && pointwise ? 3 : 2;
+    const int32_t tile = RIP_RQ_TRIPLES ? 3 : 2;
     /* the turns' cost in pixels of every channel: core 0's extra pixels, and a tile each op
      * starts and ends with one core waiting; the split's: every pixel widened twice, about
      * 1.25 instructions a tap against one a MAC with DSP, 2 against about 6 without */
@@ -878,6 +1235,15 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
                           params->padding.w == 0 && h_out == h && w_out == w;
     const int32_t n_pix = h_out * w_out;
 #if RIP_RQ_TRIPLES
+    /* Other layers' fields: KH rows of `row` bytes, pitch apart in the input, read from
+     * there where the pixel's origin (iy0, ix0) is at most (iy_max, ix_max) */
+    const int32_t kh = filter_dims->h, row = filter_dims->w * c_in;
+    const ptrdiff_t pitch = (ptrdiff_t)params->dilation.h * w * c_in;
+    const int32_t iy_max = h - 1 - (kh - 1) * params->dilation.h, ix_max = w - filter_dims->w;
+    const int direct = params->dilation.w == 1 && row >= 4 && iy_max >= 0 && ix_max >= 0;
+    const ptrdiff_t step_in = (ptrdiff_t)params->stride.w * c_in;
+    const int stem = kh == 3 && row == 9;
+    int8_t *const fields = scratch + 6 * k4;
     /* pixels a sweep of the filter (0: not pointwise) */
     const int32_t sweep = pointwise ? rip_rq_sweep_pixels(filter, k4, c_out, scratch_bytes) : 0;
 #else
@@ -887,7 +1253,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
     int core = -1;
     rip_rq_turns turns = {-1, 0};
     if (ctx->share != RIP_SHARE_WHOLE &&
-        !rip_rq_share(ctx->share, c_out, n_pix, pointwise, sweep, &c_lo, &c_hi, &core, &turns)) {
+        !rip_rq_share(ctx->share, c_out, n_pix, sweep, &c_lo, &c_hi, &core, &turns)) {
         return; /* too few channels to split: the other core runs them all */
     }
     const int32_t n_ch = c_hi - c_lo;
@@ -944,6 +1310,60 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
         if (pointwise && p + 1 == n_pix) {
             p = n_pix;
         }
+        /* Other layers: triples too, then a pair or a lone pixel (the pair loop below), all
+         * three fields read before any of the triple's channels is stored. Where each lies
+         * wholly inside the input at unit dilation across, widened from the input's rows;
+         * else gathered side by side behind the widened triple (6 * k4 + 3 * taps bytes,
+         * within the scratch's 8 * k4 + 2 * taps), and widened from there. */
+        /* pixel p's field origin (iy, ix), `at` bytes into the input, and whether its
+         * field's rows lie inside the input */
+        int32_t iy = -params->padding.h, ix = -params->padding.w;
+        ptrdiff_t at = ((ptrdiff_t)iy * w + ix) * c_in;
+        int row_in = direct && (uint32_t)iy <= (uint32_t)iy_max;
+        for (; !pointwise && p + 3 <= n_pix; p += 3) {
+            const int32_t ty = oy, tx = ox; /* the triple's first pixel */
+            ptrdiff_t src[3];
+            int inside = 1;
+            for (int32_t j = 0; j < 3; ++j) {
+                inside = inside && row_in && (uint32_t)ix <= (uint32_t)ix_max;
+                src[j] = at;
+                if (++ox == w_out) {
+                    ox = 0;
+                    ++oy;
+                    iy += params->stride.h;
+                    ix = -params->padding.w;
+                    at = ((ptrdiff_t)iy * w + ix) * c_in;
+                    row_in = direct && (uint32_t)iy <= (uint32_t)iy_max;
+                } else {
+                    ix += params->stride.w;
+                    at += step_in;
+                }
+            }
+            if (rip_rq_theirs(&turns)) {
+                continue;
+            }
+            if (inside && stem) {
+                rip_rq_widen_rows9_3px(in + src[0], in + src[1], in + src[2], pitch, wide);
+            } else if (inside) {
+                rip_rq_widen_rows_3px(in + src[0], in + src[1], in + src[2], pitch, kh, row,
+                                      wide);
+            } else {
+                int32_t y = ty, x = tx;
+                for (int32_t j = 0; j < 3; ++j, rip_rq_advance(&y, &x, w_out, 1)) {
+                    rip_conv_gather_s8(in, input_dims, filter_dims, params, y, x,
+                                       fields + j * taps);
+                }
+                if (row >= 4) {
+                    rip_rq_widen_rows_3px(fields, fields + taps, fields + 2 * taps, row, kh,
+                                          row, wide);
+                } else {
+                    rip_rq_widen_3px(fields, taps, wide);
+                }
+            }
+            RIP_SHARE_SYNC(core);
+            rip_rq_gemm_3px(wide, k4, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out,
+                            c_out);
+        }
 #endif
         for (; p < n_pix; p += 2) {
             const int pair = p + 1 < n_pix;
@@ -977,7 +1397,20 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
 #if defined(__ARM_FEATURE_DSP)
             rip_rq_widen_2px(xa, xb, taps, wide);
 #else
-            for (int32_t i = 0; i < taps; ++i) {
+            /* four taps a step with immediate offsets (its index arithmetic cost GCC's
+             * loop over single taps 8 instructions a tap on ARMv6-M) */
+            int32_t i = 0;
+            for (int32_t *d = wide; i + 4 <= taps; i += 4, d += 8) {
+                d[0] = xa[i];
+                d[1] = xa[i + 1];
+                d[2] = xa[i + 2];
+                d[3] = xa[i + 3];
+                d[4] = xb[i];
+                d[5] = xb[i + 1];
+                d[6] = xb[i + 2];
+                d[7] = xb[i + 3];
+            }
+            for (; i < taps; ++i) {
                 const int32_t at = 2 * (i & ~3) + (i & 3);
                 wide[at] = xa[i];
                 wide[at + 4] = xb[i];

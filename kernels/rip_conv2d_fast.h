@@ -42,23 +42,24 @@ int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
 
 /* rip_conv2d_fast_s8's traversal and in-place contract (pixel pairs, both receptive fields
  * gathered before either is written; for a 1x1 unit-stride unpadded layer the pair is read
- * straight from the input, which is the same order; there, on cores with the DSP extension,
- * pixels go three at a time, the last one or two as a pair or alone: the simulator's
- * tile = 3 traversal; and where the packed filter is larger than the Picos' 16 KB flash
- * cache and read through it, as many pixels a sweep of the filter as ctx->size holds
- * widened (2 * K4 bytes each), in balanced tiles (rip.core.kernel_variants.conv_sweep_tiles,
- * which the simulator executes): never above the per-pixel gap either) with the cheap
- * requantisation:
- * `channels` replaces quant and bias, and the output offset lives in it. The filter is
- * packed by the generator (rip.codegen.kernel_choice.pack_filter_pairs), 4-byte aligned:
- * output channels in pairs (2j, 2j + 1; an odd last one paired with zeros), each pair K4 / 4
- * blocks of 8 bytes, taps [4t, 4t + 4) of channel 2j then of channel 2j + 1, taps past
- * KH * KW * C_in zero. ctx->buf must be 4-byte aligned. Two cores (ctx->share, each core
- * its own context and scratch, rip_cores.h): the same tiles taken in turns, or where the
- * filter is swept through the flash cache, split by output channels; either keeps the
- * in-place contract above (docs/two-cores.md). RIP_SHARE_PART0 / _PART1: core 0's or core
- * 1's output channels of every pixel (rip_share_channels), with no synchronisation: the
- * caller's (a fused chain's row compute). */
+ * straight from the input, which is the same order; on cores with the DSP extension pixels
+ * go three at a time, the last one or two as a pair or alone, all three fields read (from
+ * the input, or gathered into the scratch) before any is written: the simulator's tile = 3
+ * traversal; and for a pointwise layer whose packed filter is larger than the Picos'
+ * 16 KB flash cache and read through it, as many pixels a sweep of the filter as ctx->size
+ * holds widened (2 * K4 bytes each), in balanced tiles
+ * (rip.core.kernel_variants.conv_sweep_tiles, which the simulator executes): never above
+ * the per-pixel gap either) with the cheap requantisation: `channels` replaces quant and
+ * bias, and the output offset lives in it. The filter is packed by the generator
+ * (rip.codegen.kernel_choice.pack_filter_pairs), 4-byte aligned: output channels in pairs
+ * (2j, 2j + 1; an odd last one paired with zeros), each pair K4 / 4 blocks of 8 bytes,
+ * taps [4t, 4t + 4) of channel 2j then of channel 2j + 1, taps past KH * KW * C_in zero.
+ * ctx->buf must be 4-byte aligned. Two cores (ctx->share, each core its own context and
+ * scratch, rip_cores.h): the same tiles taken in turns, or where the filter is swept
+ * through the flash cache, split by output channels; either keeps the in-place contract
+ * above (docs/two-cores.md). RIP_SHARE_PART0 / _PART1: core 0's or core 1's output
+ * channels of every pixel (rip_share_channels), with no synchronisation: the caller's (a
+ * fused chain's row compute). */
 rip_status rip_conv2d_fast_rq_s8(const rip_context *ctx, const rip_conv_params *params,
                                  const rip_fast_channel *channels, const rip_dims *input_dims,
                                  const int8_t *input, const rip_dims *filter_dims,

@@ -82,18 +82,18 @@ def _min_gap(graph: Graph, op_index: int, order: str) -> int:
 def _two_core_min_gap(graph: Graph, op_index: int, scratch_bytes: int) -> int:
     """The two-core simulator's minimum gap for a shared convolution overwriting its input,
     the largest over every order rip_conv2d_fast_rq_s8 may take on two cores: its pixel
-    tiles (pairs; on a DSP core for a pointwise layer, triples) taken in turns, and the
-    flash sweeps of ``scratch_bytes`` per core split by output channels at lag 0."""
+    tiles (pairs; on a DSP core, triples) taken in turns or split by output channels at
+    lag 0, and for a pointwise layer the flash sweeps of ``scratch_bytes`` per core split
+    by output channels."""
     geom = conv_geometry(graph, graph.operators[op_index])
     n_pix = geom.h_out * geom.w_out
     pairs = (2,) * (n_pix // 2) + ((1,) if n_pix % 2 else ())
-    turns, split = [pairs], [pairs]
+    turns, split = [pairs, conv_sweep_tiles(n_pix, 3)], [pairs]
     pads = (geom.pad_top, geom.pad_bottom, geom.pad_left, geom.pad_right)
     pointwise = (geom.kh, geom.kw, geom.sh, geom.sw) == (1, 1, 1, 1) and not any(pads)
-    if pointwise:
-        per = conv_sweep_pixels("cortex-m33", True, geom.c_out, geom.c_in, scratch_bytes)
-        turns.append(conv_sweep_tiles(n_pix, 3))
-        split.append(conv_sweep_tiles(n_pix, per))
+    taps = geom.kh * geom.kw * geom.c_in
+    per = conv_sweep_pixels("cortex-m33", pointwise, geom.c_out, taps, scratch_bytes)
+    split.append(conv_sweep_tiles(n_pix, per))
     return max(
         *(fast_rip_gap(geom, 0, tiles=t, turns=True) for t in turns),
         *(fast_rip_gap(geom, 0, tiles=t) for t in split),
