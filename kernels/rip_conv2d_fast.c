@@ -248,6 +248,17 @@ static void rip_rq_widen_2px(const int8_t *xa, const int8_t *xb, int32_t k, int3
     "add %[a11], %[t1]\n"                      \
     "adds %[i], #" step "\n"
 
+/* The pair loop over a channel pair's k4 taps, four a pass: i from 0 to n = 2 k4 (the
+ * filter's index from w and w + 4), x on by the pass's 32 bytes of the widened pair. */
+#define RIP_V6M_TAPS                          \
+    RIP_V6M_TAP("0", "1")                     \
+    RIP_V6M_TAP("4", "1")                     \
+    RIP_V6M_TAP("8", "1")                     \
+    RIP_V6M_TAP("12", "5")                    \
+    "adds %[x], #32\n"                        \
+    "cmp %[i], %[n]\n"                        \
+    "bne 1b\n"
+
 /* One channel pair's dot products with the pair of pixels: `xs` the widened pair, `*wp` the
  * pair's packed filter rows (advanced past them). */
 RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_t *p00,
@@ -312,13 +323,7 @@ RIP_INLINE void rip_rq_dot(const void *xs, const int8_t **wp, int32_t k4, int32_
         __asm__ volatile(
             ".syntax unified\n"
             "1:\n"
-            RIP_V6M_TAP("0", "1")
-            RIP_V6M_TAP("4", "1")
-            RIP_V6M_TAP("8", "1")
-            RIP_V6M_TAP("12", "5")
-            "adds %[x], #32\n"
-            "cmp %[i], %[n]\n"
-            "bne 1b\n"
+            RIP_V6M_TAPS
             : [a00] "+h"(a00), [a01] "+h"(a01), [a10] "+h"(a10), [a11] "+h"(a11),
               [x] "+l"(x), [i] "+l"(i), [t1] "=&l"(t1), [t2] "=&l"(t2), [t3] "=&l"(t3)
             : [w] "l"(w), [w4] "l"(w4), [n] "r"(2 * k4)
@@ -465,13 +470,7 @@ static int rip_v6m_pairs_sat(const int32_t *xs, int32_t k4, const int8_t **wp,
         "movs %[i], #0\n"
         "adds %[w4], %[w], #4\n"
         "1:\n"
-        RIP_V6M_TAP("0", "1")
-        RIP_V6M_TAP("4", "1")
-        RIP_V6M_TAP("8", "1")
-        RIP_V6M_TAP("12", "5")
-        "adds %[x], #32\n"
-        "cmp %[i], %[n]\n"
-        "bne 1b\n"
+        RIP_V6M_TAPS
         "add %[w], %[n]\n"
         /* x the accumulator, i its sign, t1 / t2 temporaries, t3 the records, w4 the
          * pixel's outputs */
