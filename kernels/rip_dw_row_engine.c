@@ -452,23 +452,26 @@ static __attribute__((naked, noinline)) void rip_dw1_pairs3(rip_dw1_rq *q) {
         RIP_DW1_LEAVE);
 }
 
-/* The same for a K x K kernel (K = 5 or 7, columns COLS = "0, 1, .., K"), whose weights
- * are beyond one base register's immediate offsets: r0 walks blk a kernel row at a time
- * (back to q for the requantisation), column j of a row loads from row + r1, r2, r3, r7
- * (j % 4), the row moved on by 4 col (lr) at column 4; o_end is read from q. */
-#define RIP_DW1_PAIRS(NAME, K, COLS)                                                           \
+/* The same for a K x K kernel and pixels S columns apart (S = 1: K = 5 or 7; S = 2: K = 3,
+ * 5 or 7; columns COLS = "0, 1, .., K - 1 + S", pixel 1 taking column j times w[j - S]),
+ * whose weights are beyond one base register's immediate offsets: r0 walks blk a kernel
+ * row at a time (back to q for the requantisation), column j of a row loads from row + r1,
+ * r2, r3, r7 (j % 4), the row moved on by 4 col (lr) at columns 4 and 8; the pair moves on
+ * by ADV (2 S col: r11 or lr); o_end is read from q. */
+#define RIP_DW1_PAIRS(NAME, K, S, ADV, COLS)                                                   \
     static __attribute__((naked, noinline)) void NAME(rip_dw1_rq *q) {                         \
         (void)q;                                                                               \
         __asm__ volatile(                                                                      \
             RIP_DW1_ENTER                                                                      \
             ".macro RIP_DW1_COL j\n"                                                           \
-            ".if \\j == 4\n\tadd r4, lr\n.endif\n"                                             \
+            ".if \\j == 4 || \\j == 8\n\tadd r4, lr\n.endif\n"                                \
             ".if (\\j % 4) == 0\n\tldrsb r5, [r4, r1]\n.endif\n"                               \
             ".if (\\j % 4) == 1\n\tldrsb r5, [r4, r2]\n.endif\n"                               \
             ".if (\\j % 4) == 2\n\tldrsb r5, [r4, r3]\n.endif\n"                               \
             ".if (\\j % 4) == 3\n\tldrsb r5, [r4, r7]\n.endif\n"                               \
             ".if \\j < " #K "\n\tldr r6, [r0, #4 * \\j]\n\tmuls r6, r5\n\tadd r8, r6\n.endif\n" \
-            ".if \\j > 0\n\tldr r6, [r0, #4 * (\\j - 1)]\n\tmuls r6, r5\n\tadd r9, r6\n.endif\n" \
+            ".if \\j >= " #S "\n\tldr r6, [r0, #4 * (\\j - " #S ")]\n\tmuls r6, r5\n\t"     \
+            "add r9, r6\n.endif\n"                                                           \
             ".endm\n"                                                                          \
             "ldr r1, [r0, #" RIP_DW1_AT_COL "]\n\t"                                            \
             "lsls r2, r1, #1\n\tmov r11, r2\n\tlsls r2, r1, #2\n\tmov lr, r2\n\t"             \
@@ -489,7 +492,7 @@ static __attribute__((naked, noinline)) void rip_dw1_pairs3(rip_dw1_rq *q) {
             RIP_DW1_RQ_ASM("r9")                                                               \
             "mov r4, r12\n\tldr r5, [r0, #" RIP_DW1_AT_OSTEP "]\n\tstrb r3, [r4, r5]\n\t"      \
             "adds r4, r4, r5\n\tadds r4, r4, r5\n\tmov r12, r4\n\t"                            \
-            "add r1, r11\n\tadd r2, r11\n\t"                                                   \
+            "add r1, " ADV "\n\tadd r2, " ADV "\n\t"                                           \
             "ldr r6, [r0, #" RIP_DW1_AT_BIAS "]\n\tmov r8, r6\n\tmov r9, r6\n\t"              \
             "ldr r5, [r0, #" RIP_DW1_AT_OEND "]\n\t"                                           \
             "cmp r4, r5\n\tbeq 4f\n\tb 1b\n"                                                   \
@@ -497,8 +500,12 @@ static __attribute__((naked, noinline)) void rip_dw1_pairs3(rip_dw1_rq *q) {
             ".purgem RIP_DW1_COL\n\t"                                                          \
             RIP_DW1_LEAVE);                                                                    \
     }
-RIP_DW1_PAIRS(rip_dw1_pairs5, 5, "0, 1, 2, 3, 4, 5")
-RIP_DW1_PAIRS(rip_dw1_pairs7, 7, "0, 1, 2, 3, 4, 5, 6, 7")
+RIP_DW1_PAIRS(rip_dw1_pairs5, 5, 1, "r11", "0, 1, 2, 3, 4, 5")
+RIP_DW1_PAIRS(rip_dw1_pairs7, 7, 1, "r11", "0, 1, 2, 3, 4, 5, 6, 7")
+/* stride 2 (the C runs took each pixel alone): the pair shares K - 2 columns a kernel row */
+RIP_DW1_PAIRS(rip_dw1_pairs3s2, 3, 2, "lr", "0, 1, 2, 3, 4")
+RIP_DW1_PAIRS(rip_dw1_pairs5s2, 5, 2, "lr", "0, 1, 2, 3, 4, 5, 6")
+RIP_DW1_PAIRS(rip_dw1_pairs7s2, 7, 2, "lr", "0, 1, 2, 3, 4, 5, 6, 7, 8")
 #endif
 
 /* MODE is a constant wherever this is inlined: no branch on it per output. */
@@ -537,13 +544,14 @@ RIP_DW_UNROLL
 }
 
 #if RIP_DW1_ASM
-/* rip_dw1_run where the pixels are one column apart (step == col: stride and dilation 1
- * across the row) and the requantisation is the cheap one: 3x3, 5x5 and 7x7 take the
- * hand-written pair loops (rip_dw1_pairs3, 5, 7), an odd last pixel rip_dw1_run. */
+/* rip_dw1_run where the pixels are S columns apart (step == S col: S = 1, or 2 for a
+ * stride twice the dilation across the row) and the requantisation is the cheap one: 3x3,
+ * 5x5 and 7x7 take the hand-written pair loops (rip_dw1_pairs3, 5, 7; rip_dw1_pairs3s2,
+ * 5s2, 7s2), an odd last pixel rip_dw1_run. */
 static inline __attribute__((always_inline)) void rip_dw1_run_s1(
     const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, const int32_t KH,
-    const int32_t KW, const int MODE, const int32_t *w, int32_t bias, rip_dw1_rq *q,
-    int8_t *o, ptrdiff_t ostep, int32_t n) {
+    const int32_t KW, const int32_t S, const int MODE, const int32_t *w, int32_t bias,
+    rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep, int32_t n) {
     const int32_t pairs = n >> 1;
     if (pairs > 0) { /* blk's weights are the channel's (rip_dw_row) */
 RIP_DW_UNROLL
@@ -555,18 +563,26 @@ RIP_DW_UNROLL
         q->ostep = ostep;
         q->o = o;
         q->o_end = o + 2 * pairs * ostep;
-        if (KW == 3) {
+        if (S == 2) {
+            if (KW == 3) {
+                rip_dw1_pairs3s2(q);
+            } else if (KW == 5) {
+                rip_dw1_pairs5s2(q);
+            } else {
+                rip_dw1_pairs7s2(q);
+            }
+        } else if (KW == 3) {
             rip_dw1_pairs3(q);
         } else if (KW == 5) {
             rip_dw1_pairs5(q);
         } else {
             rip_dw1_pairs7(q);
         }
-        off += 2 * pairs * col;
+        off += 2 * S * pairs * col;
         o += 2 * pairs * ostep;
         n &= 1;
     }
-    rip_dw1_run(rows, off, col, col, KH, KW, MODE, w, bias, q, o, ostep, n);
+    rip_dw1_run(rows, off, col, S * col, KH, KW, MODE, w, bias, q, o, ostep, n);
 }
 #endif
 
@@ -587,9 +603,9 @@ typedef void (*rip_dw1_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t c
 RIP_DW_RUN_SIZES(RIP_DW1_RUN, rip_dw1_run)
 
 #if RIP_DW1_ASM
-/* The step == col runs of the unrolled sizes and the cheap modes (step is col: not
+/* The step == S col runs of the unrolled sizes and the cheap modes (step is S col: not
  * read). */
-#define RIP_DW1_RUN_S1(name, KH, KW, MODE)                                                     \
+#define RIP_DW1_RUN_S1(name, KH, KW, S, MODE)                                                  \
     static __attribute__((noinline)) void name(                                                \
         const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
         int32_t kw, const int32_t *w, int32_t bias, rip_dw1_rq *q, int8_t *o,                  \
@@ -597,18 +613,27 @@ RIP_DW_RUN_SIZES(RIP_DW1_RUN, rip_dw1_run)
         (void)step;                                                                            \
         (void)kh;                                                                              \
         (void)kw;                                                                              \
-        rip_dw1_run_s1(rows, off, col, KH, KW, MODE, w, bias, q, o, ostep, n);                 \
+        rip_dw1_run_s1(rows, off, col, KH, KW, S, MODE, w, bias, q, o, ostep, n);              \
     }
-#define RIP_DW1_RUN_S1_CHEAP(size, K)                                                          \
-    RIP_DW1_RUN_S1(rip_dw1_s1_##size##_sat, K, K, RIP_DW_RQ_CHEAP_SAT)                         \
-    RIP_DW1_RUN_S1(rip_dw1_s1_##size##_clamp, K, K, RIP_DW_RQ_CHEAP_CLAMP)
-RIP_DW1_RUN_S1_CHEAP(3x3, 3)
-RIP_DW1_RUN_S1_CHEAP(5x5, 5)
-RIP_DW1_RUN_S1_CHEAP(7x7, 7)
+#define RIP_DW1_RUN_S1_CHEAP(size, K, S)                                                       \
+    RIP_DW1_RUN_S1(rip_dw1_s##S##_##size##_sat, K, K, S, RIP_DW_RQ_CHEAP_SAT)                  \
+    RIP_DW1_RUN_S1(rip_dw1_s##S##_##size##_clamp, K, K, S, RIP_DW_RQ_CHEAP_CLAMP)
+RIP_DW1_RUN_S1_CHEAP(3x3, 3, 1)
+RIP_DW1_RUN_S1_CHEAP(5x5, 5, 1)
+RIP_DW1_RUN_S1_CHEAP(7x7, 7, 1)
+RIP_DW1_RUN_S1_CHEAP(3x3, 3, 2)
+RIP_DW1_RUN_S1_CHEAP(5x5, 5, 2)
+RIP_DW1_RUN_S1_CHEAP(7x7, 7, 2)
 #endif
 
+/* How many columns apart a row's pixels are for the pair loops: 1 (stride equal to the
+ * dilation across the row), 2 (twice it), else 0. */
+static inline int rip_dw1_apart(const rip_dw_plane *g) {
+    return g->sw == g->dw ? 1 : g->sw == 2 * g->dw ? 2 : 0;
+}
+
 /* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order), its
- * pixels one column apart (s1) or not. */
+ * pixels s1 columns apart (1 or 2: rip_dw1_apart) or neither (0). */
 static rip_dw1_fn rip_dw1_pick(int32_t kh, int32_t kw, int mode, int s1) {
     static const rip_dw1_fn runs[4][3] = RIP_DW_RUN_TABLE(rip_dw1_run);
     const int size = rip_dw_size_index(kh, kw);
@@ -617,8 +642,12 @@ static rip_dw1_fn rip_dw1_pick(int32_t kh, int32_t kw, int mode, int s1) {
         {rip_dw1_run_3x3_exact, rip_dw1_s1_3x3_sat, rip_dw1_s1_3x3_clamp},
         {rip_dw1_run_5x5_exact, rip_dw1_s1_5x5_sat, rip_dw1_s1_5x5_clamp},
         {rip_dw1_run_7x7_exact, rip_dw1_s1_7x7_sat, rip_dw1_s1_7x7_clamp}};
-    if (s1 && size < 3) {
-        return runs_s1[size][mode];
+    static const rip_dw1_fn runs_s2[3][3] = {
+        {rip_dw1_run_3x3_exact, rip_dw1_s2_3x3_sat, rip_dw1_s2_3x3_clamp},
+        {rip_dw1_run_5x5_exact, rip_dw1_s2_5x5_sat, rip_dw1_s2_5x5_clamp},
+        {rip_dw1_run_7x7_exact, rip_dw1_s2_7x7_sat, rip_dw1_s2_7x7_clamp}};
+    if (s1 != 0 && size < 3) {
+        return s1 == 2 ? runs_s2[size][mode] : runs_s1[size][mode];
     }
 #else
     (void)s1;
@@ -640,6 +669,83 @@ RIP_DW_UNROLL
 }
 #endif
 
+/* One channel's run and r1's words for it (its unpacked weights in r1->w, bias the
+ * accumulator's start): blk staged for the pair loops, an exact layer's channel promoted
+ * to the cheap arithmetic where rip_dw_cheap_of_exact allows (at most 49 taps). */
+static inline __attribute__((always_inline)) rip_dw1_fn rip_dw1_channel(
+    const rip_dw_plane *g, const rip_dw_rq *q, int32_t ch, int32_t bias, int32_t blk_k,
+    rip_dw1_fn run_layer, rip_dw1_fn run_cheap, rip_fast_channel *promoted, rip_dw1_rq *r1) {
+#if RIP_DW1_ASM
+    /* the pair loops' copy: a kernel row's weights, then its row (unrolled by size) */
+    if (blk_k == 3) {
+        rip_dw1_stage_blk(r1, 3);
+    } else if (blk_k == 5) {
+        rip_dw1_stage_blk(r1, 5);
+    } else if (blk_k == 7) {
+        rip_dw1_stage_blk(r1, 7);
+    }
+#else
+    (void)blk_k;
+#endif
+    rip_dw1_fn run = run_layer;
+    if (q->mode == RIP_DW_RQ_EXACT) {
+        r1->m = q->m[ch];
+        r1->s = q->s[ch];
+        if (rip_dw_cheap_of_exact(bias, r1->m, r1->s, g->output_offset, &promoted->round,
+                                  &promoted->shift)) {
+            promoted->multiplier = r1->m;
+            r1->rec = promoted;
+            run = run_cheap;
+        }
+    } else {
+        r1->rec = q->records + ch;
+    }
+#if RIP_DW1_ASM
+    if (run != run_layer || q->mode != RIP_DW_RQ_EXACT) { /* the pair loops' words */
+        r1->ml = r1->rec->multiplier & 0xFFFF;
+        r1->mh = r1->rec->multiplier >> 16;
+        r1->round = r1->rec->round;
+        r1->shift = r1->rec->shift;
+    }
+    r1->bias = bias;
+#endif
+    return run;
+}
+
+/* A 3x3 border pixel ox straight from the rows (rp: rip_dw_row's, a NULL row's weights
+ * zeroed), a tap outside the input reading the zero point: the same sum as its gathered
+ * field through a run, without the gather's copy and the run's call (rip_dw_row's sides of
+ * one pixel, both of a 3x3 layer's at padding 1). */
+static __attribute__((noinline)) void rip_dw1_edge3(const rip_dw_plane *g,
+                                                    const int8_t *const *rp, int32_t ox,
+                                                    const rip_dw1_rq *q, int exact,
+                                                    int32_t bias, int8_t *o) {
+    const ptrdiff_t c = g->c;
+    const int32_t ix0 = ox * g->sw - g->pw, zp = g->zero_point;
+    const int32_t *w = q->w;
+    const int8_t *r0 = rp[0], *r1 = rp[1], *r2 = rp[2];
+    int32_t acc = bias;
+    if (r0 != NULL) { /* else no row is inside the input: every weight 0 */
+RIP_DW_UNROLL
+        for (int32_t kx = 0; kx < 3; ++kx) { /* a column's three taps */
+            const int32_t ix = ix0 + kx * g->dw;
+            if ((uint32_t)ix < (uint32_t)g->w) {
+                const ptrdiff_t k = ix * c;
+                acc += r0[k] * w[kx] + r1[k] * w[3 + kx] + r2[k] * w[6 + kx];
+            } else {
+                acc += zp * (w[kx] + w[3 + kx] + w[6 + kx]);
+            }
+        }
+    }
+    /* the run's arithmetic: a cheap layer's (or promoted channel's) clamp is its sat where
+     * the range is int8's */
+    *o = exact ? (int8_t)rip_fast_requantize(acc, q->m, q->s, q->output_offset, q->act_min,
+                                             q->act_max)
+               : (int8_t)rip_clamp32(rip_cheap_requantize(acc, q->rec->multiplier,
+                                                          q->rec->round, q->rec->shift),
+                                     q->act_min, q->act_max);
+}
+
 /* rip_dw_row on ARMv6-M: the same contract and the same rows, one channel at a time (its
  * weights staged, a row outside the input zeroed and its share moved into the bias), the
  * interior pixels straight from the rows, the border ones from their gathered field. */
@@ -660,8 +766,8 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
     const int8_t *gp[RIP_DW_ROWS_MAX_KH]; /* a gathered receptive field's rows */
     int8_t segment[RIP_DW1_SEGMENT_BYTES]; /* a side's padded receptive fields (or one) */
     const int32_t sides[2][2] = {{0, lo < hi ? lo : g->w_out}, {lo < hi ? hi : g->w_out, g->w_out}};
-    /* pixels one column apart (stride and dilation 1 across the row): the pair runs */
-    const int s1 = g->sw == g->dw;
+    /* pixels one or two columns apart: the pair runs */
+    const int s1 = rip_dw1_apart(g);
     const rip_dw1_fn run_layer = rip_dw1_pick(kh, kw, q->mode, s1);
     /* an exact layer's channels that take the cheap arithmetic (rip_dw_cheap_of_exact) */
     const rip_dw1_fn run_cheap = rip_dw1_pick(
@@ -670,9 +776,11 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
     rip_fast_channel promoted;
     rip_dw1_rq r1;
     int32_t *const w = r1.w;
-#if RIP_DW1_ASM
     /* the kernel size of a layer the pair loops take (rip_dw1_run_s1), else 0 */
-    const int32_t blk_k = s1 && kh == kw && (kw == 3 || kw == 5 || kw == 7) ? kw : 0;
+    const int32_t blk_k = s1 != 0 && kh == kw && (kw == 3 || kw == 5 || kw == 7) ? kw : 0;
+    /* a 3x3 filter in column pairs (rip_dwc_covers): its unpacking unrolled, once a row */
+    const int cols3 = kh == 3 && kw == 3 && rip_dwc_covers(g);
+#if RIP_DW1_ASM
     r1.k8000 = 0x8000;
 #endif
     r1.mode = q->mode;
@@ -682,7 +790,11 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
     for (int32_t j = 0; j < n1; ++j) {
         const int32_t ch = c0 + j;
         uint32_t adj = 0;
-        rip_dw_unpack(g, pw, ch, w); /* the channel's weights */
+        if (cols3) { /* the channel's weights */
+            rip_dw_unpack_cols((const uint32_t *)pw + 3 * ch, w, 9, 3);
+        } else {
+            rip_dw_unpack(g, pw, ch, w);
+        }
         for (int32_t ky = 0, t = 0; ky < kh; ++ky) {
             const int in = rows[ky] != NULL;
             rp[ky] = in ? rows[ky] + ch : valid != NULL ? valid + ch : NULL;
@@ -694,42 +806,13 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
             t += kw;
         }
         const int32_t bias = (int32_t)((uint32_t)rip_dw_rq_bias(q, ch) + adj);
-#if RIP_DW1_ASM
-        /* the pair loops' copy: a kernel row's weights, then its row (unrolled by size) */
-        if (blk_k == 3) {
-            rip_dw1_stage_blk(&r1, 3);
-        } else if (blk_k == 5) {
-            rip_dw1_stage_blk(&r1, 5);
-        } else if (blk_k == 7) {
-            rip_dw1_stage_blk(&r1, 7);
-        }
-#endif
-        rip_dw1_fn run = run_layer;
-        if (q->mode == RIP_DW_RQ_EXACT) {
-            r1.m = q->m[ch];
-            r1.s = q->s[ch];
-            if (rip_dw_cheap_of_exact(bias, r1.m, r1.s, g->output_offset, &promoted.round,
-                                      &promoted.shift)) { /* n1 > 0: at most 49 taps */
-                promoted.multiplier = r1.m;
-                r1.rec = &promoted;
-                run = run_cheap;
-            }
-        } else {
-            r1.rec = q->records + ch;
-        }
-#if RIP_DW1_ASM
-        if (run != run_layer || q->mode != RIP_DW_RQ_EXACT) { /* the pair loops' words */
-            r1.ml = r1.rec->multiplier & 0xFFFF;
-            r1.mh = r1.rec->multiplier >> 16;
-            r1.round = r1.rec->round;
-            r1.shift = r1.rec->shift;
-        }
-        r1.bias = bias;
-#endif
+        const rip_dw1_fn run =
+            rip_dw1_channel(g, q, ch, bias, blk_k, run_layer, run_cheap, &promoted, &r1);
         int8_t *oj = o + j;
         /* left to right as on the other cores: the left side's fields gathered once into a
-         * padded segment (the zero point outside the input) and run as one span, the
-         * interior straight from the rows, then the right side likewise */
+         * padded segment (the zero point outside the input) and run as one span (a 3x3
+         * side of one pixel straight from the rows, rip_dw1_edge3), the interior straight
+         * from the rows, then the right side likewise */
         for (int32_t side = 0; side < 2; ++side) {
             if (side == 1 && lo < hi) {
                 run(rp, (ptrdiff_t)(lo * g->sw - g->pw) * c,
@@ -738,6 +821,11 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
             }
             const int32_t a = sides[side][0], b = sides[side][1];
             if (a >= b) {
+                continue;
+            }
+            if (b - a == 1 && kh == 3 && kw == 3) { /* a 3x3 side of one pixel */
+                rip_dw1_edge3(g, rp, a, &r1, q->mode == RIP_DW_RQ_EXACT && run == run_layer,
+                              bias, oj + (ptrdiff_t)a * ostep);
                 continue;
             }
             const int32_t ix_a = a * g->sw - g->pw;
@@ -781,17 +869,83 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
     rip_dw_row_singles(g, rows, pw, q, c0, n1, n_ch, o, ostep);
 }
 
-/* ARMv6-M runs every layer row by row (one channel at a time, rip_dw_row). */
+/* ARMv6-M out of place (in != out; in place, every layer goes row by row, rip_dw_row, in
+ * the order the simulator proves): a channel at a time, its setup once (not once a row),
+ * bands of its output rows from a padded copy of their input rows (the zero point outside
+ * the input, as rip_dw_row's gathered fields), so every pixel of a row is one run: no
+ * border pixels in C, the pair loops take the whole row. The band is on the stack,
+ * RIP_DW1_BAND_BYTES; a layer whose kernel's rows are wider than that goes row by row. */
+#define RIP_DW1_BAND_BYTES 384
 int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                       const rip_dw_rq *q, int8_t *out, int32_t c0, int32_t n_ch) {
-    (void)g;
-    (void)in;
-    (void)filter;
-    (void)q;
-    (void)out;
-    (void)c0;
-    (void)n_ch;
-    return 0;
+    const int32_t c = g->c, kh = g->kh, kw = g->kw;
+    const int32_t wb = (g->w_out - 1) * g->sw + (kw - 1) * g->dw + 1; /* a band row's bytes */
+    const int32_t reach = (kh - 1) * g->dh + 1; /* an output row's input rows */
+    if (in == out || kh * kw > RIP_DW4_MAX_TAPS || kh > RIP_DW_ROWS_MAX_KH || g->w_out <= 0 ||
+        g->h_out <= 0 || (int64_t)wb * reach > RIP_DW1_BAND_BYTES) {
+        return 0;
+    }
+    const int s1 = rip_dw1_apart(g);
+    const int32_t blk_k = s1 != 0 && kh == kw && (kw == 3 || kw == 5 || kw == 7) ? kw : 0;
+    const int32_t band = (RIP_DW1_BAND_BYTES / wb - reach) / g->sh + 1; /* output rows */
+    const int32_t *pw = rip_dw_packed(filter);
+    const int32_t zp = g->zero_point;
+    const size_t row_in = (size_t)g->w * (size_t)c;
+    const ptrdiff_t row_out = (ptrdiff_t)g->w_out * c;
+    const rip_dw1_fn run_layer = rip_dw1_pick(kh, kw, q->mode, s1);
+    const rip_dw1_fn run_cheap = rip_dw1_pick(
+        kh, kw, g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
+                                                        : RIP_DW_RQ_CHEAP_CLAMP, s1);
+    /* columns [i_lo, i_hi) of a band row are inside the input */
+    const int32_t i_lo = rip_min32(rip_max32(g->pw, 0), wb);
+    const int32_t i_hi = rip_max32(rip_min32(g->w + g->pw, wb), i_lo);
+    int8_t buf[RIP_DW1_BAND_BYTES];
+    const int8_t *rp[RIP_DW_ROWS_MAX_KH];
+    rip_fast_channel promoted;
+    rip_dw1_rq r1;
+#if RIP_DW1_ASM
+    r1.k8000 = 0x8000;
+#endif
+    r1.mode = q->mode;
+    r1.output_offset = g->output_offset;
+    r1.act_min = g->act_min;
+    r1.act_max = g->act_max;
+    for (int32_t ch = c0; ch < c0 + n_ch; ++ch) {
+        rip_dw_unpack(g, pw, ch, r1.w); /* every tap: a padded one reads the zero point */
+        const int32_t bias = rip_dw_rq_bias(q, ch);
+        const rip_dw1_fn run =
+            rip_dw1_channel(g, q, ch, bias, blk_k, run_layer, run_cheap, &promoted, &r1);
+        for (int32_t oy0 = 0; oy0 < g->h_out; oy0 += band) {
+            const int32_t nb = rip_min32(band, g->h_out - oy0);
+            const int32_t iy0 = oy0 * g->sh - g->ph, hb = (nb - 1) * g->sh + reach;
+            for (int32_t r = 0; r < hb; ++r) {
+                int8_t *d = buf + r * wb;
+                const int32_t iy = iy0 + r;
+                const int in_row = iy >= 0 && iy < g->h;
+                const int32_t a = in_row ? i_lo : wb, b = in_row ? i_hi : wb;
+                int32_t i = 0;
+                for (; i < a; ++i) {
+                    d[i] = (int8_t)zp;
+                }
+                const int8_t *x =
+                    in_row ? in + (size_t)iy * row_in + (ptrdiff_t)(i - g->pw) * c + ch : in;
+                for (; i < b; ++i, x += c) {
+                    d[i] = *x;
+                }
+                for (; i < wb; ++i) {
+                    d[i] = (int8_t)zp;
+                }
+            }
+            for (int32_t k = 0; k < nb; ++k) {
+                for (int32_t ky = 0; ky < kh; ++ky) {
+                    rp[ky] = buf + (k * g->sh + ky * g->dh) * wb;
+                }
+                run(rp, 0, g->dw, g->sw, kh, kw, r1.w, bias, &r1,
+                    out + (oy0 + k) * row_out + ch, c, g->w_out);
+            }
+        }
+    }
+    return 1;
 }
 #else
 #include "rip_dw_cols_engine.h"
