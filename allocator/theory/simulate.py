@@ -565,8 +565,7 @@ def depthwise_plane_order(geom: ConvGeometry, channels: int, in_place: bool) -> 
     Else "window", which ``in_place`` takes only where every input row it widens for output
     row r from the workspace is one that no earlier output row has reached (i * W >=
     r * W_out: the window keeps the rows it widened for the previous output row). DSP cores
-    and hosts only: ARMv6-M runs every in-place layer row by row (out of place, where no
-    order can corrupt, a channel at a time)."""
+    and hosts only: ARMv6-M runs every layer row by row."""
     tile = kv.dw_cols_plane_tile(geom.kh, geom.kw, geom.sw, geom.dw)
     if tile is None or geom.dh != 1 or channels % 4 or channels == 0 or geom.w_out > tile:
         return None
