@@ -9,7 +9,8 @@ rewrite the page, the README block and the figures drawn from data (bars, scatte
 docs/results.json without measuring. ``--pico``: measure the Pico timing section alone (it
 takes long) into docs/results.json, the other sections kept from their run (the page's
 section table says so), and rewrite the page; ``--models`` the same for the models section
-(and the headline drawn from it); ``--mlperf`` the same for the MLPerf Tiny section.
+(and the headline drawn from it); ``--cost`` the same for the cost section (and the
+headline's instructions); ``--mlperf`` the same for the MLPerf Tiny section.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def main(argv: list[str] | None = None) -> int:
         help="measure only the keras graphs section into docs/results.json",
     )
     ap.add_argument(
+        "--cost",
+        action="store_true",
+        help="measure only the cost section (and the headline) into docs/results.json",
+    )
+    ap.add_argument(
         "--study",
         action="store_true",
         help="measure only the study section into docs/results.json",
@@ -51,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     docs = REPO / "docs"
     page, data_path, readme = docs / "RESULTS.md", docs / "results.json", REPO / "README.md"
-    if args.pico or args.models or args.graphs or args.mlperf or args.study:
+    if args.pico or args.models or args.graphs or args.mlperf or args.study or args.cost:
         data = json.loads(data_path.read_text())
         if args.study:
             run.add_study(data)
@@ -59,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
             run.add_models(data)
         if args.graphs:
             run.add_graphs(data)
+        if args.cost:
+            run.add_cost(data, args.jobs)
         if args.pico:
             run.add_pico(data, args.jobs)
         if args.mlperf:

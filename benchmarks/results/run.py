@@ -319,6 +319,13 @@ def add_graphs(data: dict) -> None:
     _alone(data, "graphs", graphs.collect, paper_tables())
 
 
+def add_cost(data: dict, jobs: int) -> None:
+    """The cost section measured alone (every kernel change moves it), the headline's
+    instructions recomputed from it."""
+    _alone(data, "cost", cost_section, False, jobs, bench_cost.load_reference())
+    data["headline"] = headline(data)
+
+
 def add_pico(data: dict, jobs: int) -> None:
     """The Pico timing section measured alone."""
     _alone(data, "pico", pico.collect, jobs, bench_cost.load_reference())
