@@ -107,6 +107,30 @@ def dw_cols_whole_fits(kh: int, kw: int, sh: int, sw: int, h_out: int, w_out: in
     return 0 < ncp <= pairs and rows * pairs * 4 <= dw_cols_plane_words(kh, kw)
 
 
+# ARMv6-M's plane order (rip_dw_plane_cols there): a channel at a time, output rows in bands
+# from a window of this many bytes holding their input rows padded with the zero point.
+DW1_BAND_BYTES = 384  # RIP_DW1_BAND_BYTES
+DW_STAGED_TAPS = 49  # RIP_DW4_MAX_TAPS: kernels up to 7x7 staged
+DW_ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH
+# Kernels of at most nine taps take the order at stride 1 only, at most this many output
+# columns (the window's copy costs more than the row order's setup it saves beyond).
+DW1_BAND_3X3_COLS = 64  # RIP_DW1_BAND_3X3_COLS
+
+
+def dw1_band_rows(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int, w_out: int) -> int:
+    """Output rows a band of ARMv6-M's channel order holds (rip_dw_plane_cols: the window
+    holds (band - 1) * sh + reach rows of (w_out - 1) * sw + (kw - 1) * dw + 1 bytes), 0
+    where the layer goes row by row: a single row's window does not fit, or a kernel of
+    at most nine taps at stride 2 or more than DW1_BAND_3X3_COLS output columns."""
+    wb = (w_out - 1) * sw + (kw - 1) * dw + 1
+    reach = (kh - 1) * dh + 1
+    if kh * kw > DW_STAGED_TAPS or kh > DW_ROWS_MAX_KH or w_out <= 0 or wb * reach > DW1_BAND_BYTES:
+        return 0
+    if kh * kw <= 9 and (sw > 1 or w_out > DW1_BAND_3X3_COLS):
+        return 0
+    return (DW1_BAND_BYTES // wb - reach) // sh + 1
+
+
 # ---- ADD's and SUB's term table (rip_add_params.terms, codegen's elementwise_params) -----
 # ADD and SUB take the 512-word term table (2 KB of constant data) from this many output
 # elements: it saves about 35 instructions an element on the Cortex-M33 (MCUNet-in3's ADDs

@@ -32,13 +32,14 @@ extern "C" {
  * schedule over a tracked workspace and finds no corruption at that ring, and corruption at
  * one slot fewer on unit-stride layers.
  *
- * Every core runs this schedule (ARMv6-M's engine one channel at a time within each row:
- * the same rows saved, the same ring), except where DSP cores and hosts take the layer in
- * the column-pair engine's group order (rip_dw_plane_cols, rip_dw_row_engine.h: every
- * channel in a group of four, a row in one tile): a group over every
- * output row, its widened window kept from row to row, which reads each input row before
- * any output byte reaches it wherever the kernel takes it (its test; rip.allocator.theory
- * .simulate.simulate_depthwise_plane executes that order) and then saves no row. */
+ * Every core runs this schedule, except where it takes the layer in the engine's plane order
+ * (rip_dw_plane_cols, rip_dw_row_engine.h): on DSP cores and hosts the column-pair
+ * engine's (every channel in a group of four, a row in one tile), a group over every output
+ * row, its widened window kept from row to row; on ARMv6-M a channel at a time, its output
+ * rows in bands from a window of input rows kept from band to band. Either reads each input
+ * row before any output byte reaches it wherever the kernel takes it (its test; rip
+ * .allocator.theory.simulate.simulate_depthwise_plane and simulate_depthwise_band execute
+ * those orders) and then saves no row. */
 int32_t rip_depthwise_conv2d_inplace_rows_fast_s8_get_buffer_size(
     const rip_dw_conv_params *params, const rip_dims *input_dims, const rip_dims *filter_dims,
     const rip_dims *output_dims);

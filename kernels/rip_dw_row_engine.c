@@ -869,23 +869,129 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
     rip_dw_row_singles(g, rows, pw, q, c0, n1, n_ch, o, ostep);
 }
 
-/* ARMv6-M runs every layer row by row (rip_dw_row), in place and out of place alike: a
- * faster order out of place only (a channel at a time from a padded band of its rows was
- * measured: out-of-place 3x3 layers 12-45% fewer instructions) made the placement `dual`
- * faster than `rip` wherever rip runs a layer in place (up to 1.118x on MLPerf Tiny's
- * keyword spotter): in place must take the same order first, where the simulator proves
- * it (rip.allocator.theory.simulate.simulate_depthwise_plane's window, a channel at a
- * time). */
+/* ARMv6-M's channel order (out of place, and in place where it is safe): a channel at a
+ * time, its setup once (not once a row), its output rows in bands run from a window of
+ * their input rows padded with the zero point (as rip_dw_row's gathered fields), so a row's
+ * every pixel is one run: no border pixels in C, the pair loops take the whole row. The
+ * window (RIP_DW1_BAND_BYTES on the stack) keeps the rows the next band still reads, moved
+ * up, and reads only the new ones from memory; a layer whose kernel's rows are wider than
+ * the window goes row by row. rip.allocator.theory.simulate.simulate_depthwise_band
+ * executes the order (depthwise_band_order: the same test). */
+#define RIP_DW1_BAND_BYTES 384
+/* Where the window's copy costs more than the rows' per-row setup and borders it saves, the
+ * rows stay (measured on qemu-armv6m, MCUNet-in3 and person-det): a 3x3 kernel at stride 2
+ * (four bytes copied an output pixel for nine taps: 6-29% more instructions; one layer of
+ * six columns 7% fewer) or wider than RIP_DW1_BAND_3X3_COLS output columns at stride 1 (88
+ * and 80: 2% more; 44 and fewer: 3-24% fewer). 5x5 and 7x7 gain at every width. */
+#define RIP_DW1_BAND_3X3_COLS 64
+
+/* Whether the channel order may run in place: a channel's stores reach only its own input
+ * bytes (depth multiplier 1), and a band's rows are all read before its first store, so it
+ * is safe when every input row a band reads from memory (not kept in the window) is one
+ * that the earlier bands' stores have not reached: i * W >= oy0 * W_out. */
+static int rip_dw1_band_in_place_ok(const rip_dw_plane *g, int32_t band, int32_t reach) {
+    const int32_t keep = reach > g->sh ? reach - g->sh : 0;
+    for (int32_t oy0 = band; oy0 < g->h_out; oy0 += band) {
+        const int32_t first = rip_max32(oy0 * g->sh - g->ph + keep, 0);
+        if (first < g->h && (int64_t)first * g->w < (int64_t)oy0 * g->w_out) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                       const rip_dw_rq *q, int8_t *out, int32_t c0, int32_t n_ch) {
-    (void)g;
-    (void)in;
-    (void)filter;
-    (void)q;
-    (void)out;
-    (void)c0;
-    (void)n_ch;
-    return 0;
+    const int32_t c = g->c, kh = g->kh, kw = g->kw;
+    const int32_t wb = (g->w_out - 1) * g->sw + (kw - 1) * g->dw + 1; /* a window row's bytes */
+    const int32_t reach = (kh - 1) * g->dh + 1; /* an output row's input rows */
+    if (kh * kw > RIP_DW4_MAX_TAPS || kh > RIP_DW_ROWS_MAX_KH || g->w_out <= 0 ||
+        g->h_out <= 0 || (int64_t)wb * reach > RIP_DW1_BAND_BYTES ||
+        (kh * kw <= 9 && (g->sw > 1 || g->w_out > RIP_DW1_BAND_3X3_COLS))) {
+        return 0;
+    }
+    const int32_t band = (RIP_DW1_BAND_BYTES / wb - reach) / g->sh + 1; /* output rows */
+    if (in == out && !rip_dw1_band_in_place_ok(g, band, reach)) {
+        return 0;
+    }
+    const int s1 = rip_dw1_apart(g);
+    const int32_t blk_k = s1 != 0 && kh == kw && (kw == 3 || kw == 5 || kw == 7) ? kw : 0;
+    const int cols3 = kh == 3 && kw == 3 && rip_dwc_covers(g);
+    const int32_t *pw = rip_dw_packed(filter);
+    const int32_t zp = g->zero_point;
+    const size_t row_in = (size_t)g->w * (size_t)c;
+    const ptrdiff_t row_out = (ptrdiff_t)g->w_out * c;
+    const rip_dw1_fn run_layer = rip_dw1_pick(kh, kw, q->mode, s1);
+    const rip_dw1_fn run_cheap = rip_dw1_pick(
+        kh, kw, g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
+                                                        : RIP_DW_RQ_CHEAP_CLAMP, s1);
+    /* columns [i_lo, i_hi) of a window row are inside the input */
+    const int32_t i_lo = rip_min32(rip_max32(g->pw, 0), wb);
+    const int32_t i_hi = rip_max32(rip_min32(g->w + g->pw, wb), i_lo);
+    const int32_t keep = reach > g->sh ? reach - g->sh : 0;
+    int8_t buf[RIP_DW1_BAND_BYTES];
+    const int8_t *rp[RIP_DW_ROWS_MAX_KH];
+    rip_fast_channel promoted;
+    rip_dw1_rq r1;
+#if RIP_DW1_ASM
+    r1.k8000 = 0x8000;
+#endif
+    r1.mode = q->mode;
+    r1.output_offset = g->output_offset;
+    r1.act_min = g->act_min;
+    r1.act_max = g->act_max;
+    for (int32_t ch = c0; ch < c0 + n_ch; ++ch) {
+        /* every tap: a padded one reads the zero point */
+        if (cols3) {
+            rip_dw_unpack_cols((const uint32_t *)pw + 3 * ch, r1.w, 9, 3);
+        } else {
+            rip_dw_unpack(g, pw, ch, r1.w);
+        }
+        const int32_t bias = rip_dw_rq_bias(q, ch);
+        const rip_dw1_fn run =
+            rip_dw1_channel(g, q, ch, bias, blk_k, run_layer, run_cheap, &promoted, &r1);
+        for (int32_t oy0 = 0; oy0 < g->h_out; oy0 += band) {
+            const int32_t nb = rip_min32(band, g->h_out - oy0);
+            const int32_t iy0 = oy0 * g->sh - g->ph, hb = (nb - 1) * g->sh + reach;
+            /* the previous band's last `keep` rows are this band's first */
+            const int32_t kept = oy0 > 0 ? keep : 0;
+            if (kept > 0) {
+                memmove(buf, buf + band * g->sh * wb,
+                        (size_t)kept * (size_t)wb);
+            }
+            for (int32_t r = kept; r < hb; ++r) {
+                int8_t *d = buf + r * wb;
+                const int32_t iy = iy0 + r;
+                const int in_row = iy >= 0 && iy < g->h;
+                const int32_t a = in_row ? i_lo : wb, b = in_row ? i_hi : wb;
+                int32_t i = 0;
+                for (; i < a; ++i) {
+                    d[i] = (int8_t)zp;
+                }
+                const int8_t *x =
+                    in_row ? in + (size_t)iy * row_in + (ptrdiff_t)(i - g->pw) * c + ch : in;
+                for (; i + 1 < b; i += 2, x += 2 * c) { /* two a pass: LDRB's register offset */
+                    const int8_t x0 = x[0], x1 = x[c];
+                    d[i] = x0;
+                    d[i + 1] = x1;
+                }
+                if (i < b) {
+                    d[i++] = *x;
+                }
+                for (; i < wb; ++i) {
+                    d[i] = (int8_t)zp;
+                }
+            }
+            for (int32_t k = 0; k < nb; ++k) {
+                for (int32_t ky = 0; ky < kh; ++ky) {
+                    rp[ky] = buf + (k * g->sh + ky * g->dh) * wb;
+                }
+                run(rp, 0, g->dw, g->sw, kh, kw, r1.w, bias, &r1,
+                    out + (oy0 + k) * row_out + ch, c, g->w_out);
+            }
+        }
+    }
+    return 1;
 }
 #else
 #include "rip_dw_cols_engine.h"

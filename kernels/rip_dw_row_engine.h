@@ -34,7 +34,9 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows, const int8_t *
  * channels at a time, rows in order within a group, where the column-pair engine takes the
  * layer that way (rip_dw_cols_engine.h); 1 if it did, 0 if the layer is not one it takes
  * (nothing written). In place (in == out) it takes a layer only where that order reads every
- * input byte before an output byte reaches it. ARMv6-M takes none (rip_dw_row_engine.c). */
+ * input byte before an output byte reaches it. ARMv6-M takes any channels a channel at a
+ * time, output rows in bands from a window of their input rows (rip_dw_row_engine.c), in
+ * place under the same rule for that order. */
 int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                       const rip_dw_rq *q, int8_t *out, int32_t c0, int32_t n_ch);
 

@@ -11,7 +11,12 @@ from __future__ import annotations
 import itertools
 
 from rip.allocator.theory.geometry import ConvGeometry
-from rip.allocator.theory.simulate import depthwise_plane_order, simulate_depthwise_plane
+from rip.allocator.theory.simulate import (
+    depthwise_band_order,
+    depthwise_plane_order,
+    simulate_depthwise_band,
+    simulate_depthwise_plane,
+)
 from rip.core.errors import LayerError
 
 
@@ -78,3 +83,51 @@ def test_the_group_order_takes_what_the_engine_covers_in_one_tile() -> None:
     assert depthwise_plane_order(seven, 4, in_place=True) == "whole"
     wider = ConvGeometry(7, 7, 4, 4, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3)  # 7 columns: the window
     assert depthwise_plane_order(wider, 4, in_place=True) == "window"
+
+
+def _wide_geometries():
+    # rows long enough that a window holds a few of them: several bands a channel
+    for h, w, k, s, pt, pl in itertools.product(
+        [2, 7, 16], [24, 45, 70, 125], [1, 3, 5, 7], [1, 2], [0, 1, 2, 5], [0, 1, 3]
+    ):
+        for kh in {k, 1, 3}:
+            try:
+                g = ConvGeometry(h, w, 2, 2, kh, k, s, s, 1, 1, pt, pt, pl, pl)
+            except LayerError:
+                continue
+            if g.h_out * g.w_out <= h * w:
+                yield g
+
+
+def test_armv6m_channel_order_is_safe_in_place_wherever_the_kernel_takes_it() -> None:
+    # ARMv6-M's bands a channel at a time (rip_dw_plane_cols there): the window keeps the
+    # rows the next band reads, so only rows no earlier band has stored over come from memory
+    taken = refused = 0
+    for g in itertools.chain(_geometries(), _wide_geometries()):
+        if depthwise_band_order(g, in_place=True):
+            taken += 1
+            assert simulate_depthwise_band(g) == 0, g
+        elif depthwise_band_order(g, in_place=False):
+            refused += 1
+            assert simulate_depthwise_band(g) > 0, g
+    assert taken > 1000 and refused > 10
+
+
+def test_armv6m_channel_order_keeps_the_window_between_bands() -> None:
+    # 5x5 SAME over 60 columns: a 64-byte window row, six rows a window, bands of two
+    # output rows; reading each band's five rows again from memory would find the rows
+    # above overwritten, the kept window does not
+    g = ConvGeometry(20, 60, 2, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2)
+    assert depthwise_band_order(g, in_place=True)
+    assert simulate_depthwise_band(g) == 0
+    # a kernel's rows wider than the window, a 3x3 one at stride 2: row by row
+    wide = ConvGeometry(3, 200, 2, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2)
+    assert not depthwise_band_order(wide, in_place=False)
+    halves = ConvGeometry(12, 12, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1)
+    assert not depthwise_band_order(halves, in_place=False)
+    assert depthwise_band_order(ConvGeometry(12, 12, 2, 2, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2), False)
+    # five padded rows on top, a band a row: output row 0 stores over input row 0 first
+    above = ConvGeometry(12, 70, 1, 1, 5, 5, 1, 1, 1, 1, 5, 5, 0, 0)
+    assert depthwise_band_order(above, in_place=False)
+    assert not depthwise_band_order(above, in_place=True)
+    assert simulate_depthwise_band(above) > 0

@@ -565,7 +565,7 @@ def depthwise_plane_order(geom: ConvGeometry, channels: int, in_place: bool) -> 
     Else "window", which ``in_place`` takes only where every input row it widens for output
     row r from the workspace is one that no earlier output row has reached (i * W >=
     r * W_out: the window keeps the rows it widened for the previous output row). DSP cores
-    and hosts only: ARMv6-M runs every layer row by row."""
+    and hosts only: ARMv6-M takes `depthwise_band_order`'s."""
     tile = kv.dw_cols_plane_tile(geom.kh, geom.kw, geom.sw, geom.dw)
     if tile is None or geom.dh != 1 or channels % 4 or channels == 0 or geom.w_out > tile:
         return None
@@ -619,6 +619,57 @@ def simulate_depthwise_plane(
                     corrupted += read(r * geom.sh - geom.pad_top + ky, lanes)
             stored = (r * geom.w_out + np.arange(geom.w_out)) * c
             arena[stored[:, None] + lanes] = -1
+    return corrupted
+
+
+def depthwise_band_order(geom: ConvGeometry, in_place: bool) -> bool:
+    """Whether ARMv6-M's engine runs the depthwise layer a channel at a time, its output rows
+    in bands of `kernel_variants.dw1_band_rows` from a window of their input rows that keeps
+    the rows the next band still reads (kernels/rip_dw_row_engine.c, rip_dw_plane_cols and
+    rip_dw1_band_in_place_ok: the same test). ``in_place`` takes it only where every input
+    row a band reads from the workspace (not kept) is one that the earlier bands' stores have
+    not reached: i * W >= oy0 * W_out."""
+    band = kv.dw1_band_rows(geom.kh, geom.kw, geom.sh, geom.sw, geom.dh, geom.dw, geom.w_out)
+    if band == 0 or geom.h_out <= 0:
+        return False
+    reach = (geom.kh - 1) * geom.dh + 1
+    keep = max(reach - geom.sh, 0)
+    for oy0 in range(band, geom.h_out if in_place else 0, band):
+        first = max(oy0 * geom.sh - geom.pad_top + keep, 0)
+        if first < geom.h_in and first * geom.w_in < oy0 * geom.w_out:
+            return False
+    return True
+
+
+def simulate_depthwise_band(geom: ConvGeometry, channels: int | None = None) -> int:
+    """Execute ARMv6-M's channel order (rip_dw_plane_cols on ARMv6-M) with output base ==
+    input base over a tracked workspace, one byte per (pixel, channel) tagged with its
+    index: channels in turn; for each, bands of `kernel_variants.dw1_band_rows` output
+    rows, each band's input rows (the window's columns from -pad_left) read from the
+    workspace except the previous band's last reach - sh, which the window keeps (read when
+    first fetched), then the band's outputs stored. Returns the reads that found a byte
+    other than the input byte they want (0 proves the order at gap 0);
+    `depthwise_band_order` says where the kernel takes it."""
+    h, w, c = geom.h_in, geom.w_in, channels or geom.c_in
+    band = kv.dw1_band_rows(geom.kh, geom.kw, geom.sh, geom.sw, geom.dh, geom.dw, geom.w_out)
+    if band == 0:
+        raise LayerError("simulate: the channel order's window does not hold a row's window")
+    wb = (geom.w_out - 1) * geom.sw + (geom.kw - 1) * geom.dw + 1
+    reach = (geom.kh - 1) * geom.dh + 1
+    keep = max(reach - geom.sh, 0)
+    lo_x, hi_x = max(-geom.pad_left, 0), min(-geom.pad_left + wb, w)
+    arena = np.arange(max(h * w, geom.h_out * geom.w_out) * c, dtype=np.int64)
+    corrupted = 0
+    for ch in range(c):
+        for oy0 in range(0, geom.h_out, band):
+            nb = min(band, geom.h_out - oy0)
+            iy0 = oy0 * geom.sh - geom.pad_top
+            for iy in range(iy0 + (keep if oy0 else 0), iy0 + (nb - 1) * geom.sh + reach):
+                if 0 <= iy < h and lo_x < hi_x:
+                    want = (iy * w + np.arange(lo_x, hi_x)) * c + ch
+                    corrupted += int(np.count_nonzero(arena[want] != want))
+            stored = (oy0 * geom.w_out + np.arange(nb * geom.w_out)) * c + ch
+            arena[stored] = -1
     return corrupted
 
 
