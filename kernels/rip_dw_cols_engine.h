@@ -256,6 +256,78 @@ static inline __attribute__((always_inline)) void rip_dwc_widen(
     }
 }
 
+/* The whole-plane order's widening (rip_dwc_whole_pairs): rows [0, n_rows) of the group's
+ * plane from input row -ph on, ECW pairs a row, the span t's pairs of each. Column pair by
+ * column pair down the rows: a pair's two columns are inside the input or the zero point
+ * for every row alike, so each is a pointer stepping a row at a time (or resting on a pad
+ * word), with no test a pair and row; the rows outside the input are the zero point. All
+ * of the group's reads still come before its first store. */
+static inline __attribute__((always_inline)) void rip_dwc_widen_whole(
+    const rip_dw_plane *g, const int8_t *in, int32_t ch, const rip_dwc_span *t, int32_t n_rows,
+    const int32_t ECW, int32_t *e) {
+    const int32_t zp = g->zero_point;
+    const int32_t pad2 = (int32_t)(((uint32_t)(uint16_t)zp << 16) | (uint16_t)zp);
+    const ptrdiff_t c = g->c, row_in = (ptrdiff_t)g->w * c;
+    const int32_t ncp = t->ncp;
+    const int32_t i_lo = rip_min32(rip_max32(g->ph, 0), n_rows);
+    const int32_t i_hi = rip_max32(rip_min32(g->h + g->ph, n_rows), i_lo);
+    for (int32_t i = 0; i < n_rows; ++i) {
+        if (i == i_lo) { /* the rows inside the input, below */
+            i = i_hi;
+            if (i == n_rows) {
+                break;
+            }
+        }
+        int32_t *er = e + i * ECW * 4;
+        for (int32_t k = 0; k < 4 * ncp; ++k) {
+            er[k] = pad2;
+        }
+    }
+    if (i_lo == i_hi) {
+        return;
+    }
+    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
+    const int8_t *const first = in + (ptrdiff_t)(i_lo - g->ph) * row_in + ch;
+    for (int32_t p = 0; p < ncp; ++p) {
+        const int32_t ix = t->ix_a + 2 * p;
+        const int in0 = (uint32_t)ix < (uint32_t)g->w, in1 = (uint32_t)ix + 1 < (uint32_t)g->w;
+        const int8_t *s0 = in0 ? first + ix * c : (const int8_t *)&pad4;
+        const int8_t *s1 = in1 ? first + (ix + 1) * c : (const int8_t *)&pad4;
+        const ptrdiff_t d0 = in0 ? row_in : 0, d1 = in1 ? row_in : 0;
+        int32_t *ep = e + (i_lo * ECW + p) * 4;
+        const int32_t *const ee = e + (i_hi * ECW + p) * 4;
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+        /* rip_dwc_put4 of the same packs, 15 instructions a row */
+        int32_t x0, x1, tt;
+        __asm__ volatile(RIP_ASM_LOOP_HEAD
+                         "ldr %[x0], [%[s0]]\n\t"
+                         "ldr %[x1], [%[s1]]\n\t"
+                         "add %[s0], %[s0], %[d0]\n\t"
+                         "add %[s1], %[s1], %[d1]\n\t"
+                         "pkhbt %[t], %[x0], %[x1], lsl #16\n\t"
+                         "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"
+                         "sxtb16 %[x0], %[t]\n\t"
+                         "sxtb16 %[t], %[t], ror #8\n\t"
+                         "strd %[x0], %[t], [%[e]]\n\t"
+                         "sxtb16 %[x0], %[x1]\n\t"
+                         "sxtb16 %[x1], %[x1], ror #8\n\t"
+                         "strd %[x0], %[x1], [%[e], #8]\n\t"
+                         "add %[e], %[e], %[es]\n\t"
+                         "cmp %[e], %[ee]\n\t"
+                         "bne 1b"
+                         : [x0] "=&r"(x0), [x1] "=&r"(x1), [t] "=&r"(tt), [s0] "+r"(s0),
+                           [s1] "+r"(s1), [e] "+r"(ep)
+                         : [d0] "r"(d0), [d1] "r"(d1), [ee] "r"(ee), [es] "n"(16 * ECW)
+                         : "cc", "memory");
+#else
+        for (; ep != ee; s0 += d0, s1 += d1, ep += ECW * 4) {
+            const int32_t x0 = rip_fast_load_s8x4(s0), x1 = rip_fast_load_s8x4(s1);
+            rip_dwc_put4(ep, rip_dw_pack_bottoms(x0, x1), rip_dw_pack_tops(x0, x1));
+        }
+#endif
+    }
+}
+
 /* Copy `words` (a multiple of 4) from src to dst, four at a time. */
 static inline __attribute__((always_inline)) void rip_dwc_move(int32_t *dst, const int32_t *src,
                                                                int32_t words) {
@@ -338,9 +410,10 @@ static inline int32_t rip_dwc_twice(int32_t x) {
 /* A channel's operands (row ky: A_0..A_{m-1}, then B_1..B_m, KH * (KW - 1) words) from its
  * packed words w (KH * m, rip_dw_geometry.h's column pairs), doubled where DOUBLED
  * (rip_dwc_start). In a run's operand array a channel takes RIP_DWC_CHANNEL_WORDS(words)
- * words: its operands, then its record (rip_dwc_record). */
+ * words: its operands, then its record (rip_dwc_record), and where the operands are at
+ * most six, rip_dwc3_ctl's four words (the 3x3 frames 64 bytes more, still below 7x7's). */
 #define RIP_DWC_WEIGHT_WORDS (7 * 6)
-#define RIP_DWC_CHANNEL_WORDS(words) ((words) + 4)
+#define RIP_DWC_CHANNEL_WORDS(words) ((words) + ((words) <= 6 ? 8 : 4))
 static inline __attribute__((always_inline)) void rip_dwc_weights(const int32_t *w,
                                                                   const int32_t KH,
                                                                   const int32_t KW,
@@ -395,13 +468,15 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
     "add %[" A "], %[p1], %[" A "], asr #31\n\t"                                               \
     "asr %[" A "], %[" A "], %[p0]\n\t"                                                        \
     "ssat %[" A "], #8, %[" A "]\n\t"
-
-/* A 3x3 quad's end (both strides): the record's multiplier, round and shift into wa, wb,
- * p0, the four outputs requantised and stored in pixel order, x on by XSTEP bytes (the
- * quad's widened pairs), the loop closed at o == end. */
-#define RIP_DWC3_QUAD_TAIL(XSTEP)                                                              \
+/* The record's multiplier, round and shift into wa, wb, p0. */
+#define RIP_DWC3_RQ                                                                            \
     "ldrd %[wa], %[wb], [%[cp], #28]\n\t"                                                      \
-    "ldr %[p0], [%[cp], #36]\n\t"                                                              \
+    "ldr %[p0], [%[cp], #36]\n\t"
+
+/* A 3x3 quad's end (both strides): the four outputs requantised and stored in pixel order,
+ * x on by XSTEP bytes (the quad's widened pairs), the loop closed at o == end. */
+#define RIP_DWC3_QUAD_TAIL(XSTEP)                                                              \
+    RIP_DWC3_RQ                                                                                \
     RIP_DWC3_SAT("a0")                                                                         \
     RIP_DWC3_SAT("a1")                                                                         \
     RIP_DWC3_SAT("a2")                                                                         \
@@ -414,50 +489,29 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
     "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
     "adds %[x], %[x], #" XSTEP "\n\t"                                                          \
     "cmp %[o], %[end]\n\t"                                                                     \
-    "bne 1b"
+    "bne 1b\n\t"
 
-/* The quads of a 3x3 stride-1 cheap run with int8 saturation, hand-scheduled: GCC keeps
- * the operands, the requantisation and the store offsets on the stack and reloads them
- * (75 instructions a quad at -O3, measured); here 64, every operand and record word read by LDRD
- * from the channel's words cp (operands, then rip_dwc_record), the accumulators started
- * from the record's first word, stores in pixel order. x and o advance past the quads. */
-static inline __attribute__((always_inline)) void rip_dwc3_quads_sat(const int32_t **xp,
-                                                                    int8_t **op,
-                                                                    const int8_t *end,
-                                                                    ptrdiff_t ostep,
-                                                                    const int32_t *cp,
-                                                                    const int32_t EC) {
-    const int32_t *x = *xp;
-    int8_t *o = *op;
-    int32_t a0, a1, a2, a3, wa, wb, p0, p1;
-    __asm__ volatile(
-        RIP_ASM_LOOP_HEAD
-        /* row 0, the accumulators started from the record's first word */
-        "ldr %[a0], [%[cp], #24]\n\t"
-        "ldrd %[wa], %[wb], [%[cp]]\n\t"
-        "ldr %[p0], [%[x]]\n\t"
-        "ldr %[p1], [%[x], #16]\n\t"
-        "smlatb %[a1], %[p0], %[wa], %[a0]\n\t"
-        "smlad %[a2], %[p1], %[wa], %[a0]\n\t"
-        "smlatb %[a3], %[p1], %[wa], %[a0]\n\t"
-        "smlad %[a0], %[p0], %[wa], %[a0]\n\t"
-        "ldr %[p0], [%[x], #32]\n\t"
-        "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"
-        "smlad %[a1], %[p1], %[wb], %[a1]\n\t"
-        "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"
-        "smlad %[a3], %[p0], %[wb], %[a3]\n\t"
-        RIP_DWC3_ROW("8", "r1")
-        RIP_DWC3_ROW("16", "r2")
-        RIP_DWC3_QUAD_TAIL("32")
-        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [wa] "=&r"(wa),
-          [wb] "=&r"(wb), [p0] "=&r"(p0), [p1] "=&r"(p1), [x] "+r"(x), [o] "+r"(o)
-        : [end] "r"(end), [os] "r"(ostep), [cp] "r"(cp), [r1] "n"(16 * EC),
-          [r116] "n"(16 * EC + 16), [r132] "n"(16 * EC + 32), [r2] "n"(32 * EC),
-          [r216] "n"(32 * EC + 16), [r232] "n"(32 * EC + 32)
-        : "cc", "memory");
-    *xp = x;
-    *op = o;
-}
+/* The quads of a 3x3 stride-1 run (GCC keeps the operands, the requantisation and the store
+ * offsets on the stack and reloads them: 75 instructions a quad at -O3, measured; here 64),
+ * row 0 starting the accumulators from the record's first word. */
+#define RIP_DWC3_QUADS_S1                                                                      \
+    RIP_ASM_LOOP_HEAD                                                                          \
+    "ldr %[a0], [%[cp], #24]\n\t"                                                              \
+    "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
+    "ldr %[p0], [%[x]]\n\t"                                                                    \
+    "ldr %[p1], [%[x], #16]\n\t"                                                               \
+    "smlatb %[a1], %[p0], %[wa], %[a0]\n\t"                                                    \
+    "smlad %[a2], %[p1], %[wa], %[a0]\n\t"                                                     \
+    "smlatb %[a3], %[p1], %[wa], %[a0]\n\t"                                                    \
+    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
+    "ldr %[p0], [%[x], #32]\n\t"                                                               \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wb], %[a1]\n\t"                                                     \
+    "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"                                                    \
+    "smlad %[a3], %[p0], %[wb], %[a3]\n\t"                                                     \
+    RIP_DWC3_ROW("8", "r1")                                                                    \
+    RIP_DWC3_ROW("16", "r2")                                                                   \
+    RIP_DWC3_QUAD_TAIL("32")
 
 /* One kernel row of a 3x3 stride-2 quad (RIP_DWC_QUAD's RIP_DWC_ROW2 pair at SW 2): pixel
  * i's window starts at pair i, A (taps 0, 1) on it and B's top (tap 2) on pair i + 1's
@@ -478,50 +532,157 @@ static inline __attribute__((always_inline)) void rip_dwc3_quads_sat(const int32
     "ldr %[p0], [%[x], %[" ROW "64]]\n\t"                                                      \
     "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"
 
-/* rip_dwc3_quads_sat at stride 2 (GCC's schedule of the same quads kept them on the stack
- * too: MCUNet's and person-det's stride-2 3x3 layers about 3.4 instructions a MAC); here
- * 70 a quad, row 0 starting every accumulator from the record's first word. x and o
- * advance past the quads. */
-static inline __attribute__((always_inline)) void rip_dwc3s2_quads_sat(const int32_t **xp,
-                                                                      int8_t **op,
-                                                                      const int8_t *end,
-                                                                      ptrdiff_t ostep,
-                                                                      const int32_t *cp,
-                                                                      const int32_t EC) {
-    const int32_t *x = *xp;
-    int8_t *o = *op;
+/* The quads at stride 2 (GCC's schedule kept them on the stack too: MCUNet's and
+ * person-det's stride-2 3x3 layers about 3.4 instructions a MAC); here 70 a quad, row 0
+ * starting every accumulator from the record's first word (a3 holds it until its own first
+ * product). */
+#define RIP_DWC3_QUADS_S2                                                                      \
+    RIP_ASM_LOOP_HEAD                                                                          \
+    "ldr %[a3], [%[cp], #24]\n\t"                                                              \
+    "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
+    "ldr %[p0], [%[x]]\n\t"                                                                    \
+    "ldr %[p1], [%[x], #16]\n\t"                                                               \
+    "smlad %[a0], %[p0], %[wa], %[a3]\n\t"                                                     \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wa], %[a3]\n\t"                                                     \
+    "ldr %[p0], [%[x], #32]\n\t"                                                               \
+    "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"                                                    \
+    "smlad %[a2], %[p0], %[wa], %[a3]\n\t"                                                     \
+    "ldr %[p1], [%[x], #48]\n\t"                                                               \
+    "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"                                                    \
+    "smlad %[a3], %[p1], %[wa], %[a3]\n\t"                                                     \
+    "ldr %[p0], [%[x], #64]\n\t"                                                               \
+    "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"                                                    \
+    RIP_DWC3S2_ROW("8", "r1")                                                                  \
+    RIP_DWC3S2_ROW("16", "r2")                                                                 \
+    RIP_DWC3_QUAD_TAIL("64")
+
+/* One kernel row of a pixel pair (the quads' first half): stride 1 the second pixel's
+ * window one column on (SMLATB on pair 0, SMLAD with B on pair 1), stride 2 one pair on. */
+#define RIP_DWC3_PAIR_ROW_S1(WOFF, ROW)                                                        \
+    "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
+    "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
+    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
+    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
+    "smlatb %[a1], %[p0], %[wa], %[a1]\n\t"                                                    \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wb], %[a1]\n\t"
+#define RIP_DWC3_PAIR_ROW_S2(WOFF, ROW)                                                        \
+    "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
+    "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
+    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
+    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wa], %[a1]\n\t"                                                     \
+    "ldr %[p0], [%[x], %[" ROW "32]]\n\t"                                                      \
+    "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"
+/* A row's pair of pixels after its quads (n & 2), x on by the pair's widened pairs. */
+#define RIP_DWC3_PAIR(ROW, XSTEP)                                                              \
+    "ldr %[a0], [%[cp], #24]\n\t"                                                              \
+    "mov %[a1], %[a0]\n\t"                                                                     \
+    ROW("0", "r0")                                                                             \
+    ROW("8", "r1")                                                                             \
+    ROW("16", "r2")                                                                            \
+    RIP_DWC3_RQ                                                                                \
+    RIP_DWC3_SAT("a0")                                                                         \
+    RIP_DWC3_SAT("a1")                                                                         \
+    "strb %[a0], [%[o]]\n\t"                                                                   \
+    "strb %[a1], [%[o], %[os]]\n\t"                                                            \
+    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    "adds %[x], %[x], #" XSTEP "\n\t"
+/* One kernel row of a row's last pixel (n odd): its window starts at a pair (pixel 2i at
+ * stride 1, any pixel at stride 2), A on it and B's top on the next pair's bottom. */
+#define RIP_DWC3_ONE_ROW(WOFF, ROW)                                                            \
+    "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
+    "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
+    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
+    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"
+#define RIP_DWC3_ONE                                                                           \
+    "ldr %[a0], [%[cp], #24]\n\t"                                                              \
+    RIP_DWC3_ONE_ROW("0", "r0")                                                                \
+    RIP_DWC3_ONE_ROW("8", "r1")                                                                \
+    RIP_DWC3_ONE_ROW("16", "r2")                                                               \
+    RIP_DWC3_RQ                                                                                \
+    RIP_DWC3_SAT("a0")                                                                         \
+    "strb %[a0], [%[o]]\n\t"                                                                   \
+    "add %[o], %[o], %[os]\n\t"
+
+/* A channel's rows of a 3x3 cheap run with int8 saturation, hand-scheduled whole: each
+ * row's quads, then its pair (n & 2) and its last pixel (n & 1), stores in pixel order,
+ * rows in order, x on by the record's row step at each row's end, until x reaches the
+ * record's end (rip_dwc3_ctl). GCC's pair and last pixel kept the operands on the stack
+ * (45 instructions a pair, measured, here 36) and its row loop took 24 more a row.
+ * QUADS, PAIR_ROW: the stride's macros. */
+#define RIP_DWC3_PLANE(QUADS, PAIR_ROW, PSTEP)                                                 \
+    __asm__ volatile(                                                                          \
+        "2:\n\t"                                                                               \
+        "cmp %[o], %[end]\n\t"                                                                 \
+        "beq 4f\n\t"                                                                           \
+        QUADS                                                                                  \
+        "4:\n\t"                                                                               \
+        "ldr %[p0], [%[cp], #44]\n\t"                                                          \
+        "lsls %[p0], %[p0], #31\n\t" /* C: a pair, N: a last pixel */                         \
+        "bcc 5f\n\t"                                                                           \
+        RIP_DWC3_PAIR(PAIR_ROW, PSTEP)                                                         \
+        "ldr %[p0], [%[cp], #44]\n\t"                                                          \
+        "lsls %[p0], %[p0], #31\n\t"                                                           \
+        "5:\n\t"                                                                               \
+        "bpl 6f\n\t"                                                                           \
+        RIP_DWC3_ONE                                                                           \
+        "6:\n\t"                                                                               \
+        "ldrd %[wa], %[wb], [%[cp], #48]\n\t"                                                  \
+        "add %[x], %[x], %[wa]\n\t"                                                            \
+        "cmp %[x], %[wb]\n\t"                                                                  \
+        "beq 7f\n\t"                                                                           \
+        "ldr %[end], [%[cp], #40]\n\t"                                                         \
+        "add %[end], %[end], %[o]\n\t"                                                         \
+        "b 2b\n\t"                                                                             \
+        "7:"                                                                                   \
+        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [wa] "=&r"(wa),    \
+          [wb] "=&r"(wb), [p0] "=&r"(p0), [p1] "=&r"(p1), [x] "+r"(x), [o] "+r"(o),           \
+          [end] "+r"(end)                                                                      \
+        : [os] "r"(ostep), [cp] "r"(cp), [r0] "n"(0), [r016] "n"(16), [r032] "n"(32),         \
+          [r1] "n"(16 * EC), [r116] "n"(16 * EC + 16), [r132] "n"(16 * EC + 32),               \
+          [r148] "n"(16 * EC + 48), [r164] "n"(16 * EC + 64), [r2] "n"(32 * EC),               \
+          [r216] "n"(32 * EC + 16), [r232] "n"(32 * EC + 32), [r248] "n"(32 * EC + 48),        \
+          [r264] "n"(32 * EC + 64)                                                             \
+        : "cc", "memory")
+
+static inline __attribute__((always_inline)) void rip_dwc3_plane_sat(
+    const int32_t *x, int8_t *o, ptrdiff_t ostep, const int32_t *cp, const int32_t SW,
+    const int32_t EC) {
     int32_t a0, a1, a2, a3, wa, wb, p0, p1;
-    __asm__ volatile(
-        RIP_ASM_LOOP_HEAD
-        /* row 0: a3 holds the start until its own first product */
-        "ldr %[a3], [%[cp], #24]\n\t"
-        "ldrd %[wa], %[wb], [%[cp]]\n\t"
-        "ldr %[p0], [%[x]]\n\t"
-        "ldr %[p1], [%[x], #16]\n\t"
-        "smlad %[a0], %[p0], %[wa], %[a3]\n\t"
-        "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"
-        "smlad %[a1], %[p1], %[wa], %[a3]\n\t"
-        "ldr %[p0], [%[x], #32]\n\t"
-        "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"
-        "smlad %[a2], %[p0], %[wa], %[a3]\n\t"
-        "ldr %[p1], [%[x], #48]\n\t"
-        "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"
-        "smlad %[a3], %[p1], %[wa], %[a3]\n\t"
-        "ldr %[p0], [%[x], #64]\n\t"
-        "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"
-        RIP_DWC3S2_ROW("8", "r1")
-        RIP_DWC3S2_ROW("16", "r2")
-        RIP_DWC3_QUAD_TAIL("64")
-        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [wa] "=&r"(wa),
-          [wb] "=&r"(wb), [p0] "=&r"(p0), [p1] "=&r"(p1), [x] "+r"(x), [o] "+r"(o)
-        : [end] "r"(end), [os] "r"(ostep), [cp] "r"(cp), [r1] "n"(16 * EC),
-          [r116] "n"(16 * EC + 16), [r132] "n"(16 * EC + 32), [r148] "n"(16 * EC + 48),
-          [r164] "n"(16 * EC + 64), [r2] "n"(32 * EC), [r216] "n"(32 * EC + 16),
-          [r232] "n"(32 * EC + 32), [r248] "n"(32 * EC + 48), [r264] "n"(32 * EC + 64)
-        : "cc", "memory");
-    *xp = x;
-    *op = o;
+    int8_t *end = o + cp[10];
+    if (SW == 1) {
+        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S1, RIP_DWC3_PAIR_ROW_S1, "16");
+    } else {
+        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S2, RIP_DWC3_PAIR_ROW_S2, "32");
+    }
 }
+#endif
+
+/* What rip_dwc3_plane_sat reads after a channel's record (RIP_DWC_CHANNEL_WORDS' four more
+ * words where the operands are at most six): the output bytes a row's quads store, the
+ * row's n & 3, x's step in bytes from the row's last pixel pair to the next row's first,
+ * and x past the rows (x0 + rows * xrow words: x0 itself for one row, xrow 0). The group
+ * order's are the same for every group (n, rows and each channel's x0 are the layer's), so
+ * it writes them once a run. */
+static inline __attribute__((always_inline)) void rip_dwc3_ctl(int32_t *r, const int32_t *x0,
+                                                               ptrdiff_t ostep, int32_t n,
+                                                               int32_t rows, ptrdiff_t xrow,
+                                                               const int32_t SW) {
+    r[0] = (int32_t)((n >> 2) * 4 * ostep);
+    r[1] = n & 3;
+    r[2] = (int32_t)(xrow * 4 - (ptrdiff_t)(n >> 1) * 16 * SW);
+    r[3] = (int32_t)(intptr_t)(x0 + rows * xrow);
+}
+
+/* Whether a run's channels take rip_dwc3_plane_sat (constants wherever this is used). */
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+#define RIP_DWC3_ASM(KH, KW, MODE) ((KH) == 3 && (KW) == 3 && (MODE) == RIP_DW_RQ_CHEAP_SAT)
+#else
+#define RIP_DWC3_ASM(KH, KW, MODE) 0
 #endif
 
 /* One channel of `rows` output rows of the tile: each row's n pixels, four a pass
@@ -530,10 +691,22 @@ static inline __attribute__((always_inline)) void rip_dwc3s2_quads_sat(const int
  * operands wk (rip_dwc_weights, then its rip_dwc_record in a cheap run), which no output
  * store can reach (restrict). MODE is a constant wherever this is inlined. */
 static inline __attribute__((always_inline)) void rip_dwc_channel_run(
-    const int32_t *x_row, const int32_t ec, const int32_t *restrict wk,
+    const int32_t *x_row, const int32_t ec, int32_t *restrict wk,
     const rip_dwc_channel *k, const int32_t KH, const int32_t KW, const int32_t SW,
     const int MODE, int8_t *restrict o_row, ptrdiff_t ostep, int32_t n, int32_t rows,
-    ptrdiff_t xrow, ptrdiff_t orow) {
+    ptrdiff_t xrow, ptrdiff_t orow, const int CTL) {
+    (void)CTL; /* whether the caller wrote rip_dwc3_ctl's words */
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+    /* (the general run's KH is no constant: its rows' offsets are no immediates); rows > 1
+     * only in the whole-plane order, whose output rows follow each other (orow n * ostep) */
+    if (__builtin_constant_p(ec) && RIP_DWC3_ASM(KH, KW, MODE)) {
+        if (!CTL) {
+            rip_dwc3_ctl(wk + 10, x_row, ostep, n, rows, xrow, SW);
+        }
+        rip_dwc3_plane_sat(x_row, o_row, ostep, wk, SW, ec);
+        return;
+    }
+#endif
     const rip_dwc_channel kk = *k;
     const int DOUBLED = RIP_DWC_DOUBLED(KH, KW, MODE);
     const int32_t start = rip_dwc_start(&kk, DOUBLED);
@@ -544,17 +717,6 @@ static inline __attribute__((always_inline)) void rip_dwc_channel_run(
     const int32_t *x = x_row;
     int8_t *o = o_row;
     const int8_t *const end = o + (quads ? (ptrdiff_t)(n >> 2) * ostep4 : 0);
-#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
-    /* (the general run's KH is no constant: its rows' offsets are no immediates) */
-    if (__builtin_constant_p(ec) && KH == 3 && KW == 3 && MODE == RIP_DW_RQ_CHEAP_SAT &&
-        o != end) {
-        if (SW == 1) {
-            rip_dwc3_quads_sat(&x, &o, end, ostep, wk, ec);
-        } else {
-            rip_dwc3s2_quads_sat(&x, &o, end, ostep, wk, ec);
-        }
-    }
-#endif
     for (; o != end; x += 8 * SW, o += ostep4) {
         int32_t a0 = start, a1 = start, a2 = start, a3 = start;
         RIP_DWC_QUAD(x, ec, wk, KH, KW, SW, a0, a1, a2, a3);
@@ -636,9 +798,30 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
     const int DOUBLED = RIP_DWC_DOUBLED(KH, KW, MODE);
     int32_t ch = job->ch;
     const rip_dwc_span span0 = rip_dwc_span_at(g, 0, tile, SW, m); /* plane mode's one tile */
+    const int whole = WHOLE && job->whole;
+    const int32_t ecw = rip_dwc_whole_pairs(KH, KW, SW);
+    /* the hand-scheduled runs' row control, the same for every group */
+    const int ctl = plane && RIP_DWC3_ASM(KH, KW, MODE);
+    if (ctl) {
+        for (int32_t j = 0; j < 4; ++j) {
+            rip_dwc3_ctl(wk + j * cw + 10, e + j, c, g->w_out, whole ? g->h_out : 1,
+                         whole ? (ptrdiff_t)g->sh * ecw * 4 : 0, SW);
+        }
+    }
     for (int32_t k = 0; k < n_groups; ++k, ch += 4, w += 4 * KH * m) {
         for (int32_t j = 0; j < 4; ++j) {
             rip_dwc_weights(w + j * KH * m, KH, KW, DOUBLED, wk + j * cw);
+            if (ctl && job->q->mode != RIP_DW_RQ_EXACT) {
+                /* the layer's own record, its bias doubled (rip_dwc_record): the quads
+                 * read nothing else */
+                const rip_fast_channel *r = &job->q->records[ch + j];
+                int32_t *rec = wk + j * cw + words;
+                rec[0] = (int32_t)((uint32_t)r->bias << 1);
+                rec[1] = r->multiplier;
+                rec[2] = r->round;
+                rec[3] = r->shift;
+                continue;
+            }
             if (plane) {
                 own[j] = rip_dwc_channel_of(g, job->q, ch + j);
                 if (MODE != RIP_DW_RQ_EXACT && job->q->mode == RIP_DW_RQ_EXACT) {
@@ -649,18 +832,14 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
         }
         int8_t *o = plane ? job->o + ch : job->o;
         int32_t iy0 = -g->ph;
-        if (WHOLE && job->whole) {
+        if (whole) {
             /* every row the group reads, widened (rip_dwc_whole_pairs pairs a row), then
              * channel by channel over every row */
-            const int32_t n_rows = (g->h_out - 1) * g->sh + KH;
-            const int32_t ecw = rip_dwc_whole_pairs(KH, KW, SW);
-            for (int32_t i = 0; i < n_rows; ++i, iy0 += 1) {
-                const int8_t *one = (uint32_t)iy0 < (uint32_t)g->h ? job->in + iy0 * row_in : NULL;
-                rip_dwc_widen(g, &one, ch, &span0, 0, 1, ecw, e + i * ecw * 4);
-            }
+            rip_dwc_widen_whole(g, job->in, ch, &span0, (g->h_out - 1) * g->sh + KH, ecw, e);
             for (int32_t j = 0; j < 4; ++j) {
                 rip_dwc_channel_run(e + j, ecw, wk + j * cw, ks + j, KH, KW, SW, MODE, o + j,
-                                    c, g->w_out, g->h_out, (ptrdiff_t)g->sh * ecw * 4, row_out);
+                                    c, g->w_out, g->h_out, (ptrdiff_t)g->sh * ecw * 4, row_out,
+                                    PLANE);
             }
             continue;
         }
@@ -683,7 +862,8 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
                 rip_dwc_widen(g, rows, ch, &t, k0, KH, ec, e);
                 for (int32_t j = 0; j < 4; ++j) {
                     rip_dwc_channel_run(e + j, ec, wk + j * cw, ks + j, KH, KW, SW, MODE,
-                                        o + (ptrdiff_t)ox * ostep + j, ostep, t.n, 1, 0, 0);
+                                        o + (ptrdiff_t)ox * ostep + j, ostep, t.n, 1, 0, 0,
+                                        PLANE);
                 }
             }
         }
