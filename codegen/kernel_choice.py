@@ -120,6 +120,13 @@ def choose_conv_kernel(
     if p.kind == Op.CONV_2D:
         rq_need = kernel_scratch_bytes(Op.CONV_2D, p.input_dims, p.filter_dims, p.output_dims)
         fits = reserved_scratch is None or rq_need <= reserved_scratch
+        taps = p.filter_dims[1] * p.filter_dims[2] * p.filter_dims[3]
+        if p.fast_channels is not None and p.output_dims[1] * p.output_dims[2] == 1:
+            # one output pixel (a classifier's 1x1 over a pooled map): the 2x2 tiles would
+            # pair it with itself and drop half their MACs
+            v = kv.CONV2D_GEMV_RQ
+            return KernelChoice(v.name, v.folded_bias, "one output pixel: 1x4 channel tiles; "
+                                "cheap requantisation proven", taps)  # fmt: skip
         if p.fast_channels is not None and fits:
             return KernelChoice(
                 kv.CONV2D_FAST_RQ.name,
@@ -127,7 +134,6 @@ def choose_conv_kernel(
                 "2x2 pixel x channel tiles, gap <= per-pixel gap; cheap requantisation proven",
             )
         why = "" if fits else f"; the plan gives it {reserved_scratch} B of scratch, not {rq_need}"
-        taps = p.filter_dims[1] * p.filter_dims[2] * p.filter_dims[3]
         if (
             p.fast_channels is not None
             and reserved_scratch is not None
