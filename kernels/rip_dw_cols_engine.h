@@ -517,14 +517,7 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
  * i's window starts at pair i, A (taps 0, 1) on it and B's top (tap 2) on pair i + 1's
  * bottom; the five pairs at x + ROW, + 16 .. + 64 (bytes), two live at a time. */
 #define RIP_DWC3S2_ROW(WOFF, ROW)                                                              \
-    "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
-    "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
-    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
-    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
-    "smlad %[a1], %[p1], %[wa], %[a1]\n\t"                                                     \
-    "ldr %[p0], [%[x], %[" ROW "32]]\n\t"                                                      \
-    "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"                                                    \
+    RIP_DWC3_PAIR_ROW_S2(WOFF, ROW) /* its first pair, then the second */                     \
     "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
     "ldr %[p1], [%[x], %[" ROW "48]]\n\t"                                                      \
     "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"                                                    \

@@ -712,6 +712,19 @@ static inline __attribute__((always_inline)) rip_dw1_fn rip_dw1_channel(
     return run;
 }
 
+/* r1's words for the layer, before any channel's (rip_dw1_channel). */
+static inline __attribute__((always_inline)) void rip_dw1_start(const rip_dw_plane *g,
+                                                               const rip_dw_rq *q,
+                                                               rip_dw1_rq *r1) {
+#if RIP_DW1_ASM
+    r1->k8000 = 0x8000;
+#endif
+    r1->mode = q->mode;
+    r1->output_offset = g->output_offset;
+    r1->act_min = g->act_min;
+    r1->act_max = g->act_max;
+}
+
 /* A 3x3 border pixel ox straight from the rows (rp: rip_dw_row's, a NULL row's weights
  * zeroed), a tap outside the input reading the zero point: the same sum as its gathered
  * field through a run, without the gather's copy and the run's call (rip_dw_row's sides of
@@ -780,13 +793,7 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
     const int32_t blk_k = s1 != 0 && kh == kw && (kw == 3 || kw == 5 || kw == 7) ? kw : 0;
     /* a 3x3 filter in column pairs (rip_dwc_covers): its unpacking unrolled, once a row */
     const int cols3 = kh == 3 && kw == 3 && rip_dwc_covers(g);
-#if RIP_DW1_ASM
-    r1.k8000 = 0x8000;
-#endif
-    r1.mode = q->mode;
-    r1.output_offset = g->output_offset;
-    r1.act_min = g->act_min;
-    r1.act_max = g->act_max;
+    rip_dw1_start(g, q, &r1);
     for (int32_t j = 0; j < n1; ++j) {
         const int32_t ch = c0 + j;
         uint32_t adj = 0;
@@ -933,13 +940,7 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
     const int8_t *rp[RIP_DW_ROWS_MAX_KH];
     rip_fast_channel promoted;
     rip_dw1_rq r1;
-#if RIP_DW1_ASM
-    r1.k8000 = 0x8000;
-#endif
-    r1.mode = q->mode;
-    r1.output_offset = g->output_offset;
-    r1.act_min = g->act_min;
-    r1.act_max = g->act_max;
+    rip_dw1_start(g, q, &r1);
     for (int32_t ch = c0; ch < c0 + n_ch; ++ch) {
         /* every tap: a padded one reads the zero point */
         if (cols3) {
