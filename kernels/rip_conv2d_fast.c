@@ -428,10 +428,9 @@ RIP_INLINE void rip_v6m_out(const rip_v6m_rq *r, const rip_fast_channel *c, cons
     "adds %[t1], %[t1], %[i]\n"                     \
     "ldr %[t2], [%[t3], #(12 + " rec ")]\n"         \
     "asrs %[t1], %[t1], %[t2]\n"                    \
-    "movs %[t2], %[t1]\n"                           \
-    "adds %[t2], #128\n"                            \
-    "cmp %[t2], #255\n"                             \
-    "bls 5f\n"                                      \
+    "sxtb %[t2], %[t1]\n" /* int8 if unchanged */  \
+    "cmp %[t2], %[t1]\n"                            \
+    "beq 5f\n"                                      \
     "asrs %[t1], %[t1], #31\n"                      \
     "movs %[t2], #127\n"                            \
     "eors %[t1], %[t2]\n"                           \

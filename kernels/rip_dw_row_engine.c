@@ -260,6 +260,12 @@ typedef void (*rip_dw4_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t c
     }
 RIP_DW_RUN_SIZES(RIP_DW4_RUN, rip_dw4_run)
 
+/* The cheap requantisation's mode of the layer's activation range (an exact layer's
+ * channels promoted to it: rip_dw_cheap_of_exact). */
+static inline int rip_dw1_cheap_mode(const rip_dw_plane *g) {
+    return g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT : RIP_DW_RQ_CHEAP_CLAMP;
+}
+
 /* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order). */
 static rip_dw4_fn rip_dw4_pick(int32_t kh, int32_t kw, int mode) {
     static const rip_dw4_fn runs[4][3] = RIP_DW_RUN_TABLE(rip_dw4_run);
@@ -331,8 +337,8 @@ static __attribute__((noinline)) void rip_dw_row_singles(const rip_dw_plane *g,
  * loops' arguments (rip_dw1_pairs3, rip_dw1_pairs5 and 7): its first words, which they read
  * at the immediate offsets RIP_DW1_AT_* (keep them in step with the struct; checked below). */
 typedef struct {
-    int32_t ml, mh, k8000; /* the cheap multiplier's halves (m & 0xFFFF, m >> 16), 2^15 */
-    int32_t round, shift, act_min, act_max, bias;
+    rip_rq3 rq3; /* the cheap requantisation's words where `fast` (rip_rq3_prepare) */
+    int32_t act_min, act_max, bias;
     ptrdiff_t ostep;
     int8_t *o_end; /* one past the last pair's output */
     ptrdiff_t off, col; /* the first pair's offset in the rows, the column step */
@@ -346,13 +352,14 @@ typedef struct {
      * blk[(K + 1) ky .. (K + 1) ky + K] */
     int32_t blk[7 * 8];
     int32_t w[RIP_DW4_MAX_TAPS]; /* the channel's weights, a padded row's zeroed */
+    int fast;                    /* the channel's cheap requantisation takes rq3 */
 } rip_dw1_rq;
 
-#define RIP_DW1_AT_ML "0"
-#define RIP_DW1_AT_MH "4"
-#define RIP_DW1_AT_K8000 "8"
-#define RIP_DW1_AT_ROUND "12"
-#define RIP_DW1_AT_SHIFT "16"
+#define RIP_DW1_AT_M0 "0"
+#define RIP_DW1_AT_M1 "4"
+#define RIP_DW1_AT_M2 "8"
+#define RIP_DW1_AT_RND "12"
+#define RIP_DW1_AT_SH "16"
 #define RIP_DW1_AT_MIN "20"
 #define RIP_DW1_AT_MAX "24"
 #define RIP_DW1_AT_BIAS "28"
@@ -362,32 +369,32 @@ typedef struct {
 #define RIP_DW1_AT_COL "44"
 #define RIP_DW1_AT_O "48"
 #define RIP_DW1_AT_BLK 72
-_Static_assert(offsetof(rip_dw1_rq, bias) == 28 && offsetof(rip_dw1_rq, o_end) == 36 &&
+_Static_assert(offsetof(rip_dw1_rq, rq3.m2) == 8 && offsetof(rip_dw1_rq, rq3.sh) == 16 &&
+                   offsetof(rip_dw1_rq, bias) == 28 && offsetof(rip_dw1_rq, o_end) == 36 &&
                    offsetof(rip_dw1_rq, o) == 48 && offsetof(rip_dw1_rq, blk) == RIP_DW1_AT_BLK,
                "the pair loops read rip_dw1_rq at these offsets");
 
 #if RIP_DW1_ASM
-/* The cheap requantisation of the accumulator in register ACC into r3 (clamped to
- * [act_min, act_max], which is int8's for a saturating layer): rip_cheap_requantize with
- * rip_smmulr's four 16 x 16 products, the same arithmetic step for step, on r3-r7 and the
- * constants at r0. */
-#define RIP_DW1_RQ_ASM(ACC)                                                                    \
-    "mov r5, " ACC "\n\tadds r5, r5, r5\n\t"          /* a = 2 acc */                          \
-    "uxth r4, r5\n\tasrs r5, r5, #16\n\t"             /* al, ah */                             \
-    "ldr r6, [r0, #" RIP_DW1_AT_ML "]\n\tmovs r3, r6\n\t"                                       \
-    "muls r6, r4\n\tlsrs r6, r6, #16\n\t"             /* mid = (al bl) >> 16 */                \
-    "muls r3, r5\n\tuxth r7, r3\n\tadds r6, r6, r7\n\t" /* lh = ah bl: mid += its low half */   \
-    "asrs r3, r3, #16\n\t"                               /* high = lh >> 16 */                    \
-    "ldr r7, [r0, #" RIP_DW1_AT_MH "]\n\tmuls r4, r7\n\tmuls r5, r7\n\t" /* hl = al bh, ah bh */ \
-    "adds r3, r3, r5\n\tuxth r7, r4\n\tadds r6, r6, r7\n\t"                                      \
-    "asrs r4, r4, #16\n\tadds r3, r3, r4\n\t"                                                   \
-    "ldr r7, [r0, #" RIP_DW1_AT_K8000 "]\n\tadds r6, r6, r7\n\tlsrs r6, r6, #16\n\t"             \
-    "adds r3, r3, r6\n\t"                                /* SMMULR(a, m) */                       \
-    "ldr r7, [r0, #" RIP_DW1_AT_ROUND "]\n\tadds r3, r3, r7\n\t"                                  \
-    "mov r7, " ACC "\n\tasrs r7, r7, #31\n\tadds r3, r3, r7\n\t" /* + (a >> 31) */               \
-    "ldr r7, [r0, #" RIP_DW1_AT_SHIFT "]\n\tasrs r3, r7\n\t"                                      \
+/* The cheap requantisation of the accumulator in register ACC into r3, limited by LIMIT
+ * (RIP_DW1_CLAMP or RIP_DW1_SAT): rip_rq3_requantize, step for step, on r3-r5 and r7 and
+ * the channel's words at r0 (a channel rip_rq3_prepare refused takes the C runs). */
+#define RIP_DW1_RQ_ASM(ACC, LIMIT)                                                                 \
+    "mov r5, " ACC "\n\t"                                                                      \
+    "ldr r3, [r0, #" RIP_DW1_AT_M0 "]\n\tmuls r3, r5\n\tasrs r3, r3, #11\n\t"                   \
+    "ldr r4, [r0, #" RIP_DW1_AT_M1 "]\n\tmuls r4, r5\n\tadds r3, r3, r4\n\tasrs r3, r3, #11\n\t" \
+    "ldr r4, [r0, #" RIP_DW1_AT_M2 "]\n\tmuls r4, r5\n\tadds r3, r3, r4\n\t" /* S */           \
+    "ldr r4, [r0, #" RIP_DW1_AT_RND "]\n\tadds r3, r3, r4\n\t"                                 \
+    "asrs r5, r5, #31\n\tlsls r5, r5, #9\n\tadds r3, r3, r5\n\t" /* + 2^9 sign */              \
+    "ldr r4, [r0, #" RIP_DW1_AT_SH "]\n\tasrs r3, r4\n\t"                                      \
+    LIMIT
+/* The limits: [act_min, act_max], or int8's (a byte unchanged by SXTB is within it) */
+#define RIP_DW1_CLAMP                                                                          \
     "ldr r7, [r0, #" RIP_DW1_AT_MIN "]\n\tcmp r3, r7\n\tbge 2f\n\tmovs r3, r7\n"                  \
     "2:\n\tldr r7, [r0, #" RIP_DW1_AT_MAX "]\n\tcmp r3, r7\n\tble 3f\n\tmovs r3, r7\n"           \
+    "3:\n\t"
+#define RIP_DW1_SAT                                                                            \
+    "sxtb r7, r3\n\tcmp r7, r3\n\tbeq 3f\n\t"                                                 \
+    "asrs r3, r3, #31\n\tmovs r7, #127\n\teors r3, r7\n"                                        \
     "3:\n\t"
 
 /* One kernel row KY of a pixel pair one column apart: input columns 0..3 at row + r1, r2,
@@ -427,30 +434,33 @@ _Static_assert(offsetof(rip_dw1_rq, bias) == 28 && offsetof(rip_dw1_rq, o_end) =
  * r8 and r9), then pixel 0's store, then pixel 1's. 8 low registers for the taps (q, four
  * column offsets, the row, the input, the product); col in r10, 2 col in r11, o in r12,
  * o_end in lr. */
-static __attribute__((naked, noinline)) void rip_dw1_pairs3(rip_dw1_rq *q) {
-    (void)q;
-    __asm__ volatile(
-        RIP_DW1_ENTER
-        "ldr r1, [r0, #" RIP_DW1_AT_COL "]\n\tmov r10, r1\n\t"
-        "adds r2, r1, r1\n\tmov r11, r2\n\t"
-        "ldr r2, [r0, #" RIP_DW1_AT_OFF "]\n\tadds r2, r2, r1\n\t" /* off + col */
-        "ldr r1, [r0, #" RIP_DW1_AT_OFF "]\n\t"
-        "ldr r3, [r0, #" RIP_DW1_AT_O "]\n\tmov r12, r3\n\t"
-        "ldr r3, [r0, #" RIP_DW1_AT_OEND "]\n\tmov lr, r3\n\t"
-        RIP_ASM_LOOP_HEAD
-        "mov r3, r2\n\tadd r3, r10\n\tmov r7, r3\n\tadd r7, r10\n\t"
-        "ldr r6, [r0, #" RIP_DW1_AT_BIAS "]\n\tmov r8, r6\n\tmov r9, r6\n\t"
-        RIP_DW1_ROW3_ASM(0) RIP_DW1_ROW3_ASM(1) RIP_DW1_ROW3_ASM(2)
-        RIP_DW1_RQ_ASM("r8")
-        "mov r4, r12\n\tstrb r3, [r4]\n\t"
-        RIP_DW1_RQ_ASM("r9")
-        "mov r4, r12\n\tldr r5, [r0, #" RIP_DW1_AT_OSTEP "]\n\tstrb r3, [r4, r5]\n\t"
-        "adds r4, r4, r5\n\tadds r4, r4, r5\n\tmov r12, r4\n\t"
-        "add r1, r11\n\tadd r2, r11\n\t"
-        "cmp r4, lr\n\tbeq 4f\n\tb 1b\n" /* the loop is beyond BNE's reach */
-        "4:\n\t"
-        RIP_DW1_LEAVE);
-}
+#define RIP_DW1_PAIRS3(NAME, LIMIT)                                                            \
+    static __attribute__((naked, noinline)) void NAME(rip_dw1_rq *q) {                         \
+        (void)q;                                                                               \
+        __asm__ volatile(                                                                      \
+            RIP_DW1_ENTER                                                                      \
+            "ldr r1, [r0, #" RIP_DW1_AT_COL "]\n\tmov r10, r1\n\t"                             \
+            "adds r2, r1, r1\n\tmov r11, r2\n\t"                                               \
+            "ldr r2, [r0, #" RIP_DW1_AT_OFF "]\n\tadds r2, r2, r1\n\t" /* off + col */         \
+            "ldr r1, [r0, #" RIP_DW1_AT_OFF "]\n\t"                                            \
+            "ldr r3, [r0, #" RIP_DW1_AT_O "]\n\tmov r12, r3\n\t"                               \
+            "ldr r3, [r0, #" RIP_DW1_AT_OEND "]\n\tmov lr, r3\n\t"                             \
+            RIP_ASM_LOOP_HEAD                                                                  \
+            "mov r3, r2\n\tadd r3, r10\n\tmov r7, r3\n\tadd r7, r10\n\t"                       \
+            "ldr r6, [r0, #" RIP_DW1_AT_BIAS "]\n\tmov r8, r6\n\tmov r9, r6\n\t"               \
+            RIP_DW1_ROW3_ASM(0) RIP_DW1_ROW3_ASM(1) RIP_DW1_ROW3_ASM(2)                        \
+            RIP_DW1_RQ_ASM("r8", LIMIT)                                                        \
+            "mov r4, r12\n\tstrb r3, [r4]\n\t"                                                 \
+            RIP_DW1_RQ_ASM("r9", LIMIT)                                                        \
+            "mov r4, r12\n\tldr r5, [r0, #" RIP_DW1_AT_OSTEP "]\n\tstrb r3, [r4, r5]\n\t"      \
+            "adds r4, r4, r5\n\tadds r4, r4, r5\n\tmov r12, r4\n\t"                            \
+            "add r1, r11\n\tadd r2, r11\n\t"                                                   \
+            "cmp r4, lr\n\tbeq 4f\n\tb 1b\n" /* the loop is beyond BNE's reach */              \
+            "4:\n\t"                                                                           \
+            RIP_DW1_LEAVE);                                                                    \
+    }
+RIP_DW1_PAIRS3(rip_dw1_pairs3_sat, RIP_DW1_SAT)
+RIP_DW1_PAIRS3(rip_dw1_pairs3_clamp, RIP_DW1_CLAMP)
 
 /* The same for a K x K kernel and pixels S columns apart (S = 1: K = 5 or 7; S = 2: K = 3,
  * 5 or 7; columns COLS = "0, 1, .., K - 1 + S", pixel 1 taking column j times w[j - S]),
@@ -458,7 +468,7 @@ static __attribute__((naked, noinline)) void rip_dw1_pairs3(rip_dw1_rq *q) {
  * row at a time (back to q for the requantisation), column j of a row loads from row + r1,
  * r2, r3, r7 (j % 4), the row moved on by 4 col (lr) at columns 4 and 8; the pair moves on
  * by ADV (2 S col: r11 or lr); o_end is read from q. */
-#define RIP_DW1_PAIRS(NAME, K, S, ADV, COLS)                                                   \
+#define RIP_DW1_PAIRS(NAME, K, S, ADV, COLS, LIMIT)                                                \
     static __attribute__((naked, noinline)) void NAME(rip_dw1_rq *q) {                         \
         (void)q;                                                                               \
         __asm__ volatile(                                                                      \
@@ -487,9 +497,9 @@ static __attribute__((naked, noinline)) void rip_dw1_pairs3(rip_dw1_rq *q) {
             "\tadds r0, #4 * (" #K " + 1)\n.endr\n\t"                                          \
             "subs r0, #4 * " #K " * (" #K " + 1)\n\t"                                          \
             "subs r0, #" RIP_DW1_STR(RIP_DW1_AT_BLK) "\n\t"                                    \
-            RIP_DW1_RQ_ASM("r8")                                                               \
+            RIP_DW1_RQ_ASM("r8", LIMIT)                                                        \
             "mov r4, r12\n\tstrb r3, [r4]\n\t"                                                 \
-            RIP_DW1_RQ_ASM("r9")                                                               \
+            RIP_DW1_RQ_ASM("r9", LIMIT)                                                        \
             "mov r4, r12\n\tldr r5, [r0, #" RIP_DW1_AT_OSTEP "]\n\tstrb r3, [r4, r5]\n\t"      \
             "adds r4, r4, r5\n\tadds r4, r4, r5\n\tmov r12, r4\n\t"                            \
             "add r1, " ADV "\n\tadd r2, " ADV "\n\t"                                           \
@@ -500,20 +510,31 @@ static __attribute__((naked, noinline)) void rip_dw1_pairs3(rip_dw1_rq *q) {
             ".purgem RIP_DW1_COL\n\t"                                                          \
             RIP_DW1_LEAVE);                                                                    \
     }
-RIP_DW1_PAIRS(rip_dw1_pairs5, 5, 1, "r11", "0, 1, 2, 3, 4, 5")
-RIP_DW1_PAIRS(rip_dw1_pairs7, 7, 1, "r11", "0, 1, 2, 3, 4, 5, 6, 7")
+/* each for both limits */
+#define RIP_DW1_PAIRS_LIMITS(NAME, K, S, ADV, COLS)                                            \
+    RIP_DW1_PAIRS(NAME##_sat, K, S, ADV, COLS, RIP_DW1_SAT)                                    \
+    RIP_DW1_PAIRS(NAME##_clamp, K, S, ADV, COLS, RIP_DW1_CLAMP)
+RIP_DW1_PAIRS_LIMITS(rip_dw1_pairs5, 5, 1, "r11", "0, 1, 2, 3, 4, 5")
+RIP_DW1_PAIRS_LIMITS(rip_dw1_pairs7, 7, 1, "r11", "0, 1, 2, 3, 4, 5, 6, 7")
 /* stride 2 (the C runs took each pixel alone): the pair shares K - 2 columns a kernel row */
-RIP_DW1_PAIRS(rip_dw1_pairs3s2, 3, 2, "lr", "0, 1, 2, 3, 4")
-RIP_DW1_PAIRS(rip_dw1_pairs5s2, 5, 2, "lr", "0, 1, 2, 3, 4, 5, 6")
-RIP_DW1_PAIRS(rip_dw1_pairs7s2, 7, 2, "lr", "0, 1, 2, 3, 4, 5, 6, 7, 8")
+RIP_DW1_PAIRS_LIMITS(rip_dw1_pairs3s2, 3, 2, "lr", "0, 1, 2, 3, 4")
+RIP_DW1_PAIRS_LIMITS(rip_dw1_pairs5s2, 5, 2, "lr", "0, 1, 2, 3, 4, 5, 6")
+RIP_DW1_PAIRS_LIMITS(rip_dw1_pairs7s2, 7, 2, "lr", "0, 1, 2, 3, 4, 5, 6, 7, 8")
 #endif
+
+/* The cheap requantisation of a channel's accumulator: three products where its words
+ * allow (rip_rq3_prepare), else rip_smmulr's four. */
+static inline __attribute__((always_inline)) int32_t rip_dw1_cheap(const rip_dw1_rq *q,
+                                                                   int32_t acc) {
+    return q->fast ? rip_rq3_requantize(&q->rq3, acc)
+                   : rip_cheap_requantize(acc, q->rec->multiplier, q->rec->round, q->rec->shift);
+}
 
 /* MODE is a constant wherever this is inlined: no branch on it per output. */
 static inline __attribute__((always_inline)) int8_t rip_dw1_out(const rip_dw1_rq *q,
                                                                 const int MODE, int32_t acc) {
     if (MODE != RIP_DW_RQ_EXACT) {
-        const int32_t y =
-            rip_cheap_requantize(acc, q->rec->multiplier, q->rec->round, q->rec->shift);
+        const int32_t y = rip_dw1_cheap(q, acc);
         return (int8_t)(MODE == RIP_DW_RQ_CHEAP_SAT ? rip_sat_s8(y)
                                                     : rip_clamp32(y, q->act_min, q->act_max));
     }
@@ -563,21 +584,15 @@ RIP_DW_UNROLL
         q->ostep = ostep;
         q->o = o;
         q->o_end = o + 2 * pairs * ostep;
-        if (S == 2) {
-            if (KW == 3) {
-                rip_dw1_pairs3s2(q);
-            } else if (KW == 5) {
-                rip_dw1_pairs5s2(q);
-            } else {
-                rip_dw1_pairs7s2(q);
-            }
-        } else if (KW == 3) {
-            rip_dw1_pairs3(q);
-        } else if (KW == 5) {
-            rip_dw1_pairs5(q);
-        } else {
-            rip_dw1_pairs7(q);
-        }
+        /* the loop of the size, the columns apart and the limit (constants where inlined) */
+        void (*const loops[2][3][2])(rip_dw1_rq *) = {
+            {{rip_dw1_pairs3_sat, rip_dw1_pairs3_clamp},
+             {rip_dw1_pairs5_sat, rip_dw1_pairs5_clamp},
+             {rip_dw1_pairs7_sat, rip_dw1_pairs7_clamp}},
+            {{rip_dw1_pairs3s2_sat, rip_dw1_pairs3s2_clamp},
+             {rip_dw1_pairs5s2_sat, rip_dw1_pairs5s2_clamp},
+             {rip_dw1_pairs7s2_sat, rip_dw1_pairs7s2_clamp}}};
+        loops[S - 1][KW / 2 - 1][MODE != RIP_DW_RQ_CHEAP_SAT](q);
         off += 2 * S * pairs * col;
         o += 2 * pairs * ostep;
         n &= 1;
@@ -630,6 +645,12 @@ RIP_DW1_RUN_S1_CHEAP(7x7, 7, 2)
  * dilation across the row), 2 (twice it), else 0. */
 static inline int rip_dw1_apart(const rip_dw_plane *g) {
     return g->sw == g->dw ? 1 : g->sw == 2 * g->dw ? 2 : 0;
+}
+
+/* The cheap requantisation's mode of the layer's activation range (an exact layer's
+ * channels promoted to it: rip_dw_cheap_of_exact). */
+static inline int rip_dw1_cheap_mode(const rip_dw_plane *g) {
+    return g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT : RIP_DW_RQ_CHEAP_CLAMP;
 }
 
 /* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order), its
@@ -700,13 +721,29 @@ static inline __attribute__((always_inline)) rip_dw1_fn rip_dw1_channel(
     } else {
         r1->rec = q->records + ch;
     }
+    r1->fast = 0;
+    if (run != run_layer || q->mode != RIP_DW_RQ_EXACT) {
+        /* |acc| <= |bias| + 128 sum |w|: the taps' sum only where 128^2 a tap could reach
+         * 2^20 */
+        const int32_t taps = g->kh * g->kw;
+        uint32_t reach = (uint32_t)taps << 14;
+        if (reach >= (1u << 20)) {
+            reach = 0;
+            for (int32_t t = 0; t < taps; ++t) {
+                reach += (uint32_t)(r1->w[t] < 0 ? -r1->w[t] : r1->w[t]) << 7;
+            }
+        }
+        const uint32_t b = bias < 0 ? 0u - (uint32_t)bias : (uint32_t)bias;
+        r1->fast = b < (1u << 20) &&
+                   rip_rq3_prepare(r1->rec->multiplier, r1->rec->round, r1->rec->shift,
+                                   b + reach, &r1->rq3);
 #if RIP_DW1_ASM
-    if (run != run_layer || q->mode != RIP_DW_RQ_EXACT) { /* the pair loops' words */
-        r1->ml = r1->rec->multiplier & 0xFFFF;
-        r1->mh = r1->rec->multiplier >> 16;
-        r1->round = r1->rec->round;
-        r1->shift = r1->rec->shift;
+        if (!r1->fast) { /* the pair loops take rq3's words only: the C run of the mode */
+            run = rip_dw1_pick(g->kh, g->kw, run == run_layer ? q->mode : rip_dw1_cheap_mode(g), 0);
+        }
+#endif
     }
+#if RIP_DW1_ASM
     r1->bias = bias;
 #endif
     return run;
@@ -716,9 +753,6 @@ static inline __attribute__((always_inline)) rip_dw1_fn rip_dw1_channel(
 static inline __attribute__((always_inline)) void rip_dw1_start(const rip_dw_plane *g,
                                                                const rip_dw_rq *q,
                                                                rip_dw1_rq *r1) {
-#if RIP_DW1_ASM
-    r1->k8000 = 0x8000;
-#endif
     r1->mode = q->mode;
     r1->output_offset = g->output_offset;
     r1->act_min = g->act_min;
@@ -754,9 +788,7 @@ RIP_DW_UNROLL
      * the range is int8's */
     *o = exact ? (int8_t)rip_fast_requantize(acc, q->m, q->s, q->output_offset, q->act_min,
                                              q->act_max)
-               : (int8_t)rip_clamp32(rip_cheap_requantize(acc, q->rec->multiplier,
-                                                          q->rec->round, q->rec->shift),
-                                     q->act_min, q->act_max);
+               : (int8_t)rip_clamp32(rip_dw1_cheap(q, acc), q->act_min, q->act_max);
 }
 
 /* rip_dw_row on ARMv6-M: the same contract and the same rows, one channel at a time (its
@@ -783,9 +815,7 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
     const int s1 = rip_dw1_apart(g);
     const rip_dw1_fn run_layer = rip_dw1_pick(kh, kw, q->mode, s1);
     /* an exact layer's channels that take the cheap arithmetic (rip_dw_cheap_of_exact) */
-    const rip_dw1_fn run_cheap = rip_dw1_pick(
-        kh, kw, g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
-                                                        : RIP_DW_RQ_CHEAP_CLAMP, s1);
+    const rip_dw1_fn run_cheap = rip_dw1_pick(kh, kw, rip_dw1_cheap_mode(g), s1);
     rip_fast_channel promoted;
     rip_dw1_rq r1;
     int32_t *const w = r1.w;
@@ -929,9 +959,7 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
     const size_t row_in = (size_t)g->w * (size_t)c;
     const ptrdiff_t row_out = (ptrdiff_t)g->w_out * c;
     const rip_dw1_fn run_layer = rip_dw1_pick(kh, kw, q->mode, s1);
-    const rip_dw1_fn run_cheap = rip_dw1_pick(
-        kh, kw, g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
-                                                        : RIP_DW_RQ_CHEAP_CLAMP, s1);
+    const rip_dw1_fn run_cheap = rip_dw1_pick(kh, kw, rip_dw1_cheap_mode(g), s1);
     /* columns [i_lo, i_hi) of a window row are inside the input */
     const int32_t i_lo = rip_min32(rip_max32(g->pw, 0), wb);
     const int32_t i_hi = rip_max32(rip_min32(g->w + g->pw, wb), i_lo);

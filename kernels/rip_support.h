@@ -325,6 +325,42 @@ static inline int32_t rip_cheap_requantize(int32_t acc, int32_t multiplier, int3
     return (rip_smmlar(a2, multiplier, round) + (a2 >> 31)) >> shift;
 }
 
+/* rip_cheap_requantize in three 32-bit products, for ARMv6-M (no 32 x 32 -> 64 multiply:
+ * rip_smmulr's four 16 x 16 products and their carries cost some 30 instructions, more than
+ * a 3x3 depthwise pixel's nine MACs). With m = m2 2^22 + m1 2^11 + m0 (m0, m1 < 2^11,
+ * m2 < 2^9) and |acc| < 2^20, every product and partial sum fits in int32, and
+ *   S = acc m2 + ((acc m1 + ((acc m0) >> 11)) >> 11) = floor(acc m / 2^22)
+ * (floor((a + floor(b / 2^s)) / 2^r) = floor((a 2^s + b) / 2^(r + s))), so
+ *   t = floor((acc m + 2^30) / 2^31) = (S + 2^8) >> 9 and
+ *   y = (t + round + sign) >> e = (S + 2^8 + 2^9 round + 2^9 sign) >> (e + 9):
+ * one constant `rnd` = 2^8 + 2^9 round and one shift `sh` = e + 9 a channel. */
+typedef struct {
+    int32_t m0, m1, m2, rnd, sh;
+} rip_rq3;
+
+/* A channel's words for rip_rq3_requantize, or 0 where its arithmetic is not proven:
+ * max_abs_acc (a bound on |acc|) < 2^20, m >= 0 (so t's sign is acc's), |round| < 2^20
+ * (|S| < 2^29 and |rnd| < 2^29 + 2^8: the sum fits) and e + 9 < 32. */
+static inline int rip_rq3_prepare(int32_t multiplier, int32_t round, int32_t shift,
+                                  uint32_t max_abs_acc, rip_rq3 *r) {
+    if (max_abs_acc >= (1u << 20) || multiplier < 0 || round <= -(1 << 20) ||
+        round >= (1 << 20) || shift < 0 || shift > 22) {
+        return 0;
+    }
+    r->m0 = multiplier & 0x7FF;
+    r->m1 = (multiplier >> 11) & 0x7FF;
+    r->m2 = multiplier >> 22;
+    r->rnd = 256 + round * 512;
+    r->sh = shift + 9;
+    return 1;
+}
+
+/* rip_cheap_requantize(acc, ...) of the channel rip_rq3_prepare accepted. */
+static inline int32_t rip_rq3_requantize(const rip_rq3 *r, int32_t acc) {
+    const int32_t s = acc * r->m2 + ((acc * r->m1 + ((acc * r->m0) >> 11)) >> 11);
+    return (s + r->rnd + (acc >> 31) * 512) >> r->sh;
+}
+
 /* Clamp to [-128, 127] (one SSAT where there is one). */
 static inline int32_t rip_sat_s8(int32_t x) {
 #if defined(__ARM_FEATURE_SAT)
