@@ -1215,6 +1215,25 @@ static __attribute__((noinline)) int rip_rq_share(int32_t share, int32_t c_out, 
     return 1;
 }
 
+#if !defined(__ARM_FEATURE_DSP)
+/* Tap i of a stem pair's fields (rows of 9 bytes at ra / rb, pitch apart) into its place in
+ * the widened pair: per 4 taps pixel a's four words, then pixel b's. */
+#define RIP_STEM_TAP(i)                                                                        \
+    d[2 * ((i) & ~3) + ((i) & 3)] = ra[(i) / 9 * pitch + (i) % 9];                             \
+    d[2 * ((i) & ~3) + ((i) & 3) + 4] = rb[(i) / 9 * pitch + (i) % 9];
+#define RIP_STEM_TAPS9(r)                                                                      \
+    RIP_STEM_TAP(9 * (r)) RIP_STEM_TAP(9 * (r) + 1) RIP_STEM_TAP(9 * (r) + 2)                   \
+    RIP_STEM_TAP(9 * (r) + 3) RIP_STEM_TAP(9 * (r) + 4) RIP_STEM_TAP(9 * (r) + 5)               \
+    RIP_STEM_TAP(9 * (r) + 6) RIP_STEM_TAP(9 * (r) + 7) RIP_STEM_TAP(9 * (r) + 8)
+
+/* A stem pair's 27 taps each, read from the input's rows, widened as the pair loop's
+ * gathered fields are (the 28th stays the scratch's zero). */
+static void rip_rq_widen_stem_2px(const int8_t *ra, const int8_t *rb, ptrdiff_t pitch,
+                                  int32_t *d) {
+    RIP_STEM_TAPS9(0) RIP_STEM_TAPS9(1) RIP_STEM_TAPS9(2)
+}
+#endif
+
 /* rip_conv2d_fast_run's traversal with the packed filter and widened inputs. */
 RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_dims,
                            const int8_t *input, const rip_dims *filter_dims,
@@ -1264,6 +1283,12 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
 #if !defined(__ARM_FEATURE_DSP)
     /* Portable: the pair widened to int32 (8 * k4 bytes), zero padded to k4 taps. */
     memset(scratch, 0, (size_t)(8 * k4));
+    /* a stem (3x3 over 3 channels at unit dilation): its fields' rows pitch apart, inside
+     * the input where the field's origin is at most (stem_iy_max, stem_ix_max) */
+    const int stem_v6m = filter_dims->h == 3 && filter_dims->w == 3 && c_in == 3 &&
+                         params->dilation.w == 1;
+    const ptrdiff_t stem_pitch = (ptrdiff_t)params->dilation.h * w * c_in;
+    const int32_t stem_iy_max = h - 1 - 2 * params->dilation.h, stem_ix_max = w - 3;
 #endif
     (void)scratch_bytes; /* the sweep width, on DSP cores only */
     for (int32_t b = 0; b < input_dims->n; ++b) {
@@ -1373,6 +1398,30 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
             }
             /* Gather (sigma = 0): every read for pixels p and p + 1 happens here. */
             const int8_t *xa, *xb;
+#if !defined(__ARM_FEATURE_DSP)
+            /* ARMv6-M: a stem pair (3x3 over 3 channels) whose fields lie wholly inside the
+             * input, widened straight from its rows (the gather's tap ranges and row copies
+             * cost three times the widening) */
+            if (stem_v6m && pair && ox + 1 < w_out) {
+                const int32_t iy = oy * params->stride.h - params->padding.h;
+                const int32_t ix = ox * params->stride.w - params->padding.w;
+                if (iy >= 0 && iy <= stem_iy_max && ix >= 0 &&
+                    ix + params->stride.w <= stem_ix_max) {
+                    const int8_t *const a = in + ((ptrdiff_t)iy * w + ix) * c_in;
+                    rip_rq_widen_stem_2px(a, a + (ptrdiff_t)params->stride.w * c_in,
+                                          stem_pitch, wide);
+                    ox += 2;
+                    if (ox == w_out) {
+                        ox = 0;
+                        ++oy;
+                    }
+                    RIP_SHARE_SYNC(core);
+                    int8_t *y0 = out + (size_t)p * c_out;
+                    rip_rq_gemm_2px(scratch, k4, rows, n_ch, chs, mode, lo, hi, y0, y0 + c_out);
+                    continue;
+                }
+            }
+#endif
             if (pointwise) {
                 xa = in + (size_t)p * c_in;
                 xb = pair ? xa + c_in : xa;

@@ -547,6 +547,11 @@ CONV: dict[str, Callable[[int], bytes]] = {
     # 4 pixels in one sweep (two pairs), 130 taps (a tail word)
     "pointwise_flash_2x2": lambda s: conv(s, 2, 2, 130, 127, 1),
     "valid_wide_odd_cin": lambda s: conv(s, 5, 5, 33, 4, 3, 1, 1, "VALID"),
+    # stems (3x3 over 3 channels): cores without DSP widen a pair wholly inside the input
+    # from its rows; an odd width puts pairs across rows, stride 2 and SAME padding others at
+    # the edge (the host runs that path: the M0+ machine's flash has no room for the cases)
+    "stem_odd_width": lambda s: conv(s, 4, 7, 3, 3, 3),
+    "stem_s2_relu6": lambda s: conv(s, 7, 10, 3, 2, 3, 2, 1, "SAME", "RELU6"),
 }
 
 # random_depthwise_model(seed, h, w, channels, kernel, stride, dilation, padding, activation,
