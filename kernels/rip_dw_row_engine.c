@@ -991,24 +991,29 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
             for (int32_t r = kept; r < hb; ++r) {
                 int8_t *d = buf + r * wb;
                 const int32_t iy = iy0 + r;
-                const int in_row = iy >= 0 && iy < g->h;
-                const int32_t a = in_row ? i_lo : wb, b = in_row ? i_hi : wb;
-                int32_t i = 0;
-                for (; i < a; ++i) {
-                    d[i] = (int8_t)zp;
+                if (iy < 0 || iy >= g->h) { /* a row outside the input */
+                    memset(d, zp, (size_t)wb);
+                    continue;
                 }
-                const int8_t *x =
-                    in_row ? in + (size_t)iy * row_in + (ptrdiff_t)(i - g->pw) * c + ch : in;
-                for (; i + 1 < b; i += 2, x += 2 * c) { /* two a pass: LDRB's register offset */
+                /* the pads a byte at a time: GCC's memset call for a byte or two cost some
+                 * 30 instructions (the empty asm keeps the loop a loop) */
+                int32_t i = 0;
+                for (; i < i_lo; ++i) {
+                    d[i] = (int8_t)zp;
+                    __asm__("" : "+r"(i));
+                }
+                const int8_t *x = in + (size_t)iy * row_in + (ptrdiff_t)(i - g->pw) * c + ch;
+                for (; i + 1 < i_hi; i += 2, x += 2 * c) { /* two a pass: LDRB's register offset */
                     const int8_t x0 = x[0], x1 = x[c];
                     d[i] = x0;
                     d[i + 1] = x1;
                 }
-                if (i < b) {
+                if (i < i_hi) {
                     d[i++] = *x;
                 }
                 for (; i < wb; ++i) {
                     d[i] = (int8_t)zp;
+                    __asm__("" : "+r"(i));
                 }
             }
             for (int32_t k = 0; k < nb; ++k) {
