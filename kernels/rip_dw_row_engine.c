@@ -260,12 +260,6 @@ typedef void (*rip_dw4_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t c
     }
 RIP_DW_RUN_SIZES(RIP_DW4_RUN, rip_dw4_run)
 
-/* The cheap requantisation's mode of the layer's activation range (an exact layer's
- * channels promoted to it: rip_dw_cheap_of_exact). */
-static inline int rip_dw1_cheap_mode(const rip_dw_plane *g) {
-    return g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT : RIP_DW_RQ_CHEAP_CLAMP;
-}
-
 /* The run of a layer's kernel size and requantisation mode (RIP_DW_RQ_* order). */
 static rip_dw4_fn rip_dw4_pick(int32_t kh, int32_t kw, int mode) {
     static const rip_dw4_fn runs[4][3] = RIP_DW_RUN_TABLE(rip_dw4_run);
