@@ -255,7 +255,9 @@ def test_a_two_core_model_runs_and_reports_its_critical_path(
     assert f"0x{result.checksum:08x}" == expected["checksum"], result.line()
     assert result.cores == 2 and result.instructions == path.length
     assert result.line().endswith(" cores=2")
-    assert 0 < path.busy[1] <= path.busy[0] <= path.length
+    # either core may be the busier: the split is by channels, whose costs differ a little
+    # (an ARMv6-M depthwise channel rip_rq3_prepare refuses takes the C run)
+    assert all(0 < b <= path.length for b in path.busy)
     assert path.busy[1] > path.length // 3  # core 1 does a real share
     if strategy == "fused":  # the chains too: core 1 about as busy as core 0
         assert path.busy[1] > 0.8 * path.busy[0], path
