@@ -10,7 +10,7 @@ JOBS   ?= 2
 export CC_LAUNCHER ?= $(abspath $(BIN))/python -m rip.firmware.object_cache
 export RIP_OBJECT_CACHE ?= $(abspath build/object-cache)
 
-.PHONY: run test test-fast lint typecheck fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cores bench-cmsis calibrate-cost clean
+.PHONY: run test test-fast lint typecheck fuzz bench bench-quick bench-sweep bench-alloc bench-host bench-compile bench-cost bench-cores bench-cmsis profile-functions calibrate-cost clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -102,6 +102,11 @@ calibrate-cost: $(STAMP)
 # or BENCH_ARGS='--cmsis-nn DIR --cmsis-core DIR'; add --boards qemu-m33,qemu-armv6m.
 bench-cmsis: $(STAMP)
 	$(BIN)/python benchmarks/bench_cmsis.py --jobs $(JOBS) $(BENCH_ARGS)
+
+# Where one inference's instructions go, by function (the timing plugin's per-address
+# profile): make profile-functions MODEL=../shared/models/mcunet/mcunet-in1.tflite BOARD=qemu-armv6m
+profile-functions: $(STAMP)
+	$(BIN)/python benchmarks/profile_functions.py $(MODEL) --board $(or $(BOARD),qemu-armv6m) $(BENCH_ARGS)
 
 # docs/RESULTS.md, docs/results.json and docs/figures/*.png regenerated from one run of the
 # benchmarks above (target: under 45 minutes here), and the README's headline block.

@@ -1,0 +1,129 @@
+"""make profile-functions: where one inference's instructions go, by function.
+
+The model is compiled (qemu-m33 planning, as make bench-cost does), its firmware built for a
+QEMU board and run under rip's timing plugin with ``profile=`` (every executed instruction's
+address and count, rip.timing.estimate.run_timed); each address is charged to the function
+whose symbol (``arm-none-eabi-nm -S``) covers it. Prints the top functions with their share,
+and the calls into memset / memcpy / memmove by caller (a library call for a few bytes is a
+common hidden cost on ARMv6-M).
+
+    .venv/bin/python benchmarks/profile_functions.py MODEL [--board qemu-armv6m]
+        [--strategy rip] [--top 25]
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rip import compiler
+from rip.allocator.planning.options import DEFAULT_TIME_LIMIT
+from rip.boards import load_board
+from rip.compiler import Options, analyse, emit
+from rip.core.terms import Placer, Strategy
+from rip.firmware.qemu_project import build_qemu_project, write_qemu_project
+from rip.timing.estimate import run_timed
+
+LIBRARY_COPIES = ("memset", "memcpy", "memmove")
+
+
+def symbols(elf: Path) -> list[tuple[int, int, str]]:
+    """(start, size, name) of the ELF's code symbols, by address (Thumb bit cleared)."""
+    out = subprocess.run(["arm-none-eabi-nm", "-S", "--defined-only", str(elf)],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    found = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tTwW":
+            found.append((int(parts[0], 16) & ~1, int(parts[1], 16), parts[3]))
+    return sorted(found)
+
+
+def counts(profile: Path) -> dict[int, int]:
+    """Executions per instruction address (the plugin's ``pc size count ...`` lines, one per
+    decoded copy: an address in several translation blocks is summed)."""
+    table: dict[int, int] = {}
+    for line in profile.read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 3:
+            try:
+                pc, n = int(fields[0], 16), int(fields[2])
+            except ValueError:
+                continue
+            table[pc] = table.get(pc, 0) + n
+    return table
+
+
+def by_function(executed: dict[int, int], syms: list[tuple[int, int, str]]) -> dict[str, int]:
+    starts = [s[0] for s in syms]
+    total: dict[str, int] = {}
+    for pc, n in executed.items():
+        i = bisect.bisect_right(starts, pc) - 1
+        inside = i >= 0 and pc < syms[i][0] + max(syms[i][1], 1)
+        name = syms[i][2] if inside else "?"
+        total[name] = total.get(name, 0) + n
+    return total
+
+
+def library_calls(elf: Path, executed: dict[int, int]) -> list[tuple[int, str, str]]:
+    """(times, caller, callee) of every executed BL into a library copy routine."""
+    listing = subprocess.run(["arm-none-eabi-objdump", "-d", str(elf)],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    calls, caller = [], ""
+    pattern = re.compile(r"\bbl\s+[0-9a-f]+ <(" + "|".join(LIBRARY_COPIES) + r")>")
+    for line in listing.splitlines():
+        if line.endswith(">:"):
+            caller = line.split("<", 1)[1][:-2]
+            continue
+        hit = pattern.search(line)
+        if hit and caller not in LIBRARY_COPIES:
+            n = executed.get(int(line.split(":", 1)[0], 16), 0)
+            if n:
+                calls.append((n, caller, hit.group(1)))
+    return sorted(calls, reverse=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", type=Path)
+    ap.add_argument("--board", default="qemu-armv6m")
+    ap.add_argument("--strategy", default="rip")
+    ap.add_argument("--top", type=int, default=25)
+    args = ap.parse_args(argv)
+    strategy = Strategy(args.strategy)
+    options = Options(placer=Placer("milp"), time_limit=DEFAULT_TIME_LIMIT, strategies=(strategy,))
+    compiled = analyse(args.model, load_board("qemu-m33"), options)
+    expected = compiler.reference(args.model, compiled.graph).checksum
+    board = load_board(args.board)
+    with tempfile.TemporaryDirectory(prefix="rip-profile-") as tmp:
+        out = Path(tmp)
+        write_qemu_project(emit(compiled, strategy), out, board, expected)
+        elf = build_qemu_project(out, board)
+        run, _ = run_timed(elf, board, 3600.0, profile=out / "profile.txt")
+        executed = counts(out / "profile.txt")
+        per_function = by_function(executed, symbols(elf))
+        copies = library_calls(elf, executed)
+    result = run.result
+    if result is None or isinstance(result, str) or result.checksum != expected:
+        print(
+            f"profile-functions: no TFLite Micro checksum from the run: {result}", file=sys.stderr
+        )
+        return 1
+    total = sum(per_function.values())
+    print(f"{compiled.graph.name} on {args.board} ({args.strategy}): {total:,} instructions")
+    for name, n in sorted(per_function.items(), key=lambda kv: -kv[1])[: args.top]:
+        print(f"{n:>14,} {100 * n / total:5.1f}%  {name}")
+    if copies:
+        print("\nlibrary copy calls by caller:")
+        for n, caller, callee in copies:
+            print(f"{n:>14,}  {caller} -> {callee}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
