@@ -717,20 +717,19 @@ static inline __attribute__((always_inline)) rip_dw1_fn rip_dw1_channel(
     }
     r1->fast = 0;
     if (run != run_layer || q->mode != RIP_DW_RQ_EXACT) {
-        /* |acc| <= |bias| + 128 sum |w|: the taps' sum only where 128^2 a tap could reach
-         * 2^20 */
+        /* |acc| <= |bias| + 128 sum |w| (below 2^31 + 2^20: no wrap): the taps' sum only
+         * where 128^2 a tap (at most 49 taps) does not prove 2^20 */
         const int32_t taps = g->kh * g->kw;
-        uint32_t reach = (uint32_t)taps << 14;
-        if (reach >= (1u << 20)) {
-            reach = 0;
+        const uint32_t b = bias < 0 ? 0u - (uint32_t)bias : (uint32_t)bias;
+        uint32_t bound = b + ((uint32_t)taps << 14);
+        if (bound >= (1u << 20)) {
+            bound = b;
             for (int32_t t = 0; t < taps; ++t) {
-                reach += (uint32_t)(r1->w[t] < 0 ? -r1->w[t] : r1->w[t]) << 7;
+                bound += (uint32_t)(r1->w[t] < 0 ? -r1->w[t] : r1->w[t]) << 7;
             }
         }
-        const uint32_t b = bias < 0 ? 0u - (uint32_t)bias : (uint32_t)bias;
-        r1->fast = b < (1u << 20) &&
-                   rip_rq3_prepare(r1->rec->multiplier, r1->rec->round, r1->rec->shift,
-                                   b + reach, &r1->rq3);
+        r1->fast = rip_rq3_prepare(r1->rec->multiplier, r1->rec->round, r1->rec->shift, bound,
+                                   &r1->rq3);
 #if RIP_DW1_ASM
         if (!r1->fast) { /* the pair loops take rq3's words only: the C run of the mode */
             run = rip_dw1_pick(g->kh, g->kw, run == run_layer ? q->mode : rip_dw1_cheap_mode(g), 0);
