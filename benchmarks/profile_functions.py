@@ -76,9 +76,11 @@ def library_calls(elf: Path, executed: dict[int, int]) -> list[tuple[int, str, s
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
     calls, caller = [], ""
     pattern = re.compile(r"\bbl\s+[0-9a-f]+ <(" + "|".join(LIBRARY_COPIES) + r")>")
+    head = re.compile(r"^[0-9a-f]+ <(.+)>:$")  # a function's first line
     for line in listing.splitlines():
-        if line.endswith(">:"):
-            caller = line.split("<", 1)[1][:-2]
+        named = head.match(line)
+        if named:
+            caller = named.group(1)
             continue
         hit = pattern.search(line)
         if hit and caller not in LIBRARY_COPIES:
@@ -115,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     total = sum(per_function.values())
-    print(f"{compiled.graph.name} on {args.board} ({args.strategy}): {total:,} instructions")
+    print(f"{compiled.graph.name} on {args.board} ({args.strategy}): {total:,} instructions "
+          f"executed, {result.instructions:,} in the inference (its result line)")  # fmt: skip
     for name, n in sorted(per_function.items(), key=lambda kv: -kv[1])[: args.top]:
         print(f"{n:>14,} {100 * n / total:5.1f}%  {name}")
     if copies:
