@@ -112,21 +112,24 @@ def dw_cols_whole_fits(kh: int, kw: int, sh: int, sw: int, h_out: int, w_out: in
 DW1_BAND_BYTES = 384  # RIP_DW1_BAND_BYTES
 DW_STAGED_TAPS = 49  # RIP_DW4_MAX_TAPS: kernels up to 7x7 staged
 DW_ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH
-# Kernels of at most nine taps take the order at stride 1 only, at most this many output
-# columns (the window's copy costs more than the row order's setup it saves beyond).
+# Kernels of at most nine taps take the order up to this many output columns at stride 1,
+# and this many at stride 2 (the window's copy costs more than the row order's setup it
+# saves beyond).
 DW1_BAND_3X3_COLS = 64  # RIP_DW1_BAND_3X3_COLS
+DW1_BAND_3X3_S2_COLS = 12  # RIP_DW1_BAND_3X3_S2_COLS
 
 
 def dw1_band_rows(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int, w_out: int) -> int:
     """Output rows a band of ARMv6-M's channel order holds (rip_dw_plane_cols: the window
     holds (band - 1) * sh + reach rows of (w_out - 1) * sw + (kw - 1) * dw + 1 bytes), 0
     where the layer goes row by row: a single row's window does not fit, or a kernel of
-    at most nine taps at stride 2 or more than DW1_BAND_3X3_COLS output columns."""
+    at most nine taps wider than DW1_BAND_3X3_COLS output columns (DW1_BAND_3X3_S2_COLS at
+    stride 2 or more)."""
     wb = (w_out - 1) * sw + (kw - 1) * dw + 1
     reach = (kh - 1) * dh + 1
     if kh * kw > DW_STAGED_TAPS or kh > DW_ROWS_MAX_KH or w_out <= 0 or wb * reach > DW1_BAND_BYTES:
         return 0
-    if kh * kw <= 9 and (sw > 1 or w_out > DW1_BAND_3X3_COLS):
+    if kh * kw <= 9 and w_out > (DW1_BAND_3X3_COLS if sw == 1 else DW1_BAND_3X3_S2_COLS):
         return 0
     return (DW1_BAND_BYTES // wb - reach) // sh + 1
 

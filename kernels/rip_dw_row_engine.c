@@ -337,16 +337,20 @@ typedef struct {
     int8_t *o_end; /* one past the last pair's output */
     ptrdiff_t off, col; /* the first pair's offset in the rows, the column step */
     int8_t *o;          /* the first pair's output */
+    /* a run of several output rows (rip_dw1_rows): from a row's last pair to the next
+     * row's first, in the rows and in the output; a row's output step; the rows */
+    ptrdiff_t in_adv, out_adv, row_out;
+    int32_t n_rows;
     /* what rip_dw1_out reads, within LDR's immediate offsets of q too */
-    int mode;
     int32_t m, s;                /* RIP_DW_RQ_EXACT */
     const rip_fast_channel *rec; /* RIP_DW_RQ_CHEAP_* */
-    int32_t output_offset;
     /* a K x K kernel's row ky (K = 3, 5, 7): its weights and its row, words
      * blk[(K + 1) ky .. (K + 1) ky + K] */
     int32_t blk[7 * 8];
     int32_t w[RIP_DW4_MAX_TAPS]; /* the channel's weights, a padded row's zeroed */
-    int fast;                    /* the channel's cheap requantisation takes rq3 */
+    int32_t output_offset;
+    int fast;          /* the channel's cheap requantisation takes rq3 */
+    ptrdiff_t in_step; /* a run's next row, in the rows (n_rows > 1) */
 } rip_dw1_rq;
 
 #define RIP_DW1_AT_M0 "0"
@@ -362,10 +366,17 @@ typedef struct {
 #define RIP_DW1_AT_OFF "40"
 #define RIP_DW1_AT_COL "44"
 #define RIP_DW1_AT_O "48"
-#define RIP_DW1_AT_BLK 72
+#define RIP_DW1_AT_IN_ADV "52"
+#define RIP_DW1_AT_OUT_ADV "56"
+#define RIP_DW1_AT_ROW_OUT "60"
+#define RIP_DW1_AT_ROWS "64"
+/* blk's last 3x3 word (80 + 44) is the last LDR immediate offset */
+#define RIP_DW1_AT_BLK 80
 _Static_assert(offsetof(rip_dw1_rq, rq3.m2) == 8 && offsetof(rip_dw1_rq, rq3.sh) == 16 &&
                    offsetof(rip_dw1_rq, bias) == 28 && offsetof(rip_dw1_rq, o_end) == 36 &&
-                   offsetof(rip_dw1_rq, o) == 48 && offsetof(rip_dw1_rq, blk) == RIP_DW1_AT_BLK,
+                   offsetof(rip_dw1_rq, o) == 48 && offsetof(rip_dw1_rq, in_adv) == 52 &&
+                   offsetof(rip_dw1_rq, n_rows) == 64 &&
+                   offsetof(rip_dw1_rq, blk) == RIP_DW1_AT_BLK,
                "the pair loops read rip_dw1_rq at these offsets");
 
 #if RIP_DW1_ASM
@@ -422,6 +433,14 @@ _Static_assert(offsetof(rip_dw1_rq, rq3.m2) == 8 && offsetof(rip_dw1_rq, rq3.sh)
     "mov r8, r1\n\tmov r9, r2\n\tmov r10, r3\n\tmov r11, r4\n\t"                               \
     "pop {r4, r5, r6, r7, pc}"
 
+/* The end of an output row's pairs (r4 the output there, OEND the register holding the
+ * row's end): the rows left counted down on the stack (to 5f at the last), the pair offsets
+ * r1, r2 moved on to the next row's first pair and r4 to its first output. */
+#define RIP_DW1_NEXT_ROW(OEND)                                                                 \
+    "ldr r5, [sp]\n\tsubs r5, #1\n\tbeq 5f\n\tstr r5, [sp]\n\t"                              \
+    "ldr r5, [r0, #" RIP_DW1_AT_IN_ADV "]\n\tadds r1, r1, r5\n\tadds r2, r2, r5\n\t"          \
+    "mov r4, " OEND "\n\tldr r5, [r0, #" RIP_DW1_AT_OUT_ADV "]\n\tadds r4, r4, r5\n\t"
+
 /* A 3x3 run of pixel pairs one column apart, cheap requantisation, everything from q
  * (blk's weights and rows, off, col, ostep, o, o_end and the channel's words; o_end - o a
  * positive multiple of 2 ostep): per pair both pixels' taps (12 loads, 18 products into
@@ -439,6 +458,7 @@ _Static_assert(offsetof(rip_dw1_rq, rq3.m2) == 8 && offsetof(rip_dw1_rq, rq3.sh)
             "ldr r1, [r0, #" RIP_DW1_AT_OFF "]\n\t"                                            \
             "ldr r3, [r0, #" RIP_DW1_AT_O "]\n\tmov r12, r3\n\t"                               \
             "ldr r3, [r0, #" RIP_DW1_AT_OEND "]\n\tmov lr, r3\n\t"                             \
+            "ldr r3, [r0, #" RIP_DW1_AT_ROWS "]\n\tpush {r3}\n\t" /* rows left, this one's too */ \
             RIP_ASM_LOOP_HEAD                                                                  \
             "mov r3, r2\n\tadd r3, r10\n\tmov r7, r3\n\tadd r7, r10\n\t"                       \
             "ldr r6, [r0, #" RIP_DW1_AT_BIAS "]\n\tmov r8, r6\n\tmov r9, r6\n\t"               \
@@ -451,6 +471,9 @@ _Static_assert(offsetof(rip_dw1_rq, rq3.m2) == 8 && offsetof(rip_dw1_rq, rq3.sh)
             "add r1, r11\n\tadd r2, r11\n\t"                                                   \
             "cmp r4, lr\n\tbeq 4f\n\tb 1b\n" /* the loop is beyond BNE's reach */              \
             "4:\n\t"                                                                           \
+            RIP_DW1_NEXT_ROW("lr")                                                             \
+            "mov r12, r4\n\tldr r5, [r0, #" RIP_DW1_AT_ROW_OUT "]\n\tadd lr, r5\n\tb 1b\n"    \
+            "5:\n\tadd sp, #4\n\t"                                                             \
             RIP_DW1_LEAVE);                                                                    \
     }
 RIP_DW1_PAIRS3(rip_dw1_pairs3_sat, RIP_DW1_SAT)
@@ -483,6 +506,7 @@ RIP_DW1_PAIRS3(rip_dw1_pairs3_clamp, RIP_DW1_CLAMP)
             "ldr r1, [r0, #" RIP_DW1_AT_OFF "]\n\t"                                            \
             "ldr r3, [r0, #" RIP_DW1_AT_O "]\n\tmov r12, r3\n\t"                               \
             "ldr r6, [r0, #" RIP_DW1_AT_BIAS "]\n\tmov r8, r6\n\tmov r9, r6\n\t"              \
+            "ldr r3, [r0, #" RIP_DW1_AT_ROWS "]\n\tpush {r3}\n\t" /* rows left, this one's too */ \
             RIP_ASM_LOOP_HEAD                                                                  \
             "mov r3, r1\n\tadd r3, r11\n\tmov r7, r2\n\tadd r7, r11\n\t"                       \
             "adds r0, #" RIP_DW1_STR(RIP_DW1_AT_BLK) "\n\t"                                    \
@@ -501,6 +525,11 @@ RIP_DW1_PAIRS3(rip_dw1_pairs3_clamp, RIP_DW1_CLAMP)
             "ldr r5, [r0, #" RIP_DW1_AT_OEND "]\n\t"                                           \
             "cmp r4, r5\n\tbeq 4f\n\tb 1b\n"                                                   \
             "4:\n\t"                                                                           \
+            RIP_DW1_NEXT_ROW("r4") /* r4 is o_end here */                                     \
+            "mov r12, r4\n\tldr r5, [r0, #" RIP_DW1_AT_OEND "]\n\t"                             \
+            "ldr r4, [r0, #" RIP_DW1_AT_ROW_OUT "]\n\tadds r5, r5, r4\n\t"                       \
+            "str r5, [r0, #" RIP_DW1_AT_OEND "]\n\tb 1b\n"                                      \
+            "5:\n\tadd sp, #4\n\t"                                                             \
             ".purgem RIP_DW1_COL\n\t"                                                          \
             RIP_DW1_LEAVE);                                                                    \
     }
@@ -558,6 +587,27 @@ RIP_DW_UNROLL
     }
 }
 
+/* A run: n pixels of each of q->n_rows output rows, row r's at off + r q->in_step in the
+ * rows and o + r q->row_out in the output (rip_dw_plane_cols' band in one call; n_rows 1
+ * elsewhere). */
+typedef void (*rip_dw1_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col,
+                           ptrdiff_t step, int32_t kh, int32_t kw, const int32_t *w,
+                           int32_t bias, rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep,
+                           int32_t n);
+
+#define RIP_DW1_RUN(name, KH, KW, MODE)                                                        \
+    static __attribute__((noinline)) void name(                                                \
+        const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
+        int32_t kw, const int32_t *w, int32_t bias, rip_dw1_rq *q, int8_t *o,                  \
+        ptrdiff_t ostep, int32_t n) {                                                          \
+        (void)kh;                                                                              \
+        (void)kw;                                                                              \
+        for (int32_t r = 0; r < q->n_rows; ++r, off += q->in_step, o += q->row_out) {         \
+            rip_dw1_run(rows, off, col, step, KH, KW, MODE, w, bias, q, o, ostep, n);          \
+        }                                                                                      \
+    }
+RIP_DW_RUN_SIZES(RIP_DW1_RUN, rip_dw1_run)
+
 #if RIP_DW1_ASM
 /* rip_dw1_run where the pixels are S columns apart (step == S col: S = 1, or 2 for a
  * stride twice the dilation across the row) and the requantisation is the cheap one: 3x3,
@@ -578,6 +628,8 @@ RIP_DW_UNROLL
         q->ostep = ostep;
         q->o = o;
         q->o_end = o + 2 * pairs * ostep;
+        q->in_adv = q->in_step - 2 * S * pairs * col;
+        q->out_adv = q->row_out - 2 * pairs * ostep;
         /* the loop of the size, the columns apart and the limit (constants where inlined) */
         void (*const loops[2][3][2])(rip_dw1_rq *) = {
             {{rip_dw1_pairs3_sat, rip_dw1_pairs3_clamp},
@@ -589,27 +641,20 @@ RIP_DW_UNROLL
         loops[S - 1][KW / 2 - 1][MODE != RIP_DW_RQ_CHEAP_SAT](q);
         off += 2 * S * pairs * col;
         o += 2 * pairs * ostep;
-        n &= 1;
+        if ((n & 1) == 0) {
+            return;
+        }
     }
-    rip_dw1_run(rows, off, col, S * col, KH, KW, MODE, w, bias, q, o, ostep, n);
+    /* an odd last pixel, one a row: the run of the size and mode (not inlined: a row's
+     * loop of an unrolled pixel is larger than the call) */
+    static const rip_dw1_fn odd[3][2] = {{rip_dw1_run_3x3_sat, rip_dw1_run_3x3_clamp},
+                                         {rip_dw1_run_5x5_sat, rip_dw1_run_5x5_clamp},
+                                         {rip_dw1_run_7x7_sat, rip_dw1_run_7x7_clamp}};
+    odd[KW / 2 - 1][MODE != RIP_DW_RQ_CHEAP_SAT](rows, off, col, S * col, KH, KW, w, bias, q, o,
+                                                 ostep, 1);
 }
 #endif
 
-typedef void (*rip_dw1_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col,
-                           ptrdiff_t step, int32_t kh, int32_t kw, const int32_t *w,
-                           int32_t bias, rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep,
-                           int32_t n);
-
-#define RIP_DW1_RUN(name, KH, KW, MODE)                                                        \
-    static __attribute__((noinline)) void name(                                                \
-        const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
-        int32_t kw, const int32_t *w, int32_t bias, rip_dw1_rq *q, int8_t *o,                  \
-        ptrdiff_t ostep, int32_t n) {                                                          \
-        (void)kh;                                                                              \
-        (void)kw;                                                                              \
-        rip_dw1_run(rows, off, col, step, KH, KW, MODE, w, bias, q, o, ostep, n);              \
-    }
-RIP_DW_RUN_SIZES(RIP_DW1_RUN, rip_dw1_run)
 
 #if RIP_DW1_ASM
 /* The step == S col runs of the unrolled sizes and the cheap modes (step is S col: not
@@ -746,8 +791,11 @@ static inline __attribute__((always_inline)) rip_dw1_fn rip_dw1_channel(
 static inline __attribute__((always_inline)) void rip_dw1_start(const rip_dw_plane *g,
                                                                const rip_dw_rq *q,
                                                                rip_dw1_rq *r1) {
-    r1->mode = q->mode;
+    (void)q;
     r1->output_offset = g->output_offset;
+    r1->n_rows = 1; /* rip_dw_plane_cols runs its bands' rows in one call */
+    r1->in_step = 0;
+    r1->row_out = 0;
     r1->act_min = g->act_min;
     r1->act_max = g->act_max;
 }
@@ -909,11 +957,14 @@ void rip_dw_row(const rip_dw_plane *g, const int8_t *const *rows,
  * executes the order (depthwise_band_order: the same test). */
 #define RIP_DW1_BAND_BYTES 384
 /* Where the window's copy costs more than the rows' per-row setup and borders it saves, the
- * rows stay (measured on qemu-armv6m, MCUNet-in3 and person-det): a 3x3 kernel at stride 2
- * (four bytes copied an output pixel for nine taps: 6-29% more instructions; one layer of
- * six columns 7% fewer) or wider than RIP_DW1_BAND_3X3_COLS output columns at stride 1 (88
- * and 80: 2% more; 44 and fewer: 3-24% fewer). 5x5 and 7x7 gain at every width. */
+ * rows stay (measured on qemu-armv6m, MCUNet-in3 and person-det): a 3x3 kernel wider than
+ * RIP_DW1_BAND_3X3_COLS output columns at stride 1 (88 and 80: 2% more; 44 and fewer: 3-24%
+ * fewer) or RIP_DW1_BAND_3X3_S2_COLS at stride 2 (four bytes copied an output pixel for
+ * nine taps; one-layer models on qemu-armv6m: 16 and 24 columns 3% and 11% more, 12 to 2
+ * 5-20% fewer, the rows' per-channel setup once a row costing more). 5x5 and 7x7 gain at
+ * every width. */
 #define RIP_DW1_BAND_3X3_COLS 64
+#define RIP_DW1_BAND_3X3_S2_COLS 12
 
 /* Whether the channel order may run in place: a channel's stores reach only its own input
  * bytes (depth multiplier 1), and a band's rows are all read before its first store, so it
@@ -937,7 +988,8 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
     const int32_t reach = (kh - 1) * g->dh + 1; /* an output row's input rows */
     if (kh * kw > RIP_DW4_MAX_TAPS || kh > RIP_DW_ROWS_MAX_KH || g->w_out <= 0 ||
         g->h_out <= 0 || (int64_t)wb * reach > RIP_DW1_BAND_BYTES ||
-        (kh * kw <= 9 && (g->sw > 1 || g->w_out > RIP_DW1_BAND_3X3_COLS))) {
+        (kh * kw <= 9 &&
+         g->w_out > (g->sw == 1 ? RIP_DW1_BAND_3X3_COLS : RIP_DW1_BAND_3X3_S2_COLS))) {
         return 0;
     }
     const int32_t band = (RIP_DW1_BAND_BYTES / wb - reach) / g->sh + 1; /* output rows */
@@ -962,6 +1014,14 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
     rip_fast_channel promoted;
     rip_dw1_rq r1;
     rip_dw1_start(g, q, &r1);
+    r1.in_step = (ptrdiff_t)g->sh * wb;
+    r1.row_out = row_out;
+    /* The window's pads once a layer, not once a row: every write below leaves a pad
+     * column the zero point (a row's copy stops at i_hi, the kept rows move onto rows of
+     * the same columns, a row outside the input is all zero point), and in a layer of one
+     * band a row outside the input is outside in every channel: never rewritten. */
+    const int one_band = band >= g->h_out;
+    memset(buf, zp, (size_t)(((one_band ? g->h_out : band) - 1) * g->sh + reach) * (size_t)wb);
     for (int32_t ch = c0; ch < c0 + n_ch; ++ch) {
         /* every tap: a padded one reads the zero point */
         if (cols3) {
@@ -985,16 +1045,12 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
                 int8_t *d = buf + r * wb;
                 const int32_t iy = iy0 + r;
                 if (iy < 0 || iy >= g->h) { /* a row outside the input */
-                    memset(d, zp, (size_t)wb);
+                    if (!one_band) {
+                        memset(d, zp, (size_t)wb);
+                    }
                     continue;
                 }
-                /* the pads a byte at a time: GCC's memset call for a byte or two cost some
-                 * 30 instructions (the empty asm keeps the loop a loop) */
-                int32_t i = 0;
-                for (; i < i_lo; ++i) {
-                    d[i] = (int8_t)zp;
-                    __asm__("" : "+r"(i));
-                }
+                int32_t i = i_lo;
                 const int8_t *x = in + (size_t)iy * row_in + (ptrdiff_t)(i - g->pw) * c + ch;
                 for (; i + 1 < i_hi; i += 2, x += 2 * c) { /* two a pass: LDRB's register offset */
                     const int8_t x0 = x[0], x1 = x[c];
@@ -1002,20 +1058,16 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
                     d[i + 1] = x1;
                 }
                 if (i < i_hi) {
-                    d[i++] = *x;
-                }
-                for (; i < wb; ++i) {
-                    d[i] = (int8_t)zp;
-                    __asm__("" : "+r"(i));
+                    d[i] = *x;
                 }
             }
-            for (int32_t k = 0; k < nb; ++k) {
-                for (int32_t ky = 0; ky < kh; ++ky) {
-                    rp[ky] = buf + (k * g->sh + ky * g->dh) * wb;
-                }
-                run(rp, 0, g->dw, g->sw, kh, kw, r1.w, bias, &r1,
-                    out + (oy0 + k) * row_out + ch, c, g->w_out);
+            /* the band's rows in one run (the window's rows wb apart) */
+            for (int32_t ky = 0; ky < kh; ++ky) {
+                rp[ky] = buf + ky * g->dh * wb;
             }
+            r1.n_rows = nb;
+            run(rp, 0, g->dw, g->sw, kh, kw, r1.w, bias, &r1, out + oy0 * row_out + ch, c,
+                g->w_out);
         }
     }
     return 1;

@@ -120,11 +120,15 @@ def test_armv6m_channel_order_keeps_the_window_between_bands() -> None:
     g = ConvGeometry(20, 60, 2, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2)
     assert depthwise_band_order(g, in_place=True)
     assert simulate_depthwise_band(g) == 0
-    # a kernel's rows wider than the window, a 3x3 one at stride 2: row by row
+    # a kernel's rows wider than the window, a 3x3 one at stride 2 over more than
+    # DW1_BAND_3X3_S2_COLS output columns: row by row; over fewer, bands
     wide = ConvGeometry(3, 200, 2, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2)
     assert not depthwise_band_order(wide, in_place=False)
-    halves = ConvGeometry(12, 12, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1)
+    halves = ConvGeometry(12, 32, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1)
     assert not depthwise_band_order(halves, in_place=False)
+    small = ConvGeometry(12, 12, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1)
+    assert depthwise_band_order(small, in_place=True)
+    assert simulate_depthwise_band(small) == 0
     assert depthwise_band_order(ConvGeometry(12, 12, 2, 2, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2), False)
     # five padded rows on top, a band a row: output row 0 stores over input row 0 first
     above = ConvGeometry(12, 70, 1, 1, 5, 5, 1, 1, 1, 1, 5, 5, 0, 0)
