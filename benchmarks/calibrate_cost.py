@@ -106,7 +106,10 @@ def measure(path: str, boards: tuple[str, ...], time_limit: float = DEFAULT_TIME
     each measured set (``Options.fuse_chains``)."""
     p = Path(path)
     board0 = load_board(boards[0])
-    options = Options(placer=Placer.MILP, time_limit=time_limit, strategies=(Strategy.RIP,))
+    # the strategy named: left to the selection, the rip build would be the fused plan
+    options = Options(
+        placer=Placer.MILP, time_limit=time_limit, strategy=Strategy.RIP, strategies=(Strategy.RIP,)
+    )
     c = analyse(p, board0, options)
     graph = c.graph
     reference = compiler.reference(p, graph).checksum
