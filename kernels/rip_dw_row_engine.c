@@ -595,11 +595,14 @@ typedef void (*rip_dw1_fn)(const int8_t *const *rows, ptrdiff_t off, ptrdiff_t c
                            int32_t bias, rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep,
                            int32_t n);
 
-#define RIP_DW1_RUN(name, KH, KW, MODE)                                                        \
+/* A run's definition (rip_dw1_fn's parameters). */
+#define RIP_DW1_FN(name)                                                                       \
     static __attribute__((noinline)) void name(                                                \
         const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
         int32_t kw, const int32_t *w, int32_t bias, rip_dw1_rq *q, int8_t *o,                  \
-        ptrdiff_t ostep, int32_t n) {                                                          \
+        ptrdiff_t ostep, int32_t n)
+#define RIP_DW1_RUN(name, KH, KW, MODE)                                                        \
+    RIP_DW1_FN(name) {                                                                         \
         (void)kh;                                                                              \
         (void)kw;                                                                              \
         for (int32_t r = 0; r < q->n_rows; ++r, off += q->in_step, o += q->row_out) {         \
@@ -660,10 +663,7 @@ RIP_DW_UNROLL
 /* The step == S col runs of the unrolled sizes and the cheap modes (step is S col: not
  * read). */
 #define RIP_DW1_RUN_S1(name, KH, KW, S, MODE)                                                  \
-    static __attribute__((noinline)) void name(                                                \
-        const int8_t *const *rows, ptrdiff_t off, ptrdiff_t col, ptrdiff_t step, int32_t kh,   \
-        int32_t kw, const int32_t *w, int32_t bias, rip_dw1_rq *q, int8_t *o,                  \
-        ptrdiff_t ostep, int32_t n) {                                                          \
+    RIP_DW1_FN(name) {                                                                         \
         (void)step;                                                                            \
         (void)kh;                                                                              \
         (void)kw;                                                                              \
