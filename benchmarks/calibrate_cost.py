@@ -98,6 +98,14 @@ def _profile(model, board_name: str, reference: int, out: Path) -> list[tuple[in
     return [(m.op, n) for m, n in zip(marks, figures, strict=True) if m.part == "op"]
 
 
+def rip_options(time_limit: float = DEFAULT_TIME_LIMIT) -> Options:
+    """The layer-by-layer build's options: the strategy named, since an Options without one
+    emits the selected plan (fused wherever fusing lowers the peak)."""
+    return Options(
+        placer=Placer.MILP, time_limit=time_limit, strategy=Strategy.RIP, strategies=(Strategy.RIP,)
+    )
+
+
 def measure(path: str, boards: tuple[str, ...], time_limit: float = DEFAULT_TIME_LIMIT) -> dict:
     """One model's runs: per (board, variant) the ops it executed, each as its measured
     instructions ``n``, the ops it stands for alone (``parts``: class and features), and
@@ -106,10 +114,7 @@ def measure(path: str, boards: tuple[str, ...], time_limit: float = DEFAULT_TIME
     each measured set (``Options.fuse_chains``)."""
     p = Path(path)
     board0 = load_board(boards[0])
-    # the strategy named: left to the selection, the rip build would be the fused plan
-    options = Options(
-        placer=Placer.MILP, time_limit=time_limit, strategy=Strategy.RIP, strategies=(Strategy.RIP,)
-    )
+    options = rip_options(time_limit)
     c = analyse(p, board0, options)
     graph = c.graph
     reference = compiler.reference(p, graph).checksum
