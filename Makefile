@@ -105,6 +105,8 @@ bench-cmsis: $(STAMP)
 
 # Where one inference's instructions go, by function (the timing plugin's per-address
 # profile): make profile-functions MODEL=../shared/models/mcunet/mcunet-in1.tflite BOARD=qemu-armv6m
+# (BENCH_ARGS="--annotate rip_dw_plane_cols": also that function's instructions, each with its
+# executions)
 profile-functions: $(STAMP)
 	$(BIN)/python benchmarks/profile_functions.py $(MODEL) --board $(or $(BOARD),qemu-armv6m) $(BENCH_ARGS)
 

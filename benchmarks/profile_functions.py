@@ -8,7 +8,7 @@ and the calls into memset / memcpy / memmove by caller (a library call for a few
 common hidden cost on ARMv6-M).
 
     .venv/bin/python benchmarks/profile_functions.py MODEL [--board qemu-armv6m]
-        [--strategy rip] [--top 25]
+        [--strategy rip] [--top 25] [--annotate FUNCTION]...
 """
 
 from __future__ import annotations
@@ -90,12 +90,28 @@ def library_calls(elf: Path, executed: dict[int, int]) -> list[tuple[int, str, s
     return sorted(calls, reverse=True)
 
 
+def annotated(elf: Path, executed: dict[int, int], name: str) -> list[str]:
+    """Function ``name``'s disassembly, each instruction prefixed by its executions (where
+    a loop's instructions sit, and what runs once a call, a row or a channel)."""
+    listing = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn",
+                              f"--disassemble={name}", str(elf)],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    lines = []
+    for line in listing.splitlines():
+        at = re.match(r"\s*([0-9a-f]+):\s", line)
+        if at:
+            lines.append(f"{executed.get(int(at.group(1), 16), 0):>12,} {line.strip()}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", type=Path)
     ap.add_argument("--board", default="qemu-armv6m")
     ap.add_argument("--strategy", default="rip")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--annotate", metavar="FUNCTION", action="append", default=[],
+                    help="also print FUNCTION's instructions with their executions")  # fmt: skip
     args = ap.parse_args(argv)
     strategy = Strategy(args.strategy)
     options = Options(placer=Placer("milp"), time_limit=DEFAULT_TIME_LIMIT, strategies=(strategy,))
@@ -110,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         executed = counts(out / "profile.txt")
         per_function = by_function(executed, symbols(elf))
         copies = library_calls(elf, executed)
+        notes = {name: annotated(elf, executed, name) for name in args.annotate}
     result = run.result
     if result is None or isinstance(result, str) or result.checksum != expected:
         print(
@@ -125,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\nlibrary copy calls by caller:")
         for n, caller, callee in copies:
             print(f"{n:>14,}  {caller} -> {callee}")
+    for name, lines in notes.items():
+        print(f"\n{name}, executions per instruction:")
+        print("\n".join(lines) if lines else "  (no such function in the firmware)")
     return 0
 
 
