@@ -4,7 +4,6 @@ selection emitted the fused plan, and the fit saw no overhead). No QEMU here."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -16,22 +15,14 @@ from rip.compiler import analyse
 from rip.core.operators import Op
 from rip.core.terms import Strategy
 
-BENCHMARKS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(BENCHMARKS))  # calibrate_cost imports bench_cost as a script does
-MODEL = BENCHMARKS.parents[1] / "shared" / "models" / "mcunet" / "mcunet-vww0.tflite"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks
+import calibrate_cost as calibrate
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+MODEL = Path(__file__).resolve().parents[3] / "shared" / "models" / "mcunet" / "mcunet-vww0.tflite"
 
 
 @pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} absent (../shared beside the checkout)")
 def test_the_calibration_builds_the_rip_plan_not_the_selected_one() -> None:
-    calibrate = _load("calibrate_cost")
     c = analyse(MODEL, load_board(calibrate.BOARDS[0]), calibrate.rip_options(5.0))
     assert c.strategy == Strategy.RIP
     emitted = c.variants[c.strategy].graph
