@@ -134,6 +134,20 @@ def dw1_band_rows(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int, w_out: i
     return (DW1_BAND_BYTES // wb - reach) // sh + 1
 
 
+def dw1_group_channels(
+    kh: int, kw: int, sh: int, sw: int, dh: int, dw: int, h_out: int, w_out: int
+) -> int:
+    """Channels whose windows ARMv6-M's channel order gathers in one pass (rip_dw_plane_cols,
+    rip_dw1_gather4): 4 where the layer is one band (`dw1_band_rows` >= h_out) and four of
+    its windows fit the DW1_BAND_BYTES buffer, else 1."""
+    band = dw1_band_rows(kh, kw, sh, sw, dh, dw, w_out)
+    if band == 0 or band < h_out:
+        return 1
+    wb = (w_out - 1) * sw + (kw - 1) * dw + 1
+    window = ((h_out - 1) * sh + (kh - 1) * dh + 1) * wb
+    return 4 if 4 * window <= DW1_BAND_BYTES else 1
+
+
 # ---- ADD's and SUB's term table (rip_add_params.terms, codegen's elementwise_params) -----
 # ADD and SUB take the 512-word term table (2 KB of constant data) from this many output
 # elements: it saves about 35 instructions an element on the Cortex-M33 (MCUNet-in3's ADDs

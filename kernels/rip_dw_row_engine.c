@@ -479,6 +479,43 @@ _Static_assert(offsetof(rip_dw1_rq, rq3.m2) == 8 && offsetof(rip_dw1_rq, rq3.sh)
 RIP_DW1_PAIRS3(rip_dw1_pairs3_sat, RIP_DW1_SAT)
 RIP_DW1_PAIRS3(rip_dw1_pairs3_clamp, RIP_DW1_CLAMP)
 
+/* One kernel row KY of a single 3x3 pixel: input columns 0..2 at row + r1, r2, r3. */
+#define RIP_DW1_ONE3_ASM(KY)                                                                   \
+    "ldr r4, [r0, #" RIP_DW1_W3(KY, 3) "]\n\t"                                                  \
+    "ldrsb r5, [r4, r1]\n\tldr r6, [r0, #" RIP_DW1_W3(KY, 0) "]\n\tmuls r6, r5\n\tadd r8, r6\n\t"  \
+    "ldrsb r5, [r4, r2]\n\tldr r6, [r0, #" RIP_DW1_W3(KY, 1) "]\n\tmuls r6, r5\n\tadd r8, r6\n\t"  \
+    "ldrsb r5, [r4, r3]\n\tldr r6, [r0, #" RIP_DW1_W3(KY, 2) "]\n\tmuls r6, r5\n\tadd r8, r6\n\t"
+
+/* A 3x3 run of one pixel a row down q->n_rows rows (a row's odd last column, at either
+ * stride): the pixel at off in the rows and o in the output, the next row's in_adv and
+ * out_adv further on (the caller sets them to the rows' and the output's row steps). The
+ * pair loops' registers and requantisation; where the C run took some 100 instructions a
+ * pixel, this takes 72. */
+#define RIP_DW1_ONES3(NAME, LIMIT)                                                             \
+    static __attribute__((naked, noinline)) void NAME(rip_dw1_rq *q) {                         \
+        (void)q;                                                                               \
+        __asm__ volatile(                                                                      \
+            RIP_DW1_ENTER                                                                      \
+            "ldr r1, [r0, #" RIP_DW1_AT_COL "]\n\tmov r10, r1\n\t"                             \
+            "ldr r2, [r0, #" RIP_DW1_AT_OFF "]\n\tadds r2, r2, r1\n\t" /* off + col */         \
+            "ldr r1, [r0, #" RIP_DW1_AT_OFF "]\n\t"                                            \
+            "ldr r3, [r0, #" RIP_DW1_AT_O "]\n\tmov r12, r3\n\t"                               \
+            "ldr r3, [r0, #" RIP_DW1_AT_ROWS "]\n\tpush {r3}\n\t" /* rows left, this one's too */ \
+            RIP_ASM_LOOP_HEAD                                                                  \
+            "mov r3, r2\n\tadd r3, r10\n\t" /* off + 2 col */                                 \
+            "ldr r6, [r0, #" RIP_DW1_AT_BIAS "]\n\tmov r8, r6\n\t"                             \
+            RIP_DW1_ONE3_ASM(0) RIP_DW1_ONE3_ASM(1) RIP_DW1_ONE3_ASM(2)                        \
+            RIP_DW1_RQ_ASM("r8", LIMIT)                                                        \
+            "mov r4, r12\n\tstrb r3, [r4]\n\t"                                                 \
+            "ldr r5, [sp]\n\tsubs r5, #1\n\tbeq 5f\n\tstr r5, [sp]\n\t"                        \
+            "ldr r5, [r0, #" RIP_DW1_AT_IN_ADV "]\n\tadds r1, r1, r5\n\tadds r2, r2, r5\n\t"    \
+            "ldr r5, [r0, #" RIP_DW1_AT_OUT_ADV "]\n\tadds r4, r4, r5\n\tmov r12, r4\n\tb 1b\n" \
+            "5:\n\tadd sp, #4\n\t"                                                             \
+            RIP_DW1_LEAVE);                                                                    \
+    }
+RIP_DW1_ONES3(rip_dw1_ones3_sat, RIP_DW1_SAT)
+RIP_DW1_ONES3(rip_dw1_ones3_clamp, RIP_DW1_CLAMP)
+
 /* The same for a K x K kernel and pixels S columns apart (S = 1: K = 5 or 7; S = 2: K = 3,
  * 5 or 7; columns COLS = "0, 1, .., K - 1 + S", pixel 1 taking column j times w[j - S]),
  * whose weights are beyond one base register's immediate offsets: r0 walks blk a kernel
@@ -647,6 +684,21 @@ RIP_DW_UNROLL
         if ((n & 1) == 0) {
             return;
         }
+    }
+    if (KW == 3) { /* an odd last pixel, one a row: 3x3's loop of single pixels */
+        if (pairs == 0) {
+RIP_DW_UNROLL
+            for (int32_t ky = 0; ky < KH; ++ky) {
+                q->blk[(KW + 1) * ky + KW] = (int32_t)(intptr_t)rows[ky];
+            }
+        }
+        q->off = off;
+        q->col = col;
+        q->o = o;
+        q->in_adv = q->in_step;
+        q->out_adv = q->row_out;
+        (MODE == RIP_DW_RQ_CHEAP_SAT ? rip_dw1_ones3_sat : rip_dw1_ones3_clamp)(q);
+        return;
     }
     /* an odd last pixel, one a row: the run of the size and mode (not inlined: a row's
      * loop of an unrolled pixel is larger than the call). The cheap runs named here, not
@@ -980,6 +1032,124 @@ static int rip_dw1_band_in_place_ok(const rip_dw_plane *g, int32_t band, int32_t
     return 1;
 }
 
+/* Four channels' windows of a layer of one band (rows [0, hb) of wb bytes, from input row
+ * -ph) at buf, buf + win, buf + 2 win and buf + 3 win: x the input's first of the four
+ * channels. Columns [i_lo, i_hi) of a row inside the input are copied; the rest keep the
+ * zero point. */
+static void rip_dw1_gather4(const rip_dw_plane *g, const int8_t *x, int32_t hb, int32_t wb,
+                            int32_t i_lo, int32_t i_hi, int8_t *buf, int32_t win) {
+    const int32_t c = g->c, n = i_hi - i_lo;
+    const size_t row_in = (size_t)g->w * (size_t)c;
+    for (int32_t r = 0; r < hb; ++r) {
+        const int32_t iy = r - g->ph;
+        if (iy < 0 || iy >= g->h || n <= 0) {
+            continue;
+        }
+        /* bytes as unsigned: LDRB takes an immediate offset, LDRSB only a register */
+        const uint8_t *s = (const uint8_t *)x + (size_t)iy * row_in + (ptrdiff_t)(i_lo - g->pw) * c;
+        uint8_t *d = (uint8_t *)buf + r * wb + i_lo;
+        uint8_t *const end = d + n;
+        for (; d < end; ++d, s += c) {
+            const uint8_t v0 = s[0], v1 = s[1], v2 = s[2], v3 = s[3];
+            d[0] = v0;
+            d[win] = v1;
+            d[2 * win] = v2;
+            d[3 * win] = v3;
+        }
+    }
+}
+
+#if RIP_DW1_ASM
+/* A 3x3 layer's words for rip_dw1_lean3, the same for every channel: its pair and single
+ * loops (rip_dw1_pairs3 or 3s2, rip_dw1_ones3, of its limit), its pairs' output span a row,
+ * the odd column's offset in the rows and the pairs' steps to the next row. */
+typedef struct {
+    void (*pairs)(rip_dw1_rq *);
+    void (*ones)(rip_dw1_rq *);
+    ptrdiff_t span, odd_off, in_adv, out_adv;
+    int odd;
+    const int8_t *rows[4][3]; /* each gathered window's kernel rows */
+} rip_dw1_lean;
+
+/* One 3x3 channel of a gathered group straight on the pair loops (the weights from their
+ * packed column words cw into blk, beside the window's rows; the record's rq3 words), without
+ * the general run's unpacking, call and staging: a tiny map's channel cost some 350
+ * instructions before its first MAC that way. Returns 0, having run nothing, where the
+ * channel's three-product requantisation is not proven (rip_rq3_prepare): the caller's
+ * general path takes it. */
+static __attribute__((noinline)) int rip_dw1_lean3(rip_dw1_rq *r1, const rip_dw1_lean *L,
+                                                   const uint32_t *cw,
+                                                   const rip_fast_channel *rec,
+                                                   const int8_t *const *rows, int8_t *o) {
+    int32_t *blk = r1->blk;
+    for (int32_t ky = 0; ky < 3; ++ky, blk += 4) {
+        const uint32_t v = cw[ky];
+        blk[0] = (int8_t)v;
+        blk[1] = (int8_t)(v >> 8);
+        blk[2] = (int8_t)(v >> 24);
+        blk[3] = (int32_t)(intptr_t)rows[ky];
+    }
+    /* |acc| <= |bias| + 128 sum |w|: 128^2 a tap, the taps' sum only where that does not
+     * prove 2^20 (as rip_dw1_channel) */
+    const int32_t bias = rec->bias;
+    const uint32_t b = bias < 0 ? 0u - (uint32_t)bias : (uint32_t)bias;
+    uint32_t bound = b + (9u << 14);
+    if (bound >= (1u << 20)) {
+        bound = b;
+        for (int32_t t = 0; t < 12; ++t) {
+            const int32_t w = t % 4 == 3 ? 0 : r1->blk[t];
+            bound += (uint32_t)(w < 0 ? -w : w) << 7;
+        }
+    }
+    if (!rip_rq3_prepare(rec->multiplier, rec->round, rec->shift, bound, &r1->rq3)) {
+        return 0;
+    }
+    r1->bias = bias;
+    r1->o = o;
+    if (L->span > 0) {
+        r1->off = 0;
+        r1->o_end = o + L->span;
+        r1->in_adv = L->in_adv;
+        r1->out_adv = L->out_adv;
+        L->pairs(r1);
+    }
+    if (L->odd) {
+        r1->off = L->odd_off;
+        r1->o = o + L->span;
+        r1->in_adv = r1->in_step;
+        r1->out_adv = r1->row_out;
+        L->ones(r1);
+    }
+    return 1;
+}
+
+/* A one-band 3x3 layer's grouped channels [c0, c0 + n4) (n4 a multiple of 4), each group's
+ * windows gathered (rip_dw1_gather4, from in) into buf, each channel by rip_dw1_lean3, in
+ * the order of rip_dw_plane_cols' own loop. Returns the channels run: n4, or the first it
+ * could not (its group's windows gathered, which the caller's loop goes on with). Apart
+ * from that loop, whose registers it would crowd (measured: 1% more on the layers it
+ * does not take). */
+static __attribute__((noinline)) int32_t rip_dw1_lean_groups(
+    const rip_dw_plane *g, const rip_dw_rq *q, const rip_dw1_lean *L, rip_dw1_rq *r1,
+    const int8_t *in, const int32_t *pw, int8_t *out, int32_t c0, int32_t n4, int8_t *buf,
+    int32_t win, int32_t wb, int32_t i_lo, int32_t i_hi) {
+    r1->col = g->dw;
+    r1->ostep = g->c;
+    r1->n_rows = g->h_out;
+    for (int32_t j = 0; j < n4; ++j) {
+        const int32_t ch = c0 + j;
+        if ((j & 3) == 0) {
+            rip_dw1_gather4(g, in + ch, win / wb, wb, i_lo, i_hi, buf, win);
+        }
+        if (!rip_dw1_lean3(r1, L, (const uint32_t *)pw + 3 * ch, q->records + ch,
+                           L->rows[j & 3], out + ch)) {
+            return j;
+        }
+    }
+    return n4;
+}
+#endif
+
 int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *filter,
                       const rip_dw_rq *q, int8_t *out, int32_t c0, int32_t n_ch) {
     const int32_t c = g->c, kh = g->kh, kw = g->kw;
@@ -1020,8 +1190,41 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
      * the same columns, a row outside the input is all zero point), and in a layer of one
      * band a row outside the input is outside in every channel: never rewritten. */
     const int one_band = band >= g->h_out;
-    memset(buf, zp, (size_t)(((one_band ? g->h_out : band) - 1) * g->sh + reach) * (size_t)wb);
-    for (int32_t ch = c0; ch < c0 + n_ch; ++ch) {
+    const int32_t win = (((one_band ? g->h_out : band) - 1) * g->sh + reach) * wb;
+    /* A layer of one band whose four windows fit the buffer gathers four channels' windows
+     * in one pass (the rows' setup once, not once a channel: tiny maps, where it was a third
+     * of a channel's instructions), then runs the four; the n_ch % 4 left go one at a time.
+     * Each channel's stores reach only its own bytes, all read before them either way. */
+    const int32_t n4 = one_band && 4 * win <= RIP_DW1_BAND_BYTES ? n_ch & ~3 : 0;
+    memset(buf, zp, (size_t)((n4 > 0 ? 4 : 1) * win));
+    int32_t done = 0; /* the channels run before the loop below */
+#if RIP_DW1_ASM
+    if (n4 > 0 && blk_k == 3 && q->mode != RIP_DW_RQ_EXACT) { /* rip_dw1_lean_groups */
+        const int32_t pairs = g->w_out >> 1;
+        const int sat = q->mode == RIP_DW_RQ_CHEAP_SAT;
+        rip_dw1_lean lean = {s1 == 1 ? (sat ? rip_dw1_pairs3_sat : rip_dw1_pairs3_clamp)
+                                     : (sat ? rip_dw1_pairs3s2_sat : rip_dw1_pairs3s2_clamp),
+                             sat ? rip_dw1_ones3_sat : rip_dw1_ones3_clamp,
+                             2 * pairs * c,
+                             2 * s1 * pairs * g->dw,
+                             r1.in_step - 2 * s1 * pairs * g->dw,
+                             row_out - 2 * pairs * c,
+                             g->w_out & 1,
+                             {{0}}};
+        for (int32_t k = 0; k < 4; ++k) {
+            for (int32_t ky = 0; ky < 3; ++ky) {
+                lean.rows[k][ky] = buf + k * win + ky * g->dh * wb;
+            }
+        }
+        done = rip_dw1_lean_groups(g, q, &lean, &r1, in, pw, out, c0, n4, buf, win, wb, i_lo,
+                                   i_hi);
+    }
+#endif
+    for (int32_t ch = c0 + done; ch < c0 + n_ch; ++ch) {
+        const int32_t j = ch - c0; /* a group's channel j & 3 where j < n4 */
+        if (j < n4 && (j & 3) == 0) {
+            rip_dw1_gather4(g, in + ch, win / wb, wb, i_lo, i_hi, buf, win);
+        }
         /* every tap: a padded one reads the zero point */
         if (cols3) {
             rip_dw_unpack_cols((const uint32_t *)pw + 3 * ch, r1.w, 9, 3);
@@ -1031,6 +1234,14 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
         const int32_t bias = rip_dw_rq_bias(q, ch);
         const rip_dw1_fn run =
             rip_dw1_channel(g, q, ch, bias, blk_k, run_layer, run_cheap, &promoted, &r1);
+        if (j < n4) { /* its window, gathered */
+            for (int32_t ky = 0; ky < kh; ++ky) {
+                rp[ky] = buf + (j & 3) * win + ky * g->dh * wb;
+            }
+            r1.n_rows = g->h_out;
+            run(rp, 0, g->dw, g->sw, kh, kw, r1.w, bias, &r1, out + ch, c, g->w_out);
+            continue;
+        }
         for (int32_t oy0 = 0; oy0 < g->h_out; oy0 += band) {
             const int32_t nb = rip_min32(band, g->h_out - oy0);
             const int32_t iy0 = oy0 * g->sh - g->ph, hb = (nb - 1) * g->sh + reach;

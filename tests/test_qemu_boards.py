@@ -21,8 +21,10 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tflite_writer import movement_sample_model
+from tflite_writer.builder import ModelBuilder
 
 from rip.boards import load_board
 from rip.cli.compile import main as compile_main
@@ -88,7 +90,10 @@ def reference_checksum(name: str) -> int | None:
 
 
 def compile_and_run(name: str, board_name: str, strategy: str, out: Path):
-    path = shared_model(name)
+    return run_model(shared_model(name), board_name, strategy, out)
+
+
+def run_model(path: Path, board_name: str, strategy: str, out: Path):
     board = load_board(board_name)
     compiled = analyse(
         path,
@@ -144,6 +149,43 @@ def test_armv6m_checksum_equals_tflite_micro(name, tmp_path):
         ["arm-none-eabi-objdump", "-d", str(elf)], capture_output=True, text=True, check=False
     ).stdout
     assert not re.search(r"\s(sdiv|udiv|cbn?z|smlad|umull|it[te]{0,3})\s", dis)
+
+
+def tiny_depthwise_model() -> bytes:
+    """Three 3x3 depthwise layers over tiny maps of 10 channels, the shapes ARMv6-M's
+    channel order gathers four channels at a time (two groups and two channels alone):
+    6x6 to 3x3 at stride 2 (int8's range: the pair loop, then the odd column's single
+    loop), 3x3 to 3x3 (RELU6's range; channel 5's bias too large for the three-product
+    requantisation, so a group's channel takes the general path), 3x3 to 2x2 at stride 2."""
+    rng = np.random.default_rng(7)
+    mb = ModelBuilder()
+    c = 10
+    x = mb.activation((1, 6, 6, c), 0.05, 3)
+    cur, hw = x, 6
+    for i, (stride, act) in enumerate([(2, "NONE"), (1, "RELU6"), (2, "NONE")]):
+        scales = [float(v) for v in rng.uniform(0.002, 0.02, c)]
+        w = mb.constant_int8(
+            rng.integers(-127, 128, size=(1, 3, 3, c)).astype(np.int8), scales, 0, 3
+        )
+        bias = rng.integers(-2000, 2000, size=c)
+        if i == 1:
+            bias[5] = 1_500_000
+        b = mb.bias(bias, 0.05, scales)
+        hw = (hw + stride - 1) // stride
+        y = mb.activation((1, hw, hw, c), 0.05, -7 + i)
+        mb.depthwise_conv2d(cur, w, b, y, padding="SAME", stride=stride, activation=act)
+        cur = y
+    mb.inputs([x])
+    mb.outputs([cur])
+    return mb.to_bytes()
+
+
+@pytest.mark.parametrize("board", ["qemu-armv6m", "qemu-m33"])
+def test_tiny_depthwise_maps_equal_tflite_micro(board, tmp_path):
+    path = tmp_path / "tiny_dw.tflite"
+    path.write_bytes(tiny_depthwise_model())
+    result, reference = run_model(path, board, "rip", tmp_path / "out")
+    assert result.checksum == reference, result.line()
 
 
 def test_compile_run_json_and_a_broken_weight(tmp_path, capsys):

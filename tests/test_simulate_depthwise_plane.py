@@ -17,6 +17,7 @@ from rip.allocator.theory.simulate import (
     simulate_depthwise_band,
     simulate_depthwise_plane,
 )
+from rip.core import kernel_variants as kv
 from rip.core.errors import LayerError
 
 
@@ -135,3 +136,18 @@ def test_armv6m_channel_order_keeps_the_window_between_bands() -> None:
     assert depthwise_band_order(above, in_place=False)
     assert not depthwise_band_order(above, in_place=True)
     assert simulate_depthwise_band(above) > 0
+
+
+def test_armv6m_tiny_maps_gather_four_channels_at_once() -> None:
+    # one band whose four windows fit the 384-byte buffer: 3x3 at stride 2 over 6x6 (a 7x7
+    # window of 49 bytes) and 3x3 SAME over 3x3 (5x5); 3x3 SAME over 8x8 holds one band but
+    # four of its 100-byte windows do not fit, and 12x12 takes two bands
+    assert kv.dw1_group_channels(3, 3, 2, 2, 1, 1, 3, 3) == 4
+    assert kv.dw1_group_channels(3, 3, 1, 1, 1, 1, 3, 3) == 4
+    assert kv.dw1_group_channels(3, 3, 1, 1, 1, 1, 8, 8) == 1
+    assert kv.dw1_group_channels(5, 5, 1, 1, 1, 1, 12, 12) == 1
+    # two groups and two channels alone, in place: every read finds its byte
+    g = ConvGeometry(6, 6, 10, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1)
+    assert depthwise_band_order(g, in_place=True)
+    assert simulate_depthwise_band(g) == 0
+    assert simulate_depthwise_band(ConvGeometry(3, 3, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)) == 0

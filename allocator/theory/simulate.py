@@ -647,7 +647,9 @@ def simulate_depthwise_band(geom: ConvGeometry, channels: int | None = None) -> 
     index: channels in turn; for each, bands of `kernel_variants.dw1_band_rows` output
     rows, each band's input rows (the window's columns from -pad_left) read from the
     workspace except the previous band's last reach - sh, which the window keeps (read when
-    first fetched), then the band's outputs stored. Returns the reads that found a byte
+    first fetched), then the band's outputs stored. Where the kernel gathers four channels'
+    windows in one pass (`kernel_variants.dw1_group_channels`), each whole group of four
+    is read before the first of its channels is stored. Returns the reads that found a byte
     other than the input byte they want (0 proves the order at gap 0);
     `depthwise_band_order` says where the kernel takes it."""
     h, w, c = geom.h_in, geom.w_in, channels or geom.c_in
@@ -660,14 +662,29 @@ def simulate_depthwise_band(geom: ConvGeometry, channels: int | None = None) -> 
     lo_x, hi_x = max(-geom.pad_left, 0), min(-geom.pad_left + wb, w)
     arena = np.arange(max(h * w, geom.h_out * geom.w_out) * c, dtype=np.int64)
     corrupted = 0
+
+    def read(iy: int, lanes: np.ndarray) -> int:
+        if not (0 <= iy < h and lo_x < hi_x):
+            return 0
+        want = ((iy * w + np.arange(lo_x, hi_x)) * c)[:, None] + lanes
+        return int(np.count_nonzero(arena[want] != want))
+
+    group = kv.dw1_group_channels(
+        geom.kh, geom.kw, geom.sh, geom.sw, geom.dh, geom.dw, geom.h_out, geom.w_out
+    )
+    grouped = c - c % group if group > 1 else 0  # gathered four at a time (the rest alone)
     for ch in range(c):
+        if ch < grouped and ch % group == 0:  # the group's rows, all of them (one band)
+            corrupted += sum(
+                read(iy - geom.pad_top, np.arange(ch, ch + group))
+                for iy in range((geom.h_out - 1) * geom.sh + reach)
+            )
         for oy0 in range(0, geom.h_out, band):
             nb = min(band, geom.h_out - oy0)
             iy0 = oy0 * geom.sh - geom.pad_top
             for iy in range(iy0 + (keep if oy0 else 0), iy0 + (nb - 1) * geom.sh + reach):
-                if 0 <= iy < h and lo_x < hi_x:
-                    want = (iy * w + np.arange(lo_x, hi_x)) * c + ch
-                    corrupted += int(np.count_nonzero(arena[want] != want))
+                if ch >= grouped:
+                    corrupted += read(iy, np.array([ch]))
             stored = (oy0 * geom.w_out + np.arange(nb * geom.w_out)) * c + ch
             arena[stored] = -1
     return corrupted
