@@ -771,6 +771,37 @@ RIP_INLINE void rip_rq_put3(const int32_t *a, const rip_fast_channel *c, const i
     o[2 * step + 1] = y21;
 }
 
+/* rip_rq_pairs3_sat's words in memory (its registers all take the tile): those of the
+ * layer, set once (rip_rq3_words_init), and the triple's, set at each. On the caller's
+ * stack, so that the block reads each by an SP-relative load: kept from triple to triple,
+ * they cost a triple two stores instead of some twenty. */
+typedef struct {
+    const int32_t *sx, *sx_end; /* the widened triple, the inner loop's end */
+    ptrdiff_t sstep;            /* a pixel's outputs apart */
+    int32_t copy, skip;         /* the entry's place (below) */
+    const void *entry;          /* computed at the first triple, NULL before */
+    const rip_fast_channel *sc; /* the triple's: the next pair's records, */
+    int8_t *so, *so_end;        /* its outputs, their end */
+} rip_rq3_words;
+
+/* The layer's words: triples widened at xs, k4 taps, outputs step apart. The passes after
+ * the first, four an iteration: where their count is not a multiple of 4 the loop is
+ * entered at its second, third or fourth (the same for every pair and tile), none at its
+ * end. Fewer than four (at most 16 taps: the pointwise layers after 8 or 16 channels) go
+ * through a copy of the last three without the loop's end test (three instructions a tile
+ * fewer): `copy`, `skip` bytes into the copy (3 - rest passes of 80, all 32-bit
+ * instructions: the assembler checks), else that far into the loop. */
+static inline void rip_rq3_words_init(rip_rq3_words *k, const int32_t *xs, int32_t k4,
+                                      ptrdiff_t step) {
+    const int32_t rest = (k4 >> 2) - 1;
+    k->sx = xs;
+    k->sx_end = xs + 6 * k4 / 4;
+    k->sstep = step;
+    k->copy = rest < 4;
+    k->skip = 80 * (k->copy ? 3 - rest : (4 - (rest & 3)) & 3);
+    k->entry = NULL;
+}
+
 /* Every channel pair of a triple, saturated to int8 (RIP_RQ_CHEAP_SAT): rip_rq_dot3 and
  * rip_rq_store3_sat in one loop, with the same loads, stores and store order. One block
  * because GCC's schedule of the pair loop around the two kept the tile's pointers on the
@@ -778,48 +809,43 @@ RIP_INLINE void rip_rq_put3(const int32_t *a, const rip_fast_channel *c, const i
  * the epilogue takes the inner loop's registers, and the inner loop ends on the widened
  * triple's end, the same for every tile (MCUNet-in3's pointwise layers: 6.4 instructions
  * a tile fewer, 1.32 to 1.29 a MAC). `*wp`, `*cp`, `*op` advanced past the `pairs` pairs
- * (at least one). */
-RIP_INLINE void rip_rq_pairs3_sat(const int32_t *xs, int32_t k4, const int8_t **wp,
-                                  int32_t pairs, const rip_fast_channel **cp, int8_t **op,
-                                  ptrdiff_t step) {
+ * (at least one); k the layer's words (rip_rq3_words_init). */
+RIP_INLINE void rip_rq_pairs3_sat(rip_rq3_words *k, const int8_t **wp, int32_t pairs,
+                                  const rip_fast_channel **cp, int8_t **op) {
     const int8_t *w = *wp;
-    const int32_t *sx = xs;
-    const rip_fast_channel *sc = *cp;
-    int8_t *so = *op;
-    int8_t *const so_end = so + 2 * pairs;
-    const int32_t *const sx_end = xs + 6 * k4 / 4; /* the inner loop's end, every tile's */
-    const ptrdiff_t sstep = step;
-    /* The passes after the first, four an iteration: where their count is not a multiple
-     * of 4 the loop is entered at its second, third or fourth (the same for every pair and
-     * tile, its address computed once), none at its end. */
-    const int32_t rest = (k4 >> 2) - 1, sel = rest == 0 ? 4 : rest & 3;
-    const void *entry;
+    k->sc = *cp;
+    k->so = *op;
+    k->so_end = *op + 2 * pairs;
     const int32_t *x;
     int32_t a00, a01, a10, a11, a20, a21, x0, x1, wa, wb, t, u;
     __asm__ volatile(
-        "ldr %[x0], %[sel]\n"
+        "ldr %[x1], %[entry]\n"
+        "cmp %[x1], #0\n"
+        "bne 7f\n"
         "adr.w %[x1], 1f\n"
-        "cmp %[x0], #1\n"
-        "it eq\n"
-        "adreq.w %[x1], 5f\n"
-        "cmp %[x0], #2\n"
-        "it eq\n"
-        "adreq.w %[x1], 4f\n"
-        "cmp %[x0], #3\n"
-        "it eq\n"
-        "adreq.w %[x1], 3f\n"
-        "cmp %[x0], #4\n"
-        "it eq\n"
-        "adreq.w %[x1], 6f\n"
+        "ldr %[x0], %[copy]\n"
+        "cmp %[x0], #0\n"
+        "it ne\n"
+        "adrne.w %[x1], 13f\n"
+        "ldr %[x0], %[skip]\n"
+        "add %[x1], %[x1], %[x0]\n"
         "orr %[x1], %[x1], #1\n" /* a Thumb address */
         "str %[x1], %[entry]\n"
+        "7:\n"
+        "ldr %[x1], %[sc]\n" /* the records, in x1 at every tile's start */
         "2:\n"
         "ldr %[x], %[sx]\n"
-        "ldr %[t], %[sc]\n"
-        "ldr %[a00], [%[t]]\n"
-        "ldr %[a01], [%[t], #16]\n"
+        "ldr %[a00], [%[x1]]\n"
+        "ldr %[a01], [%[x1], #16]\n"
         RIP_DOT3_FIRST
         "ldr pc, %[entry]\n"
+        "13:\n"
+        RIP_DOT3_PASS
+        "14:\n"
+        RIP_DOT3_PASS
+        "15:\n"
+        RIP_DOT3_PASS
+        "b 6f\n"
         RIP_ASM_LOOP_HEAD
         RIP_DOT3_PASS
         "3:\n"
@@ -886,29 +912,33 @@ RIP_INLINE void rip_rq_pairs3_sat(const int32_t *xs, int32_t k4, const int8_t **
         "ldr %[x0], %[so_end]\n"
         "cmp %[wa], %[x0]\n"
         "bne 2b\n"
+        ".if (14b - 13b) != 80 || (15b - 14b) != 80 || (3b - 1b) != 80 || (4b - 3b) != 80 || (5b - 4b) != 80\n"
+        ".error \"rip_rq_pairs3_sat: a pass is not 80 bytes\"\n"
+        ".endif\n"
         : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11),
           [a20] "=&r"(a20), [a21] "=&r"(a21), [w] "+r"(w), [x] "=&r"(x), [x0] "=&r"(x0),
           [x1] "=&r"(x1), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [u] "=&r"(u),
-          [sc] "+m"(sc), [so] "+m"(so), [entry] "=m"(entry)
-        : [sx] "m"(sx), [sx_end] "m"(sx_end), [sstep] "m"(sstep), [so_end] "m"(so_end),
-          [sel] "m"(sel)
+          [sc] "+m"(k->sc), [so] "+m"(k->so), [entry] "+m"(k->entry)
+        : [sx] "m"(k->sx), [sx_end] "m"(k->sx_end), [sstep] "m"(k->sstep),
+          [so_end] "m"(k->so_end), [copy] "m"(k->copy), [skip] "m"(k->skip)
         : "cc", "memory");
     *wp = w;
-    *cp = sc;
-    *op = so;
+    *cp = k->sc;
+    *op = k->so;
 }
 
 /* c_out channels of a pixel triple (rip_rq_gemm_2px's order): pixel i's outputs at
  * y + i * step. */
 RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *filter,
                                 int32_t c_out, const rip_fast_channel *ch, const int mode,
-                                int32_t lo, int32_t hi, int8_t *y, ptrdiff_t step) {
+                                int32_t lo, int32_t hi, int8_t *y, ptrdiff_t step,
+                                rip_rq3_words *k) {
     const int8_t *w = (const int8_t *)__builtin_assume_aligned(filter, 4);
     const rip_fast_channel *c = ch;
     int8_t *o = y;
     int32_t n = c_out >> 1;
     if (mode == RIP_RQ_CHEAP_SAT && n > 0) {
-        rip_rq_pairs3_sat(xs, k4, &w, n, &c, &o, step);
+        rip_rq_pairs3_sat(k, &w, n, &c, &o);
         n = 0;
     }
     for (; n > 0; --n) {
@@ -1261,6 +1291,9 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
     const ptrdiff_t step_in = (ptrdiff_t)params->stride.w * c_in;
     const int stem = kh == 3 && row == 9;
     int8_t *const fields = scratch + 6 * k4;
+    rip_rq3_words words3; /* rip_rq_pairs3_sat's, the same for every triple */
+    rip_rq3_words_init(&words3, (const int32_t *)__builtin_assume_aligned(scratch, 4), k4,
+                       c_out);
     /* pixels a sweep of the filter (0: not pointwise) */
     const int32_t sweep = pointwise ? rip_rq_sweep_pixels(filter, k4, c_out, scratch_bytes) : 0;
 #else
@@ -1320,7 +1353,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
             rip_rq_widen_3px(in + (size_t)p * c_in, taps, wide);
             RIP_SHARE_SYNC(core);
             rip_rq_gemm_3px(wide, k4, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out,
-                            c_out);
+                            c_out, &words3);
         }
         if (pointwise && p + 1 == n_pix && !rip_rq_theirs(&turns)) {
             /* A lone last pixel (a 1 x 1 map, or 4 pixels): one GEMV instead of a pair that
@@ -1385,7 +1418,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
             }
             RIP_SHARE_SYNC(core);
             rip_rq_gemm_3px(wide, k4, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out,
-                            c_out);
+                            c_out, &words3);
         }
 #endif
         for (; p < n_pix; p += 2) {
