@@ -180,10 +180,36 @@ def tiny_depthwise_model() -> bytes:
     return mb.to_bytes()
 
 
+def pointwise_expansions_model() -> bytes:
+    """Two pointwise layers of more channels out than taps in (the Cortex-M33's doubled
+    triples, rip_rq_pairs3_sat2): 8 to 17 channels over 7x7 (an odd last channel, which
+    halves its doubled accumulator; 49 pixels, 16 triples and a lone one), then 17 to 48
+    (an even count: the loop of widening and pair blocks only)."""
+    rng = np.random.default_rng(11)
+    mb = ModelBuilder()
+    x = mb.activation((1, 7, 7, 8), 0.05, 3)
+    cur, c_in = x, 8
+    for i, c_out in enumerate((17, 48)):
+        scales = [float(v) for v in rng.uniform(0.002, 0.02, c_out)]
+        w = mb.constant_int8(
+            rng.integers(-127, 128, size=(c_out, 1, 1, c_in)).astype(np.int8), scales, 0, 0
+        )
+        b = mb.bias(rng.integers(-4000, 4000, size=c_out), 0.05, scales)
+        y = mb.activation((1, 7, 7, c_out), 0.05, 2 - i)
+        mb.conv2d(cur, w, b, y, padding="VALID")
+        cur, c_in = y, c_out
+    mb.inputs([x])
+    mb.outputs([cur])
+    return mb.to_bytes()
+
+
 @pytest.mark.parametrize("board", ["qemu-armv6m", "qemu-m33"])
-def test_tiny_depthwise_maps_equal_tflite_micro(board, tmp_path):
-    path = tmp_path / "tiny_dw.tflite"
-    path.write_bytes(tiny_depthwise_model())
+@pytest.mark.parametrize(
+    "build", [tiny_depthwise_model, pointwise_expansions_model], ids=lambda f: f.__name__
+)
+def test_small_models_equal_tflite_micro(board, build, tmp_path):
+    path = tmp_path / "model.tflite"
+    path.write_bytes(build())
     result, reference = run_model(path, board, "rip", tmp_path / "out")
     assert result.checksum == reference, result.line()
 
