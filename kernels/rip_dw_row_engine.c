@@ -658,13 +658,15 @@ static inline __attribute__((always_inline)) void rip_dw1_run_s1(
     const int32_t KW, const int32_t S, const int MODE, const int32_t *w, int32_t bias,
     rip_dw1_rq *q, int8_t *o, ptrdiff_t ostep, int32_t n) {
     const int32_t pairs = n >> 1;
-    if (pairs > 0) { /* blk's weights are the channel's (rip_dw_row) */
+    if (pairs > 0 || KW == 3) { /* the rows beside blk's weights, the channel's (rip_dw_row) */
 RIP_DW_UNROLL
         for (int32_t ky = 0; ky < KH; ++ky) {
             q->blk[(KW + 1) * ky + KW] = (int32_t)(intptr_t)rows[ky];
         }
-        q->off = off;
         q->col = col;
+    }
+    if (pairs > 0) {
+        q->off = off;
         q->ostep = ostep;
         q->o = o;
         q->o_end = o + 2 * pairs * ostep;
@@ -686,14 +688,7 @@ RIP_DW_UNROLL
         }
     }
     if (KW == 3) { /* an odd last pixel, one a row: 3x3's loop of single pixels */
-        if (pairs == 0) {
-RIP_DW_UNROLL
-            for (int32_t ky = 0; ky < KH; ++ky) {
-                q->blk[(KW + 1) * ky + KW] = (int32_t)(intptr_t)rows[ky];
-            }
-        }
         q->off = off;
-        q->col = col;
         q->o = o;
         q->in_adv = q->in_step;
         q->out_adv = q->row_out;
