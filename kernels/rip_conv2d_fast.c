@@ -818,6 +818,13 @@ static inline void rip_rq3_words_init(rip_rq3_words *k, const int32_t *xs, int32
     k->dbl = 0;
 }
 
+/* The doubling of rip_cheap_requantize's 2 acc: in the epilogue (DBL 0), or already in the
+ * widened inputs and here in the biases (DBL 1, rip_rq3_words.dbl). */
+#define RIP_P3_LSL0(r) "lsls %[" r "], %[" r "], #1\n"
+#define RIP_P3_LSL1(r) ""
+#define RIP_P3_BIAS0 ""
+#define RIP_P3_BIAS1 "lsls %[a00], %[a00], #1\nlsls %[a01], %[a01], #1\n"
+
 /* Every channel pair of a triple, saturated to int8 (RIP_RQ_CHEAP_SAT): rip_rq_dot3 and
  * rip_rq_store3_sat in one loop, with the same loads, stores and store order. One block
  * because GCC's schedule of the pair loop around the two kept the tile's pointers on the
@@ -825,130 +832,126 @@ static inline void rip_rq3_words_init(rip_rq3_words *k, const int32_t *xs, int32
  * the epilogue takes the inner loop's registers, and the inner loop ends on the widened
  * triple's end, the same for every tile (MCUNet-in3's pointwise layers: 6.4 instructions
  * a tile fewer, 1.32 to 1.29 a MAC). `*wp`, `*cp`, `*op` advanced past the `pairs` pairs
- * (at least one); k the layer's words (rip_rq3_words_init). */
-/* The doubling of rip_cheap_requantize's 2 acc: in the epilogue (DBL 0), or already in the
- * widened inputs and here in the biases (DBL 1, rip_rq3_words.dbl). */
-#define RIP_P3_LSL0(r) "lsls %[" r "], %[" r "], #1\n"
-#define RIP_P3_LSL1(r) ""
-#define RIP_P3_BIAS0 ""
-#define RIP_P3_BIAS1 "lsls %[a00], %[a00], #1\nlsls %[a01], %[a01], #1\n"
-#define RIP_RQ_PAIRS3_SAT(NAME, DBL) \
-RIP_INLINE void NAME(rip_rq3_words *k, const int8_t **wp, int32_t pairs,                                        \
-                                  const rip_fast_channel **cp, int8_t **op) {                                   \
-    const int8_t *w = *wp;                                                                                      \
-    k->sc = *cp;                                                                                                \
-    k->so = *op;                                                                                                \
-    k->so_end = *op + 2 * pairs;                                                                                \
-    const int32_t *x;                                                                                           \
-    int32_t a00, a01, a10, a11, a20, a21, x0, x1, wa, wb, t, u;                                                 \
-    __asm__ volatile(                                                                                           \
-        "ldr %[x1], %[entry]\n"                                                                                 \
-        "cmp %[x1], #0\n"                                                                                       \
-        "bne 7f\n"                                                                                              \
-        "adr.w %[x1], 1f\n"                                                                                     \
-        "ldr %[x0], %[copy]\n"                                                                                  \
-        "cmp %[x0], #0\n"                                                                                       \
-        "it ne\n"                                                                                               \
-        "adrne.w %[x1], 13f\n"                                                                                  \
-        "ldr %[x0], %[skip]\n"                                                                                  \
-        "add %[x1], %[x1], %[x0]\n"                                                                             \
-        "orr %[x1], %[x1], #1\n" /* a Thumb address */                                                          \
-        "str %[x1], %[entry]\n"                                                                                 \
-        "7:\n"                                                                                                  \
-        "ldr %[x1], %[sc]\n" /* the records, in x1 at every tile's start */                                     \
-        "2:\n"                                                                                                  \
-        "ldr %[x], %[sx]\n"                                                                                     \
-        "ldr %[a00], [%[x1]]\n"                                                                                 \
-        "ldr %[a01], [%[x1], #16]\n"                                                                            \
-        RIP_P3_BIAS##DBL                                                                                        \
-        RIP_DOT3_FIRST                                                                                          \
-        "ldr pc, %[entry]\n"                                                                                    \
-        "13:\n"                                                                                                 \
-        RIP_DOT3_PASS                                                                                           \
-        "14:\n"                                                                                                 \
-        RIP_DOT3_PASS                                                                                           \
-        "15:\n"                                                                                                 \
-        RIP_DOT3_PASS                                                                                           \
-        "b 6f\n"                                                                                                \
-        RIP_ASM_LOOP_HEAD                                                                                       \
-        RIP_DOT3_PASS                                                                                           \
-        "3:\n"                                                                                                  \
-        RIP_DOT3_PASS                                                                                           \
-        "4:\n"                                                                                                  \
-        RIP_DOT3_PASS                                                                                           \
-        "5:\n"                                                                                                  \
-        RIP_DOT3_PASS                                                                                           \
-        "ldr %[x0], %[sx_end]\n"                                                                                \
-        "cmp %[x], %[x0]\n"                                                                                     \
-        "bne 1b\n"                                                                                              \
-        "6:\n"                                                                                                  \
-        /* the epilogue: x1 the records, wa the outputs, wb the step, x0 / t / u a                              \
-         * channel's multiplier / round / shift, x the value, a00 (once stored) o + 2 step */                   \
-        "ldr %[x1], %[sc]\n"                                                                                    \
-        "ldr %[wa], %[so]\n"                                                                                    \
-        "ldr %[wb], %[sstep]\n"                                                                                 \
-        "ldrd %[x0], %[t], [%[x1], #4]\n"                                                                       \
-        "ldr %[u], [%[x1], #12]\n"                                                                              \
-        RIP_P3_LSL##DBL("a00")                                                                                  \
-        "smmlar %[x], %[a00], %[x0], %[t]\n"                                                                    \
-        "add %[x], %[x], %[a00], asr #31\n"                                                                     \
-        "asrs %[x], %[x], %[u]\n"                                                                               \
-        "ssat %[x], #8, %[x]\n"                                                                                 \
-        "strb %[x], [%[wa]]\n"                                                                                  \
-        RIP_P3_LSL##DBL("a10")                                                                                  \
-        "smmlar %[x], %[a10], %[x0], %[t]\n"                                                                    \
-        "add %[x], %[x], %[a10], asr #31\n"                                                                     \
-        "asrs %[x], %[x], %[u]\n"                                                                               \
-        "ssat %[x], #8, %[x]\n"                                                                                 \
-        "strb %[x], [%[wa], %[wb]]\n"                                                                           \
-        "add %[a00], %[wa], %[wb], lsl #1\n"                                                                    \
-        RIP_P3_LSL##DBL("a20")                                                                                  \
-        "smmlar %[x], %[a20], %[x0], %[t]\n"                                                                    \
-        "add %[x], %[x], %[a20], asr #31\n"                                                                     \
-        "asrs %[x], %[x], %[u]\n"                                                                               \
-        "ssat %[x], #8, %[x]\n"                                                                                 \
-        "strb %[x], [%[a00]]\n"                                                                                 \
-        "ldrd %[x0], %[t], [%[x1], #20]\n"                                                                      \
-        "ldr %[u], [%[x1], #28]\n"                                                                              \
-        RIP_P3_LSL##DBL("a21")                                                                                  \
-        "smmlar %[x], %[a21], %[x0], %[t]\n"                                                                    \
-        "add %[x], %[x], %[a21], asr #31\n"                                                                     \
-        "asrs %[x], %[x], %[u]\n"                                                                               \
-        "ssat %[x], #8, %[x]\n"                                                                                 \
-        "strb %[x], [%[a00], #1]\n"                                                                             \
-        "adds %[a00], %[wa], #1\n"                                                                              \
-        RIP_P3_LSL##DBL("a01")                                                                                  \
-        "smmlar %[x], %[a01], %[x0], %[t]\n"                                                                    \
-        "add %[x], %[x], %[a01], asr #31\n"                                                                     \
-        "asrs %[x], %[x], %[u]\n"                                                                               \
-        "ssat %[x], #8, %[x]\n"                                                                                 \
-        "strb %[x], [%[a00]]\n"                                                                                 \
-        RIP_P3_LSL##DBL("a11")                                                                                  \
-        "smmlar %[x], %[a11], %[x0], %[t]\n"                                                                    \
-        "add %[x], %[x], %[a11], asr #31\n"                                                                     \
-        "asrs %[x], %[x], %[u]\n"                                                                               \
-        "ssat %[x], #8, %[x]\n"                                                                                 \
-        "strb %[x], [%[a00], %[wb]]\n"                                                                          \
-        "adds %[x1], %[x1], #32\n"                                                                              \
-        "str %[x1], %[sc]\n"                                                                                    \
-        "adds %[wa], %[wa], #2\n"                                                                               \
-        "str %[wa], %[so]\n"                                                                                    \
-        "ldr %[x0], %[so_end]\n"                                                                                \
-        "cmp %[wa], %[x0]\n"                                                                                    \
-        "bne 2b\n"                                                                                              \
-        ".if (14b - 13b) != 80 || (15b - 14b) != 80 || (3b - 1b) != 80 || (4b - 3b) != 80 || (5b - 4b) != 80\n" \
-        ".error \"" #NAME ": a pass is not 80 bytes\"\n"                                                        \
-        ".endif\n"                                                                                              \
-        : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11),                               \
-          [a20] "=&r"(a20), [a21] "=&r"(a21), [w] "+r"(w), [x] "=&r"(x), [x0] "=&r"(x0),                        \
-          [x1] "=&r"(x1), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [u] "=&r"(u),                           \
-          [sc] "+m"(k->sc), [so] "+m"(k->so), [entry] "+m"(k->entry)                                            \
-        : [sx] "m"(k->sx), [sx_end] "m"(k->sx_end), [sstep] "m"(k->sstep),                                      \
-          [so_end] "m"(k->so_end), [copy] "m"(k->copy), [skip] "m"(k->skip)                                     \
-        : "cc", "memory");                                                                                      \
-    *wp = w;                                                                                                    \
-    *cp = k->sc;                                                                                                \
-    *op = k->so;                                                                                                \
+ * (at least one); k the layer's words (rip_rq3_words_init). DBL: rip_rq_pairs3_sat2
+ * takes the doubled inputs (RIP_P3_*). */
+#define RIP_RQ_PAIRS3_SAT(NAME, DBL)                                                               \
+RIP_INLINE void NAME(rip_rq3_words *k, const int8_t **wp, int32_t pairs,                           \
+                                  const rip_fast_channel **cp, int8_t **op) {                      \
+    const int8_t *w = *wp;                                                                         \
+    k->sc = *cp;                                                                                   \
+    k->so = *op;                                                                                   \
+    k->so_end = *op + 2 * pairs;                                                                   \
+    const int32_t *x;                                                                              \
+    int32_t a00, a01, a10, a11, a20, a21, x0, x1, wa, wb, t, u;                                    \
+    __asm__ volatile(                                                                              \
+        "ldr %[x1], %[entry]\n"                                                                    \
+        "cmp %[x1], #0\n"                                                                          \
+        "bne 7f\n"                                                                                 \
+        "adr.w %[x1], 1f\n"                                                                        \
+        "ldr %[x0], %[copy]\n"                                                                     \
+        "cmp %[x0], #0\n"                                                                          \
+        "it ne\n"                                                                                  \
+        "adrne.w %[x1], 13f\n"                                                                     \
+        "ldr %[x0], %[skip]\n"                                                                     \
+        "add %[x1], %[x1], %[x0]\n"                                                                \
+        "orr %[x1], %[x1], #1\n" /* a Thumb address */                                             \
+        "str %[x1], %[entry]\n"                                                                    \
+        "7:\n"                                                                                     \
+        "ldr %[x1], %[sc]\n" /* the records, in x1 at every tile's start */                        \
+        "2:\n"                                                                                     \
+        "ldr %[x], %[sx]\n"                                                                        \
+        "ldr %[a00], [%[x1]]\n"                                                                    \
+        "ldr %[a01], [%[x1], #16]\n"                                                               \
+        RIP_P3_BIAS##DBL                                                                           \
+        RIP_DOT3_FIRST                                                                             \
+        "ldr pc, %[entry]\n"                                                                       \
+        "13:\n"                                                                                    \
+        RIP_DOT3_PASS                                                                              \
+        "14:\n"                                                                                    \
+        RIP_DOT3_PASS                                                                              \
+        "15:\n"                                                                                    \
+        RIP_DOT3_PASS                                                                              \
+        "b 6f\n"                                                                                   \
+        RIP_ASM_LOOP_HEAD                                                                          \
+        RIP_DOT3_PASS                                                                              \
+        "3:\n"                                                                                     \
+        RIP_DOT3_PASS                                                                              \
+        "4:\n"                                                                                     \
+        RIP_DOT3_PASS                                                                              \
+        "5:\n"                                                                                     \
+        RIP_DOT3_PASS                                                                              \
+        "ldr %[x0], %[sx_end]\n"                                                                   \
+        "cmp %[x], %[x0]\n"                                                                        \
+        "bne 1b\n"                                                                                 \
+        "6:\n"                                                                                     \
+        /* the epilogue: x1 the records, wa the outputs, wb the step, x0 / t / u a                 \
+         * channel's multiplier / round / shift, x the value, a00 (once stored) o + 2 step */      \
+        "ldr %[x1], %[sc]\n"                                                                       \
+        "ldr %[wa], %[so]\n"                                                                       \
+        "ldr %[wb], %[sstep]\n"                                                                    \
+        "ldrd %[x0], %[t], [%[x1], #4]\n"                                                          \
+        "ldr %[u], [%[x1], #12]\n"                                                                 \
+        RIP_P3_LSL##DBL("a00")                                                                     \
+        "smmlar %[x], %[a00], %[x0], %[t]\n"                                                       \
+        "add %[x], %[x], %[a00], asr #31\n"                                                        \
+        "asrs %[x], %[x], %[u]\n"                                                                  \
+        "ssat %[x], #8, %[x]\n"                                                                    \
+        "strb %[x], [%[wa]]\n"                                                                     \
+        RIP_P3_LSL##DBL("a10")                                                                     \
+        "smmlar %[x], %[a10], %[x0], %[t]\n"                                                       \
+        "add %[x], %[x], %[a10], asr #31\n"                                                        \
+        "asrs %[x], %[x], %[u]\n"                                                                  \
+        "ssat %[x], #8, %[x]\n"                                                                    \
+        "strb %[x], [%[wa], %[wb]]\n"                                                              \
+        "add %[a00], %[wa], %[wb], lsl #1\n"                                                       \
+        RIP_P3_LSL##DBL("a20")                                                                     \
+        "smmlar %[x], %[a20], %[x0], %[t]\n"                                                       \
+        "add %[x], %[x], %[a20], asr #31\n"                                                        \
+        "asrs %[x], %[x], %[u]\n"                                                                  \
+        "ssat %[x], #8, %[x]\n"                                                                    \
+        "strb %[x], [%[a00]]\n"                                                                    \
+        "ldrd %[x0], %[t], [%[x1], #20]\n"                                                         \
+        "ldr %[u], [%[x1], #28]\n"                                                                 \
+        RIP_P3_LSL##DBL("a21")                                                                     \
+        "smmlar %[x], %[a21], %[x0], %[t]\n"                                                       \
+        "add %[x], %[x], %[a21], asr #31\n"                                                        \
+        "asrs %[x], %[x], %[u]\n"                                                                  \
+        "ssat %[x], #8, %[x]\n"                                                                    \
+        "strb %[x], [%[a00], #1]\n"                                                                \
+        "adds %[a00], %[wa], #1\n"                                                                 \
+        RIP_P3_LSL##DBL("a01")                                                                     \
+        "smmlar %[x], %[a01], %[x0], %[t]\n"                                                       \
+        "add %[x], %[x], %[a01], asr #31\n"                                                        \
+        "asrs %[x], %[x], %[u]\n"                                                                  \
+        "ssat %[x], #8, %[x]\n"                                                                    \
+        "strb %[x], [%[a00]]\n"                                                                    \
+        RIP_P3_LSL##DBL("a11")                                                                     \
+        "smmlar %[x], %[a11], %[x0], %[t]\n"                                                       \
+        "add %[x], %[x], %[a11], asr #31\n"                                                        \
+        "asrs %[x], %[x], %[u]\n"                                                                  \
+        "ssat %[x], #8, %[x]\n"                                                                    \
+        "strb %[x], [%[a00], %[wb]]\n"                                                             \
+        "adds %[x1], %[x1], #32\n"                                                                 \
+        "str %[x1], %[sc]\n"                                                                       \
+        "adds %[wa], %[wa], #2\n"                                                                  \
+        "str %[wa], %[so]\n"                                                                       \
+        "ldr %[x0], %[so_end]\n"                                                                   \
+        "cmp %[wa], %[x0]\n"                                                                       \
+        "bne 2b\n"                                                                                 \
+        ".if (14b - 13b) != 80 || (15b - 14b) != 80 || (3b - 1b) != 80 || "                        \
+        "(4b - 3b) != 80 || (5b - 4b) != 80\n"                                                     \
+        ".error \"" #NAME ": a pass is not 80 bytes\"\n"                                           \
+        ".endif\n"                                                                                 \
+        : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11),                  \
+          [a20] "=&r"(a20), [a21] "=&r"(a21), [w] "+r"(w), [x] "=&r"(x), [x0] "=&r"(x0),           \
+          [x1] "=&r"(x1), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [u] "=&r"(u),              \
+          [sc] "+m"(k->sc), [so] "+m"(k->so), [entry] "+m"(k->entry)                               \
+        : [sx] "m"(k->sx), [sx_end] "m"(k->sx_end), [sstep] "m"(k->sstep),                         \
+          [so_end] "m"(k->so_end), [copy] "m"(k->copy), [skip] "m"(k->skip)                        \
+        : "cc", "memory");                                                                         \
+    *wp = w;                                                                                       \
+    *cp = k->sc;                                                                                   \
+    *op = k->so;                                                                                   \
 }
 RIP_RQ_PAIRS3_SAT(rip_rq_pairs3_sat, 0)
 RIP_RQ_PAIRS3_SAT(rip_rq_pairs3_sat2, 1)
