@@ -967,11 +967,7 @@ RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *fil
     int8_t *o = y;
     int32_t n = c_out >> 1;
     if (mode == RIP_RQ_CHEAP_SAT && n > 0) {
-        if (k->dbl) {
-            rip_rq_pairs3_sat2(k, &w, n, &c, &o);
-        } else {
-            rip_rq_pairs3_sat(k, &w, n, &c, &o);
-        }
+        rip_rq_pairs3_sat(k, &w, n, &c, &o);
         n = 0;
     }
     for (; n > 0; --n) {
@@ -984,14 +980,8 @@ RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *fil
         o += 2;
     }
     if (c_out & 1) { /* the last channel, paired with the packed filter's zero row */
-        const int32_t b = k->dbl ? 2 * c[0].bias : c[0].bias;
-        int32_t a[6] = {b, 0, b, 0, b, 0};
+        int32_t a[6] = {c[0].bias, 0, c[0].bias, 0, c[0].bias, 0};
         rip_rq_dot3(xs, &w, k4, a);
-        if (k->dbl) { /* 2 acc, exact (the cheap arithmetic proves |acc| < 2^30) */
-            a[0] >>= 1;
-            a[2] >>= 1;
-            a[4] >>= 1;
-        }
         rip_rq_put3(a, c, mode, lo, hi, o, step, 0);
     }
 }
@@ -1334,8 +1324,9 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
     rip_rq3_words_init(&words3, (const int32_t *)__builtin_assume_aligned(scratch, 4), k4,
                        c_out);
     /* A pointwise layer of at least as many channels out as taps doubles its widened
-     * inputs: 1.5 k4 SADD16 a triple against six LSLs less a channel pair (four with the
-     * biases'), a saving from c_out > 0.75 k4 (the expansions after 8 or 16 channels). */
+     * inputs in the one-core loop below: 1.5 k4 SADD16 a triple against six LSLs less a
+     * channel pair (four with the biases'), a saving from c_out > 0.75 k4 (the expansions
+     * after 8 or 16 channels). The general loop keeps one copy of the pair block. */
     words3.dbl = pointwise && mode == RIP_RQ_CHEAP_SAT && c_out >= k4;
     /* pixels a sweep of the filter (0: not pointwise) */
     const int32_t sweep = pointwise ? rip_rq_sweep_pixels(filter, k4, c_out, scratch_bytes) : 0;
@@ -1410,8 +1401,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
             if (rip_rq_theirs(&turns)) {
                 continue;
             }
-            (words3.dbl ? rip_rq_widen_3px_doubled : rip_rq_widen_3px)(in + (size_t)p * c_in,
-                                                                         taps, wide);
+            rip_rq_widen_3px(in + (size_t)p * c_in, taps, wide);
             RIP_SHARE_SYNC(core);
             rip_rq_gemm_3px(wide, k4, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out,
                             c_out, &words3);

@@ -181,10 +181,10 @@ def tiny_depthwise_model() -> bytes:
 
 
 def pointwise_expansions_model() -> bytes:
-    """Two pointwise layers of more channels out than taps in (the Cortex-M33's doubled
-    triples, rip_rq_pairs3_sat2): 8 to 17 channels over 7x7 (an odd last channel, which
-    halves its doubled accumulator; 49 pixels, 16 triples and a lone one), then 17 to 48
-    (an even count: the loop of widening and pair blocks only)."""
+    """Two pointwise layers of more channels out than taps in: 8 to 17 channels over 7x7
+    (an odd last channel: the Cortex-M33's general triple loop; 49 pixels, 16 triples and
+    a lone one), then 17 to 48 (an even count: the one-core loop of doubled triples,
+    rip_rq_pairs3_sat2)."""
     rng = np.random.default_rng(11)
     mb = ModelBuilder()
     x = mb.activation((1, 7, 7, 8), 0.05, 3)
