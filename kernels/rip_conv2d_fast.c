@@ -190,10 +190,6 @@ rip_status rip_conv2d_fast_s8(const rip_context *ctx, const rip_conv_params *par
 /* rip_conv2d_fast_rq_s8: packed filter, inputs widened once per pixel pair                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* ---------------------------------------------------------------------------------------- */
-/* rip_conv2d_fast_rq_s8: packed filter, inputs widened once per pixel pair                  */
-/* ---------------------------------------------------------------------------------------- */
-
 int32_t rip_conv2d_fast_rq_s8_get_buffer_size(const rip_dims *input_dims,
                                               const rip_dims *filter_dims) {
     (void)input_dims;
@@ -794,7 +790,7 @@ typedef struct {
     ptrdiff_t sstep;            /* a pixel's outputs apart */
     int32_t copy, skip;         /* the entry's place (below) */
     const void *entry;          /* computed at the first triple, NULL before */
-    int dbl;                    /* the widened inputs doubled (rip_rq_widen_3px) */
+    int dbl; /* the one-core loop's inputs doubled (rip_rq_widen_3px_doubled, _sat2) */
     const rip_fast_channel *sc; /* the triple's: the next pair's records, */
     int8_t *so, *so_end;        /* its outputs, their end */
 } rip_rq3_words;
