@@ -790,7 +790,6 @@ typedef struct {
     ptrdiff_t sstep;            /* a pixel's outputs apart */
     int32_t copy, skip;         /* the entry's place (below) */
     const void *entry;          /* computed at the first triple, NULL before */
-    int dbl; /* the one-core loop's inputs doubled (rip_rq_widen_3px_doubled, _sat2) */
     const rip_fast_channel *sc; /* the triple's: the next pair's records, */
     int8_t *so, *so_end;        /* its outputs, their end */
 } rip_rq3_words;
@@ -811,11 +810,10 @@ static inline void rip_rq3_words_init(rip_rq3_words *k, const int32_t *xs, int32
     k->copy = rest < 4;
     k->skip = 80 * (k->copy ? 3 - rest : (4 - (rest & 3)) & 3);
     k->entry = NULL;
-    k->dbl = 0;
 }
 
 /* The doubling of rip_cheap_requantize's 2 acc: in the epilogue (DBL 0), or already in the
- * widened inputs and here in the biases (DBL 1, rip_rq3_words.dbl). */
+ * widened inputs and here in the biases (DBL 1, rip_rq_run's `doubled`). */
 #define RIP_P3_LSL0(r) "lsls %[" r "], %[" r "], #1\n"
 #define RIP_P3_LSL1(r) ""
 #define RIP_P3_BIAS0 ""
@@ -1323,7 +1321,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
      * inputs in the one-core loop below: 1.5 k4 SADD16 a triple against six LSLs less a
      * channel pair (four with the biases'), a saving from c_out > 0.75 k4 (the expansions
      * after 8 or 16 channels). The general loop keeps one copy of the pair block. */
-    words3.dbl = pointwise && mode == RIP_RQ_CHEAP_SAT && c_out >= k4;
+    const int doubled = pointwise && mode == RIP_RQ_CHEAP_SAT && c_out >= k4;
     /* pixels a sweep of the filter (0: not pointwise) */
     const int32_t sweep = pointwise ? rip_rq_sweep_pixels(filter, k4, c_out, scratch_bytes) : 0;
 #else
@@ -1384,7 +1382,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
                 const int8_t *wr = (const int8_t *)__builtin_assume_aligned(rows, 4);
                 const rip_fast_channel *cr = chs;
                 int8_t *o = out + (size_t)p * c_out;
-                if (words3.dbl) {
+                if (doubled) {
                     rip_rq_widen_3px_doubled(in + (size_t)p * c_in, taps, wide);
                     rip_rq_pairs3_sat2(&words3, &wr, n_ch >> 1, &cr, &o);
                 } else {
