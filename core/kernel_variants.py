@@ -119,13 +119,19 @@ DW1_BAND_3X3_COLS = 64  # RIP_DW1_BAND_3X3_COLS
 DW1_BAND_3X3_S2_COLS = 12  # RIP_DW1_BAND_3X3_S2_COLS
 
 
+def dw1_window_row(kw: int, sw: int, dw: int, w_out: int) -> int:
+    """Bytes of a row of ARMv6-M's channel-order window: the input columns an output row of
+    w_out pixels reads (rip_dw_plane_cols' wb)."""
+    return (w_out - 1) * sw + (kw - 1) * dw + 1
+
+
 def dw1_band_rows(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int, w_out: int) -> int:
     """Output rows a band of ARMv6-M's channel order holds (rip_dw_plane_cols: the window
     holds (band - 1) * sh + reach rows of (w_out - 1) * sw + (kw - 1) * dw + 1 bytes), 0
     where the layer goes row by row: a single row's window does not fit, or a kernel of
     at most nine taps wider than DW1_BAND_3X3_COLS output columns (DW1_BAND_3X3_S2_COLS at
     stride 2 or more)."""
-    wb = (w_out - 1) * sw + (kw - 1) * dw + 1
+    wb = dw1_window_row(kw, sw, dw, w_out)
     reach = (kh - 1) * dh + 1
     if kh * kw > DW_STAGED_TAPS or kh > DW_ROWS_MAX_KH or w_out <= 0 or wb * reach > DW1_BAND_BYTES:
         return 0
@@ -143,7 +149,7 @@ def dw1_group_channels(
     band = dw1_band_rows(kh, kw, sh, sw, dh, dw, w_out)
     if band == 0 or band < h_out:
         return 1
-    wb = (w_out - 1) * sw + (kw - 1) * dw + 1
+    wb = dw1_window_row(kw, sw, dw, w_out)
     window = ((h_out - 1) * sh + (kh - 1) * dh + 1) * wb
     return 4 if 4 * window <= DW1_BAND_BYTES else 1
 

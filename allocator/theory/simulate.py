@@ -656,7 +656,7 @@ def simulate_depthwise_band(geom: ConvGeometry, channels: int | None = None) -> 
     band = kv.dw1_band_rows(geom.kh, geom.kw, geom.sh, geom.sw, geom.dh, geom.dw, geom.w_out)
     if band == 0:
         raise LayerError("simulate: the channel order's window does not hold a row's window")
-    wb = (geom.w_out - 1) * geom.sw + (geom.kw - 1) * geom.dw + 1
+    wb = kv.dw1_window_row(geom.kw, geom.sw, geom.dw, geom.w_out)
     reach = (geom.kh - 1) * geom.dh + 1
     keep = max(reach - geom.sh, 0)
     lo_x, hi_x = max(-geom.pad_left, 0), min(-geom.pad_left + wb, w)
