@@ -92,19 +92,32 @@ def dw_cols_plane_tile(kh: int, kw: int, sw: int, dw: int) -> int | None:
     return 2 * ((pairs - (kw - 1) // 2) // sw)
 
 
-def dw_cols_whole_pairs(kh: int, kw: int, sw: int) -> int:
-    """Column pairs a row of a group's whole plane (rip_dwc_whole_pairs): square 3, 5 and
-    7 kernels, at most 6 output columns at stride 1 and 4 at stride 2; 0: none."""
-    return (kw - 1) // 2 + (3 if sw == 1 else 4) if kh == kw and kh in (3, 5, 7) else 0
+DW_COLS_WIDE3_PAIRS = 7  # RIP_DWC_WIDE3_PAIRS
+
+
+def dw_cols_whole_pairs(kh: int, kw: int, sw: int, wide: bool = False) -> int:
+    """Column pairs a row of a group's whole plane (rip_dwc_whole_pairs), 0: none. The
+    narrow layout: square 3, 5 and 7 kernels, at most 6 output columns at stride 1 and 4 at
+    stride 2; 3x3 at stride 2 DW_COLS_WIDE3_PAIRS (6 columns). The wide one: 3x3 at stride
+    1 only, DW_COLS_WIDE3_PAIRS (12 columns)."""
+    if kh != kw or kh not in (3, 5, 7):
+        return 0
+    if kh == 3 and (sw == 2 or wide):
+        return 0 if sw == 2 and wide else DW_COLS_WIDE3_PAIRS
+    return 0 if wide else (kw - 1) // 2 + (3 if sw == 1 else 4)
 
 
 def dw_cols_whole_fits(kh: int, kw: int, sh: int, sw: int, h_out: int, w_out: int) -> bool:
-    """Whether a group's whole widened plane fits its run's tile (rip_dw_plane_cols_ok:
-    every row the group reads, at `dw_cols_whole_pairs` column pairs a row)."""
-    pairs = dw_cols_whole_pairs(kh, kw, sw)
+    """Whether a group's whole widened plane fits its run's tile in one of its layouts
+    (rip_dwc_whole_of: every row the group reads, at `dw_cols_whole_pairs` column pairs a
+    row, narrow or wide)."""
     ncp = sw * ((w_out + 1) // 2) + (kw - 1) // 2
     rows = (h_out - 1) * sh + kh
-    return 0 < ncp <= pairs and rows * pairs * 4 <= dw_cols_plane_words(kh, kw)
+    for wide in (False, True):
+        pairs = dw_cols_whole_pairs(kh, kw, sw, wide)
+        if 0 < ncp <= pairs and rows * pairs * 4 <= dw_cols_plane_words(kh, kw):
+            return True
+    return False
 
 
 # ARMv6-M's plane order (rip_dw_plane_cols there): a channel at a time, output rows in bands

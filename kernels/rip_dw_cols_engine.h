@@ -73,12 +73,40 @@ static inline int32_t rip_dwc_plane_words(int32_t kh, int32_t kw) {
     return kh == 3 ? RIP_DWC_PLANE3_WORDS : kh == 5 ? RIP_DWC_PLANE_WORDS : RIP_DWC_PLANE7_WORDS;
 }
 
-/* A square kernel's group plane lies at this many column pairs a row, a constant the taps'
- * offsets fold into (the rows of a layer of at most 6 output columns at stride 1, 4 at
- * stride 2); 0: the run has no whole-plane order (rip.core.kernel_variants
- * .dw_cols_whole_pairs). */
-static inline int32_t rip_dwc_whole_pairs(int32_t kh, int32_t kw, int32_t sw) {
-    return kh == kw && (kh == 3 || kh == 5 || kh == 7) ? (kw - 1) / 2 + (sw == 1 ? 3 : 4) : 0;
+/* A square kernel's group plane lies at a constant number of column pairs a row, which the
+ * taps' offsets fold into; 0: no whole-plane order (rip.core.kernel_variants
+ * .dw_cols_whole_pairs). The narrow layout (wide 0) holds the rows of a layer of at most 6
+ * output columns at stride 1, 4 at stride 2, as many as the tile has room for (MLPerf
+ * Tiny's keyword spotter: 27); the 3x3 runs also take rows of up to 12 output columns at
+ * stride 1 and 6 at stride 2 (RIP_DWC_WIDE3_PAIRS, at most 19 rows), at stride 1 in a
+ * run of their own (wide 1), at stride 2 as its only layout. Widening a group's plane once
+ * instead of a window a row took a quarter off such layers (qemu-m33: 9 x 9 x 144 347,900
+ * to 266,400 instructions; 12 x 12 x 64 240,500 to 189,150; stride 2 to 6 x 6 x 288
+ * 446,800 to 347,600); a 6-column layer's rows 0.4% more at 7 pairs than at 4. */
+#define RIP_DWC_WIDE3_PAIRS 7
+static inline int32_t rip_dwc_whole_pairs(int32_t kh, int32_t kw, int32_t sw, int wide) {
+    if (kh != kw || (kh != 3 && kh != 5 && kh != 7)) {
+        return 0;
+    }
+    if (kh == 3 && (sw == 2 || wide)) {
+        return sw == 2 && wide ? 0 : RIP_DWC_WIDE3_PAIRS;
+    }
+    return wide ? 0 : (kw - 1) / 2 + (sw == 1 ? 3 : 4);
+}
+
+/* Which whole-plane layout a group order takes (rip.core.kernel_variants
+ * .dw_cols_whole_fits): 1 the narrow one, 2 the wide one, where every row the group reads
+ * fits the run's tile at its pairs a row; 0: neither. */
+static inline int rip_dwc_whole_of(const rip_dw_plane *g) {
+    const int32_t ncp = g->sw * ((g->w_out + 1) / 2) + (g->kw - 1) / 2;
+    const int64_t rows = (int64_t)(g->h_out - 1) * g->sh + g->kh;
+    for (int wide = 0; wide < 2; ++wide) {
+        const int32_t pairs = rip_dwc_whole_pairs(g->kh, g->kw, g->sw, wide);
+        if (pairs > 0 && ncp <= pairs && rows * pairs * 4 <= rip_dwc_plane_words(g->kh, g->kw)) {
+            return 1 + wide;
+        }
+    }
+    return 0;
 }
 
 #if defined(__ARM_FEATURE_DSP)
@@ -760,7 +788,7 @@ typedef struct {
     int8_t *o;                     /* row mode: the row at channel ch; plane mode: the output */
     ptrdiff_t ostep;               /* row mode */
     int32_t ch, n_groups;          /* plane mode: n_groups */
-    int whole;                     /* plane mode: the group's rows all widened first */
+    int whole; /* plane mode: the group's rows all widened first (rip_dwc_whole_of) */
 } rip_dwc_job;
 
 static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_job *job,
@@ -771,7 +799,8 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
                                                                  const int32_t KH,
                                                                  const int32_t KW,
                                                                  const int32_t SW,
-                                                                 const int MODE) {
+                                                                 const int MODE,
+                                                                 const int32_t ECW) {
     const rip_dw_plane *g = job->g;
     rip_dwc_channel own[4];
     const int8_t *win[7] = {NULL}; /* rows above k0 are never read: GCC cannot tell */
@@ -791,8 +820,8 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
     const int DOUBLED = RIP_DWC_DOUBLED(KH, KW, MODE);
     int32_t ch = job->ch;
     const rip_dwc_span span0 = rip_dwc_span_at(g, 0, tile, SW, m); /* plane mode's one tile */
-    const int whole = WHOLE && job->whole;
-    const int32_t ecw = rip_dwc_whole_pairs(KH, KW, SW);
+    const int whole = WHOLE == 2 || (WHOLE && job->whole);
+    const int32_t ecw = ECW;
     /* the hand-scheduled runs' row control, the same for every group */
     const int ctl = plane && RIP_DWC3_ASM(KH, KW, MODE);
     if (ctl) {
@@ -872,24 +901,35 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
  * whole-plane order (the square sizes). Each order has its own frame (a row's run is
  * called from deeper stacks, the fused kernels': person-det's fused firmware went past
  * the Pico's 4 KB stack when it carried the group order's tile) and its own constant
- * column pairs a kernel row, which the hand-scheduled quads take as immediates. */
+ * column pairs a kernel row, which the hand-scheduled quads take as immediates: the
+ * window's and the narrow whole plane's (_plane), the wide whole plane's (_wide, where
+ * the size has one: rip_dwc_whole_pairs). */
 #define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, WHOLE, SW, MODE)                                \
     static __attribute__((noinline)) void name##_plane(const rip_dwc_job *job) {               \
         int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
         int32_t e[TILE] __attribute__((aligned(8)));                                           \
-        rip_dwc_groups(job, wk, e, WHOLE, 1, (TILE) / (4 * (KH)), KH, KW, SW, MODE);           \
+        rip_dwc_groups(job, wk, e, WHOLE, 1, (TILE) / (4 * (KH)), KH, KW, SW, MODE,            \
+                       rip_dwc_whole_pairs(KH, KW, SW, 0));                                    \
+    }                                                                                          \
+    static __attribute__((noinline)) void name##_wide(const rip_dwc_job *job) {                \
+        int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
+        int32_t e[TILE] __attribute__((aligned(8)));                                           \
+        rip_dwc_groups(job, wk, e, 2, 1, (TILE) / (4 * (KH)), KH, KW, SW, MODE,                \
+                       rip_dwc_whole_pairs(KH, KW, SW, 1));                                    \
     }                                                                                          \
     static __attribute__((noinline)) void name##_row(const rip_dwc_job *job) {                 \
         int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
         int32_t e[RIP_DWC_TILE_WORDS] __attribute__((aligned(8)));                             \
         rip_dwc_groups(job, wk, e, WHOLE, 0, RIP_DWC_TILE_WORDS / (4 * (KH)), KH, KW, SW,      \
-                       MODE);                                                                  \
+                       MODE, 0);                                                               \
     }                                                                                          \
     static void name(const rip_dwc_job *job) {                                                 \
-        if (job->rows == NULL) {                                                               \
-            name##_plane(job);                                                                 \
-        } else {                                                                               \
+        if (job->rows != NULL) {                                                               \
             name##_row(job);                                                                   \
+        } else if ((WHOLE) && rip_dwc_whole_pairs(KH, KW, SW, 1) > 0 && job->whole == 2) {     \
+            name##_wide(job);                                                                  \
+        } else {                                                                               \
+            name##_plane(job);                                                                 \
         }                                                                                      \
     }
 #define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, TILE, WHOLE, SW)                              \
@@ -968,7 +1008,8 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
  * a row, no dilation down the columns, every channel in a group of four. In place (in ==
  * out), also every input row it widens for output row r from the input is one that no
  * earlier output row of the group has reached: i * W >= r * W_out (the window keeps the
- * rows it widened before). */
+ * rows it widened before). 0: not run; 1: the window; 2, 3: the whole plane, narrow or
+ * wide (rip_dwc_whole_of), safe in place whatever the rows. */
 static int rip_dw_plane_cols_ok(const rip_dw_plane *g, int in_place) {
     if (!rip_dwc_covers(g) || g->dh != 1 || g->c % 4 != 0 || g->c == 0) {
         return 0;
@@ -977,12 +1018,9 @@ static int rip_dw_plane_cols_ok(const rip_dw_plane *g, int in_place) {
     if (g->w_out > 2 * ((ec - m) / g->sw)) {
         return 0;
     }
-    const int32_t ncp = g->sw * ((g->w_out + 1) / 2) + m;
-    const int32_t whole = rip_dwc_whole_pairs(g->kh, g->kw, g->sw);
-    if (whole > 0 && ncp <= whole &&
-        (int64_t)((g->h_out - 1) * g->sh + g->kh) * whole * 4 <=
-            rip_dwc_plane_words(g->kh, g->kw)) {
-        return 2; /* the whole plane: every read of a group before its first store */
+    const int whole = rip_dwc_whole_of(g);
+    if (whole > 0) {
+        return 1 + whole; /* the whole plane: every read of a group before its first store */
     }
     const int32_t keep = g->kh > g->sh ? g->kh - g->sh : 0;
     for (int32_t r = 0; in_place && r < g->h_out; ++r) {
@@ -1008,7 +1046,7 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
     const int32_t per_group = 4 * g->kh * ((g->kw - 1) / 2);
     const int32_t *w = rip_dw_packed(filter) + (ptrdiff_t)c0 * g->kh * ((g->kw - 1) / 2);
     if (q->mode != RIP_DW_RQ_EXACT) {
-        const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, c0, n_ch / 4, how == 2};
+        const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, c0, n_ch / 4, how - 1};
         by_mode[q->mode](&job);
         return 1;
     }
@@ -1033,7 +1071,7 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
             }
             mode = m;
         }
-        const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, ch, n, how == 2};
+        const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, ch, n, how - 1};
         by_mode[mode](&job);
         ch += 4 * n;
         w += (ptrdiff_t)n * per_group;

@@ -151,25 +151,22 @@ def test_armv6m_checksum_equals_tflite_micro(name, tmp_path):
     assert not re.search(r"\s(sdiv|udiv|cbn?z|smlad|umull|it[te]{0,3})\s", dis)
 
 
-def tiny_depthwise_model() -> bytes:
-    """Three 3x3 depthwise layers over tiny maps of 10 channels, the shapes ARMv6-M's
-    channel order gathers four channels at a time (two groups and two channels alone):
-    6x6 to 3x3 at stride 2 (int8's range: the pair loop, then the odd column's single
-    loop), 3x3 to 3x3 (RELU6's range; channel 5's bias too large for the three-product
-    requantisation, so a group's channel takes the general path), 3x3 to 2x2 at stride 2."""
-    rng = np.random.default_rng(7)
+def _depthwise_chain(hw: int, c: int, layers, seed: int) -> bytes:
+    """3x3 depthwise layers (SAME padding) one after another over a square map of c
+    channels: each layer's (stride, activation, a channel whose bias is too large for the
+    three-product requantisation, so its group takes the exact arithmetic, or None)."""
+    rng = np.random.default_rng(seed)
     mb = ModelBuilder()
-    c = 10
-    x = mb.activation((1, 6, 6, c), 0.05, 3)
-    cur, hw = x, 6
-    for i, (stride, act) in enumerate([(2, "NONE"), (1, "RELU6"), (2, "NONE")]):
+    x = mb.activation((1, hw, hw, c), 0.05, 3)
+    cur = x
+    for i, (stride, act, big) in enumerate(layers):
         scales = [float(v) for v in rng.uniform(0.002, 0.02, c)]
         w = mb.constant_int8(
             rng.integers(-127, 128, size=(1, 3, 3, c)).astype(np.int8), scales, 0, 3
         )
         bias = rng.integers(-2000, 2000, size=c)
-        if i == 1:
-            bias[5] = 1_500_000
+        if big is not None:
+            bias[big] = 1_500_000
         b = mb.bias(bias, 0.05, scales)
         hw = (hw + stride - 1) // stride
         y = mb.activation((1, hw, hw, c), 0.05, -7 + i)
@@ -178,6 +175,25 @@ def tiny_depthwise_model() -> bytes:
     mb.inputs([x])
     mb.outputs([cur])
     return mb.to_bytes()
+
+
+def tiny_depthwise_model() -> bytes:
+    """Three 3x3 depthwise layers over tiny maps of 10 channels, the shapes ARMv6-M's
+    channel order gathers four channels at a time (two groups and two channels alone):
+    6x6 to 3x3 at stride 2 (int8's range: the pair loop, then the odd column's single
+    loop), 3x3 to 3x3 (RELU6's range; channel 5's bias too large for the three-product
+    requantisation, so a group's channel takes the general path), 3x3 to 2x2 at stride 2."""
+    return _depthwise_chain(6, 10, [(2, "NONE", None), (1, "RELU6", 5), (2, "NONE", None)], 7)
+
+
+def mid_depthwise_model() -> bytes:
+    """Four 3x3 depthwise layers of two channel groups over maps the Cortex-M33's group
+    order widens whole at seven column pairs a row (rip_dwc_whole_pairs' wide layout):
+    11x11 at stride 1 (int8's range: quads, a pair and a last pixel a row), again with
+    RELU6 and channel 5's bias too large for the cheap arithmetic (a group exact, a group
+    clamped), 11x11 to 6x6 at stride 2, then 6x6 at stride 1 (the narrow layout)."""
+    layers = [(1, "NONE", None), (1, "RELU6", 5), (2, "NONE", None), (1, "NONE", None)]
+    return _depthwise_chain(11, 8, layers, 9)
 
 
 def pointwise_expansions_model() -> bytes:
@@ -205,7 +221,9 @@ def pointwise_expansions_model() -> bytes:
 
 @pytest.mark.parametrize("board", ["qemu-armv6m", "qemu-m33"])
 @pytest.mark.parametrize(
-    "build", [tiny_depthwise_model, pointwise_expansions_model], ids=lambda f: f.__name__
+    "build",
+    [tiny_depthwise_model, mid_depthwise_model, pointwise_expansions_model],
+    ids=lambda f: f.__name__,
 )
 def test_small_models_equal_tflite_micro(board, build, tmp_path):
     path = tmp_path / "model.tflite"

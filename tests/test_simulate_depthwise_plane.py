@@ -84,6 +84,17 @@ def test_the_group_order_takes_what_the_engine_covers_in_one_tile() -> None:
     assert depthwise_plane_order(seven, 4, in_place=True) == "whole"
     wider = ConvGeometry(7, 7, 4, 4, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3)  # 7 columns: the window
     assert depthwise_plane_order(wider, 4, in_place=True) == "window"
+    # 3x3's wide layout, 7 pairs a row: 12 columns at stride 1 (MLPerf VWW's 12x12), at
+    # most 19 rows; 6 columns at stride 2, its only layout
+    vww = ConvGeometry(12, 12, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)
+    assert depthwise_plane_order(vww, 4, in_place=True) == "whole"
+    for h, w in ((12, 14), (18, 12)):  # 8 pairs; 20 rows
+        g = ConvGeometry(h, w, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)
+        assert depthwise_plane_order(g, 4, in_place=False) == "window", (h, w)
+    halved = ConvGeometry(12, 12, 4, 4, 3, 3, 2, 2, 1, 1, 0, 1, 0, 1)  # 13 rows to 6x6
+    assert depthwise_plane_order(halved, 4, in_place=True) == "whole"
+    assert kv.dw_cols_whole_pairs(3, 3, 2) == kv.dw_cols_whole_pairs(3, 3, 1, wide=True) == 7
+    assert kv.dw_cols_whole_pairs(3, 3, 2, wide=True) == 0
 
 
 def _wide_geometries():
