@@ -93,18 +93,29 @@ def dw_cols_plane_tile(kh: int, kw: int, sw: int, dw: int) -> int | None:
 
 
 DW_COLS_WIDE3_PAIRS = 7  # RIP_DWC_WIDE3_PAIRS
+DW_COLS_WIDE5_PAIRS = 8  # RIP_DWC_WIDE5_PAIRS
+DW_COLS_WIDE5_WORDS = 480  # RIP_DWC_WIDE5_WORDS
 
 
 def dw_cols_whole_pairs(kh: int, kw: int, sw: int, wide: bool = False) -> int:
     """Column pairs a row of a group's whole plane (rip_dwc_whole_pairs), 0: none. The
     narrow layout: square 3, 5 and 7 kernels, at most 6 output columns at stride 1 and 4 at
     stride 2; 3x3 at stride 2 DW_COLS_WIDE3_PAIRS (6 columns). The wide one: 3x3 at stride
-    1 only, DW_COLS_WIDE3_PAIRS (12 columns)."""
+    1, DW_COLS_WIDE3_PAIRS (12 columns); 5x5, DW_COLS_WIDE5_PAIRS (12 columns at stride 1,
+    6 at stride 2)."""
     if kh != kw or kh not in (3, 5, 7):
         return 0
     if kh == 3 and (sw == 2 or wide):
         return 0 if sw == 2 and wide else DW_COLS_WIDE3_PAIRS
+    if kh == 5 and wide:
+        return DW_COLS_WIDE5_PAIRS
     return 0 if wide else (kw - 1) // 2 + (3 if sw == 1 else 4)
+
+
+def dw_cols_whole_words(kh: int, wide: bool) -> int:
+    """The words of a whole-plane run's tile (rip_dwc_whole_words): the 5x5 wide run's
+    DW_COLS_WIDE5_WORDS, else the size's plane tile."""
+    return DW_COLS_WIDE5_WORDS if wide and kh == 5 else dw_cols_plane_words(kh, kh)
 
 
 def dw_cols_whole_fits(kh: int, kw: int, sh: int, sw: int, h_out: int, w_out: int) -> bool:
@@ -115,7 +126,7 @@ def dw_cols_whole_fits(kh: int, kw: int, sh: int, sw: int, h_out: int, w_out: in
     rows = (h_out - 1) * sh + kh
     for wide in (False, True):
         pairs = dw_cols_whole_pairs(kh, kw, sw, wide)
-        if 0 < ncp <= pairs and rows * pairs * 4 <= dw_cols_plane_words(kh, kw):
+        if 0 < ncp <= pairs and rows * pairs * 4 <= dw_cols_whole_words(kh, wide):
             return True
     return False
 

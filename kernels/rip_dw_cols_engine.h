@@ -79,17 +79,30 @@ static inline int32_t rip_dwc_plane_words(int32_t kh, int32_t kw) {
  * output columns at stride 1, 4 at stride 2, as many as the tile has room for (MLPerf
  * Tiny's keyword spotter: 27); the 3x3 runs also take rows of up to 12 output columns at
  * stride 1 and 6 at stride 2 (RIP_DWC_WIDE3_PAIRS, at most 19 rows), at stride 1 in a
- * run of their own (wide 1), at stride 2 as its only layout. Widening a group's plane once
- * instead of a window a row took a quarter off such layers (qemu-m33: 9 x 9 x 144 347,900
+ * run of their own (wide 1), at stride 2 as its only layout; the 5x5 runs rows of up to 12
+ * columns at stride 1 and 6 at stride 2 in a run of their own (RIP_DWC_WIDE5_PAIRS, its
+ * tile RIP_DWC_WIDE5_WORDS: at most 15 rows). Widening a group's plane once instead of a
+ * window a row took a fifth to a quarter off such layers (qemu-m33: 9 x 9 x 144 347,900
  * to 266,400 instructions; 12 x 12 x 64 240,500 to 189,150; stride 2 to 6 x 6 x 288
- * 446,800 to 347,600); a 6-column layer's rows 0.4% more at 7 pairs than at 4. */
+ * 446,800 to 347,600; 5x5 over 11 x 11 x 160 1,233,250 to 977,700, stride 2 to 5 x 5 x 288
+ * 685,400 to 541,150); a 6-column layer's rows 0.4% more at 7 pairs than at 4. */
 #define RIP_DWC_WIDE3_PAIRS 7
+#define RIP_DWC_WIDE5_PAIRS 8
+/* The 5x5 wide run's tile: 15 rows of 8 pairs (MCUNet-in3's 11 x 11 layers), its frame
+ * 128 bytes above the narrow run's; the other sizes' wide tile is their plane tile. */
+#define RIP_DWC_WIDE5_WORDS 480
+static inline int32_t rip_dwc_whole_words(int32_t kh, int wide) {
+    return wide && kh == 5 ? RIP_DWC_WIDE5_WORDS : rip_dwc_plane_words(kh, kh);
+}
 static inline int32_t rip_dwc_whole_pairs(int32_t kh, int32_t kw, int32_t sw, int wide) {
     if (kh != kw || (kh != 3 && kh != 5 && kh != 7)) {
         return 0;
     }
     if (kh == 3 && (sw == 2 || wide)) {
         return sw == 2 && wide ? 0 : RIP_DWC_WIDE3_PAIRS;
+    }
+    if (kh == 5 && wide) {
+        return RIP_DWC_WIDE5_PAIRS;
     }
     return wide ? 0 : (kw - 1) / 2 + (sw == 1 ? 3 : 4);
 }
@@ -102,7 +115,7 @@ static inline int rip_dwc_whole_of(const rip_dw_plane *g) {
     const int64_t rows = (int64_t)(g->h_out - 1) * g->sh + g->kh;
     for (int wide = 0; wide < 2; ++wide) {
         const int32_t pairs = rip_dwc_whole_pairs(g->kh, g->kw, g->sw, wide);
-        if (pairs > 0 && ncp <= pairs && rows * pairs * 4 <= rip_dwc_plane_words(g->kh, g->kw)) {
+        if (pairs > 0 && ncp <= pairs && rows * pairs * 4 <= rip_dwc_whole_words(g->kh, wide)) {
             return 1 + wide;
         }
     }
@@ -903,8 +916,8 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
  * the Pico's 4 KB stack when it carried the group order's tile) and its own constant
  * column pairs a kernel row, which the hand-scheduled quads take as immediates: the
  * window's and the narrow whole plane's (_plane), the wide whole plane's (_wide, where
- * the size has one: rip_dwc_whole_pairs). */
-#define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, WHOLE, SW, MODE)                                \
+ * the size has one: rip_dwc_whole_pairs; WIDE its tile's words, rip_dwc_whole_words). */
+#define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, MODE)                          \
     static __attribute__((noinline)) void name##_plane(const rip_dwc_job *job) {               \
         int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
         int32_t e[TILE] __attribute__((aligned(8)));                                           \
@@ -913,8 +926,8 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
     }                                                                                          \
     static __attribute__((noinline)) void name##_wide(const rip_dwc_job *job) {                \
         int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
-        int32_t e[TILE] __attribute__((aligned(8)));                                           \
-        rip_dwc_groups(job, wk, e, 2, 1, (TILE) / (4 * (KH)), KH, KW, SW, MODE,                \
+        int32_t e[WIDE] __attribute__((aligned(8)));                                           \
+        rip_dwc_groups(job, wk, e, 2, 1, (WIDE) / (4 * (KH)), KH, KW, SW, MODE,                \
                        rip_dwc_whole_pairs(KH, KW, SW, 1));                                    \
     }                                                                                          \
     static __attribute__((noinline)) void name##_row(const rip_dwc_job *job) {                 \
@@ -932,23 +945,23 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
             name##_plane(job);                                                                 \
         }                                                                                      \
     }
-#define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, TILE, WHOLE, SW)                              \
-    RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, TILE, WHOLE, SW, RIP_DW_RQ_EXACT)               \
-    RIP_DWC_RUN(prefix##_sat, KH, KW, WORDS, TILE, WHOLE, SW, RIP_DW_RQ_CHEAP_SAT)             \
-    RIP_DWC_RUN(prefix##_clamp, KH, KW, WORDS, TILE, WHOLE, SW, RIP_DW_RQ_CHEAP_CLAMP)
-#define RIP_DWC_RUN_STRIDES(prefix, KH, KW, WORDS, TILE, WHOLE)                                \
-    RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, WORDS, TILE, WHOLE, 1)                              \
-    RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, TILE, WHOLE, 2)
-RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6, RIP_DWC_PLANE3_WORDS, 1)
-RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5, 20, RIP_DWC_PLANE_WORDS, 1)
-RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42, RIP_DWC_PLANE7_WORDS, 1)
+#define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, TILE, WIDE, WHOLE, SW)                        \
+    RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, RIP_DW_RQ_EXACT)         \
+    RIP_DWC_RUN(prefix##_sat, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, RIP_DW_RQ_CHEAP_SAT)       \
+    RIP_DWC_RUN(prefix##_clamp, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, RIP_DW_RQ_CHEAP_CLAMP)
+#define RIP_DWC_RUN_STRIDES(prefix, KH, KW, WORDS, TILE, WIDE, WHOLE)                          \
+    RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, WORDS, TILE, WIDE, WHOLE, 1)                        \
+    RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, TILE, WIDE, WHOLE, 2)
+RIP_DWC_RUN_STRIDES(rip_dwc_3x3, 3, 3, 6, RIP_DWC_PLANE3_WORDS, RIP_DWC_PLANE3_WORDS, 1)
+RIP_DWC_RUN_STRIDES(rip_dwc_5x5, 5, 5, 20, RIP_DWC_PLANE_WORDS, RIP_DWC_WIDE5_WORDS, 1)
+RIP_DWC_RUN_STRIDES(rip_dwc_7x7, 7, 7, 42, RIP_DWC_PLANE7_WORDS, RIP_DWC_PLANE7_WORDS, 1)
 RIP_DWC_RUN_STRIDES(rip_dwc_any, job->g->kh, job->g->kw, RIP_DWC_WEIGHT_WORDS,
-                    RIP_DWC_TILE_WORDS, 0)
+                    RIP_DWC_TILE_WORDS, RIP_DWC_TILE_WORDS, 0)
 /* One kernel row: a one-column layer run as the row it is in memory (codegen's
  * column_as_row, streaming keyword models' temporal layers). */
-RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3, 2, RIP_DWC_TILE_WORDS, 0)
-RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5, 4, RIP_DWC_TILE_WORDS, 0)
-RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7, 6, RIP_DWC_TILE_WORDS, 0)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3, 2, RIP_DWC_TILE_WORDS, RIP_DWC_TILE_WORDS, 0)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5, 4, RIP_DWC_TILE_WORDS, RIP_DWC_TILE_WORDS, 0)
+RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7, 6, RIP_DWC_TILE_WORDS, RIP_DWC_TILE_WORDS, 0)
 #define RIP_DWC_ROW(prefix)                                                                    \
     {{prefix##_s1_exact, prefix##_s1_sat, prefix##_s1_clamp},                                  \
      {prefix##_s2_exact, prefix##_s2_sat, prefix##_s2_clamp}}

@@ -152,17 +152,19 @@ def test_armv6m_checksum_equals_tflite_micro(name, tmp_path):
 
 
 def _depthwise_chain(hw: int, c: int, layers, seed: int) -> bytes:
-    """3x3 depthwise layers (SAME padding) one after another over a square map of c
-    channels: each layer's (stride, activation, a channel whose bias is too large for the
-    three-product requantisation, so its group takes the exact arithmetic, or None)."""
+    """Depthwise layers (SAME padding) one after another over a square map of c channels:
+    each layer's (stride, activation, a channel whose bias is too large for the three-product
+    requantisation, so its group takes the exact arithmetic, or None[, kernel size, 3 if
+    not given])."""
     rng = np.random.default_rng(seed)
     mb = ModelBuilder()
     x = mb.activation((1, hw, hw, c), 0.05, 3)
     cur = x
-    for i, (stride, act, big) in enumerate(layers):
+    for i, (stride, act, big, *size) in enumerate(layers):
+        k = size[0] if size else 3
         scales = [float(v) for v in rng.uniform(0.002, 0.02, c)]
         w = mb.constant_int8(
-            rng.integers(-127, 128, size=(1, 3, 3, c)).astype(np.int8), scales, 0, 3
+            rng.integers(-127, 128, size=(1, k, k, c)).astype(np.int8), scales, 0, 3
         )
         bias = rng.integers(-2000, 2000, size=c)
         if big is not None:
@@ -196,6 +198,15 @@ def mid_depthwise_model() -> bytes:
     return _depthwise_chain(11, 8, layers, 9)
 
 
+def mid_depthwise5_model() -> bytes:
+    """Three 5x5 depthwise layers of two channel groups the Cortex-M33 widens whole at
+    eight column pairs a row (the 5x5 wide run): 11x11 at stride 1 (15 rows, the wide
+    tile full), again with RELU6 and channel 5's bias too large for the cheap arithmetic,
+    then 11x11 to 6x6 at stride 2."""
+    layers = [(1, "NONE", None, 5), (1, "RELU6", 5, 5), (2, "NONE", None, 5)]
+    return _depthwise_chain(11, 8, layers, 10)
+
+
 def pointwise_expansions_model() -> bytes:
     """Two pointwise layers of more channels out than taps in: 8 to 17 channels over 7x7
     (an odd last channel: the Cortex-M33's general triple loop; 49 pixels, 16 triples and
@@ -222,7 +233,7 @@ def pointwise_expansions_model() -> bytes:
 @pytest.mark.parametrize("board", ["qemu-armv6m", "qemu-m33"])
 @pytest.mark.parametrize(
     "build",
-    [tiny_depthwise_model, mid_depthwise_model, pointwise_expansions_model],
+    [tiny_depthwise_model, mid_depthwise_model, mid_depthwise5_model, pointwise_expansions_model],
     ids=lambda f: f.__name__,
 )
 def test_small_models_equal_tflite_micro(board, build, tmp_path):

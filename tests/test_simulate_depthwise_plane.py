@@ -95,6 +95,14 @@ def test_the_group_order_takes_what_the_engine_covers_in_one_tile() -> None:
     assert depthwise_plane_order(halved, 4, in_place=True) == "whole"
     assert kv.dw_cols_whole_pairs(3, 3, 2) == kv.dw_cols_whole_pairs(3, 3, 1, wide=True) == 7
     assert kv.dw_cols_whole_pairs(3, 3, 2, wide=True) == 0
+    # 5x5's wide run, 8 pairs a row in a tile of 480 words: MCUNet-in3's 11x11 layers (15
+    # rows), and to 5x5 at stride 2; 16 rows do not fit
+    in3 = ConvGeometry(11, 11, 4, 4, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2)
+    assert depthwise_plane_order(in3, 4, in_place=True) == "whole"
+    halved5 = ConvGeometry(10, 10, 4, 4, 5, 5, 2, 2, 1, 1, 1, 2, 1, 2)  # 13 rows to 5x5
+    assert depthwise_plane_order(halved5, 4, in_place=True) == "whole"
+    taller5 = ConvGeometry(12, 11, 4, 4, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2)
+    assert depthwise_plane_order(taller5, 4, in_place=False) == "window"
 
 
 def _wide_geometries():
