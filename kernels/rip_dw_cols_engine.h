@@ -85,7 +85,9 @@ static inline int32_t rip_dwc_plane_words(int32_t kh, int32_t kw) {
  * window a row took a fifth to a quarter off such layers (qemu-m33: 9 x 9 x 144 347,900
  * to 266,400 instructions; 12 x 12 x 64 240,500 to 189,150; stride 2 to 6 x 6 x 288
  * 446,800 to 347,600; 5x5 over 11 x 11 x 160 1,233,250 to 977,700, stride 2 to 5 x 5 x 288
- * 685,400 to 541,150); a 6-column layer's rows 0.4% more at 7 pairs than at 4. */
+ * 685,400 to 541,200). Stride 1 keeps the narrow layout where it fits: a 6-column layer
+ * cost 0.4% more at 7 pairs a row than at 4, and a tall one (the keyword spotter's 27
+ * rows) fits only at 4. */
 #define RIP_DWC_WIDE3_PAIRS 7
 #define RIP_DWC_WIDE5_PAIRS 8
 /* The 5x5 wide run's tile: 15 rows of 8 pairs (MCUNet-in3's 11 x 11 layers), its frame
