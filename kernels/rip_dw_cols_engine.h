@@ -836,13 +836,12 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
     int32_t ch = job->ch;
     const rip_dwc_span span0 = rip_dwc_span_at(g, 0, tile, SW, m); /* plane mode's one tile */
     const int whole = WHOLE == 2 || (WHOLE && job->whole);
-    const int32_t ecw = ECW;
     /* the hand-scheduled runs' row control, the same for every group */
     const int ctl = plane && RIP_DWC3_ASM(KH, KW, MODE);
     if (ctl) {
         for (int32_t j = 0; j < 4; ++j) {
             rip_dwc3_ctl(wk + j * cw + 10, e + j, c, g->w_out, whole ? g->h_out : 1,
-                         whole ? (ptrdiff_t)g->sh * ecw * 4 : 0, SW);
+                         whole ? (ptrdiff_t)g->sh * ECW * 4 : 0, SW);
         }
     }
     for (int32_t k = 0; k < n_groups; ++k, ch += 4, w += 4 * KH * m) {
@@ -872,10 +871,10 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
         if (whole) {
             /* every row the group reads, widened (rip_dwc_whole_pairs pairs a row), then
              * channel by channel over every row */
-            rip_dwc_widen_whole(g, job->in, ch, &span0, (g->h_out - 1) * g->sh + KH, ecw, e);
+            rip_dwc_widen_whole(g, job->in, ch, &span0, (g->h_out - 1) * g->sh + KH, ECW, e);
             for (int32_t j = 0; j < 4; ++j) {
-                rip_dwc_channel_run(e + j, ecw, wk + j * cw, ks + j, KH, KW, SW, MODE, o + j,
-                                    c, g->w_out, g->h_out, (ptrdiff_t)g->sh * ecw * 4, row_out,
+                rip_dwc_channel_run(e + j, ECW, wk + j * cw, ks + j, KH, KW, SW, MODE, o + j,
+                                    c, g->w_out, g->h_out, (ptrdiff_t)g->sh * ECW * 4, row_out,
                                     PLANE);
             }
             continue;
