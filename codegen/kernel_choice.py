@@ -123,10 +123,13 @@ def choose_conv_kernel(
         taps = p.filter_dims[1] * p.filter_dims[2] * p.filter_dims[3]
         if p.fast_channels is not None and p.output_dims[1] * p.output_dims[2] == 1:
             # one output pixel (a classifier's 1x1 over a pooled map): the 2x2 tiles would
-            # pair it with itself and drop half their MACs
+            # pair it with itself and drop half their MACs. It needs one field of scratch;
+            # the plan's (this formula's) also holds the field widened, which lets DSP
+            # cores sweep the filter in address order (kernels/rip_gemv.h)
             v = kv.CONV2D_GEMV_RQ
-            return KernelChoice(v.name, v.folded_bias, "one output pixel: 1x4 channel tiles; "
-                                "cheap requantisation proven", taps)  # fmt: skip
+            return KernelChoice(v.name, v.folded_bias, "one output pixel: the filter swept "
+                                "once, in address order with DSP; cheap requantisation "
+                                "proven", taps)  # fmt: skip
         if p.fast_channels is not None and fits:
             return KernelChoice(
                 kv.CONV2D_FAST_RQ.name,

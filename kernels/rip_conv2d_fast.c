@@ -1161,7 +1161,7 @@ RIP_INLINE void rip_rq_put2(int32_t a00, int32_t a01, int32_t a10, int32_t a11,
  * the filter: each channel pair's rows run against every triple and pair before the next
  * pair's are read, so the sweep reads the filter once from flash where n pixels read it
  * ceil(n / 3) times as triples. Pixel i's outputs at y + i * step. */
-static void rip_rq_gemm_sweep(const int32_t *xs, int32_t n, int32_t k4, const int8_t *filter,
+static __attribute__((noinline)) void rip_rq_gemm_sweep(const int32_t *xs, int32_t n, int32_t k4, const int8_t *filter,
                               int32_t c_out, const rip_fast_channel *ch, const int mode,
                               int32_t lo, int32_t hi, int8_t *y, ptrdiff_t step) {
     int32_t n3, n2;
@@ -1402,11 +1402,11 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
         }
         if (pointwise && p + 1 == n_pix && !rip_rq_theirs(&turns)) {
             /* A lone last pixel (a 1 x 1 map, or 4 pixels): one GEMV instead of a pair that
-             * computes it twice, from a copy in scratch, so that its field is read before
-             * any of its channels is stored, as for a pair. */
-            memcpy(col0, in + (size_t)p * c_in, (size_t)taps);
+             * computes it twice, from its field widened into scratch, so that the field is
+             * read before any of its channels is stored, as for a pair. */
+            rip_rq_widen_1px(in + (size_t)p * c_in, taps, wide);
             RIP_SHARE_SYNC(core);
-            rip_rq_gemv(col0, taps, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out);
+            rip_rq_gemv_1x2(wide, k4, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out);
         }
         if (pointwise && p + 1 == n_pix) {
             p = n_pix;

@@ -131,6 +131,97 @@ RIP_INLINE void rip_rq_dot_1x4(const int8_t *x, const int8_t *wa, const int8_t *
     *p3 = a3;
 }
 
+#if defined(__ARM_FEATURE_DSP)
+/* x's k taps widened for rip_rq_dot_1x2 into xw (k4 / 2 words): per 4 taps SXTB16 of the
+ * word (taps 0 and 2) and of it rotated by 8 (taps 1 and 3), the last word's missing taps
+ * zero, as the packed filter's padding is. */
+RIP_INLINE void rip_rq_widen_1px(const int8_t *x, int32_t k, int32_t *xw) {
+    int32_t i = 0;
+    for (; i + 4 <= k; i += 4, xw += 2) {
+        const int32_t a = rip_fast_load_s8x4(x + i);
+        xw[0] = __sxtb16(a);
+        xw[1] = rip_fast_sxtb16_ror8(a);
+    }
+    if (i < k) {
+        int8_t t[4] = {0, 0, 0, 0};
+        memcpy(t, x + i, (size_t)(k - i));
+        const int32_t a = rip_fast_load_s8x4(t);
+        xw[0] = __sxtb16(a);
+        xw[1] = rip_fast_sxtb16_ror8(a);
+    }
+}
+
+/* One packed pair (two output channels, their rows' words interleaved) against the
+ * widened row xw, `groups` groups of 4 taps: the pair's bytes are read once each, in
+ * address order, so that a filter streaming through the Pico 2's XIP cache misses on
+ * consecutive lines, each continuing the QSPI transfer the last one opened (48 cycles a
+ * line, where the 1 x 4 tile's two pairs, read in turn, open a transfer every line: 108).
+ * 10 instructions per 8 MACs: an LDRD of the widened taps, an LDRD of both channels' four
+ * taps, two SXTB16s and two SMLADs a channel. */
+RIP_INLINE void rip_rq_dot_1x2(const int32_t *xw, const int8_t *w, int32_t groups,
+                               int32_t *p0, int32_t *p1) {
+    int32_t a0 = *p0, a1 = *p1;
+#if RIP_HAND_ASM
+#define RIP_FC2_GROUP                                                                   \
+    "ldrd %[xa], %[xb], [%[x]], #8\n"                                                  \
+    "ldrd %[w0], %[w1], [%[w]], #8\n"                                                  \
+    "sxtb16 %[t], %[w0], ror #8\n"                                                     \
+    "sxtb16 %[w0], %[w0]\n"                                                            \
+    "smlad %[a0], %[xa], %[w0], %[a0]\n"                                               \
+    "smlad %[a0], %[xb], %[t], %[a0]\n"                                                \
+    "sxtb16 %[t], %[w1], ror #8\n"                                                     \
+    "sxtb16 %[w1], %[w1]\n"                                                            \
+    "smlad %[a1], %[xa], %[w1], %[a1]\n"                                               \
+    "smlad %[a1], %[xb], %[t], %[a1]\n"
+#define RIP_FC2_OPERANDS                                                                \
+    [a0] "+r"(a0), [a1] "+r"(a1), [x] "+r"(xw), [w] "+r"(w), [xa] "=&r"(xa),             \
+        [xb] "=&r"(xb), [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
+    int32_t xa, xb, w0, w1, t;
+    const int8_t *const end = w + 8 * groups;
+    if (groups & 1) {
+        __asm__ volatile(RIP_FC2_GROUP : RIP_FC2_OPERANDS : : "cc", "memory");
+    }
+    if (groups >= 2) {
+        __asm__ volatile(RIP_ASM_LOOP_HEAD RIP_FC2_GROUP RIP_FC2_GROUP "cmp %[w], %[end]\n"
+                         "bne 1b\n"
+                         : RIP_FC2_OPERANDS
+                         : [end] "r"(end)
+                         : "cc", "memory");
+    }
+#undef RIP_FC2_GROUP
+#undef RIP_FC2_OPERANDS
+#else
+    const int32_t *wv = (const int32_t *)__builtin_assume_aligned(w, 4);
+    for (int32_t g = 0; g < groups; ++g, xw += 2, wv += 2) {
+        a0 = __smlad(xw[0], __sxtb16(wv[0]), a0);
+        a0 = __smlad(xw[1], rip_fast_sxtb16_ror8(wv[0]), a0);
+        a1 = __smlad(xw[0], __sxtb16(wv[1]), a1);
+        a1 = __smlad(xw[1], rip_fast_sxtb16_ror8(wv[1]), a1);
+    }
+#endif
+    *p0 = a0;
+    *p1 = a1;
+}
+
+/* All output channels of a row widened by rip_rq_widen_1px (xw, k4 taps), the filter swept
+ * pair by pair in address order (rip_rq_dot_1x2; an odd last channel's pair has the packed
+ * filter's zero row, its sum discarded). */
+RIP_INLINE void rip_rq_gemv_1x2(const int32_t *xw, int32_t k4, const int8_t *filter,
+                                int32_t c_out, const rip_fast_channel *ch, const int mode,
+                                int32_t lo, int32_t hi, int8_t *y) {
+    const int8_t *w = (const int8_t *)__builtin_assume_aligned(filter, 4);
+    for (int32_t oc = 0; oc < c_out; oc += 2, w += 2 * k4) {
+        const int two = oc + 1 < c_out;
+        int32_t a0 = ch[oc].bias, a1 = two ? ch[oc + 1].bias : 0;
+        rip_rq_dot_1x2(xw, w, k4 >> 2, &a0, &a1);
+        y[oc] = rip_rq_out(&ch[oc], mode, lo, hi, a0);
+        if (two) {
+            y[oc + 1] = rip_rq_out(&ch[oc + 1], mode, lo, hi, a1);
+        }
+    }
+}
+#endif
+
 /* All output channels of one input row: channel quads (two packed pairs), then the last
  * one to three channels (their pairs, a lone pair run twice; the packed filter's zero row
  * and unused sums discarded). */

@@ -1536,6 +1536,7 @@ def harness_source() -> str:
     for k, name in enumerate(HARNESS_CONV):
         graph, op, x, expected = load(CONV, name, k)
         p, v = cp.conv_params(graph, op), f"conv{k}"
+        taps = p.filter_dims[1] * p.filter_dims[2] * p.filter_dims[3]
         gap = rip_bound(conv_geometry(graph, op), "dense", "gather", "row").gap
         h.arena = max(h.arena, gap + x.size, len(expected))
         h.scratch = max(h.scratch, p.scratch_bytes)
@@ -1577,7 +1578,15 @@ def harness_source() -> str:
         memset(arena, 0x5a, sizeof arena);
         memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
         fails += check("conv gemv rq {name}", rip_conv2d_gemv_rq_s8(&ctx, &cp, {v}_ch, &id,
-                       arena + {gap}, &fd, {v}_wp, &od, arena), arena, {v}_exp, sizeof {v}_exp);""")
+                       arena + {gap}, &fd, {v}_wp, &od, arena), arena, {v}_exp, sizeof {v}_exp);
+        {{  /* one gathered field of scratch: the M33 takes the 1 x 4 tiles, not the pairs */
+            const rip_context field = {{.buf = ctx.buf, .size = {taps}}};
+            memset(arena, 0x5a, sizeof arena);
+            memcpy(arena + {gap}, {v}_in, sizeof {v}_in);
+            fails += check("conv gemv rq one field {name}", rip_conv2d_gemv_rq_s8(&field, &cp,
+                           {v}_ch, &id, arena + {gap}, &fd, {v}_wp, &od, arena), arena,
+                           {v}_exp, sizeof {v}_exp);
+        }}""")
         h.array("int32_t", f"{v}_fb", fast_bias(graph, op, p))
         bias = const(graph, op, 2, "<i4")
         model_bias = None if bias is None else tuple(int(v) for v in bias)
