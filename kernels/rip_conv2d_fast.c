@@ -980,29 +980,12 @@ RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *fil
     }
 }
 
-/* A filter of more packed bytes than this is swept through a flash cache (the Picos' XIP
- * cache, 16 KB on both chips) that cannot hold it: every sweep misses on all of it. Such a
- * layer takes as many pixels a sweep as its scratch holds widened (rip_rq_sweep_pixels),
- * at about 4% more instructions in the inner loop than triples; a smaller one takes
- * triples (rip.core.kernel_variants.CONV_SWEEP_CACHE_BYTES). */
-#define RIP_RQ_SWEEP_CACHE_BYTES 16384
-
-/* Whether p is read through the XIP cache: the Picos execute flash in place at
- * 0x10000000-0x1fffffff (the RP2040's and RP2350's XIP windows and their aliases; rip's
- * QEMU M33 board maps its code and constants there too). A filter elsewhere (staged in
- * SRAM by flash-aware execution, or on a chip that maps flash elsewhere) is not. */
-#ifndef RIP_XIP_CACHED
-#define RIP_XIP_CACHED(p) (((uintptr_t)(p) >> 28) == 1u)
-#endif
 
 /* Pixels a sweep of the packed `filter` takes (at least 3; 2 * k4 bytes each widened) for
  * a pointwise layer with `scratch_bytes` of scratch. */
 static inline int32_t rip_rq_sweep_pixels(const int8_t *filter, int32_t k4, int32_t c_out,
                                           int32_t scratch_bytes) {
-    const int32_t packed = (c_out + (c_out & 1)) * k4;
-    return packed > RIP_RQ_SWEEP_CACHE_BYTES && RIP_XIP_CACHED(filter)
-               ? rip_max32(scratch_bytes / (2 * k4), 3)
-               : 3;
+    return rip_rq_streams(filter, k4, c_out) ? rip_max32(scratch_bytes / (2 * k4), 3) : 3;
 }
 
 /* Word k of three pixels' fields (a, b, c) widened to dst: SXTB16 of each and of each
@@ -1402,11 +1385,19 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
         }
         if (pointwise && p + 1 == n_pix && !rip_rq_theirs(&turns)) {
             /* A lone last pixel (a 1 x 1 map, or 4 pixels): one GEMV instead of a pair that
-             * computes it twice, from its field widened into scratch, so that the field is
-             * read before any of its channels is stored, as for a pair. */
-            rip_rq_widen_1px(in + (size_t)p * c_in, taps, wide);
-            RIP_SHARE_SYNC(core);
-            rip_rq_gemv_1x2(wide, k4, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out);
+             * computes it twice, from a copy of its field in scratch (widened, where the
+             * filter streams from flash: rip_rq_gemv_1x2), so that the field is read
+             * before any of its channels is stored, as for a pair. */
+            if (rip_rq_streams(filter, k4, c_out)) {
+                rip_rq_widen_1px(in + (size_t)p * c_in, taps, wide);
+                RIP_SHARE_SYNC(core);
+                rip_rq_gemv_1x2(wide, k4, rows, n_ch, chs, mode, lo, hi,
+                                out + (size_t)p * c_out);
+            } else {
+                memcpy(col0, in + (size_t)p * c_in, (size_t)taps);
+                RIP_SHARE_SYNC(core);
+                rip_rq_gemv(col0, taps, rows, n_ch, chs, mode, lo, hi, out + (size_t)p * c_out);
+            }
         }
         if (pointwise && p + 1 == n_pix) {
             p = n_pix;

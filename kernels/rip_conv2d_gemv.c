@@ -51,13 +51,15 @@ rip_status rip_conv2d_gemv_rq_s8(const rip_context *ctx, const rip_conv_params *
         !rip_conv_valid_act(params->activation) || ((uintptr_t)filter & 3u) != 0) {
         return RIP_ERROR_ARGUMENT;
     }
-    /* With DSP, where the scratch holds the field widened too (2 * k4 bytes, word-aligned
-     * after it: the planner reserves every CONV_2D rip_conv2d_fast_rq_s8's scratch), the
-     * filter is swept pair by pair in address order (rip_rq_gemv_1x2). */
+    /* With DSP, a filter streaming from flash (rip_rq_streams) where the scratch holds the
+     * field widened too (2 * k4 bytes, word-aligned after it: the planner reserves every
+     * CONV_2D rip_conv2d_fast_rq_s8's scratch) is swept pair by pair in address order
+     * (rip_rq_gemv_1x2); elsewhere the 1 x 4 tiles take fewer instructions. */
     int32_t *xw = NULL;
 #if defined(__ARM_FEATURE_DSP)
     const uintptr_t at = ((uintptr_t)ctx->buf + (uintptr_t)taps + 3u) & ~(uintptr_t)3u;
-    if (at + 2u * (uintptr_t)rip_rq_k4(taps) <= (uintptr_t)ctx->buf + (uintptr_t)ctx->size) {
+    if (rip_rq_streams(filter, rip_rq_k4(taps), output_dims->c) &&
+        at + 2u * (uintptr_t)rip_rq_k4(taps) <= (uintptr_t)ctx->buf + (uintptr_t)ctx->size) {
         xw = (int32_t *)at;
     }
 #endif

@@ -93,6 +93,26 @@ enum { RIP_RQ_EXACT, RIP_RQ_CHEAP_SAT, RIP_RQ_CHEAP_CLAMP };
  * 0, and the widened inputs' padding taps are 0 too). */
 static inline int32_t rip_rq_k4(int32_t taps) { return (taps + 3) & ~3; }
 
+/* A filter of more packed bytes than this is swept through a flash cache (the Picos' XIP
+ * cache, 16 KB on both chips) that cannot hold it: every sweep misses on all of it
+ * (rip.core.kernel_variants.CONV_SWEEP_CACHE_BYTES). */
+#define RIP_RQ_SWEEP_CACHE_BYTES 16384
+
+/* Whether p is read through the XIP cache: the Picos execute flash in place at
+ * 0x10000000-0x1fffffff (the RP2040's and RP2350's XIP windows and their aliases; rip's
+ * QEMU M33 board maps its code and constants there too). A filter elsewhere (staged in
+ * SRAM by flash-aware execution, or on a chip that maps flash elsewhere) is not. */
+#ifndef RIP_XIP_CACHED
+#define RIP_XIP_CACHED(p) (((uintptr_t)(p) >> 28) == 1u)
+#endif
+
+/* Whether the packed filter of c_out channels of k4 taps streams from flash through the
+ * XIP cache, too large to stay in it: its kernels then read it in as few sweeps as they
+ * can (rip_rq_sweep_pixels), each in address order (rip_rq_gemv_1x2). */
+static inline int rip_rq_streams(const int8_t *filter, int32_t k4, int32_t c_out) {
+    return (c_out + (c_out & 1)) * k4 > RIP_RQ_SWEEP_CACHE_BYTES && RIP_XIP_CACHED(filter);
+}
+
 RIP_INLINE int8_t rip_rq_out(const rip_fast_channel *c, const int mode, int32_t lo, int32_t hi,
                              int32_t acc) {
     const int32_t y = rip_cheap_requantize(acc, c->multiplier, c->round, c->shift);
