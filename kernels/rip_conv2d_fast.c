@@ -980,7 +980,6 @@ RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *fil
     }
 }
 
-
 /* Pixels a sweep of the packed `filter` takes (at least 3; 2 * k4 bytes each widened) for
  * a pointwise layer with `scratch_bytes` of scratch. */
 static inline int32_t rip_rq_sweep_pixels(const int8_t *filter, int32_t k4, int32_t c_out,
@@ -1144,7 +1143,7 @@ RIP_INLINE void rip_rq_put2(int32_t a00, int32_t a01, int32_t a10, int32_t a11,
  * the filter: each channel pair's rows run against every triple and pair before the next
  * pair's are read, so the sweep reads the filter once from flash where n pixels read it
  * ceil(n / 3) times as triples. Pixel i's outputs at y + i * step. */
-static __attribute__((noinline)) void rip_rq_gemm_sweep(const int32_t *xs, int32_t n, int32_t k4, const int8_t *filter,
+static void rip_rq_gemm_sweep(const int32_t *xs, int32_t n, int32_t k4, const int8_t *filter,
                               int32_t c_out, const rip_fast_channel *ch, const int mode,
                               int32_t lo, int32_t hi, int8_t *y, ptrdiff_t step) {
     int32_t n3, n2;
