@@ -51,16 +51,7 @@ RIP_INLINE void rip_rq_dot_1x4(const int8_t *x, const int8_t *wa, const int8_t *
     {
         int32_t xv, x13, w0, w1, t;
         const int8_t *const end = wa + 8 * groups;
-        if (groups & 1) {
-            __asm__ volatile(RIP_FC_GROUP : RIP_FC_OPERANDS : : "cc", "memory");
-        }
-        if (groups >= 2) {
-            __asm__ volatile(RIP_ASM_LOOP_HEAD RIP_FC_GROUP RIP_FC_GROUP "cmp %[wa], %[end]\n"
-                             "bne 1b\n"
-                             : RIP_FC_OPERANDS
-                             : [end] "r"(end)
-                             : "cc", "memory");
-        }
+        RIP_ASM_GROUPS(groups, RIP_FC_GROUP, RIP_FC_OPERANDS, "wa", end);
     }
 #undef RIP_FC_GROUP
 #undef RIP_FC_OPERANDS
@@ -178,16 +169,7 @@ RIP_INLINE void rip_rq_dot_1x2(const int32_t *xw, const int8_t *w, int32_t group
         [xb] "=&r"(xb), [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
     int32_t xa, xb, w0, w1, t;
     const int8_t *const end = w + 8 * groups;
-    if (groups & 1) {
-        __asm__ volatile(RIP_FC2_GROUP : RIP_FC2_OPERANDS : : "cc", "memory");
-    }
-    if (groups >= 2) {
-        __asm__ volatile(RIP_ASM_LOOP_HEAD RIP_FC2_GROUP RIP_FC2_GROUP "cmp %[w], %[end]\n"
-                         "bne 1b\n"
-                         : RIP_FC2_OPERANDS
-                         : [end] "r"(end)
-                         : "cc", "memory");
-    }
+    RIP_ASM_GROUPS(groups, RIP_FC2_GROUP, RIP_FC2_OPERANDS, "w", end);
 #undef RIP_FC2_GROUP
 #undef RIP_FC2_OPERANDS
 #else

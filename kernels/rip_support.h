@@ -38,6 +38,23 @@ extern "C" {
  * padding NOP, where one is needed, runs once per entry. */
 #define RIP_ASM_LOOP_HEAD ".p2align 2\n1:\n"
 
+/* A hand-written GROUP (an asm string that moves the operand named PTR on) run n times:
+ * once alone where n is odd, then two a pass in a RIP_ASM_LOOP_HEAD loop until PTR reaches
+ * END. OPERANDS: the asm's output operands (a macro naming PTR's among them). */
+#define RIP_ASM_GROUPS(n, GROUP, OPERANDS, PTR, END)                                           \
+    do {                                                                                       \
+        if ((n) & 1) {                                                                         \
+            __asm__ volatile(GROUP : OPERANDS : : "cc", "memory");                             \
+        }                                                                                      \
+        if ((n) >= 2) {                                                                        \
+            __asm__ volatile(RIP_ASM_LOOP_HEAD GROUP GROUP "cmp %[" PTR "], %[end]\n"          \
+                             "bne 1b\n"                                                        \
+                             : OPERANDS                                                        \
+                             : [end] "r"(END)                                                  \
+                             : "cc", "memory");                                                \
+        }                                                                                      \
+    } while (0)
+
 static inline int32_t rip_min32(int32_t a, int32_t b) { return a < b ? a : b; }
 static inline int32_t rip_max32(int32_t a, int32_t b) { return a > b ? a : b; }
 static inline int32_t rip_clamp32(int32_t x, int32_t lo, int32_t hi) {

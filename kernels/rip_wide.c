@@ -213,16 +213,7 @@ WIDE_INLINE void dot_panel4(const int16_t *x, const int8_t *w, int32_t blocks, i
     if (blocks > 0) {
         int32_t x01, x23, v, t;
         const int8_t *const end = w + 16 * (ptrdiff_t)blocks;
-        if (blocks & 1) {
-            __asm__ volatile(WIDE_BLOCK : WIDE_OPERANDS : : "cc", "memory");
-        }
-        if (blocks >= 2) {
-            __asm__ volatile(RIP_ASM_LOOP_HEAD WIDE_BLOCK WIDE_BLOCK "cmp %[w], %[end]\n"
-                             "bne 1b\n"
-                             : WIDE_OPERANDS
-                             : [end] "r"(end)
-                             : "cc", "memory");
-        }
+        RIP_ASM_GROUPS(blocks, WIDE_BLOCK, WIDE_OPERANDS, "w", end);
     }
 #undef WIDE_BLOCK
 #undef WIDE_OPERANDS
