@@ -125,11 +125,11 @@ def choose_conv_kernel(
             # one output pixel (a classifier's 1x1 over a pooled map): the 2x2 tiles would
             # pair it with itself and drop half their MACs. It needs one field of scratch;
             # the plan's (this formula's) also holds the field widened, which lets DSP
-            # cores sweep the filter in address order (kernels/rip_gemv.h)
+            # cores sweep a filter streaming from flash in address order (rip_gemv.h)
             v = kv.CONV2D_GEMV_RQ
-            return KernelChoice(v.name, v.folded_bias, "one output pixel: the filter swept "
-                                "once, in address order with DSP; cheap requantisation "
-                                "proven", taps)  # fmt: skip
+            return KernelChoice(v.name, v.folded_bias, "one output pixel: the filter read "
+                                "once (in address order where it streams from flash); "
+                                "cheap requantisation proven", taps)  # fmt: skip
         if p.fast_channels is not None and fits:
             return KernelChoice(
                 kv.CONV2D_FAST_RQ.name,

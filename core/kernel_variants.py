@@ -285,10 +285,11 @@ CONV2D_GEMV_RQ = KernelVariant(
     scratch="rip_conv2d_s8_get_buffer_size",
     folded_bias=True,
     preconditions="rip_conv2d_fast_rq_s8's records and packed filter, one gathered field of "
-    "scratch (rip_conv2d_s8's contract; with DSP, scratch that also holds the field widened, "
-    "2 * K4 bytes word-aligned after it, sweeps the filter pair by pair in address order): a "
-    "CONV_2D of one output pixel, and a one-channel DEPTHWISE_CONV_2D whose reserved scratch "
-    "holds one receptive field but not the widened pixel pair",
+    "scratch (rip_conv2d_s8's contract; with DSP, a filter streaming from flash, "
+    "rip_rq_streams, is swept pair by pair in address order where the scratch also holds the "
+    "field widened, 2 * K4 bytes word-aligned after it): a CONV_2D of one output pixel, and "
+    "a one-channel DEPTHWISE_CONV_2D whose reserved scratch holds one receptive field but not "
+    "the widened pixel pair",
 )
 
 CONV2D_GROUPED = KernelVariant(
