@@ -12,8 +12,13 @@ board's plans use the column measured on its core, `for_core`):
   the chain's own features: the MACs and output elements of its 1x1 members and of its
   other members (a fused kernel's inner loops and requantisation may run slower or faster
   than the unfused ones), the rows every stage computes and the pixels of those rows (the
-  row loop and its ring addressing), and one call. The overhead is what the planner's
-  budget counts (`fusion_choice.choose`).
+  row loop and its ring addressing), and one call; and what the row order itself costs
+  where the layer-by-layer kernels take whole planes: a depthwise stage widens the kernel
+  height of input rows for every output row where its layer alone widens each input row
+  about once (the elements widened again), and sets each channel's operands up once an
+  output row (channels x window taps x rows); a 1x1 stage is called once a row, and an odd
+  row width leaves its pixel-pair tile a lone pixel in every row (rows x channels). The
+  overhead is what the planner's budget counts (`fusion_choice.choose`).
 
 Estimates are floats in instructions; nothing here plans, emits or measures.
 """
@@ -33,7 +38,10 @@ from rip.frontend.ir import Graph, Operator
 DATA = Path(__file__).with_name("cost_model.json")
 DEFAULT_BOARD = "qemu-m33"  # the column of a core nothing was calibrated on (the host)
 OP_FEATURES = ("macs", "outputs", "pixels", "calls")
-FUSED_FEATURES = ("pw_macs", "other_macs", "pw_outputs", "other_outputs", "rows", "pixels", "calls")
+FUSED_FEATURES = (
+    "pw_macs", "other_macs", "pw_outputs", "other_outputs", "rows", "pixels", "calls",
+    "dw_rewidened", "dw_operands", "pw_rows", "pw_odd",
+)  # fmt: skip
 CLASSES = ("conv1x1", "conv", "dw", "fc", "elementwise", "pool", "other")
 
 
@@ -97,16 +105,24 @@ def fused_features(
 ) -> tuple[float, ...]:
     """``FUSED_FEATURES`` of a chain of ``members`` (ending in ``residual`` or not)."""
     pw, other, pw_out, other_out, rows, pixels = [0.0] * 6
+    rewidened, operands, pw_rows, pw_odd = [0.0] * 4
     for m in members:
         macs, outputs, *_ = op_features(graph, m)
+        x = graph.tensors[m.inputs[0]].shape
+        y = graph.tensors[m.outputs[0]].shape
         if op_class(graph, m) == "conv1x1":
             pw, pw_out = pw + macs, pw_out + outputs
+            pw_rows += y[1]
+            pw_odd += y[1] * y[3] * (y[2] % 2)
         else:
             other, other_out = other + macs, other_out + outputs
-        shape = graph.tensors[m.outputs[0]].shape
-        rows += shape[1]
-        pixels += shape[1] * shape[2]
-    return (pw, other, pw_out, other_out, rows, pixels, 1.0)
+        if m.kind == Op.DEPTHWISE_CONV_2D:
+            kh, kw = graph.tensors[m.inputs[1]].shape[1:3]
+            rewidened += (y[1] * kh - x[1]) * x[2] * x[3]
+            operands += y[1] * y[3] * kh * kw
+        rows += y[1]
+        pixels += y[1] * y[2]
+    return (pw, other, pw_out, other_out, rows, pixels, 1.0, rewidened, operands, pw_rows, pw_odd)
 
 
 def _dot(coef: dict[str, float], names: Sequence[str], xs: Sequence[float]) -> float:
