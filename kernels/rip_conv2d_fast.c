@@ -213,10 +213,8 @@ static void rip_rq_widen_2px(const int8_t *xa, const int8_t *xb, int32_t k, int3
         dst += 4;
     }
     if (i < k) {
-        int8_t ta[4] = {0, 0, 0, 0}, tb[4] = {0, 0, 0, 0};
-        memcpy(ta, xa + i, (size_t)(k - i));
-        memcpy(tb, xb + i, (size_t)(k - i));
-        const int32_t a = rip_fast_load_s8x4(ta), b = rip_fast_load_s8x4(tb);
+        const int32_t a = rip_fast_load_s8_tail(xa + i, k - i);
+        const int32_t b = rip_fast_load_s8_tail(xb + i, k - i);
         dst[0] = __sxtb16(a);
         dst[1] = rip_fast_sxtb16_ror8(a);
         dst[2] = __sxtb16(b);
@@ -591,10 +589,8 @@ static inline __attribute__((always_inline)) void rip_rq_widen_3px_(const int8_t
         dst += 6;
     }
     if (i < k) {
-        int8_t t[3][4] = {{0}};
         for (int32_t j = 0; j < 3; ++j) {
-            memcpy(t[j], xa + j * k + i, (size_t)(k - i));
-            const int32_t v = rip_fast_load_s8x4(t[j]);
+            const int32_t v = rip_fast_load_s8_tail(xa + j * k + i, k - i);
             dst[2 * j] = RIP_W3(__sxtb16(v));
             dst[2 * j + 1] = RIP_W3(rip_fast_sxtb16_ror8(v));
         }

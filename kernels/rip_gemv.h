@@ -134,9 +134,7 @@ RIP_INLINE void rip_rq_widen_1px(const int8_t *x, int32_t k, int32_t *xw) {
         xw[1] = rip_fast_sxtb16_ror8(a);
     }
     if (i < k) {
-        int8_t t[4] = {0, 0, 0, 0};
-        memcpy(t, x + i, (size_t)(k - i));
-        const int32_t a = rip_fast_load_s8x4(t);
+        const int32_t a = rip_fast_load_s8_tail(x + i, k - i);
         xw[0] = __sxtb16(a);
         xw[1] = rip_fast_sxtb16_ror8(a);
     }

@@ -398,6 +398,14 @@ static inline int32_t rip_fast_load_s8x4(const int8_t *p) {
     return v;
 }
 
+/* A field's last n (1 to 3) int8 as rip_fast_load_s8x4 reads four, the missing bytes 0 (as
+ * the packed filter's padding taps are), never reading past p + n. */
+static inline int32_t rip_fast_load_s8_tail(const int8_t *p, int32_t n) {
+    int8_t t[4] = {0, 0, 0, 0};
+    memcpy(t, p, (size_t)n);
+    return rip_fast_load_s8x4(t);
+}
+
 #if defined(__ARM_FEATURE_DSP)
 /* SXTB16 with its rotate folded in (GCC 12 does not fold a separate ROR into it). */
 static inline int32_t rip_fast_sxtb16_ror8(int32_t x) {
