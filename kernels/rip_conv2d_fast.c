@@ -976,11 +976,11 @@ RIP_INLINE void rip_rq_gemm_3px(const int32_t *xs, int32_t k4, const int8_t *fil
     }
 }
 
-/* Pixels a sweep of the packed `filter` takes (at least 3; 2 * k4 bytes each widened) for
- * a pointwise layer with `scratch_bytes` of scratch. */
-static inline int32_t rip_rq_sweep_pixels(const int8_t *filter, int32_t k4, int32_t c_out,
-                                          int32_t scratch_bytes) {
-    return rip_rq_streams(filter, k4, c_out) ? rip_max32(scratch_bytes / (2 * k4), 3) : 3;
+/* Pixels a sweep of the packed filter takes (at least 3; 2 * k4 bytes each widened) for
+ * a pointwise layer with `scratch_bytes` of scratch, its filter streaming from flash or
+ * not (rip_rq_streams). */
+static inline int32_t rip_rq_sweep_pixels(int streams, int32_t k4, int32_t scratch_bytes) {
+    return streams ? rip_max32(scratch_bytes / (2 * k4), 3) : 3;
 }
 
 /* Word k of three pixels' fields (a, b, c) widened to dst: SXTB16 of each and of each
@@ -1300,8 +1300,10 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
      * channel pair (four with the biases'), a saving from c_out > 0.75 k4 (the expansions
      * after 8 or 16 channels). The general loop keeps one copy of the pair block. */
     const int doubled = pointwise && mode == RIP_RQ_CHEAP_SAT && c_out >= k4;
+    /* the filter streams from flash (its sweeps and the lone pixel read it in order) */
+    const int streams = pointwise && rip_rq_streams(filter, k4, c_out);
     /* pixels a sweep of the filter (0: not pointwise) */
-    const int32_t sweep = pointwise ? rip_rq_sweep_pixels(filter, k4, c_out, scratch_bytes) : 0;
+    const int32_t sweep = pointwise ? rip_rq_sweep_pixels(streams, k4, scratch_bytes) : 0;
 #else
     const int32_t sweep = 0;
 #endif
@@ -1383,7 +1385,7 @@ RIP_INLINE void rip_rq_run(const rip_conv_params *params, const rip_dims *input_
              * computes it twice, from a copy of its field in scratch (widened, where the
              * filter streams from flash: rip_rq_gemv_1x2), so that the field is read
              * before any of its channels is stored, as for a pair. */
-            if (rip_rq_streams(filter, k4, c_out)) {
+            if (streams) {
                 rip_rq_widen_1px(in + (size_t)p * c_in, taps, wide);
                 RIP_SHARE_SYNC(core);
                 rip_rq_gemv_1x2(wide, k4, rows, n_ch, chs, mode, lo, hi,
