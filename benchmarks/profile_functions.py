@@ -1,11 +1,14 @@
-"""make profile-functions: where one inference's instructions go, by function.
+"""make profile-functions: where one inference's instructions and Pico cycles go, by function.
 
 The model is compiled (qemu-m33 planning, as make bench-cost does), its firmware built for a
 QEMU board and run under rip's timing plugin with ``profile=`` (every executed instruction's
-address and count, rip.timing.estimate.run_timed); each address is charged to the function
-whose symbol (``arm-none-eabi-nm -S``) covers it. Prints the top functions with their share,
-and the calls into memset / memcpy / memmove by caller (a library call for a few bytes is a
-common hidden cost on ARMv6-M).
+address, count and estimated cycles on the Pico the board is timed as, stalls on XIP cache
+misses included: rip.timing.estimate.run_timed, docs/pico-timing.md); each address is
+charged to the function whose symbol (``arm-none-eabi-nm -S``) covers it. Prints the top
+functions with their share of the instructions, their cycles and cycles an instruction
+(where a change that saves instructions may still cost time: loads, taken branches, flash
+misses), and the calls into memset / memcpy / memmove by caller (a library call for a few
+bytes is a common hidden cost on ARMv6-M).
 
     .venv/bin/python benchmarks/profile_functions.py MODEL [--board qemu-armv6m]
         [--strategy rip] [--top 25] [--annotate FUNCTION]...
@@ -44,33 +47,39 @@ def symbols(elf: Path) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
-def counts(profile: Path) -> dict[int, int]:
-    """Executions per instruction address (the plugin's ``pc size count ...`` lines, one per
-    decoded copy: an address in several translation blocks is summed)."""
-    table: dict[int, int] = {}
+Cost = tuple[int, int]  # (executions, estimated cycles)
+
+
+def counts(profile: Path) -> dict[int, Cost]:
+    """Executions and estimated cycles per instruction address (the plugin's ``pc size count
+    cycles ...`` lines, one per decoded copy: an address in several translation blocks is
+    summed)."""
+    table: dict[int, Cost] = {}
     for line in profile.read_text().splitlines():
         fields = line.split()
-        if len(fields) >= 3:
+        if len(fields) >= 4:
             try:
-                pc, n = int(fields[0], 16), int(fields[2])
+                pc, n, cycles = int(fields[0], 16), int(fields[2]), int(fields[3])
             except ValueError:
                 continue
-            table[pc] = table.get(pc, 0) + n
+            had = table.get(pc, (0, 0))
+            table[pc] = (had[0] + n, had[1] + cycles)
     return table
 
 
-def by_function(executed: dict[int, int], syms: list[tuple[int, int, str]]) -> dict[str, int]:
+def by_function(executed: dict[int, Cost], syms: list[tuple[int, int, str]]) -> dict[str, Cost]:
     starts = [s[0] for s in syms]
-    total: dict[str, int] = {}
-    for pc, n in executed.items():
+    total: dict[str, Cost] = {}
+    for pc, (n, cycles) in executed.items():
         i = bisect.bisect_right(starts, pc) - 1
         inside = i >= 0 and pc < syms[i][0] + max(syms[i][1], 1)
         name = syms[i][2] if inside else "?"
-        total[name] = total.get(name, 0) + n
+        had = total.get(name, (0, 0))
+        total[name] = (had[0] + n, had[1] + cycles)
     return total
 
 
-def library_calls(elf: Path, executed: dict[int, int]) -> list[tuple[int, str, str]]:
+def library_calls(elf: Path, executed: dict[int, Cost]) -> list[tuple[int, str, str]]:
     """(times, caller, callee) of every executed BL into a library copy routine."""
     listing = subprocess.run(["arm-none-eabi-objdump", "-d", str(elf)],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
@@ -84,15 +93,16 @@ def library_calls(elf: Path, executed: dict[int, int]) -> list[tuple[int, str, s
             continue
         hit = pattern.search(line)
         if hit and caller not in LIBRARY_COPIES:
-            n = executed.get(int(line.split(":", 1)[0], 16), 0)
+            n = executed.get(int(line.split(":", 1)[0], 16), (0, 0))[0]
             if n:
                 calls.append((n, caller, hit.group(1)))
     return sorted(calls, reverse=True)
 
 
-def annotated(elf: Path, executed: dict[int, int], name: str) -> list[str]:
-    """Function ``name``'s disassembly, each instruction prefixed by its executions (where
-    a loop's instructions sit, and what runs once a call, a row or a channel)."""
+def annotated(elf: Path, executed: dict[int, Cost], name: str) -> list[str]:
+    """Function ``name``'s disassembly, each instruction prefixed by its executions and
+    estimated cycles (where a loop's instructions sit, what runs once a call, a row or a
+    channel, and which of them stall)."""
     listing = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn",
                               f"--disassemble={name}", str(elf)],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
@@ -100,7 +110,8 @@ def annotated(elf: Path, executed: dict[int, int], name: str) -> list[str]:
     for line in listing.splitlines():
         at = re.match(r"\s*([0-9a-f]+):\s", line)
         if at:
-            lines.append(f"{executed.get(int(at.group(1), 16), 0):>12,} {line.strip()}")
+            n, cycles = executed.get(int(at.group(1), 16), (0, 0))
+            lines.append(f"{n:>12,} {cycles:>12,} {line.strip()}")
     return lines
 
 
@@ -111,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--strategy", default="rip")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--annotate", metavar="FUNCTION", action="append", default=[],
-                    help="also print FUNCTION's instructions with their executions")  # fmt: skip
+                    help="also print FUNCTION's instructions with their executions "
+                         "and cycles")  # fmt: skip
     args = ap.parse_args(argv)
     strategy = Strategy(args.strategy)
     options = Options(placer=Placer("milp"), time_limit=DEFAULT_TIME_LIMIT, strategies=(strategy,))
@@ -133,17 +145,22 @@ def main(argv: list[str] | None = None) -> int:
             f"profile-functions: no TFLite Micro checksum from the run: {result}", file=sys.stderr
         )
         return 1
-    total = sum(per_function.values())
+    total = sum(n for n, _ in per_function.values())
+    cycles = sum(c for _, c in per_function.values())
+    pico = board.timing_board or board.name
     print(f"{compiled.graph.name} on {args.board} ({args.strategy}): {total:,} instructions "
-          f"executed, {result.instructions:,} in the inference (its result line)")  # fmt: skip
-    for name, n in sorted(per_function.items(), key=lambda kv: -kv[1])[: args.top]:
-        print(f"{n:>14,} {100 * n / total:5.1f}%  {name}")
+          f"executed, {result.instructions:,} in the inference (its result line); "
+          f"{cycles:,} cycles estimated on {pico}")  # fmt: skip
+    print(f"{'instructions':>14} {'share':>6} {'cycles':>14} {'share':>6} {'cyc/insn':>8}  function")
+    for name, (n, c) in sorted(per_function.items(), key=lambda kv: -kv[1][0])[: args.top]:
+        print(f"{n:>14,} {100 * n / total:5.1f}% {c:>14,} {100 * c / max(cycles, 1):5.1f}% "
+              f"{c / max(n, 1):8.2f}  {name}")
     if copies:
         print("\nlibrary copy calls by caller:")
         for n, caller, callee in copies:
             print(f"{n:>14,}  {caller} -> {callee}")
     for name, lines in notes.items():
-        print(f"\n{name}, executions per instruction:")
+        print(f"\n{name}, executions and cycles per instruction:")
         print("\n".join(lines) if lines else "  (no such function in the firmware)")
     return 0
 
