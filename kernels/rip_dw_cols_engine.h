@@ -490,6 +490,19 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
     r[3] = k->shift;
 }
 
+/* How the hand-scheduled 3x3 rows of n pixels end after their quads: RIP_DWC3_REST (a
+ * pair and a last pixel as n & 3 says: any n), or where n allows, the pair and last pixel
+ * as one block (RIP_DWC3_TRIPLE, n % 4 = 3) or the last quad and pixel (RIP_DWC3_QUINT,
+ * n % 4 = 1, n >= 5). Chosen once a run (RIP_DWC_RUN), each end its own copy of the rows,
+ * so that no row and no channel tests it. */
+#define RIP_DWC3_END_REST 0
+#define RIP_DWC3_END_TRIPLE 3
+#define RIP_DWC3_END_QUINT 5
+static inline int rip_dwc3_end(int32_t n) {
+    return (n & 3) == 3 ? RIP_DWC3_END_TRIPLE
+                        : (n & 3) == 1 && n >= 5 ? RIP_DWC3_END_QUINT : RIP_DWC3_END_REST;
+}
+
 #if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
 /* One kernel row of a 3x3 stride-1 quad (RIP_DWC_QUAD's RIP_DWC_ROW2 pair, the same
  * products): its operands A, B at the channel's words [2 ky, 2 ky + 1], its widened pairs
@@ -497,10 +510,10 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
 #define RIP_DWC3_ROW(WOFF, ROW)                                                                \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                      \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlatb %[a1], %[p0], %[wa], %[a1]\n\t"                                                    \
-    "ldr %[p0], [%[x], %[" ROW "32]]\n\t"                                                      \
+    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                      \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
     "smlad %[a1], %[p1], %[wb], %[a1]\n\t"                                                     \
     "smlad %[a2], %[p1], %[wa], %[a2]\n\t"                                                     \
@@ -565,10 +578,10 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
 #define RIP_DWC3S2_ROW(WOFF, ROW)                                                              \
     RIP_DWC3_PAIR_ROW_S2(WOFF, ROW) /* its first pair, then the second */                     \
     "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
-    "ldr %[p1], [%[x], %[" ROW "48]]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                      \
     "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"                                                    \
     "smlad %[a3], %[p1], %[wa], %[a3]\n\t"                                                     \
-    "ldr %[p0], [%[x], %[" ROW "64]]\n\t"                                                      \
+    "ldr %[p0], [%[x], #%c[" ROW "]+64]\n\t"                                                      \
     "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"
 
 /* The quads at stride 2 (GCC's schedule kept them on the stack too: MCUNet's and
@@ -601,7 +614,7 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
 #define RIP_DWC3_PAIR_ROW_S1(WOFF, ROW)                                                        \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                      \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlatb %[a1], %[p0], %[wa], %[a1]\n\t"                                                    \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
@@ -609,11 +622,11 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
 #define RIP_DWC3_PAIR_ROW_S2(WOFF, ROW)                                                        \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                      \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
     "smlad %[a1], %[p1], %[wa], %[a1]\n\t"                                                     \
-    "ldr %[p0], [%[x], %[" ROW "32]]\n\t"                                                      \
+    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                      \
     "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"
 /* A row's pair of pixels after its quads (n & 2), x on by the pair's widened pairs. */
 #define RIP_DWC3_PAIR(ROW, XSTEP)                                                              \
@@ -634,7 +647,7 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
 #define RIP_DWC3_ONE_ROW(WOFF, ROW)                                                            \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], %[" ROW "16]]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                      \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"
 #define RIP_DWC3_ONE                                                                           \
@@ -647,28 +660,164 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
     "strb %[a0], [%[o]]\n\t"                                                                   \
     "add %[o], %[o], %[os]\n\t"
 
+/* A row's pair (n & 2) and last pixel (n & 1) after its quads. */
+#define RIP_DWC3_REST(PAIR_ROW, PSTEP)                                                         \
+    "ldr %[p0], [%[cp], #44]\n\t"                                                              \
+    "lsls %[p0], %[p0], #31\n\t" /* C: a pair, N: a last pixel */                             \
+    "bcc 5f\n\t"                                                                               \
+    RIP_DWC3_PAIR(PAIR_ROW, PSTEP)                                                             \
+    "ldr %[p0], [%[cp], #44]\n\t"                                                              \
+    "lsls %[p0], %[p0], #31\n\t"                                                               \
+    "5:\n\t"                                                                                   \
+    "bpl 6f\n\t"                                                                               \
+    RIP_DWC3_ONE
+
+/* A row's last five pixels where n % 4 is 1 (n >= 5: its last quad and its last pixel as
+ * one block, five accumulators, the fifth in `end`'s register, which the quads no longer
+ * need and the row's end sets again): each kernel row's operands and the pairs the last
+ * pixel shares with the fourth loaded once, the requantisation read once. 79 instructions
+ * at stride 1 where a quad and a lone pixel took 98 (MLPerf Tiny's keyword spotter: rows
+ * of 5). The first kernel row starts the accumulators from the record's first word. */
+#define RIP_DWC3_QUINT_ROW0_S1                                                                 \
+    "ldr %[a0], [%[cp], #24]\n\t"                                                              \
+    "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
+    "ldr %[p0], [%[x]]\n\t"                                                                    \
+    "ldr %[p1], [%[x], #16]\n\t"                                                               \
+    "mov %[end], %[a0]\n\t"                                                                    \
+    "smlatb %[a1], %[p0], %[wa], %[a0]\n\t"                                                    \
+    "smlad %[a2], %[p1], %[wa], %[a0]\n\t"                                                     \
+    "smlatb %[a3], %[p1], %[wa], %[a0]\n\t"                                                    \
+    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
+    "ldr %[p0], [%[x], #32]\n\t"                                                               \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wb], %[a1]\n\t"                                                     \
+    "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"                                                    \
+    "smlad %[a3], %[p0], %[wb], %[a3]\n\t"                                                     \
+    "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
+    "ldr %[p1], [%[x], #48]\n\t"                                                               \
+    "smlabt %[end], %[p1], %[wb], %[end]\n\t"
+/* Kernel row ky's taps of the five (RIP_DWC3_ROW, and the fifth pixel's window on pairs 2
+ * and 3). */
+#define RIP_DWC3_QUINT_ROW_S1(WOFF, ROW)                                                       \
+    RIP_DWC3_ROW(WOFF, ROW)                                                                    \
+    "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
+    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                      \
+    "smlabt %[end], %[p1], %[wb], %[end]\n\t"
+/* Stride 2: the fifth pixel's window on pairs 4 and 5. */
+#define RIP_DWC3_QUINT_ROW0_S2                                                                 \
+    "ldr %[a3], [%[cp], #24]\n\t"                                                              \
+    "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
+    "ldr %[p0], [%[x]]\n\t"                                                                    \
+    "ldr %[p1], [%[x], #16]\n\t"                                                               \
+    "mov %[end], %[a3]\n\t"                                                                    \
+    "smlad %[a0], %[p0], %[wa], %[a3]\n\t"                                                     \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wa], %[a3]\n\t"                                                     \
+    "ldr %[p0], [%[x], #32]\n\t"                                                               \
+    "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"                                                    \
+    "smlad %[a2], %[p0], %[wa], %[a3]\n\t"                                                     \
+    "ldr %[p1], [%[x], #48]\n\t"                                                               \
+    "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"                                                    \
+    "smlad %[a3], %[p1], %[wa], %[a3]\n\t"                                                     \
+    "ldr %[p0], [%[x], #64]\n\t"                                                               \
+    "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"                                                    \
+    "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
+    "ldr %[p1], [%[x], #80]\n\t"                                                               \
+    "smlabt %[end], %[p1], %[wb], %[end]\n\t"
+#define RIP_DWC3_QUINT_ROW_S2(WOFF, ROW)                                                       \
+    RIP_DWC3S2_ROW(WOFF, ROW)                                                                  \
+    "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
+    "ldr %[p1], [%[x], #%c[" ROW "]+80]\n\t"                                                      \
+    "smlabt %[end], %[p1], %[wb], %[end]\n\t"
+/* A row's last three pixels where n % 4 is 3 (its pair and its last pixel as one block:
+ * 50 instructions at stride 1 where they took 72). The first kernel row starts the
+ * accumulators from the record's first word. */
+#define RIP_DWC3_TRIPLE_ROW0_S1                                                                \
+    "ldr %[a0], [%[cp], #24]\n\t"                                                              \
+    "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
+    "ldr %[p0], [%[x]]\n\t"                                                                    \
+    "ldr %[p1], [%[x], #16]\n\t"                                                               \
+    "smlatb %[a1], %[p0], %[wa], %[a0]\n\t"                                                    \
+    "smlad %[a2], %[p1], %[wa], %[a0]\n\t"                                                     \
+    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
+    "ldr %[p0], [%[x], #32]\n\t"                                                               \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wb], %[a1]\n\t"                                                     \
+    "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"
+#define RIP_DWC3_TRIPLE_ROW_S1(WOFF, ROW)                                                      \
+    RIP_DWC3_PAIR_ROW_S1(WOFF, ROW)                                                            \
+    "smlad %[a2], %[p1], %[wa], %[a2]\n\t"                                                     \
+    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                   \
+    "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"
+#define RIP_DWC3_TRIPLE_ROW0_S2                                                                \
+    "ldr %[a2], [%[cp], #24]\n\t"                                                              \
+    "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
+    "ldr %[p0], [%[x]]\n\t"                                                                    \
+    "ldr %[p1], [%[x], #16]\n\t"                                                               \
+    "smlad %[a0], %[p0], %[wa], %[a2]\n\t"                                                     \
+    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
+    "smlad %[a1], %[p1], %[wa], %[a2]\n\t"                                                     \
+    "ldr %[p0], [%[x], #32]\n\t"                                                               \
+    "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"                                                    \
+    "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
+    "ldr %[p1], [%[x], #48]\n\t"                                                               \
+    "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"
+#define RIP_DWC3_TRIPLE_ROW_S2(WOFF, ROW)                                                      \
+    RIP_DWC3_PAIR_ROW_S2(WOFF, ROW)                                                            \
+    "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
+    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                   \
+    "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"
+/* The three outputs requantised and stored in pixel order, x on as after a pair. */
+#define RIP_DWC3_TRIPLE(ROW0, ROW, XSTEP)                                                      \
+    ROW0                                                                                       \
+    ROW("8", "r1")                                                                             \
+    ROW("16", "r2")                                                                            \
+    RIP_DWC3_RQ                                                                                \
+    RIP_DWC3_SAT("a0")                                                                         \
+    RIP_DWC3_SAT("a1")                                                                         \
+    RIP_DWC3_SAT("a2")                                                                         \
+    "strb %[a0], [%[o]]\n\t"                                                                   \
+    "strb %[a1], [%[o], %[os]]\n\t"                                                            \
+    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    "strb %[a2], [%[o]]\n\t"                                                                   \
+    "add %[o], %[o], %[os]\n\t"                                                                \
+    "adds %[x], %[x], #" XSTEP "\n\t"
+
+/* The five outputs requantised and stored in pixel order, x on as after a quad. */
+#define RIP_DWC3_QUINT(ROW0, ROW, XSTEP)                                                       \
+    ROW0                                                                                       \
+    ROW("8", "r1")                                                                             \
+    ROW("16", "r2")                                                                            \
+    RIP_DWC3_RQ                                                                                \
+    RIP_DWC3_SAT("a0")                                                                         \
+    RIP_DWC3_SAT("a1")                                                                         \
+    RIP_DWC3_SAT("a2")                                                                         \
+    RIP_DWC3_SAT("a3")                                                                         \
+    RIP_DWC3_SAT("end")                                                                        \
+    "strb %[a0], [%[o]]\n\t"                                                                   \
+    "strb %[a1], [%[o], %[os]]\n\t"                                                            \
+    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    "strb %[a2], [%[o]]\n\t"                                                                   \
+    "strb %[a3], [%[o], %[os]]\n\t"                                                            \
+    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    "strb %[end], [%[o]]\n\t"                                                                  \
+    "add %[o], %[o], %[os]\n\t"                                                                \
+    "adds %[x], %[x], #" XSTEP "\n\t"
+
 /* A channel's rows of a 3x3 cheap run with int8 saturation, hand-scheduled whole: each
- * row's quads, then its pair (n & 2) and its last pixel (n & 1), stores in pixel order,
- * rows in order, x on by the record's row step at each row's end, until x reaches the
- * record's end (rip_dwc3_ctl). GCC's pair and last pixel kept the operands on the stack
- * (45 instructions a pair, measured, here 36) and its row loop took 24 more a row.
- * QUADS, PAIR_ROW: the stride's macros. */
-#define RIP_DWC3_PLANE(QUADS, PAIR_ROW, PSTEP)                                                 \
+ * row's quads, then REST (RIP_DWC3_REST: its pair and last pixel; or RIP_DWC3_TRIPLE, or
+ * RIP_DWC3_QUINT after one quad fewer), stores in pixel order, rows in order, x on by
+ * the record's row step at each row's end, until x reaches the record's end. GCC's pair
+ * and last pixel kept the operands on the stack (45 instructions a pair, measured, here
+ * 36) and its row loop took 24 more a row. QUADS, REST: the stride's macros. */
+#define RIP_DWC3_PLANE(QUADS, REST)                                                            \
     __asm__ volatile(                                                                          \
         "2:\n\t"                                                                               \
         "cmp %[o], %[end]\n\t"                                                                 \
         "beq 4f\n\t"                                                                           \
         QUADS                                                                                  \
         "4:\n\t"                                                                               \
-        "ldr %[p0], [%[cp], #44]\n\t"                                                          \
-        "lsls %[p0], %[p0], #31\n\t" /* C: a pair, N: a last pixel */                         \
-        "bcc 5f\n\t"                                                                           \
-        RIP_DWC3_PAIR(PAIR_ROW, PSTEP)                                                         \
-        "ldr %[p0], [%[cp], #44]\n\t"                                                          \
-        "lsls %[p0], %[p0], #31\n\t"                                                           \
-        "5:\n\t"                                                                               \
-        "bpl 6f\n\t"                                                                           \
-        RIP_DWC3_ONE                                                                           \
+        REST                                                                                   \
         "6:\n\t"                                                                               \
         "ldrd %[wa], %[wb], [%[cp], #48]\n\t"                                                  \
         "add %[x], %[x], %[wa]\n\t"                                                            \
@@ -681,37 +830,47 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [wa] "=&r"(wa),    \
           [wb] "=&r"(wb), [p0] "=&r"(p0), [p1] "=&r"(p1), [x] "+r"(x), [o] "+r"(o),           \
           [end] "+r"(end)                                                                      \
-        : [os] "r"(ostep), [cp] "r"(cp), [r0] "n"(0), [r016] "n"(16), [r032] "n"(32),         \
-          [r1] "n"(16 * EC), [r116] "n"(16 * EC + 16), [r132] "n"(16 * EC + 32),               \
-          [r148] "n"(16 * EC + 48), [r164] "n"(16 * EC + 64), [r2] "n"(32 * EC),               \
-          [r216] "n"(32 * EC + 16), [r232] "n"(32 * EC + 32), [r248] "n"(32 * EC + 48),        \
-          [r264] "n"(32 * EC + 64)                                                             \
+        : [os] "r"(ostep), [cp] "r"(cp), [r0] "n"(0), [r1] "n"(16 * EC), [r2] "n"(32 * EC)     \
         : "cc", "memory")
 
+/* END: the rows' end (rip_dwc3_end), a constant wherever this is inlined. */
 static inline __attribute__((always_inline)) void rip_dwc3_plane_sat(
     const int32_t *x, int8_t *o, ptrdiff_t ostep, const int32_t *cp, const int32_t SW,
-    const int32_t EC) {
+    const int32_t EC, const int END) {
     int32_t a0, a1, a2, a3, wa, wb, p0, p1;
     int8_t *end = o + cp[10];
-    if (SW == 1) {
-        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S1, RIP_DWC3_PAIR_ROW_S1, "16");
+    if (SW == 1 && END == RIP_DWC3_END_TRIPLE) {
+        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S1,
+                       RIP_DWC3_TRIPLE(RIP_DWC3_TRIPLE_ROW0_S1, RIP_DWC3_TRIPLE_ROW_S1, "16"));
+    } else if (SW == 1 && END == RIP_DWC3_END_QUINT) {
+        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S1,
+                       RIP_DWC3_QUINT(RIP_DWC3_QUINT_ROW0_S1, RIP_DWC3_QUINT_ROW_S1, "32"));
+    } else if (SW == 1) {
+        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S1, RIP_DWC3_REST(RIP_DWC3_PAIR_ROW_S1, "16"));
+    } else if (END == RIP_DWC3_END_TRIPLE) {
+        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S2,
+                       RIP_DWC3_TRIPLE(RIP_DWC3_TRIPLE_ROW0_S2, RIP_DWC3_TRIPLE_ROW_S2, "32"));
+    } else if (END == RIP_DWC3_END_QUINT) {
+        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S2,
+                       RIP_DWC3_QUINT(RIP_DWC3_QUINT_ROW0_S2, RIP_DWC3_QUINT_ROW_S2, "64"));
     } else {
-        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S2, RIP_DWC3_PAIR_ROW_S2, "32");
+        RIP_DWC3_PLANE(RIP_DWC3_QUADS_S2, RIP_DWC3_REST(RIP_DWC3_PAIR_ROW_S2, "32"));
     }
 }
 #endif
 
 /* What rip_dwc3_plane_sat reads after a channel's record (RIP_DWC_CHANNEL_WORDS' four more
- * words where the operands are at most six): the output bytes a row's quads store, the
- * row's n & 3, x's step in bytes from the row's last pixel pair to the next row's first,
- * and x past the rows (x0 + rows * xrow words: x0 itself for one row, xrow 0). The group
- * order's are the same for every group (n, rows and each channel's x0 are the layer's), so
- * it writes them once a run. */
+ * words where the operands are at most six): the output bytes a row's quads store (for
+ * the rows' end END), the row's n & 3, x's step in bytes from the row's last pixel pair
+ * to the next row's first, and x past the rows (x0 + rows * xrow words: x0 itself for one
+ * row, xrow 0). The group order's are the same for every group (n, rows and each channel's
+ * x0 are the layer's), so it writes them once a run. */
 static inline __attribute__((always_inline)) void rip_dwc3_ctl(int32_t *r, const int32_t *x0,
                                                                ptrdiff_t ostep, int32_t n,
                                                                int32_t rows, ptrdiff_t xrow,
-                                                               const int32_t SW) {
-    r[0] = (int32_t)((n >> 2) * 4 * ostep);
+                                                               const int32_t SW, const int END) {
+    const int quint = END == RIP_DWC3_END_QUINT; /* its quads one fewer */
+    r[0] = (int32_t)(((n >> 2) - quint) * 4 * ostep);
     r[1] = n & 3;
     r[2] = (int32_t)(xrow * 4 - (ptrdiff_t)(n >> 1) * 16 * SW);
     r[3] = (int32_t)(intptr_t)(x0 + rows * xrow);
@@ -728,21 +887,23 @@ static inline __attribute__((always_inline)) void rip_dwc3_ctl(int32_t *r, const
  * (RIP_DWC_QUAD), then pairs and a last pixel (RIP_DWC_PAIR), pixel i of row r stored at
  * o[r * orow + i * ostep] from the widened pairs at x + r * xrow, with the channel's
  * operands wk (rip_dwc_weights, then its rip_dwc_record in a cheap run), which no output
- * store can reach (restrict). MODE is a constant wherever this is inlined. */
+ * store can reach (restrict). MODE is a constant wherever this is inlined, and END (the
+ * hand-scheduled rows' end: rip_dwc3_end of n, or RIP_DWC3_END_REST) where they run. */
 static inline __attribute__((always_inline)) void rip_dwc_channel_run(
     const int32_t *x_row, const int32_t ec, int32_t *restrict wk,
     const rip_dwc_channel *k, const int32_t KH, const int32_t KW, const int32_t SW,
     const int MODE, int8_t *restrict o_row, ptrdiff_t ostep, int32_t n, int32_t rows,
-    ptrdiff_t xrow, ptrdiff_t orow, const int CTL) {
+    ptrdiff_t xrow, ptrdiff_t orow, const int CTL, const int END) {
     (void)CTL; /* whether the caller wrote rip_dwc3_ctl's words */
+    (void)END;
 #if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
     /* (the general run's KH is no constant: its rows' offsets are no immediates); rows > 1
      * only in the whole-plane order, whose output rows follow each other (orow n * ostep) */
     if (__builtin_constant_p(ec) && RIP_DWC3_ASM(KH, KW, MODE)) {
         if (!CTL) {
-            rip_dwc3_ctl(wk + 10, x_row, ostep, n, rows, xrow, SW);
+            rip_dwc3_ctl(wk + 10, x_row, ostep, n, rows, xrow, SW, END);
         }
-        rip_dwc3_plane_sat(x_row, o_row, ostep, wk, SW, ec);
+        rip_dwc3_plane_sat(x_row, o_row, ostep, wk, SW, ec, END);
         return;
     }
 #endif
@@ -818,7 +979,8 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
                                                                  const int32_t KW,
                                                                  const int32_t SW,
                                                                  const int MODE,
-                                                                 const int32_t ECW) {
+                                                                 const int32_t ECW,
+                                                                 const int END) {
     const rip_dw_plane *g = job->g;
     rip_dwc_channel own[4];
     const int8_t *win[7] = {NULL}; /* rows above k0 are never read: GCC cannot tell */
@@ -844,7 +1006,7 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
     if (ctl) {
         for (int32_t j = 0; j < 4; ++j) {
             rip_dwc3_ctl(wk + j * cw + 10, e + j, c, g->w_out, whole ? g->h_out : 1,
-                         whole ? (ptrdiff_t)g->sh * ECW * 4 : 0, SW);
+                         whole ? (ptrdiff_t)g->sh * ECW * 4 : 0, SW, END);
         }
     }
     for (int32_t k = 0; k < n_groups; ++k, ch += 4, w += 4 * KH * m) {
@@ -878,7 +1040,7 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
             for (int32_t j = 0; j < 4; ++j) {
                 rip_dwc_channel_run(e + j, ECW, wk + j * cw, ks + j, KH, KW, SW, MODE, o + j,
                                     c, g->w_out, g->h_out, (ptrdiff_t)g->sh * ECW * 4, row_out,
-                                    PLANE);
+                                    PLANE, END);
             }
             continue;
         }
@@ -902,7 +1064,7 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
                 for (int32_t j = 0; j < 4; ++j) {
                     rip_dwc_channel_run(e + j, ec, wk + j * cw, ks + j, KH, KW, SW, MODE,
                                         o + (ptrdiff_t)ox * ostep + j, ostep, t.n, 1, 0, 0,
-                                        PLANE);
+                                        PLANE, END);
                 }
             }
         }
@@ -921,24 +1083,24 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
  * column pairs a kernel row, which the hand-scheduled quads take as immediates: the
  * window's and the narrow whole plane's (_plane), the wide whole plane's (_wide, where
  * the size has one: rip_dwc_whole_pairs; WIDE its tile's words, rip_dwc_whole_words). */
-#define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, MODE)                          \
+#define RIP_DWC_RUN(name, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, MODE, END)                     \
     static __attribute__((noinline)) void name##_plane(const rip_dwc_job *job) {               \
         int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
         int32_t e[TILE] __attribute__((aligned(8)));                                           \
         rip_dwc_groups(job, wk, e, WHOLE, 1, (TILE) / (4 * (KH)), KH, KW, SW, MODE,            \
-                       rip_dwc_whole_pairs(KH, KW, SW, 0));                                    \
+                       rip_dwc_whole_pairs(KH, KW, SW, 0), END);                               \
     }                                                                                          \
     static __attribute__((noinline)) void name##_wide(const rip_dwc_job *job) {                \
         int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
         int32_t e[WIDE] __attribute__((aligned(8)));                                           \
         rip_dwc_groups(job, wk, e, 2, 1, (WIDE) / (4 * (KH)), KH, KW, SW, MODE,                \
-                       rip_dwc_whole_pairs(KH, KW, SW, 1));                                    \
+                       rip_dwc_whole_pairs(KH, KW, SW, 1), END);                               \
     }                                                                                          \
     static __attribute__((noinline)) void name##_row(const rip_dwc_job *job) {                 \
         int32_t wk[4 * RIP_DWC_CHANNEL_WORDS(WORDS)] __attribute__((aligned(8)));              \
         int32_t e[RIP_DWC_TILE_WORDS] __attribute__((aligned(8)));                             \
         rip_dwc_groups(job, wk, e, WHOLE, 0, RIP_DWC_TILE_WORDS / (4 * (KH)), KH, KW, SW,      \
-                       MODE, 0);                                                               \
+                       MODE, 0, END);                                                          \
     }                                                                                          \
     static void name(const rip_dwc_job *job) {                                                 \
         if (job->rows != NULL) {                                                               \
@@ -950,9 +1112,12 @@ typedef void (*rip_dwc_fn)(const rip_dwc_job *job);
         }                                                                                      \
     }
 #define RIP_DWC_RUN_MODES(prefix, KH, KW, WORDS, TILE, WIDE, WHOLE, SW)                        \
-    RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, RIP_DW_RQ_EXACT)         \
-    RIP_DWC_RUN(prefix##_sat, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, RIP_DW_RQ_CHEAP_SAT)       \
-    RIP_DWC_RUN(prefix##_clamp, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, RIP_DW_RQ_CHEAP_CLAMP)
+    RIP_DWC_RUN(prefix##_exact, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, RIP_DW_RQ_EXACT,         \
+                RIP_DWC3_END_REST)                                                             \
+    RIP_DWC_RUN(prefix##_sat, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, RIP_DW_RQ_CHEAP_SAT,       \
+                RIP_DWC3_END_REST)                                                             \
+    RIP_DWC_RUN(prefix##_clamp, KH, KW, WORDS, TILE, WIDE, WHOLE, SW, RIP_DW_RQ_CHEAP_CLAMP,   \
+                RIP_DWC3_END_REST)
 #define RIP_DWC_RUN_STRIDES(prefix, KH, KW, WORDS, TILE, WIDE, WHOLE)                          \
     RIP_DWC_RUN_MODES(prefix##_s1, KH, KW, WORDS, TILE, WIDE, WHOLE, 1)                        \
     RIP_DWC_RUN_MODES(prefix##_s2, KH, KW, WORDS, TILE, WIDE, WHOLE, 2)
@@ -966,6 +1131,24 @@ RIP_DWC_RUN_STRIDES(rip_dwc_any, job->g->kh, job->g->kw, RIP_DWC_WEIGHT_WORDS,
 RIP_DWC_RUN_STRIDES(rip_dwc_1x3, 1, 3, 2, RIP_DWC_TILE_WORDS, RIP_DWC_TILE_WORDS, 0)
 RIP_DWC_RUN_STRIDES(rip_dwc_1x5, 1, 5, 4, RIP_DWC_TILE_WORDS, RIP_DWC_TILE_WORDS, 0)
 RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7, 6, RIP_DWC_TILE_WORDS, RIP_DWC_TILE_WORDS, 0)
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+/* The hand-scheduled 3x3 runs' copies for rows whose n takes an odd end (rip_dwc3_end),
+ * each a run of its own so that the choice costs nothing a row or a channel (chosen in
+ * rip_dwc_run_of) and the common end's code stays as it was: a test in the shared run cost
+ * 0.5-0.7% on layers of even rows, from the test itself or the register allocation of the
+ * larger function (measured on a 40 x 40 x 32 layer). By stride, then triple, quint. */
+#define RIP_DWC3_ENDS(prefix, SW)                                                              \
+    RIP_DWC_RUN(prefix##_triple, 3, 3, 6, RIP_DWC_PLANE3_WORDS, RIP_DWC_PLANE3_WORDS, 1, SW,   \
+                RIP_DW_RQ_CHEAP_SAT, RIP_DWC3_END_TRIPLE)                                      \
+    RIP_DWC_RUN(prefix##_quint, 3, 3, 6, RIP_DWC_PLANE3_WORDS, RIP_DWC_PLANE3_WORDS, 1, SW,    \
+                RIP_DW_RQ_CHEAP_SAT, RIP_DWC3_END_QUINT)
+RIP_DWC3_ENDS(rip_dwc_3x3_s1_sat, 1)
+RIP_DWC3_ENDS(rip_dwc_3x3_s2_sat, 2)
+static const rip_dwc_fn rip_dwc3_ends[2][2] = {
+    {rip_dwc_3x3_s1_sat_triple, rip_dwc_3x3_s1_sat_quint},
+    {rip_dwc_3x3_s2_sat_triple, rip_dwc_3x3_s2_sat_quint}};
+#endif
+
 #define RIP_DWC_ROW(prefix)                                                                    \
     {{prefix##_s1_exact, prefix##_s1_sat, prefix##_s1_clamp},                                  \
      {prefix##_s2_exact, prefix##_s2_sat, prefix##_s2_clamp}}
@@ -982,6 +1165,25 @@ static const rip_dwc_fn rip_dwc_runs[7][2][3] = {
     RIP_DWC_ROW(rip_dwc_any), RIP_DWC_ROW(rip_dwc_1x3), RIP_DWC_ROW(rip_dwc_1x5),
     RIP_DWC_ROW(rip_dwc_1x7)};
 
+/* The run of a covered layer (rip_dwc_runs) in requantisation mode `mode`, or for the
+ * hand-scheduled 3x3 rows of an odd width the copy that ends them together
+ * (rip_dwc3_ends); row: a call for one output row (rip_dw_row_cols), whose row may take
+ * several tiles of even n and a last one of any (then the common end). */
+static inline rip_dwc_fn rip_dwc_run_of(const rip_dw_plane *g, int mode, int row) {
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+    const int32_t tile = 2 * ((RIP_DWC_TILE_WORDS / 12 - 1) / g->sw); /* a row's, 3x3 */
+    if (g->kh == 3 && g->kw == 3 && RIP_DWC3_ASM(3, 3, mode) && !(row && g->w_out > tile)) {
+        const int end = rip_dwc3_end(g->w_out);
+        if (end != RIP_DWC3_END_REST) {
+            return rip_dwc3_ends[g->sw - 1][end == RIP_DWC3_END_QUINT];
+        }
+    }
+#else
+    (void)row;
+#endif
+    return rip_dwc_runs[rip_dwc_size_index(g->kh, g->kw)][g->sw - 1][mode];
+}
+
 /* Channels [c0, c0 + n_ch) of one output row, as rip_dw_row (c0 a multiple of 4, the layer
  * covered): groups of four here, the last n_ch % 4 channels one at a time. */
 static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
@@ -990,7 +1192,9 @@ static __attribute__((noinline)) void rip_dw_row_cols(const rip_dw_plane *g,
                                                       int32_t c0, int32_t n_ch, int8_t *o,
                                                       ptrdiff_t ostep) {
     const int32_t kh = g->kh, kw = g->kw, n4 = n_ch & ~3;
-    const rip_dwc_fn *const by_mode = rip_dwc_runs[rip_dwc_size_index(kh, kw)][g->sw - 1];
+    const rip_dwc_fn *const runs = rip_dwc_runs[rip_dwc_size_index(kh, kw)][g->sw - 1];
+    const rip_dwc_fn by_mode[3] = {runs[RIP_DW_RQ_EXACT], rip_dwc_run_of(g, RIP_DW_RQ_CHEAP_SAT, 1),
+                                   runs[RIP_DW_RQ_CHEAP_CLAMP]};
     const int cheap = g->act_min == -128 && g->act_max == 127 ? RIP_DW_RQ_CHEAP_SAT
                                                                : RIP_DW_RQ_CHEAP_CLAMP;
     const int32_t *w = rip_dw_packed(filter);
@@ -1058,13 +1262,12 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
     if (how == 0 || (c0 | n_ch) % 4 != 0) {
         return 0;
     }
-    const rip_dwc_fn *const by_mode = rip_dwc_runs[rip_dwc_size_index(g->kh, g->kw)][g->sw - 1];
     /* channel c0's packed words: (KW - 1) / 2 words a kernel row and channel */
     const int32_t per_group = 4 * g->kh * ((g->kw - 1) / 2);
     const int32_t *w = rip_dw_packed(filter) + (ptrdiff_t)c0 * g->kh * ((g->kw - 1) / 2);
     if (q->mode != RIP_DW_RQ_EXACT) {
         const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, c0, n_ch / 4, how - 1};
-        by_mode[q->mode](&job);
+        rip_dwc_run_of(g, q->mode, 0)(&job);
         return 1;
     }
     /* Exact records: each run of groups whose every channel the cheap arithmetic takes
@@ -1089,7 +1292,7 @@ int rip_dw_plane_cols(const rip_dw_plane *g, const int8_t *in, const int8_t *fil
             mode = m;
         }
         const rip_dwc_job job = {g, NULL, w, NULL, q, in, out, 0, ch, n, how - 1};
-        by_mode[mode](&job);
+        rip_dwc_run_of(g, mode, 0)(&job);
         ch += 4 * n;
         w += (ptrdiff_t)n * per_group;
     }
