@@ -151,10 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{compiled.graph.name} on {args.board} ({args.strategy}): {total:,} instructions "
           f"executed, {result.instructions:,} in the inference (its result line); "
           f"{cycles:,} cycles estimated on {pico}")  # fmt: skip
-    print(f"{'instructions':>14} {'share':>6} {'cycles':>14} {'share':>6} {'cyc/insn':>8}  function")
+    head = ("instructions", "share", "cycles", "share", "cyc/insn")
+    print(f"{head[0]:>14} {head[1]:>6} {head[2]:>14} {head[3]:>6} {head[4]:>8}  function")
     for name, (n, c) in sorted(per_function.items(), key=lambda kv: -kv[1][0])[: args.top]:
-        print(f"{n:>14,} {100 * n / total:5.1f}% {c:>14,} {100 * c / max(cycles, 1):5.1f}% "
-              f"{c / max(n, 1):8.2f}  {name}")
+        print(
+            f"{n:>14,} {100 * n / total:5.1f}% {c:>14,} {100 * c / max(cycles, 1):5.1f}% "
+            f"{c / max(n, 1):8.2f}  {name}"
+        )
     if copies:
         print("\nlibrary copy calls by caller:")
         for n, caller, callee in copies:
