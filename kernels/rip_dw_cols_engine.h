@@ -493,8 +493,8 @@ static inline __attribute__((always_inline)) void rip_dwc_record(const rip_dwc_c
 /* How the hand-scheduled 3x3 rows of n pixels end after their quads: RIP_DWC3_REST (a
  * pair and a last pixel as n & 3 says: any n), or where n allows, the pair and last pixel
  * as one block (RIP_DWC3_TRIPLE, n % 4 = 3) or the last quad and pixel (RIP_DWC3_QUINT,
- * n % 4 = 1, n >= 5). Chosen once a run (RIP_DWC_RUN), each end its own copy of the rows,
- * so that no row and no channel tests it. */
+ * n % 4 = 1, n >= 5). Each end is a run of its own (RIP_DWC3_ENDS, chosen once a call by
+ * rip_dwc_run_of), so that no row and no channel tests it. */
 #define RIP_DWC3_END_REST 0
 #define RIP_DWC3_END_TRIPLE 3
 #define RIP_DWC3_END_QUINT 5
@@ -510,10 +510,10 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_ROW(WOFF, ROW)                                                                \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                       \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlatb %[a1], %[p0], %[wa], %[a1]\n\t"                                                    \
-    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                      \
+    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                       \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
     "smlad %[a1], %[p1], %[wb], %[a1]\n\t"                                                     \
     "smlad %[a2], %[p1], %[wa], %[a2]\n\t"                                                     \
@@ -578,10 +578,10 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3S2_ROW(WOFF, ROW)                                                              \
     RIP_DWC3_PAIR_ROW_S2(WOFF, ROW) /* its first pair, then the second */                     \
     "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
-    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                       \
     "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"                                                    \
     "smlad %[a3], %[p1], %[wa], %[a3]\n\t"                                                     \
-    "ldr %[p0], [%[x], #%c[" ROW "]+64]\n\t"                                                      \
+    "ldr %[p0], [%[x], #%c[" ROW "]+64]\n\t"                                                       \
     "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"
 
 /* The quads at stride 2 (GCC's schedule kept them on the stack too: MCUNet's and
@@ -614,7 +614,7 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_PAIR_ROW_S1(WOFF, ROW)                                                        \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                       \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlatb %[a1], %[p0], %[wa], %[a1]\n\t"                                                    \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
@@ -622,11 +622,11 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_PAIR_ROW_S2(WOFF, ROW)                                                        \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                       \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
     "smlad %[a1], %[p1], %[wa], %[a1]\n\t"                                                     \
-    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                      \
+    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                       \
     "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"
 /* A row's pair of pixels after its quads (n & 2), x on by the pair's widened pairs. */
 #define RIP_DWC3_PAIR(ROW, XSTEP)                                                              \
@@ -647,7 +647,7 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_ONE_ROW(WOFF, ROW)                                                            \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                       \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"
 #define RIP_DWC3_ONE                                                                           \
@@ -675,8 +675,8 @@ static inline int rip_dwc3_end(int32_t n) {
 /* A row's last five pixels where n % 4 is 1 (n >= 5: its last quad and its last pixel as
  * one block, five accumulators, the fifth in `end`'s register, which the quads no longer
  * need and the row's end sets again): each kernel row's operands and the pairs the last
- * pixel shares with the fourth loaded once, the requantisation read once. 79 instructions
- * at stride 1 where a quad and a lone pixel took 98 (MLPerf Tiny's keyword spotter: rows
+ * pixel shares with the fourth loaded once, the requantisation read once: 79 instructions
+ * at stride 1 where a quad and a lone pixel took 94 (MLPerf Tiny's keyword spotter: rows
  * of 5). The first kernel row starts the accumulators from the record's first word. */
 #define RIP_DWC3_QUINT_ROW0_S1                                                                 \
     "ldr %[a0], [%[cp], #24]\n\t"                                                              \
@@ -701,7 +701,7 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_QUINT_ROW_S1(WOFF, ROW)                                                       \
     RIP_DWC3_ROW(WOFF, ROW)                                                                    \
     "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
-    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                       \
     "smlabt %[end], %[p1], %[wb], %[end]\n\t"
 /* Stride 2: the fifth pixel's window on pairs 4 and 5. */
 #define RIP_DWC3_QUINT_ROW0_S2                                                                 \
@@ -727,10 +727,10 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_QUINT_ROW_S2(WOFF, ROW)                                                       \
     RIP_DWC3S2_ROW(WOFF, ROW)                                                                  \
     "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
-    "ldr %[p1], [%[x], #%c[" ROW "]+80]\n\t"                                                      \
+    "ldr %[p1], [%[x], #%c[" ROW "]+80]\n\t"                                                       \
     "smlabt %[end], %[p1], %[wb], %[end]\n\t"
 /* A row's last three pixels where n % 4 is 3 (its pair and its last pixel as one block:
- * 50 instructions at stride 1 where they took 72). The first kernel row starts the
+ * 52 instructions at stride 1 where they took 69). The first kernel row starts the
  * accumulators from the record's first word. */
 #define RIP_DWC3_TRIPLE_ROW0_S1                                                                \
     "ldr %[a0], [%[cp], #24]\n\t"                                                              \
@@ -747,7 +747,7 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_TRIPLE_ROW_S1(WOFF, ROW)                                                      \
     RIP_DWC3_PAIR_ROW_S1(WOFF, ROW)                                                            \
     "smlad %[a2], %[p1], %[wa], %[a2]\n\t"                                                     \
-    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                   \
+    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                       \
     "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"
 #define RIP_DWC3_TRIPLE_ROW0_S2                                                                \
     "ldr %[a2], [%[cp], #24]\n\t"                                                              \
@@ -765,7 +765,7 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_TRIPLE_ROW_S2(WOFF, ROW)                                                      \
     RIP_DWC3_PAIR_ROW_S2(WOFF, ROW)                                                            \
     "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
-    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                   \
+    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                       \
     "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"
 /* The three outputs requantised and stored in pixel order, x on as after a pair. */
 #define RIP_DWC3_TRIPLE(ROW0, ROW, XSTEP)                                                      \
