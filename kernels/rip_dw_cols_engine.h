@@ -555,10 +555,18 @@ static inline int rip_dwc3_end(int32_t n) {
  * row 0 starting the accumulators from the record's first word. */
 #define RIP_DWC3_QUADS_S1                                                                      \
     RIP_ASM_LOOP_HEAD                                                                          \
+    RIP_DWC3_ROW0_S1("")                                                                       \
+    RIP_DWC3_ROW("8", "r1")                                                                    \
+    RIP_DWC3_ROW("16", "r2")                                                                   \
+    RIP_DWC3_QUAD_TAIL("32")
+/* A quad's first kernel row at stride 1, the accumulators started from the record's first
+ * word; START: what else takes that word (RIP_DWC3_QUINT's fifth accumulator). */
+#define RIP_DWC3_ROW0_S1(START)                                                                \
     "ldr %[a0], [%[cp], #24]\n\t"                                                              \
     "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
     "ldr %[p0], [%[x]]\n\t"                                                                    \
     "ldr %[p1], [%[x], #16]\n\t"                                                               \
+    START                                                                                      \
     "smlatb %[a1], %[p0], %[wa], %[a0]\n\t"                                                    \
     "smlad %[a2], %[p1], %[wa], %[a0]\n\t"                                                     \
     "smlatb %[a3], %[p1], %[wa], %[a0]\n\t"                                                    \
@@ -567,10 +575,7 @@ static inline int rip_dwc3_end(int32_t n) {
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
     "smlad %[a1], %[p1], %[wb], %[a1]\n\t"                                                     \
     "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"                                                    \
-    "smlad %[a3], %[p0], %[wb], %[a3]\n\t"                                                     \
-    RIP_DWC3_ROW("8", "r1")                                                                    \
-    RIP_DWC3_ROW("16", "r2")                                                                   \
-    RIP_DWC3_QUAD_TAIL("32")
+    "smlad %[a3], %[p0], %[wb], %[a3]\n\t"
 
 /* One kernel row of a 3x3 stride-2 quad (RIP_DWC_QUAD's RIP_DWC_ROW2 pair at SW 2): pixel
  * i's window starts at pair i, A (taps 0, 1) on it and B's top (tap 2) on pair i + 1's
@@ -590,10 +595,18 @@ static inline int rip_dwc3_end(int32_t n) {
  * product). */
 #define RIP_DWC3_QUADS_S2                                                                      \
     RIP_ASM_LOOP_HEAD                                                                          \
+    RIP_DWC3_ROW0_S2("")                                                                       \
+    RIP_DWC3S2_ROW("8", "r1")                                                                  \
+    RIP_DWC3S2_ROW("16", "r2")                                                                 \
+    RIP_DWC3_QUAD_TAIL("64")
+/* A stride-2 quad's first kernel row (a3 holds the record's first word until its own first
+ * product); START as RIP_DWC3_ROW0_S1's. */
+#define RIP_DWC3_ROW0_S2(START)                                                                \
     "ldr %[a3], [%[cp], #24]\n\t"                                                              \
     "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
     "ldr %[p0], [%[x]]\n\t"                                                                    \
     "ldr %[p1], [%[x], #16]\n\t"                                                               \
+    START                                                                                      \
     "smlad %[a0], %[p0], %[wa], %[a3]\n\t"                                                     \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
     "smlad %[a1], %[p1], %[wa], %[a3]\n\t"                                                     \
@@ -604,10 +617,7 @@ static inline int rip_dwc3_end(int32_t n) {
     "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"                                                    \
     "smlad %[a3], %[p1], %[wa], %[a3]\n\t"                                                     \
     "ldr %[p0], [%[x], #64]\n\t"                                                               \
-    "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"                                                    \
-    RIP_DWC3S2_ROW("8", "r1")                                                                  \
-    RIP_DWC3S2_ROW("16", "r2")                                                                 \
-    RIP_DWC3_QUAD_TAIL("64")
+    "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"
 
 /* One kernel row of a pixel pair (the quads' first half): stride 1 the second pixel's
  * window one column on (SMLATB on pair 0, SMLAD with B on pair 1), stride 2 one pair on. */
@@ -679,20 +689,7 @@ static inline int rip_dwc3_end(int32_t n) {
  * at stride 1 where a quad and a lone pixel took 94 (MLPerf Tiny's keyword spotter: rows
  * of 5). The first kernel row starts the accumulators from the record's first word. */
 #define RIP_DWC3_QUINT_ROW0_S1                                                                 \
-    "ldr %[a0], [%[cp], #24]\n\t"                                                              \
-    "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
-    "ldr %[p0], [%[x]]\n\t"                                                                    \
-    "ldr %[p1], [%[x], #16]\n\t"                                                               \
-    "mov %[end], %[a0]\n\t"                                                                    \
-    "smlatb %[a1], %[p0], %[wa], %[a0]\n\t"                                                    \
-    "smlad %[a2], %[p1], %[wa], %[a0]\n\t"                                                     \
-    "smlatb %[a3], %[p1], %[wa], %[a0]\n\t"                                                    \
-    "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
-    "ldr %[p0], [%[x], #32]\n\t"                                                               \
-    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
-    "smlad %[a1], %[p1], %[wb], %[a1]\n\t"                                                     \
-    "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"                                                    \
-    "smlad %[a3], %[p0], %[wb], %[a3]\n\t"                                                     \
+    RIP_DWC3_ROW0_S1("mov %[end], %[a0]\n\t")                                                   \
     "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
     "ldr %[p1], [%[x], #48]\n\t"                                                               \
     "smlabt %[end], %[p1], %[wb], %[end]\n\t"
@@ -705,22 +702,7 @@ static inline int rip_dwc3_end(int32_t n) {
     "smlabt %[end], %[p1], %[wb], %[end]\n\t"
 /* Stride 2: the fifth pixel's window on pairs 4 and 5. */
 #define RIP_DWC3_QUINT_ROW0_S2                                                                 \
-    "ldr %[a3], [%[cp], #24]\n\t"                                                              \
-    "ldrd %[wa], %[wb], [%[cp]]\n\t"                                                           \
-    "ldr %[p0], [%[x]]\n\t"                                                                    \
-    "ldr %[p1], [%[x], #16]\n\t"                                                               \
-    "mov %[end], %[a3]\n\t"                                                                    \
-    "smlad %[a0], %[p0], %[wa], %[a3]\n\t"                                                     \
-    "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
-    "smlad %[a1], %[p1], %[wa], %[a3]\n\t"                                                     \
-    "ldr %[p0], [%[x], #32]\n\t"                                                               \
-    "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"                                                    \
-    "smlad %[a2], %[p0], %[wa], %[a3]\n\t"                                                     \
-    "ldr %[p1], [%[x], #48]\n\t"                                                               \
-    "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"                                                    \
-    "smlad %[a3], %[p1], %[wa], %[a3]\n\t"                                                     \
-    "ldr %[p0], [%[x], #64]\n\t"                                                               \
-    "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"                                                    \
+    RIP_DWC3_ROW0_S2("mov %[end], %[a3]\n\t")                                                   \
     "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
     "ldr %[p1], [%[x], #80]\n\t"                                                               \
     "smlabt %[end], %[p1], %[wb], %[end]\n\t"
@@ -767,15 +749,19 @@ static inline int rip_dwc3_end(int32_t n) {
     "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
     "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                       \
     "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"
-/* The three outputs requantised and stored in pixel order, x on as after a pair. */
-#define RIP_DWC3_TRIPLE(ROW0, ROW, XSTEP)                                                      \
+/* An odd end's kernel rows (ROW0, then ROW for rows 1 and 2) and its first three outputs
+ * requantised. */
+#define RIP_DWC3_ODD_ROWS(ROW0, ROW)                                                           \
     ROW0                                                                                       \
     ROW("8", "r1")                                                                             \
     ROW("16", "r2")                                                                            \
     RIP_DWC3_RQ                                                                                \
     RIP_DWC3_SAT("a0")                                                                         \
     RIP_DWC3_SAT("a1")                                                                         \
-    RIP_DWC3_SAT("a2")                                                                         \
+    RIP_DWC3_SAT("a2")
+/* The three outputs requantised and stored in pixel order, x on as after a pair. */
+#define RIP_DWC3_TRIPLE(ROW0, ROW, XSTEP)                                                      \
+    RIP_DWC3_ODD_ROWS(ROW0, ROW)                                                               \
     "strb %[a0], [%[o]]\n\t"                                                                   \
     "strb %[a1], [%[o], %[os]]\n\t"                                                            \
     "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
@@ -785,13 +771,7 @@ static inline int rip_dwc3_end(int32_t n) {
 
 /* The five outputs requantised and stored in pixel order, x on as after a quad. */
 #define RIP_DWC3_QUINT(ROW0, ROW, XSTEP)                                                       \
-    ROW0                                                                                       \
-    ROW("8", "r1")                                                                             \
-    ROW("16", "r2")                                                                            \
-    RIP_DWC3_RQ                                                                                \
-    RIP_DWC3_SAT("a0")                                                                         \
-    RIP_DWC3_SAT("a1")                                                                         \
-    RIP_DWC3_SAT("a2")                                                                         \
+    RIP_DWC3_ODD_ROWS(ROW0, ROW)                                                               \
     RIP_DWC3_SAT("a3")                                                                         \
     RIP_DWC3_SAT("end")                                                                        \
     "strb %[a0], [%[o]]\n\t"                                                                   \
