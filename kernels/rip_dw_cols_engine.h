@@ -1115,8 +1115,9 @@ RIP_DWC_RUN_STRIDES(rip_dwc_1x7, 1, 7, 6, RIP_DWC_TILE_WORDS, RIP_DWC_TILE_WORDS
 /* The hand-scheduled 3x3 runs' copies for rows whose n takes an odd end (rip_dwc3_end),
  * each a run of its own so that the choice costs nothing a row or a channel (chosen in
  * rip_dwc_run_of) and the common end's code stays as it was: a test in the shared run cost
- * 0.5-0.7% on layers of even rows, from the test itself or the register allocation of the
- * larger function (measured on a 40 x 40 x 32 layer). By stride, then triple, quint. */
+ * 0.5-1.4% on layers of even rows, from the test itself or the register allocation of the
+ * larger function (measured on 40 x 40 x 32 and, at stride 2, 20 x 20 x 48 layers). By
+ * stride, then triple, quint. */
 #define RIP_DWC3_ENDS(prefix, SW)                                                              \
     RIP_DWC_RUN(prefix##_triple, 3, 3, 6, RIP_DWC_PLANE3_WORDS, RIP_DWC_PLANE3_WORDS, 1, SW,   \
                 RIP_DW_RQ_CHEAP_SAT, RIP_DWC3_END_TRIPLE)                                      \
