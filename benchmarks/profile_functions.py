@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     pico = board.timing_board or board.name
     print(f"{compiled.graph.name} on {args.board} ({args.strategy}): {total:,} instructions "
           f"executed, {result.instructions:,} in the inference (its result line); "
-          f"{cycles:,} cycles estimated on {pico}")  # fmt: skip
+          f"{cycles:,} cycles estimated on {pico} for all of them")  # fmt: skip
     head = ("instructions", "share", "cycles", "share", "cyc/insn")
     print(f"{head[0]:>14} {head[1]:>6} {head[2]:>14} {head[3]:>6} {head[4]:>8}  function")
     for name, (n, c) in sorted(per_function.items(), key=lambda kv: -kv[1][0])[: args.top]:
