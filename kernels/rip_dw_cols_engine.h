@@ -510,10 +510,10 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_ROW(WOFF, ROW)                                                                \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                       \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                   \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlatb %[a1], %[p0], %[wa], %[a1]\n\t"                                                    \
-    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                       \
+    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                   \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
     "smlad %[a1], %[p1], %[wb], %[a1]\n\t"                                                     \
     "smlad %[a2], %[p1], %[wa], %[a2]\n\t"                                                     \
@@ -532,6 +532,12 @@ static inline int rip_dwc3_end(int32_t n) {
     "ldrd %[wa], %[wb], [%[cp], #28]\n\t"                                                      \
     "ldr %[p0], [%[cp], #36]\n\t"
 
+/* Outputs A and B of two neighbouring pixels stored, o on past them. */
+#define RIP_DWC3_STORE2(A, B)                                                                  \
+    "strb %[" A "], [%[o]]\n\t"                                                                \
+    "strb %[" B "], [%[o], %[os]]\n\t"                                                         \
+    "add %[o], %[o], %[os], lsl #1\n\t"
+
 /* A 3x3 quad's end (both strides): the four outputs requantised and stored in pixel order,
  * x on by XSTEP bytes (the quad's widened pairs), the loop closed at o == end. */
 #define RIP_DWC3_QUAD_TAIL(XSTEP)                                                              \
@@ -540,12 +546,8 @@ static inline int rip_dwc3_end(int32_t n) {
     RIP_DWC3_SAT("a1")                                                                         \
     RIP_DWC3_SAT("a2")                                                                         \
     RIP_DWC3_SAT("a3")                                                                         \
-    "strb %[a0], [%[o]]\n\t"                                                                   \
-    "strb %[a1], [%[o], %[os]]\n\t"                                                            \
-    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
-    "strb %[a2], [%[o]]\n\t"                                                                   \
-    "strb %[a3], [%[o], %[os]]\n\t"                                                            \
-    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    RIP_DWC3_STORE2("a0", "a1")                                                                \
+    RIP_DWC3_STORE2("a2", "a3")                                                                \
     "adds %[x], %[x], #" XSTEP "\n\t"                                                          \
     "cmp %[o], %[end]\n\t"                                                                     \
     "bne 1b\n\t"
@@ -581,12 +583,12 @@ static inline int rip_dwc3_end(int32_t n) {
  * i's window starts at pair i, A (taps 0, 1) on it and B's top (tap 2) on pair i + 1's
  * bottom; the five pairs at x + ROW, + 16 .. + 64 (bytes), two live at a time. */
 #define RIP_DWC3S2_ROW(WOFF, ROW)                                                              \
-    RIP_DWC3_PAIR_ROW_S2(WOFF, ROW) /* its first pair, then the second */                     \
+    RIP_DWC3_PAIR_ROW_S2(WOFF, ROW) /* its first pair, then the second */                      \
     "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
-    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                       \
+    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                   \
     "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"                                                    \
     "smlad %[a3], %[p1], %[wa], %[a3]\n\t"                                                     \
-    "ldr %[p0], [%[x], #%c[" ROW "]+64]\n\t"                                                       \
+    "ldr %[p0], [%[x], #%c[" ROW "]+64]\n\t"                                                   \
     "smlabt %[a3], %[p0], %[wb], %[a3]\n\t"
 
 /* The quads at stride 2 (GCC's schedule kept them on the stack too: MCUNet's and
@@ -624,7 +626,7 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_PAIR_ROW_S1(WOFF, ROW)                                                        \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                       \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                   \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlatb %[a1], %[p0], %[wa], %[a1]\n\t"                                                    \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
@@ -632,11 +634,11 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_PAIR_ROW_S2(WOFF, ROW)                                                        \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                       \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                   \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"                                                    \
     "smlad %[a1], %[p1], %[wa], %[a1]\n\t"                                                     \
-    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                       \
+    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                   \
     "smlabt %[a1], %[p0], %[wb], %[a1]\n\t"
 /* A row's pair of pixels after its quads (n & 2), x on by the pair's widened pairs. */
 #define RIP_DWC3_PAIR(ROW, XSTEP)                                                              \
@@ -648,16 +650,14 @@ static inline int rip_dwc3_end(int32_t n) {
     RIP_DWC3_RQ                                                                                \
     RIP_DWC3_SAT("a0")                                                                         \
     RIP_DWC3_SAT("a1")                                                                         \
-    "strb %[a0], [%[o]]\n\t"                                                                   \
-    "strb %[a1], [%[o], %[os]]\n\t"                                                            \
-    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    RIP_DWC3_STORE2("a0", "a1")                                                                \
     "adds %[x], %[x], #" XSTEP "\n\t"
 /* One kernel row of a row's last pixel (n odd): its window starts at a pair (pixel 2i at
  * stride 1, any pixel at stride 2), A on it and B's top on the next pair's bottom. */
 #define RIP_DWC3_ONE_ROW(WOFF, ROW)                                                            \
     "ldrd %[wa], %[wb], [%[cp], #" WOFF "]\n\t"                                                \
     "ldr %[p0], [%[x], %[" ROW "]]\n\t"                                                        \
-    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                       \
+    "ldr %[p1], [%[x], #%c[" ROW "]+16]\n\t"                                                   \
     "smlad %[a0], %[p0], %[wa], %[a0]\n\t"                                                     \
     "smlabt %[a0], %[p1], %[wb], %[a0]\n\t"
 #define RIP_DWC3_ONE                                                                           \
@@ -673,7 +673,7 @@ static inline int rip_dwc3_end(int32_t n) {
 /* A row's pair (n & 2) and last pixel (n & 1) after its quads. */
 #define RIP_DWC3_REST(PAIR_ROW, PSTEP)                                                         \
     "ldr %[p0], [%[cp], #44]\n\t"                                                              \
-    "lsls %[p0], %[p0], #31\n\t" /* C: a pair, N: a last pixel */                             \
+    "lsls %[p0], %[p0], #31\n\t" /* C: a pair, N: a last pixel */                              \
     "bcc 5f\n\t"                                                                               \
     RIP_DWC3_PAIR(PAIR_ROW, PSTEP)                                                             \
     "ldr %[p0], [%[cp], #44]\n\t"                                                              \
@@ -689,7 +689,7 @@ static inline int rip_dwc3_end(int32_t n) {
  * at stride 1 where a quad and a lone pixel took 94 (MLPerf Tiny's keyword spotter: rows
  * of 5). The first kernel row starts the accumulators from the record's first word. */
 #define RIP_DWC3_QUINT_ROW0_S1                                                                 \
-    RIP_DWC3_ROW0_S1("mov %[end], %[a0]\n\t")                                                   \
+    RIP_DWC3_ROW0_S1("mov %[end], %[a0]\n\t")                                                  \
     "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
     "ldr %[p1], [%[x], #48]\n\t"                                                               \
     "smlabt %[end], %[p1], %[wb], %[end]\n\t"
@@ -698,18 +698,18 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_QUINT_ROW_S1(WOFF, ROW)                                                       \
     RIP_DWC3_ROW(WOFF, ROW)                                                                    \
     "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
-    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                       \
+    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                   \
     "smlabt %[end], %[p1], %[wb], %[end]\n\t"
 /* Stride 2: the fifth pixel's window on pairs 4 and 5. */
 #define RIP_DWC3_QUINT_ROW0_S2                                                                 \
-    RIP_DWC3_ROW0_S2("mov %[end], %[a3]\n\t")                                                   \
+    RIP_DWC3_ROW0_S2("mov %[end], %[a3]\n\t")                                                  \
     "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
     "ldr %[p1], [%[x], #80]\n\t"                                                               \
     "smlabt %[end], %[p1], %[wb], %[end]\n\t"
 #define RIP_DWC3_QUINT_ROW_S2(WOFF, ROW)                                                       \
     RIP_DWC3S2_ROW(WOFF, ROW)                                                                  \
     "smlad %[end], %[p0], %[wa], %[end]\n\t"                                                   \
-    "ldr %[p1], [%[x], #%c[" ROW "]+80]\n\t"                                                       \
+    "ldr %[p1], [%[x], #%c[" ROW "]+80]\n\t"                                                   \
     "smlabt %[end], %[p1], %[wb], %[end]\n\t"
 /* A row's last three pixels where n % 4 is 3 (its pair and its last pixel as one block:
  * 52 instructions at stride 1 where they took 69). The first kernel row starts the
@@ -729,7 +729,7 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_TRIPLE_ROW_S1(WOFF, ROW)                                                      \
     RIP_DWC3_PAIR_ROW_S1(WOFF, ROW)                                                            \
     "smlad %[a2], %[p1], %[wa], %[a2]\n\t"                                                     \
-    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                       \
+    "ldr %[p0], [%[x], #%c[" ROW "]+32]\n\t"                                                   \
     "smlabt %[a2], %[p0], %[wb], %[a2]\n\t"
 #define RIP_DWC3_TRIPLE_ROW0_S2                                                                \
     "ldr %[a2], [%[cp], #24]\n\t"                                                              \
@@ -747,7 +747,7 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_TRIPLE_ROW_S2(WOFF, ROW)                                                      \
     RIP_DWC3_PAIR_ROW_S2(WOFF, ROW)                                                            \
     "smlad %[a2], %[p0], %[wa], %[a2]\n\t"                                                     \
-    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                       \
+    "ldr %[p1], [%[x], #%c[" ROW "]+48]\n\t"                                                   \
     "smlabt %[a2], %[p1], %[wb], %[a2]\n\t"
 /* An odd end's kernel rows (ROW0, then ROW for rows 1 and 2) and its first three outputs
  * requantised. */
@@ -762,9 +762,7 @@ static inline int rip_dwc3_end(int32_t n) {
 /* The three outputs requantised and stored in pixel order, x on as after a pair. */
 #define RIP_DWC3_TRIPLE(ROW0, ROW, XSTEP)                                                      \
     RIP_DWC3_ODD_ROWS(ROW0, ROW)                                                               \
-    "strb %[a0], [%[o]]\n\t"                                                                   \
-    "strb %[a1], [%[o], %[os]]\n\t"                                                            \
-    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    RIP_DWC3_STORE2("a0", "a1")                                                                \
     "strb %[a2], [%[o]]\n\t"                                                                   \
     "add %[o], %[o], %[os]\n\t"                                                                \
     "adds %[x], %[x], #" XSTEP "\n\t"
@@ -774,12 +772,8 @@ static inline int rip_dwc3_end(int32_t n) {
     RIP_DWC3_ODD_ROWS(ROW0, ROW)                                                               \
     RIP_DWC3_SAT("a3")                                                                         \
     RIP_DWC3_SAT("end")                                                                        \
-    "strb %[a0], [%[o]]\n\t"                                                                   \
-    "strb %[a1], [%[o], %[os]]\n\t"                                                            \
-    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
-    "strb %[a2], [%[o]]\n\t"                                                                   \
-    "strb %[a3], [%[o], %[os]]\n\t"                                                            \
-    "add %[o], %[o], %[os], lsl #1\n\t"                                                        \
+    RIP_DWC3_STORE2("a0", "a1")                                                                \
+    RIP_DWC3_STORE2("a2", "a3")                                                                \
     "strb %[end], [%[o]]\n\t"                                                                  \
     "add %[o], %[o], %[os]\n\t"                                                                \
     "adds %[x], %[x], #" XSTEP "\n\t"
