@@ -65,6 +65,11 @@
  * all seven kernel rows again for each), the frame about 2,240 bytes. */
 #define RIP_DWC_PLANE7_WORDS 392
 
+/* Output pixels one tile of EC column pairs a kernel row holds, the kernel's half width M
+ * (kw - 1) / 2, at column stride SW: the pairs past the half width, two pixels a pair
+ * (rip.core.kernel_variants.dw_cols_tile). */
+#define RIP_DWC_TILE_PIXELS(EC, M, SW) (2 * (((EC) - (M)) / (SW)))
+
 /* The words of a run's tile (RIP_DWC_RUN's TILE) for a kernel size. */
 static inline int32_t rip_dwc_plane_words(int32_t kh, int32_t kw) {
     if (kh != kw || (kh != 3 && kh != 5 && kh != 7)) {
@@ -960,7 +965,7 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
     const int8_t *win[7] = {NULL}; /* rows above k0 are never read: GCC cannot tell */
     const int32_t m = (KW - 1) / 2;
     const int32_t ec = EC;                    /* column pairs a kernel row */
-    const int32_t tile = 2 * ((ec - m) / SW); /* pixels a tile */
+    const int32_t tile = RIP_DWC_TILE_PIXELS(ec, m, SW);
     const int plane = PLANE;
     const ptrdiff_t c = g->c, row_in = (ptrdiff_t)g->w * c, row_out = (ptrdiff_t)g->w_out * c;
     const int32_t keep = KH > g->sh ? KH - g->sh : 0; /* rows one output row's window keeps */
@@ -1146,7 +1151,7 @@ static const rip_dwc_fn rip_dwc_runs[7][2][3] = {
  * several tiles of even n and a last one of any (then the common end). */
 static inline rip_dwc_fn rip_dwc_run_of(const rip_dw_plane *g, int mode, int row) {
 #if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
-    const int32_t tile = 2 * ((RIP_DWC_TILE_WORDS / 12 - 1) / g->sw); /* a row's, 3x3 */
+    const int32_t tile = RIP_DWC_TILE_PIXELS(RIP_DWC_TILE_WORDS / 12, 1, g->sw); /* 3x3 */
     if (g->kh == 3 && g->kw == 3 && RIP_DWC3_ASM(3, 3, mode) && !(row && g->w_out > tile)) {
         const int end = rip_dwc3_end(g->w_out);
         if (end != RIP_DWC3_END_REST) {
@@ -1211,7 +1216,7 @@ static int rip_dw_plane_cols_ok(const rip_dw_plane *g, int in_place) {
         return 0;
     }
     const int32_t m = (g->kw - 1) / 2, ec = rip_dwc_plane_words(g->kh, g->kw) / (4 * g->kh);
-    if (g->w_out > 2 * ((ec - m) / g->sw)) {
+    if (g->w_out > RIP_DWC_TILE_PIXELS(ec, m, g->sw)) {
         return 0;
     }
     const int whole = rip_dwc_whole_of(g);
