@@ -1152,7 +1152,7 @@ static const rip_dwc_fn rip_dwc_runs[7][2][3] = {
 static inline rip_dwc_fn rip_dwc_run_of(const rip_dw_plane *g, int mode, int row) {
 #if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
     const int32_t tile = RIP_DWC_TILE_PIXELS(RIP_DWC_TILE_WORDS / 12, 1, g->sw); /* 3x3 */
-    if (g->kh == 3 && g->kw == 3 && RIP_DWC3_ASM(3, 3, mode) && !(row && g->w_out > tile)) {
+    if (RIP_DWC3_ASM(g->kh, g->kw, mode) && !(row && g->w_out > tile)) {
         const int end = rip_dwc3_end(g->w_out);
         if (end != RIP_DWC3_END_REST) {
             return rip_dwc3_ends[g->sw - 1][end == RIP_DWC3_END_QUINT];
