@@ -50,6 +50,12 @@ def symbols(elf: Path) -> list[tuple[int, int, str]]:
 Cost = tuple[int, int]  # (executions, estimated cycles)
 
 
+def _charge(table: dict, key: object, n: int, cycles: int) -> None:
+    """Add n executions and their cycles to ``table[key]``."""
+    had = table.get(key, (0, 0))
+    table[key] = (had[0] + n, had[1] + cycles)
+
+
 def counts(profile: Path) -> dict[int, Cost]:
     """Executions and estimated cycles per instruction address (the plugin's ``pc size count
     cycles ...`` lines, one per decoded copy: an address in several translation blocks is
@@ -62,8 +68,7 @@ def counts(profile: Path) -> dict[int, Cost]:
                 pc, n, cycles = int(fields[0], 16), int(fields[2]), int(fields[3])
             except ValueError:
                 continue
-            had = table.get(pc, (0, 0))
-            table[pc] = (had[0] + n, had[1] + cycles)
+            _charge(table, pc, n, cycles)
     return table
 
 
@@ -74,8 +79,7 @@ def by_function(executed: dict[int, Cost], syms: list[tuple[int, int, str]]) -> 
         i = bisect.bisect_right(starts, pc) - 1
         inside = i >= 0 and pc < syms[i][0] + max(syms[i][1], 1)
         name = syms[i][2] if inside else "?"
-        had = total.get(name, (0, 0))
-        total[name] = (had[0] + n, had[1] + cycles)
+        _charge(total, name, n, cycles)
     return total
 
 
