@@ -1,7 +1,8 @@
 """The kernel variant table (rip.core.kernel_variants) against the C kernels it describes:
 every public function the headers declare is a row, a row's scratch twin or a documented
 helper, and every row exists; each family header documents its rows' ops and in-place use;
-the kernels' includes form no circle and no reference kernel links against a fast one."""
+the kernels' includes form no circle and no reference kernel links against a fast one; and
+every Python constant that names the C #define it mirrors has the define's value."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ COMMENT = re.compile(r"/\*.*?\*/", re.S)
 # a prototype or definition at the start of a line: the return type, then the name
 FUNCTION = re.compile(r"^(?:rip_status|int32_t|uint32_t|void)\s+(rip_\w+)\s*\(", re.M)
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+# `NAME = 123  # RIP_SOMETHING ...`: a planner or generator constant mirroring a kernel's
+DEFINE_MIRROR = re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*=\s*(\d+)\s*#\s*(RIP_[A-Z0-9_]+)", re.M)
+# `#define RIP_SOMETHING 123` (or `(123)`), a trailing comment allowed
+C_DEFINE = re.compile(r"^\s*#\s*define\s+(RIP_[A-Z0-9_]+)\s+\(?(\d+)\)?[ \t]*(?:/\*.*)?$", re.M)
+# the package's sources (the repository root is the package): not the tests, the
+# benchmarks or build output
+NOT_PACKAGE = {"tests", "benchmarks", "build", "docs", "examples"}
 
 
 def code(path: Path) -> str:
@@ -171,3 +179,38 @@ def test_the_operator_tables_default_kernels_are_variants_of_their_op() -> None:
         assert spec.op in row.ops, f"{kernel.function} does not list {spec.op}"
     ops_with_kernels = {op for row in kv.VARIANTS for op in row.ops}
     assert ops_with_kernels <= set(SPECS), ops_with_kernels - set(SPECS)
+
+
+def package_sources() -> list[Path]:
+    """The package's Python files, relative to the repository root (which is the package)."""
+    root = cb.KERNELS.parent
+    return [
+        py.relative_to(root)
+        for py in sorted(root.rglob("*.py"))
+        if py.relative_to(root).parts[0] not in NOT_PACKAGE
+        and not any(part.startswith(".") for part in py.relative_to(root).parts)
+    ]
+
+
+def test_python_mirrors_of_kernel_defines_have_their_values() -> None:
+    """The simulator, the planner and the generators restate some kernel constants (the
+    depthwise tiles whose order the simulator executes, rank limits): each names its
+    #define in a comment, and a value drifting from the kernel's would plan one order while
+    the kernel runs another."""
+    defines: dict[str, set[int]] = {}
+    for source in sorted(cb.KERNELS.glob("*.[ch]")):
+        for name, value in C_DEFINE.findall(source.read_text()):
+            defines.setdefault(name, set()).add(int(value))
+    mirrors = [
+        (path, name, int(value), c_name)
+        for path in package_sources()
+        for name, value, c_name in DEFINE_MIRROR.findall((cb.KERNELS.parent / path).read_text())
+    ]
+    # the column-pair engine's tiles are among them: the scan reads the package
+    assert {m[1] for m in mirrors} >= {"DW_COLS_TILE_WORDS", "DW_COLS_WIDE3_PAIRS"}
+    wrong = [
+        f"{path}: {name} = {value}, {c_name} is {sorted(defines.get(c_name, ())) or 'undefined'}"
+        for path, name, value, c_name in mirrors
+        if defines.get(c_name) != {value}
+    ]
+    assert not wrong, "\n".join(wrong)
