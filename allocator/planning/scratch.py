@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rip.core import kernel_variants as kv
 from rip.core.operators import SPECS, Op
 
 Dims = tuple[int, int, int, int]
@@ -150,9 +151,6 @@ def _align4(n: int) -> int:
     return (n + 3) // 4 * 4
 
 
-ROWS_MAX_KH = 16  # RIP_DW_ROWS_MAX_KH in kernels/rip_dw_row_engine.h
-
-
 def depthwise_rows_apply(input_dims: Dims, filter_dims: Dims, output_dims: Dims) -> bool:
     """Whether rip_depthwise_conv2d_inplace_rows_fast_s8 takes this depthwise op (its C
     checks: depth multiplier 1, one batch, KH <= 16, H_out * W_out <= H * W, H < 32768)."""
@@ -161,7 +159,7 @@ def depthwise_rows_apply(input_dims: Dims, filter_dims: Dims, output_dims: Dims)
     return (
         n == 1
         and c_out == c == filter_dims[3]
-        and filter_dims[1] <= ROWS_MAX_KH
+        and filter_dims[1] <= kv.DW_ROWS_MAX_KH
         and h_out * w_out <= h * w
         and h < 32768
     )

@@ -424,9 +424,6 @@ class DepthwiseRowsRun:
     writes_outside: int
 
 
-DW4_MAX_TAPS = 49  # RIP_DW4_MAX_TAPS: larger kernels take one channel at a time
-
-
 def depthwise_row_spans(geom: ConvGeometry, any_row: bool) -> list[range]:
     """The order the row engine (rip_dw_row) stores one output row's pixels of a channel
     group in, as spans: every pixel of a span reads all its taps before the span's first
@@ -461,7 +458,7 @@ def depthwise_engine_spans(
     w_out = geom.w_out
     if group == 1:
         return depthwise_row_spans(geom, any_row)
-    if width < group or geom.kh * geom.kw > DW4_MAX_TAPS:
+    if width < group or geom.kh * geom.kw > kv.DW_STAGED_TAPS:
         return [range(x, x + 1) for x in range(w_out)]
     tile = kv.dw_cols_tile(geom.kh, geom.kw, geom.sw, geom.dw)
     if tile is None:
