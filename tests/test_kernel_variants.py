@@ -184,12 +184,10 @@ def test_the_operator_tables_default_kernels_are_variants_of_their_op() -> None:
 def package_sources() -> list[Path]:
     """The package's Python files, relative to the repository root (which is the package)."""
     root = cb.KERNELS.parent
-    return [
-        py.relative_to(root)
-        for py in sorted(root.rglob("*.py"))
-        if py.relative_to(root).parts[0] not in NOT_PACKAGE
-        and not any(part.startswith(".") for part in py.relative_to(root).parts)
-    ]
+    top = [p for p in sorted(root.iterdir()) if p.name[0] != "." and p.name not in NOT_PACKAGE]
+    files = [p for p in top if p.suffix == ".py"]
+    files += [py for d in top if d.is_dir() for py in sorted(d.rglob("*.py"))]
+    return [py.relative_to(root) for py in files]
 
 
 def test_python_mirrors_of_kernel_defines_have_their_values() -> None:
