@@ -13,6 +13,8 @@ from pathlib import Path
 
 import cbuild as cb
 import pytest
+from paths import REPO
+from test_layering import package_modules
 
 from rip.core import kernel_variants as kv
 
@@ -24,9 +26,6 @@ INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 DEFINE_MIRROR = re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*=\s*(\d+)\s*#\s*(RIP_[A-Z0-9_]+)", re.M)
 # `#define RIP_SOMETHING 123` (or `(123)`), a trailing comment allowed
 C_DEFINE = re.compile(r"^\s*#\s*define\s+(RIP_[A-Z0-9_]+)\s+\(?(\d+)\)?[ \t]*(?:/\*.*)?$", re.M)
-# the package's sources (the repository root is the package): not the tests, the
-# benchmarks or build output
-NOT_PACKAGE = {"tests", "benchmarks", "build", "docs", "examples"}
 
 
 def code(path: Path) -> str:
@@ -181,15 +180,6 @@ def test_the_operator_tables_default_kernels_are_variants_of_their_op() -> None:
     assert ops_with_kernels <= set(SPECS), ops_with_kernels - set(SPECS)
 
 
-def package_sources() -> list[Path]:
-    """The package's Python files, relative to the repository root (which is the package)."""
-    root = cb.KERNELS.parent
-    top = [p for p in sorted(root.iterdir()) if p.name[0] != "." and p.name not in NOT_PACKAGE]
-    files = [p for p in top if p.suffix == ".py"]
-    files += [py for d in top if d.is_dir() for py in sorted(d.rglob("*.py"))]
-    return [py.relative_to(root) for py in files]
-
-
 def test_python_mirrors_of_kernel_defines_have_their_values() -> None:
     """The simulator, the planner and the generators restate some kernel constants (the
     depthwise tiles whose order the simulator executes, rank limits): each names its
@@ -200,9 +190,9 @@ def test_python_mirrors_of_kernel_defines_have_their_values() -> None:
         for name, value in C_DEFINE.findall(source.read_text()):
             defines.setdefault(name, set()).add(int(value))
     mirrors = [
-        (path, name, int(value), c_name)
-        for path in package_sources()
-        for name, value, c_name in DEFINE_MIRROR.findall((cb.KERNELS.parent / path).read_text())
+        (path.relative_to(REPO), name, int(value), c_name)
+        for path in package_modules(REPO).values()
+        for name, value, c_name in DEFINE_MIRROR.findall(path.read_text())
     ]
     # the column-pair engine's tiles are among them: the scan reads the package
     assert {m[1] for m in mirrors} >= {"DW_COLS_TILE_WORDS", "DW_COLS_WIDE3_PAIRS"}
