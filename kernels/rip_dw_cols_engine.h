@@ -537,7 +537,11 @@ static inline int rip_dwc3_end(int32_t n) {
     "ldrd %[wa], %[wb], [%[cp], #28]\n\t"                                                      \
     "ldr %[p0], [%[cp], #36]\n\t"
 
-/* Outputs A and B of two neighbouring pixels stored, o on past them. */
+/* Output A of one pixel stored, o on past it; outputs A and B of two neighbouring pixels
+ * stored, o on past them. */
+#define RIP_DWC3_STORE1(A)                                                                     \
+    "strb %[" A "], [%[o]]\n\t"                                                                \
+    "add %[o], %[o], %[os]\n\t"
 #define RIP_DWC3_STORE2(A, B)                                                                  \
     "strb %[" A "], [%[o]]\n\t"                                                                \
     "strb %[" B "], [%[o], %[os]]\n\t"                                                         \
@@ -672,8 +676,7 @@ static inline int rip_dwc3_end(int32_t n) {
     RIP_DWC3_ONE_ROW("16", "r2")                                                               \
     RIP_DWC3_RQ                                                                                \
     RIP_DWC3_SAT("a0")                                                                         \
-    "strb %[a0], [%[o]]\n\t"                                                                   \
-    "add %[o], %[o], %[os]\n\t"
+    RIP_DWC3_STORE1("a0")
 
 /* A row's pair (n & 2) and last pixel (n & 1) after its quads. */
 #define RIP_DWC3_REST(PAIR_ROW, PSTEP)                                                         \
@@ -768,8 +771,7 @@ static inline int rip_dwc3_end(int32_t n) {
 #define RIP_DWC3_TRIPLE(ROW0, ROW, XSTEP)                                                      \
     RIP_DWC3_ODD_ROWS(ROW0, ROW)                                                               \
     RIP_DWC3_STORE2("a0", "a1")                                                                \
-    "strb %[a2], [%[o]]\n\t"                                                                   \
-    "add %[o], %[o], %[os]\n\t"                                                                \
+    RIP_DWC3_STORE1("a2")                                                                      \
     "adds %[x], %[x], #" XSTEP "\n\t"
 
 /* The five outputs requantised and stored in pixel order, x on as after a quad. */
@@ -779,8 +781,7 @@ static inline int rip_dwc3_end(int32_t n) {
     RIP_DWC3_SAT("end")                                                                        \
     RIP_DWC3_STORE2("a0", "a1")                                                                \
     RIP_DWC3_STORE2("a2", "a3")                                                                \
-    "strb %[end], [%[o]]\n\t"                                                                  \
-    "add %[o], %[o], %[os]\n\t"                                                                \
+    RIP_DWC3_STORE1("end")                                                                     \
     "adds %[x], %[x], #" XSTEP "\n\t"
 
 /* A channel's rows of a 3x3 cheap run with int8 saturation, hand-scheduled whole: each
