@@ -235,6 +235,55 @@ static inline __attribute__((always_inline)) rip_dwc_span rip_dwc_span_at(
     return t;
 }
 
+/* Widen the pairs of channels ch..ch+3 from x (the pair's first column at x, its second at
+ * x + c) into ep until ee, a pair's four words (rip_dwc_put4) at a time, x a pair on. */
+static inline __attribute__((always_inline)) void rip_dwc_widen_pairs(const int8_t *x,
+                                                                      ptrdiff_t c, int32_t *ep,
+                                                                      const int32_t *ee) {
+#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
+    /* rip_dwc_put4 of the same packs, a pair's four words in two STRDs: 13 instructions a
+     * pair where GCC's loop takes 17 */
+    int32_t x0, x1, t;
+    __asm__ volatile(RIP_ASM_LOOP_HEAD
+                     "ldr %[x0], [%[x]]\n\t"
+                     "ldr %[x1], [%[x], %[c]]\n\t"
+                     "add %[x], %[x], %[c], lsl #1\n\t"
+                     "pkhbt %[t], %[x0], %[x1], lsl #16\n\t"
+                     "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"
+                     "sxtb16 %[x0], %[t]\n\t"
+                     "sxtb16 %[t], %[t], ror #8\n\t"
+                     "strd %[x0], %[t], [%[e]], #8\n\t"
+                     "sxtb16 %[x0], %[x1]\n\t"
+                     "sxtb16 %[x1], %[x1], ror #8\n\t"
+                     "strd %[x0], %[x1], [%[e]], #8\n\t"
+                     "cmp %[e], %[ee]\n\t"
+                     "bne 1b"
+                     : [x0] "=&r"(x0), [x1] "=&r"(x1), [t] "=&r"(t), [x] "+r"(x), [e] "+r"(ep)
+                     : [c] "r"(c), [ee] "r"(ee)
+                     : "cc", "memory");
+#else
+    for (; ep != ee; x += 2 * c, ep += 4) {
+        const int32_t x0 = rip_fast_load_s8x4(x), x1 = rip_fast_load_s8x4(x + c);
+        rip_dwc_put4(ep, rip_dw_pack_bottoms(x0, x1), rip_dw_pack_tops(x0, x1));
+    }
+#endif
+}
+
+/* Pair p of the span t whose columns may lie outside the input (the zero point there). */
+static inline __attribute__((always_inline)) void rip_dwc_widen_pad(const rip_dw_plane *g,
+                                                                    const int8_t *row,
+                                                                    int32_t ch,
+                                                                    const rip_dwc_span *t,
+                                                                    int32_t p, int32_t *er) {
+    const int32_t pad4 = (int32_t)((uint8_t)g->zero_point * 0x01010101u);
+    const ptrdiff_t c = g->c;
+    const int32_t ix = t->ix_a + 2 * p;
+    const int32_t x0 = ix >= 0 && ix < g->w ? rip_fast_load_s8x4(row + ix * c + ch) : pad4;
+    const int32_t x1 =
+        ix + 1 >= 0 && ix + 1 < g->w ? rip_fast_load_s8x4(row + (ix + 1) * c + ch) : pad4;
+    rip_dwc_put4(er + 4 * p, rip_dw_pack_bottoms(x0, x1), rip_dw_pack_tops(x0, x1));
+}
+
 /* Widen the tile's columns (span t) of channels ch..ch+3, kernel rows k0 .. KH - 1, into e
  * (row ky, pair p, channel j at e[(ky * ec + p) * 4 + j]); a column outside the input, or
  * a row outside it (NULL), is the zero point. */
@@ -242,10 +291,10 @@ static inline __attribute__((always_inline)) void rip_dwc_widen(
     const rip_dw_plane *g, const int8_t *const *rows, int32_t ch, const rip_dwc_span *t,
     int32_t k0, const int32_t KH, const int32_t ec, int32_t *e) {
     const int32_t zp = g->zero_point;
-    const int32_t pad4 = (int32_t)((uint8_t)zp * 0x01010101u);
     const int32_t pad2 = (int32_t)(((uint32_t)(uint16_t)zp << 16) | (uint16_t)zp);
     const ptrdiff_t c = g->c;
-    const int32_t ncp = t->ncp, p_lo = t->p_lo, p_hi = t->p_hi, ix_a = t->ix_a;
+    const int32_t ncp = t->ncp, p_lo = t->p_lo, p_hi = t->p_hi;
+    const ptrdiff_t first = (ptrdiff_t)(t->ix_a + 2 * p_lo) * c + ch; /* pair p_lo's column */
     for (int32_t ky = k0; ky < KH; ++ky) {
         int32_t *er = e + ky * ec * 4;
         const int8_t *row = rows[ky];
@@ -255,51 +304,15 @@ static inline __attribute__((always_inline)) void rip_dwc_widen(
             }
             continue;
         }
-        for (int32_t p = 0; p < ncp; ++p) {
-            int32_t x0, x1;
-            if (p == p_lo && p < p_hi) { /* the inside pairs, straight from the row */
-                const int8_t *x = row + (ix_a + 2 * p) * c + ch;
-#if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
-                /* rip_dwc_put4 of the same packs, a pair's four words in two STRDs: 13
-                 * instructions a pair where GCC's loop takes 17 */
-                int32_t *ep = er + 4 * p, t;
-                const int32_t *const ee = er + 4 * p_hi;
-                __asm__ volatile(RIP_ASM_LOOP_HEAD
-                                 "ldr %[x0], [%[x]]\n\t"
-                                 "ldr %[x1], [%[x], %[c]]\n\t"
-                                 "add %[x], %[x], %[c], lsl #1\n\t"
-                                 "pkhbt %[t], %[x0], %[x1], lsl #16\n\t"
-                                 "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"
-                                 "sxtb16 %[x0], %[t]\n\t"
-                                 "sxtb16 %[t], %[t], ror #8\n\t"
-                                 "strd %[x0], %[t], [%[e]], #8\n\t"
-                                 "sxtb16 %[x0], %[x1]\n\t"
-                                 "sxtb16 %[x1], %[x1], ror #8\n\t"
-                                 "strd %[x0], %[x1], [%[e]], #8\n\t"
-                                 "cmp %[e], %[ee]\n\t"
-                                 "bne 1b"
-                                 : [x0] "=&r"(x0), [x1] "=&r"(x1), [t] "=&r"(t), [x] "+r"(x),
-                                   [e] "+r"(ep)
-                                 : [c] "r"(c), [ee] "r"(ee)
-                                 : "cc", "memory");
-                p = p_hi;
-#else
-                for (; p < p_hi; ++p, x += 2 * c) {
-                    x0 = rip_fast_load_s8x4(x);
-                    x1 = rip_fast_load_s8x4(x + c);
-                    rip_dwc_put4(er + 4 * p, rip_dw_pack_bottoms(x0, x1),
-                                 rip_dw_pack_tops(x0, x1));
-                }
-#endif
-                if (p == ncp) {
-                    break;
-                }
-            }
-            const int32_t ix = ix_a + 2 * p;
-            x0 = ix >= 0 && ix < g->w ? rip_fast_load_s8x4(row + ix * c + ch) : pad4;
-            x1 = ix + 1 >= 0 && ix + 1 < g->w ? rip_fast_load_s8x4(row + (ix + 1) * c + ch)
-                                              : pad4;
-            rip_dwc_put4(er + 4 * p, rip_dw_pack_bottoms(x0, x1), rip_dw_pack_tops(x0, x1));
+        /* the pairs left of the input, those inside (no test a pair), those right of it */
+        for (int32_t p = 0; p < p_lo; ++p) {
+            rip_dwc_widen_pad(g, row, ch, t, p, er);
+        }
+        if (p_lo < p_hi) {
+            rip_dwc_widen_pairs(row + first, c, er + 4 * p_lo, er + 4 * p_hi);
+        }
+        for (int32_t p = p_hi; p < ncp; ++p) {
+            rip_dwc_widen_pad(g, row, ch, t, p, er);
         }
     }
 }
@@ -970,9 +983,8 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
     const int plane = PLANE;
     const ptrdiff_t c = g->c, row_in = (ptrdiff_t)g->w * c, row_out = (ptrdiff_t)g->w_out * c;
     const int32_t keep = KH > g->sh ? KH - g->sh : 0; /* rows one output row's window keeps */
-    const int8_t *const *rows = plane ? win : job->rows;
     const rip_dwc_channel *ks = plane ? own : job->ks;
-    const int32_t n_groups = plane ? job->n_groups : 1, h_out = plane ? g->h_out : 1;
+    const int32_t n_groups = plane ? job->n_groups : 1;
     const ptrdiff_t ostep = plane ? c : job->ostep;
     const int32_t *w = job->w;
     const int32_t words = KH * (KW - 1); /* a channel's operands */
@@ -1024,28 +1036,35 @@ static inline __attribute__((always_inline)) void rip_dwc_groups(const rip_dwc_j
             }
             continue;
         }
-        for (int32_t oy = 0; oy < h_out; ++oy, iy0 += g->sh, o += row_out) {
-            int32_t k0 = 0;
-            if (plane) {
-                if (oy > 0 && keep > 0) { /* the rows the window keeps, moved up */
-                    for (int32_t ky = 0; ky < keep; ++ky) {
-                        rip_dwc_move(e + ky * ec * 4, e + (ky + g->sh) * ec * 4, 4 * span0.ncp);
-                    }
-                    k0 = keep;
-                }
-                for (int32_t ky = k0; ky < KH; ++ky) {
-                    const int32_t iy = iy0 + ky;
-                    win[ky] = (uint32_t)iy < (uint32_t)g->h ? job->in + iy * row_in : NULL;
-                }
-            }
+        if (!plane) { /* one output row, tile by tile */
             for (int32_t ox = 0; ox < g->w_out; ox += tile) {
-                const rip_dwc_span t = plane ? span0 : rip_dwc_span_at(g, ox, tile, SW, m);
-                rip_dwc_widen(g, rows, ch, &t, k0, KH, ec, e);
+                const rip_dwc_span t = rip_dwc_span_at(g, ox, tile, SW, m);
+                rip_dwc_widen(g, job->rows, ch, &t, 0, KH, ec, e);
                 for (int32_t j = 0; j < 4; ++j) {
                     rip_dwc_channel_run(e + j, ec, wk + j * cw, ks + j, KH, KW, SW, MODE,
                                         o + (ptrdiff_t)ox * ostep + j, ostep, t.n, 1, 0, 0,
                                         PLANE, END);
                 }
+            }
+            continue;
+        }
+        /* the window order: the plane's row is one tile (span0) */
+        for (int32_t oy = 0; oy < g->h_out; ++oy, iy0 += g->sh, o += row_out) {
+            int32_t k0 = 0;
+            if (oy > 0 && keep > 0) { /* the rows the window keeps, moved up */
+                for (int32_t ky = 0; ky < keep; ++ky) {
+                    rip_dwc_move(e + ky * ec * 4, e + (ky + g->sh) * ec * 4, 4 * span0.ncp);
+                }
+                k0 = keep;
+            }
+            for (int32_t ky = k0; ky < KH; ++ky) {
+                const int32_t iy = iy0 + ky;
+                win[ky] = (uint32_t)iy < (uint32_t)g->h ? job->in + iy * row_in : NULL;
+            }
+            rip_dwc_widen(g, win, ch, &span0, k0, KH, ec, e);
+            for (int32_t j = 0; j < 4; ++j) {
+                rip_dwc_channel_run(e + j, ec, wk + j * cw, ks + j, KH, KW, SW, MODE, o + j,
+                                    ostep, span0.n, 1, 0, 0, PLANE, END);
             }
         }
     }
