@@ -241,26 +241,28 @@ static inline __attribute__((always_inline)) void rip_dwc_widen_pairs(const int8
                                                                       ptrdiff_t c, int32_t *ep,
                                                                       const int32_t *ee) {
 #if defined(__ARM_FEATURE_DSP) && RIP_HAND_ASM
-    /* rip_dwc_put4 of the same packs, a pair's four words in two STRDs: 12 instructions a
-     * pair, two pairs a pass (13 at one a pass; GCC's loop took 17) */
-#define RIP_DWC_WIDEN_PAIR                                                                     \
-    "ldr %[x0], [%[x]]\n"                                                                      \
-    "ldr %[x1], [%[x], %[c]]\n"                                                                \
-    "add %[x], %[x], %[c], lsl #1\n"                                                           \
-    "pkhbt %[t], %[x0], %[x1], lsl #16\n"                                                      \
-    "pkhtb %[x1], %[x1], %[x0], asr #16\n"                                                     \
-    "sxtb16 %[x0], %[t]\n"                                                                     \
-    "sxtb16 %[t], %[t], ror #8\n"                                                              \
-    "strd %[x0], %[t], [%[e]], #8\n"                                                           \
-    "sxtb16 %[x0], %[x1]\n"                                                                    \
-    "sxtb16 %[x1], %[x1], ror #8\n"                                                            \
-    "strd %[x0], %[x1], [%[e]], #8\n"
-#define RIP_DWC_WIDEN_OPERANDS                                                                 \
-    [x0] "=&r"(x0), [x1] "=&r"(x1), [t] "=&r"(t), [x] "+r"(x), [e] "+r"(ep), [c] "+r"(c)
+    /* rip_dwc_put4 of the same packs, a pair's four words in two STRDs: 13 instructions a
+     * pair where GCC's loop takes 17. Two pairs a pass (RIP_ASM_GROUPS, 12 a pair) saved
+     * 0.1-0.2% of the instructions but cost 0.8-1.0% more Pico 2 cycles in flash misses
+     * (mcunet-vww1, mbv2-w0.35): the pair laid out three times at each inlined site. */
     int32_t x0, x1, t;
-    RIP_ASM_GROUPS((ee - ep) >> 2, RIP_DWC_WIDEN_PAIR, RIP_DWC_WIDEN_OPERANDS, "e", ee);
-#undef RIP_DWC_WIDEN_PAIR
-#undef RIP_DWC_WIDEN_OPERANDS
+    __asm__ volatile(RIP_ASM_LOOP_HEAD
+                     "ldr %[x0], [%[x]]\n\t"
+                     "ldr %[x1], [%[x], %[c]]\n\t"
+                     "add %[x], %[x], %[c], lsl #1\n\t"
+                     "pkhbt %[t], %[x0], %[x1], lsl #16\n\t"
+                     "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"
+                     "sxtb16 %[x0], %[t]\n\t"
+                     "sxtb16 %[t], %[t], ror #8\n\t"
+                     "strd %[x0], %[t], [%[e]], #8\n\t"
+                     "sxtb16 %[x0], %[x1]\n\t"
+                     "sxtb16 %[x1], %[x1], ror #8\n\t"
+                     "strd %[x0], %[x1], [%[e]], #8\n\t"
+                     "cmp %[e], %[ee]\n\t"
+                     "bne 1b"
+                     : [x0] "=&r"(x0), [x1] "=&r"(x1), [t] "=&r"(t), [x] "+r"(x), [e] "+r"(ep)
+                     : [c] "r"(c), [ee] "r"(ee)
+                     : "cc", "memory");
 #else
     for (; ep != ee; x += 2 * c, ep += 4) {
         const int32_t x0 = rip_fast_load_s8x4(x), x1 = rip_fast_load_s8x4(x + c);
